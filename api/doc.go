@@ -1,0 +1,10 @@
+// Package api holds gtrain's wire contracts: the protobuf services (agent
+// Control API, Master, PServer) with their generated code, committed so that
+// a build needs no protoc, and the JSON documents of SPEC §3/§5 that gctl
+// prints with -o json.
+//
+// It owns no behaviour. It must not import any other gtrain package.
+//
+// Regenerate after editing a .proto: `make proto` (needs protoc and the
+// protoc-gen-go / protoc-gen-go-grpc plugins; see the Makefile).
+package api

@@ -1,0 +1,121 @@
+package api
+
+import "time"
+
+// Job states (SPEC §5).
+const (
+	StatePending   = "PENDING"
+	StateRunning   = "RUNNING"
+	StateSucceeded = "SUCCEEDED"
+	StateFailed    = "FAILED"
+	StateStopped   = "STOPPED"
+)
+
+// Terminal reports whether a job in this state will never run again.
+func Terminal(state string) bool {
+	return state == StateSucceeded || state == StateFailed || state == StateStopped
+}
+
+// TaskCounts is the master's queue at a glance.
+type TaskCounts struct {
+	Todo    int `json:"todo"`
+	Pending int `json:"pending"`
+	Done    int `json:"done"`
+	Failed  int `json:"failed"`
+}
+
+// Metrics are the job's latest losses. Nil means "not measured yet".
+type Metrics struct {
+	TrainLoss    *float64 `json:"train_loss"`
+	TestLoss     *float64 `json:"test_loss"`
+	TestAccuracy *float64 `json:"test_accuracy"`
+}
+
+// TrainerStatus is one trainer in JobStatus.
+type TrainerStatus struct {
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Node     string `json:"node"`
+	PID      int    `json:"pid"`
+	State    string `json:"state"`
+	Restarts int    `json:"restarts"`
+}
+
+// PserverStatus is one pserver in JobStatus.
+type PserverStatus struct {
+	Index          int    `json:"index"`
+	Name           string `json:"name"`
+	Node           string `json:"node"`
+	PID            int    `json:"pid"`
+	Addr           string `json:"addr"`
+	State          string `json:"state"`
+	Restarts       int    `json:"restarts"`
+	CheckpointStep int64  `json:"checkpoint_step"`
+}
+
+// MasterStatus is the job's master in JobStatus.
+type MasterStatus struct {
+	Name     string `json:"name"`
+	Node     string `json:"node"`
+	PID      int    `json:"pid"`
+	Restarts int    `json:"restarts"`
+}
+
+// Event is something an operator should know happened to the job.
+type Event struct {
+	Time time.Time `json:"time"`
+	What string    `json:"what"`
+}
+
+// JobStatus is `gctl job status NAME -o json` (SPEC §5).
+type JobStatus struct {
+	Name           string          `json:"name"`
+	State          string          `json:"state"`
+	Reason         string          `json:"reason,omitempty"`
+	Mode           string          `json:"mode"`
+	Pass           int             `json:"pass"`
+	Passes         int             `json:"passes"`
+	Step           int64           `json:"step"`
+	Tasks          TaskCounts      `json:"tasks"`
+	SamplesApplied []int64         `json:"samples_applied"`
+	Trainers       []TrainerStatus `json:"trainers"`
+	Pservers       []PserverStatus `json:"pservers"`
+	Master         MasterStatus    `json:"master"`
+	Metrics        Metrics         `json:"metrics"`
+	ModelDir       string          `json:"model_dir"`
+	Created        time.Time       `json:"created"`
+	Events         []Event         `json:"events"`
+}
+
+// JobRow is one row of `gctl job list`.
+type JobRow struct {
+	Name     string    `json:"name"`
+	State    string    `json:"state"`
+	Pass     int       `json:"pass"`
+	Passes   int       `json:"passes"`
+	Trainers int       `json:"trainers"`
+	Pservers int       `json:"pservers"`
+	Loss     *float64  `json:"loss"`
+	Created  time.Time `json:"created"`
+	Age      string    `json:"age"`
+}
+
+// WorkerRow is one row of `gctl job workers`.
+type WorkerRow struct {
+	Name     string    `json:"name"`
+	Node     string    `json:"node"`
+	PID      int       `json:"pid"`
+	State    string    `json:"state"`
+	Restarts int       `json:"restarts"`
+	Start    time.Time `json:"start"`
+}
+
+// NodeRow is one row of `gctl node list`.
+type NodeRow struct {
+	Name   string   `json:"name"`
+	Addr   string   `json:"addr"`
+	State  string   `json:"state"`
+	CPU    int      `json:"cpu"`
+	Memory int64    `json:"memory"`
+	Roles  []string `json:"roles"`
+}

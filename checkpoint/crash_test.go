@@ -1,0 +1,114 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+var errSimulatedCrash = errors.New("simulated crash")
+
+func crashAt(point string) func(string) error {
+	return func(p string) error {
+		if p == point {
+			return errSimulatedCrash
+		}
+		return nil
+	}
+}
+
+func TestSavePassesEveryCommitPointInOrder(t *testing.T) {
+	s := newTestStore(t, t.TempDir(), NewMemRecorder(), 2)
+	var seen []string
+	s.crashAt = func(p string) error { seen = append(seen, p); return nil }
+	mustSave(t, s, 1)
+	want := []string{pointAfterWrite, pointAfterFsync, pointAfterRename, pointAfterRecord, pointAfterDelete}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("points = %v, want %v", seen, want)
+	}
+}
+
+// A crash at any commit point leaves a loadable checkpoint: the previous one
+// before the new file has its final name, the new one from then on. A new
+// Store over the same directory and recorder must load it, and go on saving.
+func TestCrashAtEveryCommitPoint(t *testing.T) {
+	for _, keep := range []int{1, 2} {
+		for _, tc := range []struct {
+			point    string
+			wantStep int64
+			wantTemp bool
+		}{
+			{pointAfterWrite, 3, true},
+			{pointAfterFsync, 3, true},
+			{pointAfterRename, 4, false}, // complete and fsynced though not recorded: newest wins
+			{pointAfterRecord, 4, false},
+			{pointAfterDelete, 4, false},
+		} {
+			t.Run(fmt.Sprintf("%s/keep=%d", tc.point, keep), func(t *testing.T) {
+				ctx := context.Background()
+				dir, mem := t.TempDir(), NewMemRecorder()
+				s := newTestStore(t, dir, mem, keep)
+				for step := int64(1); step <= 3; step++ {
+					mustSave(t, s, step)
+				}
+				s.crashAt = crashAt(tc.point)
+				if _, err := s.Save(ctx, testSnapshot(0, 4)); !errors.Is(err, errSimulatedCrash) {
+					t.Fatalf("Save: err = %v, want the simulated crash", err)
+				}
+				if hasTemp := slices.ContainsFunc(ckptFiles(t, dir), func(n string) bool { return isTempFor(n, 0) }); hasTemp != tc.wantTemp {
+					t.Fatalf("temp file present = %v, want %v", hasTemp, tc.wantTemp)
+				}
+
+				restarted := newTestStore(t, dir, mem, keep)
+				snap, report, err := restarted.Load(ctx)
+				if err != nil {
+					t.Fatalf("Load after crash at %s: %v (report %+v)", tc.point, err, report)
+				}
+				assertSameSnapshot(t, testSnapshot(0, tc.wantStep), snap)
+				if report.FellBack() {
+					t.Fatalf("nothing was damaged, yet skipped %+v", report.Skipped)
+				}
+
+				// The restarted pserver keeps checkpointing, and the debris of the
+				// crashed Save (temp file, surplus files) is gone afterwards.
+				next := mustSave(t, restarted, 5)
+				wantFiles := []string{fileName(0, 5)}
+				if keep == 2 {
+					wantFiles = []string{fileName(0, tc.wantStep), fileName(0, 5)}
+				}
+				if got := ckptFiles(t, dir); !slices.Equal(got, wantFiles) {
+					t.Fatalf("files after next Save = %v, want %v", got, wantFiles)
+				}
+				snap, report, err = newTestStore(t, dir, mem, keep).Load(ctx)
+				if err != nil || report.Loaded != next {
+					t.Fatalf("Load after next Save: %+v, %v", report, err)
+				}
+				assertSameSnapshot(t, testSnapshot(0, 5), snap)
+			})
+		}
+	}
+}
+
+// A crash between recording a fallback checkpoint and pruning must not let an
+// abandoned newer file win the next Load.
+func TestSaveAfterFallbackDropsAbandonedNewerFiles(t *testing.T) {
+	ctx := context.Background()
+	dir, mem := t.TempDir(), NewMemRecorder()
+	s := newTestStore(t, dir, mem, 3)
+	mustSave(t, s, 10)
+	mustSave(t, s, 20)
+	flipByte(t, ckptPath(dir, 0, 20), 100)
+
+	restarted := newTestStore(t, dir, mem, 3)
+	snap, report, err := restarted.Load(ctx)
+	if err != nil || snap.Step != 10 || !report.FellBack() {
+		t.Fatalf("fallback Load: step %v report %+v err %v", snap, report, err)
+	}
+	mustSave(t, restarted, 15)
+	want := []string{fileName(0, 10), fileName(0, 15)}
+	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("files = %v, want %v (damaged step 20 removed)", got, want)
+	}
+}

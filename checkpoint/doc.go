@@ -1,0 +1,31 @@
+// Package checkpoint makes a parameter server's shard durable so that a restarted
+// pserver continues exactly where it stopped.
+//
+// It owns the checkpoint file format (a streamed, sha256-checksummed container of
+// named float32 sections plus opaque caller metadata), the commit protocol, and
+// the Recorder that names the current checkpoint (etcd in production, an
+// in-memory fake in tests).
+//
+// Commit protocol of Store.Save, in this order, so that a crash at any point
+// leaves either the previous or the new checkpoint loadable:
+//
+//  1. stream the shard through a bufio.Writer into a temporary file in the
+//     checkpoint directory, hashing the content and ending with a trailer that
+//     carries the checksum;
+//  2. fsync the file;
+//  3. rename it to pserver-IDX-step-NNNNNNNNNN.ckpt and fsync the directory;
+//  4. record it in the Recorder with a compare-and-swap against the record this
+//     Store last saw (a fenced-out writer gets ErrConflict);
+//  5. only then delete files beyond Config.Keep, oldest first.
+//
+// Store.Load never answers "no checkpoint" while a valid one exists: it tries the
+// recorded file and every file of its pserver index, newest step first, and
+// reports in LoadReport every candidate it had to skip and why. It returns
+// ErrNoCheckpoint only when there is neither a record nor a file, and
+// ErrCheckpointLost when something was checkpointed but nothing valid is left,
+// so that the caller never re-initialises silently.
+//
+// This package must not touch the pserver's in-memory state, the optimizer,
+// the job spec or any etcd key other than the ones under the prefix it is given;
+// snapshotting the live parameters (and the pause that costs) is the pserver's job.
+package checkpoint

@@ -1,0 +1,182 @@
+package checkpoint
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// LoadReport says what Load found, what it loaded and what it had to pass over.
+type LoadReport struct {
+	// Loaded is the checkpoint returned (zero when Load fails).
+	Loaded Record
+	// Recorded is what the Recorder pointed at, if RecordFound.
+	Recorded    Record
+	RecordFound bool
+	// Skipped lists, newest first, the candidates newer than Loaded (or all of
+	// them when Load fails) that could not be used, with the reason.
+	Skipped []SkippedCheckpoint
+	// Warnings are oddities that did not prevent loading, e.g. a file whose
+	// checksum differs from the record's although it verifies on its own.
+	Warnings []string
+}
+
+// FellBack reports whether a newer checkpoint than the loaded one was skipped.
+func (r LoadReport) FellBack() bool { return len(r.Skipped) > 0 }
+
+// SkippedCheckpoint is one candidate that Load could not use.
+type SkippedCheckpoint struct {
+	File     string
+	Step     int64
+	Reason   string
+	Recorded bool  // the Recorder pointed at this file
+	Err      error // errors.Is-checkable: ErrCorrupt, os.ErrNotExist, ...
+}
+
+type candidate struct {
+	name     string
+	step     int64
+	recorded bool
+	wantSHA  string
+}
+
+// Load returns the newest checkpoint that verifies among the recorded one and
+// the files of this index in Config.Dir, newest step first. It returns
+// ErrNoCheckpoint only when there is no record and no file, and
+// ErrCheckpointLost when there is something but nothing valid; the report is
+// filled in every case. A successful or lost Load also arms fencing: the next
+// Save compare-and-swaps against the record version seen here.
+func (s *Store) Load(ctx context.Context) (*Snapshot, LoadReport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var report LoadReport
+	idx := s.cfg.Index
+	rec, version, found, err := s.rec.Load(ctx, idx)
+	if err != nil {
+		return nil, report, fmt.Errorf("checkpoint: reading the record of pserver %d: %w", idx, err)
+	}
+	if found && rec.Index != idx {
+		return nil, report, fmt.Errorf("%w: the record stored for pserver %d names pserver %d", ErrCorrupt, idx, rec.Index)
+	}
+	report.Recorded, report.RecordFound = rec, found
+	s.version, s.versionKnown, s.unsure = version, true, nil
+
+	cands, err := s.candidates(rec, found, &report)
+	if err != nil {
+		return nil, report, err
+	}
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, report, err
+		}
+		snap, sha, err := s.readCandidate(c)
+		if err != nil {
+			report.Skipped = append(report.Skipped, SkippedCheckpoint{
+				File: c.name, Step: c.step, Reason: err.Error(), Recorded: c.recorded, Err: err,
+			})
+			s.log.Warn("checkpoint: skipping unusable checkpoint", "file", c.name, "step", c.step, "recorded", c.recorded, "err", err)
+			continue
+		}
+		if c.wantSHA != "" && c.wantSHA != sha {
+			report.Warnings = append(report.Warnings, fmt.Sprintf(
+				"%s verifies on its own (sha256 %s) but the record expects sha256 %s; it was rewritten after being recorded", c.name, sha, c.wantSHA))
+		}
+		report.Loaded = Record{Index: idx, Step: c.step, File: c.name, SHA256: sha}
+		if report.FellBack() {
+			s.log.Warn("checkpoint: fell back to an older checkpoint", "file", c.name, "step", c.step, "skipped", len(report.Skipped))
+		}
+		return snap, report, nil
+	}
+	if !found && len(cands) == 0 {
+		return nil, report, fmt.Errorf("checkpoint: pserver %d has no record and no file in %s: %w", idx, s.cfg.Dir, ErrNoCheckpoint)
+	}
+	return nil, report, lostError(idx, rec, found, report.Skipped)
+}
+
+func lostError(idx int, rec Record, found bool, skipped []SkippedCheckpoint) error {
+	what := "no record, but checkpoint files exist"
+	if found {
+		what = fmt.Sprintf("record points at step %d (%s)", rec.Step, rec.File)
+	}
+	return fmt.Errorf("%w: pserver %d: %s; all %d candidates failed, newest because: %s",
+		ErrCheckpointLost, idx, what, len(skipped), skipped[0].Reason)
+}
+
+// candidates merges the recorded file with this index's files in the
+// directory, newest step first (the recorded one first on a tie).
+func (s *Store) candidates(rec Record, found bool, report *LoadReport) ([]candidate, error) {
+	entries, err := os.ReadDir(s.cfg.Dir)
+	if err != nil {
+		// Never conclude "no checkpoint" from a directory we cannot read.
+		return nil, fmt.Errorf("checkpoint: listing %s: %w", s.cfg.Dir, err)
+	}
+	byName := make(map[string]*candidate)
+	for _, e := range entries {
+		if step, ok := parseFileName(e.Name(), s.cfg.Index); ok && e.Type().IsRegular() {
+			byName[e.Name()] = &candidate{name: e.Name(), step: step}
+		}
+	}
+	if found {
+		name := filepath.Base(rec.File)
+		if c, ok := byName[name]; ok {
+			c.recorded, c.wantSHA = true, rec.SHA256
+			if c.step != rec.Step {
+				report.Warnings = append(report.Warnings, fmt.Sprintf(
+					"record says step %d but names file %s", rec.Step, name))
+			}
+		} else {
+			byName[name] = &candidate{name: name, step: rec.Step, recorded: true, wantSHA: rec.SHA256}
+		}
+	}
+	cands := make([]candidate, 0, len(byName))
+	for _, c := range byName {
+		cands = append(cands, *c)
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if c := cmp.Compare(b.step, a.step); c != 0 {
+			return c
+		}
+		if a.recorded != b.recorded {
+			if a.recorded {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	return cands, nil
+}
+
+// readCandidate loads and verifies one file; the error names the file.
+func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
+	if c.name == "" || c.name == "." || c.name == string(filepath.Separator) {
+		return nil, "", fmt.Errorf("%w: the record names no file", ErrCorrupt)
+	}
+	path := filepath.Join(s.cfg.Dir, c.name)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("checkpoint file %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, "", fmt.Errorf("checkpoint file %s: %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, "", fmt.Errorf("%w: checkpoint file %s is not a regular file", ErrCorrupt, path)
+	}
+	snap, sum, err := decodeSnapshot(f, info.Size())
+	if err != nil {
+		return nil, "", fmt.Errorf("checkpoint file %s: %w", path, err)
+	}
+	if snap.Index != s.cfg.Index || snap.Step != c.step {
+		return nil, "", fmt.Errorf("%w: checkpoint file %s holds pserver %d step %d, expected pserver %d step %d",
+			ErrCorrupt, path, snap.Index, snap.Step, s.cfg.Index, c.step)
+	}
+	return snap, hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,175 @@
+package checkpoint
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Save commits snap as the newest checkpoint (see the package doc for the
+// protocol) and returns the record it stored. Once the record is stored Save
+// succeeds even if deleting old files fails; that is only logged.
+func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
+	if err := snap.validateFor(s.cfg.Index); err != nil {
+		return Record{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	prevVersion, err := s.knownVersion(ctx)
+	if err != nil {
+		return Record{}, err
+	}
+	name := fileName(s.cfg.Index, snap.Step)
+	sum, err := s.writeDurable(ctx, snap, name)
+	if err != nil {
+		return Record{}, err
+	}
+	rec := Record{Index: s.cfg.Index, Step: snap.Step, File: name, SHA256: hex.EncodeToString(sum[:])}
+	newVersion, err := s.rec.CompareAndSwap(ctx, rec, prevVersion)
+	if err != nil {
+		return Record{}, s.recordFailed(ctx, rec, err)
+	}
+	s.version = newVersion
+	if err := s.crash(pointAfterRecord); err != nil {
+		return Record{}, err
+	}
+	s.prune(rec)
+	if err := s.crash(pointAfterDelete); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// writeDurable performs steps 1-3: temp file, fsync, rename + directory fsync.
+// On a real error it removes what it wrote; on a simulated crash it leaves
+// the debris a crash would.
+func (s *Store) writeDurable(ctx context.Context, snap Snapshot, name string) (sum [sha256.Size]byte, err error) {
+	dir := s.cfg.Dir
+	f, err := os.CreateTemp(dir, tempPattern(s.cfg.Index, snap.Step))
+	if err != nil {
+		return sum, fmt.Errorf("checkpoint: creating temp file in %s: %w", dir, err)
+	}
+	tmp, final := f.Name(), filepath.Join(dir, name)
+	closed, crashed := false, false
+	defer func() {
+		if err == nil {
+			return
+		}
+		if !closed {
+			f.Close()
+		}
+		if !crashed {
+			os.Remove(tmp)
+		}
+	}()
+
+	if sum, err = encodeSnapshot(ctx, f, snap); err != nil {
+		return sum, fmt.Errorf("checkpoint: writing %s: %w", tmp, err)
+	}
+	if err = s.crash(pointAfterWrite); err != nil {
+		crashed = true
+		return sum, err
+	}
+	if err = f.Sync(); err != nil {
+		return sum, fmt.Errorf("checkpoint: fsync of %s: %w", tmp, err)
+	}
+	closed = true
+	if err = f.Close(); err != nil {
+		return sum, fmt.Errorf("checkpoint: closing %s: %w", tmp, err)
+	}
+	if err = s.crash(pointAfterFsync); err != nil {
+		crashed = true
+		return sum, err
+	}
+	if err = os.Rename(tmp, final); err != nil {
+		return sum, fmt.Errorf("checkpoint: renaming %s to %s: %w", tmp, final, err)
+	}
+	if err = syncDir(dir); err != nil {
+		// Not known to be durable, and not recorded: do not leave it as a load candidate.
+		os.Remove(final)
+		return sum, fmt.Errorf("checkpoint: %w", err)
+	}
+	if err = s.crash(pointAfterRename); err != nil {
+		crashed = true
+		return sum, err
+	}
+	return sum, nil
+}
+
+// recordFailed handles a failed step 4. On ErrConflict another writer owns the
+// record, so our file must not become a load candidate (Load prefers the
+// newest step) unless it is the very file the record names. On any other
+// error the write may have landed: keep the file and resolve on the next Save.
+func (s *Store) recordFailed(ctx context.Context, rec Record, casErr error) error {
+	path := filepath.Join(s.cfg.Dir, rec.File)
+	if !errors.Is(casErr, ErrConflict) {
+		s.unsure = &rec
+		return fmt.Errorf("checkpoint: recording %s (step %d) failed, outcome unknown; the next Save re-checks: %w", path, rec.Step, casErr)
+	}
+	current, _, found, err := s.rec.Load(ctx, s.cfg.Index)
+	switch {
+	case err != nil:
+		s.log.Warn("checkpoint: leaving unrecorded file after conflict; cannot read the record", "file", path, "err", err)
+	case found && current.File == rec.File:
+		s.log.Warn("checkpoint: conflicting writer recorded the same file name; leaving it", "file", path)
+	default:
+		if err := os.Remove(path); err != nil {
+			s.log.Warn("checkpoint: removing unrecorded file after conflict", "file", path, "err", err)
+		}
+	}
+	return fmt.Errorf("checkpoint: recording %s (step %d): %w", path, rec.Step, casErr)
+}
+
+// prune is step 5: after rec is recorded, keep it and the newest Keep-1 older
+// files of this index; delete the rest oldest first, plus files newer than rec
+// (a history abandoned after a fallback) and temp files left by crashed Saves.
+func (s *Store) prune(rec Record) {
+	entries, err := os.ReadDir(s.cfg.Dir)
+	if err != nil {
+		s.log.Warn("checkpoint: listing for cleanup", "dir", s.cfg.Dir, "err", err)
+		return
+	}
+	type file struct {
+		name string
+		step int64
+	}
+	var ours []file
+	for _, e := range entries {
+		if step, ok := parseFileName(e.Name(), s.cfg.Index); ok {
+			ours = append(ours, file{e.Name(), step})
+		} else if isTempFor(e.Name(), s.cfg.Index) {
+			s.remove(e.Name())
+		}
+	}
+	slices.SortFunc(ours, func(a, b file) int { return cmp.Compare(b.step, a.step) })
+	var doomed []file
+	kept := 0
+	for _, f := range ours {
+		switch {
+		case f.name == rec.File:
+			kept++
+		case f.step > rec.Step || kept >= s.cfg.Keep:
+			doomed = append(doomed, f)
+		default:
+			kept++
+		}
+	}
+	slices.SortFunc(doomed, func(a, b file) int { return cmp.Compare(a.step, b.step) })
+	for _, f := range doomed {
+		s.remove(f.name)
+	}
+}
+
+func (s *Store) remove(name string) {
+	path := filepath.Join(s.cfg.Dir, name)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("checkpoint: deleting old file", "file", path, "err", err)
+	}
+}

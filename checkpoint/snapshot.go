@@ -1,0 +1,47 @@
+package checkpoint
+
+import "fmt"
+
+// Section is one named float32 slice of a shard, e.g. "param/3" or "slot/3/0".
+type Section struct {
+	Name string
+	Data []float32
+}
+
+// Snapshot is what a pserver hands to Save and gets back from Load.
+type Snapshot struct {
+	Index int
+	Step  int64
+	// Meta is opaque caller JSON (optimizer config, counters...), stored verbatim.
+	Meta     []byte
+	Sections []Section
+}
+
+// Record names the current checkpoint of one pserver index in the Recorder.
+type Record struct {
+	Index  int    `json:"index"`
+	Step   int64  `json:"step"`
+	File   string `json:"file"`   // base name inside Config.Dir
+	SHA256 string `json:"sha256"` // hex sha256 of the file content (header and sections)
+}
+
+func (snap Snapshot) validateFor(index int) error {
+	if snap.Index != index {
+		return fmt.Errorf("%w: snapshot Index is %d but the store checkpoints pserver %d", ErrInvalidSnapshot, snap.Index, index)
+	}
+	if snap.Step < 0 {
+		return fmt.Errorf("%w: snapshot Step is %d; it must not be negative", ErrInvalidSnapshot, snap.Step)
+	}
+	if len(snap.Meta) > maxMetaLen {
+		return fmt.Errorf("%w: Meta is %d bytes; at most %d are allowed", ErrInvalidSnapshot, len(snap.Meta), maxMetaLen)
+	}
+	for i, sec := range snap.Sections {
+		if sec.Name == "" {
+			return fmt.Errorf("%w: section %d has an empty Name", ErrInvalidSnapshot, i)
+		}
+		if len(sec.Name) > maxNameLen {
+			return fmt.Errorf("%w: section %d Name is %d bytes; at most %d are allowed", ErrInvalidSnapshot, i, len(sec.Name), maxNameLen)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+func (a *app) jobCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Start, watch, inspect and stop training jobs",
+	}
+	asGroup(cmd)
+	cmd.AddCommand(
+		a.jobStartCommand(),
+		a.jobListCommand(),
+		a.jobStatusCommand(),
+		a.jobWorkersCommand(),
+		a.jobLogsCommand(),
+		a.jobStopCommand(),
+		a.jobScaleCommand(),
+	)
+	return cmd
+}
+
+// submitResult is `job start --detach -o json`.
+type submitResult struct {
+	Name    string   `json:"name"`
+	Workers []string `json:"workers"`
+}
+
+// stopResult is `job stop -o json`.
+type stopResult struct {
+	Name    string   `json:"name"`
+	State   string   `json:"state"`
+	Stopped []string `json:"stopped"`
+	Purged  bool     `json:"purged"`
+}
+
+func (a *app) jobStartCommand() *cobra.Command {
+	var (
+		file                       string
+		name                       string
+		trainers, pservers, passes int
+		detach                     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "start -f FILE",
+		Short: "Validate a job spec, submit it and follow the job until it ends",
+		Long: `Parse and validate the job spec FILE (YAML, SPEC §4) locally, apply the flag
+overrides, submit it to the agent and, unless --detach is given, follow the job
+until it ends.
+
+While following, a live progress line (pass, step, tasks, losses, state) is
+rewritten in place on a terminal; otherwise a line is printed whenever the pass,
+the state or the test loss changes. Each new job event is printed once. At the
+end the final state, metrics and model_dir are printed. With -o json, progress
+goes to stderr and the final job status document to stdout.
+
+Exit code 0 when the job SUCCEEDED, 1 when it ended FAILED or STOPPED, 2 when
+the spec or a flag is invalid (nothing is submitted then). Ctrl-C stops
+following but leaves the job running.`,
+		Example: `  gctl job start -f fit-a-line.yaml
+  gctl job start -f fit-a-line.yaml --name fit-a-line-2 --trainers 4 --passes 10
+  gctl job start -f fit-a-line.yaml --detach`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usagef("job start needs the job spec: -f FILE (see `gctl job start --help`)")
+			}
+			spec, err := loadSpec(file)
+			if err != nil {
+				return err
+			}
+			flags := cmd.Flags()
+			overridden := map[string]bool{}
+			for _, f := range []string{"name", "trainers", "pservers", "passes"} {
+				overridden[f] = flags.Changed(f)
+			}
+			if overridden["name"] {
+				if err := jobspec.ValidateName(name); err != nil {
+					return fmt.Errorf("--name: %w", err)
+				}
+				spec.Name = name
+			}
+			if overridden["trainers"] {
+				spec.Trainers = trainers
+			}
+			if overridden["pservers"] {
+				spec.Pservers = pservers
+			}
+			if overridden["passes"] {
+				spec.Passes = passes
+			}
+			if err := spec.Validate(); err != nil {
+				var fe *jobspec.FieldError
+				if errors.As(err, &fe) && overridden[fe.Field] {
+					return fmt.Errorf("%s: %w (the value came from --%s)", file, err, fe.Field)
+				}
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			specJSON, err := json.Marshal(spec)
+			if err != nil {
+				return fmt.Errorf("encode job spec %s: %w", file, err)
+			}
+			return a.startJob(cmd.Context(), specJSON, spec.Name, detach)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "", "job spec file (YAML); data paths are relative to it")
+	f.StringVar(&name, "name", "", "job name, overriding the spec's name")
+	f.IntVar(&trainers, "trainers", 0, "number of trainers, overriding the spec")
+	f.IntVar(&pservers, "pservers", 0, "number of pservers, overriding the spec")
+	f.IntVar(&passes, "passes", 0, "number of passes over the training data, overriding the spec")
+	f.BoolVar(&detach, "detach", false, "submit and return at once instead of following the job")
+	return cmd
+}
+
+// loadSpec parses the spec file; a missing file is the operator's typo, so
+// it is rejected input (exit 2) like an invalid spec.
+func loadSpec(file string) (*jobspec.Spec, error) {
+	spec, err := jobspec.ParseFile(file)
+	if err == nil {
+		return spec, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usagef("job spec %s does not exist: give an existing file with -f", file)
+	}
+	return nil, err // jobspec names the file
+}
+
+func (a *app) startJob(ctx context.Context, specJSON []byte, name string, detach bool) error {
+	client, s, done, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	resp, err := call(ctx, s, fmt.Sprintf("submit job %q", name), func(ctx context.Context) (*api.SubmitJobResponse, error) {
+		return client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: specJSON})
+	})
+	if err != nil {
+		return err
+	}
+	if resp.GetName() != "" {
+		name = resp.GetName()
+	}
+
+	if detach {
+		if a.output == outputJSON {
+			return writeJSON(a.stdout, submitResult{Name: name, Workers: nonNil(resp.GetWorkers())})
+		}
+		_, err := fmt.Fprintf(a.stdout, "%s\nfollow it with: gctl job status %s\n", name, name)
+		return err
+	}
+
+	progress, tty := a.stdout, a.stdoutTTY
+	if a.output == outputJSON {
+		progress, tty = a.stderr, false
+	}
+	fmt.Fprintf(progress, "job %s submitted (%d workers); Ctrl-C stops following, not the job\n", name, len(resp.GetWorkers()))
+	m := &monitor{
+		out: progress,
+		tty: tty,
+		loc: a.loc,
+		poll: func(ctx context.Context) (api.JobStatus, error) {
+			return a.getJob(ctx, client, s, name)
+		},
+		wait: func(ctx context.Context) error { return a.wait(ctx, pollInterval) },
+	}
+	st, err := m.run(ctx)
+	if errors.Is(err, errDetached) {
+		_, err := fmt.Fprintf(progress, "detached; job %s keeps running (gctl job status %s)\n", name, name)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w; the job may still be running: gctl job status %s", err, name)
+	}
+	if a.output == outputJSON {
+		err = writeJSON(a.stdout, st)
+	} else {
+		err = writeFinal(a.stdout, st)
+	}
+	if err != nil {
+		return err
+	}
+	return finalError(st)
+}
+
+func (a *app) getJob(ctx context.Context, client api.ControlClient, s settings, name string) (api.JobStatus, error) {
+	doc, err := call(ctx, s, fmt.Sprintf("get job %q", name), func(ctx context.Context) (*api.Document, error) {
+		return client.GetJob(ctx, &api.GetJobRequest{Name: name})
+	})
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	return decodeDocument[api.JobStatus](doc, "job status of "+name)
+}
+
+func (a *app) jobListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List the jobs: NAME STATE PASS TRAINERS PSERVERS LOSS AGE",
+		Long:    "List every job the cluster knows, one row per job. LOSS is the latest test loss, \"-\" before it is measured.\nWith -o json: an array of objects keyed name, state, pass, passes, trainers, pservers, loss, created, age.",
+		Example: "  gctl job list\n  gctl job list -o json",
+		Args:    exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			client, s, done, err := a.connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			doc, err := call(cmd.Context(), s, "list jobs", func(ctx context.Context) (*api.Document, error) {
+				return client.ListJobs(ctx, &api.ListJobsRequest{})
+			})
+			if err != nil {
+				return err
+			}
+			rows, err := decodeDocument[[]api.JobRow](doc, "job list")
+			if err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return writeJSON(a.stdout, nonNil(rows))
+			}
+			return writeJobTable(a.stdout, rows, a.now())
+		},
+	}
+}
+
+// jobNameArg validates NAME locally, so a malformed name is rejected with
+// the naming rule before any call to the agent.
+func jobNameArg(args []string) (string, error) {
+	if err := jobspec.ValidateName(args[0]); err != nil {
+		return "", err
+	}
+	return args[0], nil
+}
+
+func (a *app) jobStatusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show one job in detail",
+		Long: `Show the job's state, pass, step, task queue, samples applied per pass, metrics,
+model_dir, processes and newest events. With -o json: the job status document of
+SPEC §5 (name, state, mode, pass, passes, step, tasks, samples_applied, trainers,
+pservers, master, metrics, model_dir, events, ...).`,
+		Example: "  gctl job status fit-a-line\n  gctl job status fit-a-line -o json",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := jobNameArg(args)
+			if err != nil {
+				return err
+			}
+			client, s, done, err := a.connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			st, err := a.getJob(cmd.Context(), client, s, name)
+			if err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return writeJSON(a.stdout, st)
+			}
+			return writeJobStatus(a.stdout, st, a.loc)
+		},
+	}
+}
+
+func (a *app) jobWorkersCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "workers NAME",
+		Short:   "List the job's processes: NAME NODE PID STATE RESTARTS START",
+		Long:    "List the job's role processes (master, pservers, trainers), one row each.\nWith -o json: an array of objects keyed name, node, pid, state, restarts, start.",
+		Example: "  gctl job workers fit-a-line",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := jobNameArg(args)
+			if err != nil {
+				return err
+			}
+			client, s, done, err := a.connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			doc, err := call(cmd.Context(), s, fmt.Sprintf("list workers of job %q", name), func(ctx context.Context) (*api.Document, error) {
+				return client.ListWorkers(ctx, &api.GetJobRequest{Name: name})
+			})
+			if err != nil {
+				return err
+			}
+			rows, err := decodeDocument[[]api.WorkerRow](doc, "worker list of "+name)
+			if err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return writeJSON(a.stdout, nonNil(rows))
+			}
+			return writeWorkerTable(a.stdout, rows, a.loc)
+		},
+	}
+}
+
+func (a *app) jobLogsCommand() *cobra.Command {
+	var (
+		worker string
+		follow bool
+		lines  int
+	)
+	cmd := &cobra.Command{
+		Use:   "logs NAME",
+		Short: "Print the logs of a job's workers",
+		Long: `Print the logs of every worker of the job, each line prefixed with "WORKER | ",
+or of one worker (-w trainer-0, -w pserver-1, -w master) without prefix.
+-f keeps streaming new lines until Ctrl-C. -o does not apply: logs are text.`,
+		Example: "  gctl job logs fit-a-line\n  gctl job logs fit-a-line -w trainer-0 -f -n 20",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := jobNameArg(args)
+			if err != nil {
+				return err
+			}
+			if lines < 0 {
+				return usagef("-n %d: the number of lines must be 0 (all) or more", lines)
+			}
+			client, s, done, err := a.connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			return a.streamLogs(cmd.Context(), client, s, &api.LogsRequest{
+				Job: name, Worker: worker, Follow: follow, Lines: int32(min(lines, 1<<31-1)),
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&worker, "worker", "w", "", "only this worker's log: master, pserver-N or trainer-N")
+	f.BoolVarP(&follow, "follow", "f", false, "keep streaming new lines until Ctrl-C")
+	f.IntVarP(&lines, "lines", "n", 0, "only the last N lines of each log (0: all)")
+	return cmd
+}
+
+func (a *app) streamLogs(ctx context.Context, client api.ControlClient, s settings, req *api.LogsRequest) error {
+	op := fmt.Sprintf("logs of job %q", req.Job)
+	if req.Worker != "" {
+		op = fmt.Sprintf("logs of worker %q of job %q", req.Worker, req.Job)
+	}
+	stream, err := client.Logs(ctx, req)
+	if err != nil {
+		return a.endOfLogs(ctx, s, op, err)
+	}
+	prefix := req.Worker == ""
+	for {
+		chunk, err := stream.Recv()
+		if err != nil {
+			return a.endOfLogs(ctx, s, op, err)
+		}
+		if err := writeLogChunk(a.stdout, chunk, prefix); err != nil {
+			return err
+		}
+	}
+}
+
+// endOfLogs treats the end of the stream and Ctrl-C during -f as success.
+func (a *app) endOfLogs(ctx context.Context, s settings, op string, err error) error {
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return &agentError{op: op, addr: s.Addr, from: s.AddrFrom, err: err}
+}
+
+// writeLogChunk writes a chunk of whole lines, each prefixed with its
+// worker when several workers' logs are interleaved.
+func writeLogChunk(w io.Writer, chunk *api.LogChunk, prefix bool) error {
+	data := chunk.GetData()
+	if !prefix {
+		_, err := w.Write(data)
+		return err
+	}
+	var b bytes.Buffer
+	for len(data) > 0 {
+		line, rest, found := bytes.Cut(data, []byte("\n"))
+		b.WriteString(chunk.GetWorker())
+		b.WriteString(" | ")
+		b.Write(line)
+		b.WriteByte('\n')
+		if !found {
+			break
+		}
+		data = rest
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func (a *app) jobStopCommand() *cobra.Command {
+	var purge bool
+	cmd := &cobra.Command{
+		Use:   "stop NAME",
+		Short: "Stop every process of a job",
+		Long: `Stop every process of the job; its state becomes STOPPED. With --purge the job's
+record is removed too, so that its name can be used again.
+With -o json: {"name", "state", "stopped": [workers], "purged"}.`,
+		Example: "  gctl job stop fit-a-line\n  gctl job stop fit-a-line --purge",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := jobNameArg(args)
+			if err != nil {
+				return err
+			}
+			client, s, done, err := a.connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := call(cmd.Context(), s, fmt.Sprintf("stop job %q", name), func(ctx context.Context) (*api.StopJobResponse, error) {
+				return client.StopJob(ctx, &api.StopJobRequest{Name: name, Purge: purge})
+			})
+			if err != nil {
+				return err
+			}
+			res := stopResult{Name: name, State: resp.GetState(), Stopped: nonNil(resp.GetStopped()), Purged: purge}
+			if a.output == outputJSON {
+				return writeJSON(a.stdout, res)
+			}
+			return writeStopResult(a.stdout, res)
+		},
+	}
+	cmd.Flags().BoolVar(&purge, "purge", false, "also remove the job's record so the name can be reused")
+	return cmd
+}
+
+func writeStopResult(w io.Writer, r stopResult) error {
+	msg := fmt.Sprintf("job %s %s", r.Name, dash(r.State))
+	if len(r.Stopped) > 0 {
+		msg += fmt.Sprintf("; stopped %d processes: %s", len(r.Stopped), strings.Join(r.Stopped, ", "))
+	}
+	if r.Purged {
+		msg += fmt.Sprintf("\npurged; the name %s can be used again", r.Name)
+	}
+	_, err := fmt.Fprintln(w, msg)
+	return err
+}
+
+func (a *app) jobScaleCommand() *cobra.Command {
+	var trainers int
+	cmd := &cobra.Command{
+		Use:     "scale NAME --trainers N",
+		Short:   "Change a running job's number of trainers (not supported yet)",
+		Long:    "Change the number of trainers of a running job. Not supported yet: elastic scaling comes with a later release.",
+		Example: "  gctl job scale fit-a-line --trainers 4",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := jobNameArg(args)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("trainers") || trainers < 1 {
+				return usagef("job scale needs --trainers N with N >= 1")
+			}
+			return fmt.Errorf("job scale is %w: elastic scaling comes with a later release; to run %s with %d trainers, stop it and start it again with `gctl job start -f FILE --trainers %d`",
+				ErrNotSupported, name, trainers, trainers)
+		},
+	}
+	cmd.Flags().IntVar(&trainers, "trainers", 0, "the new number of trainers")
+	return cmd
+}

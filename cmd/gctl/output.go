@@ -1,0 +1,250 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// Output formats of -o.
+const (
+	outputTable = "table"
+	outputJSON  = "json"
+)
+
+// eventsShown is how many of the newest events `job status` prints.
+const eventsShown = 10
+
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// writeJSON prints v indented, the way -o json promises.
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode json output: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
+// decodeDocument reads an agent document into T; what names it in errors.
+func decodeDocument[T any](doc *api.Document, what string) (T, error) {
+	var v T
+	if doc == nil || len(doc.GetJson()) == 0 {
+		return v, fmt.Errorf("%w: the agent sent an empty %s", ErrBadDocument, what)
+	}
+	if err := json.Unmarshal(doc.GetJson(), &v); err != nil {
+		return v, fmt.Errorf("%w: %s: %v (is the agent of the same release as gctl?)", ErrBadDocument, what, err)
+	}
+	return v, nil
+}
+
+// nonNil makes an empty listing print as [] rather than null.
+func nonNil[T any](rows []T) []T {
+	if rows == nil {
+		return []T{}
+	}
+	return rows
+}
+
+func writeJobTable(w io.Writer, rows []api.JobRow, now time.Time) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tSTATE\tPASS\tTRAINERS\tPSERVERS\tLOSS\tAGE")
+	for _, r := range rows {
+		age := r.Age
+		if age == "" {
+			age = formatAge(r.Created, now)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%s\t%s\n",
+			r.Name, r.State, r.Pass, r.Passes, r.Trainers, r.Pservers, formatFloat(r.Loss), age)
+	}
+	return tw.Flush()
+}
+
+func writeWorkerTable(w io.Writer, rows []api.WorkerRow, loc *time.Location) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tNODE\tPID\tSTATE\tRESTARTS\tSTART")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n",
+			r.Name, dash(r.Node), formatPID(r.PID), dash(r.State), r.Restarts, formatTime(r.Start, loc))
+	}
+	return tw.Flush()
+}
+
+func writeNodeTable(w io.Writer, rows []api.NodeRow) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATE\tCPU\tMEMORY\tROLES")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n",
+			r.Name, dash(r.Addr), dash(r.State), r.CPU, formatBytes(r.Memory), dash(strings.Join(r.Roles, ",")))
+	}
+	return tw.Flush()
+}
+
+// writeJobStatus is the table view of `job status`: a summary a person reads
+// top to bottom, then the processes, then the newest events.
+func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "Name:\t%s\n", st.Name)
+	fmt.Fprintf(tw, "State:\t%s\n", st.State)
+	if st.Reason != "" {
+		fmt.Fprintf(tw, "Reason:\t%s\n", st.Reason)
+	}
+	fmt.Fprintf(tw, "Mode:\t%s\n", dash(st.Mode))
+	fmt.Fprintf(tw, "Created:\t%s\n", formatTime(st.Created, loc))
+	fmt.Fprintf(tw, "Pass:\t%d/%d\n", st.Pass, st.Passes)
+	fmt.Fprintf(tw, "Step:\t%d\n", st.Step)
+	fmt.Fprintf(tw, "Tasks:\t%s\n", formatTasks(st.Tasks))
+	fmt.Fprintf(tw, "Samples applied:\t%s\n", formatSamples(st.SamplesApplied))
+	fmt.Fprintf(tw, "Metrics:\t%s\n", formatMetrics(st.Metrics))
+	fmt.Fprintf(tw, "Model dir:\t%s\n", dash(st.ModelDir))
+	fmt.Fprintf(tw, "Master:\t%s on %s, pid %s, %d restarts\n",
+		dash(st.Master.Name), dash(st.Master.Node), formatPID(st.Master.PID), st.Master.Restarts)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\nTrainers (%d):\n", len(st.Trainers))
+	if len(st.Trainers) > 0 {
+		tw = newTable(w)
+		fmt.Fprintln(tw, "  ID\tNAME\tNODE\tPID\tSTATE\tRESTARTS")
+		for _, t := range st.Trainers {
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Name, dash(t.Node), formatPID(t.PID), dash(t.State), t.Restarts)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(w, "\nPservers (%d):\n", len(st.Pservers))
+	if len(st.Pservers) > 0 {
+		tw = newTable(w)
+		fmt.Fprintln(tw, "  INDEX\tNAME\tNODE\tPID\tADDR\tSTATE\tRESTARTS\tCHECKPOINT STEP")
+		for _, p := range st.Pservers {
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n",
+				p.Index, p.Name, dash(p.Node), formatPID(p.PID), dash(p.Addr), dash(p.State), p.Restarts, p.CheckpointStep)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	events := st.Events
+	if len(events) > eventsShown {
+		events = events[len(events)-eventsShown:]
+		fmt.Fprintf(w, "\nEvents (newest %d of %d):\n", eventsShown, len(st.Events))
+	} else {
+		fmt.Fprintf(w, "\nEvents (%d):\n", len(st.Events))
+	}
+	for _, e := range events {
+		if _, err := fmt.Fprintf(w, "  %s  %s\n", formatTime(e.Time, loc), e.What); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func formatTasks(t api.TaskCounts) string {
+	return fmt.Sprintf("todo %d  pending %d  done %d  failed %d", t.Todo, t.Pending, t.Done, t.Failed)
+}
+
+func formatSamples(samples []int64) string {
+	if len(samples) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(samples))
+	for i, n := range samples {
+		parts[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts, " ")
+}
+
+func formatMetrics(m api.Metrics) string {
+	s := "train_loss " + formatFloat(m.TrainLoss) + "  test_loss " + formatFloat(m.TestLoss)
+	if m.TestAccuracy != nil {
+		s += "  test_accuracy " + formatFloat(m.TestAccuracy)
+	}
+	return s
+}
+
+// formatFloat prints a loss with four significant digits, "-" when not
+// measured yet, and never in exponent form for large values.
+func formatFloat(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	if math.Abs(*v) >= 1e4 {
+		return strconv.FormatFloat(*v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(*v, 'g', 4, 64)
+}
+
+// formatAge is kubectl-like: 42s, 7m, 5h, 3d.
+func formatAge(created, now time.Time) string {
+	if created.IsZero() {
+		return "-"
+	}
+	d := now.Sub(created)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+}
+
+func formatTime(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05")
+}
+
+// formatBytes uses the binary units of the job spec's resources (512Mi).
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10)
+	}
+	value, suffix := float64(n), ""
+	for _, s := range []string{"Ki", "Mi", "Gi", "Ti", "Pi"} {
+		if value < unit {
+			break
+		}
+		value, suffix = value/unit, s
+	}
+	if value == math.Trunc(value) {
+		return fmt.Sprintf("%.0f%s", value, suffix)
+	}
+	return fmt.Sprintf("%.1f%s", value, suffix)
+}
+
+// formatPID shows "-" for a process that is not running.
+func formatPID(pid int) string {
+	if pid <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(pid)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,91 @@
+package coord
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ErrFenced is returned when a guarded write was refused because its writer
+// no longer holds the authority (e.g. a deposed master).
+var ErrFenced = errors.New("write fenced: authority lost")
+
+// SetJobState moves a job to state unless it already ended: a terminal state
+// (SUCCEEDED, FAILED, STOPPED) is final, whoever writes later. It reports
+// whether the state changed. Guards fence the write (a master passes its
+// leadership comparison); concurrency.STM cannot carry extra comparisons,
+// hence the explicit compare-and-swap loop.
+func SetJobState(ctx context.Context, cli *clientv3.Client, job, state, reason string, guards ...clientv3.Cmp) (bool, error) {
+	key := StateKey(job)
+	for {
+		var cur StateRecord
+		rev, err := GetJSON(ctx, cli, key, &cur)
+		if err != nil {
+			return false, fmt.Errorf("set state of job %s: %w", job, err)
+		}
+		if api.Terminal(cur.State) || cur.State == state {
+			return false, nil
+		}
+		cmps := append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)}, guards...)
+		next := MustJSON(StateRecord{State: state, Reason: reason, Updated: time.Now().UTC()})
+		resp, err := cli.Txn(ctx).If(cmps...).Then(clientv3.OpPut(key, next)).Commit()
+		if err != nil {
+			return false, fmt.Errorf("set state of job %s: %w", job, err)
+		}
+		if resp.Succeeded {
+			return true, nil
+		}
+		if len(guards) > 0 {
+			ok, err := guardsHold(ctx, cli, guards)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				return false, fmt.Errorf("set state of job %s: %w", job, ErrFenced)
+			}
+		}
+	}
+}
+
+func guardsHold(ctx context.Context, cli *clientv3.Client, guards []clientv3.Cmp) (bool, error) {
+	resp, err := cli.Txn(ctx).If(guards...).Commit()
+	if err != nil {
+		return false, fmt.Errorf("check fence: %w", err)
+	}
+	return resp.Succeeded, nil
+}
+
+// JobState reads a job's state record.
+func JobState(ctx context.Context, kv clientv3.KV, job string) (StateRecord, error) {
+	var st StateRecord
+	_, err := GetJSON(ctx, kv, StateKey(job), &st)
+	return st, err
+}
+
+// AppendEvent records something an operator should see in `gctl job status`.
+// Keys sort by time, so a range read lists events in order.
+func AppendEvent(ctx context.Context, kv clientv3.KV, job, what string) error {
+	now := time.Now().UTC()
+	key := fmt.Sprintf("%s%020d-%s", EventPrefix(job), now.UnixNano(), shortID())
+	return PutJSON(ctx, kv, key, api.Event{Time: now, What: what})
+}
+
+func shortID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// decodeState is used by watchers that receive raw values.
+func DecodeState(raw []byte) (StateRecord, error) {
+	var st StateRecord
+	err := json.Unmarshal(raw, &st)
+	return st, err
+}

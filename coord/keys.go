@@ -1,0 +1,47 @@
+package coord
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Root is the prefix of every gtrain key, so one etcd can serve other users too.
+const Root = "/gtrain/"
+
+// Keys of the cluster. Each job has its small records under JobPrefix and its
+// (potentially 100k) task states under TaskPrefix, so reading a job's status
+// never scans its tasks.
+func NodePrefix() string              { return Root + "nodes/" }
+func NodeKey(node string) string      { return NodePrefix() + node }
+func JobsPrefix() string              { return Root + "jobs/" }
+func JobPrefix(job string) string     { return JobsPrefix() + job + "/" }
+func JobKey(job string) string        { return JobPrefix(job) + "record" }
+func StateKey(job string) string      { return JobPrefix(job) + "state" }
+func ProgressKey(job string) string   { return JobPrefix(job) + "progress" }
+func MasterMetaKey(job string) string { return JobPrefix(job) + "master/meta" }
+func ElectionPrefix(job string) string {
+	return JobPrefix(job) + "master/election"
+}
+func WorkerPrefix(job string) string          { return JobPrefix(job) + "workers/" }
+func WorkerKey(job, worker string) string     { return WorkerPrefix(job) + worker }
+func PserverPrefix(job string) string         { return JobPrefix(job) + "pservers/" }
+func PserverKey(job string, index int) string { return PserverPrefix(job) + strconv.Itoa(index) }
+func TrainerPrefix(job string) string         { return JobPrefix(job) + "trainers/" }
+func TrainerKey(job string, id int) string    { return TrainerPrefix(job) + strconv.Itoa(id) }
+func EventPrefix(job string) string           { return JobPrefix(job) + "events/" }
+func CheckpointPrefix(job string) string      { return JobPrefix(job) + "checkpoints" }
+func TaskPrefix(job string) string            { return Root + "tasks/" + job + "/" }
+
+// TaskKey zero-pads the ID so that a range read returns tasks in ID order.
+func TaskKey(job string, id int) string { return fmt.Sprintf("%s%08d", TaskPrefix(job), id) }
+
+// JobOfKey returns the job name of a key under JobsPrefix and the rest of the key.
+func JobOfKey(key string) (job, rest string, ok bool) {
+	s, ok := strings.CutPrefix(key, JobsPrefix())
+	if !ok {
+		return "", "", false
+	}
+	job, rest, ok = strings.Cut(s, "/")
+	return job, rest, ok
+}

@@ -1,0 +1,137 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ErrNotFound is returned when a record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// NodeRecord is a live agent, stored under the agent's lease so that it
+// disappears when the agent does.
+type NodeRecord struct {
+	Name       string    `json:"name"`
+	APIAddr    string    `json:"api_addr"`
+	GossipAddr string    `json:"gossip_addr"`
+	CPU        int       `json:"cpu"`
+	Memory     int64     `json:"memory"`
+	DataDir    string    `json:"data_dir"`
+	State      string    `json:"state"`
+	Started    time.Time `json:"started"`
+}
+
+// JobRecord is the desired state of a job: its spec and where each worker runs.
+type JobRecord struct {
+	Spec      jobspec.Spec      `json:"spec"`
+	Placement map[string]string `json:"placement"` // worker -> node
+	Created   time.Time         `json:"created"`
+}
+
+// StateRecord is the job's lifecycle state (api.State*).
+type StateRecord struct {
+	State   string    `json:"state"`
+	Reason  string    `json:"reason,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// WorkerRecord is what the supervising agent knows of one role process.
+type WorkerRecord struct {
+	Name     string    `json:"name"`
+	Node     string    `json:"node"`
+	PID      int       `json:"pid"`
+	State    string    `json:"state"` // starting, running, restarting, exited, failed, stopped
+	Restarts int       `json:"restarts"`
+	Start    time.Time `json:"start"`
+	ExitCode int       `json:"exit_code"`
+	Updated  time.Time `json:"updated"`
+}
+
+// PserverRecord announces a pserver shard; it lives under the pserver's lease
+// and is created only if absent, so one index is never served twice.
+type PserverRecord struct {
+	Index          int    `json:"index"`
+	Addr           string `json:"addr"`
+	Node           string `json:"node"`
+	PID            int    `json:"pid"`
+	CheckpointStep int64  `json:"checkpoint_step"`
+}
+
+// TrainerRecord binds a dense trainer ID to a worker, under the trainer's lease.
+type TrainerRecord struct {
+	ID     int    `json:"id"`
+	Worker string `json:"worker"`
+}
+
+// ProgressRecord is the master's public view of training.
+type ProgressRecord struct {
+	Pass           int            `json:"pass"`
+	Passes         int            `json:"passes"`
+	Step           int64          `json:"step"`
+	Tasks          api.TaskCounts `json:"tasks"`
+	SamplesApplied []int64        `json:"samples_applied"`
+	Metrics        api.Metrics    `json:"metrics"`
+	ModelDir       string         `json:"model_dir"`
+	Updated        time.Time      `json:"updated"`
+}
+
+// GetJSON reads key into v. It returns ErrNotFound (wrapped with the key) when absent,
+// and the key's ModRevision otherwise.
+func GetJSON(ctx context.Context, kv clientv3.KV, key string, v any) (int64, error) {
+	resp, err := kv.Get(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("etcd get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, v); err != nil {
+		return 0, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return resp.Kvs[0].ModRevision, nil
+}
+
+// PutJSON writes v at key.
+func PutJSON(ctx context.Context, kv clientv3.KV, key string, v any, opts ...clientv3.OpOption) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	if _, err := kv.Put(ctx, key, string(b), opts...); err != nil {
+		return fmt.Errorf("etcd put %s: %w", key, err)
+	}
+	return nil
+}
+
+// ListJSON decodes every value under prefix, in key order, calling fn for each.
+func ListJSON[T any](ctx context.Context, kv clientv3.KV, prefix string) ([]T, error) {
+	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("etcd list %s: %w", prefix, err)
+	}
+	out := make([]T, 0, len(resp.Kvs))
+	for _, kvp := range resp.Kvs {
+		var v T
+		if err := json.Unmarshal(kvp.Value, &v); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", kvp.Key, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// MustJSON encodes a record that cannot fail to encode (plain structs).
+func MustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("coord: encoding %T: %v", v, err))
+	}
+	return string(b)
+}

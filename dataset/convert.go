@@ -1,0 +1,246 @@
+package dataset
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ConvertOptions says what to convert and how; zero values get the defaults
+// noted per field.
+type ConvertOptions struct {
+	Format       string  // FormatWhitespace | FormatCSV | FormatIDX
+	Input        string  // text file; for idx: the images idx file (idx3-ubyte, u8 pixels scaled to [0,1])
+	Labels       string  // idx only: labels idx1-ubyte file
+	OutPrefix    string  // DIR/PREFIX; DIR is created
+	Shards       int     // >= 1
+	TestFraction float64 // in [0,1); default 0
+	Seed         uint64  // 0 means the default, 1
+	Normalize    bool
+	ChunkRecords int // records per chunk; 0 -> DefaultChunkRecords
+	Classes      int // 0 = infer: idx -> max(10, max label+1); text -> 0 (regression)
+}
+
+// ConvertResult says what Convert wrote.
+type ConvertResult struct {
+	TrainFiles, TestFiles     []string
+	TrainRecords, TestRecords int
+	Features                  int
+	Classes                   int
+	StatsFile                 string // empty without Normalize
+}
+
+// Convert reads raw data, splits it into train and test parts, optionally
+// normalises the features with train-part statistics, and writes the parts as
+// shards PREFIX-train-00000-of-0000N... The output depends only on the input
+// and the options.
+func Convert(opts ConvertOptions) (*ConvertResult, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	examples, classes, err := readInput(o)
+	if err != nil {
+		return nil, err
+	}
+	features := len(examples[0].Features)
+	train, test := split(examples, testCount(o.TestFraction, len(examples)), o.Seed)
+	if len(train) == 0 {
+		return nil, fmt.Errorf("%w: test fraction %v of %d records leaves none for training", ErrNoRecords, o.TestFraction, len(examples))
+	}
+
+	res := &ConvertResult{TrainRecords: len(train), TestRecords: len(test), Features: features, Classes: classes}
+	var stats Stats
+	if o.Normalize {
+		stats = computeStats(train, features)
+		stats.Apply(train)
+		stats.Apply(test)
+	}
+
+	if err := os.MkdirAll(filepath.Dir(o.OutPrefix), 0o755); err != nil {
+		return nil, fmt.Errorf("dataset: creating output directory: %w", err)
+	}
+	if res.TrainFiles, err = writePart(o, PartTrain, train, features, classes); err != nil {
+		return nil, err
+	}
+	if res.TestFiles, err = writePart(o, PartTest, test, features, classes); err != nil {
+		return nil, err
+	}
+	if o.Normalize {
+		res.StatsFile = StatsPath(o.OutPrefix)
+		data, err := json.Marshal(stats)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: encoding stats: %w", err)
+		}
+		err = writeFileAtomic(res.StatsFile, func(f *os.File) error {
+			_, err := f.Write(append(data, '\n'))
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (o ConvertOptions) withDefaults() (ConvertOptions, error) {
+	bad := func(format string, args ...any) (ConvertOptions, error) {
+		return ConvertOptions{}, fmt.Errorf("%w: %s", ErrBadOptions, fmt.Sprintf(format, args...))
+	}
+	switch o.Format {
+	case FormatWhitespace, FormatCSV:
+		if o.Labels != "" {
+			return bad("labels file %q is only used with format %q", o.Labels, FormatIDX)
+		}
+	case FormatIDX:
+		if o.Labels == "" {
+			return bad("format %q needs a labels file", FormatIDX)
+		}
+	default:
+		return bad("format %q, want %q, %q or %q", o.Format, FormatWhitespace, FormatCSV, FormatIDX)
+	}
+	if o.Input == "" {
+		return bad("no input file given")
+	}
+	if base := filepath.Base(o.OutPrefix); o.OutPrefix == "" || strings.HasSuffix(o.OutPrefix, string(filepath.Separator)) || base == "." || base == ".." {
+		return bad("output %q must be DIR/PREFIX with a file-name prefix", o.OutPrefix)
+	}
+	if o.Shards < 1 {
+		return bad("shards is %d, must be at least 1", o.Shards)
+	}
+	if !(o.TestFraction >= 0 && o.TestFraction < 1) {
+		return bad("test fraction %v, must be in [0, 1)", o.TestFraction)
+	}
+	if o.ChunkRecords < 0 {
+		return bad("chunk records is %d, must be at least 1 (or 0 for %d)", o.ChunkRecords, DefaultChunkRecords)
+	}
+	if o.ChunkRecords == 0 {
+		o.ChunkRecords = DefaultChunkRecords
+	}
+	if o.Classes < 0 {
+		return bad("classes is %d, must be 0 (infer) or more", o.Classes)
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o, nil
+}
+
+// readInput returns the records and the number of classes (0 = regression),
+// with every label checked against it.
+func readInput(o ConvertOptions) ([]Example, int, error) {
+	if o.Format == FormatIDX {
+		examples, err := readIDX(o.Input, o.Labels)
+		if err != nil {
+			return nil, 0, err
+		}
+		classes := o.Classes
+		if classes == 0 {
+			classes = 10
+			for _, e := range examples {
+				classes = max(classes, int(e.Label)+1)
+			}
+		}
+		meta := ShardMeta{Classes: classes}
+		for i, e := range examples {
+			if err := meta.checkLabel(e.Label); err != nil {
+				return nil, 0, fmt.Errorf("%s: item %d: %w", o.Labels, i, err)
+			}
+		}
+		return examples, classes, nil
+	}
+
+	examples, lines, err := readText(o.Input, o.Format)
+	if err != nil {
+		return nil, 0, err
+	}
+	meta := ShardMeta{Classes: o.Classes}
+	for i, e := range examples {
+		if err := meta.checkLabel(e.Label); err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: %w", o.Input, lines[i], err)
+		}
+	}
+	return examples, o.Classes, nil
+}
+
+// testCount is ceil(fraction*n), except that a product within rounding error
+// of an integer counts as that integer (0.3*10 is 3.0000000000000004 in
+// float64, and a user asking for 30% of 10 records means 3).
+func testCount(fraction float64, n int) int {
+	x := fraction * float64(n)
+	if r := math.Round(x); math.Abs(x-r) <= 1e-9*math.Max(1, x) {
+		return int(r)
+	}
+	return int(math.Ceil(x))
+}
+
+// split puts the first nTest indices of a seeded permutation in the test part
+// and the rest in the train part, each kept in the original order.
+func split(examples []Example, nTest int, seed uint64) (train, test []Example) {
+	perm := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Perm(len(examples))
+	isTest := make([]bool, len(examples))
+	for _, i := range perm[:nTest] {
+		isTest[i] = true
+	}
+	for i, e := range examples {
+		if isTest[i] {
+			test = append(test, e)
+		} else {
+			train = append(train, e)
+		}
+	}
+	return train, test
+}
+
+// shardRuns deals n records to shards in contiguous runs of ceil(n/shards),
+// shard 0 first. Where that would leave a shard empty although there are at
+// least as many records as shards (n=9 into 4 shards: 3,3,3,0), the runs are
+// balanced instead (3,2,2,2): no shard is empty unless there are fewer records
+// than shards.
+func shardRuns(n, shards int) [][2]int {
+	runs := make([][2]int, shards)
+	run := (n + shards - 1) / shards
+	if n >= shards && run*(shards-1) >= n {
+		base, extra := n/shards, n%shards
+		start := 0
+		for s := range runs {
+			size := base
+			if s < extra {
+				size++
+			}
+			runs[s] = [2]int{start, start + size}
+			start += size
+		}
+		return runs
+	}
+	for s := range runs {
+		runs[s] = [2]int{min(s*run, n), min((s+1)*run, n)}
+	}
+	return runs
+}
+
+// ShardPath names shard i of a part: PREFIX-PART-00000-of-0000N.
+func ShardPath(outPrefix, part string, i, shards int) string {
+	return fmt.Sprintf("%s-%s-%05d-of-%05d", outPrefix, part, i, shards)
+}
+
+// writePart writes nothing for an empty part.
+func writePart(o ConvertOptions, part string, examples []Example, features, classes int) ([]string, error) {
+	if len(examples) == 0 {
+		return nil, nil
+	}
+	meta := ShardMeta{Features: features, Classes: classes, Part: part}
+	var files []string
+	for i, r := range shardRuns(len(examples), o.Shards) {
+		path := ShardPath(o.OutPrefix, part, i, o.Shards)
+		if err := WriteShard(path, meta, examples[r[0]:r[1]], o.ChunkRecords); err != nil {
+			return nil, err
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}

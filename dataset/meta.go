@@ -1,0 +1,80 @@
+package dataset
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/gtrain/gtrain/recordio"
+)
+
+// Part names of ShardMeta.Part.
+const (
+	PartTrain = "train"
+	PartTest  = "test"
+)
+
+// ShardMeta is stored as JSON in the recordio header of every shard.
+type ShardMeta struct {
+	Features int `json:"features"`
+	// Classes is 0 for regression, else labels are class indices in [0, Classes).
+	Classes int    `json:"classes"`
+	Part    string `json:"part"` // PartTrain or PartTest
+}
+
+func (m ShardMeta) validate() error {
+	switch {
+	case m.Features < 1:
+		return fmt.Errorf("features is %d, must be at least 1", m.Features)
+	case m.Classes < 0:
+		return fmt.Errorf("classes is %d, must be 0 (regression) or more", m.Classes)
+	case m.Part != PartTrain && m.Part != PartTest:
+		return fmt.Errorf("part is %q, must be %q or %q", m.Part, PartTrain, PartTest)
+	}
+	return nil
+}
+
+// checkLabel rejects a label that cannot be a class index of this shard.
+func (m ShardMeta) checkLabel(label float32) error {
+	if m.Classes == 0 {
+		return nil
+	}
+	if label < 0 || label >= float32(m.Classes) || label != float32(math.Trunc(float64(label))) {
+		return fmt.Errorf("%w: label %v is not a class index in [0, %d)", ErrBadLabel, label, m.Classes)
+	}
+	return nil
+}
+
+func encodeMeta(m ShardMeta) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("dataset: ShardMeta always marshals: %v", err))
+	}
+	return b
+}
+
+func decodeMeta(ix *recordio.Index) (ShardMeta, error) {
+	// Unknown fields are tolerated so that shards written by a newer gtrain
+	// stay readable.
+	var m ShardMeta
+	if err := json.Unmarshal(ix.Meta, &m); err != nil {
+		return ShardMeta{}, fmt.Errorf("%w: %s: header meta %q: %v", ErrBadMeta, ix.Path, ix.Meta, err)
+	}
+	if err := m.validate(); err != nil {
+		return ShardMeta{}, fmt.Errorf("%w: %s: %v", ErrBadMeta, ix.Path, err)
+	}
+	return m, nil
+}
+
+// ReadShardMeta reads a shard's index (not its chunks) and its meta.
+func ReadShardMeta(path string) (ShardMeta, *recordio.Index, error) {
+	ix, err := recordio.ReadIndex(path)
+	if err != nil {
+		return ShardMeta{}, nil, err
+	}
+	m, err := decodeMeta(ix)
+	if err != nil {
+		return ShardMeta{}, nil, err
+	}
+	return m, ix, nil
+}

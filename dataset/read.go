@@ -1,0 +1,97 @@
+package dataset
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gtrain/gtrain/recordio"
+)
+
+// ReadChunkExamples decodes chunk number chunk of the shard at path. Damage is
+// reported as a recordio.CorruptError naming the file and offset.
+func ReadChunkExamples(path string, chunk int) ([]Example, error) {
+	s, err := openShard(path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.file.Close()
+	return s.chunkExamples(chunk)
+}
+
+// ReadAll reads every record of the given shards, in the order given. All
+// shards must have the same number of features.
+func ReadAll(paths []string) ([]Example, error) {
+	var out []Example
+	features := 0
+	for i, path := range paths {
+		s, err := openShard(path)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			features = s.meta.Features
+		} else if s.meta.Features != features {
+			s.file.Close()
+			return nil, fmt.Errorf("%w: %s has %d features, %s has %d", ErrMetaMismatch, path, s.meta.Features, paths[0], features)
+		}
+		for c := range s.index.Chunks {
+			examples, err := s.chunkExamples(c)
+			if err != nil {
+				s.file.Close()
+				return nil, err
+			}
+			out = append(out, examples...)
+		}
+		s.file.Close()
+	}
+	return out, nil
+}
+
+// shard is an open shard whose index and meta have been read.
+type shard struct {
+	file  *os.File
+	index *recordio.Index
+	meta  ShardMeta
+}
+
+func openShard(path string) (*shard, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	ix, err := recordio.ReadIndexFrom(f, st.Size(), path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m, err := decodeMeta(ix)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &shard{file: f, index: ix, meta: m}, nil
+}
+
+func (s *shard) chunkExamples(chunk int) ([]Example, error) {
+	records, err := s.index.ReadChunk(s.file, chunk)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Example, len(records))
+	for i, r := range records {
+		e, err := DecodeExample(r, s.meta.Features)
+		if err == nil {
+			err = s.meta.checkLabel(e.Label)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: chunk %d (offset %d), record %d: %w", s.index.Path, chunk, s.index.Chunks[chunk].Offset, i, err)
+		}
+		out[i] = e
+	}
+	return out, nil
+}

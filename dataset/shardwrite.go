@@ -1,0 +1,45 @@
+package dataset
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/gtrain/gtrain/recordio"
+)
+
+// DefaultChunkRecords is the chunk size Convert uses when none is given.
+const DefaultChunkRecords = 16
+
+// WriteShard writes examples as one shard at path (atomically: temp file,
+// fsync, rename). Every example must have meta.Features features, and a label
+// that fits meta.Classes.
+func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords int) error {
+	if err := meta.validate(); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadMeta, path, err)
+	}
+	for i, e := range examples {
+		if len(e.Features) != meta.Features {
+			return fmt.Errorf("%w: %s: example %d has %d features, the shard %d", ErrExampleSize, path, i, len(e.Features), meta.Features)
+		}
+		if err := meta.checkLabel(e.Label); err != nil {
+			return fmt.Errorf("%s: example %d: %w", path, i, err)
+		}
+	}
+	return writeFileAtomic(path, func(f *os.File) error {
+		buf := bufio.NewWriter(f)
+		w, err := recordio.NewWriter(buf, encodeMeta(meta), chunkRecords)
+		if err != nil {
+			return err
+		}
+		for _, e := range examples {
+			if err := w.Write(EncodeExample(e)); err != nil {
+				return err
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		return buf.Flush()
+	})
+}

@@ -1,0 +1,68 @@
+package jobspec
+
+import "github.com/gtrain/gtrain/model"
+
+// Defaults filled by ApplyDefaults.
+const (
+	DefaultMode            = ModeSync
+	DefaultTrainers        = 1
+	DefaultPservers        = 1
+	DefaultPasses          = 1
+	DefaultBatchSize       = 20
+	DefaultSeed            = 1
+	DefaultOptimizer       = OptimizerSGD
+	DefaultLearningRate    = 0.01
+	DefaultMomentum        = 0.9
+	DefaultBeta1           = 0.9
+	DefaultBeta2           = 0.999
+	DefaultEpsilon         = 1e-8
+	DefaultChunksPerTask   = 1
+	DefaultCheckpointEvery = "10s"
+	DefaultCheckpointKeep  = 3
+)
+
+// ApplyDefaults fills the fields left at their zero value. It never changes a
+// value that was set, so an explicit negative count stays for Validate to
+// reject; the flip side is that an explicit 0 (seed, momentum, beta1) cannot
+// be expressed and becomes the default. Applying it twice changes nothing.
+func (s *Spec) ApplyDefaults() {
+	setString(&s.Mode, DefaultMode)
+	setInt(&s.Trainers, DefaultTrainers)
+	setInt(&s.Pservers, DefaultPservers)
+	setInt(&s.Passes, DefaultPasses)
+	setInt(&s.BatchSize, DefaultBatchSize)
+	if s.Seed == 0 {
+		s.Seed = DefaultSeed
+	}
+	if s.Model.Kind == model.KindLinear {
+		setInt(&s.Model.Outputs, 1)
+	}
+	o := &s.Optimizer
+	setString(&o.Kind, DefaultOptimizer)
+	setFloat(&o.LearningRate, DefaultLearningRate)
+	setFloat(&o.Momentum, DefaultMomentum)
+	setFloat(&o.Beta1, DefaultBeta1)
+	setFloat(&o.Beta2, DefaultBeta2)
+	setFloat(&o.Epsilon, DefaultEpsilon)
+	setInt(&s.Data.ChunksPerTask, DefaultChunksPerTask)
+	setString(&s.Checkpoint.Every, DefaultCheckpointEvery)
+	setInt(&s.Checkpoint.Keep, DefaultCheckpointKeep)
+}
+
+func setString(v *string, def string) {
+	if *v == "" {
+		*v = def
+	}
+}
+
+func setInt(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+func setFloat(v *float64, def float64) {
+	if *v == 0 {
+		*v = def
+	}
+}

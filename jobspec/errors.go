@@ -1,0 +1,42 @@
+package jobspec
+
+import "errors"
+
+var (
+	// ErrInvalidSpec is wrapped by every rejection of a job spec (parse,
+	// validation, data checks): the caller's cue for "rejected input".
+	ErrInvalidSpec = errors.New("invalid job spec")
+	// ErrInvalidName reports a job name that breaks the naming rule (SPEC §3).
+	ErrInvalidName = errors.New("invalid job name")
+	// ErrInvalidInterval reports a checkpoint.every that is neither a positive
+	// Go duration nor a positive step count.
+	ErrInvalidInterval = errors.New("invalid checkpoint interval")
+	// ErrInvalidMemory reports a memory quantity that cannot be read as bytes.
+	ErrInvalidMemory = errors.New("invalid memory quantity")
+)
+
+// FieldError rejects one field of a job spec, named by its YAML path
+// ("optimizer.learning_rate", "model.hidden[1]"). It always matches
+// ErrInvalidSpec with errors.Is, and also the sentinel of its cause when it
+// has one (ErrInvalidName for "name", ErrInvalidInterval, ErrInvalidMemory,
+// model.ErrInvalidSpec, or whatever CheckData's injected functions returned).
+type FieldError struct {
+	Field string
+	Msg   string
+	cause error
+}
+
+func (e *FieldError) Error() string { return "job spec: " + e.Field + ": " + e.Msg }
+
+// Unwrap returns ErrInvalidSpec.
+func (e *FieldError) Unwrap() error { return ErrInvalidSpec }
+
+// Is reports whether target is in the chain of the error that caused this
+// rejection, so that the cause's sentinel stays checkable.
+func (e *FieldError) Is(target error) bool {
+	return e.cause != nil && errors.Is(e.cause, target)
+}
+
+func fieldError(field, msg string, cause error) *FieldError {
+	return &FieldError{Field: field, Msg: msg, cause: cause}
+}

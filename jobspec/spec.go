@@ -1,0 +1,91 @@
+package jobspec
+
+import (
+	"slices"
+
+	"github.com/gtrain/gtrain/model"
+)
+
+// Values accepted in Spec.Mode and OptimizerSpec.Kind. Model kinds are the
+// model package's (model.KindLinear, ...).
+const (
+	ModeSync  = "sync"
+	ModeAsync = "async"
+
+	OptimizerSGD      = "sgd"
+	OptimizerMomentum = "momentum"
+	OptimizerAdagrad  = "adagrad"
+	OptimizerAdam     = "adam"
+)
+
+// Spec is a training job as submitted (SPEC §4). Field order follows the YAML
+// document, which is also the order Validate checks them in. The JSON form
+// (stored in etcd) uses the same snake_case names as the YAML.
+type Spec struct {
+	Name       string         `yaml:"name" json:"name"`
+	Mode       string         `yaml:"mode" json:"mode"`
+	Trainers   int            `yaml:"trainers" json:"trainers"`
+	Pservers   int            `yaml:"pservers" json:"pservers"`
+	Passes     int            `yaml:"passes" json:"passes"`
+	BatchSize  int            `yaml:"batch_size" json:"batch_size"`
+	Seed       uint64         `yaml:"seed" json:"seed"`
+	Model      ModelSpec      `yaml:"model" json:"model"`
+	Optimizer  OptimizerSpec  `yaml:"optimizer" json:"optimizer"`
+	Data       DataSpec       `yaml:"data" json:"data"`
+	Checkpoint CheckpointSpec `yaml:"checkpoint" json:"checkpoint"`
+	Resources  ResourcesSpec  `yaml:"resources" json:"resources"`
+}
+
+// ModelSpec selects a built-in model; see model.Spec for the meaning of each field.
+type ModelSpec struct {
+	Kind    string `yaml:"kind" json:"kind"`
+	Inputs  int    `yaml:"inputs" json:"inputs"`
+	Outputs int    `yaml:"outputs" json:"outputs"`
+	Hidden  []int  `yaml:"hidden" json:"hidden"`
+}
+
+// ToModel is the model section in the model package's terms.
+func (m ModelSpec) ToModel() model.Spec {
+	return model.Spec{Kind: m.Kind, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: slices.Clone(m.Hidden)}
+}
+
+// OptimizerSpec configures the pserver's update rule. Momentum applies to
+// "momentum", Beta1/Beta2/Epsilon to "adam" (Epsilon also to "adagrad").
+type OptimizerSpec struct {
+	Kind         string  `yaml:"kind" json:"kind"`
+	LearningRate float64 `yaml:"learning_rate" json:"learning_rate"`
+	Momentum     float64 `yaml:"momentum" json:"momentum"`
+	Beta1        float64 `yaml:"beta1" json:"beta1"`
+	Beta2        float64 `yaml:"beta2" json:"beta2"`
+	Epsilon      float64 `yaml:"epsilon" json:"epsilon"`
+}
+
+// DataSpec names the record shards. Train and Test are globs; after
+// ResolvePaths they are absolute.
+type DataSpec struct {
+	Train         string `yaml:"train" json:"train"`
+	Test          string `yaml:"test" json:"test"`
+	ChunksPerTask int    `yaml:"chunks_per_task" json:"chunks_per_task"`
+}
+
+// CheckpointSpec says how often pservers snapshot and how many snapshots they
+// keep. Every is a Go duration ("10s") or a step count ("200"); see Interval.
+// An empty Dir means the agent's default (<data-dir>/jobs/<name>/checkpoints).
+type CheckpointSpec struct {
+	Every string `yaml:"every" json:"every"`
+	Keep  int    `yaml:"keep" json:"keep"`
+	Dir   string `yaml:"dir" json:"dir"`
+}
+
+// ResourcesSpec is what one trainer and one pserver process each need.
+type ResourcesSpec struct {
+	Trainer Resource `yaml:"trainer" json:"trainer"`
+	Pserver Resource `yaml:"pserver" json:"pserver"`
+}
+
+// Resource is a per-process request. Zero CPU and empty Memory mean "not
+// stated". Memory is a quantity such as "512Mi"; see MemoryBytes.
+type Resource struct {
+	CPU    float64 `yaml:"cpu" json:"cpu"`
+	Memory string  `yaml:"memory" json:"memory"`
+}

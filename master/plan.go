@@ -1,0 +1,110 @@
+package master
+
+import "sort"
+
+// Slice is a run of Count records starting at record First of a chunk.
+type Slice struct {
+	File  string
+	Chunk int
+	First int
+	Count int
+}
+
+// PassPlan is a sync pass laid out as one record stream: the pass's tasks in
+// queue order, concatenated. Global step s of the pass covers the stream's
+// records [l*G, (l+1)*G) with l = s-StartStep and G = trainers*batch; trainer
+// k computes the k-th batch of it. The plan is a pure function of the task
+// order, so every master (a restarted one too) computes the same steps.
+type PassPlan struct {
+	Pass      int
+	StartStep int64
+	Trainers  int
+	Batch     int
+	tasks     []Task
+	chunks    [][]int // records per chunk, per task
+	ends      []int   // cumulative record count at the end of each task
+}
+
+// NewPassPlan lays out tasks (in order) for a pass starting at startStep.
+func NewPassPlan(pass int, startStep int64, trainers, batch int, tasks []Task, chunkRecords map[int][]int) *PassPlan {
+	p := &PassPlan{Pass: pass, StartStep: startStep, Trainers: trainers, Batch: batch, tasks: tasks}
+	total := 0
+	for _, t := range tasks {
+		total += t.Records
+		p.ends = append(p.ends, total)
+		p.chunks = append(p.chunks, chunkRecords[t.ID])
+	}
+	return p
+}
+
+// Records in the pass.
+func (p *PassPlan) Records() int {
+	if len(p.ends) == 0 {
+		return 0
+	}
+	return p.ends[len(p.ends)-1]
+}
+
+// Steps in the pass.
+func (p *PassPlan) Steps() int64 {
+	g := p.Trainers * p.Batch
+	return int64((p.Records() + g - 1) / g)
+}
+
+// EndStep is the first global step after the pass.
+func (p *PassPlan) EndStep() int64 { return p.StartStep + p.Steps() }
+
+// Contains reports whether global step s belongs to the pass.
+func (p *PassPlan) Contains(s int64) bool { return s >= p.StartStep && s < p.EndStep() }
+
+// stepRange is the stream range of global step s.
+func (p *PassPlan) stepRange(s int64) (lo, hi int) {
+	g := p.Trainers * p.Batch
+	lo = int(s-p.StartStep) * g
+	return lo, min(lo+g, p.Records())
+}
+
+// Slices returns what trainer computes at global step s (possibly nothing:
+// the last step of a pass may not reach every trainer).
+func (p *PassPlan) Slices(s int64, trainer int) []Slice {
+	lo, hi := p.stepRange(s)
+	lo, hi = lo+trainer*p.Batch, min(lo+(trainer+1)*p.Batch, hi)
+	var out []Slice
+	for lo < hi {
+		ti := sort.SearchInts(p.ends, lo+1) // first task whose end > lo
+		t := p.tasks[ti]
+		pos := lo - (p.ends[ti] - t.Records) // offset within the task
+		for ci, n := range p.chunks[ti] {
+			if pos >= n {
+				pos -= n
+				continue
+			}
+			take := min(n-pos, hi-lo)
+			out = append(out, Slice{File: t.File, Chunk: t.FirstChunk + ci, First: pos, Count: take})
+			lo += take
+			pos = 0
+			if lo >= hi {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TasksTouched returns the tasks whose records start before the end of step
+// s, and of those the ones whose every record lies at or before it: once
+// step s is applied, the first are in flight and the second are done.
+func (p *PassPlan) TasksTouched(s int64) (started, finished []int) {
+	_, hi := p.stepRange(s)
+	for i, t := range p.tasks {
+		begin := p.ends[i] - t.Records
+		if begin >= hi {
+			break
+		}
+		started = append(started, t.ID)
+		if p.ends[i] <= hi {
+			finished = append(finished, t.ID)
+		}
+	}
+	return started, finished
+}

@@ -1,0 +1,76 @@
+package master
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// Meta is the master's small, whole-job state; it is written with every
+// change, beside the changed tasks, in the same commit.
+type Meta struct {
+	Tasks          int     `json:"tasks"`           // task count, to refuse a state cut from other data
+	Pass           int     `json:"pass"`            // passes finished == the current pass index
+	Step           int64   `json:"step"`            // sync: global steps committed; async: minibatches reported
+	PassStartStep  int64   `json:"pass_start_step"` // sync: first global step of the current pass
+	SamplesApplied []int64 `json:"samples_applied"` // per finished pass
+	PassSamples    int64   `json:"pass_samples"`    // in the current pass so far
+	PassLossSum    float64 `json:"pass_loss_sum"`
+	Metrics        api.Metrics
+	Done           bool `json:"done"`
+}
+
+// Store persists the master's state. Save must be atomic per call or, where
+// the backend bounds a commit's size, write Meta last so that a reader never
+// sees a Meta ahead of its tasks.
+type Store interface {
+	Load(ctx context.Context) (meta *Meta, statuses []TaskStatus, err error) // meta nil: nothing stored yet
+	Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error
+}
+
+// MemStore is an in-memory Store for unit tests.
+type MemStore struct {
+	mu       sync.Mutex
+	meta     *Meta
+	statuses map[int]TaskStatus
+	Saves    int
+	Progress any
+	Fail     error // returned by Save when set
+}
+
+// Load returns what was saved.
+func (m *MemStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.meta == nil {
+		return nil, nil, nil
+	}
+	meta := *m.meta
+	meta.SamplesApplied = append([]int64(nil), m.meta.SamplesApplied...)
+	out := make([]TaskStatus, 0, len(m.statuses))
+	for i := 0; i < len(m.statuses); i++ {
+		out = append(out, m.statuses[i])
+	}
+	return &meta, out, nil
+}
+
+// Save stores meta and the changed statuses.
+func (m *MemStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.Fail != nil {
+		return m.Fail
+	}
+	if m.statuses == nil {
+		m.statuses = map[int]TaskStatus{}
+	}
+	for _, s := range changed {
+		m.statuses[s.ID] = s
+	}
+	meta.SamplesApplied = append([]int64(nil), meta.SamplesApplied...)
+	m.meta = &meta
+	m.Progress = progress
+	m.Saves++
+	return nil
+}

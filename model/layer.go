@@ -1,0 +1,82 @@
+package model
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// layer is one affine map in float64, converted from the float32 parameters.
+type layer struct {
+	w *mat.Dense // fanIn × fanOut, row-major like the stored parameter
+	b []float64  // fanOut
+}
+
+// layersFrom views float64 parameters (weight, bias, weight, bias, ...) as layers without copying.
+func layersFrom(ps []ParamSpec, params [][]float64) []layer {
+	layers := make([]layer, len(ps)/2)
+	for l := range layers {
+		shape := ps[2*l].Shape
+		layers[l] = layer{w: mat.NewDense(shape[0], shape[1], params[2*l]), b: params[2*l+1]}
+	}
+	return layers
+}
+
+func widenAll(params [][]float32) [][]float64 {
+	out := make([][]float64, len(params))
+	for j, p := range params {
+		out[j] = widen(p)
+	}
+	return out
+}
+
+// affine returns a·W + b (b added to every row).
+func (ly layer) affine(a *mat.Dense) *mat.Dense {
+	rows, _ := a.Dims()
+	_, fanOut := ly.w.Dims()
+	z := mat.NewDense(rows, fanOut, nil)
+	z.Mul(a, ly.w)
+	for r := range rows {
+		floats.Add(z.RawRowView(r), ly.b)
+	}
+	return z
+}
+
+// batchMatrix views the batch features as an N × Inputs matrix without copying.
+func batchMatrix(b Batch) *mat.Dense {
+	return mat.NewDense(b.N, b.Inputs, b.X)
+}
+
+func widen(p []float32) []float64 {
+	out := make([]float64, len(p))
+	for i, v := range p {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+func addInto(dst []float32, src []float64) {
+	for i, v := range src {
+		dst[i] += float32(v)
+	}
+}
+
+// CheckParams reports whether params has one slice per ParamSpec of m, each
+// of length Size(). Errors wrap ErrParamMismatch.
+func CheckParams(m Model, params [][]float32) error {
+	return checkParams(m.Params(), params)
+}
+
+func checkParams(ps []ParamSpec, params [][]float32) error {
+	if len(params) != len(ps) {
+		return fmt.Errorf("got %d parameter slices, want %d: %w", len(params), len(ps), ErrParamMismatch)
+	}
+	for j, p := range ps {
+		if len(params[j]) != p.Size() {
+			return fmt.Errorf("param %q: len %d, want %d (shape %v): %w",
+				p.Name, len(params[j]), p.Size(), p.Shape, ErrParamMismatch)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package model
+
+import "fmt"
+
+// Model is a built-in model. Implementations hold no mutable state, so one
+// Model may be used from many goroutines at once.
+type Model interface {
+	Spec() Spec
+	// Params lists the parameter tensors in a fixed order.
+	Params() []ParamSpec
+	// Init fills params (allocated by the caller, one slice per ParamSpec,
+	// len Size()) deterministically from seed. Element i of param j depends
+	// only on (seed, j, i), so any partition of the parameters computes the
+	// same values (see InitRange).
+	Init(seed uint64, params [][]float32)
+	// Gradient adds to grads (one slice per param) the sum over the batch of
+	// d(loss_r)/d(theta) and returns the sum of per-record losses. Sums, not
+	// means: the caller weights by record counts.
+	Gradient(params [][]float32, b Batch, grads [][]float32) (lossSum float64)
+	// Evaluate returns the sum of per-record losses and the number of
+	// correct predictions (argmax == label; always 0 for regression).
+	Evaluate(params [][]float32, b Batch) (lossSum float64, correct int)
+}
+
+// New builds the model described by s.
+func New(s Spec) (Model, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return newNetwork(s), nil
+}
+
+// paramNames returns the names of the weight and bias of each layer:
+// "w","b" for the single-layer kinds, "w0","b0","w1","b1",... for mlp.
+func paramNames(kind string, layer int) (weight, bias string) {
+	if kind != KindMLP {
+		return "w", "b"
+	}
+	return fmt.Sprintf("w%d", layer), fmt.Sprintf("b%d", layer)
+}

@@ -1,0 +1,171 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// network is a stack of affine layers with ReLU between them and a loss head
+// on top. linear and softmax are the single-layer cases; they differ from an
+// mlp without hidden layers only in parameter names and initialisation.
+type network struct {
+	spec   Spec
+	params []ParamSpec
+	head   lossHead
+}
+
+var _ Model = (*network)(nil)
+
+func newNetwork(s Spec) *network {
+	s.Hidden = slices.Clone(s.Hidden)
+	sizes := s.layerSizes()
+	params := make([]ParamSpec, 0, 2*(len(sizes)-1))
+	for l := range len(sizes) - 1 {
+		w, b := paramNames(s.Kind, l)
+		params = append(params,
+			ParamSpec{Name: w, Shape: []int{sizes[l], sizes[l+1]}},
+			ParamSpec{Name: b, Shape: []int{sizes[l+1]}})
+	}
+	var head lossHead = squaredError{}
+	if s.isClassifier() {
+		head = crossEntropy{}
+	}
+	return &network{spec: s, params: params, head: head}
+}
+
+func (n *network) Spec() Spec {
+	s := n.spec
+	s.Hidden = slices.Clone(s.Hidden)
+	return s
+}
+
+func (n *network) Params() []ParamSpec {
+	ps := make([]ParamSpec, len(n.params))
+	for j, p := range n.params {
+		ps[j] = ParamSpec{Name: p.Name, Shape: slices.Clone(p.Shape)}
+	}
+	return ps
+}
+
+func (n *network) Init(seed uint64, params [][]float32) {
+	if err := checkParams(n.params, params); err != nil {
+		panic(fmt.Errorf("model: Init: %w", err))
+	}
+	for j, p := range n.params {
+		fillUniform(seed, j, 0, initLimit(n.spec, p), params[j])
+	}
+}
+
+func (n *network) Gradient(params [][]float32, b Batch, grads [][]float32) float64 {
+	n.mustFit("Gradient", params, b)
+	if err := checkParams(n.params, grads); err != nil {
+		panic(fmt.Errorf("model: Gradient: grads: %w", err))
+	}
+	if b.N == 0 {
+		return 0
+	}
+	layers := layersFrom(n.params, widenAll(params))
+	inputs, z := forward(layers, batchMatrix(b))
+	delta := mat.NewDense(b.N, n.spec.Outputs, nil)
+	lossSum, _ := n.head.score(z, b.Y, delta)
+	backward(layers, inputs, delta, grads)
+	return lossSum
+}
+
+func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
+	n.mustFit("Evaluate", params, b)
+	if b.N == 0 {
+		return 0, 0
+	}
+	return n.evaluate64(widenAll(params), b)
+}
+
+// evaluate64 is Evaluate on float64 parameters; b must be non-empty and checked.
+func (n *network) evaluate64(params [][]float64, b Batch) (float64, int) {
+	_, z := forward(layersFrom(n.params, params), batchMatrix(b))
+	return n.head.score(z, b.Y, nil)
+}
+
+// mustFit panics on caller bugs: the signatures fixed by Model have no error.
+func (n *network) mustFit(op string, params [][]float32, b Batch) {
+	if err := checkParams(n.params, params); err != nil {
+		panic(fmt.Errorf("model: %s: %w", op, err))
+	}
+	if err := n.spec.CheckBatch(b); err != nil {
+		panic(fmt.Errorf("model: %s: %w", op, err))
+	}
+}
+
+// forward returns the input of every layer (the batch, then each hidden
+// activation) and the output layer's pre-activation.
+func forward(layers []layer, x *mat.Dense) (inputs []*mat.Dense, out *mat.Dense) {
+	inputs = make([]*mat.Dense, len(layers))
+	a := x
+	for l, ly := range layers {
+		inputs[l] = a
+		out = ly.affine(a)
+		if l < len(layers)-1 {
+			a = relu(out)
+		}
+	}
+	return inputs, out
+}
+
+// backward propagates delta = dLoss/d(output pre-activation) down the layers
+// and adds each layer's weight and bias gradients into grads.
+func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]float32) {
+	for l := len(layers) - 1; l >= 0; l-- {
+		ly := layers[l]
+		fanIn, fanOut := ly.w.Dims()
+		gw := mat.NewDense(fanIn, fanOut, nil)
+		gw.Mul(inputs[l].T(), delta)
+		addInto(grads[2*l], gw.RawMatrix().Data)
+		addInto(grads[2*l+1], columnSums(delta))
+		if l == 0 {
+			break
+		}
+		rows, _ := delta.Dims()
+		below := mat.NewDense(rows, fanIn, nil)
+		below.Mul(delta, ly.w.T())
+		maskInactive(below, inputs[l])
+		delta = below
+	}
+}
+
+func columnSums(m *mat.Dense) []float64 {
+	rows, cols := m.Dims()
+	sums := make([]float64, cols)
+	for r := range rows {
+		floats.Add(sums, m.RawRowView(r))
+	}
+	return sums
+}
+
+func relu(z *mat.Dense) *mat.Dense {
+	rows, cols := z.Dims()
+	a := mat.NewDense(rows, cols, nil)
+	for r := range rows {
+		dst := a.RawRowView(r)
+		for k, v := range z.RawRowView(r) {
+			dst[k] = max(v, 0)
+		}
+	}
+	return a
+}
+
+// maskInactive zeroes the gradient of units whose ReLU output was 0 (the
+// derivative at exactly 0 is taken as 0).
+func maskInactive(grad, activation *mat.Dense) {
+	rows, _ := grad.Dims()
+	for r := range rows {
+		g := grad.RawRowView(r)
+		for k, a := range activation.RawRowView(r) {
+			if a <= 0 {
+				g[k] = 0
+			}
+		}
+	}
+}

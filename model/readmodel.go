@@ -1,0 +1,75 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// ReadModel reads a pass directory (or modelDir/latest) written by
+// WriteModel. It checks that the manifest describes a valid model whose
+// parameters have the expected names and shapes, and verifies every file's
+// size and sha256; any mismatch is ErrCorruptModel naming the file.
+// I/O failures (such as a missing manifest) are returned as they are.
+func ReadModel(dir string) (Manifest, [][]float32, error) {
+	manifestPath := filepath.Join(dir, ManifestFile)
+	raw, err := os.ReadFile(manifestPath)
+	if err != nil {
+		return Manifest{}, nil, fmt.Errorf("model: %w", err)
+	}
+	var man Manifest
+	if err := json.Unmarshal(raw, &man); err != nil {
+		return Manifest{}, nil, fmt.Errorf("model: %s: %w: %w", manifestPath, ErrCorruptModel, err)
+	}
+	m, err := New(man.Spec())
+	if err != nil {
+		return Manifest{}, nil, fmt.Errorf("model: %s: %w: %w", manifestPath, ErrCorruptModel, err)
+	}
+	if err := matchManifestParams(m.Params(), man.Params); err != nil {
+		return Manifest{}, nil, fmt.Errorf("model: %s: %w", manifestPath, err)
+	}
+	params := make([][]float32, len(man.Params))
+	for j, pm := range man.Params {
+		if params[j], err = readParamFile(dir, pm, m.Params()[j].Size()); err != nil {
+			return Manifest{}, nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	return man, params, nil
+}
+
+func matchManifestParams(want []ParamSpec, got []ParamManifest) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("lists %d params, model has %d: %w", len(got), len(want), ErrCorruptModel)
+	}
+	for j, p := range want {
+		if got[j].Name != p.Name || !slices.Equal(got[j].Shape, p.Shape) {
+			return fmt.Errorf("param %d is %q %v, model wants %q %v: %w",
+				j, got[j].Name, got[j].Shape, p.Name, p.Shape, ErrCorruptModel)
+		}
+		if f := got[j].File; f == "" || f == "." || f == ".." || filepath.Base(f) != f {
+			return fmt.Errorf("param %q: file %q is not a plain file name: %w", p.Name, f, ErrCorruptModel)
+		}
+	}
+	return nil
+}
+
+func readParamFile(dir string, pm ParamManifest, size int) ([]float32, error) {
+	path := filepath.Join(dir, pm.File)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) != 4*size {
+		return nil, fmt.Errorf("%s: %d bytes, want %d (%d float32 for shape %v): %w",
+			path, len(data), 4*size, size, pm.Shape, ErrCorruptModel)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != pm.SHA256 {
+		return nil, fmt.Errorf("%s: sha256 %s, manifest says %s: %w", path, got, pm.SHA256, ErrCorruptModel)
+	}
+	return BytesFloat32(data)
+}

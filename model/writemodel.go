@@ -1,0 +1,90 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// WriteModel writes params as modelDir/pass-NNNNN/ (one raw little-endian
+// float32 file per parameter, NAME.f32, plus manifest.json with their sha256)
+// and then points modelDir/latest at it. It returns the pass directory.
+//
+// Crash safety: every file goes through a temp name, fsync and rename; the
+// pass directory is assembled under a temp name and renamed into place; the
+// latest symlink is swapped by renaming a fresh symlink over it. A reader
+// therefore sees either the previous or the new model, never a mixture. If the
+// pass directory already exists it is replaced, and latest always follows
+// the pass written last.
+func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float32) (dir string, err error) {
+	if pass < 0 {
+		return "", fmt.Errorf("model: write %s: pass %d must be >= 0: %w", modelDir, pass, ErrInvalidPass)
+	}
+	if err := CheckParams(m, params); err != nil {
+		return "", fmt.Errorf("model: write %s: %w", modelDir, err)
+	}
+	if err := os.MkdirAll(modelDir, 0o755); err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	name := PassDirName(pass)
+	tmp, err := os.MkdirTemp(modelDir, "."+name+".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	if err := writePassFiles(tmp, manifestHeader(m.Spec(), pass, step), m.Params(), params); err != nil {
+		return "", fmt.Errorf("model: write %s: %w", filepath.Join(modelDir, name), err)
+	}
+	dir = filepath.Join(modelDir, name)
+	if err := replaceDir(tmp, dir); err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	if err := syncDir(modelDir); err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	if err := replaceSymlink(modelDir, LatestLink, name); err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	if err := syncDir(modelDir); err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	return dir, nil
+}
+
+func manifestHeader(s Spec, pass int, step int64) Manifest {
+	return Manifest{Kind: s.Kind, Inputs: s.Inputs, Outputs: s.Outputs, Hidden: slices.Clone(s.Hidden), Pass: pass, Step: step}
+}
+
+// writePassFiles fills dir with the parameter files and, last, the manifest.
+func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]float32) error {
+	for j, p := range ps {
+		data := Float32Bytes(params[j])
+		sum := sha256.Sum256(data)
+		file := p.Name + ParamFileExt
+		if err := writeFileDurably(dir, file, data); err != nil {
+			return err
+		}
+		manifest.Params = append(manifest.Params, ParamManifest{
+			Name: p.Name, Shape: p.Shape, File: file, SHA256: hex.EncodeToString(sum[:]),
+		})
+	}
+	encoded, err := json.MarshalIndent(manifest, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ManifestFile, err)
+	}
+	if err := writeFileDurably(dir, ManifestFile, append(encoded, '\n')); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}

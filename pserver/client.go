@@ -1,0 +1,145 @@
+package pserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+)
+
+// Client talks to every pserver of a job; it scatters gradients and gathers
+// parameters block by block.
+type Client struct {
+	conns   []*grpc.ClientConn
+	servers []api.PServerClient
+	blocks  []Block
+	byID    map[int]Block
+}
+
+// NewClient dials the pservers at addrs (index order). blocks is the job's
+// partition (Partition over the model's parameter sizes).
+func NewClient(addrs []string, blocks []Block) (*Client, error) {
+	c := &Client{blocks: blocks, byID: map[int]Block{}}
+	for _, b := range blocks {
+		c.byID[b.ID] = b
+	}
+	for i, a := range addrs {
+		conn, err := grpc.NewClient(a, DialOptions()...)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("pserver %d at %s: %w", i, a, err)
+		}
+		c.conns = append(c.conns, conn)
+		c.servers = append(c.servers, api.NewPServerClient(conn))
+	}
+	return c, nil
+}
+
+// Close closes every connection.
+func (c *Client) Close() {
+	for _, conn := range c.conns {
+		_ = conn.Close()
+	}
+}
+
+// Pull fills params (one slice per model parameter) from every pserver once
+// each has applied minStep steps, and returns the lowest step seen.
+func (c *Client) Pull(ctx context.Context, minStep int64, params [][]float32) (int64, error) {
+	steps := make([]int64, len(c.servers))
+	g, ctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error {
+			stream, err := srv.Pull(ctx, &api.PullRequest{MinStep: minStep})
+			if err != nil {
+				return fmt.Errorf("pull from pserver %d: %w", i, err)
+			}
+			for {
+				msg, err := stream.Recv()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("pull from pserver %d: %w", i, err)
+				}
+				steps[i] = msg.Step
+				b, ok := c.byID[int(msg.Block)]
+				if !ok || b.Server != i {
+					return fmt.Errorf("pull from pserver %d: unexpected block %d", i, msg.Block)
+				}
+				vals, err := model.BytesFloat32(msg.Data)
+				if err != nil {
+					return fmt.Errorf("pull from pserver %d: %w", i, err)
+				}
+				dst := params[b.Param][b.Offset : b.Offset+b.Len]
+				if msg.Offset < 0 || int(msg.Offset)+len(vals) > len(dst) {
+					return fmt.Errorf("pull from pserver %d: block %d chunk out of bounds", i, b.ID)
+				}
+				copy(dst[msg.Offset:], vals)
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	lowest := steps[0]
+	for _, s := range steps {
+		lowest = min(lowest, s)
+	}
+	return lowest, nil
+}
+
+// Push sends this trainer's gradient sums (one slice per model parameter) for
+// step to every pserver.
+func (c *Client) Push(ctx context.Context, trainer int, step, records int64, grads [][]float32) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error {
+			stream, err := srv.Push(ctx)
+			if err != nil {
+				return fmt.Errorf("push to pserver %d: %w", i, err)
+			}
+			header := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Block: -1}
+			sent := false
+			for _, b := range c.blocks {
+				if b.Server != i {
+					continue
+				}
+				src := grads[b.Param][b.Offset : b.Offset+b.Len]
+				for off := 0; off < len(src); off += chunkFloats {
+					end := min(off+chunkFloats, len(src))
+					msg := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records,
+						Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(src[off:end])}
+					if err := stream.Send(msg); err != nil {
+						return fmt.Errorf("push to pserver %d: %w", i, pushErr(stream, err))
+					}
+					sent = true
+				}
+			}
+			if !sent {
+				if err := stream.Send(header); err != nil {
+					return fmt.Errorf("push to pserver %d: %w", i, pushErr(stream, err))
+				}
+			}
+			if _, err := stream.CloseAndRecv(); err != nil {
+				return fmt.Errorf("push to pserver %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// pushErr turns io.EOF from Send into the server's real status.
+func pushErr(stream api.PServer_PushClient, err error) error {
+	if errors.Is(err, io.EOF) {
+		if _, rerr := stream.CloseAndRecv(); rerr != nil {
+			return rerr
+		}
+	}
+	return err
+}

@@ -1,0 +1,55 @@
+package pserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gtrain/gtrain/coord"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Discover waits until all n pservers of job are registered in etcd and
+// returns their addresses by index. It logs while it waits, so an operator
+// reading the log sees what is missing.
+func Discover(ctx context.Context, cli *clientv3.Client, job string, n int, log *slog.Logger) ([]string, error) {
+	prefix := coord.PserverPrefix(job)
+	lastLog := time.Time{}
+	for {
+		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
+		if err != nil {
+			return nil, fmt.Errorf("discover pservers of %s: %w", job, err)
+		}
+		addrs := make([]string, n)
+		found := 0
+		for _, kv := range resp.Kvs {
+			var r coord.PserverRecord
+			if json.Unmarshal(kv.Value, &r) != nil || r.Index < 0 || r.Index >= n {
+				continue
+			}
+			if addrs[r.Index] == "" {
+				found++
+			}
+			addrs[r.Index] = r.Addr
+		}
+		if found == n {
+			return addrs, nil
+		}
+		if log != nil && time.Since(lastLog) > 5*time.Second {
+			log.Info("waiting for pservers", "registered", found, "want", n)
+			lastLog = time.Now()
+		}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		wch := cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+		select {
+		case <-wch:
+		case <-wctx.Done():
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("discover pservers of %s: %w", job, ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package pserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// chunkFloats bounds one message's payload (2 MiB): large enough to amortise
+// per-message cost, well under gRPC's message limits.
+const chunkFloats = 512 << 10
+
+// Server exposes a Shard over gRPC.
+type Server struct {
+	api.UnimplementedPServerServer
+	index int
+	shard *Shard
+}
+
+// NewServer serves shard as pserver index.
+func NewServer(index int, shard *Shard) *Server { return &Server{index: index, shard: shard} }
+
+// Push receives one trainer's gradient for one step.
+func (s *Server) Push(stream api.PServer_PushServer) error {
+	var g *Gradient
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			g = s.shard.NewGradient(int(msg.TrainerId), msg.Step, msg.Records)
+		}
+		if len(msg.Data) == 0 {
+			continue
+		}
+		vals, err := model.BytesFloat32(msg.Data)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "push block %d: %v", msg.Block, err)
+		}
+		if err := g.Write(int(msg.Block), msg.Offset, vals); err != nil {
+			return status.Errorf(codes.InvalidArgument, "push: %v", err)
+		}
+	}
+	if g == nil {
+		return status.Error(codes.InvalidArgument, "push: empty stream")
+	}
+	_, step, err := s.shard.Push(g)
+	if err != nil {
+		return statusOf(err)
+	}
+	return stream.SendAndClose(&api.PushReply{Step: step})
+}
+
+// Pull waits until the shard applied min_step steps, then streams its
+// parameters, all of one step.
+func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error {
+	ctx := stream.Context()
+	for {
+		ch, step := s.shard.Advanced()
+		if step >= req.MinStep {
+			break
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	return s.shard.View(func(step int64, b Block, param []float32) error {
+		for off := 0; off < len(param); off += chunkFloats {
+			end := min(off+chunkFloats, len(param))
+			msg := &api.ParamChunk{Step: step, Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(param[off:end])}
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Info tells what this pserver holds.
+func (s *Server) Info(ctx context.Context, _ *api.InfoRequest) (*api.InfoReply, error) {
+	r := &api.InfoReply{Index: int32(s.index), Step: s.shard.Step()}
+	for _, b := range s.shard.Blocks() {
+		r.Blocks = append(r.Blocks, int32(b.ID))
+	}
+	return r, nil
+}
+
+func statusOf(err error) error {
+	switch {
+	case errors.Is(err, ErrStaleStep), errors.Is(err, ErrFutureStep):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, ErrBadTrainer), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient):
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return status.Error(codes.Internal, fmt.Sprint(err))
+}

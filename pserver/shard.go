@@ -1,0 +1,263 @@
+package pserver
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Sentinel errors of the step logic.
+var (
+	ErrStaleStep   = errors.New("push for a step already applied")
+	ErrFutureStep  = errors.New("push for a step not yet reached")
+	ErrBadTrainer  = errors.New("trainer ID out of range")
+	ErrBadBlock    = errors.New("block not held by this pserver")
+	ErrBadGradient = errors.New("gradient data out of the block's bounds")
+)
+
+// Mode is how pushes become steps.
+type Mode int
+
+const (
+	// Sync applies a step once every trainer pushed its gradient for it.
+	Sync Mode = iota
+	// Async applies every push at once.
+	Async
+)
+
+// ParseMode maps the job spec's mode.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "sync":
+		return Sync, nil
+	case "async":
+		return Async, nil
+	}
+	return 0, fmt.Errorf("mode %q: want sync or async", s)
+}
+
+// ShardConfig configures a Shard.
+type ShardConfig struct {
+	Mode      Mode
+	Trainers  int     // sync: pushes per step
+	Blocks    []Block // the blocks this pserver holds
+	Optimizer OptimizerConfig
+}
+
+// Validate names the bad field.
+func (c ShardConfig) Validate() error {
+	if c.Mode == Sync && c.Trainers < 1 {
+		return fmt.Errorf("shard: Trainers must be >= 1 in sync mode, got %d", c.Trainers)
+	}
+	return c.Optimizer.Validate()
+}
+
+type blockState struct {
+	Block
+	param []float32
+	slots [][]float32
+}
+
+// Gradient is one trainer's push for one step: per block, the SUM of the
+// gradients over Records records.
+type Gradient struct {
+	Trainer int
+	Step    int64
+	Records int64
+	data    map[int][]float32
+}
+
+// Shard is the pure step logic of one pserver: no sockets, no clock.
+// Safe for concurrent use.
+type Shard struct {
+	cfg    ShardConfig
+	opt    Optimizer
+	mu     sync.RWMutex
+	blocks map[int]*blockState
+	order  []int // block IDs ascending, the fixed order of every loop
+	step   int64 // steps applied
+
+	pending  map[int]*Gradient // sync: this step's pushes by trainer
+	advanced chan struct{}     // closed and replaced whenever step grows
+	free     sync.Pool         // of *Gradient
+}
+
+// NewShard builds a shard; init fills each block's initial parameters.
+func NewShard(cfg ShardConfig, init func(b Block, dst []float32)) (*Shard, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opt, err := NewOptimizer(cfg.Optimizer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, pending: map[int]*Gradient{}, advanced: make(chan struct{})}
+	for _, b := range cfg.Blocks {
+		bs := &blockState{Block: b, param: make([]float32, b.Len)}
+		for i := 0; i < opt.Slots(); i++ {
+			bs.slots = append(bs.slots, make([]float32, b.Len))
+		}
+		if init != nil {
+			init(b, bs.param)
+		}
+		s.blocks[b.ID] = bs
+		s.order = append(s.order, b.ID)
+	}
+	return s, nil
+}
+
+// Step is the number of steps applied.
+func (s *Shard) Step() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.step
+}
+
+// Advanced returns a channel closed at the next step, and the current step.
+func (s *Shard) Advanced() (<-chan struct{}, int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.advanced, s.step
+}
+
+// NewGradient returns an empty gradient buffer sized for this shard.
+func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
+	g, _ := s.free.Get().(*Gradient)
+	if g == nil {
+		g = &Gradient{data: map[int][]float32{}}
+		for _, id := range s.order {
+			g.data[id] = make([]float32, s.blocks[id].Len)
+		}
+	}
+	g.Trainer, g.Step, g.Records = trainer, step, records
+	for _, d := range g.data {
+		clear(d)
+	}
+	return g
+}
+
+// Write copies gradient values into block at offset.
+func (g *Gradient) Write(block int, offset int64, vals []float32) error {
+	d, ok := g.data[block]
+	if !ok {
+		return fmt.Errorf("block %d: %w", block, ErrBadBlock)
+	}
+	if offset < 0 || offset+int64(len(vals)) > int64(len(d)) {
+		return fmt.Errorf("block %d offset %d len %d (block len %d): %w", block, offset, len(vals), len(d), ErrBadGradient)
+	}
+	copy(d[offset:], vals)
+	return nil
+}
+
+// Push hands a complete gradient to the shard. In async mode it is applied at
+// once. In sync mode it waits for the other trainers of its step; a second push
+// by the same trainer for the same step replaces the first (a restarted trainer
+// redoes its step). It returns whether a step was applied and the step count.
+func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.Mode == Async {
+		s.applyLocked([]*Gradient{g})
+		s.free.Put(g)
+		return true, s.step, nil
+	}
+	if g.Trainer < 0 || g.Trainer >= s.cfg.Trainers {
+		return false, s.step, fmt.Errorf("trainer %d of %d: %w", g.Trainer, s.cfg.Trainers, ErrBadTrainer)
+	}
+	switch {
+	case g.Step < s.step:
+		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrStaleStep)
+	case g.Step > s.step:
+		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrFutureStep)
+	}
+	if old := s.pending[g.Trainer]; old != nil {
+		s.free.Put(old)
+	}
+	s.pending[g.Trainer] = g
+	if len(s.pending) < s.cfg.Trainers {
+		return false, s.step, nil
+	}
+	grads := make([]*Gradient, s.cfg.Trainers)
+	for t := range grads {
+		grads[t] = s.pending[t]
+	}
+	s.applyLocked(grads)
+	for t, g := range grads {
+		delete(s.pending, t)
+		s.free.Put(g)
+	}
+	return true, s.step, nil
+}
+
+// AbortStep drops the pushes received for the current step (sync mode), so
+// the step is redone without partial gradients.
+func (s *Shard) AbortStep() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, g := range s.pending {
+		delete(s.pending, t)
+		s.free.Put(g)
+	}
+}
+
+// applyLocked sums the gradients in the given (trainer) order, divides by the
+// total record count and applies the optimizer: the record-weighted mean.
+func (s *Shard) applyLocked(grads []*Gradient) {
+	var records int64
+	for _, g := range grads {
+		records += g.Records
+	}
+	t := s.step + 1
+	if records > 0 {
+		inv := float32(1) / float32(records)
+		for _, id := range s.order {
+			b := s.blocks[id]
+			sum := grads[0].data[id]
+			for _, g := range grads[1:] {
+				addInto(sum, g.data[id])
+			}
+			scale(sum, inv)
+			s.opt.Update(b.param, sum, b.slots, t)
+		}
+	}
+	s.step++
+	close(s.advanced)
+	s.advanced = make(chan struct{})
+}
+
+func addInto(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+func scale(v []float32, k float32) {
+	for i := range v {
+		v[i] *= k
+	}
+}
+
+// View calls fn with each block's parameters, in block order, under a read
+// lock held for the whole walk: fn sees one consistent step. fn must not
+// retain the slices.
+func (s *Shard) View(fn func(step int64, b Block, param []float32) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, id := range s.order {
+		b := s.blocks[id]
+		if err := fn(s.step, b.Block, b.param); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Blocks lists the blocks held, in order.
+func (s *Shard) Blocks() []Block {
+	out := make([]Block, 0, len(s.order))
+	for _, id := range s.order {
+		out = append(out, s.blocks[id].Block)
+	}
+	return out
+}
