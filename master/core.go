@@ -81,13 +81,13 @@ type Core struct {
 	mu      sync.Mutex
 	q       *Queue
 	meta    Meta
-	plan    *PassPlan          // sync: the current pass
-	reports map[int]stepReport // sync: reports for step meta.Step
-	ending  bool               // a pass end is being evaluated
-	changed chan struct{}      // closed and replaced on every change
-	dirty   uint64             // changes made
-	durable uint64             // changes saved
-	fatal   error              // a failed save: this master must stop
+	plan    *PassPlan                    // sync: the current pass
+	reports map[int64]map[int]stepReport // sync: reports by step, then trainer
+	ending  bool                         // a pass end is being evaluated
+	changed chan struct{}                // closed and replaced on every change
+	dirty   uint64                       // changes made
+	durable uint64                       // changes saved
+	fatal   error                        // a failed save: this master must stop
 
 	commitMu sync.Mutex // one Save at a time; waiting writers ride along (group commit)
 	endCtx   context.Context
@@ -102,7 +102,7 @@ func NewCore(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store, e
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Core{cfg: cfg, tasks: tasks, store: store, eval: eval, clock: clock, log: log,
-		reports: map[int]stepReport{}, changed: make(chan struct{}), endCtx: ctx}
+		reports: map[int64]map[int]stepReport{}, changed: make(chan struct{}), endCtx: ctx}
 	meta, statuses, err := store.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("master: load state: %w", err)
@@ -283,16 +283,25 @@ func (c *Core) StepDone(ctx context.Context, trainer int, step int64, lossSum fl
 		c.mu.Unlock()
 		return nil // a repeated report of a committed step
 	}
-	if step > c.meta.Step || c.plan == nil || !c.plan.Contains(step) {
+	// A trainer may report step s+1 before its peers report s: the pservers
+	// applied s when every push of s arrived, which precedes the reports.
+	if step > c.meta.Step+1 || c.plan == nil || step >= c.plan.EndStep() {
 		defer c.mu.Unlock()
 		return fmt.Errorf("report of step %d, master at step %d: %w", step, c.meta.Step, ErrBadStep)
 	}
-	c.reports[trainer] = stepReport{loss: lossSum, records: records}
-	if len(c.reports) < c.cfg.Trainers {
+	if c.reports[step] == nil {
+		c.reports[step] = map[int]stepReport{}
+	}
+	c.reports[step][trainer] = stepReport{loss: lossSum, records: records}
+	committed := false
+	for len(c.reports[c.meta.Step]) == c.cfg.Trainers && c.plan.Contains(c.meta.Step) {
+		c.commitStepLocked(c.meta.Step)
+		committed = true
+	}
+	if !committed {
 		c.mu.Unlock()
 		return nil
 	}
-	c.commitStepLocked(step)
 	gen := c.touchLocked()
 	c.maybeEndPassLocked()
 	c.mu.Unlock()
@@ -301,11 +310,11 @@ func (c *Core) StepDone(ctx context.Context, trainer int, step int64, lossSum fl
 
 func (c *Core) commitStepLocked(step int64) {
 	for t := 0; t < c.cfg.Trainers; t++ {
-		r := c.reports[t]
+		r := c.reports[step][t]
 		c.meta.PassSamples += r.records
 		c.meta.PassLossSum += r.loss
 	}
-	clear(c.reports)
+	delete(c.reports, step)
 	started, finished := c.plan.TasksTouched(step)
 	group := c.cfg.Trainers // the whole trainer group holds sync tasks
 	now := c.clock.Now()

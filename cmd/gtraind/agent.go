@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gtrain/gtrain/daemon"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+func newAgentCmd() *cobra.Command {
+	def := daemon.DefaultConfig()
+	v := viper.New()
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the node daemon",
+		Long: `Run the gtrain node daemon.
+
+With --dev it starts a single-member etcd under <data-dir>/etcd on loopback: a whole
+cluster on one machine, nothing else to install. Without --dev, --etcd-endpoints names
+an existing etcd cluster.
+
+Settings come from flags, then GTRAIN_* environment variables (GTRAIN_DATA_DIR,
+GTRAIN_NODE_NAME, GTRAIN_ETCD_ENDPOINTS, ...), then the --config YAML file (keys as the
+flag names: data-dir, node-name, ...), then the defaults.
+
+Ready when 'gctl node list' shows the node ready. SIGINT/SIGTERM stops the role
+processes, deregisters the node and exits 0.`,
+		Example: `  gtraind agent --dev --data-dir /tmp/gtrain
+  gtraind agent --etcd-endpoints 10.0.0.1:2379 --join 10.0.0.1:7946 --config /etc/gtrain/agent.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f := v.GetString("config"); f != "" {
+				v.SetConfigFile(f)
+				if err := v.ReadInConfig(); err != nil {
+					return fmt.Errorf("%w: --config %s: %v", errUsage, f, err)
+				}
+			}
+			cfg := daemon.DefaultConfig()
+			cfg.Dev = v.GetBool("dev")
+			cfg.DataDir = v.GetString("data-dir")
+			cfg.NodeName = v.GetString("node-name")
+			cfg.APIAddr = v.GetString("api-addr")
+			cfg.GossipAddr = v.GetString("gossip-addr")
+			cfg.Join = splitList(v.GetString("join"))
+			cfg.EtcdEndpoints = splitList(v.GetString("etcd-endpoints"))
+			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
+			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
+			cfg.SessionTTL = v.GetInt("session-ttl")
+			cfg.Log = newLogger("agent")
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			return daemon.Run(cmd.Context(), cfg, func(addr string) {
+				cfg.Log.Info("agent ready", "node", cfg.NodeName, "api", addr)
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.Bool("dev", false, "start an embedded single-member etcd under <data-dir>/etcd (single-node cluster)")
+	f.String("data-dir", def.DataDir, "where etcd (with --dev), job logs, models and checkpoints live")
+	f.String("node-name", def.NodeName, "this node's name in the cluster")
+	f.String("api-addr", def.APIAddr, "address of the API gctl talks to")
+	f.String("gossip-addr", def.GossipAddr, "address of the gossip (memberlist) endpoint")
+	f.String("join", "", "gossip peers to join, HOST:PORT,...")
+	f.String("etcd-endpoints", "", "etcd cluster to use, HOST:PORT,... (required without --dev)")
+	f.String("etcd-client-addr", def.EtcdClientAddr, "with --dev: the embedded etcd's client address")
+	f.String("etcd-peer-addr", def.EtcdPeerAddr, "with --dev: the embedded etcd's peer address")
+	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
+	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
+	_ = v.BindPFlags(f)
+	v.SetEnvPrefix("GTRAIN")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	return cmd
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,34 @@
+// Command gtraind is gtrain's node daemon (`gtraind agent`) and the role
+// processes the agent launches (`gtraind master|pserver|trainer`).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := newRoot().ExecuteContext(ctx)
+	os.Exit(exitCode(err))
+}
+
+// errUsage marks a rejected command line (exit 2).
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "gtraind:", err)
+		return 2
+	}
+	fmt.Fprintln(os.Stderr, "gtraind:", err)
+	return 1
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/master"
+	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/trainer"
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+type roleFlags struct {
+	job, endpoints, dataDir, node, listen string
+	index, sessionTTL                     int
+}
+
+func newRoleCmd(role string) *cobra.Command {
+	var rf roleFlags
+	cmd := &cobra.Command{
+		Use:   role + " --job NAME --etcd-endpoints HOST:PORT",
+		Short: "Run one " + role + " of a job in the foreground",
+		Long: fmt.Sprintf(`Run one %s of a job in the foreground, against the job's record in etcd.
+The agent starts roles this way; run it by hand only for debugging. It logs to stderr.`, role),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rf.job == "" || rf.endpoints == "" {
+				return fmt.Errorf("%w: --job and --etcd-endpoints are required", errUsage)
+			}
+			if err := jobspec.ValidateName(rf.job); err != nil {
+				return fmt.Errorf("%w: --job: %v", errUsage, err)
+			}
+			log := newLogger(role).With("job", rf.job)
+			if role != "master" {
+				log = log.With("index", rf.index)
+			}
+			ctx := cmd.Context()
+			cli, err := coord.Dial(ctx, coord.SplitEndpoints(rf.endpoints))
+			if err != nil {
+				return err
+			}
+			defer cli.Close()
+			return runRole(ctx, role, rf, cli, log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&rf.job, "job", "", "job name")
+	f.StringVar(&rf.endpoints, "etcd-endpoints", "", "etcd endpoints, HOST:PORT,...")
+	f.StringVar(&rf.dataDir, "data-dir", "/var/lib/gtrain", "the agent's data dir (models, checkpoints)")
+	f.StringVar(&rf.node, "node", "", "the node this runs on (for status)")
+	f.StringVar(&rf.listen, "listen", "127.0.0.1:0", "address to serve on (master, pserver)")
+	f.IntVar(&rf.sessionTTL, "session-ttl", 5, "seconds before this process's etcd lease expires after it dies")
+	if role != "master" {
+		f.IntVar(&rf.index, "index", 0, role+" index")
+	}
+	return cmd
+}
+
+func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Client, log *slog.Logger) error {
+	switch role {
+	case "master":
+		cfg := master.DefaultConfig()
+		cfg.Job, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
+		return master.Run(ctx, cli, cfg)
+	case "pserver":
+		cfg := pserver.DefaultConfig()
+		cfg.Job, cfg.Index, cfg.Node, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.listen, rf.sessionTTL, log
+		return pserver.Run(ctx, cli, cfg)
+	default:
+		cfg := trainer.DefaultConfig()
+		cfg.Job, cfg.Worker, cfg.Node, cfg.SessionTTL, cfg.Log = rf.job, jobspec.TrainerName(rf.index), rf.node, rf.sessionTTL, log
+		cfg.Deadline = 5 * time.Minute
+		return trainer.Run(ctx, cli, cfg)
+	}
+}

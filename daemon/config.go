@@ -1,0 +1,180 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Defaults of SPEC §2 and of the supervisor.
+const (
+	DefaultDataDir        = "/var/lib/gtrain"
+	DefaultAPIAddr        = "127.0.0.1:7164"
+	DefaultGossipAddr     = "127.0.0.1:7946"
+	DefaultEtcdClientAddr = "127.0.0.1:2379"
+	DefaultEtcdPeerAddr   = "127.0.0.1:2380"
+	DefaultSessionTTL     = 5 // seconds
+	DefaultRestartLimit   = 5
+	DefaultRestartWindow  = 60 * time.Second
+	DefaultStopGrace      = 10 * time.Second
+)
+
+// Config is everything `gtraind agent` needs; cmd/gtraind fills it from
+// flags, the config file and the environment. Zero durations and counts
+// mean the defaults above.
+type Config struct {
+	DataDir    string
+	NodeName   string
+	APIAddr    string // host:port of the Control API; port 0 picks a free port
+	GossipAddr string // host:port of the gossip ring; port 0 picks a free port
+	Join       []string
+	// EtcdEndpoints names an existing etcd cluster (not with Dev).
+	EtcdEndpoints []string
+	// Dev starts an embedded single-member etcd under DataDir/etcd.
+	Dev            bool
+	EtcdClientAddr string // with Dev
+	EtcdPeerAddr   string // with Dev
+	SessionTTL     int    // seconds the node record outlives a silent agent
+	// A worker that crashes more than RestartLimit times within
+	// RestartWindow fails its job.
+	RestartLimit  int
+	RestartWindow time.Duration
+	// StopGrace is how long a role gets to exit after being asked to.
+	StopGrace time.Duration
+	// Exe is the binary the roles run with; default the running executable.
+	Exe string
+	Log *slog.Logger
+}
+
+// DefaultConfig is the configuration of SPEC §2 before flags apply.
+func DefaultConfig() Config {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "localhost"
+	}
+	return Config{
+		DataDir:        DefaultDataDir,
+		NodeName:       name,
+		APIAddr:        DefaultAPIAddr,
+		GossipAddr:     DefaultGossipAddr,
+		EtcdClientAddr: DefaultEtcdClientAddr,
+		EtcdPeerAddr:   DefaultEtcdPeerAddr,
+		SessionTTL:     DefaultSessionTTL,
+		RestartLimit:   DefaultRestartLimit,
+		RestartWindow:  DefaultRestartWindow,
+		StopGrace:      DefaultStopGrace,
+	}
+}
+
+// Validate checks the config and names the first bad field with the flag
+// that sets it.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		return bad("DataDir (--data-dir) is empty: give a directory for job logs and checkpoints")
+	}
+	if err := validateNodeName(c.NodeName); err != nil {
+		return bad("NodeName (--node-name) %q: %v", c.NodeName, err)
+	}
+	for _, a := range []struct{ field, flag, addr string }{
+		{"APIAddr", "--api-addr", c.APIAddr},
+		{"GossipAddr", "--gossip-addr", c.GossipAddr},
+	} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return bad("%s (%s) %q is not HOST:PORT: %v", a.field, a.flag, a.addr, err)
+		}
+	}
+	for _, j := range c.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil {
+			return bad("Join (--join) entry %q is not HOST:PORT: %v", j, err)
+		}
+	}
+	switch {
+	case c.Dev && len(c.EtcdEndpoints) > 0:
+		return bad("Dev (--dev) and EtcdEndpoints (--etcd-endpoints %s) both given: --dev starts its own etcd; pass one or the other",
+			strings.Join(c.EtcdEndpoints, ","))
+	case !c.Dev && len(c.EtcdEndpoints) == 0:
+		return bad("EtcdEndpoints is empty: pass --etcd-endpoints HOST:PORT,... to use an etcd cluster, or --dev for an embedded single-node etcd")
+	}
+	if c.Dev {
+		for _, a := range []struct{ field, flag, addr string }{
+			{"EtcdClientAddr", "--etcd-client-addr", c.EtcdClientAddr},
+			{"EtcdPeerAddr", "--etcd-peer-addr", c.EtcdPeerAddr},
+		} {
+			if _, _, err := net.SplitHostPort(a.addr); err != nil {
+				return bad("%s (%s) %q is not HOST:PORT: %v", a.field, a.flag, a.addr, err)
+			}
+		}
+	}
+	for _, n := range []struct {
+		field string
+		v     int64
+	}{
+		{"SessionTTL", int64(c.SessionTTL)},
+		{"RestartLimit", int64(c.RestartLimit)},
+		{"RestartWindow", int64(c.RestartWindow)},
+		{"StopGrace", int64(c.StopGrace)},
+	} {
+		if n.v < 0 {
+			return bad("%s is negative (%d); use 0 for the default", n.field, n.v)
+		}
+	}
+	return nil
+}
+
+// validateNodeName keeps node names usable as one etcd key segment and as a
+// gossip member name.
+func validateNodeName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty")
+	case len(name) > 253:
+		return fmt.Errorf("%d characters, at most 253", len(name))
+	}
+	for i, r := range name {
+		if r <= ' ' || r == '/' || r > '~' {
+			return fmt.Errorf("character %q at byte %d: use letters, digits, '-' and '.' (a host name)", r, i)
+		}
+	}
+	return nil
+}
+
+// withDefaults fills zero fields and makes DataDir absolute, because roles
+// receive it on their command line and may not share the agent's working
+// directory.
+func (c Config) withDefaults() (Config, error) {
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.RestartLimit == 0 {
+		c.RestartLimit = DefaultRestartLimit
+	}
+	if c.RestartWindow == 0 {
+		c.RestartWindow = DefaultRestartWindow
+	}
+	if c.StopGrace == 0 {
+		c.StopGrace = DefaultStopGrace
+	}
+	if c.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return c, fmt.Errorf("%w: Exe is empty and the running executable is unknown: %v", ErrInvalidConfig, err)
+		}
+		c.Exe = exe
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return c, fmt.Errorf("%w: DataDir (--data-dir) %q: %v", ErrInvalidConfig, c.DataDir, err)
+	}
+	c.DataDir = abs
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

@@ -1,0 +1,19 @@
+package daemon
+
+import "errors"
+
+var (
+	// ErrInvalidConfig is wrapped by every rejection of a Config; the message
+	// names the field (and the flag that sets it).
+	ErrInvalidConfig = errors.New("invalid agent config")
+	// ErrNodeNameTaken means a live agent already holds this node name.
+	ErrNodeNameTaken = errors.New("node name already registered by a live agent")
+	// ErrEtcdFailed reports a fatal error of the embedded etcd server.
+	ErrEtcdFailed = errors.New("embedded etcd failed")
+	// ErrAPIServer reports that the Control API server stopped serving.
+	ErrAPIServer = errors.New("control API server failed")
+	// ErrNoNodes means a job cannot be placed because no node is ready.
+	ErrNoNodes = errors.New("no ready node to place the job on")
+	// ErrUnknownWorker names a worker that is not one of the job's roles.
+	ErrUnknownWorker = errors.New("unknown worker name")
+)

@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv marks a re-executed test binary as a stand-in for a gtraind
+// role. The tests point Config.Exe at the test binary, so the supervisor is
+// tested with real processes but without the real roles. What the child
+// does is chosen by the first word of its job name:
+//
+//	ok-*       prints and exits 0
+//	crash-*    prints and exits 3
+//	sleep-*    prints a tick every 50ms until SIGTERM, then exits 0
+//	stubborn-* ignores SIGTERM and sleeps (only SIGKILL ends it)
+//	mixed-*    trainers crash, the other workers sleep
+const childEnv = "GTRAIN_DAEMON_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(testChild(os.Args[1:]))
+	}
+	// Every child the agents under test start inherits this.
+	os.Setenv(childEnv, "1")
+	os.Exit(m.Run())
+}
+
+func testChild(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "test child: no role")
+		return 2
+	}
+	role, job, index := args[0], "", "-"
+	for i := 1; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--job":
+			job = args[i+1]
+		case "--index":
+			index = args[i+1]
+		}
+	}
+	behaviour, _, _ := strings.Cut(job, "-")
+	if behaviour == "mixed" {
+		behaviour = "sleep"
+		if role == roleTrainer {
+			behaviour = "crash"
+		}
+	}
+	fmt.Printf("%s %s of %s: %s (pid %d)\n", role, index, job, behaviour, os.Getpid())
+	switch behaviour {
+	case "ok":
+		fmt.Println("working")
+		fmt.Println("done")
+		return 0
+	case "crash":
+		fmt.Fprintln(os.Stderr, "crashing on purpose")
+		return 3
+	case "sleep":
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		tick := time.NewTicker(50 * time.Millisecond)
+		for n := 1; ; n++ {
+			select {
+			case <-term:
+				fmt.Println("got SIGTERM; bye")
+				return 0
+			case <-tick.C:
+				fmt.Printf("tick %d\n", n)
+			}
+		}
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ignoring SIGTERM")
+		time.Sleep(time.Hour)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "test child: unknown behaviour %q\n", behaviour)
+	return 2
+}

@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/gtrain/gtrain/coord"
+)
+
+// reregisterPause is the wait between attempts to register again after the
+// etcd session was lost.
+const reregisterPause = time.Second
+
+// registration is this node's NodeRecord, held under an etcd session so
+// that it disappears when the agent does. If the session is lost (etcd
+// unreachable for longer than the TTL) it registers again.
+type registration struct {
+	cli *clientv3.Client
+	ttl int
+	log *slog.Logger
+
+	mu      sync.Mutex
+	rec     coord.NodeRecord
+	session *concurrency.Session
+
+	lost   chan error // a fatal error: the name was taken while we were away
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// register claims the node name. A live agent with the same name makes it
+// fail with ErrNodeNameTaken.
+func register(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int, log *slog.Logger) (*registration, error) {
+	sess, err := claimNode(ctx, cli, rec, ttl)
+	if err != nil {
+		return nil, err
+	}
+	kctx, cancel := context.WithCancel(context.Background())
+	r := &registration{
+		cli: cli, ttl: ttl, log: log, rec: rec, session: sess,
+		lost: make(chan error, 1), cancel: cancel, done: make(chan struct{}),
+	}
+	go r.keep(kctx)
+	return r, nil
+}
+
+func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int) (*concurrency.Session, error) {
+	sess, err := concurrency.NewSession(cli, concurrency.WithTTL(ttl))
+	if err != nil {
+		return nil, fmt.Errorf("etcd session for node %s: %w", rec.Name, err)
+	}
+	err = coord.Claim(ctx, cli, coord.NodeKey(rec.Name), coord.MustJSON(rec), sess.Lease())
+	if err == nil {
+		return sess, nil
+	}
+	_ = sess.Close()
+	if !errors.Is(err, coord.ErrClaimed) {
+		return nil, fmt.Errorf("register node %s: %w", rec.Name, err)
+	}
+	var holder coord.NodeRecord
+	if _, gerr := coord.GetJSON(ctx, cli, coord.NodeKey(rec.Name), &holder); gerr == nil {
+		return nil, fmt.Errorf("%w: node %q is served by the agent at %s (started %s); stop it, or give this agent another --node-name",
+			ErrNodeNameTaken, rec.Name, holder.APIAddr, holder.Started.Format(time.RFC3339))
+	}
+	return nil, fmt.Errorf("%w: node %q (%v); stop that agent, or give this agent another --node-name", ErrNodeNameTaken, rec.Name, err)
+}
+
+// update rewrites the record (e.g. with the bound gossip address).
+func (r *registration) update(ctx context.Context, rec coord.NodeRecord) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec = rec
+	return coord.PutJSON(ctx, r.cli, coord.NodeKey(rec.Name), rec, clientv3.WithLease(r.session.Lease()))
+}
+
+// keep registers again whenever the session is lost.
+func (r *registration) keep(ctx context.Context) {
+	defer close(r.done)
+	for {
+		r.mu.Lock()
+		sess := r.session
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.Done():
+		}
+		r.log.Warn("etcd session lost; registering the node again")
+		for {
+			r.mu.Lock()
+			rec := r.rec
+			r.mu.Unlock()
+			// Our old record may outlive a broken keep-alive stream; revoking
+			// its lease frees the name for us.
+			rctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+			_, _ = r.cli.Revoke(rctx, sess.Lease())
+			next, err := claimNode(rctx, r.cli, rec, r.ttl)
+			cancel()
+			if err == nil {
+				r.mu.Lock()
+				r.session = next
+				r.mu.Unlock()
+				r.log.Info("node registered again")
+				break
+			}
+			if errors.Is(err, ErrNodeNameTaken) {
+				r.lost <- err
+				return
+			}
+			r.log.Warn("cannot register the node yet", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(reregisterPause):
+			}
+		}
+	}
+}
+
+// close deregisters: revoking the session's lease deletes the node record.
+func (r *registration) close() {
+	r.cancel()
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.session.Close(); err != nil {
+		r.log.Warn("cannot deregister the node; its record expires with its lease", "err", err)
+	}
+}

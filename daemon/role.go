@@ -1,0 +1,89 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// Role subcommands of gtraind (SPEC §2).
+const (
+	roleMaster  = "master"
+	rolePserver = "pserver"
+	roleTrainer = "trainer"
+)
+
+// workerRole splits a worker name ("master", "pserver-1", "trainer-0") into
+// the gtraind subcommand that runs it and its index (-1 for the master).
+func workerRole(worker string) (role string, index int, err error) {
+	if worker == jobspec.MasterName {
+		return roleMaster, -1, nil
+	}
+	for _, r := range []string{rolePserver, roleTrainer} {
+		rest, ok := strings.CutPrefix(worker, r+"-")
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(rest)
+		if err != nil || i < 0 || strconv.Itoa(i) != rest {
+			break
+		}
+		return r, i, nil
+	}
+	return "", 0, fmt.Errorf("%w %q: want master, pserver-N or trainer-N", ErrUnknownWorker, worker)
+}
+
+// roleArgs is the command line (after the executable) that runs worker:
+// ROLE --job JOB --etcd-endpoints E1,E2 --data-dir DIR --node NODE [--index I].
+func roleArgs(job, worker string, endpoints []string, dataDir, node string) ([]string, error) {
+	role, index, err := workerRole(worker)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{role,
+		"--job", job,
+		"--etcd-endpoints", strings.Join(endpoints, ","),
+		"--data-dir", dataDir,
+		"--node", node,
+	}
+	if index >= 0 {
+		args = append(args, "--index", strconv.Itoa(index))
+	}
+	return args, nil
+}
+
+// isRoleCmdline reports whether a NUL-separated /proc/PID/cmdline is the
+// process that runs worker of job, so that a PID left in a WorkerRecord by a
+// previous agent is only killed when it still is that role (PIDs get reused).
+func isRoleCmdline(cmdline []byte, job, worker string) bool {
+	role, index, err := workerRole(worker)
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if len(args) < 2 || args[1] != role {
+		return false
+	}
+	flag := func(name string) (string, bool) {
+		for i := 2; i < len(args); i++ {
+			if args[i] == name && i+1 < len(args) {
+				return args[i+1], true
+			}
+			if v, ok := strings.CutPrefix(args[i], name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if j, ok := flag("--job"); !ok || j != job {
+		return false
+	}
+	if index >= 0 {
+		if i, ok := flag("--index"); !ok || i != strconv.Itoa(index) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,245 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// maxEvents is how many of a job's newest events its status shows.
+const maxEvents = 200
+
+// jobSnapshot is everything under one job's prefix, decoded.
+type jobSnapshot struct {
+	name      string
+	record    *coord.JobRecord
+	state     coord.StateRecord
+	progress  *coord.ProgressRecord
+	workers   map[string]coord.WorkerRecord
+	pservers  map[int]coord.PserverRecord
+	trainerID map[string]int // worker name -> dense trainer ID
+	events    []api.Event    // in key (= time) order
+}
+
+// snapshotJobs groups the key-values read under coord.JobsPrefix (or one
+// JobPrefix) by job. Keys it does not show are skipped.
+func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
+	jobs := map[string]*jobSnapshot{}
+	for _, kv := range kvs {
+		job, rest, ok := coord.JobOfKey(string(kv.Key))
+		if !ok {
+			continue
+		}
+		snap := jobs[job]
+		if snap == nil {
+			snap = &jobSnapshot{name: job, workers: map[string]coord.WorkerRecord{},
+				pservers: map[int]coord.PserverRecord{}, trainerID: map[string]int{}}
+			jobs[job] = snap
+		}
+		if err := snap.add(rest, kv.Value); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+		}
+	}
+	return jobs, nil
+}
+
+func (s *jobSnapshot) add(rest string, value []byte) error {
+	kind, sub, _ := strings.Cut(rest, "/")
+	switch kind {
+	case "record":
+		s.record = &coord.JobRecord{}
+		return json.Unmarshal(value, s.record)
+	case "state":
+		return json.Unmarshal(value, &s.state)
+	case "progress":
+		s.progress = &coord.ProgressRecord{}
+		return json.Unmarshal(value, s.progress)
+	case "workers":
+		var w coord.WorkerRecord
+		if err := json.Unmarshal(value, &w); err != nil {
+			return err
+		}
+		s.workers[sub] = w
+	case "pservers":
+		var p coord.PserverRecord
+		if err := json.Unmarshal(value, &p); err != nil {
+			return err
+		}
+		s.pservers[p.Index] = p
+	case "trainers":
+		var t coord.TrainerRecord
+		if err := json.Unmarshal(value, &t); err != nil {
+			return err
+		}
+		s.trainerID[t.Worker] = t.ID
+	case "events":
+		var e api.Event
+		if err := json.Unmarshal(value, &e); err != nil {
+			return err
+		}
+		s.events = append(s.events, e)
+	}
+	return nil
+}
+
+// workerView is a worker as shown: its record, or "pending" on the node
+// the job placed it on when it has none yet.
+func (s *jobSnapshot) workerView(worker string) coord.WorkerRecord {
+	if w, ok := s.workers[worker]; ok {
+		if w.Name == "" {
+			w.Name = worker
+		}
+		return w
+	}
+	return coord.WorkerRecord{Name: worker, Node: s.record.Placement[worker], State: workerPending}
+}
+
+// jobStatus is the document of `gctl job status` (SPEC §5). s.record must be set.
+func jobStatus(s *jobSnapshot) api.JobStatus {
+	spec := s.record.Spec
+	st := api.JobStatus{
+		Name:           s.name,
+		State:          s.state.State,
+		Reason:         s.state.Reason,
+		Mode:           spec.Mode,
+		Passes:         spec.Passes,
+		SamplesApplied: []int64{},
+		Trainers:       make([]api.TrainerStatus, 0, spec.Trainers),
+		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
+		Created:        s.record.Created,
+		Events:         []api.Event{},
+	}
+	if p := s.progress; p != nil {
+		st.Pass, st.Step, st.Tasks, st.Metrics, st.ModelDir = p.Pass, p.Step, p.Tasks, p.Metrics, p.ModelDir
+		if p.Passes > 0 {
+			st.Passes = p.Passes
+		}
+		if p.SamplesApplied != nil {
+			st.SamplesApplied = slices.Clone(p.SamplesApplied)
+		}
+	}
+	for i := range spec.Pservers {
+		w := s.workerView(jobspec.PserverName(i))
+		ps := s.pservers[i]
+		st.Pservers = append(st.Pservers, api.PserverStatus{
+			Index: i, Name: w.Name, Node: w.Node, PID: w.PID, Addr: ps.Addr,
+			State: w.State, Restarts: w.Restarts, CheckpointStep: ps.CheckpointStep,
+		})
+	}
+	for i := range spec.Trainers {
+		w := s.workerView(jobspec.TrainerName(i))
+		id, ok := s.trainerID[w.Name]
+		if !ok {
+			id = i
+		}
+		st.Trainers = append(st.Trainers, api.TrainerStatus{
+			ID: id, Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts,
+		})
+	}
+	m := s.workerView(jobspec.MasterName)
+	st.Master = api.MasterStatus{Name: m.Name, Node: m.Node, PID: m.PID, Restarts: m.Restarts}
+	events := s.events[max(0, len(s.events)-maxEvents):]
+	st.Events = append(st.Events, events...)
+	return st
+}
+
+// jobRow is one row of `gctl job list`. s.record must be set.
+func jobRow(s *jobSnapshot, now time.Time) api.JobRow {
+	spec := s.record.Spec
+	row := api.JobRow{
+		Name:     s.name,
+		State:    s.state.State,
+		Passes:   spec.Passes,
+		Trainers: spec.Trainers,
+		Pservers: spec.Pservers,
+		Created:  s.record.Created,
+		Age:      humanAge(now.Sub(s.record.Created)),
+	}
+	if p := s.progress; p != nil {
+		row.Pass = p.Pass
+		if p.Passes > 0 {
+			row.Passes = p.Passes
+		}
+		row.Loss = p.Metrics.TestLoss
+		if row.Loss == nil {
+			row.Loss = p.Metrics.TrainLoss
+		}
+	}
+	return row
+}
+
+// workerRows is `gctl job workers`, in spec.Workers() order. s.record must be set.
+func workerRows(s *jobSnapshot) []api.WorkerRow {
+	names := s.record.Spec.Workers()
+	rows := make([]api.WorkerRow, 0, len(names))
+	for _, name := range names {
+		w := s.workerView(name)
+		rows = append(rows, api.WorkerRow{Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts, Start: w.Start})
+	}
+	return rows
+}
+
+// nodeRows is `gctl node list`: the registered nodes in name order, "down"
+// when gossip declared them dead, with the workers that jobs which have not
+// ended place on them ("fit-a-line/pserver-0").
+func nodeRows(nodes []coord.NodeRecord, jobs map[string]*jobSnapshot, isDown func(string) bool) []api.NodeRow {
+	roles := map[string][]string{}
+	names := make([]string, 0, len(jobs))
+	for name := range jobs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := jobs[name]
+		if s.record == nil || api.Terminal(s.state.State) {
+			continue
+		}
+		for _, w := range s.record.Spec.Workers() {
+			if node := s.record.Placement[w]; node != "" {
+				roles[node] = append(roles[node], name+"/"+w)
+			}
+		}
+	}
+	rows := make([]api.NodeRow, 0, len(nodes))
+	for _, n := range nodes {
+		state := n.State
+		if isDown(n.Name) {
+			state = "down"
+		}
+		r := roles[n.Name]
+		if r == nil {
+			r = []string{}
+		}
+		rows = append(rows, api.NodeRow{Name: n.Name, Addr: n.APIAddr, State: state, CPU: n.CPU, Memory: n.Memory, Roles: r})
+	}
+	slices.SortFunc(rows, func(a, b api.NodeRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows
+}
+
+// humanAge is a job's age as `gctl job list` shows it: "45s", "3m12s",
+// "2h5m", "3d4h".
+func humanAge(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return strconv.FormatInt(s, 10) + "s"
+	case s < 3600:
+		return fmt.Sprintf("%dm%ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%dm", s/3600, s%3600/60)
+	default:
+		return fmt.Sprintf("%dd%dh", s/86400, s%86400/3600)
+	}
+}

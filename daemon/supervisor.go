@@ -1,0 +1,317 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+)
+
+// resyncPause is the wait before re-reading the jobs after a failed watch.
+const resyncPause = time.Second
+
+// supervisor keeps, for every job that places workers on this node and has
+// not ended, one runner per such worker. It follows the jobs through an
+// etcd watch on coord.JobsPrefix (an initial read, then the watch from the
+// next revision, and a full re-read whenever the watch breaks).
+type supervisor struct {
+	cli           *clientv3.Client
+	node          string
+	dataDir       string
+	exe           string
+	endpoints     []string
+	restartLimit  int
+	restartWindow time.Duration
+	stopGrace     time.Duration
+	now           func() time.Time
+	log           *slog.Logger
+
+	mu      sync.Mutex
+	jobs    map[string]*jobEntry
+	purges  map[string]chan struct{} // job -> closed when its latest purge is done
+	closing bool
+	wg      sync.WaitGroup // runners and purges
+}
+
+// jobEntry is what the supervisor knows of one job.
+type jobEntry struct {
+	record    coord.JobRecord
+	hasRecord bool
+	fence     int64 // create revision of the job record
+	state     string
+	runners   map[string]*runner
+}
+
+func newSupervisor(cli *clientv3.Client, cfg Config, endpoints []string, now func() time.Time) *supervisor {
+	return &supervisor{
+		cli:           cli,
+		node:          cfg.NodeName,
+		dataDir:       cfg.DataDir,
+		exe:           cfg.Exe,
+		endpoints:     endpoints,
+		restartLimit:  cfg.RestartLimit,
+		restartWindow: cfg.RestartWindow,
+		stopGrace:     cfg.StopGrace,
+		now:           now,
+		log:           cfg.Log,
+		jobs:          map[string]*jobEntry{},
+		purges:        map[string]chan struct{}{},
+	}
+}
+
+// run follows the jobs until ctx ends. It does not stop the runners: stop does.
+func (s *supervisor) run(ctx context.Context) {
+	for {
+		rev, err := s.resync(ctx)
+		if err == nil {
+			err = s.watch(ctx, rev)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("job watch broken; re-reading the jobs", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(resyncPause):
+		}
+	}
+}
+
+// resync reads every job's record and state and reconciles to them,
+// including purging jobs that vanished while the watch was down.
+func (s *supervisor) resync(ctx context.Context) (int64, error) {
+	resp, err := s.cli.Get(ctx, coord.JobsPrefix(), clientv3.WithPrefix())
+	if err != nil {
+		return 0, fmt.Errorf("read jobs: %w", err)
+	}
+	type seen struct {
+		record *mvccpb.KeyValue
+		state  *mvccpb.KeyValue
+	}
+	jobs := map[string]*seen{}
+	for _, kv := range resp.Kvs {
+		job, rest, ok := coord.JobOfKey(string(kv.Key))
+		if !ok || (rest != "record" && rest != "state") {
+			continue
+		}
+		if jobs[job] == nil {
+			jobs[job] = &seen{}
+		}
+		if rest == "record" {
+			jobs[job].record = kv
+		} else {
+			jobs[job].state = kv
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for job, e := range s.jobs {
+		if j := jobs[job]; e.hasRecord && (j == nil || j.record == nil) {
+			s.purgeLocked(job)
+		}
+	}
+	for job, j := range jobs {
+		if j.record != nil {
+			s.applyRecordLocked(job, j.record)
+		}
+		if j.state != nil {
+			s.applyStateLocked(job, j.state.Value)
+		}
+		s.reconcileLocked(job)
+	}
+	return resp.Header.Revision, nil
+}
+
+func (s *supervisor) watch(ctx context.Context, rev int64) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	wch := s.cli.Watch(wctx, coord.JobsPrefix(), clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			return fmt.Errorf("watch %s: %w", coord.JobsPrefix(), err)
+		}
+		s.apply(resp.Events)
+	}
+	return fmt.Errorf("watch %s: closed", coord.JobsPrefix())
+}
+
+// apply takes one batch of watch events, then reconciles the jobs it touched.
+func (s *supervisor) apply(events []*clientv3.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	touched := map[string]bool{}
+	for _, ev := range events {
+		job, rest, ok := coord.JobOfKey(string(ev.Kv.Key))
+		if !ok {
+			continue
+		}
+		switch {
+		case rest == "record" && ev.Type == clientv3.EventTypeDelete:
+			s.purgeLocked(job)
+		case rest == "record":
+			s.applyRecordLocked(job, ev.Kv)
+		case rest == "state" && ev.Type == clientv3.EventTypePut:
+			s.applyStateLocked(job, ev.Kv.Value)
+		default:
+			continue
+		}
+		touched[job] = true
+	}
+	for job := range touched {
+		s.reconcileLocked(job)
+	}
+}
+
+func (s *supervisor) entryLocked(job string) *jobEntry {
+	e := s.jobs[job]
+	if e == nil {
+		e = &jobEntry{runners: map[string]*runner{}}
+		s.jobs[job] = e
+	}
+	return e
+}
+
+func (s *supervisor) applyRecordLocked(job string, kv *mvccpb.KeyValue) {
+	var rec coord.JobRecord
+	if err := json.Unmarshal(kv.Value, &rec); err != nil {
+		s.log.Error("undecodable job record; ignoring the job", "key", string(kv.Key), "err", err)
+		return
+	}
+	if e := s.jobs[job]; e != nil && e.hasRecord && e.fence != kv.CreateRevision {
+		// The job was purged and submitted again while we were not looking.
+		s.purgeLocked(job)
+	}
+	e := s.entryLocked(job)
+	e.record, e.hasRecord, e.fence = rec, true, kv.CreateRevision
+}
+
+func (s *supervisor) applyStateLocked(job string, raw []byte) {
+	st, err := coord.DecodeState(raw)
+	if err != nil {
+		s.log.Error("undecodable job state", "job", job, "err", err)
+		return
+	}
+	s.entryLocked(job).state = st.State
+}
+
+// reconcileLocked makes the runners of job match its record and state.
+func (s *supervisor) reconcileLocked(job string) {
+	e := s.jobs[job]
+	if e == nil || !e.hasRecord {
+		return
+	}
+	if api.Terminal(e.state) {
+		for _, r := range e.runners {
+			r.requestStop(jobEnded)
+		}
+		return
+	}
+	for worker, r := range e.runners {
+		if e.record.Placement[worker] != s.node {
+			r.requestStop(unplaced)
+		}
+	}
+	if s.closing {
+		return
+	}
+	for _, worker := range e.record.Spec.Workers() {
+		if e.record.Placement[worker] != s.node || e.runners[worker] != nil {
+			continue
+		}
+		if _, _, err := workerRole(worker); err != nil {
+			s.log.Error("cannot run worker", "job", job, "err", err)
+			continue
+		}
+		r := newRunner(s, job, worker, e.fence, s.purges[job])
+		e.runners[worker] = r
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			r.run()
+		}()
+	}
+}
+
+// purgeLocked forgets a job whose record was deleted: its children are
+// stopped and, once they are gone, its directory is removed.
+func (s *supervisor) purgeLocked(job string) {
+	e := s.jobs[job]
+	delete(s.jobs, job)
+	var runners []*runner
+	if e != nil {
+		for _, r := range e.runners {
+			r.requestStop(purged)
+			runners = append(runners, r)
+		}
+	}
+	prev := s.purges[job]
+	done := make(chan struct{})
+	s.purges[job] = done
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if prev != nil {
+			<-prev
+		}
+		for _, r := range runners {
+			<-r.done
+		}
+		if err := os.RemoveAll(jobDir(s.dataDir, job)); err != nil {
+			s.log.Warn("cannot remove the directory of a purged job", "job", job, "err", err)
+		}
+		close(done)
+		s.mu.Lock()
+		if s.purges[job] == done {
+			delete(s.purges, job)
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// stop stops every child (SIGTERM, SIGKILL after StopGrace) and waits for
+// them and for pending purges. Call it after run has returned.
+func (s *supervisor) stop() {
+	s.mu.Lock()
+	s.closing = true
+	for _, e := range s.jobs {
+		for _, r := range e.runners {
+			r.requestStop(agentStopping)
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// jobView is what the supervisor knows of a job, for the Logs follower.
+type jobView struct {
+	known  bool   // the job has a record
+	state  string // api.State*
+	active bool   // a child of the job may still run on this node
+}
+
+func (s *supervisor) view(job string) jobView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.jobs[job]
+	if e == nil {
+		_, purging := s.purges[job]
+		return jobView{active: purging}
+	}
+	v := jobView{known: e.hasRecord, state: e.state}
+	for _, r := range e.runners {
+		if !r.finished() {
+			v.active = true
+		}
+	}
+	return v
+}

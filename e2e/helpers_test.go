@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/jobspec"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"gonum.org/v1/gonum/mat"
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startEtcd starts a real embedded etcd for the test.
+func startEtcd(t testing.TB) *clientv3.Client {
+	t.Helper()
+	e, err := coord.StartEmbedded(coord.EmbeddedConfig{Dir: filepath.Join(t.TempDir(), "etcd"), ClientAddr: freePort(t), PeerAddr: freePort(t)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	cli, err := coord.Dial(context.Background(), []string{e.Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// housing converts the bundled UCI housing data as the issue's check does.
+func housing(t testing.TB, dir string) *dataset.ConvertResult {
+	t.Helper()
+	res, err := dataset.Convert(dataset.ConvertOptions{Format: "whitespace",
+		Input:     filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data"),
+		OutPrefix: filepath.Join(dir, "housing"), Shards: 4, TestFraction: 0.2, Seed: 1, Normalize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// fitALine is the fit-a-line spec over the shards in dir.
+func fitALine(name, mode string, dir string, passes int) jobspec.Spec {
+	s, err := jobspec.Parse([]byte(fmt.Sprintf(`name: %s
+mode: %s
+trainers: 2
+pservers: 2
+passes: %d
+batch_size: 20
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.01}
+data: {train: %s/housing-train-*, test: %s/housing-test-*}
+`, name, mode, passes, dir, dir)))
+	if err != nil {
+		panic(err)
+	}
+	return *s
+}
+
+// leastSquaresTestMSE is the test MSE of the exact least-squares fit of the
+// training part: the optimum a linear model can reach on this split.
+func leastSquaresTestMSE(t testing.TB, res *dataset.ConvertResult) float64 {
+	t.Helper()
+	train, err := dataset.ReadAll(res.TrainFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := dataset.ReadAll(res.TestFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := len(train[0].Features)
+	x := mat.NewDense(len(train), f+1, nil)
+	y := mat.NewVecDense(len(train), nil)
+	for i, e := range train {
+		for j, v := range e.Features {
+			x.Set(i, j, float64(v))
+		}
+		x.Set(i, f, 1)
+		y.SetVec(i, float64(e.Label))
+	}
+	var w mat.VecDense
+	if err := w.SolveVec(x, y); err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, e := range test {
+		pred := w.AtVec(f)
+		for j, v := range e.Features {
+			pred += w.AtVec(j) * float64(v)
+		}
+		d := float64(e.Label) - pred
+		sum += d * d
+	}
+	return sum / float64(len(test))
+}
+
+// submit writes a job record and its PENDING state, as the agent's API does.
+func submit(t testing.TB, cli *clientv3.Client, spec jobspec.Spec) {
+	t.Helper()
+	ctx := context.Background()
+	if err := coord.PutJSON(ctx, cli, coord.JobKey(spec.Name), coord.JobRecord{Spec: spec, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := coord.PutJSON(ctx, cli, coord.StateKey(spec.Name), coord.StateRecord{State: api.StatePending}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitState(t testing.TB, cli *clientv3.Client, job string, timeout time.Duration) coord.StateRecord {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		st, err := coord.JobState(context.Background(), cli, job)
+		if err == nil && api.Terminal(st.State) {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("job %s not finished after %s", job, timeout)
+	return coord.StateRecord{}
+}
+
+func progress(t testing.TB, cli *clientv3.Client, job string) coord.ProgressRecord {
+	t.Helper()
+	var p coord.ProgressRecord
+	if _, err := coord.GetJSON(context.Background(), cli, coord.ProgressKey(job), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }

@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
+)
+
+func manifestOf(t *testing.T, dataDir, job string) model.Manifest {
+	t.Helper()
+	m, _, err := model.ReadModel(filepath.Join(dataDir, "jobs", job, "model", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestInProcessSyncRunsAreBitIdentical(t *testing.T) {
+	cli := startEtcd(t)
+	dir := t.TempDir()
+	housing(t, dir)
+	var sums [2][]string
+	for run := 0; run < 2; run++ {
+		spec := fitALine(fmt.Sprintf("det-%d", run), "sync", dir, 5)
+		submit(t, cli, spec)
+		runInProcess(t, cli, dir, spec.Name, 2, 2)
+		for _, p := range manifestOf(t, dir, spec.Name).Params {
+			sums[run] = append(sums[run], p.Name+"="+p.SHA256)
+		}
+	}
+	if strings.Join(sums[0], ",") != strings.Join(sums[1], ",") {
+		t.Fatalf("two sync runs with the same seed differ:\n%v\n%v", sums[0], sums[1])
+	}
+}
+
+func TestInProcessAsyncFitALineConverges(t *testing.T) {
+	cli := startEtcd(t)
+	dir := t.TempDir()
+	res := housing(t, dir)
+	opt := leastSquaresTestMSE(t, res)
+	spec := fitALine("fit-async", "async", dir, 30)
+	submit(t, cli, spec)
+	runInProcess(t, cli, dir, spec.Name, 2, 2)
+	p := progress(t, cli, spec.Name)
+	t.Logf("async test MSE %.4f, optimum %.4f", *p.Metrics.TestLoss, opt)
+	if *p.Metrics.TestLoss > 1.10*opt {
+		t.Errorf("async test MSE %.4f not within 10%% of the optimum %.4f", *p.Metrics.TestLoss, opt)
+	}
+	for i, n := range p.SamplesApplied {
+		if n < int64(res.TrainRecords) {
+			t.Errorf("pass %d: async samples_applied %d < train set %d", i, n, res.TrainRecords)
+		}
+	}
+}
+
+// blobs writes a separable 3-class data set: well separated Gaussian blobs.
+func blobs(t *testing.T, dir string) *dataset.ConvertResult {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, 7))
+	centers := [][]float64{{4, 0, 0, 0}, {0, 4, 0, 0}, {0, 0, 4, 4}}
+	var b strings.Builder
+	for i := 0; i < 600; i++ {
+		c := i % 3
+		for _, m := range centers[c] {
+			fmt.Fprintf(&b, "%.4f,", m+r.NormFloat64()*0.7)
+		}
+		fmt.Fprintf(&b, "%d\n", c)
+	}
+	in := filepath.Join(dir, "blobs.csv")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := dataset.Convert(dataset.ConvertOptions{Format: "csv", Input: in, OutPrefix: filepath.Join(dir, "blobs"),
+		Shards: 2, TestFraction: 0.2, Seed: 1, Classes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestInProcessSoftmaxSeparates(t *testing.T) {
+	cli := startEtcd(t)
+	dir := t.TempDir()
+	blobs(t, dir)
+	spec, err := jobspec.Parse([]byte(fmt.Sprintf(`name: blobs
+mode: sync
+trainers: 2
+pservers: 2
+passes: 5
+batch_size: 16
+model: {kind: softmax, inputs: 4, outputs: 3}
+optimizer: {kind: adam, learning_rate: 0.05}
+data: {train: %s/blobs-train-*, test: %s/blobs-test-*}
+`, dir, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit(t, cli, *spec)
+	runInProcess(t, cli, dir, spec.Name, 2, 2)
+	p := progress(t, cli, spec.Name)
+	if p.Metrics.TestAccuracy == nil {
+		t.Fatal("no test accuracy reported for softmax")
+	}
+	t.Logf("softmax test accuracy %.3f, loss %.4f", *p.Metrics.TestAccuracy, *p.Metrics.TestLoss)
+	if *p.Metrics.TestAccuracy < 0.95 {
+		t.Errorf("softmax accuracy %.3f < 0.95", *p.Metrics.TestAccuracy)
+	}
+}

@@ -1,0 +1,64 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver"
+)
+
+// evalBatch bounds the memory of one evaluation batch.
+const evalBatch = 1024
+
+// PassEvaluator reads the parameters from the pservers at the end of a pass,
+// computes the test metrics and writes the model directory.
+type PassEvaluator struct {
+	Layout   *pserver.Layout
+	PS       *pserver.Client
+	Test     []dataset.Example // nil: no test set
+	ModelDir string
+	Log      *slog.Logger
+}
+
+// EndPass implements Evaluator.
+func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
+	params := e.Layout.NewParams()
+	got, err := e.PS.Pull(ctx, step, params)
+	if err != nil {
+		return api.Metrics{}, fmt.Errorf("pass %d: read parameters: %w", pass, err)
+	}
+	var m api.Metrics
+	if len(e.Test) > 0 {
+		loss, acc := Evaluate(e.Layout.Model, params, e.Test)
+		m.TestLoss = &loss
+		if e.Layout.Model.Spec().Kind != model.KindLinear && e.Layout.Model.Spec().Outputs > 1 {
+			m.TestAccuracy = &acc
+		}
+	}
+	dir, err := model.WriteModel(e.ModelDir, pass, got, e.Layout.Model, params)
+	if err != nil {
+		return api.Metrics{}, fmt.Errorf("pass %d: write model: %w", pass, err)
+	}
+	if e.Log != nil {
+		e.Log.Info("model written", "dir", dir, "step", got)
+	}
+	return m, nil
+}
+
+// Evaluate returns the mean loss and the accuracy of params on examples.
+func Evaluate(m model.Model, params [][]float32, examples []dataset.Example) (meanLoss, accuracy float64) {
+	var loss float64
+	var correct int
+	for lo := 0; lo < len(examples); lo += evalBatch {
+		b := dataset.ToBatch(examples[lo:min(lo+evalBatch, len(examples))])
+		l, c := m.Evaluate(params, b)
+		loss += l
+		correct += c
+	}
+	n := float64(len(examples))
+	return loss / n, float64(correct) / n
+}

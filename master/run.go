@@ -1,0 +1,216 @@
+package master
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/pserver"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc"
+)
+
+// Config configures the `gtraind master` process.
+type Config struct {
+	Job        string
+	Node       string
+	DataDir    string // the agent's data dir; the model goes to DataDir/jobs/JOB/model
+	ListenAddr string
+	SessionTTL int // seconds
+	LongPoll   time.Duration
+	Log        *slog.Logger
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{ListenAddr: "127.0.0.1:0", SessionTTL: 5, LongPoll: 2 * time.Second}
+}
+
+// Validate names the bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Job == "":
+		return errors.New("master: Job must be set")
+	case c.DataDir == "":
+		return errors.New("master: DataDir must be set")
+	case c.SessionTTL < 1:
+		return fmt.Errorf("master: SessionTTL must be >= 1, got %d", c.SessionTTL)
+	}
+	return nil
+}
+
+// Run campaigns for the job's mastership, then serves until training is done
+// (nil) or leadership is lost (error: the agent restarts the process, which
+// campaigns again as a standby).
+func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var rec coord.JobRecord
+	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
+		return fmt.Errorf("master: read job: %w", err)
+	}
+	spec := &rec.Spec
+	layout, err := pserver.NewLayout(spec)
+	if err != nil {
+		return err
+	}
+	files, err := dataset.Glob(spec.Data.Train)
+	if err != nil {
+		return fmt.Errorf("master: data.train: %w", err)
+	}
+	tasks, err := CutTasks(files, spec.Data.ChunksPerTask)
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	var test []dataset.Example
+	if spec.Data.Test != "" {
+		tf, err := dataset.Glob(spec.Data.Test)
+		if err != nil {
+			return fmt.Errorf("master: data.test: %w", err)
+		}
+		if test, err = dataset.ReadAll(tf); err != nil {
+			return fmt.Errorf("master: read test set: %w", err)
+		}
+	}
+
+	lis, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("master: listen on %s: %w", cfg.ListenAddr, err)
+	}
+	defer lis.Close()
+
+	session, err := concurrency.NewSession(cli, concurrency.WithTTL(cfg.SessionTTL), concurrency.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("master: etcd session: %w", err)
+	}
+	defer session.Close()
+	log.Info("campaigning for mastership", "job", cfg.Job, "addr", lis.Addr().String())
+	lead, err := coord.Campaign(ctx, cli, session, coord.ElectionPrefix(cfg.Job), lis.Addr().String())
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	log.Info("leading", "term", lead.Rev())
+	// Authority ends with the session: everything below runs under leadCtx.
+	leadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-lead.Done():
+			log.Error("etcd session lost: no longer master; stopping at once")
+			cancel()
+		case <-leadCtx.Done():
+		}
+	}()
+
+	addrs, err := pserver.Discover(leadCtx, cli, cfg.Job, spec.Pservers, log)
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	ps, err := pserver.NewClient(addrs, layout.Blocks)
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	defer ps.Close()
+
+	modelDir := filepath.Join(cfg.DataDir, "jobs", cfg.Job, "model")
+	eval := &PassEvaluator{Layout: layout, PS: ps, Test: test, ModelDir: modelDir, Log: log}
+	qcfg := DefaultQueueConfig()
+	qcfg.Seed = spec.Seed
+	sync := spec.Mode == "sync"
+	if sync {
+		qcfg.Timeout = 24 * time.Hour * 365 // sync tasks belong to the step group, not to one trainer
+	}
+	ccfg := CoreConfig{Sync: sync, Trainers: spec.Trainers, Batch: spec.BatchSize, Passes: spec.Passes,
+		Queue: qcfg, ModelDir: modelDir, LongPoll: cfg.LongPoll}
+	store := NewEtcdStore(cli, lead, cfg.Job)
+	core, err := NewCore(leadCtx, ccfg, tasks, store, eval, SystemClock{}, log)
+	if err != nil {
+		return err
+	}
+	if _, err := coord.SetJobState(leadCtx, cli, cfg.Job, api.StateRunning, "", lead.Guard()); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	_ = coord.AppendEvent(leadCtx, cli, cfg.Job, fmt.Sprintf("master on %s (pid %d) leads, term %d, at pass %d step %d",
+		cfg.Node, os.Getpid(), lead.Rev(), core.meta.Pass, core.meta.Step))
+
+	srv := grpc.NewServer()
+	api.RegisterMasterServer(srv, NewServer(core, NewTrainerRegistry(cli, lead, cfg.Job, spec.Trainers), spec.Trainers))
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(lis) }()
+	defer srv.Stop()
+	go watchTrainers(leadCtx, cli, cfg.Job, core, log)
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-leadCtx.Done():
+			if ctx.Err() != nil {
+				return nil
+			}
+			return errors.New("master: leadership lost")
+		case err := <-serveErr:
+			return fmt.Errorf("master: serve: %w", err)
+		case <-tick.C:
+			if err := core.Tick(leadCtx); err != nil {
+				return err
+			}
+		case <-core.Changed():
+		}
+		if err := core.Fatal(); err != nil {
+			return err
+		}
+		if core.Done() {
+			if _, err := coord.SetJobState(leadCtx, cli, cfg.Job, api.StateSucceeded, "", lead.Guard()); err != nil {
+				return fmt.Errorf("master: %w", err)
+			}
+			_ = coord.AppendEvent(leadCtx, cli, cfg.Job, "training finished")
+			log.Info("training finished")
+			// Let trainers long-polling for work hear DONE before the server goes.
+			time.Sleep(cfg.LongPoll + 500*time.Millisecond)
+			srv.GracefulStop()
+			return nil
+		}
+	}
+}
+
+// watchTrainers tells the core when a trainer's ID key vanishes with its lease.
+func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, core *Core, log *slog.Logger) {
+	prefix := coord.TrainerPrefix(job)
+	for ev := range cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithPrevKV()) {
+		for _, e := range ev.Events {
+			if e.Type != clientv3.EventTypeDelete {
+				continue
+			}
+			id, err := strconv.Atoi(strings.TrimPrefix(string(e.Kv.Key), prefix))
+			if err != nil {
+				continue
+			}
+			var rec coord.TrainerRecord
+			if e.PrevKv != nil {
+				_ = json.Unmarshal(e.PrevKv.Value, &rec)
+			}
+			log.Warn("trainer gone", "id", id, "worker", rec.Worker)
+			if err := core.TrainerLost(ctx, id); err != nil {
+				log.Error("release trainer", "id", id, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package master
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gtrain/gtrain/api"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server adapts the Core and the trainer registry to the Master gRPC service.
+type Server struct {
+	api.UnimplementedMasterServer
+	core     *Core
+	registry *TrainerRegistry
+	trainers int
+}
+
+// NewServer serves core.
+func NewServer(core *Core, registry *TrainerRegistry, trainers int) *Server {
+	return &Server{core: core, registry: registry, trainers: trainers}
+}
+
+// RegisterTrainer hands out a dense trainer ID.
+func (s *Server) RegisterTrainer(ctx context.Context, req *api.RegisterTrainerRequest) (*api.RegisterTrainerResponse, error) {
+	id, err := s.registry.Register(ctx, req.Worker, req.LeaseId)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	s.core.mu.Lock()
+	next := s.core.meta.Step
+	s.core.mu.Unlock()
+	return &api.RegisterTrainerResponse{TrainerId: int32(id), Trainers: int32(s.trainers), NextStep: next}, nil
+}
+
+// GetTask serves async trainers.
+func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.GetTaskResponse, error) {
+	w, err := s.core.GetTask(ctx, int(req.TrainerId), int(req.FinishedTask), int(req.FailedTask), req.LossSum, req.Records)
+	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
+		return nil, grpcErr(err)
+	}
+	r := &api.GetTaskResponse{Status: w.Status, Pass: int32(w.Pass)}
+	if w.Status == api.WorkStatus_WORK_READY {
+		t := w.Task
+		r.Task = &api.Task{Id: int32(t.ID), File: t.File, FirstChunk: int32(t.FirstChunk), Chunks: int32(t.Chunks), Records: int32(t.Records)}
+	}
+	return r, nil
+}
+
+// GetStep serves sync trainers.
+func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.GetStepResponse, error) {
+	w, err := s.core.GetStep(ctx, int(req.TrainerId), req.Step)
+	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
+		return nil, grpcErr(err)
+	}
+	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass)}
+	for _, sl := range w.Slices {
+		r.Slices = append(r.Slices, &api.Slice{File: sl.File, Chunk: int32(sl.Chunk), First: int32(sl.First), Count: int32(sl.Count)})
+	}
+	return r, nil
+}
+
+// StepDone records a sync step's report.
+func (s *Server) StepDone(ctx context.Context, req *api.StepDoneRequest) (*api.StepDoneResponse, error) {
+	if err := s.core.StepDone(ctx, int(req.TrainerId), req.Step, req.LossSum, req.Records); err != nil {
+		return nil, grpcErr(err)
+	}
+	return &api.StepDoneResponse{}, nil
+}
+
+func grpcErr(err error) error {
+	switch {
+	case errors.Is(err, ErrBadTrainer), errors.Is(err, ErrBadStep):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, ErrTrainersFull):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	}
+	return status.Error(codes.Unavailable, err.Error())
+}

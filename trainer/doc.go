@@ -1,0 +1,13 @@
+// Package trainer is the `gtraind trainer` process: it gets a dense trainer
+// ID and work from the master, pulls parameters from every pserver, computes
+// gradients of its records with the built-in models (gonum), pushes their
+// sums back and reports its loss.
+//
+// Sync mode: per global step, the master says which records this trainer
+// computes; the trainer pulls the parameters of that step, pushes the
+// gradient sum and its record count, and reports the step done. Async mode:
+// per task, the trainer runs minibatches of batch_size, each pull-compute-push.
+//
+// It must not decide what to train on (the master does) nor update
+// parameters (the pservers do).
+package trainer
