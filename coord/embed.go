@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // EmbeddedConfig configures the single-member etcd of `gtraind agent --dev`.
@@ -61,8 +63,22 @@ func StartEmbedded(c EmbeddedConfig, log *slog.Logger) (*Embedded, error) {
 	cfg.ListenPeerUrls = []url.URL{*pu}
 	cfg.AdvertisePeerUrls = []url.URL{*pu}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
-	cfg.Logger = "zap"
+	// etcd logs to a file beside its data dir: its shutdown chatter is logged
+	// at error level and would drown the agent's own log.
+	if err := os.MkdirAll(filepath.Dir(cfg.Dir), 0o755); err != nil {
+		return nil, fmt.Errorf("embedded etcd: %w", err)
+	}
+	zl, err := zap.Config{
+		Level:            zap.NewAtomicLevelAt(zap.WarnLevel),
+		Encoding:         "json",
+		EncoderConfig:    zap.NewProductionEncoderConfig(),
+		OutputPaths:      []string{cfg.Dir + ".log"},
+		ErrorOutputPaths: []string{cfg.Dir + ".log"},
+	}.Build()
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd: log file %s.log: %w", cfg.Dir, err)
+	}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zl)
 	// A training cluster's etcd holds small records; keep the WAL snappy.
 	cfg.SnapshotCount = 10000
 	e, err := embed.StartEtcd(cfg)

@@ -361,11 +361,8 @@ func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossS
 		gen = c.touchLocked()
 	}
 	c.mu.Unlock()
-	if gen > 0 {
-		if err := c.persist(ctx, gen); err != nil {
-			return Work{}, err
-		}
-	}
+	// The report and the next dispatch are saved in one commit: one etcd
+	// transaction per task for a lone trainer.
 	deadline := time.Now().Add(c.cfg.LongPoll)
 	for {
 		c.mu.Lock()
@@ -375,13 +372,13 @@ func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossS
 		}
 		if c.meta.Done {
 			c.mu.Unlock()
-			return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes}, nil
+			return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes}, c.persist(ctx, gen)
 		}
 		if !c.ending {
 			t, err := c.q.Dispatch(trainer, c.clock.Now())
 			if err == nil {
 				pass := c.meta.Pass
-				gen := c.touchLocked()
+				gen = c.touchLocked()
 				c.mu.Unlock()
 				if err := c.persist(ctx, gen); err != nil {
 					return Work{}, err
@@ -392,6 +389,13 @@ func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossS
 		}
 		ch := c.changed
 		c.mu.Unlock()
+		if gen > 0 {
+			// Nothing to hand out yet: make the report durable before waiting.
+			if err := c.persist(ctx, gen); err != nil {
+				return Work{}, err
+			}
+			gen = 0
+		}
 		if !c.wait(ctx, ch, deadline) {
 			return Work{Status: api.WorkStatus_WORK_WAIT}, ctx.Err()
 		}

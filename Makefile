@@ -1,0 +1,35 @@
+# gtrain — see README.md. Two commands a newcomer needs: `make demo` and `make test`.
+GO        ?= go
+BIN       := bin
+.PHONY: all build test test-short demo bench proto vet clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/gctl ./cmd/gctl
+	$(GO) build -o $(BIN)/gtraind ./cmd/gtraind
+
+vet:
+	$(GO) vet ./...
+
+# The whole suite, every package under the race detector: unit tests, tests over a
+# real embedded etcd and gRPC on loopback, and tests of real gtraind processes.
+test: build vet
+	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 15m ./...
+
+test-short: build
+	$(GO) test -short ./...
+
+demo: build
+	./scripts/demo.sh
+
+bench: build
+	$(GO) run ./bench/cmd -out bench/results.json
+
+# Regenerate api/*.pb.go (needs protoc, protoc-gen-go, protoc-gen-go-grpc on PATH).
+proto:
+	cd api && protoc --go_out=. --go_opt=paths=source_relative \
+		--go-grpc_out=. --go-grpc_opt=paths=source_relative *.proto
+
+clean:
+	rm -rf $(BIN)

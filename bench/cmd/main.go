@@ -1,0 +1,99 @@
+// Command bench runs gtrain's benchmarks (SPEC §8) and writes bench/results.json.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/gtrain/gtrain/bench"
+	"github.com/gtrain/gtrain/pserver"
+)
+
+func main() {
+	out := flag.String("out", "bench/results.json", "where to write the results")
+	quick := flag.Bool("quick", false, "smaller sizes (a smoke run)")
+	flag.Parse()
+	if err := run(*out, *quick); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, quick bool) error {
+	model := 16 << 20 // 64 MiB of float32
+	dispatchTasks, steps := 2000, 5
+	if quick {
+		model, dispatchTasks, steps = 1<<20, 200, 2
+	}
+	var results []bench.Result
+	add := func(r bench.Result) {
+		if r.Ceiling > 0 {
+			r.Ratio = r.Value / r.Ceiling
+		}
+		results = append(results, r)
+		fmt.Fprintf(os.Stderr, "  %-20s %12.1f %-10s ceiling %12.1f  ratio %.3f\n", r.Name, r.Value, r.Unit, r.Ceiling, r.Ratio)
+	}
+
+	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling from this run)...")
+	tcp, err := bench.TCPLoopbackMBps(2 << 30)
+	if err != nil {
+		return err
+	}
+	pp, err := bench.PushPullMBps(model, 2, 2, steps)
+	if err != nil {
+		return err
+	}
+	add(bench.Result{Name: "pserver_pushpull", Value: pp, Unit: "MB/s", Ceiling: tcp, Note: "2 pservers, 2 trainers, sync; ceiling: raw TCP loopback, one writer one reader"})
+
+	memBps := pserver.MeasureMemBandwidth(64<<20, 10)
+	for _, o := range []struct {
+		kind  string
+		bytes float64
+	}{{"sgd", 12}, {"adam", 28}} {
+		pps, err := pserver.MeasureOptimizer(o.kind, model, 10)
+		if err != nil {
+			return err
+		}
+		add(bench.Result{Name: "optimizer_" + o.kind, Value: pps, Unit: "params/s", Ceiling: memBps / o.bytes,
+			Note: fmt.Sprintf("ceiling: Go copy bandwidth %.0f MB/s / %v bytes moved per parameter", memBps/1e6, o.bytes)})
+	}
+
+	e, err := bench.StartEtcd()
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	serial, err := bench.SerialTxnPerSec(e, dispatchTasks)
+	if err != nil {
+		return err
+	}
+	d1, err := bench.DispatchPerSec(e, "dispatch-1", dispatchTasks, 1)
+	if err != nil {
+		return err
+	}
+	add(bench.Result{Name: "master_dispatch_1", Value: d1, Unit: "tasks/s", Ceiling: serial, Note: "ceiling: serial fenced etcd txn/s"})
+	par, err := bench.ParallelPutPerSec(e, 4*dispatchTasks, 64)
+	if err != nil {
+		return err
+	}
+	d64, err := bench.DispatchPerSec(e, "dispatch-64", 4*dispatchTasks, 64)
+	if err != nil {
+		return err
+	}
+	add(bench.Result{Name: "master_dispatch_64", Value: d64, Unit: "tasks/s", Ceiling: par, Note: "ceiling: 64-way etcd put/s; serial txn/s was " + fmt.Sprintf("%.0f", serial)})
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVALUE\tUNIT\tCEILING\tRATIO")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.3f\n", r.Name, r.Value, r.Unit, r.Ceiling, r.Ratio)
+	}
+	tw.Flush()
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, append(b, '\n'), 0o644)
+}

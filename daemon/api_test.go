@@ -1,0 +1,179 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// The Control API over real gRPC, on a --dev agent with its embedded etcd.
+func TestControlAPI(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, "node-a", "")
+	cfg.EtcdEndpoints = nil
+	cfg.Dev = true
+	cfg.EtcdClientAddr, cfg.EtcdPeerAddr = freeAddr(t), freeAddr(t)
+	a := startAgent(t, cfg)
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	train, test := writeShards(t, dataDir)
+
+	rejected := []struct {
+		name     string
+		spec     []byte
+		code     codes.Code
+		contains []string
+	}{
+		{"negative trainers", specJSON(t, "bad", train, test, -1, 1, nil),
+			codes.InvalidArgument, []string{"trainers", "at least 1"}},
+		{"unknown field", specJSON(t, "bad", train, test, 1, 1, func(m map[string]any) { m["trainerz"] = 2 }),
+			codes.InvalidArgument, []string{`unknown field "trainerz"`}},
+		{"bad name", specJSON(t, "bad_name", train, test, 1, 1, nil),
+			codes.InvalidArgument, []string{"name", "'_'"}},
+		{"glob matches nothing", specJSON(t, "bad", filepath.Join(dataDir, "nothing-*"), test, 1, 1, nil),
+			codes.InvalidArgument, []string{"data.train", "matched no file"}},
+		{"relative data path", specJSON(t, "bad", "d-train-*", test, 1, 1, nil),
+			codes.InvalidArgument, []string{"data.train", "absolute"}},
+		{"inputs do not match the records", specJSON(t, "bad", train, test, 1, 1, func(m map[string]any) {
+			m["model"].(map[string]any)["inputs"] = 5
+		}), codes.InvalidArgument, []string{"model.inputs", "3 expected"}},
+		{"not JSON", []byte("name: x"), codes.InvalidArgument, []string{"spec_json"}},
+	}
+	for _, tc := range rejected {
+		_, err := a.client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: tc.spec})
+		assertStatus(t, tc.name, err, tc.code, tc.contains...)
+	}
+
+	const job = "sleep-api"
+	resp, err := a.client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: specJSON(t, job, train, test, 2, 1, nil)})
+	if err != nil {
+		t.Fatalf("submit valid spec: %v", err)
+	}
+	wantWorkers := []string{"master", "pserver-0", "trainer-0", "trainer-1"}
+	if resp.Name != job || !slices.Equal(resp.Workers, wantWorkers) {
+		t.Errorf("submit = %s %v, want %s %v", resp.Name, resp.Workers, job, wantWorkers)
+	}
+	_, err = a.client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: specJSON(t, job, train, test, 1, 1, nil)})
+	assertStatus(t, "duplicate", err, codes.AlreadyExists, "job sleep-api already exists", "gctl job stop sleep-api --purge")
+
+	_, err = a.client.GetJob(ctx, &api.GetJobRequest{Name: "nope"})
+	assertStatus(t, "get unknown job", err, codes.NotFound, "job nope not found; see gctl job list")
+	_, err = a.client.ListWorkers(ctx, &api.GetJobRequest{Name: "nope"})
+	assertStatus(t, "workers of unknown job", err, codes.NotFound, "job nope not found")
+	_, err = a.client.StopJob(ctx, &api.StopJobRequest{Name: "nope"})
+	assertStatus(t, "stop unknown job", err, codes.NotFound, "job nope not found")
+
+	var nodes []api.NodeRow
+	getDoc(t, "list nodes", func() (*api.Document, error) { return a.client.ListNodes(ctx, &api.ListNodesRequest{}) }, &nodes)
+	if len(nodes) != 1 || nodes[0].Name != "node-a" || nodes[0].State != "ready" || nodes[0].Addr != a.addr || nodes[0].CPU < 1 {
+		t.Fatalf("nodes = %+v, want node-a ready at %s", nodes, a.addr)
+	}
+	wantRoles := []string{"sleep-api/master", "sleep-api/pserver-0", "sleep-api/trainer-0", "sleep-api/trainer-1"}
+	if !slices.Equal(nodes[0].Roles, wantRoles) {
+		t.Errorf("roles = %v, want %v", nodes[0].Roles, wantRoles)
+	}
+
+	var rows []api.WorkerRow
+	eventually(t, 20*time.Second, func() (bool, string) {
+		getDoc(t, "list workers", func() (*api.Document, error) { return a.client.ListWorkers(ctx, &api.GetJobRequest{Name: job}) }, &rows)
+		for _, r := range rows {
+			if r.State != workerRunning || r.PID == 0 || r.Node != "node-a" {
+				return false, "workers not all running: " + mustJSON(rows)
+			}
+		}
+		return len(rows) == 4, "workers: " + mustJSON(rows)
+	})
+	for i, r := range rows {
+		if r.Name != wantWorkers[i] {
+			t.Errorf("worker row %d = %s, want %s (spec order)", i, r.Name, wantWorkers[i])
+		}
+	}
+
+	var st api.JobStatus
+	getDoc(t, "get job", func() (*api.Document, error) { return a.client.GetJob(ctx, &api.GetJobRequest{Name: job}) }, &st)
+	if st.Name != job || st.State != api.StatePending || st.Mode != "sync" || st.Passes != 2 || st.Pass != 0 {
+		t.Errorf("status = %+v", st)
+	}
+	if len(st.Trainers) != 2 || st.Trainers[1].Name != "trainer-1" || st.Trainers[1].ID != 1 || st.Trainers[1].PID == 0 {
+		t.Errorf("trainers = %+v", st.Trainers)
+	}
+	if len(st.Pservers) != 1 || st.Pservers[0].Name != "pserver-0" || st.Pservers[0].State != workerRunning {
+		t.Errorf("pservers = %+v", st.Pservers)
+	}
+	if st.Master.Name != "master" || st.Master.Node != "node-a" || st.Master.PID == 0 {
+		t.Errorf("master = %+v", st.Master)
+	}
+	if len(st.Events) == 0 || st.Events[0].What != "job submitted by node-a" {
+		t.Errorf("events = %+v, want the submission first", st.Events)
+	}
+	// Arrays are never null: scripts index them.
+	doc, err := a.client.GetJob(ctx, &api.GetJobRequest{Name: job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"samples_applied":[]`, `"trainers":[{`, `"pservers":[{`, `"events":[{`} {
+		if !strings.Contains(string(doc.Json), want) {
+			t.Errorf("status JSON lacks %s: %s", want, doc.Json)
+		}
+	}
+
+	var jobs []api.JobRow
+	getDoc(t, "list jobs", func() (*api.Document, error) { return a.client.ListJobs(ctx, &api.ListJobsRequest{}) }, &jobs)
+	if len(jobs) != 1 || jobs[0].Name != job || jobs[0].State != api.StatePending || jobs[0].Trainers != 2 ||
+		jobs[0].Pservers != 1 || jobs[0].Passes != 2 || jobs[0].Loss != nil || !strings.HasSuffix(jobs[0].Age, "s") {
+		t.Errorf("jobs = %+v", jobs)
+	}
+
+	stop, err := a.client.StopJob(ctx, &api.StopJobRequest{Name: job, Purge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stop.State != api.StateStopped || !slices.Equal(stop.Stopped, wantWorkers) {
+		t.Errorf("stop --purge = %s %v, want STOPPED %v", stop.State, stop.Stopped, wantWorkers)
+	}
+	_, err = a.client.GetJob(ctx, &api.GetJobRequest{Name: job})
+	assertStatus(t, "get purged job", err, codes.NotFound, "job sleep-api not found")
+	getDoc(t, "list nodes", func() (*api.Document, error) { return a.client.ListNodes(ctx, &api.ListNodesRequest{}) }, &nodes)
+	if len(nodes) != 1 || len(nodes[0].Roles) != 0 {
+		t.Errorf("nodes after purge = %+v, want no roles", nodes)
+	}
+}
+
+func assertStatus(t *testing.T, what string, err error, code codes.Code, contains ...string) {
+	t.Helper()
+	if status.Code(err) != code {
+		t.Errorf("%s: error %v, want code %s", what, err, code)
+		return
+	}
+	msg := status.Convert(err).Message()
+	for _, c := range contains {
+		if !strings.Contains(msg, c) {
+			t.Errorf("%s: message %q lacks %q", what, msg, c)
+		}
+	}
+}
+
+func getDoc(t *testing.T, what string, call func() (*api.Document, error), v any) {
+	t.Helper()
+	doc, err := call()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := json.Unmarshal(doc.Json, v); err != nil {
+		t.Fatalf("%s: decode %s: %v", what, doc.Json, err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,141 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// collectLogs reads a Logs stream to its end (or until stop says so),
+// checking that every chunk holds whole lines.
+func collectLogs(t *testing.T, stream interface {
+	Recv() (*api.LogChunk, error)
+}, stop func(map[string]string) bool) (map[string]string, error) {
+	t.Helper()
+	got := map[string]string{}
+	for {
+		chunk, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return got, nil
+			}
+			return got, err
+		}
+		if d := chunk.GetData(); len(d) == 0 || d[len(d)-1] != '\n' {
+			t.Errorf("chunk of %s is not whole lines: %q", chunk.GetWorker(), d)
+		}
+		got[chunk.GetWorker()] += string(chunk.GetData())
+		if stop != nil && stop(got) {
+			return got, nil
+		}
+	}
+}
+
+func TestLogs(t *testing.T) {
+	t.Parallel()
+	endpoint := startEtcd(t)
+	cli := etcdClient(t, endpoint)
+	cfg := testConfig(t, "n1", endpoint)
+	a := startAgent(t, cfg)
+	ctx := context.Background()
+
+	const done = "ok-logs"
+	submit(t, a, done, 1, 1)
+	allInState(t, cli, done, workerExited, "master", "pserver-0", "trainer-0")
+
+	stream, err := a.client.Logs(ctx, &api.LogsRequest{Job: done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := collectLogs(t, stream, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"master", "pserver-0", "trainer-0"} {
+		want := readLog(t, cfg, done, w)
+		if all[w] != want || !strings.HasPrefix(want, "=== gtraind: starting "+w+" (attempt 1) at ") || !strings.HasSuffix(want, "done\n") {
+			t.Errorf("log of %s = %q, want the file %q", w, all[w], want)
+		}
+	}
+
+	stream, err = a.client.Logs(ctx, &api.LogsRequest{Job: done, Worker: "trainer-0", Lines: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := collectLogs(t, stream, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 1 || last["trainer-0"] != "working\ndone\n" {
+		t.Errorf("-w trainer-0 -n 2 = %q, want the last two lines", last)
+	}
+
+	for _, tc := range []struct {
+		req      *api.LogsRequest
+		code     codes.Code
+		contains []string
+	}{
+		{&api.LogsRequest{Job: "nope"}, codes.NotFound, []string{"job nope not found"}},
+		{&api.LogsRequest{Job: done, Worker: "trainer-7"}, codes.NotFound, []string{"no worker trainer-7", "master, pserver-0, trainer-0"}},
+		{&api.LogsRequest{Job: done, Lines: -1}, codes.InvalidArgument, []string{"lines"}},
+	} {
+		stream, err := a.client.Logs(ctx, tc.req)
+		if err == nil {
+			_, err = collectLogs(t, stream, nil)
+		}
+		assertStatus(t, "logs "+tc.req.String(), err, tc.code, tc.contains...)
+	}
+
+	// Following a running job streams new lines until the client cancels.
+	const running = "sleep-logs"
+	submit(t, a, running, 1, 1)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err = a.client.Logs(fctx, &api.LogsRequest{Job: running, Worker: "trainer-0", Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := collectLogs(t, stream, func(got map[string]string) bool { return strings.Contains(got["trainer-0"], "tick 5\n") })
+	if err != nil {
+		t.Fatalf("follow: %v (got %q)", err, got)
+	}
+	if !strings.HasPrefix(got["trainer-0"], "=== gtraind: starting trainer-0") {
+		t.Errorf("follow from the start = %q", got["trainer-0"])
+	}
+	cancel()
+
+	// Following a job that ends: the stream ends by itself once the
+	// processes are gone and the log is quiet.
+	fstream, err := a.client.Logs(ctx, &api.LogsRequest{Job: running, Follow: true, Lines: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.client.StopJob(ctx, &api.StopJobRequest{Name: running}); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	var tail map[string]string
+	go func() {
+		var err error
+		tail, err = collectLogs(t, fstream, nil)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("follow of a stopped job: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("follow did not end after the job stopped")
+	}
+	if !strings.HasSuffix(tail["master"], "got SIGTERM; bye\n") {
+		t.Errorf("followed master log ends %q, want its goodbye", tail["master"])
+	}
+}

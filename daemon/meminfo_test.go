@@ -1,0 +1,40 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseMemTotal(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"MemTotal:       16318412 kB\nMemFree: 1 kB\n", 16318412 * 1024},
+		{"MemFree: 1 kB\nMemTotal: 2048 kB\n", 2048 * 1024},
+		{"MemTotal: 100\n", 100},
+		{"MemTotal: lots kB\n", 0},
+		{"MemFree: 1 kB\n", 0},
+		{"", 0},
+	} {
+		if got := parseMemTotal(strings.NewReader(tc.in)); got != tc.want {
+			t.Errorf("parseMemTotal(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMembers(t *testing.T) {
+	m := newMembers(testLog())
+	m.change("n2", true)
+	if m.isDown("n2") {
+		t.Error("a joined node is down")
+	}
+	m.change("n2", false)
+	if !m.isDown("n2") || m.isDown("n1") {
+		t.Error("a dead node is not down, or an unknown one is")
+	}
+	m.change("n2", true)
+	if m.isDown("n2") {
+		t.Error("a node that came back is still down")
+	}
+}

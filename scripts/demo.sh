@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# make demo: a whole gtrain cluster on this machine. Starts `gtraind agent --dev` in a
+# temporary directory, converts the bundled UCI housing data, trains fit-a-line with
+# 2 pservers and 2 trainers in sync mode, prints the result, and stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=$PWD/bin
+WORK=$(mktemp -d -t gtrain-demo.XXXXXX)
+AGENT_PID=""
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+cleanup() {
+  local rc=$?
+  if [ -n "$AGENT_PID" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
+    say "stopping the agent (SIGTERM)"
+    kill -TERM "$AGENT_PID" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$AGENT_PID" 2>/dev/null || true
+  fi
+  left=$(pgrep -f -- "--data-dir $WORK/data" || true)
+  if [ -n "$left" ]; then
+    echo "demo: processes left behind, killing: $left" >&2
+    kill -KILL $left 2>/dev/null || true
+    rc=1
+  fi
+  if [ $rc -eq 0 ]; then rm -rf "$WORK"; else echo "demo: kept $WORK for inspection (agent log: $WORK/agent.log)" >&2; fi
+  exit $rc
+}
+trap cleanup EXIT
+
+# Free loopback ports, so the demo never collides with a running agent or etcd.
+free_port() {
+  local p
+  while :; do
+    p=$(( (RANDOM % 30000) + 20000 ))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+API=127.0.0.1:$(free_port)
+export GCTL_ADDR=$API
+
+say "starting gtraind agent --dev in $WORK"
+"$BIN/gtraind" agent --dev --data-dir "$WORK/data" --node-name demo-node \
+  --api-addr "$API" --gossip-addr "127.0.0.1:$(free_port)" \
+  --etcd-client-addr "127.0.0.1:$(free_port)" --etcd-peer-addr "127.0.0.1:$(free_port)" \
+  >"$WORK/agent.log" 2>&1 &
+AGENT_PID=$!
+for i in $(seq 1 150); do
+  if "$BIN/gctl" node list 2>/dev/null | grep -q ready; then break; fi
+  kill -0 "$AGENT_PID" 2>/dev/null || { echo "demo: the agent exited; its log:" >&2; cat "$WORK/agent.log" >&2; exit 1; }
+  [ $((i % 10)) -eq 0 ] && echo "waiting for the agent to be ready ($((i / 5))s)..."
+  sleep 0.2
+done
+"$BIN/gctl" node list
+
+say "converting UCI housing into record shards"
+mkdir -p "$WORK/job/data"
+"$BIN/gctl" data convert --format whitespace --input examples/data/uci_housing/housing.data \
+  --out "$WORK/job/data/housing" --shards 4 --test-fraction 0.2 --seed 1 --normalize
+cp examples/fit_a_line.yaml "$WORK/job/fit_a_line.yaml"
+
+say "training fit-a-line: sync mode, 2 pservers, 2 trainers"
+"$BIN/gctl" job start -f "$WORK/job/fit_a_line.yaml"
+
+say "the job's workers"
+"$BIN/gctl" job workers fit-a-line
+say "status"
+"$BIN/gctl" job status fit-a-line
+test_loss=$("$BIN/gctl" job status fit-a-line -o json | sed -n 's/.*"test_loss": *\([0-9.eE+-]*\).*/\1/p' | head -1)
+say "final test loss (MSE): $test_loss"
+echo "model: $(ls -d "$WORK"/data/jobs/fit-a-line/model/latest)/manifest.json"
+"$BIN/gctl" job logs fit-a-line -w master -n 5
