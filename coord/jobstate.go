@@ -89,3 +89,25 @@ func DecodeState(raw []byte) (StateRecord, error) {
 	err := json.Unmarshal(raw, &st)
 	return st, err
 }
+
+// WatchJobEnd closes the returned channel when the job reaches a terminal state
+// or its record is deleted.
+func WatchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			st, err := JobState(ctx, cli, job)
+			if errors.Is(err, ErrNotFound) || (err == nil && api.Terminal(st.State)) {
+				return
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			select {
+			case <-cli.Watch(wctx, StateKey(job)):
+			case <-wctx.Done():
+			}
+			cancel()
+		}
+	}()
+	return done
+}

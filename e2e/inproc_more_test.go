@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"github.com/gtrain/gtrain/api"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
@@ -111,5 +114,30 @@ data: {train: %s/blobs-train-*, test: %s/blobs-test-*}
 	t.Logf("softmax test accuracy %.3f, loss %.4f", *p.Metrics.TestAccuracy, *p.Metrics.TestLoss)
 	if *p.Metrics.TestAccuracy < 0.95 {
 		t.Errorf("softmax accuracy %.3f < 0.95", *p.Metrics.TestAccuracy)
+	}
+}
+
+func TestInProcessDamagedShardFailsTheJobNamingFileAndOffset(t *testing.T) {
+	cli := startEtcd(t)
+	dir := t.TempDir()
+	res := housing(t, dir)
+	// Flip a byte inside the first chunk's payload of the first training shard.
+	f := res.TrainFiles[0]
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/3] ^= 0xff
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := fitALine("damaged", "sync", dir, 2)
+	submit(t, cli, spec)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go runRolesUntil(ctx, cli, dir, spec.Name, 2, 2)
+	st := waitState(t, cli, spec.Name, 30*time.Second)
+	if st.State != api.StateFailed || !strings.Contains(st.Reason, f) || !strings.Contains(st.Reason, "offset") {
+		t.Fatalf("state %s reason %q: want FAILED naming %s and an offset", st.State, st.Reason, f)
 	}
 }

@@ -17,10 +17,26 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// runInProcess runs every role of spec as goroutines over real etcd and gRPC.
+// runInProcess runs every role of spec as goroutines over real etcd and gRPC
+// and requires the job to succeed with no role failing.
 func runInProcess(t *testing.T, cli *clientv3.Client, dataDir, job string, pservers, trainers int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []error, 1)
+	go func() { done <- runRolesUntil(ctx, cli, dataDir, job, pservers, trainers) }()
+	st := waitState(t, cli, job, 60*time.Second)
+	cancel()
+	for _, err := range <-done {
+		t.Errorf("role failed: %v", err)
+	}
+	if st.State != api.StateSucceeded {
+		t.Fatalf("job %s ended %s (%s)", job, st.State, st.Reason)
+	}
+}
+
+// runRolesUntil runs every role as goroutines until ctx ends and returns the
+// roles' errors.
+func runRolesUntil(ctx context.Context, cli *clientv3.Client, dataDir, job string, pservers, trainers int) []error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -40,25 +56,18 @@ func runInProcess(t *testing.T, cli *clientv3.Client, dataDir, job string, pserv
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := trainer.Run(ctx, cli, cfg)
-			if err != nil {
-				t.Logf("%s: %v", cfg.Worker, err)
-			}
-			errs <- err
+			errs <- trainer.Run(ctx, cli, cfg)
 		}()
 	}
-	st := waitState(t, cli, job, 30*time.Second)
-	cancel()
 	wg.Wait()
 	close(errs)
+	var out []error
 	for err := range errs {
 		if err != nil {
-			t.Errorf("role failed: %v", err)
+			out = append(out, err)
 		}
 	}
-	if st.State != api.StateSucceeded {
-		t.Fatalf("job %s ended %s (%s)", job, st.State, st.Reason)
-	}
+	return out
 }
 
 func TestInProcessSyncFitALineConvergesAndIsExactlyOnce(t *testing.T) {

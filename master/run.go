@@ -157,10 +157,16 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	defer srv.Stop()
 	go watchTrainers(leadCtx, cli, cfg.Job, core, log)
 
+	ended := coord.WatchJobEnd(leadCtx, cli, cfg.Job)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
+		case <-ended:
+			if !core.Done() {
+				log.Info("job ended elsewhere (stopped or failed); master exits")
+				return nil
+			}
 		case <-leadCtx.Done():
 			if ctx.Err() != nil {
 				return nil

@@ -100,7 +100,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	}
 	log.Info("pserver serving", "index", cfg.Index, "addr", record.Addr, "blocks", len(mine), "floats", ServerSizes(layout.Blocks, spec.Pservers)[cfg.Index])
 
-	ended := watchJobEnd(ctx, cli, cfg.Job)
+	ended := coord.WatchJobEnd(ctx, cli, cfg.Job)
 	select {
 	case <-ended:
 		log.Info("job ended; pserver exits", "step", shard.Step())
@@ -130,26 +130,4 @@ func claim(ctx context.Context, cli *clientv3.Client, key, value string, lease c
 			return ctx.Err()
 		}
 	}
-}
-
-// watchJobEnd closes the returned channel when the job reaches a terminal state
-// or its record is deleted.
-func watchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			st, err := coord.JobState(ctx, cli, job)
-			if errors.Is(err, coord.ErrNotFound) || (err == nil && api.Terminal(st.State)) {
-				return
-			}
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			select {
-			case <-cli.Watch(wctx, coord.StateKey(job)):
-			case <-wctx.Done():
-			}
-			cancel()
-		}
-	}()
-	return done
 }

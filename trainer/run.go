@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc"
@@ -125,10 +126,21 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	return t.endOr(ctx, err)
 }
 
-// endOr turns a failure into a clean exit when the job itself has ended.
+// endOr turns a failure into a clean exit when the job itself has ended. A
+// damaged record chunk fails the job at once, naming file and offset: a
+// restart would meet the same bytes, and training around them would silently
+// drop records.
 func (t *trainer) endOr(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, ErrJobEnded) {
 		return nil
+	}
+	if recordio.IsDamaged(err) {
+		reason := fmt.Sprintf("%s: damaged training data: %v", t.cfg.Worker, err)
+		if _, serr := coord.SetJobState(ctx, t.cli, t.cfg.Job, api.StateFailed, reason); serr != nil {
+			t.log.Error("could not fail the job", "err", serr)
+		}
+		_ = coord.AppendEvent(ctx, t.cli, t.cfg.Job, reason)
+		return err
 	}
 	if st, serr := coord.JobState(ctx, t.cli, t.cfg.Job); serr == nil && api.Terminal(st.State) {
 		t.log.Info("job ended", "state", st.State)
