@@ -160,7 +160,7 @@ func (r *runner) run() {
 			r.finish(rec, workerStopped, reason)
 			return
 		}
-		rec.State, rec.PID, rec.ExitCode, rec.Start = workerStarting, 0, 0, r.sup.now()
+		rec.State, rec.PID, rec.ExitCode, rec.Start = workerStarting, 0, 0, r.sup.now().UTC()
 		r.putRecord(rec)
 		started := r.sup.now()
 		exit, signalled := r.runOnce(attempt, &rec, log)
@@ -243,8 +243,10 @@ func (r *runner) start(attempt int) (*exec.Cmd, error) {
 	cmd.Dir = r.sup.dataDir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig: a SIGKILLed agent takes its roles with it, so a restarted
-	// agent never finds strays. Setpgid: signals reach the role's own
-	// children too, and a Ctrl-C on the agent's terminal does not.
+	// agent never finds strays. (Linux sends it when the forking *thread*
+	// ends; the Go runtime only ends threads of goroutines that exit while
+	// locked to them, which nothing here does.) Setpgid: signals reach the
+	// role's own children too, and a Ctrl-C on the agent's terminal does not.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(logFile, "=== gtraind: cannot start %s: %v ===\n", r.worker, err)
