@@ -553,6 +553,51 @@ func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
 	}
 }
 
+func TestCoreSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
+	// endPass switches to the next pass's plan, then saves. GetStep must not
+	// hand out the new pass's first step before that save is durable: a master
+	// dying in between would be replaced by one that evaluates the old pass
+	// again (Pull waits for "at least" the step, so after trainers may have
+	// applied a step of the next pass) and writes that into the pass's model.
+	ts := coreTaskSet()
+	cfg := syncConfig(3, 4, 2)
+	cfg.LongPoll = 20 * time.Millisecond
+	store := newGatedStore()
+	eval := &fakeEvaluator{gate: make(chan struct{})}
+	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
+	runSyncSteps(t, c, 0, 4)
+	store.arm() // the end-of-pass save blocks
+	eval.gate <- struct{}{}
+	select {
+	case <-store.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of pass 0 was never saved")
+	}
+	got := make(chan Work, 1)
+	go func() {
+		w, _ := c.GetStep(context.Background(), 0, 4)
+		got <- w
+	}()
+	early := false
+	select {
+	case w := <-got:
+		early = w.Status == api.WorkStatus_WORK_READY
+		got <- w
+	case <-time.After(3 * cfg.LongPoll):
+	}
+	store.release()
+	if early {
+		t.Fatal("GetStep handed out step 4 (pass 1) while the end of pass 0 was still being saved")
+	}
+	w := <-got
+	if w.Status != api.WorkStatus_WORK_READY {
+		w = mustGetStep(t, c, 0, 4)
+	}
+	if w.Pass != 1 || w.Step != 4 {
+		t.Fatalf("GetStep after the pass end was saved = %+v, want pass 1 step 4", w)
+	}
+}
+
 // --- async -------------------------------------------------------------------
 
 func mustGetTask(t *testing.T, c *Core, trainer, finished int, records int) Work {

@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binDir holds gctl and gtraind: $GTRAIN_BIN (make test sets it) or a fresh build.
+var binDir string
+
+func TestMain(m *testing.M) {
+	binDir = os.Getenv("GTRAIN_BIN")
+	cleanup := func() {}
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "gtrain-e2e-bin")
+		if err != nil {
+			panic(err)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		for _, c := range []string{"gctl", "gtraind"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, c), "./cmd/"+c)
+			cmd.Dir = repoRoot()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "build %s: %v\n%s", c, err, out)
+				os.Exit(1)
+			}
+		}
+		binDir = dir
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// agent is a real `gtraind agent --dev` process.
+type agent struct {
+	cmd     *exec.Cmd
+	dataDir string
+	api     string
+	log     *bytes.Buffer
+	exited  chan error
+}
+
+func startAgent(t *testing.T, dataDir string) *agent {
+	t.Helper()
+	a := &agent{dataDir: dataDir, api: freePort(t), log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", dataDir,
+		"--node-name", "e2e-node", "--api-addr", a.api, "--gossip-addr", freePort(t),
+		"--etcd-client-addr", freePort(t), "--etcd-peer-addr", freePort(t))
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { a.exited <- a.cmd.Wait() }()
+	t.Cleanup(func() {
+		a.stop(t)
+		if t.Failed() {
+			t.Logf("agent log:\n%s", a.log.String())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		out, _, code := a.gctl(t, "node", "list", "-o", "json")
+		if code == 0 && strings.Contains(out, `"ready"`) {
+			return a
+		}
+		select {
+		case err := <-a.exited:
+			t.Fatalf("agent exited before ready: %v\n%s", err, a.log.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Fatalf("agent not ready after 60s\n%s", a.log.String())
+	return nil
+}
+
+// stop sends SIGTERM and requires a clean exit and no process left behind.
+func (a *agent) stop(t *testing.T) {
+	t.Helper()
+	if a.cmd.ProcessState != nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-a.exited:
+		if err != nil {
+			t.Errorf("agent exit after SIGTERM: %v (want 0)", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = a.cmd.Process.Kill()
+		t.Errorf("agent did not exit 30s after SIGTERM")
+	}
+	if left := processesUsing(a.dataDir); len(left) > 0 {
+		t.Errorf("processes left behind after the agent stopped: %v", left)
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// processesUsing lists live processes whose command line names dataDir.
+func processesUsing(dataDir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
+			continue // a zombie is already dead
+		}
+		if strings.Contains(string(b), dataDir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// gctl runs bin/gctl against the agent and returns stdout, stderr and the exit code.
+func (a *agent) gctl(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	return runGctl(t, a.api, args...)
+}
+
+func runGctl(t *testing.T, addr string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "gctl"), append([]string{"--addr", addr}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("gctl %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (a *agent) jsonOf(t *testing.T, v any, args ...string) {
+	t.Helper()
+	out, errs, code := a.gctl(t, append(args, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("gctl %v: exit %d: %s", args, code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("gctl %v: bad JSON: %v\n%s", args, err, out)
+	}
+}
+
+// writeSpec writes a job spec into dir and returns its path.
+func writeSpec(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func fitALineYAML(name, mode string, passes int) string {
+	return fmt.Sprintf(`name: %s
+mode: %s
+trainers: 2
+pservers: 2
+passes: %d
+batch_size: 20
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.01}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+`, name, mode, passes)
+}

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/dataset"
+)
+
+// TestProcessFitALine is the vertical slice as an operator runs it: a real
+// agent with embedded etcd, gctl for everything, role processes as children.
+func TestProcessFitALine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	work := t.TempDir()
+	a := startAgent(t, filepath.Join(work, "agent"))
+
+	out, errs, code := a.gctl(t, "data", "convert", "--format", "whitespace",
+		"--input", filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data"),
+		"--out", filepath.Join(work, "data", "housing"), "--shards", "4", "--test-fraction", "0.2", "--seed", "1", "--normalize")
+	if code != 0 {
+		t.Fatalf("data convert: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "housing-train-00000-of-00004") {
+		t.Errorf("data convert does not say what it wrote:\n%s", out)
+	}
+	train, _ := dataset.Glob(filepath.Join(work, "data", "housing-train-*"))
+	test, _ := dataset.Glob(filepath.Join(work, "data", "housing-test-*"))
+	opt := leastSquaresTestMSE(t, &dataset.ConvertResult{TrainFiles: train, TestFiles: test})
+
+	spec := writeSpec(t, work, fitALineYAML("fit-a-line", "sync", 30))
+	out, errs, code = a.gctl(t, "job", "start", "-f", spec)
+	if code != 0 {
+		t.Fatalf("job start: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out+errs, "SUCCEEDED") {
+		t.Errorf("job start did not report the end:\n%s%s", out, errs)
+	}
+
+	var st api.JobStatus
+	a.jsonOf(t, &st, "job", "status", "fit-a-line")
+	if st.State != api.StateSucceeded || st.Pass != 30 || st.Passes != 30 {
+		t.Fatalf("status: state %s pass %d/%d", st.State, st.Pass, st.Passes)
+	}
+	if len(st.SamplesApplied) != 30 {
+		t.Fatalf("samples_applied has %d passes", len(st.SamplesApplied))
+	}
+	for p, n := range st.SamplesApplied {
+		if n != 404 {
+			t.Errorf("pass %d: samples_applied %d, want 404", p, n)
+		}
+	}
+	if st.Metrics.TestLoss == nil || *st.Metrics.TestLoss > 1.05*opt {
+		t.Errorf("test loss %v not within 5%% of the least-squares optimum %.4f", st.Metrics.TestLoss, opt)
+	}
+	if len(st.Trainers) != 2 || len(st.Pservers) != 2 || st.Master.Name != "master" {
+		t.Errorf("status lists %d trainers, %d pservers, master %q", len(st.Trainers), len(st.Pservers), st.Master.Name)
+	}
+	if _, err := os.Stat(filepath.Join(st.ModelDir, "latest", "manifest.json")); err != nil {
+		t.Errorf("model: %v", err)
+	}
+
+	var workers []api.WorkerRow
+	a.jsonOf(t, &workers, "job", "workers", "fit-a-line")
+	if len(workers) != 5 {
+		t.Fatalf("workers: %+v", workers)
+	}
+	for _, w := range workers {
+		if w.Node != "e2e-node" || w.Start.IsZero() {
+			t.Errorf("worker %+v: want node e2e-node and a start time", w)
+		}
+		if _, err := os.Stat(filepath.Join(a.dataDir, "jobs", "fit-a-line", "log", w.Name+".log")); err != nil {
+			t.Errorf("log of %s: %v", w.Name, err)
+		}
+	}
+	var jobs []api.JobRow
+	a.jsonOf(t, &jobs, "job", "list")
+	if len(jobs) != 1 || jobs[0].Name != "fit-a-line" || jobs[0].State != api.StateSucceeded {
+		t.Errorf("job list: %+v", jobs)
+	}
+	out, _, code = a.gctl(t, "job", "logs", "fit-a-line", "-w", "master", "-n", "50")
+	if code != 0 || !strings.Contains(out, "pass finished") {
+		t.Errorf("job logs -w master: exit %d:\n%s", code, out)
+	}
+	var nodes []api.NodeRow
+	a.jsonOf(t, &nodes, "node", "list")
+	if len(nodes) != 1 || nodes[0].State != "ready" || nodes[0].CPU < 1 {
+		t.Errorf("node list: %+v", nodes)
+	}
+
+	// The name is taken until purged; after a purge it can be reused.
+	_, errs, code = a.gctl(t, "job", "start", "-f", spec, "--detach")
+	if code != 2 || !strings.Contains(errs, "already exists") {
+		t.Errorf("duplicate job: exit %d: %s", code, errs)
+	}
+	if _, errs, code = a.gctl(t, "job", "stop", "fit-a-line", "--purge"); code != 0 {
+		t.Fatalf("job stop --purge: exit %d: %s", code, errs)
+	}
+	if _, _, code = a.gctl(t, "job", "status", "fit-a-line"); code != 2 {
+		t.Errorf("status of a purged job: exit %d, want 2", code)
+	}
+}
+
+// TestProcessBadInput: every kind of bad input gets a clear message naming
+// the problem and exit code 2, and nothing crashes.
+func TestProcessBadInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	work := t.TempDir()
+	a := startAgent(t, filepath.Join(work, "agent"))
+	housing(t, filepath.Join(work, "data"))
+
+	cases := []struct {
+		name string
+		args func() []string
+		want string
+	}{
+		{"negative trainers", func() []string {
+			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("bad", "sync", 1), "trainers: 2", "trainers: -1", 1))}
+		}, "trainers"},
+		{"unknown field", func() []string {
+			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad", "sync", 1)+"learning_rat: 3\n")}
+		}, "learning_rat"},
+		{"bad job name", func() []string {
+			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad_name", "sync", 1))}
+		}, "_"},
+		{"glob matches nothing", func() []string {
+			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("nodata", "sync", 1), "data/housing-train-*", "data/nothing-*", 1))}
+		}, "data.train"},
+		{"inputs do not match the records", func() []string {
+			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("inputs", "sync", 1), "inputs: 13", "inputs: 12", 1))}
+		}, "model.inputs"},
+		{"unknown job", func() []string { return []string{"job", "status", "no-such-job"} }, "no-such-job"},
+		{"unknown job logs", func() []string { return []string{"job", "logs", "no-such-job"} }, "no-such-job"},
+		{"unknown flag", func() []string { return []string{"job", "list", "--bogus"} }, "bogus"},
+		{"convert: missing input", func() []string {
+			return []string{"data", "convert", "--format", "csv", "--input", filepath.Join(work, "missing.csv"), "--out", filepath.Join(work, "x/y"), "--shards", "1"}
+		}, "missing.csv"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errs, code := a.gctl(t, c.args()...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2\nstdout: %s\nstderr: %s", code, out, errs)
+			}
+			if !strings.Contains(errs, c.want) {
+				t.Errorf("message does not name %q:\n%s", c.want, errs)
+			}
+		})
+	}
+	// An unreachable agent is a failure (1), with what to do.
+	_, errs, code := runGctl(t, "127.0.0.1:1", "job", "list")
+	if code != 1 || !strings.Contains(errs, "gtraind agent") {
+		t.Errorf("unreachable agent: exit %d: %s", code, errs)
+	}
+}
