@@ -472,6 +472,7 @@ type GetStepRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
 	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	Epoch         int64                  `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"` // the rollback epoch the trainer last heard of
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -520,12 +521,21 @@ func (x *GetStepRequest) GetStep() int64 {
 	return 0
 }
 
+func (x *GetStepRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 type GetStepResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        WorkStatus             `protobuf:"varint,1,opt,name=status,proto3,enum=gtrain.v1.WorkStatus" json:"status,omitempty"`
 	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
 	Pass          int32                  `protobuf:"varint,3,opt,name=pass,proto3" json:"pass,omitempty"`
-	Slices        []*Slice               `protobuf:"bytes,4,rep,name=slices,proto3" json:"slices,omitempty"` // may be empty: the trainer still pushes a zero-record gradient
+	Slices        []*Slice               `protobuf:"bytes,4,rep,name=slices,proto3" json:"slices,omitempty"`          // may be empty: the trainer still pushes a zero-record gradient
+	Checkpoint    bool                   `protobuf:"varint,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // tell the pservers to checkpoint after applying this step
+	Epoch         int64                  `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`           // bumped by every rollback; reports of older epochs are void
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -588,12 +598,27 @@ func (x *GetStepResponse) GetSlices() []*Slice {
 	return nil
 }
 
+func (x *GetStepResponse) GetCheckpoint() bool {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return false
+}
+
+func (x *GetStepResponse) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 type StepDoneRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
 	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
 	LossSum       float64                `protobuf:"fixed64,3,opt,name=loss_sum,json=lossSum,proto3" json:"loss_sum,omitempty"`
 	Records       int64                  `protobuf:"varint,4,opt,name=records,proto3" json:"records,omitempty"`
+	Epoch         int64                  `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -652,6 +677,13 @@ func (x *StepDoneRequest) GetLossSum() float64 {
 func (x *StepDoneRequest) GetRecords() int64 {
 	if x != nil {
 		return x.Records
+	}
+	return 0
+}
+
+func (x *StepDoneRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
 	}
 	return 0
 }
@@ -728,22 +760,28 @@ const file_master_proto_rawDesc = "" +
 	"\x04file\x18\x01 \x01(\tR\x04file\x12\x14\n" +
 	"\x05chunk\x18\x02 \x01(\x05R\x05chunk\x12\x14\n" +
 	"\x05first\x18\x03 \x01(\x05R\x05first\x12\x14\n" +
-	"\x05count\x18\x04 \x01(\x05R\x05count\"C\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\"Y\n" +
 	"\x0eGetStepRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
-	"\x04step\x18\x02 \x01(\x03R\x04step\"\x92\x01\n" +
+	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\xc8\x01\n" +
 	"\x0fGetStepResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.gtrain.v1.WorkStatusR\x06status\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x12\n" +
 	"\x04pass\x18\x03 \x01(\x05R\x04pass\x12(\n" +
-	"\x06slices\x18\x04 \x03(\v2\x10.gtrain.v1.SliceR\x06slices\"y\n" +
+	"\x06slices\x18\x04 \x03(\v2\x10.gtrain.v1.SliceR\x06slices\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x05 \x01(\bR\n" +
+	"checkpoint\x12\x14\n" +
+	"\x05epoch\x18\x06 \x01(\x03R\x05epoch\"\x8f\x01\n" +
 	"\x0fStepDoneRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x19\n" +
 	"\bloss_sum\x18\x03 \x01(\x01R\alossSum\x12\x18\n" +
-	"\arecords\x18\x04 \x01(\x03R\arecords\"\x12\n" +
+	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x14\n" +
+	"\x05epoch\x18\x05 \x01(\x03R\x05epoch\"\x12\n" +
 	"\x10StepDoneResponse*P\n" +
 	"\n" +
 	"WorkStatus\x12\x14\n" +

@@ -30,8 +30,9 @@ type PushChunk struct {
 	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`       // sync: the step this gradient belongs to
 	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"` // records summed into this gradient
 	Block         int32                  `protobuf:"varint,4,opt,name=block,proto3" json:"block,omitempty"`
-	Offset        int64                  `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"` // float offset inside the block
-	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`      // gradient SUM over the records, float32 LE
+	Offset        int64                  `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`         // float offset inside the block
+	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`              // gradient SUM over the records, float32 LE
+	Checkpoint    bool                   `protobuf:"varint,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // sync: checkpoint the shard right after applying this step
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -106,6 +107,13 @@ func (x *PushChunk) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *PushChunk) GetCheckpoint() bool {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return false
 }
 
 type PushReply struct {
@@ -360,11 +368,99 @@ func (x *InfoReply) GetBlocks() []int32 {
 	return nil
 }
 
+type RestoreRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreRequest) Reset() {
+	*x = RestoreRequest{}
+	mi := &file_pserver_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreRequest) ProtoMessage() {}
+
+func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
+func (*RestoreRequest) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RestoreRequest) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+type RestoreReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreReply) Reset() {
+	*x = RestoreReply{}
+	mi := &file_pserver_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreReply) ProtoMessage() {}
+
+func (x *RestoreReply) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreReply.ProtoReflect.Descriptor instead.
+func (*RestoreReply) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RestoreReply) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
 var File_pserver_proto protoreflect.FileDescriptor
 
 const file_pserver_proto_rawDesc = "" +
 	"\n" +
-	"\rpserver.proto\x12\tgtrain.v1\"\x9a\x01\n" +
+	"\rpserver.proto\x12\tgtrain.v1\"\xba\x01\n" +
 	"\tPushChunk\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -372,7 +468,10 @@ const file_pserver_proto_rawDesc = "" +
 	"\arecords\x18\x03 \x01(\x03R\arecords\x12\x14\n" +
 	"\x05block\x18\x04 \x01(\x05R\x05block\x12\x16\n" +
 	"\x06offset\x18\x05 \x01(\x03R\x06offset\x12\x12\n" +
-	"\x04data\x18\x06 \x01(\fR\x04data\"\x1f\n" +
+	"\x04data\x18\x06 \x01(\fR\x04data\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\a \x01(\bR\n" +
+	"checkpoint\"\x1f\n" +
 	"\tPushReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\"(\n" +
 	"\vPullRequest\x12\x19\n" +
@@ -387,11 +486,16 @@ const file_pserver_proto_rawDesc = "" +
 	"\tInfoReply\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x16\n" +
-	"\x06blocks\x18\x03 \x03(\x05R\x06blocks2\xae\x01\n" +
+	"\x06blocks\x18\x03 \x03(\x05R\x06blocks\"$\n" +
+	"\x0eRestoreRequest\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\"\"\n" +
+	"\fRestoreReply\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step2\xed\x01\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
 	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x124\n" +
-	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReplyB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
+	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReplyB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_pserver_proto_rawDescOnce sync.Once
@@ -405,24 +509,28 @@ func file_pserver_proto_rawDescGZIP() []byte {
 	return file_pserver_proto_rawDescData
 }
 
-var file_pserver_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_pserver_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_pserver_proto_goTypes = []any{
-	(*PushChunk)(nil),   // 0: gtrain.v1.PushChunk
-	(*PushReply)(nil),   // 1: gtrain.v1.PushReply
-	(*PullRequest)(nil), // 2: gtrain.v1.PullRequest
-	(*ParamChunk)(nil),  // 3: gtrain.v1.ParamChunk
-	(*InfoRequest)(nil), // 4: gtrain.v1.InfoRequest
-	(*InfoReply)(nil),   // 5: gtrain.v1.InfoReply
+	(*PushChunk)(nil),      // 0: gtrain.v1.PushChunk
+	(*PushReply)(nil),      // 1: gtrain.v1.PushReply
+	(*PullRequest)(nil),    // 2: gtrain.v1.PullRequest
+	(*ParamChunk)(nil),     // 3: gtrain.v1.ParamChunk
+	(*InfoRequest)(nil),    // 4: gtrain.v1.InfoRequest
+	(*InfoReply)(nil),      // 5: gtrain.v1.InfoReply
+	(*RestoreRequest)(nil), // 6: gtrain.v1.RestoreRequest
+	(*RestoreReply)(nil),   // 7: gtrain.v1.RestoreReply
 }
 var file_pserver_proto_depIdxs = []int32{
 	0, // 0: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
 	2, // 1: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
 	4, // 2: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
-	1, // 3: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3, // 4: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	5, // 5: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	3, // [3:6] is the sub-list for method output_type
-	0, // [0:3] is the sub-list for method input_type
+	6, // 3: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
+	1, // 4: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3, // 5: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	5, // 6: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7, // 7: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	4, // [4:8] is the sub-list for method output_type
+	0, // [0:4] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
@@ -439,7 +547,7 @@ func file_pserver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pserver_proto_rawDesc), len(file_pserver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

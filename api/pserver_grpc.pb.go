@@ -22,9 +22,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PServer_Push_FullMethodName = "/gtrain.v1.PServer/Push"
-	PServer_Pull_FullMethodName = "/gtrain.v1.PServer/Pull"
-	PServer_Info_FullMethodName = "/gtrain.v1.PServer/Info"
+	PServer_Push_FullMethodName    = "/gtrain.v1.PServer/Push"
+	PServer_Pull_FullMethodName    = "/gtrain.v1.PServer/Pull"
+	PServer_Info_FullMethodName    = "/gtrain.v1.PServer/Info"
+	PServer_Restore_FullMethodName = "/gtrain.v1.PServer/Restore"
 )
 
 // PServerClient is the client API for PServer service.
@@ -37,6 +38,9 @@ type PServerClient interface {
 	// Pull streams the shard's parameters once the shard has applied min_step steps.
 	Pull(ctx context.Context, in *PullRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ParamChunk], error)
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
+	// Restore puts the shard back at a complete global checkpoint (sync-mode
+	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
+	Restore(ctx context.Context, in *RestoreRequest, opts ...grpc.CallOption) (*RestoreReply, error)
 }
 
 type pServerClient struct {
@@ -89,6 +93,16 @@ func (c *pServerClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.
 	return out, nil
 }
 
+func (c *pServerClient) Restore(ctx context.Context, in *RestoreRequest, opts ...grpc.CallOption) (*RestoreReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreReply)
+	err := c.cc.Invoke(ctx, PServer_Restore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PServerServer is the server API for PServer service.
 // All implementations must embed UnimplementedPServerServer
 // for forward compatibility.
@@ -99,6 +113,9 @@ type PServerServer interface {
 	// Pull streams the shard's parameters once the shard has applied min_step steps.
 	Pull(*PullRequest, grpc.ServerStreamingServer[ParamChunk]) error
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
+	// Restore puts the shard back at a complete global checkpoint (sync-mode
+	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
+	Restore(context.Context, *RestoreRequest) (*RestoreReply, error)
 	mustEmbedUnimplementedPServerServer()
 }
 
@@ -117,6 +134,9 @@ func (UnimplementedPServerServer) Pull(*PullRequest, grpc.ServerStreamingServer[
 }
 func (UnimplementedPServerServer) Info(context.Context, *InfoRequest) (*InfoReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
+}
+func (UnimplementedPServerServer) Restore(context.Context, *RestoreRequest) (*RestoreReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Restore not implemented")
 }
 func (UnimplementedPServerServer) mustEmbedUnimplementedPServerServer() {}
 func (UnimplementedPServerServer) testEmbeddedByValue()                 {}
@@ -175,6 +195,24 @@ func _PServer_Info_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PServer_Restore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PServerServer).Restore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PServer_Restore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PServerServer).Restore(ctx, req.(*RestoreRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PServer_ServiceDesc is the grpc.ServiceDesc for PServer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -185,6 +223,10 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Info",
 			Handler:    _PServer_Info_Handler,
+		},
+		{
+			MethodName: "Restore",
+			Handler:    _PServer_Restore_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

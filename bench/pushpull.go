@@ -32,7 +32,7 @@ func PushPullMBps(floats, pservers, trainers, steps int) (float64, error) {
 			return 0, err
 		}
 		srv := grpc.NewServer(pserver.ServerOptions()...)
-		api.RegisterPServerServer(srv, pserver.NewServer(i, shard))
+		api.RegisterPServerServer(srv, pserver.NewServer(i, shard, nil))
 		go srv.Serve(l)
 		defer srv.Stop()
 		addrs = append(addrs, l.Addr().String())
@@ -51,10 +51,10 @@ func PushPullMBps(floats, pservers, trainers, steps int) (float64, error) {
 		g, ctx := errgroup.WithContext(ctx)
 		for t := range clients {
 			g.Go(func() error {
-				if _, err := clients[t].Pull(ctx, s, params[t]); err != nil {
+				if _, _, err := clients[t].Pull(ctx, s, params[t]); err != nil {
 					return err
 				}
-				return clients[t].Push(ctx, t, s, 1, params[t])
+				return clients[t].Push(ctx, t, s, 1, false, params[t])
 			})
 		}
 		return g.Wait()

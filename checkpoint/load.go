@@ -180,3 +180,23 @@ func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
 	}
 	return snap, hex.EncodeToString(sum[:]), nil
 }
+
+// LoadStep loads the checkpoint of exactly step: the target of a global
+// rollback, where every pserver must come back to the same step whatever its
+// own newest file is. It arms fencing like Load. A missing file is
+// ErrCheckpointLost (the caller asked for a step known to be complete).
+func (s *Store) LoadStep(ctx context.Context, step int64) (*Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idx := s.cfg.Index
+	_, version, _, err := s.rec.Load(ctx, idx)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: reading the record of pserver %d: %w", idx, err)
+	}
+	s.version, s.versionKnown, s.unsure = version, true, nil
+	snap, _, err := s.readCandidate(candidate{name: fileName(idx, step), step: step})
+	if err != nil {
+		return nil, fmt.Errorf("%w: pserver %d step %d: %v", ErrCheckpointLost, idx, step, err)
+	}
+	return snap, nil
+}

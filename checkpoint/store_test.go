@@ -343,3 +343,32 @@ func TestStoreSerialisesConcurrentSaves(t *testing.T) {
 		t.Fatalf("files = %v, want at most Keep=2", got)
 	}
 }
+
+func TestLoadStepLoadsExactlyThatStep(t *testing.T) {
+	dir := t.TempDir()
+	rec := NewMemRecorder()
+	s, err := NewStore(Config{Dir: dir, Keep: 3, Index: 1}, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := s.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("first load: %v", err)
+	}
+	for _, step := range []int64{10, 20, 30} {
+		if _, err := s.Save(ctx, Snapshot{Index: 1, Step: step, Sections: []Section{{Name: "p", Data: []float32{float32(step)}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := s.LoadStep(ctx, 20)
+	if err != nil || snap.Step != 20 || snap.Sections[0].Data[0] != 20 {
+		t.Fatalf("LoadStep(20) = %+v, %v", snap, err)
+	}
+	if _, err := s.LoadStep(ctx, 25); !errors.Is(err, ErrCheckpointLost) {
+		t.Fatalf("LoadStep of a step never saved: %v, want ErrCheckpointLost", err)
+	}
+	// Fencing is armed: saving after the rollback works.
+	if _, err := s.Save(ctx, Snapshot{Index: 1, Step: 40}); err != nil {
+		t.Fatalf("save after LoadStep: %v", err)
+	}
+}

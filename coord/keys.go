@@ -45,3 +45,16 @@ func JobOfKey(key string) (job, rest string, ok bool) {
 	job, rest, ok = strings.Cut(s, "/")
 	return job, rest, ok
 }
+
+// GlobalCheckpointKey holds the newest complete global checkpoint of a sync job:
+// a step at which every pserver's shard and the master's state are on disk.
+func GlobalCheckpointKey(job string) string { return JobPrefix(job) + "checkpoint/global" }
+
+// CheckpointMarkPrefix holds one small key per (step, participant), written once
+// that participant's checkpoint of the step is durable and recorded.
+func CheckpointMarkPrefix(job string) string { return JobPrefix(job) + "checkpoint/marks/" }
+
+// CheckpointMarkKey is the mark of who (e.g. "pserver-1", "master") at step.
+func CheckpointMarkKey(job string, step int64, who string) string {
+	return fmt.Sprintf("%s%012d/%s", CheckpointMarkPrefix(job), step, who)
+}

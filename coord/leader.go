@@ -19,6 +19,10 @@ type Leadership struct {
 	cli      *clientv3.Client
 	session  *concurrency.Session
 	election *concurrency.Election
+	// key and rev are captured when leadership is won: the election forgets
+	// them on Resign, and the fence must keep comparing against the term won.
+	key string
+	rev int64
 }
 
 // Campaign blocks until this process leads the election under prefix (or ctx
@@ -28,7 +32,7 @@ func Campaign(ctx context.Context, cli *clientv3.Client, session *concurrency.Se
 	if err := e.Campaign(ctx, value); err != nil {
 		return nil, fmt.Errorf("campaign for %s: %w", prefix, err)
 	}
-	return &Leadership{cli: cli, session: session, election: e}, nil
+	return &Leadership{cli: cli, session: session, election: e, key: e.Key(), rev: e.Rev()}, nil
 }
 
 // Done is closed when the session's lease is lost: the leader must stop acting.
@@ -36,11 +40,11 @@ func (l *Leadership) Done() <-chan struct{} { return l.session.Done() }
 
 // Guard is the fencing comparison: true only while this leadership holds.
 func (l *Leadership) Guard() clientv3.Cmp {
-	return clientv3.Compare(clientv3.CreateRevision(l.election.Key()), "=", l.election.Rev())
+	return clientv3.Compare(clientv3.CreateRevision(l.key), "=", l.rev)
 }
 
 // Rev is the election key's revision, a monotonically increasing leadership term.
-func (l *Leadership) Rev() int64 { return l.election.Rev() }
+func (l *Leadership) Rev() int64 { return l.rev }
 
 // Commit applies ops atomically if and only if the leadership still holds.
 func (l *Leadership) Commit(ctx context.Context, ops ...clientv3.Op) error {

@@ -62,6 +62,13 @@ type PserverRecord struct {
 	Node           string `json:"node"`
 	PID            int    `json:"pid"`
 	CheckpointStep int64  `json:"checkpoint_step"`
+	RestoredStep   int64  `json:"restored_step"` // the step this incarnation started from
+}
+
+// GlobalCheckpoint is the newest step at which the whole job is on disk.
+type GlobalCheckpoint struct {
+	Step int64 `json:"step"`
+	Pass int   `json:"pass"`
 }
 
 // TrainerRecord binds a dense trainer ID to a worker, under the trainer's lease.

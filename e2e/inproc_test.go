@@ -42,7 +42,7 @@ func runRolesUntil(ctx context.Context, cli *clientv3.Client, dataDir, job strin
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	for i := 0; i < pservers; i++ {
 		cfg := pserver.DefaultConfig()
-		cfg.Job, cfg.Index, cfg.Log = job, i, log
+		cfg.Job, cfg.Index, cfg.DataDir, cfg.Log = job, i, dataDir, log
 		wg.Add(1)
 		go func() { defer wg.Done(); errs <- pserver.Run(ctx, cli, cfg) }()
 	}

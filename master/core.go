@@ -37,6 +37,11 @@ type CoreConfig struct {
 	ModelDir string
 	// LongPoll bounds how long a request waits for work before answering WAIT.
 	LongPoll time.Duration
+	// Sync checkpoints: after every CheckpointSteps steps (0: off), or the
+	// first step planned CheckpointEvery after the previous one (0: off), and
+	// at every pass end.
+	CheckpointSteps int64
+	CheckpointEvery time.Duration
 }
 
 // Validate names the bad field.
@@ -56,11 +61,20 @@ func (c CoreConfig) Validate() error {
 
 // Work is the answer to a trainer asking for work.
 type Work struct {
-	Status api.WorkStatus
-	Pass   int
-	Step   int64   // sync
-	Slices []Slice // sync
-	Task   Task    // async
+	Status     api.WorkStatus
+	Pass       int
+	Step       int64   // sync
+	Slices     []Slice // sync
+	Checkpoint bool    // sync: the pservers checkpoint after applying Step
+	Epoch      int64   // sync
+	Task       Task    // async
+}
+
+// State is the master's whole state at a step: what a sync checkpoint keeps
+// so that a rollback can put the master back at that step.
+type State struct {
+	Meta     Meta         `json:"meta"`
+	Statuses []TaskStatus `json:"statuses"`
 }
 
 type stepReport struct {
@@ -84,10 +98,16 @@ type Core struct {
 	plan    *PassPlan                    // sync: the current pass
 	reports map[int64]map[int]stepReport // sync: reports by step, then trainer
 	ending  bool                         // a pass end is being evaluated
-	changed chan struct{}                // closed and replaced on every change
-	dirty   uint64                       // changes made
-	durable uint64                       // changes saved
-	fatal   error                        // a failed save: this master must stop
+	paused  bool                         // sync: a rollback is under way; hand out nothing
+
+	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
+	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
+	snapshots       chan State     // sync: master states at checkpoint steps, for the writer
+	changed         chan struct{}  // closed and replaced on every change
+	dirty           uint64         // changes made
+	durable         uint64         // changes saved
+	fatal           error          // a failed save: this master must stop
+	saveAll         bool           // the next save writes every task (after a rollback)
 
 	commitMu sync.Mutex // one Save at a time; waiting writers ride along (group commit)
 	endCtx   context.Context
@@ -102,7 +122,8 @@ func NewCore(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store, e
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Core{cfg: cfg, tasks: tasks, store: store, eval: eval, clock: clock, log: log,
-		reports: map[int64]map[int]stepReport{}, changed: make(chan struct{}), endCtx: ctx}
+		reports: map[int64]map[int]stepReport{}, changed: make(chan struct{}), endCtx: ctx,
+		checkpointAfter: map[int64]bool{}, snapshots: make(chan State, 1), lastCheckpoint: clock.Now()}
 	meta, statuses, err := store.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("master: load state: %w", err)
@@ -194,6 +215,9 @@ func (c *Core) persist(ctx context.Context, gen uint64) error {
 	}
 	target := c.dirty
 	_, changed := c.q.TakeChanges()
+	if c.saveAll {
+		changed, c.saveAll = c.q.Statuses(), false
+	}
 	meta := c.meta
 	meta.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
 	progress := c.progressLocked()
@@ -236,9 +260,10 @@ func (c *Core) wait(ctx context.Context, ch <-chan struct{}, deadline time.Time)
 	return false
 }
 
-// GetStep (sync) returns what trainer computes at step, or the step the job
-// is at when the trainer asks for one already committed (a restarted trainer).
-func (c *Core) GetStep(ctx context.Context, trainer int, step int64) (Work, error) {
+// GetStep (sync) returns what trainer computes at step. A trainer of an
+// older epoch (before a rollback), or asking for a step already committed (a
+// restarted trainer), is sent to the step the job is at.
+func (c *Core) GetStep(ctx context.Context, trainer int, step, epoch int64) (Work, error) {
 	if trainer < 0 || trainer >= c.cfg.Trainers {
 		return Work{}, fmt.Errorf("trainer %d of %d: %w", trainer, c.cfg.Trainers, ErrBadTrainer)
 	}
@@ -251,26 +276,77 @@ func (c *Core) GetStep(ctx context.Context, trainer int, step int64) (Work, erro
 		}
 		if c.meta.Done {
 			c.mu.Unlock()
-			return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes}, nil
+			return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes, Epoch: c.meta.Epoch}, nil
+		}
+		if epoch != c.meta.Epoch {
+			step, epoch = c.meta.Step, c.meta.Epoch
 		}
 		step = max(step, c.meta.Step)
-		if c.plan.Contains(step) {
-			w := Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: step, Slices: c.plan.Slices(step, trainer)}
+		if !c.paused && c.plan.Contains(step) {
+			w := Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: step, Slices: c.plan.Slices(step, trainer),
+				Checkpoint: c.checkpointAfterLocked(step), Epoch: c.meta.Epoch}
+			gen, durable := c.dirty, c.durable
 			c.mu.Unlock()
+			if durable < gen {
+				// e.g. a new pass's plan: hand out nothing the store does not hold yet.
+				if err := c.persist(ctx, gen); err != nil {
+					return Work{}, err
+				}
+			}
 			return w, nil
 		}
 		ch := c.changed
 		c.mu.Unlock()
 		if !c.wait(ctx, ch, deadline) {
-			return Work{Status: api.WorkStatus_WORK_WAIT, Step: step}, ctx.Err()
+			return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}, ctx.Err()
 		}
 	}
+}
+
+// checkpointAfterLocked decides, once per step, whether the pservers
+// checkpoint after applying it. Every trainer gets the same answer, so every
+// pserver snapshots the same step.
+func (c *Core) checkpointAfterLocked(step int64) bool {
+	if v, ok := c.checkpointAfter[step]; ok {
+		return v
+	}
+	now := c.clock.Now()
+	v := step+1 == c.plan.EndStep() ||
+		(c.cfg.CheckpointSteps > 0 && (step+1)%c.cfg.CheckpointSteps == 0) ||
+		(c.cfg.CheckpointEvery > 0 && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointEvery)
+	if v {
+		c.lastCheckpoint = now
+	}
+	c.checkpointAfter[step] = v
+	for s := range c.checkpointAfter {
+		if s < c.meta.Step-2 {
+			delete(c.checkpointAfter, s)
+		}
+	}
+	return v
+}
+
+// Snapshots delivers the master's state at each checkpointed step.
+func (c *Core) Snapshots() <-chan State { return c.snapshots }
+
+// Epoch is the current rollback epoch.
+func (c *Core) Epoch() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta.Epoch
+}
+
+// Position returns the pass and the committed step.
+func (c *Core) Position() (int, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta.Pass, c.meta.Step
 }
 
 // StepDone (sync) records that trainer's gradient of step reached every
 // pserver. When every trainer reported, the step is committed: its records
 // are accounted, finished tasks marked done, and the state saved.
-func (c *Core) StepDone(ctx context.Context, trainer int, step int64, lossSum float64, records int64) error {
+func (c *Core) StepDone(ctx context.Context, trainer int, step, epoch int64, lossSum float64, records int64) error {
 	if trainer < 0 || trainer >= c.cfg.Trainers {
 		return fmt.Errorf("trainer %d of %d: %w", trainer, c.cfg.Trainers, ErrBadTrainer)
 	}
@@ -279,9 +355,9 @@ func (c *Core) StepDone(ctx context.Context, trainer int, step int64, lossSum fl
 		defer c.mu.Unlock()
 		return c.fatal
 	}
-	if step < c.meta.Step {
+	if step < c.meta.Step || epoch != c.meta.Epoch || c.paused {
 		c.mu.Unlock()
-		return nil // a repeated report of a committed step
+		return nil // a repeated report of a committed step, or one voided by a rollback
 	}
 	// A trainer may report step s+1 before its peers report s: the pservers
 	// applied s when every push of s arrived, which precedes the reports.
@@ -315,6 +391,7 @@ func (c *Core) commitStepLocked(step int64) {
 		c.meta.PassLossSum += r.loss
 	}
 	delete(c.reports, step)
+	checkpoint := c.checkpointAfter[step]
 	started, finished := c.plan.TasksTouched(step)
 	group := c.cfg.Trainers // the whole trainer group holds sync tasks
 	now := c.clock.Now()
@@ -334,6 +411,21 @@ func (c *Core) commitStepLocked(step int64) {
 		}
 	}
 	c.meta.Step = step + 1
+	if checkpoint {
+		st := c.stateLocked()
+		select {
+		case c.snapshots <- st:
+		default:
+			c.log.Warn("master checkpoint skipped: the previous one is still being written", "step", c.meta.Step)
+		}
+	}
+}
+
+// stateLocked copies the whole state (meta and every task status).
+func (c *Core) stateLocked() State {
+	m := c.meta
+	m.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
+	return State{Meta: m, Statuses: c.q.Statuses()}
 }
 
 // GetTask (async) reports the previous task and asks for the next one.
@@ -463,6 +555,7 @@ func (c *Core) maybeEndPassLocked() {
 // pass's.
 func (c *Core) endPass(pass int, step int64) {
 	ctx := c.endCtx
+	epoch := c.Epoch()
 	var metrics api.Metrics
 	for attempt := 1; ; attempt++ {
 		m, err := c.eval.EndPass(ctx, pass, step)
@@ -481,6 +574,10 @@ func (c *Core) endPass(pass int, step int64) {
 		}
 	}
 	c.mu.Lock()
+	if c.meta.Epoch != epoch || c.meta.Pass != pass {
+		c.mu.Unlock() // a rollback happened meanwhile; its own pass end will come
+		return
+	}
 	m := c.meta
 	if m.PassSamples > 0 {
 		tl := m.PassLossSum / float64(m.PassSamples)
@@ -516,4 +613,45 @@ func ptrVal(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// Pause stops handing out steps and accepting reports while a rollback is
+// prepared.
+func (c *Core) Pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = true
+	c.touchLocked()
+}
+
+// Rollback puts the master back at a complete global checkpoint: state is the
+// master's state saved at that step, nil for the very start. The epoch grows,
+// so reports and plans of the abandoned steps are void.
+func (c *Core) Rollback(ctx context.Context, state *State) error {
+	c.mu.Lock()
+	var q *Queue
+	var meta Meta
+	var err error
+	if state == nil {
+		q, err = NewQueue(c.cfg.Queue, c.tasks.Tasks)
+		meta = Meta{Tasks: len(c.tasks.Tasks)}
+	} else {
+		q, err = RestoreQueue(c.cfg.Queue, c.tasks.Tasks, state.Meta.Pass, state.Statuses)
+		meta = state.Meta
+	}
+	if err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("master: rollback: %w", err)
+	}
+	meta.Epoch = c.meta.Epoch + 1
+	c.q, c.meta = q, meta
+	c.plan = c.passPlanLocked()
+	clear(c.reports)
+	clear(c.checkpointAfter)
+	c.ending, c.paused, c.saveAll = false, false, true
+	gen := c.touchLocked()
+	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)
+	c.maybeEndPassLocked()
+	c.mu.Unlock()
+	return c.persist(ctx, gen)
 }

@@ -272,21 +272,27 @@ func saves(s *MemStore) int {
 
 // --- sync --------------------------------------------------------------------
 
+// epoch0 is the sync epoch of a job that never rolled back, as in all these tests.
+const epoch0 int64 = 0
+
 func mustGetStep(t *testing.T, c *Core, trainer int, step int64) Work {
 	t.Helper()
-	w, err := c.GetStep(context.Background(), trainer, step)
+	w, err := c.GetStep(context.Background(), trainer, step, epoch0)
 	if err != nil {
 		t.Fatalf("GetStep(trainer %d, step %d): %v", trainer, step, err)
 	}
 	if w.Status != api.WorkStatus_WORK_READY {
 		t.Fatalf("GetStep(trainer %d, step %d) = %v, want READY", trainer, step, w.Status)
 	}
+	if w.Epoch != epoch0 {
+		t.Fatalf("GetStep(trainer %d, step %d) in epoch %d, want %d", trainer, step, w.Epoch, epoch0)
+	}
 	return w
 }
 
 func mustStepDone(t *testing.T, c *Core, trainer int, step int64, records int) {
 	t.Helper()
-	if err := c.StepDone(context.Background(), trainer, step, 2*float64(records), int64(records)); err != nil {
+	if err := c.StepDone(context.Background(), trainer, step, epoch0, 2*float64(records), int64(records)); err != nil {
 		t.Fatalf("StepDone(trainer %d, step %d): %v", trainer, step, err)
 	}
 }
@@ -297,10 +303,15 @@ func runSyncSteps(t *testing.T, c *Core, from, to int64) []recordRef {
 	t.Helper()
 	var got []recordRef
 	for s := from; s < to; s++ {
+		var checkpoint []bool
 		for k := 0; k < c.cfg.Trainers; k++ {
 			w := mustGetStep(t, c, k, s)
 			if w.Step != s {
 				t.Fatalf("GetStep(trainer %d, step %d) answered step %d", k, s, w.Step)
+			}
+			// Every pserver must snapshot the same steps.
+			if checkpoint = append(checkpoint, w.Checkpoint); w.Checkpoint != checkpoint[0] {
+				t.Fatalf("step %d: checkpoint flag %v for trainer 0, %v for trainer %d", s, checkpoint[0], w.Checkpoint, k)
 			}
 			recs := sliceRecords(w.Slices)
 			if len(recs) > c.cfg.Batch {
@@ -375,7 +386,7 @@ func TestCoreSyncRunsEveryPassExactlyOnce(t *testing.T) {
 	}
 
 	for k := range trainers {
-		w, err := c.GetStep(context.Background(), k, 0)
+		w, err := c.GetStep(context.Background(), k, 0, epoch0)
 		if err != nil || w.Status != api.WorkStatus_WORK_DONE || w.Pass != passes {
 			t.Fatalf("GetStep after the last pass = %+v, %v; want DONE pass %d", w, err, passes)
 		}
@@ -427,7 +438,7 @@ func TestCoreSyncStepReports(t *testing.T) {
 	// Trainer 0 runs one step ahead of its peers: accepted, held back.
 	mustStepDone(t, c, 0, 0, rec[[2]int64{0, 0}])
 	mustStepDone(t, c, 0, 1, rec[[2]int64{0, 1}])
-	if err := c.StepDone(ctx, 0, 2, 0, 4); !errors.Is(err, ErrBadStep) {
+	if err := c.StepDone(ctx, 0, 2, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
 		t.Fatalf("report two steps ahead: %v, want ErrBadStep", err)
 	}
 	if m := metaOf(c); m.Step != 0 || m.PassSamples != 0 || saves(store) != savesBefore {
@@ -475,7 +486,7 @@ func TestCoreSyncStepReports(t *testing.T) {
 	// A repeated report of a committed step changes nothing.
 	savesBefore = saves(store)
 	for _, s := range []int64{0, 1} {
-		if err := c.StepDone(ctx, 1, s, 999, 999); err != nil {
+		if err := c.StepDone(ctx, 1, s, epoch0, 999, 999); err != nil {
 			t.Fatalf("repeated report of committed step %d: %v", s, err)
 		}
 	}
@@ -483,22 +494,22 @@ func TestCoreSyncStepReports(t *testing.T) {
 		t.Fatalf("repeated reports changed the state: %+v -> %+v, %d saves", m, got, saves(store)-savesBefore)
 	}
 	// A restarted trainer asking for a committed step gets the current one.
-	w, err := c.GetStep(ctx, 1, 0)
+	w, err := c.GetStep(ctx, 1, 0, epoch0)
 	if err != nil || w.Step != 2 || !reflect.DeepEqual(w.Slices, mustGetStep(t, c, 1, 2).Slices) {
 		t.Fatalf("GetStep(1, 0) at step 2 = %+v, %v; want step 2's slices", w, err)
 	}
 
 	// One step ahead is refused when it lies past the pass (4 steps here).
 	runSyncSteps(t, c, 2, 3)
-	if err := c.StepDone(ctx, 0, 4, 0, 0); !errors.Is(err, ErrBadStep) {
+	if err := c.StepDone(ctx, 0, 4, epoch0, 0, 0); !errors.Is(err, ErrBadStep) {
 		t.Fatalf("report of step 4 at step 3, the pass's last: %v, want ErrBadStep", err)
 	}
 
 	for _, k := range []int{-1, 3} {
-		if _, err := c.GetStep(ctx, k, 2); !errors.Is(err, ErrBadTrainer) {
+		if _, err := c.GetStep(ctx, k, 2, epoch0); !errors.Is(err, ErrBadTrainer) {
 			t.Fatalf("GetStep(trainer %d): %v, want ErrBadTrainer", k, err)
 		}
-		if err := c.StepDone(ctx, k, 2, 0, 0); !errors.Is(err, ErrBadTrainer) {
+		if err := c.StepDone(ctx, k, 2, epoch0, 0, 0); !errors.Is(err, ErrBadTrainer) {
 			t.Fatalf("StepDone(trainer %d): %v, want ErrBadTrainer", k, err)
 		}
 	}
@@ -514,7 +525,7 @@ func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
 
 	// A step beyond the pass is not handed out: WAIT after the long poll.
 	begin := time.Now()
-	w, err := c.GetStep(ctx, 0, 4)
+	w, err := c.GetStep(ctx, 0, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT || w.Step != 4 {
 		t.Fatalf("GetStep past the pass = %+v, %v; want WAIT at step 4", w, err)
 	}
@@ -524,11 +535,11 @@ func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
 
 	runSyncSteps(t, c, 0, 4)
 	// The evaluator holds the pass end: trainers wait, the next pass is not planned.
-	w, err = c.GetStep(ctx, 1, 4)
+	w, err = c.GetStep(ctx, 1, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
 		t.Fatalf("GetStep during evaluation = %+v, %v; want WAIT", w, err)
 	}
-	if err := c.StepDone(ctx, 1, 4, 0, 4); !errors.Is(err, ErrBadStep) {
+	if err := c.StepDone(ctx, 1, 4, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
 		t.Fatalf("report of the next pass's first step during evaluation: %v, want ErrBadStep", err)
 	}
 	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
@@ -539,7 +550,7 @@ func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
 	setLongPoll(c, 5*time.Second)
 	got := make(chan Work, 1)
 	go func() {
-		w, _ := c.GetStep(ctx, 1, 4)
+		w, _ := c.GetStep(ctx, 1, 4, epoch0)
 		got <- w
 	}()
 	eval.gate <- struct{}{}
@@ -575,7 +586,7 @@ func TestCoreSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	}
 	got := make(chan Work, 1)
 	go func() {
-		w, _ := c.GetStep(context.Background(), 0, 4)
+		w, _ := c.GetStep(context.Background(), 0, 4, epoch0)
 		got <- w
 	}()
 	early := false
@@ -1006,21 +1017,32 @@ func TestCoreFailedSaveIsFatal(t *testing.T) {
 		more func(c *Core) error // a later request
 	}{
 		{"sync step commit", syncConfig(1, 4, 1),
-			func(c *Core) error { return c.StepDone(ctx, 0, 0, 0, 4) },
-			func(c *Core) error { _, err := c.GetStep(ctx, 0, 1); return err }},
+			func(c *Core) error { return c.StepDone(ctx, 0, 0, epoch0, 0, 4) },
+			func(c *Core) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
 		{"async dispatch", asyncConfig(2, 4, 1),
 			func(c *Core) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
 			func(c *Core) error { _, err := c.GetTask(ctx, 1, -1, -1, 0, 0); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := &MemStore{}
+			store := newGatedStore()
 			c := mustCore(t, t.Context(), tc.cfg, coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+			// The save fails while the change is already made (and signalled):
+			// whoever waits on Changed() from then on must hear of the failure.
+			store.arm()
+			acted := make(chan error, 1)
+			go func() { acted <- tc.act(c) }()
+			select {
+			case <-store.entered:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the change was never saved")
+			}
 			changed := c.Changed()
-			store.mu.Lock()
+			store.MemStore.mu.Lock()
 			store.Fail = errDisk
-			store.mu.Unlock()
-			if err := tc.act(c); !errors.Is(err, errDisk) {
+			store.MemStore.mu.Unlock()
+			store.release()
+			if err := <-acted; !errors.Is(err, errDisk) {
 				t.Fatalf("request with a failing save: %v, want the save's error", err)
 			}
 			if err := c.Fatal(); !errors.Is(err, errDisk) {
@@ -1029,10 +1051,10 @@ func TestCoreFailedSaveIsFatal(t *testing.T) {
 			select {
 			case <-changed:
 			default:
-				t.Fatal("a fatal save did not signal Changed()")
+				t.Fatal("a failed save did not signal Changed()")
 			}
 			if err := tc.more(c); !errors.Is(err, errDisk) {
-				t.Fatalf("request after the fatal save: %v, want the save's error", err)
+				t.Fatalf("request after the failed save: %v, want the save's error", err)
 			}
 		})
 	}

@@ -18,7 +18,7 @@ const evalBatch = 1024
 // computes the test metrics and writes the model directory.
 type PassEvaluator struct {
 	Layout   *pserver.Layout
-	PS       *pserver.Client
+	PS       *pserver.Dynamic
 	Test     []dataset.Example // nil: no test set
 	ModelDir string
 	Log      *slog.Logger
@@ -27,7 +27,7 @@ type PassEvaluator struct {
 // EndPass implements Evaluator.
 func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
 	params := e.Layout.NewParams()
-	got, err := e.PS.Pull(ctx, step, params)
+	got, _, err := e.PS.Client().Pull(ctx, step, params)
 	if err != nil {
 		return api.Metrics{}, fmt.Errorf("pass %d: read parameters: %w", pass, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/pserver"
@@ -119,15 +120,16 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		}
 	}()
 
-	addrs, err := pserver.Discover(leadCtx, cli, cfg.Job, spec.Pservers, log)
-	if err != nil {
-		return fmt.Errorf("master: %w", err)
-	}
-	ps, err := pserver.NewClient(addrs, layout.Blocks)
+	ps, err := pserver.NewDynamic(leadCtx, cli, cfg.Job, spec.Pservers, layout.Blocks, log)
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	defer ps.Close()
+	// Pservers registering anew after this revision are restarts.
+	watchFrom, err := cli.Get(leadCtx, coord.PserverPrefix(cfg.Job), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
 
 	modelDir := filepath.Join(cfg.DataDir, "jobs", cfg.Job, "model")
 	eval := &PassEvaluator{Layout: layout, PS: ps, Test: test, ModelDir: modelDir, Log: log}
@@ -137,8 +139,12 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if sync {
 		qcfg.Timeout = 24 * time.Hour * 365 // sync tasks belong to the step group, not to one trainer
 	}
+	every, everySteps, err := spec.Checkpoint.Interval()
+	if err != nil {
+		return fmt.Errorf("master: checkpoint.every: %w", err)
+	}
 	ccfg := CoreConfig{Sync: sync, Trainers: spec.Trainers, Batch: spec.BatchSize, Passes: spec.Passes,
-		Queue: qcfg, ModelDir: modelDir, LongPoll: cfg.LongPoll}
+		Queue: qcfg, ModelDir: modelDir, LongPoll: cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
 	store := NewEtcdStore(cli, lead, cfg.Job)
 	core, err := NewCore(leadCtx, ccfg, tasks, store, eval, SystemClock{}, log)
 	if err != nil {
@@ -147,8 +153,34 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if _, err := coord.SetJobState(leadCtx, cli, cfg.Job, api.StateRunning, "", lead.Guard()); err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
+	pass, step := core.Position()
 	_ = coord.AppendEvent(leadCtx, cli, cfg.Job, fmt.Sprintf("master on %s (pid %d) leads, term %d, at pass %d step %d",
-		cfg.Node, os.Getpid(), lead.Rev(), core.meta.Pass, core.meta.Step))
+		cfg.Node, os.Getpid(), lead.Rev(), pass, step))
+
+	if sync {
+		rec := checkpoint.NewEtcdRecorder(cli, coord.JobPrefix(cfg.Job)+"master/checkpoint")
+		rec.Guard = []clientv3.Cmp{lead.Guard()}
+		mstore, err := checkpoint.NewStore(checkpoint.Config{Dir: filepath.Join(pserver.CheckpointDir(spec, cfg.DataDir), "master"),
+			Keep: spec.Checkpoint.Keep, Index: 0}, rec, log)
+		if err != nil {
+			return fmt.Errorf("master: %w", err)
+		}
+		if _, _, err := mstore.Load(leadCtx); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
+			log.Warn("master checkpoints", "err", err)
+		}
+		r := &recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, core: core, ps: ps, store: mstore, log: log, node: cfg.Node}
+		go r.writeCheckpoints(leadCtx)
+		go r.trackGlobal(leadCtx)
+		if err := r.checkConsistent(leadCtx); err != nil {
+			return fmt.Errorf("master: %w", err)
+		}
+		go func() {
+			if err := r.watchPservers(leadCtx, watchFrom.Header.Revision+1); err != nil && leadCtx.Err() == nil {
+				log.Error("rollback failed; master exits so a successor retries", "err", err)
+				cancel()
+			}
+		}()
+	}
 
 	srv := grpc.NewServer()
 	api.RegisterMasterServer(srv, NewServer(core, NewTrainerRegistry(cli, lead, cfg.Job, spec.Trainers), spec.Trainers))

@@ -50,11 +50,11 @@ func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.Get
 
 // GetStep serves sync trainers.
 func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.GetStepResponse, error) {
-	w, err := s.core.GetStep(ctx, int(req.TrainerId), req.Step)
+	w, err := s.core.GetStep(ctx, int(req.TrainerId), req.Step, req.Epoch)
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
 		return nil, grpcErr(err)
 	}
-	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass)}
+	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch}
 	for _, sl := range w.Slices {
 		r.Slices = append(r.Slices, &api.Slice{File: sl.File, Chunk: int32(sl.Chunk), First: int32(sl.First), Count: int32(sl.Count)})
 	}
@@ -63,7 +63,7 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 
 // StepDone records a sync step's report.
 func (s *Server) StepDone(ctx context.Context, req *api.StepDoneRequest) (*api.StepDoneResponse, error) {
-	if err := s.core.StepDone(ctx, int(req.TrainerId), req.Step, req.LossSum, req.Records); err != nil {
+	if err := s.core.StepDone(ctx, int(req.TrainerId), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
 		return nil, grpcErr(err)
 	}
 	return &api.StepDoneResponse{}, nil

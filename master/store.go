@@ -10,15 +10,16 @@ import (
 // Meta is the master's small, whole-job state; it is written with every
 // change, beside the changed tasks, in the same commit.
 type Meta struct {
-	Tasks          int     `json:"tasks"`           // task count, to refuse a state cut from other data
-	Pass           int     `json:"pass"`            // passes finished == the current pass index
-	Step           int64   `json:"step"`            // sync: global steps committed; async: minibatches reported
-	PassStartStep  int64   `json:"pass_start_step"` // sync: first global step of the current pass
-	SamplesApplied []int64 `json:"samples_applied"` // per finished pass
-	PassSamples    int64   `json:"pass_samples"`    // in the current pass so far
-	PassLossSum    float64 `json:"pass_loss_sum"`
-	Metrics        api.Metrics
-	Done           bool `json:"done"`
+	Tasks          int         `json:"tasks"`           // task count, to refuse a state cut from other data
+	Pass           int         `json:"pass"`            // passes finished == the current pass index
+	Step           int64       `json:"step"`            // sync: global steps committed; async: minibatches reported
+	PassStartStep  int64       `json:"pass_start_step"` // sync: first global step of the current pass
+	SamplesApplied []int64     `json:"samples_applied"` // per finished pass
+	PassSamples    int64       `json:"pass_samples"`    // in the current pass so far
+	PassLossSum    float64     `json:"pass_loss_sum"`
+	Metrics        api.Metrics `json:"metrics"`
+	Done           bool        `json:"done"`
+	Epoch          int64       `json:"epoch"` // sync: bumped by every rollback; older reports are void
 }
 
 // Store persists the master's state. Save must be atomic per call or, where

@@ -48,8 +48,9 @@ func (c *Client) Close() {
 }
 
 // Pull fills params (one slice per model parameter) from every pserver once
-// each has applied minStep steps, and returns the lowest step seen.
-func (c *Client) Pull(ctx context.Context, minStep int64, params [][]float32) (int64, error) {
+// each has applied minStep steps, and returns the lowest and highest step
+// seen (they differ only in async mode, or when a sync trainer is behind).
+func (c *Client) Pull(ctx context.Context, minStep int64, params [][]float32) (lowest, highest int64, err error) {
 	steps := make([]int64, len(c.servers))
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
@@ -84,18 +85,18 @@ func (c *Client) Pull(ctx context.Context, minStep int64, params [][]float32) (i
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	lowest := steps[0]
+	lowest, highest = steps[0], steps[0]
 	for _, s := range steps {
-		lowest = min(lowest, s)
+		lowest, highest = min(lowest, s), max(highest, s)
 	}
-	return lowest, nil
+	return lowest, highest, nil
 }
 
 // Push sends this trainer's gradient sums (one slice per model parameter) for
 // step to every pserver.
-func (c *Client) Push(ctx context.Context, trainer int, step, records int64, grads [][]float32) error {
+func (c *Client) Push(ctx context.Context, trainer int, step, records int64, checkpoint bool, grads [][]float32) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error {
@@ -103,7 +104,7 @@ func (c *Client) Push(ctx context.Context, trainer int, step, records int64, gra
 			if err != nil {
 				return fmt.Errorf("push to pserver %d: %w", i, err)
 			}
-			header := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Block: -1}
+			header := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Block: -1, Checkpoint: checkpoint}
 			sent := false
 			for _, b := range c.blocks {
 				if b.Server != i {
@@ -112,7 +113,7 @@ func (c *Client) Push(ctx context.Context, trainer int, step, records int64, gra
 				src := grads[b.Param][b.Offset : b.Offset+b.Len]
 				for off := 0; off < len(src); off += chunkFloats {
 					end := min(off+chunkFloats, len(src))
-					msg := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records,
+					msg := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Checkpoint: checkpoint,
 						Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(src[off:end])}
 					if err := stream.Send(msg); err != nil {
 						return fmt.Errorf("push to pserver %d: %w", i, pushErr(stream, err))
@@ -142,4 +143,31 @@ func pushErr(stream api.PServer_PushClient, err error) error {
 		}
 	}
 	return err
+}
+
+// Restore rolls every pserver back to step (a complete global checkpoint).
+func (c *Client) Restore(ctx context.Context, step int64) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error {
+			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step}); err != nil {
+				return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// Steps returns each pserver's applied step count.
+func (c *Client) Steps(ctx context.Context) ([]int64, error) {
+	out := make([]int64, len(c.servers))
+	for i, srv := range c.servers {
+		r, err := srv.Info(ctx, &api.InfoRequest{})
+		if err != nil {
+			return nil, fmt.Errorf("info of pserver %d: %w", i, err)
+		}
+		out[i] = r.Step
+	}
+	return out, nil
 }

@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -22,9 +25,10 @@ type Config struct {
 	Job        string
 	Index      int
 	Node       string
+	DataDir    string        // the agent's data dir; default checkpoints under DataDir/jobs/JOB/checkpoints
 	ListenAddr string        // host:port; port 0 picks a free one
 	SessionTTL int           // seconds; the registration dies this long after the process
-	ClaimWait  time.Duration // how long to wait for a previous holder's lease to expire
+	ClaimWait  time.Duration // how long to wait for a live previous holder's lease to expire
 	Log        *slog.Logger
 }
 
@@ -40,10 +44,33 @@ func (c Config) Validate() error {
 		return errors.New("pserver: Job must be set")
 	case c.Index < 0:
 		return fmt.Errorf("pserver: Index must be >= 0, got %d", c.Index)
+	case c.DataDir == "":
+		return errors.New("pserver: DataDir must be set")
 	case c.SessionTTL < 1:
 		return fmt.Errorf("pserver: SessionTTL must be >= 1, got %d", c.SessionTTL)
 	}
 	return nil
+}
+
+// CheckpointDir is where a job's checkpoints live.
+func CheckpointDir(spec *jobspec.Spec, dataDir string) string {
+	if spec.Checkpoint.Dir != "" {
+		return spec.Checkpoint.Dir
+	}
+	return filepath.Join(dataDir, "jobs", spec.Name, "checkpoints")
+}
+
+type process struct {
+	cfg     Config
+	cli     *clientv3.Client
+	spec    *jobspec.Spec
+	layout  *Layout
+	shard   *Shard
+	store   *checkpoint.Store
+	rec     *checkpoint.EtcdRecorder
+	session *concurrency.Session
+	record  coord.PserverRecord
+	log     *slog.Logger
 }
 
 // Run serves pserver cfg.Index of cfg.Job until the job ends (nil) or the
@@ -52,82 +79,222 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	p := &process{cfg: cfg, cli: cli, log: cfg.Log}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
 	}
 	var rec coord.JobRecord
 	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
 		return fmt.Errorf("pserver %d: read job: %w", cfg.Index, err)
 	}
-	spec := &rec.Spec
-	if cfg.Index >= spec.Pservers {
-		return fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers", cfg.Index, cfg.Job, spec.Pservers)
+	p.spec = &rec.Spec
+	if cfg.Index >= p.spec.Pservers {
+		return fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers", cfg.Index, cfg.Job, p.spec.Pservers)
 	}
-	layout, err := NewLayout(spec)
+	var err error
+	if p.layout, err = NewLayout(p.spec); err != nil {
+		return err
+	}
+	mode, err := ParseMode(p.spec.Mode)
 	if err != nil {
 		return err
 	}
-	mode, err := ParseMode(spec.Mode)
-	if err != nil {
-		return err
-	}
-	mine := BlocksOf(layout.Blocks, cfg.Index)
-	shard, err := NewShard(ShardConfig{Mode: mode, Trainers: spec.Trainers, Blocks: mine, Optimizer: OptimizerOf(spec)},
-		func(b Block, dst []float32) { model.InitRange(layout.Model, spec.Seed, b.Param, b.Offset, dst) })
+	mine := BlocksOf(p.layout.Blocks, cfg.Index)
+	p.shard, err = NewShard(ShardConfig{Mode: mode, Trainers: p.spec.Trainers, Blocks: mine, Optimizer: OptimizerOf(p.spec)}, p.init)
 	if err != nil {
 		return err
 	}
 
+	// Claim the index before touching checkpoints: one live process per index.
+	p.session, err = concurrency.NewSession(cli, concurrency.WithTTL(cfg.SessionTTL), concurrency.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("pserver %d: etcd session: %w", cfg.Index, err)
+	}
+	defer p.session.Close()
 	lis, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("pserver %d: listen on %s: %w", cfg.Index, cfg.ListenAddr, err)
 	}
+	p.record = coord.PserverRecord{Index: cfg.Index, Addr: lis.Addr().String(), Node: cfg.Node, PID: os.Getpid()}
+	key := coord.PserverKey(cfg.Job, cfg.Index)
+	if err := p.claim(ctx, key); err != nil {
+		lis.Close()
+		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
+	}
+
+	p.rec = checkpoint.NewEtcdRecorder(cli, coord.CheckpointPrefix(cfg.Job))
+	// A checkpoint record is written only while this process holds the index.
+	p.rec.Guard = []clientv3.Cmp{clientv3.Compare(clientv3.LeaseValue(key), "=", p.session.Lease())}
+	ckcfg := checkpoint.Config{Dir: CheckpointDir(p.spec, cfg.DataDir), Keep: p.spec.Checkpoint.Keep, Index: cfg.Index}
+	if p.store, err = checkpoint.NewStore(ckcfg, p.rec, p.log); err != nil {
+		lis.Close()
+		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
+	}
+	if err := p.restoreAtStart(ctx, mode); err != nil {
+		lis.Close()
+		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
+	}
+
 	srv := grpc.NewServer(ServerOptions()...)
-	api.RegisterPServerServer(srv, NewServer(cfg.Index, shard))
+	api.RegisterPServerServer(srv, NewServer(cfg.Index, p.shard, p.restoreStep))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 	defer srv.Stop()
-
-	session, err := concurrency.NewSession(cli, concurrency.WithTTL(cfg.SessionTTL), concurrency.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("pserver %d: etcd session: %w", cfg.Index, err)
+	p.record.RestoredStep = p.shard.Step()
+	if err := p.publish(ctx); err != nil {
+		return err
 	}
-	defer session.Close()
-	record := coord.PserverRecord{Index: cfg.Index, Addr: lis.Addr().String(), Node: cfg.Node, PID: os.Getpid()}
-	if err := claim(ctx, cli, coord.PserverKey(cfg.Job, cfg.Index), coord.MustJSON(record), session.Lease(), cfg.ClaimWait, log); err != nil {
-		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
-	}
-	log.Info("pserver serving", "index", cfg.Index, "addr", record.Addr, "blocks", len(mine), "floats", ServerSizes(layout.Blocks, spec.Pservers)[cfg.Index])
+	p.log.Info("pserver serving", "index", cfg.Index, "addr", p.record.Addr, "step", p.shard.Step(),
+		"blocks", len(mine), "floats", ServerSizes(p.layout.Blocks, p.spec.Pservers)[cfg.Index])
 
+	ckErr := make(chan error, 1)
+	go func() { ckErr <- p.checkpointer(ctx) }()
+	if mode == Async {
+		go p.timedSnapshots(ctx)
+	}
 	ended := coord.WatchJobEnd(ctx, cli, cfg.Job)
 	select {
 	case <-ended:
-		log.Info("job ended; pserver exits", "step", shard.Step())
+		p.log.Info("job ended; pserver exits", "step", p.shard.Step())
 		return nil
-	case <-session.Done():
+	case <-p.session.Done():
 		return fmt.Errorf("pserver %d: etcd session lost", cfg.Index)
 	case err := <-serveErr:
 		return fmt.Errorf("pserver %d: serve: %w", cfg.Index, err)
+	case err := <-ckErr:
+		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
 	case <-ctx.Done():
 		return nil
 	}
 }
 
-// claim takes the index, waiting while a previous holder's lease lives on: a
-// second live copy of an index is refused, never allowed to split the shard.
-func claim(ctx context.Context, cli *clientv3.Client, key, value string, lease clientv3.LeaseID, wait time.Duration, log *slog.Logger) error {
-	deadline := time.Now().Add(wait)
-	for {
-		err := coord.Claim(ctx, cli, key, value, lease)
-		if err == nil || !errors.Is(err, coord.ErrClaimed) || time.Now().After(deadline) {
+func (p *process) init(b Block, dst []float32) {
+	model.InitRange(p.layout.Model, p.spec.Seed, b.Param, b.Offset, dst)
+}
+
+// restoreAtStart puts the shard where the job can continue from. Sync: the
+// newest complete global checkpoint, so every pserver and the master agree on
+// one step (the master rolls the others back to it). Async: this shard's own
+// newest valid checkpoint. It never re-initialises over a checkpoint it was
+// told exists: a lost one is an error.
+func (p *process) restoreAtStart(ctx context.Context, mode Mode) error {
+	if mode == Sync {
+		var g coord.GlobalCheckpoint
+		_, err := coord.GetJSON(ctx, p.cli, coord.GlobalCheckpointKey(p.cfg.Job), &g)
+		switch {
+		case errors.Is(err, coord.ErrNotFound) || (err == nil && g.Step == 0):
+			if _, _, err := p.store.Load(ctx); err == nil {
+				p.event(ctx, fmt.Sprintf("pserver-%d has checkpoints but the job has no complete global checkpoint: starting from step 0", p.cfg.Index))
+			}
+			return nil
+		case err != nil:
 			return err
 		}
-		log.Info("index held by another process; waiting for its lease to expire", "err", err)
+		return p.restoreStep(ctx, g.Step)
+	}
+	snap, report, err := p.store.Load(ctx)
+	switch {
+	case errors.Is(err, checkpoint.ErrNoCheckpoint):
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, s := range report.Skipped {
+		p.event(ctx, fmt.Sprintf("pserver-%d skipped damaged checkpoint %s (step %d): %s", p.cfg.Index, s.File, s.Step, s.Reason))
+	}
+	if err := p.shard.Restore(snap.Step, snap.Sections); err != nil {
+		return err
+	}
+	p.event(ctx, fmt.Sprintf("pserver-%d restarted from checkpoint step %d", p.cfg.Index, snap.Step))
+	return nil
+}
+
+// restoreStep loads the checkpoint of exactly step (0: the initial values).
+func (p *process) restoreStep(ctx context.Context, step int64) error {
+	if step == 0 {
+		p.shard.Reinit(p.init)
+		return nil
+	}
+	snap, err := p.store.LoadStep(ctx, step)
+	if err != nil {
+		return err
+	}
+	if err := p.shard.Restore(step, snap.Sections); err != nil {
+		return err
+	}
+	p.log.Info("restored checkpoint", "step", step)
+	p.event(ctx, fmt.Sprintf("pserver-%d restored from checkpoint step %d", p.cfg.Index, step))
+	return nil
+}
+
+// checkpointer writes the snapshots the shard takes, then marks them in etcd.
+func (p *process) checkpointer(ctx context.Context) error {
+	for {
+		var snap *Snapshot
 		select {
-		case <-time.After(500 * time.Millisecond):
+		case snap = <-p.shard.Snapshots():
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil
+		}
+		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Sections: snap.Sections})
+		p.shard.Release(snap)
+		if errors.Is(err, checkpoint.ErrConflict) {
+			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)
+		}
+		if err != nil {
+			p.log.Error("checkpoint failed; training goes on", "step", snap.Step, "err", err)
+			continue
+		}
+		p.record.CheckpointStep = rec.Step
+		mark := clientv3.OpPut(coord.CheckpointMarkKey(p.cfg.Job, rec.Step, fmt.Sprintf("pserver-%d", p.cfg.Index)), rec.File)
+		if _, err := p.cli.Txn(ctx).If(p.rec.Guard...).Then(mark).Commit(); err != nil {
+			p.log.Error("checkpoint mark", "err", err)
+		}
+		if err := p.publish(ctx); err != nil {
+			return err
+		}
+		p.log.Info("checkpoint written", "step", rec.Step, "file", rec.File)
+	}
+}
+
+// timedSnapshots takes async-mode checkpoints every checkpoint.every.
+func (p *process) timedSnapshots(ctx context.Context) {
+	every, steps, err := p.spec.Checkpoint.Interval()
+	if err != nil {
+		return
+	}
+	tick := time.NewTicker(max(every, 200*time.Millisecond))
+	defer tick.Stop()
+	last := p.shard.Step()
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		now := p.shard.Step()
+		if now != last && (steps == 0 || now/steps != last/steps) {
+			p.shard.SnapshotNow()
+			last = now
 		}
 	}
+}
+
+// publish (re)writes this pserver's registration under its lease.
+func (p *process) publish(ctx context.Context) error {
+	key := coord.PserverKey(p.cfg.Job, p.cfg.Index)
+	resp, err := p.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", p.session.Lease())).
+		Then(clientv3.OpPut(key, coord.MustJSON(p.record), clientv3.WithLease(p.session.Lease()))).Commit()
+	if err != nil {
+		return fmt.Errorf("pserver %d: publish: %w", p.cfg.Index, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("pserver %d: registration taken over: %w", p.cfg.Index, coord.ErrFenced)
+	}
+	return nil
+}
+
+func (p *process) event(ctx context.Context, what string) {
+	p.log.Warn(what)
+	_ = coord.AppendEvent(ctx, p.cli, p.cfg.Job, what)
 }

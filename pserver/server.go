@@ -21,10 +21,15 @@ type Server struct {
 	api.UnimplementedPServerServer
 	index int
 	shard *Shard
+	// restore loads the shard's checkpoint of a step (nil: Restore unsupported).
+	restore func(ctx context.Context, step int64) error
 }
 
-// NewServer serves shard as pserver index.
-func NewServer(index int, shard *Shard) *Server { return &Server{index: index, shard: shard} }
+// NewServer serves shard as pserver index; restore (may be nil) backs the
+// Restore RPC.
+func NewServer(index int, shard *Shard, restore func(ctx context.Context, step int64) error) *Server {
+	return &Server{index: index, shard: shard, restore: restore}
+}
 
 // Push receives one trainer's gradient for one step.
 func (s *Server) Push(stream api.PServer_PushServer) error {
@@ -40,6 +45,7 @@ func (s *Server) Push(stream api.PServer_PushServer) error {
 		if g == nil {
 			g = s.shard.NewGradient(int(msg.TrainerId), msg.Step, msg.Records)
 		}
+		g.Checkpoint = g.Checkpoint || msg.Checkpoint
 		if len(msg.Data) == 0 {
 			continue
 		}
@@ -65,8 +71,12 @@ func (s *Server) Push(stream api.PServer_PushServer) error {
 // parameters, all of one step.
 func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error {
 	ctx := stream.Context()
+	_, _, epoch := s.shard.Advanced()
 	for {
-		ch, step := s.shard.Advanced()
+		ch, step, now := s.shard.Advanced()
+		if now != epoch {
+			return status.Errorf(codes.Aborted, "pserver %d rolled back to step %d while waiting for step %d", s.index, step, req.MinStep)
+		}
 		if step >= req.MinStep {
 			break
 		}
@@ -95,6 +105,17 @@ func (s *Server) Info(ctx context.Context, _ *api.InfoRequest) (*api.InfoReply, 
 		r.Blocks = append(r.Blocks, int32(b.ID))
 	}
 	return r, nil
+}
+
+// Restore rolls the shard back to a complete global checkpoint.
+func (s *Server) Restore(ctx context.Context, req *api.RestoreRequest) (*api.RestoreReply, error) {
+	if s.restore == nil {
+		return nil, status.Error(codes.Unimplemented, "restore not configured")
+	}
+	if err := s.restore(ctx, req.Step); err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "pserver %d: restore step %d: %v", s.index, req.Step, err)
+	}
+	return &api.RestoreReply{Step: s.shard.Step()}, nil
 }
 
 func statusOf(err error) error {

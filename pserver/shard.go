@@ -64,7 +64,10 @@ type Gradient struct {
 	Trainer int
 	Step    int64
 	Records int64
-	data    map[int][]float32
+	// Checkpoint asks for a snapshot right after this step is applied; every
+	// trainer carries the master's flag, so every pserver snapshots the same step.
+	Checkpoint bool
+	data       map[int][]float32
 }
 
 // Shard is the pure step logic of one pserver: no sockets, no clock.
@@ -78,8 +81,13 @@ type Shard struct {
 	step   int64 // steps applied
 
 	pending  map[int]*Gradient // sync: this step's pushes by trainer
-	advanced chan struct{}     // closed and replaced whenever step grows
+	advanced chan struct{}     // closed and replaced whenever step or epoch changes
+	epoch    int64             // bumped by Restore: pulls waiting across it abort
 	free     sync.Pool         // of *Gradient
+
+	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
+	spare     chan *Snapshot // reusable snapshot buffers
+	dropped   int64          // snapshots skipped because the writer was still busy
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.
@@ -91,7 +99,8 @@ func NewShard(cfg ShardConfig, init func(b Block, dst []float32)) (*Shard, error
 	if err != nil {
 		return nil, err
 	}
-	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, pending: map[int]*Gradient{}, advanced: make(chan struct{})}
+	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, pending: map[int]*Gradient{}, advanced: make(chan struct{}),
+		snapshots: make(chan *Snapshot, 1), spare: make(chan *Snapshot, 2)}
 	for _, b := range cfg.Blocks {
 		bs := &blockState{Block: b, param: make([]float32, b.Len)}
 		for i := 0; i < opt.Slots(); i++ {
@@ -113,11 +122,12 @@ func (s *Shard) Step() int64 {
 	return s.step
 }
 
-// Advanced returns a channel closed at the next step, and the current step.
-func (s *Shard) Advanced() (<-chan struct{}, int64) {
+// Advanced returns a channel closed at the next step or rollback, the current
+// step and the rollback epoch.
+func (s *Shard) Advanced() (<-chan struct{}, int64, int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.advanced, s.step
+	return s.advanced, s.step, s.epoch
 }
 
 // NewGradient returns an empty gradient buffer sized for this shard.
@@ -129,7 +139,7 @@ func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
 			g.data[id] = make([]float32, s.blocks[id].Len)
 		}
 	}
-	g.Trainer, g.Step, g.Records = trainer, step, records
+	g.Trainer, g.Step, g.Records, g.Checkpoint = trainer, step, records, false
 	for _, d := range g.data {
 		clear(d)
 	}
@@ -182,9 +192,14 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		grads[t] = s.pending[t]
 	}
 	s.applyLocked(grads)
+	checkpoint := false
 	for t, g := range grads {
+		checkpoint = checkpoint || g.Checkpoint
 		delete(s.pending, t)
 		s.free.Put(g)
+	}
+	if checkpoint {
+		s.snapshotLocked()
 	}
 	return true, s.step, nil
 }
@@ -221,6 +236,10 @@ func (s *Shard) applyLocked(grads []*Gradient) {
 		}
 	}
 	s.step++
+	s.wakeLocked()
+}
+
+func (s *Shard) wakeLocked() {
 	close(s.advanced)
 	s.advanced = make(chan struct{})
 }

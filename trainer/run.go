@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -15,9 +16,7 @@ import (
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -57,8 +56,8 @@ type trainer struct {
 	cli    *clientv3.Client
 	spec   *jobspec.Spec
 	layout *pserver.Layout
-	ps     *pserver.Client
-	master api.MasterClient
+	ps     *pserver.Dynamic
+	master *masterConn
 	id     int
 	params [][]float32
 	grads  [][]float32
@@ -92,25 +91,17 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	}
 	defer session.Close()
 
-	addrs, err := pserver.Discover(ctx, cli, cfg.Job, t.spec.Pservers, t.log)
-	if err != nil {
-		return fmt.Errorf("trainer: %w", err)
-	}
-	if t.ps, err = pserver.NewClient(addrs, t.layout.Blocks); err != nil {
+	if t.ps, err = pserver.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.log); err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	defer t.ps.Close()
 
-	conn, err := t.dialMaster(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	t.master = api.NewMasterClient(conn)
+	t.master = &masterConn{t: t}
+	defer t.master.close()
 	var reg *api.RegisterTrainerResponse
-	err = t.retry(ctx, "register with the master", func() error {
+	err = t.master.call(ctx, "register with the master", func(m api.MasterClient) error {
 		var err error
-		reg, err = t.master.RegisterTrainer(ctx, &api.RegisterTrainerRequest{Worker: cfg.Worker, LeaseId: int64(session.Lease())})
+		reg, err = m.RegisterTrainer(ctx, &api.RegisterTrainerRequest{Worker: cfg.Worker, LeaseId: int64(session.Lease())})
 		return err
 	})
 	if err != nil {
@@ -149,26 +140,6 @@ func (t *trainer) endOr(ctx context.Context, err error) error {
 	return err
 }
 
-func (t *trainer) dialMaster(ctx context.Context) (*grpc.ClientConn, error) {
-	var addr string
-	err := t.retry(ctx, "find the master", func() error {
-		var err error
-		addr, err = coord.LeaderValue(ctx, t.cli, coord.ElectionPrefix(t.cfg.Job))
-		if errors.Is(err, coord.ErrNoLeader) {
-			return status.Error(codes.Unavailable, err.Error())
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, fmt.Errorf("trainer: master at %s: %w", addr, err)
-	}
-	return conn, nil
-}
-
 // retry repeats fn while it fails with a transient error, with backoff,
 // bounded by the job-level deadline; it gives up at once if the job ended.
 func (t *trainer) retry(ctx context.Context, what string, fn func() error) error {
@@ -197,6 +168,19 @@ func (t *trainer) retry(ctx context.Context, what string, fn func() error) error
 	}
 }
 
+// psErr re-discovers the pservers after a transient failure: the one that
+// failed may be restarting at a new address.
+func (t *trainer) psErr(ctx context.Context, err error) error {
+	if transient(err) {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if rerr := t.ps.Refresh(rctx); rerr != nil {
+			t.log.Debug("pservers not all back yet", "err", rerr)
+		}
+	}
+	return err
+}
+
 func transient(err error) bool {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
@@ -220,13 +204,16 @@ func (t *trainer) compute(ex []dataset.Example) (float64, error) {
 	return t.layout.Model.Gradient(t.params, b, t.grads), nil
 }
 
+// runSync follows the master's step plan. After a rollback (a new epoch)
+// it starts again where the master says; a push the pservers already applied
+// (this trainer died after pushing it) is not pushed twice.
 func (t *trainer) runSync(ctx context.Context, step int64) error {
-	var reported int64 = -1
+	var epoch int64
 	for {
 		var w *api.GetStepResponse
-		err := t.retry(ctx, "get a step", func() error {
+		err := t.master.call(ctx, "get a step", func(m api.MasterClient) error {
 			var err error
-			w, err = t.master.GetStep(ctx, &api.GetStepRequest{TrainerId: int32(t.id), Step: step})
+			w, err = m.GetStep(ctx, &api.GetStepRequest{TrainerId: int32(t.id), Step: step, Epoch: epoch})
 			return err
 		})
 		if err != nil {
@@ -234,10 +221,17 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 		}
 		switch w.Status {
 		case api.WorkStatus_WORK_DONE:
-			t.log.Info("training done", "last_step", reported)
+			t.log.Info("training done", "step", step)
 			return nil
 		case api.WorkStatus_WORK_WAIT:
 			continue
+		}
+		if w.Epoch != epoch {
+			if epoch != 0 {
+				t.log.Warn("the job rolled back; resuming where the master says", "epoch", w.Epoch, "step", w.Step)
+			}
+			epoch = w.Epoch
+			t.master.forget()
 		}
 		step = w.Step
 		var ex []dataset.Example
@@ -248,33 +242,69 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			}
 			ex = append(ex, part...)
 		}
-		if err := t.retry(ctx, "pull parameters", func() error {
-			_, err := t.ps.Pull(ctx, step, t.params)
-			return err
-		}); err != nil {
+		var highest int64
+		err = t.retry(ctx, "pull parameters", func() error {
+			var err error
+			_, highest, err = t.ps.Client().Pull(ctx, step, t.params)
+			return t.psErr(ctx, err)
+		})
+		if resync(err) {
+			continue // rolled back while we waited: ask the master again
+		}
+		if err != nil {
 			return err
 		}
 		loss, err := t.compute(ex)
 		if err != nil {
 			return err
 		}
-		if err := t.retry(ctx, "push gradients", func() error {
-			return t.ps.Push(ctx, t.id, step, int64(len(ex)), t.grads)
+		if highest == step {
+			err = t.retry(ctx, "push gradients", func() error {
+				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, step, int64(len(ex)), w.Checkpoint, t.grads))
+			})
+			switch {
+			case err == nil, stale(err):
+			case resync(err):
+				continue
+			default:
+				return err
+			}
+		}
+		// highest > step: the pservers applied this step already (our push
+		// landed before a crash); the loss is then measured one step late.
+		report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: step, LossSum: loss, Records: int64(len(ex)), Epoch: epoch}
+		t.master.remember(report)
+		if err := t.master.call(ctx, "report the step", func(m api.MasterClient) error {
+			_, err := m.StepDone(ctx, report)
+			return err
 		}); err != nil {
+			if status.Code(err) == codes.InvalidArgument {
+				t.log.Warn("step report refused; resyncing with the master", "step", step, "err", err)
+				continue
+			}
 			return err
 		}
-		if err := t.retry(ctx, "report the step", func() error {
-			_, err := t.master.StepDone(ctx, &api.StepDoneRequest{TrainerId: int32(t.id), Step: step, LossSum: loss, Records: int64(len(ex))})
-			return err
-		}); err != nil {
-			return err
-		}
-		reported = step
 		if step%50 == 0 {
 			t.log.Info("step done", "step", step, "pass", w.Pass, "records", len(ex), "loss", safeMean(loss, len(ex)))
 		}
 		step++
 	}
+}
+
+// resync reports errors after which a sync trainer asks the master again:
+// a rollback aborted its pull, or its push is for a step the pservers are
+// not at.
+func resync(err error) bool {
+	switch status.Code(err) {
+	case codes.Aborted, codes.FailedPrecondition:
+		return true
+	}
+	return false
+}
+
+// stale reports a push for a step the pservers already applied.
+func stale(err error) bool {
+	return status.Code(err) == codes.FailedPrecondition && strings.Contains(err.Error(), "already applied")
 }
 
 func (t *trainer) runAsync(ctx context.Context) error {
@@ -283,9 +313,9 @@ func (t *trainer) runAsync(ctx context.Context) error {
 	var records int64
 	for {
 		var w *api.GetTaskResponse
-		err := t.retry(ctx, "get a task", func() error {
+		err := t.master.call(ctx, "get a task", func(m api.MasterClient) error {
 			var err error
-			w, err = t.master.GetTask(ctx, &api.GetTaskRequest{TrainerId: int32(t.id), FinishedTask: finished, FailedTask: failed, LossSum: lossSum, Records: records})
+			w, err = m.GetTask(ctx, &api.GetTaskRequest{TrainerId: int32(t.id), FinishedTask: finished, FailedTask: failed, LossSum: lossSum, Records: records})
 			return err
 		})
 		if err != nil {
@@ -311,8 +341,8 @@ func (t *trainer) runAsync(ctx context.Context) error {
 		for lo := 0; lo < len(ex); lo += t.spec.BatchSize {
 			batch := ex[lo:min(lo+t.spec.BatchSize, len(ex))]
 			if err := t.retry(ctx, "pull parameters", func() error {
-				_, err := t.ps.Pull(ctx, 0, t.params)
-				return err
+				_, _, err := t.ps.Client().Pull(ctx, 0, t.params)
+				return t.psErr(ctx, err)
 			}); err != nil {
 				return err
 			}
@@ -321,7 +351,7 @@ func (t *trainer) runAsync(ctx context.Context) error {
 				return err
 			}
 			if err := t.retry(ctx, "push gradients", func() error {
-				return t.ps.Push(ctx, t.id, 0, int64(len(batch)), t.grads)
+				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, 0, int64(len(batch)), false, t.grads))
 			}); err != nil {
 				return err
 			}

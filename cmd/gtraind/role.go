@@ -69,7 +69,7 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 		return master.Run(ctx, cli, cfg)
 	case "pserver":
 		cfg := pserver.DefaultConfig()
-		cfg.Job, cfg.Index, cfg.Node, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.listen, rf.sessionTTL, log
+		cfg.Job, cfg.Index, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
 		return pserver.Run(ctx, cli, cfg)
 	default:
 		cfg := trainer.DefaultConfig()

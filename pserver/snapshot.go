@@ -1,0 +1,143 @@
+package pserver
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gtrain/gtrain/checkpoint"
+)
+
+// ErrShapeMismatch is returned when a checkpoint does not fit the shard.
+var ErrShapeMismatch = errors.New("checkpoint does not match the shard's blocks")
+
+// Snapshot is a copy of the shard at one step: parameters and optimizer slots.
+type Snapshot struct {
+	Step     int64
+	Sections []checkpoint.Section
+}
+
+func paramSection(block int) string      { return fmt.Sprintf("param/%d", block) }
+func slotSection(block, slot int) string { return fmt.Sprintf("slot/%d/%d", block, slot) }
+
+// Snapshots delivers the snapshots taken at flagged steps (and by SnapshotNow)
+// to the checkpointer.
+func (s *Shard) Snapshots() <-chan *Snapshot { return s.snapshots }
+
+// Release returns a written snapshot's buffers for reuse.
+func (s *Shard) Release(snap *Snapshot) {
+	select {
+	case s.spare <- snap:
+	default:
+	}
+}
+
+// Dropped counts snapshots skipped because the previous one was still being written.
+func (s *Shard) Dropped() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.dropped
+}
+
+// SnapshotNow takes a snapshot at the current step (async mode's timed
+// checkpoints) and reports whether the checkpointer accepted it.
+func (s *Shard) SnapshotNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshotLocked()
+}
+
+// snapshotLocked copies the shard into a snapshot buffer: the only pause the
+// pserver takes for a checkpoint (one memory copy); the file is written
+// outside the lock.
+func (s *Shard) snapshotLocked() bool {
+	if len(s.snapshots) == cap(s.snapshots) {
+		s.dropped++
+		return false
+	}
+	var snap *Snapshot
+	select {
+	case snap = <-s.spare:
+	default:
+		snap = &Snapshot{}
+		for _, id := range s.order {
+			b := s.blocks[id]
+			snap.Sections = append(snap.Sections, checkpoint.Section{Name: paramSection(id), Data: make([]float32, b.Len)})
+			for k := range b.slots {
+				snap.Sections = append(snap.Sections, checkpoint.Section{Name: slotSection(id, k), Data: make([]float32, b.Len)})
+			}
+		}
+	}
+	i := 0
+	for _, id := range s.order {
+		b := s.blocks[id]
+		copy(snap.Sections[i].Data, b.param)
+		i++
+		for _, slot := range b.slots {
+			copy(snap.Sections[i].Data, slot)
+			i++
+		}
+	}
+	snap.Step = s.step
+	s.snapshots <- snap
+	return true
+}
+
+// Restore puts the shard at a checkpoint's step and values (a rollback or a
+// restart). Pending pushes are dropped and waiting pulls are woken to abort.
+func (s *Shard) Restore(step int64, sections []checkpoint.Section) error {
+	byName := make(map[string][]float32, len(sections))
+	for _, sec := range sections {
+		byName[sec.Name] = sec.Data
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range s.order {
+		b := s.blocks[id]
+		want := []string{paramSection(id)}
+		for k := range b.slots {
+			want = append(want, slotSection(id, k))
+		}
+		for _, name := range want {
+			if d, ok := byName[name]; !ok || len(d) != b.Len {
+				return fmt.Errorf("section %s: %w (want %d floats, have %d)", name, ErrShapeMismatch, b.Len, len(d))
+			}
+		}
+	}
+	for _, id := range s.order {
+		b := s.blocks[id]
+		copy(b.param, byName[paramSection(id)])
+		for k, slot := range b.slots {
+			copy(slot, byName[slotSection(id, k)])
+		}
+	}
+	s.resetLocked(step)
+	return nil
+}
+
+// Reinit puts the shard back at step 0 with the initial parameters (a
+// rollback to the start when no complete checkpoint exists).
+func (s *Shard) Reinit(init func(b Block, dst []float32)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range s.order {
+		b := s.blocks[id]
+		clear(b.param)
+		if init != nil {
+			init(b.Block, b.param)
+		}
+		for _, slot := range b.slots {
+			clear(slot)
+		}
+	}
+	s.resetLocked(0)
+}
+
+func (s *Shard) resetLocked(step int64) {
+	for t, g := range s.pending {
+		delete(s.pending, t)
+		s.free.Put(g)
+	}
+	s.step = step
+	s.epoch++
+	s.wakeLocked()
+}
