@@ -33,6 +33,7 @@ type PushChunk struct {
 	Offset        int64                  `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`         // float offset inside the block
 	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`              // gradient SUM over the records, float32 LE
 	Checkpoint    bool                   `protobuf:"varint,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // sync: checkpoint the shard right after applying this step
+	Epoch         int64                  `protobuf:"varint,8,opt,name=epoch,proto3" json:"epoch,omitempty"`           // sync: the master's rollback epoch the trainer works in
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -116,6 +117,13 @@ func (x *PushChunk) GetCheckpoint() bool {
 	return false
 }
 
+func (x *PushChunk) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 type PushReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"` // the shard's applied step count after this push
@@ -163,6 +171,7 @@ func (x *PushReply) GetStep() int64 {
 type PullRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MinStep       int64                  `protobuf:"varint,1,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
+	Epoch         int64                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"` // sync: refused (Aborted) once the job rolled back past it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -200,6 +209,13 @@ func (*PullRequest) Descriptor() ([]byte, []int) {
 func (x *PullRequest) GetMinStep() int64 {
 	if x != nil {
 		return x.MinStep
+	}
+	return 0
+}
+
+func (x *PullRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
 	}
 	return 0
 }
@@ -371,6 +387,7 @@ func (x *InfoReply) GetBlocks() []int32 {
 type RestoreRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Epoch         int64                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"` // the epoch that starts with this rollback
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -408,6 +425,13 @@ func (*RestoreRequest) Descriptor() ([]byte, []int) {
 func (x *RestoreRequest) GetStep() int64 {
 	if x != nil {
 		return x.Step
+	}
+	return 0
+}
+
+func (x *RestoreRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
 	}
 	return 0
 }
@@ -460,7 +484,7 @@ var File_pserver_proto protoreflect.FileDescriptor
 
 const file_pserver_proto_rawDesc = "" +
 	"\n" +
-	"\rpserver.proto\x12\tgtrain.v1\"\xba\x01\n" +
+	"\rpserver.proto\x12\tgtrain.v1\"\xd0\x01\n" +
 	"\tPushChunk\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -471,11 +495,13 @@ const file_pserver_proto_rawDesc = "" +
 	"\x04data\x18\x06 \x01(\fR\x04data\x12\x1e\n" +
 	"\n" +
 	"checkpoint\x18\a \x01(\bR\n" +
-	"checkpoint\"\x1f\n" +
+	"checkpoint\x12\x14\n" +
+	"\x05epoch\x18\b \x01(\x03R\x05epoch\"\x1f\n" +
 	"\tPushReply\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x03R\x04step\"(\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\">\n" +
 	"\vPullRequest\x12\x19\n" +
-	"\bmin_step\x18\x01 \x01(\x03R\aminStep\"b\n" +
+	"\bmin_step\x18\x01 \x01(\x03R\aminStep\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"b\n" +
 	"\n" +
 	"ParamChunk\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
@@ -486,9 +512,10 @@ const file_pserver_proto_rawDesc = "" +
 	"\tInfoReply\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x16\n" +
-	"\x06blocks\x18\x03 \x03(\x05R\x06blocks\"$\n" +
+	"\x06blocks\x18\x03 \x03(\x05R\x06blocks\":\n" +
 	"\x0eRestoreRequest\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x03R\x04step\"\"\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"\"\n" +
 	"\fRestoreReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step2\xed\x01\n" +
 	"\aPServer\x124\n" +

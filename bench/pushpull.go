@@ -51,10 +51,10 @@ func PushPullMBps(floats, pservers, trainers, steps int) (float64, error) {
 		g, ctx := errgroup.WithContext(ctx)
 		for t := range clients {
 			g.Go(func() error {
-				if _, _, err := clients[t].Pull(ctx, s, params[t]); err != nil {
+				if _, _, err := clients[t].Pull(ctx, s, 0, params[t]); err != nil {
 					return err
 				}
-				return clients[t].Push(ctx, t, s, 1, false, params[t])
+				return clients[t].Push(ctx, t, s, 0, 1, false, params[t])
 			})
 		}
 		return g.Wait()

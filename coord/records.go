@@ -26,6 +26,7 @@ type NodeRecord struct {
 	DataDir    string    `json:"data_dir"`
 	State      string    `json:"state"`
 	Started    time.Time `json:"started"`
+	PID        int       `json:"pid"` // the agent's process: a dead one's name may be reclaimed at once
 }
 
 // JobRecord is the desired state of a job: its spec and where each worker runs.

@@ -85,6 +85,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) (err error
 	closers = append(closers, func() { srv.Stop(); _ = lis.Close() })
 
 	rec := coord.NodeRecord{
+		PID:        os.Getpid(),
 		Name:       cfg.NodeName,
 		APIAddr:    lis.Addr().String(),
 		GossipAddr: cfg.GossipAddr,

@@ -2,10 +2,12 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -65,6 +67,9 @@ func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, 
 		return nil, fmt.Errorf("register node %s: %w", rec.Name, err)
 	}
 	var holder coord.NodeRecord
+	if revokeDeadAgent(ctx, cli, rec) {
+		return claimNode(ctx, cli, rec, ttl)
+	}
 	if _, gerr := coord.GetJSON(ctx, cli, coord.NodeKey(rec.Name), &holder); gerr == nil {
 		return nil, fmt.Errorf("%w: node %q is served by the agent at %s (started %s); stop it, or give this agent another --node-name",
 			ErrNodeNameTaken, rec.Name, holder.APIAddr, holder.Started.Format(time.RFC3339))
@@ -133,4 +138,23 @@ func (r *registration) close() {
 	if err := r.session.Close(); err != nil {
 		r.log.Warn("cannot deregister the node; its record expires with its lease", "err", err)
 	}
+}
+
+// revokeDeadAgent frees the node name held by a previous agent of this node
+// whose process is gone (it was killed; its lease lives on for a TTL, and an
+// etcd restart renews it): waiting it out would delay recovery for nothing.
+func revokeDeadAgent(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord) bool {
+	resp, err := cli.Get(ctx, coord.NodeKey(rec.Name))
+	if err != nil || len(resp.Kvs) == 0 {
+		return false
+	}
+	var holder coord.NodeRecord
+	if json.Unmarshal(resp.Kvs[0].Value, &holder) != nil || holder.PID <= 0 || holder.PID == rec.PID {
+		return false
+	}
+	if err := syscall.Kill(holder.PID, 0); err == nil || errors.Is(err, syscall.EPERM) {
+		return false // alive: a second agent with this name is refused
+	}
+	_, err = cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+	return err == nil
 }

@@ -65,6 +65,12 @@ func startAgent(t *testing.T, dataDir string) *agent {
 		a.stop(t)
 		if t.Failed() {
 			t.Logf("agent log:\n%s", a.log.String())
+			logs, _ := filepath.Glob(filepath.Join(dataDir, "jobs", "*", "log", "*.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+				t.Logf("--- %s (last lines):\n%s", l, strings.Join(lines[max(0, len(lines)-25):], "\n"))
+			}
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -188,3 +194,7 @@ optimizer: {kind: sgd, learning_rate: 0.01}
 data: {train: data/housing-train-*, test: data/housing-test-*}
 `, name, mode, passes)
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func execCommand(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
@@ -27,7 +28,8 @@ type PassEvaluator struct {
 // EndPass implements Evaluator.
 func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
 	params := e.Layout.NewParams()
-	got, _, err := e.PS.Client().Pull(ctx, step, params)
+	// Any epoch: the evaluation of an abandoned epoch is discarded by the core.
+	got, _, err := e.PS.Client().Pull(ctx, step, math.MaxInt64, params)
 	if err != nil {
 		return api.Metrics{}, fmt.Errorf("pass %d: read parameters: %w", pass, err)
 	}

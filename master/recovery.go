@@ -102,7 +102,7 @@ func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 			}
 			var rec coord.PserverRecord
 			_ = json.Unmarshal(ev.Kv.Value, &rec)
-			why := fmt.Sprintf("pserver-%d restarted (pid %d, from step %d)", rec.Index, rec.PID, rec.RestoredStep)
+			why := fmt.Sprintf("pserver-%d restarted (pid %d)", rec.Index, rec.PID)
 			if err := r.rollback(ctx, why); err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ func (r *recovery) rollback(ctx context.Context, why string) error {
 	if err := r.ps.Refresh(ctx); err != nil {
 		return err
 	}
-	if err := r.ps.Client().Restore(ctx, g.Step); err != nil {
+	if err := r.ps.Client().Restore(ctx, g.Step, r.core.Epoch()+1); err != nil {
 		return err
 	}
 	var state *State

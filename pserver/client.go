@@ -50,12 +50,12 @@ func (c *Client) Close() {
 // Pull fills params (one slice per model parameter) from every pserver once
 // each has applied minStep steps, and returns the lowest and highest step
 // seen (they differ only in async mode, or when a sync trainer is behind).
-func (c *Client) Pull(ctx context.Context, minStep int64, params [][]float32) (lowest, highest int64, err error) {
+func (c *Client) Pull(ctx context.Context, minStep, epoch int64, params [][]float32) (lowest, highest int64, err error) {
 	steps := make([]int64, len(c.servers))
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error {
-			stream, err := srv.Pull(ctx, &api.PullRequest{MinStep: minStep})
+			stream, err := srv.Pull(ctx, &api.PullRequest{MinStep: minStep, Epoch: epoch})
 			if err != nil {
 				return fmt.Errorf("pull from pserver %d: %w", i, err)
 			}
@@ -96,7 +96,7 @@ func (c *Client) Pull(ctx context.Context, minStep int64, params [][]float32) (l
 
 // Push sends this trainer's gradient sums (one slice per model parameter) for
 // step to every pserver.
-func (c *Client) Push(ctx context.Context, trainer int, step, records int64, checkpoint bool, grads [][]float32) error {
+func (c *Client) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error {
@@ -104,7 +104,7 @@ func (c *Client) Push(ctx context.Context, trainer int, step, records int64, che
 			if err != nil {
 				return fmt.Errorf("push to pserver %d: %w", i, err)
 			}
-			header := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Block: -1, Checkpoint: checkpoint}
+			header := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Block: -1, Checkpoint: checkpoint, Epoch: epoch}
 			sent := false
 			for _, b := range c.blocks {
 				if b.Server != i {
@@ -113,7 +113,7 @@ func (c *Client) Push(ctx context.Context, trainer int, step, records int64, che
 				src := grads[b.Param][b.Offset : b.Offset+b.Len]
 				for off := 0; off < len(src); off += chunkFloats {
 					end := min(off+chunkFloats, len(src))
-					msg := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Checkpoint: checkpoint,
+					msg := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Checkpoint: checkpoint, Epoch: epoch,
 						Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(src[off:end])}
 					if err := stream.Send(msg); err != nil {
 						return fmt.Errorf("push to pserver %d: %w", i, pushErr(stream, err))
@@ -146,11 +146,11 @@ func pushErr(stream api.PServer_PushClient, err error) error {
 }
 
 // Restore rolls every pserver back to step (a complete global checkpoint).
-func (c *Client) Restore(ctx context.Context, step int64) error {
+func (c *Client) Restore(ctx context.Context, step, epoch int64) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error {
-			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step}); err != nil {
+			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step, Epoch: epoch}); err != nil {
 				return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
 			}
 			return nil

@@ -141,6 +141,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	go func() { serveErr <- srv.Serve(lis) }()
 	defer srv.Stop()
 	p.record.RestoredStep = p.shard.Step()
+	p.record.CheckpointStep = p.shard.Step()
 	if err := p.publish(ctx); err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ func (s *Server) Push(stream api.PServer_PushServer) error {
 			g = s.shard.NewGradient(int(msg.TrainerId), msg.Step, msg.Records)
 		}
 		g.Checkpoint = g.Checkpoint || msg.Checkpoint
+		g.Epoch = msg.Epoch
 		if len(msg.Data) == 0 {
 			continue
 		}
@@ -74,8 +75,9 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 	_, _, epoch := s.shard.Advanced()
 	for {
 		ch, step, now := s.shard.Advanced()
-		if now != epoch {
-			return status.Errorf(codes.Aborted, "pserver %d rolled back to step %d while waiting for step %d", s.index, step, req.MinStep)
+		if now != epoch || req.Epoch < s.shard.JobEpoch() {
+			return status.Errorf(codes.Aborted, "pserver %d rolled back to step %d (epoch %d) while waiting for step %d of epoch %d",
+				s.index, step, s.shard.JobEpoch(), req.MinStep, req.Epoch)
 		}
 		if step >= req.MinStep {
 			break
@@ -115,12 +117,13 @@ func (s *Server) Restore(ctx context.Context, req *api.RestoreRequest) (*api.Res
 	if err := s.restore(ctx, req.Step); err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "pserver %d: restore step %d: %v", s.index, req.Step, err)
 	}
+	s.shard.SetJobEpoch(req.Epoch)
 	return &api.RestoreReply{Step: s.shard.Step()}, nil
 }
 
 func statusOf(err error) error {
 	switch {
-	case errors.Is(err, ErrStaleStep), errors.Is(err, ErrFutureStep):
+	case errors.Is(err, ErrStaleStep), errors.Is(err, ErrFutureStep), errors.Is(err, ErrRolledBack):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrBadTrainer), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient):
 		return status.Error(codes.InvalidArgument, err.Error())

@@ -13,6 +13,7 @@ var (
 	ErrBadTrainer  = errors.New("trainer ID out of range")
 	ErrBadBlock    = errors.New("block not held by this pserver")
 	ErrBadGradient = errors.New("gradient data out of the block's bounds")
+	ErrRolledBack  = errors.New("the job rolled back past this request's epoch")
 )
 
 // Mode is how pushes become steps.
@@ -67,6 +68,7 @@ type Gradient struct {
 	// Checkpoint asks for a snapshot right after this step is applied; every
 	// trainer carries the master's flag, so every pserver snapshots the same step.
 	Checkpoint bool
+	Epoch      int64 // the master's rollback epoch the trainer worked in
 	data       map[int][]float32
 }
 
@@ -83,6 +85,7 @@ type Shard struct {
 	pending  map[int]*Gradient // sync: this step's pushes by trainer
 	advanced chan struct{}     // closed and replaced whenever step or epoch changes
 	epoch    int64             // bumped by Restore: pulls waiting across it abort
+	jobEpoch int64             // sync: the master's rollback epoch; older pulls and pushes are refused
 	free     sync.Pool         // of *Gradient
 
 	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
@@ -123,11 +126,28 @@ func (s *Shard) Step() int64 {
 }
 
 // Advanced returns a channel closed at the next step or rollback, the current
-// step and the rollback epoch.
+// step and the restore count.
 func (s *Shard) Advanced() (<-chan struct{}, int64, int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.advanced, s.step, s.epoch
+}
+
+// JobEpoch is the master's rollback epoch this shard was last restored in.
+func (s *Shard) JobEpoch() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.jobEpoch
+}
+
+// SetJobEpoch records the epoch a rollback starts (never lowers it).
+func (s *Shard) SetJobEpoch(e int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e > s.jobEpoch {
+		s.jobEpoch = e
+		s.wakeLocked()
+	}
 }
 
 // NewGradient returns an empty gradient buffer sized for this shard.
@@ -139,7 +159,7 @@ func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
 			g.data[id] = make([]float32, s.blocks[id].Len)
 		}
 	}
-	g.Trainer, g.Step, g.Records, g.Checkpoint = trainer, step, records, false
+	g.Trainer, g.Step, g.Records, g.Checkpoint, g.Epoch = trainer, step, records, false, 0
 	for _, d := range g.data {
 		clear(d)
 	}
@@ -175,6 +195,8 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		return false, s.step, fmt.Errorf("trainer %d of %d: %w", g.Trainer, s.cfg.Trainers, ErrBadTrainer)
 	}
 	switch {
+	case g.Epoch < s.jobEpoch:
+		return false, s.step, fmt.Errorf("push of step %d in epoch %d, job at epoch %d: %w", g.Step, g.Epoch, s.jobEpoch, ErrRolledBack)
 	case g.Step < s.step:
 		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrStaleStep)
 	case g.Step > s.step:

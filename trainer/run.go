@@ -181,9 +181,11 @@ func (t *trainer) psErr(ctx context.Context, err error) error {
 	return err
 }
 
+// transient errors are retried in place; Aborted (a rollback) is not one: it
+// sends a sync trainer back to the master (see resync).
 func transient(err error) bool {
 	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
+	case codes.Unavailable, codes.DeadlineExceeded:
 		return true
 	}
 	return false
@@ -245,7 +247,7 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 		var highest int64
 		err = t.retry(ctx, "pull parameters", func() error {
 			var err error
-			_, highest, err = t.ps.Client().Pull(ctx, step, t.params)
+			_, highest, err = t.ps.Client().Pull(ctx, step, epoch, t.params)
 			return t.psErr(ctx, err)
 		})
 		if resync(err) {
@@ -260,7 +262,7 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 		}
 		if highest == step {
 			err = t.retry(ctx, "push gradients", func() error {
-				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, step, int64(len(ex)), w.Checkpoint, t.grads))
+				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, step, epoch, int64(len(ex)), w.Checkpoint, t.grads))
 			})
 			switch {
 			case err == nil, stale(err):
@@ -341,7 +343,7 @@ func (t *trainer) runAsync(ctx context.Context) error {
 		for lo := 0; lo < len(ex); lo += t.spec.BatchSize {
 			batch := ex[lo:min(lo+t.spec.BatchSize, len(ex))]
 			if err := t.retry(ctx, "pull parameters", func() error {
-				_, _, err := t.ps.Client().Pull(ctx, 0, t.params)
+				_, _, err := t.ps.Client().Pull(ctx, 0, 0, t.params)
 				return t.psErr(ctx, err)
 			}); err != nil {
 				return err
@@ -351,7 +353,7 @@ func (t *trainer) runAsync(ctx context.Context) error {
 				return err
 			}
 			if err := t.retry(ctx, "push gradients", func() error {
-				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, 0, int64(len(batch)), false, t.grads))
+				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, 0, 0, int64(len(batch)), false, t.grads))
 			}); err != nil {
 				return err
 			}

@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+)
+
+func chaosYAML(name string) string {
+	return fmt.Sprintf(`name: %s
+mode: sync
+trainers: 3
+pservers: 2
+passes: 25
+batch_size: 4
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.003}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+checkpoint: {every: "25", keep: 3}
+`, name)
+}
+
+func (a *agent) status(t *testing.T, job string) api.JobStatus {
+	t.Helper()
+	var st api.JobStatus
+	a.jsonOf(t, &st, "job", "status", job)
+	return st
+}
+
+// waitFor polls the job's status until cond holds.
+func (a *agent) waitFor(t *testing.T, job, what string, timeout time.Duration, cond func(api.JobStatus) bool) api.JobStatus {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var st api.JobStatus
+		out, _, code := a.gctl(t, "job", "status", job, "-o", "json")
+		if code == 0 && jsonUnmarshal(out, &st) == nil {
+			if cond(st) {
+				return st
+			}
+			if api.Terminal(st.State) && st.State != api.StateSucceeded {
+				t.Fatalf("waiting for %s: job %s ended %s: %s\nevents: %+v", what, job, st.State, st.Reason, st.Events)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: timed out after %s; last status: %+v", what, timeout, st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (a *agent) pidOf(t *testing.T, job, worker string) int {
+	t.Helper()
+	var workers []api.WorkerRow
+	a.jsonOf(t, &workers, "job", "workers", job)
+	for _, w := range workers {
+		if w.Name == worker && w.State == "running" && w.PID > 0 {
+			return w.PID
+		}
+	}
+	t.Fatalf("%s of %s is not running: %+v", worker, job, workers)
+	return 0
+}
+
+func manifestSums(t *testing.T, dir string) string {
+	t.Helper()
+	m, _, err := model.ReadModel(filepath.Join(dir, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, p := range m.Params {
+		fmt.Fprintf(&b, "%s=%s ", p.Name, p.SHA256)
+	}
+	return b.String()
+}
+
+// TestChaosSIGKILLEveryRole: fit-a-line in sync mode with 2 pservers and 3
+// trainers; during training SIGKILL, in turn, a trainer, a pserver, the master
+// and the agent (then start it again). The job must succeed, every pass must
+// apply each training record exactly once, and the model must match an
+// uninterrupted run with the same seed.
+func TestChaosSIGKILLEveryRole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: real processes, SIGKILL")
+	}
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	agentDir := filepath.Join(work, "agent")
+	a := startAgent(t, agentDir)
+
+	ref := writeSpec(t, work, chaosYAML("reference"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", ref); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, errs)
+	}
+	refSt := a.status(t, "reference")
+	refSums := manifestSums(t, refSt.ModelDir)
+
+	spec := writeSpec(t, work, chaosYAML("chaos"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", spec, "--detach"); code != 0 {
+		t.Fatalf("chaos run: exit %d: %s", code, errs)
+	}
+	running := func(st api.JobStatus) bool { return st.State == api.StateRunning }
+	progressed := func(from int64) func(api.JobStatus) bool {
+		return func(st api.JobStatus) bool { return st.State == api.StateSucceeded || st.Step >= from+60 }
+	}
+	st := a.waitFor(t, "chaos", "training to start", 60*time.Second, func(st api.JobStatus) bool { return running(st) && st.Step > 40 })
+
+	for _, victim := range []string{"trainer-1", "pserver-0", "master"} {
+		pid := a.pidOf(t, "chaos", victim)
+		t.Logf("SIGKILL %s (pid %d) at step %d", victim, pid, st.Step)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		st = a.waitFor(t, "chaos", "progress after killing "+victim, 90*time.Second, progressed(st.Step))
+		if st.State == api.StateSucceeded {
+			t.Fatalf("training finished before the next kill; make the chaos job longer")
+		}
+	}
+
+	t.Logf("SIGKILL the agent (pid %d) at step %d", a.cmd.Process.Pid, st.Step)
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-a.exited
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesUsing(agentDir)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if left := processesUsing(agentDir); len(left) > 0 {
+		t.Errorf("children outlived the SIGKILLed agent: %v", left)
+	}
+	a2 := restartAgent(t, a)
+	st = a2.waitFor(t, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+
+	for p, n := range st.SamplesApplied {
+		if n != 404 {
+			t.Errorf("pass %d: samples_applied %d, want 404 (exactly once)", p, n)
+		}
+	}
+	if len(st.SamplesApplied) != 25 {
+		t.Errorf("samples_applied covers %d passes, want 25", len(st.SamplesApplied))
+	}
+	if st.Metrics.TestLoss == nil || !within(*st.Metrics.TestLoss, *refSt.Metrics.TestLoss, 0.02) {
+		t.Errorf("test MSE %v not within 2%% of the uninterrupted run's %v", st.Metrics.TestLoss, *refSt.Metrics.TestLoss)
+	}
+	sums := manifestSums(t, st.ModelDir)
+	if sums != refSums {
+		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, refSums)
+	}
+	restarts := map[string]int{}
+	for _, w := range append(trainersOf(st), pserversOf(st)...) {
+		restarts[w.name] = w.restarts
+	}
+	restarts["master"] = st.Master.Restarts
+	t.Logf("restarts: %v; events:", restarts)
+	for _, e := range st.Events {
+		t.Logf("  %s  %s", e.Time.Format("15:04:05.000"), e.What)
+	}
+	if restarts["trainer-1"] < 1 || restarts["pserver-0"] < 1 || restarts["master"] < 1 {
+		t.Errorf("status does not list the restarts: %v", restarts)
+	}
+}
+
+type workerRestarts struct {
+	name     string
+	restarts int
+}
+
+func trainersOf(st api.JobStatus) (out []workerRestarts) {
+	for _, w := range st.Trainers {
+		out = append(out, workerRestarts{w.Name, w.Restarts})
+	}
+	return out
+}
+
+func pserversOf(st api.JobStatus) (out []workerRestarts) {
+	for _, w := range st.Pservers {
+		out = append(out, workerRestarts{w.Name, w.Restarts})
+	}
+	return out
+}
+
+// restartAgent starts a new agent process over the same data dir and ports.
+func restartAgent(t *testing.T, old *agent) *agent {
+	t.Helper()
+	a := &agent{dataDir: old.dataDir, api: old.api, log: old.log, exited: make(chan error, 1)}
+	a.cmd = execCommand(old.cmd.Path, old.cmd.Args[1:]...)
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { a.exited <- a.cmd.Wait() }()
+	t.Cleanup(func() { a.stop(t) })
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, _, code := a.gctl(t, "node", "list", "-o", "json"); code == 0 && strings.Contains(out, `"ready"`) {
+			return a
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("restarted agent not ready\n%s", a.log.String())
+	return nil
+}
+
+var _ = os.Getpid
