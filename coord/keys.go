@@ -58,3 +58,7 @@ func CheckpointMarkPrefix(job string) string { return JobPrefix(job) + "checkpoi
 func CheckpointMarkKey(job string, step int64, who string) string {
 	return fmt.Sprintf("%s%012d/%s", CheckpointMarkPrefix(job), step, who)
 }
+
+// MasterHolderKey names the process that leads a job's election, so a
+// successor on the same node can tell a dead leader from a live one.
+func MasterHolderKey(job string) string { return JobPrefix(job) + "master/holder" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -94,4 +95,33 @@ func Claim(ctx context.Context, cli *clientv3.Client, key, value string, lease c
 		return fmt.Errorf("%s held by %s: %w", key, holder, ErrClaimed)
 	}
 	return nil
+}
+
+// Holder identifies the process behind a leadership or a claim.
+type Holder struct {
+	Node  string `json:"node"`
+	PID   int    `json:"pid"`
+	Lease int64  `json:"lease"`
+}
+
+// RevokeIfDead revokes the lease of the holder recorded at key when it ran on
+// node and its process is gone: a crashed leader's lease otherwise lives on
+// for a whole TTL, and its successor would wait that long. It reports whether
+// it revoked anything.
+func RevokeIfDead(ctx context.Context, cli *clientv3.Client, key, node string, alive func(pid int) bool) bool {
+	var h Holder
+	if _, err := GetJSON(ctx, cli, key, &h); err != nil || h.Node != node || h.PID <= 0 || h.Lease == 0 || alive(h.PID) {
+		return false
+	}
+	_, err := cli.Revoke(ctx, clientv3.LeaseID(h.Lease))
+	return err == nil
+}
+
+// ProcessAlive reports whether a process with this PID exists on this host.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

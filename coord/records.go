@@ -87,6 +87,7 @@ type ProgressRecord struct {
 	SamplesApplied []int64        `json:"samples_applied"`
 	Metrics        api.Metrics    `json:"metrics"`
 	ModelDir       string         `json:"model_dir"`
+	Epoch          int64          `json:"epoch"` // sync: rollbacks so far
 	Updated        time.Time      `json:"updated"`
 }
 

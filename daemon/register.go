@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -152,7 +151,7 @@ func revokeDeadAgent(ctx context.Context, cli *clientv3.Client, rec coord.NodeRe
 	if json.Unmarshal(resp.Kvs[0].Value, &holder) != nil || holder.PID <= 0 || holder.PID == rec.PID {
 		return false
 	}
-	if err := syscall.Kill(holder.PID, 0); err == nil || errors.Is(err, syscall.EPERM) {
+	if coord.ProcessAlive(holder.PID) {
 		return false // alive: a second agent with this name is refused
 	}
 	_, err = cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))

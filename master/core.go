@@ -243,7 +243,7 @@ func (c *Core) progressLocked() coord.ProgressRecord {
 		Pass: c.meta.Pass, Passes: c.cfg.Passes, Step: c.meta.Step,
 		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
 		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
-		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Updated: c.clock.Now().UTC(),
+		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: c.clock.Now().UTC(),
 	}
 }
 

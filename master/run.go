@@ -102,12 +102,19 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("master: etcd session: %w", err)
 	}
 	defer session.Close()
+	if coord.RevokeIfDead(ctx, cli, coord.MasterHolderKey(cfg.Job), cfg.Node, coord.ProcessAlive) {
+		log.Warn("the previous master on this node is dead; revoked its lease to take over at once")
+	}
 	log.Info("campaigning for mastership", "job", cfg.Job, "addr", lis.Addr().String())
 	lead, err := coord.Campaign(ctx, cli, session, coord.ElectionPrefix(cfg.Job), lis.Addr().String())
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	log.Info("leading", "term", lead.Rev())
+	holder := coord.Holder{Node: cfg.Node, PID: os.Getpid(), Lease: int64(session.Lease())}
+	if err := lead.Commit(ctx, clientv3.OpPut(coord.MasterHolderKey(cfg.Job), coord.MustJSON(holder), clientv3.WithLease(session.Lease()))); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
 	// Authority ends with the session: everything below runs under leadCtx.
 	leadCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -244,6 +251,9 @@ func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, core *
 			var rec coord.TrainerRecord
 			if e.PrevKv != nil {
 				_ = json.Unmarshal(e.PrevKv.Value, &rec)
+			}
+			if core.Done() {
+				continue // trainers leave at the end
 			}
 			log.Warn("trainer gone", "id", id, "worker", rec.Worker)
 			if err := core.TrainerLost(ctx, id); err != nil {

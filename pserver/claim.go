@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"syscall"
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
@@ -44,18 +43,10 @@ func (p *process) revokeDeadHolder(ctx context.Context, key string) bool {
 		return err == nil // vanished meanwhile: try again
 	}
 	var holder coord.PserverRecord
-	if json.Unmarshal(resp.Kvs[0].Value, &holder) != nil || p.cfg.Node == "" || holder.Node != p.cfg.Node || holderAlive(holder.PID) {
+	if json.Unmarshal(resp.Kvs[0].Value, &holder) != nil || p.cfg.Node == "" || holder.Node != p.cfg.Node || coord.ProcessAlive(holder.PID) {
 		return false
 	}
 	p.log.Warn("previous holder of this index is dead; revoking its lease", "pid", holder.PID)
 	_, err = p.cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
 	return err == nil
-}
-
-func holderAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -211,7 +211,13 @@ func (p *process) restoreAtStart(ctx context.Context, mode Mode) error {
 }
 
 // restoreStep loads the checkpoint of exactly step (0: the initial values).
+// A shard already at step holds those very values (sync training is
+// deterministic), so it is left as it is.
 func (p *process) restoreStep(ctx context.Context, step int64) error {
+	if p.shard.Step() == step {
+		p.shard.AbortStep()
+		return nil
+	}
 	if step == 0 {
 		p.shard.Reinit(p.init)
 		return nil

@@ -15,14 +15,15 @@ import (
 func main() {
 	out := flag.String("out", "bench/results.json", "where to write the results")
 	quick := flag.Bool("quick", false, "smaller sizes (a smoke run)")
+	bin := flag.String("bin", "bin", "directory with gtraind (for the recovery benchmarks)")
 	flag.Parse()
-	if err := run(*out, *quick); err != nil {
+	if err := run(*out, *bin, *quick); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, quick bool) error {
+func run(out, bin string, quick bool) error {
 	model := 16 << 20 // 64 MiB of float32
 	dispatchTasks, steps := 2000, 5
 	if quick {
@@ -84,6 +85,24 @@ func run(out string, quick bool) error {
 		return err
 	}
 	add(bench.Result{Name: "master_dispatch_64", Value: d64, Unit: "tasks/s", Ceiling: par, Note: "ceiling: 64-way etcd put/s; serial txn/s was " + fmt.Sprintf("%.0f", serial)})
+
+	pause, copyMs, err := bench.CheckpointPause(model, 5)
+	if err != nil {
+		return err
+	}
+	add(bench.Result{Name: "checkpoint_pause", Value: pause, Unit: "ms", Ceiling: copyMs,
+		Note: "lower is better: ratio = pause / time to copy the shard in memory (target <= 1.5)"})
+
+	rec, err := bench.MeasureRecovery(bin, "examples/data/uci_housing/housing.data")
+	if err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"recovery_trainer", rec.Trainer}, {"recovery_pserver", rec.Pserver}, {"recovery_master", rec.Master}} {
+		add(bench.Result{Name: r.name, Value: r.v, Unit: "s", Note: "SIGKILL to the next applied step; session TTL 5 s; absolute (no ceiling)"})
+	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVALUE\tUNIT\tCEILING\tRATIO")

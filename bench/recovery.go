@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/jobspec"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Recovery measures, with real processes under a real `gtraind agent --dev`,
+// the seconds from SIGKILL of a trainer, a pserver and the master to the next
+// step the job applies (default TTLs: 5 s sessions).
+type Recovery struct {
+	Trainer, Pserver, Master float64
+}
+
+// MeasureRecovery runs fit-a-line (sync, 2 pservers, 2 trainers) long enough
+// to kill one role at a time.
+func MeasureRecovery(binDir, housingData string) (*Recovery, error) {
+	work, err := os.MkdirTemp("", "gtrain-bench-recovery")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	etcdAddr, apiAddr := freeAddr(), freeAddr()
+	var agentLog bytes.Buffer
+	agent := exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
+		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
+		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr())
+	agent.Stdout, agent.Stderr = &agentLog, &agentLog
+	if err := agent.Start(); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	defer func() {
+		_ = agent.Process.Signal(syscall.SIGTERM)
+		_ = agent.Wait()
+	}()
+	ctx := context.Background()
+	res, err := dataset.Convert(dataset.ConvertOptions{Format: "whitespace", Input: housingData,
+		OutPrefix: filepath.Join(work, "data", "housing"), Shards: 4, TestFraction: 0.2, Seed: 1, Normalize: true})
+	if err != nil {
+		return nil, err
+	}
+	_ = res
+	var cli *clientv3.Client
+	for i := 0; i < 300; i++ {
+		if cli, err = coord.Dial(ctx, []string{"http://" + etcdAddr}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent's etcd: %w\n%s", err, agentLog.String())
+	}
+	defer cli.Close()
+	spec, err := jobspec.Parse([]byte(fmt.Sprintf(`name: recovery
+mode: sync
+trainers: 2
+pservers: 2
+passes: 100000
+batch_size: 20
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.001}
+data: {train: %s/data/housing-train-*, test: %s/data/housing-test-*}
+checkpoint: {every: "50", keep: 3}
+`, work, work)))
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(apiAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	b, _ := json.Marshal(spec)
+	ctl := api.NewControlClient(conn)
+	for i := 0; ; i++ {
+		if _, err = ctl.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: b}); err == nil || i > 100 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("submit: %w", err)
+	}
+	defer ctl.StopJob(ctx, &api.StopJobRequest{Name: "recovery"})
+	m := &measurer{cli: cli, job: "recovery"}
+	if _, err := m.waitProgress(60*time.Second, func(p coord.ProgressRecord) bool { return p.Step > 200 }); err != nil {
+		return nil, err
+	}
+	out := &Recovery{}
+	if out.Trainer, err = m.killAndTime("trainer-1", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
+		return func(p coord.ProgressRecord) bool { return p.Epoch == at.Epoch && p.Step >= at.Step+2 }
+	}); err != nil {
+		return nil, err
+	}
+	if out.Pserver, err = m.killAndTime("pserver-0", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
+		rolledTo := int64(-1)
+		return func(p coord.ProgressRecord) bool {
+			if p.Epoch > at.Epoch && rolledTo < 0 {
+				rolledTo = p.Step
+			}
+			return rolledTo >= 0 && p.Step > rolledTo
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if out.Master, err = m.killAndTime("master", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
+		return func(p coord.ProgressRecord) bool { return p.Step >= at.Step+2 }
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type measurer struct {
+	cli *clientv3.Client
+	job string
+}
+
+func (m *measurer) progress() (coord.ProgressRecord, error) {
+	var p coord.ProgressRecord
+	_, err := coord.GetJSON(context.Background(), m.cli, coord.ProgressKey(m.job), &p)
+	return p, err
+}
+
+// waitProgress polls the master's progress record every millisecond.
+func (m *measurer) waitProgress(timeout time.Duration, cond func(coord.ProgressRecord) bool) (coord.ProgressRecord, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if p, err := m.progress(); err == nil && cond(p) {
+			return p, nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p, _ := m.progress()
+	return p, fmt.Errorf("recovery bench: condition not met after %s (progress %+v)", timeout, p)
+}
+
+func (m *measurer) killAndTime(worker string, recovered func(at coord.ProgressRecord) func(coord.ProgressRecord) bool) (float64, error) {
+	time.Sleep(time.Second) // let the previous recovery settle
+	var w coord.WorkerRecord
+	if _, err := coord.GetJSON(context.Background(), m.cli, coord.WorkerKey(m.job, worker), &w); err != nil {
+		return 0, err
+	}
+	at, err := m.progress()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := syscall.Kill(w.PID, syscall.SIGKILL); err != nil {
+		return 0, fmt.Errorf("kill %s (pid %d): %w", worker, w.PID, err)
+	}
+	if _, err := m.waitProgress(60*time.Second, recovered(at)); err != nil {
+		return 0, fmt.Errorf("%s: %w", worker, err)
+	}
+	return time.Since(start).Seconds(), nil
+}
