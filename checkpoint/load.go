@@ -183,8 +183,8 @@ func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
 
 // LoadStep loads the checkpoint of exactly step: the target of a global
 // rollback, where every pserver must come back to the same step whatever its
-// own newest file is. It arms fencing like Load. A missing file is
-// ErrCheckpointLost (the caller asked for a step known to be complete).
+// own newest file is. It arms fencing like Load. A damaged file is ErrCorrupt,
+// a missing one fs.ErrNotExist, both naming the file.
 func (s *Store) LoadStep(ctx context.Context, step int64) (*Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,7 +196,7 @@ func (s *Store) LoadStep(ctx context.Context, step int64) (*Snapshot, error) {
 	s.version, s.versionKnown, s.unsure = version, true, nil
 	snap, _, err := s.readCandidate(candidate{name: fileName(idx, step), step: step})
 	if err != nil {
-		return nil, fmt.Errorf("%w: pserver %d step %d: %v", ErrCheckpointLost, idx, step, err)
+		return nil, err
 	}
 	return snap, nil
 }

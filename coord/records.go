@@ -64,12 +64,28 @@ type PserverRecord struct {
 	PID            int    `json:"pid"`
 	CheckpointStep int64  `json:"checkpoint_step"`
 	RestoredStep   int64  `json:"restored_step"` // the step this incarnation started from
+	Ready          bool   `json:"ready"`         // restored and serving
 }
 
 // GlobalCheckpoint is the newest step at which the whole job is on disk.
 type GlobalCheckpoint struct {
-	Step int64 `json:"step"`
-	Pass int   `json:"pass"`
+	Step  int64   `json:"step"`  // the newest
+	Pass  int     `json:"pass"`
+	Steps []int64 `json:"steps"` // the complete ones still kept, oldest first (Step last)
+}
+
+// Has reports whether step is a complete global checkpoint still kept (0,
+// the start, always is).
+func (g GlobalCheckpoint) Has(step int64) bool {
+	if step == 0 {
+		return true
+	}
+	for _, s := range g.Steps {
+		if s == step {
+			return true
+		}
+	}
+	return false
 }
 
 // TrainerRecord binds a dense trainer ID to a worker, under the trainer's lease.

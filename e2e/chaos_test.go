@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"github.com/gtrain/gtrain/coord"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,4 +213,73 @@ func restartAgent(t *testing.T, old *agent) *agent {
 	return nil
 }
 
-var _ = os.Getpid
+// TestChaosDamagedNewestCheckpointFallsBack: the newest global checkpoint of
+// a pserver has a flipped byte when the pserver restarts; it must detect it,
+// fall back to the previous complete global checkpoint and say so, and the
+// job must still end with the uninterrupted run's model.
+func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: real processes, SIGKILL")
+	}
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	agentDir := filepath.Join(work, "agent")
+	a := startAgent(t, agentDir)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("reference"))); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, errs)
+	}
+	refSums := manifestSums(t, a.status(t, "reference").ModelDir)
+
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("damaged")), "--detach"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	var g coord.GlobalCheckpoint
+	a.waitFor(t, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
+		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g)
+		return err == nil && len(g.Steps) >= 2
+	})
+	pid := a.pidOf(t, "damaged", "pserver-0")
+	// Freeze the pserver so no newer checkpoint completes, then damage the newest.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(agentDir, "jobs", "damaged", "checkpoints", fmt.Sprintf("pserver-0-step-%010d.ckpt", g.Step))
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("newest global checkpoint step %d of pserver-0: %v", g.Step, err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("flipped a byte of %s; SIGKILL pserver-0 (pid %d)", filepath.Base(file), pid)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st := a.waitFor(t, "damaged", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	fellBack := false
+	for _, e := range st.Events {
+		t.Logf("  %s", e.What)
+		fellBack = fellBack || (strings.Contains(e.What, "fell back") && strings.Contains(e.What, fmt.Sprint(g.Step)))
+	}
+	if !fellBack {
+		t.Errorf("no event says pserver-0 fell back from the damaged step %d", g.Step)
+	}
+	for p, n := range st.SamplesApplied {
+		if n != 404 {
+			t.Errorf("pass %d: samples_applied %d, want 404", p, n)
+		}
+	}
+	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+		t.Errorf("final model differs from the uninterrupted run:\n %s\n %s", sums, refSums)
+	}
+}

@@ -46,16 +46,17 @@ type agent struct {
 	cmd     *exec.Cmd
 	dataDir string
 	api     string
+	etcd    string
 	log     *bytes.Buffer
 	exited  chan error
 }
 
 func startAgent(t *testing.T, dataDir string) *agent {
 	t.Helper()
-	a := &agent{dataDir: dataDir, api: freePort(t), log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	a := &agent{dataDir: dataDir, api: freePort(t), etcd: freePort(t), log: &bytes.Buffer{}, exited: make(chan error, 1)}
 	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", dataDir,
 		"--node-name", "e2e-node", "--api-addr", a.api, "--gossip-addr", freePort(t),
-		"--etcd-client-addr", freePort(t), "--etcd-peer-addr", freePort(t))
+		"--etcd-client-addr", a.etcd, "--etcd-peer-addr", freePort(t))
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)

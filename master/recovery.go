@@ -29,6 +29,8 @@ type recovery struct {
 	store    *checkpoint.Store // the master's own checkpoints
 	log      *slog.Logger
 	node     string
+	keep     int
+	leases   map[int]int64 // pserver index -> lease of the incarnation last seen ready
 }
 
 const masterMark = "master"
@@ -79,10 +81,12 @@ func (r *recovery) trackGlobal(ctx context.Context) {
 				continue
 			}
 			pass, _ := r.core.Position()
-			global = coord.GlobalCheckpoint{Step: step, Pass: pass}
+			kept := append(global.Steps, step)
+			kept = kept[max(0, len(kept)-r.keep):]
+			global = coord.GlobalCheckpoint{Step: step, Pass: pass, Steps: kept}
 			ops := []clientv3.Op{clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global))}
-			// Marks of older steps are no longer needed to decide anything.
-			ops = append(ops, clientv3.OpDelete(prefix, clientv3.WithRange(fmt.Sprintf("%s%012d/", prefix, step))))
+			// Marks of steps no longer kept are not needed to decide anything.
+			ops = append(ops, clientv3.OpDelete(prefix, clientv3.WithRange(fmt.Sprintf("%s%012d/", prefix, kept[0]))))
 			if err := r.lead.Commit(ctx, ops...); err != nil {
 				r.log.Error("declare global checkpoint", "step", step, "err", err)
 				continue
@@ -92,18 +96,22 @@ func (r *recovery) trackGlobal(ctx context.Context) {
 	}
 }
 
-// watchPservers rolls back when a pserver registers anew (it crashed and
-// restarted from the global checkpoint, while the others went on).
+// watchPservers rolls back when a pserver comes back from a crash: a new
+// incarnation (lease) of an index announces itself ready, restored at a
+// complete global checkpoint, while the others went on.
 func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 	for resp := range r.cli.Watch(ctx, coord.PserverPrefix(r.job), clientv3.WithPrefix(), clientv3.WithRev(rev)) {
 		for _, ev := range resp.Events {
-			if ev.Type != clientv3.EventTypePut || ev.Kv.CreateRevision != ev.Kv.ModRevision {
-				continue // a deletion (lease expired) or a pserver re-publishing itself
+			if ev.Type != clientv3.EventTypePut {
+				continue
 			}
 			var rec coord.PserverRecord
-			_ = json.Unmarshal(ev.Kv.Value, &rec)
+			if json.Unmarshal(ev.Kv.Value, &rec) != nil || !rec.Ready || r.leases[rec.Index] == ev.Kv.Lease {
+				continue
+			}
+			r.leases[rec.Index] = ev.Kv.Lease
 			why := fmt.Sprintf("pserver-%d restarted (pid %d)", rec.Index, rec.PID)
-			if err := r.rollback(ctx, why); err != nil {
+			if err := r.rollback(ctx, why, rec.RestoredStep); err != nil {
 				return err
 			}
 		}
@@ -111,32 +119,58 @@ func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 	return ctx.Err()
 }
 
+// readyLeases records the incarnations serving now; it returns the etcd
+// revision to watch from.
+func (r *recovery) readyLeases(ctx context.Context) (int64, error) {
+	resp, err := r.cli.Get(ctx, coord.PserverPrefix(r.job), clientv3.WithPrefix())
+	if err != nil {
+		return 0, err
+	}
+	r.leases = map[int]int64{}
+	for _, kv := range resp.Kvs {
+		var rec coord.PserverRecord
+		if json.Unmarshal(kv.Value, &rec) == nil && rec.Ready {
+			r.leases[rec.Index] = kv.Lease
+		}
+	}
+	return resp.Header.Revision + 1, nil
+}
+
 // checkConsistent rolls back at start when the pservers and the stored
 // master state do not describe one step (e.g. everything restarted after an
-// agent crash, the pservers from the global checkpoint).
+// agent crash, each pserver from a global checkpoint).
 func (r *recovery) checkConsistent(ctx context.Context) error {
 	steps, err := r.ps.Client().Steps(ctx)
 	if err != nil {
 		return err
 	}
 	_, at := r.core.Position()
-	for i, s := range steps {
-		if s != steps[0] || s < at || s > at+1 {
-			return r.rollback(ctx, fmt.Sprintf("pserver steps %v do not match the master's step %d (pserver %d)", steps, at, i))
-		}
+	lowest := steps[0]
+	consistent := true
+	for _, s := range steps {
+		lowest = min(lowest, s)
+		consistent = consistent && s == steps[0] && s >= at && s <= at+1
 	}
-	return nil
+	if consistent {
+		return nil
+	}
+	return r.rollback(ctx, fmt.Sprintf("pserver steps %v do not match the master's step %d", steps, at), lowest)
 }
 
-// rollback puts every pserver and the master at the newest complete global
-// checkpoint (the start if there is none) and bumps the epoch.
-func (r *recovery) rollback(ctx context.Context, why string) error {
+// rollback puts every pserver and the master at complete global checkpoint
+// target (0: the start; normally the newest, older when the newest proved
+// damaged) and bumps the epoch.
+func (r *recovery) rollback(ctx context.Context, why string, target int64) error {
 	r.core.Pause()
 	var g coord.GlobalCheckpoint
 	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil && !errors.Is(err, coord.ErrNotFound) {
 		return err
 	}
-	r.log.Warn("rolling back to the newest complete global checkpoint", "why", why, "step", g.Step)
+	if !g.Has(target) {
+		return fmt.Errorf("master: rollback to step %d: not a complete global checkpoint (kept: %v)", target, g.Steps)
+	}
+	g.Step = target
+	r.log.Warn("rolling back to a complete global checkpoint", "why", why, "step", g.Step)
 	if err := r.ps.Refresh(ctx); err != nil {
 		return err
 	}

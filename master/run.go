@@ -132,11 +132,6 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("master: %w", err)
 	}
 	defer ps.Close()
-	// Pservers registering anew after this revision are restarts.
-	watchFrom, err := cli.Get(leadCtx, coord.PserverPrefix(cfg.Job), clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return fmt.Errorf("master: %w", err)
-	}
 
 	modelDir := filepath.Join(cfg.DataDir, "jobs", cfg.Job, "model")
 	eval := &PassEvaluator{Layout: layout, PS: ps, Test: test, ModelDir: modelDir, Log: log}
@@ -175,14 +170,19 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		if _, _, err := mstore.Load(leadCtx); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 			log.Warn("master checkpoints", "err", err)
 		}
-		r := &recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, core: core, ps: ps, store: mstore, log: log, node: cfg.Node}
+		r := &recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, core: core, ps: ps, store: mstore, log: log,
+			node: cfg.Node, keep: spec.Checkpoint.Keep}
+		watchFrom, err := r.readyLeases(leadCtx)
+		if err != nil {
+			return fmt.Errorf("master: %w", err)
+		}
 		go r.writeCheckpoints(leadCtx)
 		go r.trackGlobal(leadCtx)
 		if err := r.checkConsistent(leadCtx); err != nil {
 			return fmt.Errorf("master: %w", err)
 		}
 		go func() {
-			if err := r.watchPservers(leadCtx, watchFrom.Header.Revision+1); err != nil && leadCtx.Err() == nil {
+			if err := r.watchPservers(leadCtx, watchFrom); err != nil && leadCtx.Err() == nil {
 				log.Error("rollback failed; master exits so a successor retries", "err", err)
 				cancel()
 			}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -142,6 +143,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	defer srv.Stop()
 	p.record.RestoredStep = p.shard.Step()
 	p.record.CheckpointStep = p.shard.Step()
+	p.record.Ready = true
 	if err := p.publish(ctx); err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func (p *process) restoreAtStart(ctx context.Context, mode Mode) error {
 		var g coord.GlobalCheckpoint
 		_, err := coord.GetJSON(ctx, p.cli, coord.GlobalCheckpointKey(p.cfg.Job), &g)
 		switch {
-		case errors.Is(err, coord.ErrNotFound) || (err == nil && g.Step == 0):
+		case errors.Is(err, coord.ErrNotFound) || (err == nil && len(g.Steps) == 0):
 			if _, _, err := p.store.Load(ctx); err == nil {
 				p.event(ctx, fmt.Sprintf("pserver-%d has checkpoints but the job has no complete global checkpoint: starting from step 0", p.cfg.Index))
 			}
@@ -191,7 +193,20 @@ func (p *process) restoreAtStart(ctx context.Context, mode Mode) error {
 		case err != nil:
 			return err
 		}
-		return p.restoreStep(ctx, g.Step)
+		// Newest complete global checkpoint first; an unusable file falls back
+		// to the previous one (the master then rolls everyone back to it).
+		var failures []string
+		for i := len(g.Steps) - 1; i >= 0; i-- {
+			err := p.restoreStep(ctx, g.Steps[i])
+			if err == nil {
+				if len(failures) > 0 {
+					p.event(ctx, fmt.Sprintf("pserver-%d fell back to checkpoint step %d: %s", p.cfg.Index, g.Steps[i], strings.Join(failures, "; ")))
+				}
+				return nil
+			}
+			failures = append(failures, fmt.Sprintf("step %d unusable: %v", g.Steps[i], err))
+		}
+		return fmt.Errorf("%w: no kept global checkpoint loads: %s", checkpoint.ErrCheckpointLost, strings.Join(failures, "; "))
 	}
 	snap, report, err := p.store.Load(ctx)
 	switch {
