@@ -1,6 +1,9 @@
 # gtrain — see README.md. Two commands a newcomer needs: `make demo` and `make test`.
 GO        ?= go
 BIN       := bin
+# The pserver's optimizer loops use AVX2 through Go's simd/archsimd package
+# (bit-identical to the scalar loops, which builds without it still use).
+export GOEXPERIMENT := simd
 .PHONY: all build test test-short demo bench proto vet clean
 
 all: build
@@ -16,6 +19,7 @@ vet:
 # real embedded etcd and gRPC on loopback, and tests of real gtraind processes.
 test: build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 15m ./...
+	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
 
 test-short: build
 	$(GO) test -short ./...

@@ -165,7 +165,7 @@ func (sgd) Slots() int { return 0 }
 func (o sgd) Update(p, g []float32, _ [][]float32, _ int64) {
 	g = g[:len(p)]
 	lr := o.lr
-	for i := range p {
+	for i := sgdVec(p, g, lr); i < len(p); i++ {
 		p[i] -= lr * g[i]
 	}
 }
@@ -179,7 +179,7 @@ func (o momentum) Update(p, g []float32, slots [][]float32, _ int64) {
 	g = g[:len(p)]
 	v := slots[0][:len(p)]
 	lr, mu := o.lr, o.mu
-	for i := range p {
+	for i := momentumVec(p, g, v, lr, mu); i < len(p); i++ {
 		vi := mu*v[i] + g[i]
 		v[i] = vi
 		p[i] -= lr * vi
@@ -195,7 +195,7 @@ func (o adagrad) Update(p, g []float32, slots [][]float32, _ int64) {
 	g = g[:len(p)]
 	a := slots[0][:len(p)]
 	lr, eps := o.lr, o.eps
-	for i := range p {
+	for i := adagradVec(p, g, a, lr, eps); i < len(p); i++ {
 		gi := g[i]
 		ai := a[i] + gi*gi
 		a[i] = ai
@@ -226,7 +226,7 @@ func (o adam) Update(p, g []float32, slots [][]float32, t int64) {
 	epsT := float32(o.eps * c2)
 	b1, b2 := float32(o.beta1), float32(o.beta2)
 	oneMinusB1, oneMinusB2 := float32(1-o.beta1), float32(1-o.beta2)
-	for i := range p {
+	for i := adamVec(p, g, m, v, b1, b2, oneMinusB1, oneMinusB2, lrT, epsT); i < len(p); i++ {
 		gi := g[i]
 		mi := b1*m[i] + oneMinusB1*gi
 		vi := b2*v[i] + oneMinusB2*gi*gi
