@@ -13,6 +13,10 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
+// progressEvery bounds how often the public progress record is rewritten: it
+// is read by people and status polls, not needed for recovery.
+const progressEvery = 250 * time.Millisecond
+
 // Sentinel errors of the core.
 var (
 	ErrStaleState = errors.New("stored master state does not match the training data")
@@ -110,7 +114,12 @@ type Core struct {
 	saveAll         bool           // the next save writes every task (after a rollback)
 
 	commitMu sync.Mutex // one Save at a time; waiting writers ride along (group commit)
-	endCtx   context.Context
+	// progress (the public view) is written at most every progressEvery, and
+	// whenever the pass changes, training ends or a rollback happens.
+	progressAt    time.Time
+	progressPass  int
+	progressStale bool // a save skipped the progress record
+	endCtx        context.Context
 }
 
 // NewCore restores the state from store, or starts pass 0 when none is stored.
@@ -215,12 +224,17 @@ func (c *Core) persist(ctx context.Context, gen uint64) error {
 	}
 	target := c.dirty
 	_, changed := c.q.TakeChanges()
+	now := c.clock.Now()
+	var progress any
+	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= progressEvery {
+		progress, c.progressAt, c.progressPass = c.progressLocked(), now, c.meta.Pass
+	}
+	c.progressStale = progress == nil
 	if c.saveAll {
 		changed, c.saveAll = c.q.Statuses(), false
 	}
 	meta := c.meta
 	meta.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
-	progress := c.progressLocked()
 	c.mu.Unlock()
 
 	err := c.store.Save(ctx, meta, changed, progress)
@@ -492,6 +506,20 @@ func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossS
 			return Work{Status: api.WorkStatus_WORK_WAIT}, ctx.Err()
 		}
 	}
+}
+
+// FlushProgress writes the progress record if a save skipped it, so the
+// public view catches up even when training pauses.
+func (c *Core) FlushProgress(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.progressStale || c.fatal != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	c.progressAt = time.Time{}
+	gen := c.touchLocked()
+	c.mu.Unlock()
+	return c.persist(ctx, gen)
 }
 
 // Tick takes back (async) tasks whose trainer went silent past the timeout.

@@ -217,6 +217,9 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 			if err := core.Tick(leadCtx); err != nil {
 				return err
 			}
+			if err := core.FlushProgress(leadCtx); err != nil {
+				return err
+			}
 		case <-core.Changed():
 		}
 		if err := core.Fatal(); err != nil {
