@@ -724,6 +724,102 @@ func (*StepDoneResponse) Descriptor() ([]byte, []int) {
 	return file_master_proto_rawDescGZIP(), []int{9}
 }
 
+type RequestRollbackRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
+	Epoch         int64                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestRollbackRequest) Reset() {
+	*x = RequestRollbackRequest{}
+	mi := &file_master_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestRollbackRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestRollbackRequest) ProtoMessage() {}
+
+func (x *RequestRollbackRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_master_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestRollbackRequest.ProtoReflect.Descriptor instead.
+func (*RequestRollbackRequest) Descriptor() ([]byte, []int) {
+	return file_master_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RequestRollbackRequest) GetTrainerId() int32 {
+	if x != nil {
+		return x.TrainerId
+	}
+	return 0
+}
+
+func (x *RequestRollbackRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RequestRollbackRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type RequestRollbackResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestRollbackResponse) Reset() {
+	*x = RequestRollbackResponse{}
+	mi := &file_master_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestRollbackResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestRollbackResponse) ProtoMessage() {}
+
+func (x *RequestRollbackResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_master_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestRollbackResponse.ProtoReflect.Descriptor instead.
+func (*RequestRollbackResponse) Descriptor() ([]byte, []int) {
+	return file_master_proto_rawDescGZIP(), []int{11}
+}
+
 var File_master_proto protoreflect.FileDescriptor
 
 const file_master_proto_rawDesc = "" +
@@ -782,19 +878,26 @@ const file_master_proto_rawDesc = "" +
 	"\bloss_sum\x18\x03 \x01(\x01R\alossSum\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x14\n" +
 	"\x05epoch\x18\x05 \x01(\x03R\x05epoch\"\x12\n" +
-	"\x10StepDoneResponse*P\n" +
+	"\x10StepDoneResponse\"e\n" +
+	"\x16RequestRollbackRequest\x12\x1d\n" +
+	"\n" +
+	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x19\n" +
+	"\x17RequestRollbackResponse*P\n" +
 	"\n" +
 	"WorkStatus\x12\x14\n" +
 	"\x10WORK_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"WORK_READY\x10\x01\x12\r\n" +
 	"\tWORK_WAIT\x10\x02\x12\r\n" +
-	"\tWORK_DONE\x10\x032\xab\x02\n" +
+	"\tWORK_DONE\x10\x032\x85\x03\n" +
 	"\x06Master\x12X\n" +
 	"\x0fRegisterTrainer\x12!.gtrain.v1.RegisterTrainerRequest\x1a\".gtrain.v1.RegisterTrainerResponse\x12@\n" +
 	"\aGetTask\x12\x19.gtrain.v1.GetTaskRequest\x1a\x1a.gtrain.v1.GetTaskResponse\x12@\n" +
 	"\aGetStep\x12\x19.gtrain.v1.GetStepRequest\x1a\x1a.gtrain.v1.GetStepResponse\x12C\n" +
-	"\bStepDone\x12\x1a.gtrain.v1.StepDoneRequest\x1a\x1b.gtrain.v1.StepDoneResponseB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\bStepDone\x12\x1a.gtrain.v1.StepDoneRequest\x1a\x1b.gtrain.v1.StepDoneResponse\x12X\n" +
+	"\x0fRequestRollback\x12!.gtrain.v1.RequestRollbackRequest\x1a\".gtrain.v1.RequestRollbackResponseB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_master_proto_rawDescOnce sync.Once
@@ -809,7 +912,7 @@ func file_master_proto_rawDescGZIP() []byte {
 }
 
 var file_master_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_master_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_master_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_master_proto_goTypes = []any{
 	(WorkStatus)(0),                 // 0: gtrain.v1.WorkStatus
 	(*RegisterTrainerRequest)(nil),  // 1: gtrain.v1.RegisterTrainerRequest
@@ -822,6 +925,8 @@ var file_master_proto_goTypes = []any{
 	(*GetStepResponse)(nil),         // 8: gtrain.v1.GetStepResponse
 	(*StepDoneRequest)(nil),         // 9: gtrain.v1.StepDoneRequest
 	(*StepDoneResponse)(nil),        // 10: gtrain.v1.StepDoneResponse
+	(*RequestRollbackRequest)(nil),  // 11: gtrain.v1.RequestRollbackRequest
+	(*RequestRollbackResponse)(nil), // 12: gtrain.v1.RequestRollbackResponse
 }
 var file_master_proto_depIdxs = []int32{
 	0,  // 0: gtrain.v1.GetTaskResponse.status:type_name -> gtrain.v1.WorkStatus
@@ -832,12 +937,14 @@ var file_master_proto_depIdxs = []int32{
 	4,  // 5: gtrain.v1.Master.GetTask:input_type -> gtrain.v1.GetTaskRequest
 	7,  // 6: gtrain.v1.Master.GetStep:input_type -> gtrain.v1.GetStepRequest
 	9,  // 7: gtrain.v1.Master.StepDone:input_type -> gtrain.v1.StepDoneRequest
-	2,  // 8: gtrain.v1.Master.RegisterTrainer:output_type -> gtrain.v1.RegisterTrainerResponse
-	5,  // 9: gtrain.v1.Master.GetTask:output_type -> gtrain.v1.GetTaskResponse
-	8,  // 10: gtrain.v1.Master.GetStep:output_type -> gtrain.v1.GetStepResponse
-	10, // 11: gtrain.v1.Master.StepDone:output_type -> gtrain.v1.StepDoneResponse
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
+	11, // 8: gtrain.v1.Master.RequestRollback:input_type -> gtrain.v1.RequestRollbackRequest
+	2,  // 9: gtrain.v1.Master.RegisterTrainer:output_type -> gtrain.v1.RegisterTrainerResponse
+	5,  // 10: gtrain.v1.Master.GetTask:output_type -> gtrain.v1.GetTaskResponse
+	8,  // 11: gtrain.v1.Master.GetStep:output_type -> gtrain.v1.GetStepResponse
+	10, // 12: gtrain.v1.Master.StepDone:output_type -> gtrain.v1.StepDoneResponse
+	12, // 13: gtrain.v1.Master.RequestRollback:output_type -> gtrain.v1.RequestRollbackResponse
+	9,  // [9:14] is the sub-list for method output_type
+	4,  // [4:9] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -854,7 +961,7 @@ func file_master_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_master_proto_rawDesc), len(file_master_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,7 @@ const (
 	Master_GetTask_FullMethodName         = "/gtrain.v1.Master/GetTask"
 	Master_GetStep_FullMethodName         = "/gtrain.v1.Master/GetStep"
 	Master_StepDone_FullMethodName        = "/gtrain.v1.Master/StepDone"
+	Master_RequestRollback_FullMethodName = "/gtrain.v1.Master/RequestRollback"
 )
 
 // MasterClient is the client API for Master service.
@@ -40,6 +41,9 @@ type MasterClient interface {
 	GetStep(ctx context.Context, in *GetStepRequest, opts ...grpc.CallOption) (*GetStepResponse, error)
 	// StepDone (sync mode) reports a step whose gradients reached every pserver.
 	StepDone(ctx context.Context, in *StepDoneRequest, opts ...grpc.CallOption) (*StepDoneResponse, error)
+	// RequestRollback (sync mode) reports pservers found at different steps
+	// (a trainer died mid-push): the job must go back to a global checkpoint.
+	RequestRollback(ctx context.Context, in *RequestRollbackRequest, opts ...grpc.CallOption) (*RequestRollbackResponse, error)
 }
 
 type masterClient struct {
@@ -90,6 +94,16 @@ func (c *masterClient) StepDone(ctx context.Context, in *StepDoneRequest, opts .
 	return out, nil
 }
 
+func (c *masterClient) RequestRollback(ctx context.Context, in *RequestRollbackRequest, opts ...grpc.CallOption) (*RequestRollbackResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RequestRollbackResponse)
+	err := c.cc.Invoke(ctx, Master_RequestRollback_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MasterServer is the server API for Master service.
 // All implementations must embed UnimplementedMasterServer
 // for forward compatibility.
@@ -103,6 +117,9 @@ type MasterServer interface {
 	GetStep(context.Context, *GetStepRequest) (*GetStepResponse, error)
 	// StepDone (sync mode) reports a step whose gradients reached every pserver.
 	StepDone(context.Context, *StepDoneRequest) (*StepDoneResponse, error)
+	// RequestRollback (sync mode) reports pservers found at different steps
+	// (a trainer died mid-push): the job must go back to a global checkpoint.
+	RequestRollback(context.Context, *RequestRollbackRequest) (*RequestRollbackResponse, error)
 	mustEmbedUnimplementedMasterServer()
 }
 
@@ -124,6 +141,9 @@ func (UnimplementedMasterServer) GetStep(context.Context, *GetStepRequest) (*Get
 }
 func (UnimplementedMasterServer) StepDone(context.Context, *StepDoneRequest) (*StepDoneResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StepDone not implemented")
+}
+func (UnimplementedMasterServer) RequestRollback(context.Context, *RequestRollbackRequest) (*RequestRollbackResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequestRollback not implemented")
 }
 func (UnimplementedMasterServer) mustEmbedUnimplementedMasterServer() {}
 func (UnimplementedMasterServer) testEmbeddedByValue()                {}
@@ -218,6 +238,24 @@ func _Master_StepDone_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Master_RequestRollback_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RequestRollbackRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MasterServer).RequestRollback(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Master_RequestRollback_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MasterServer).RequestRollback(ctx, req.(*RequestRollbackRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Master_ServiceDesc is the grpc.ServiceDesc for Master service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -240,6 +278,10 @@ var Master_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StepDone",
 			Handler:    _Master_StepDone_Handler,
+		},
+		{
+			MethodName: "RequestRollback",
+			Handler:    _Master_RequestRollback_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -329,6 +329,7 @@ type InfoReply struct {
 	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
 	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
 	Blocks        []int32                `protobuf:"varint,3,rep,packed,name=blocks,proto3" json:"blocks,omitempty"`
+	Epoch         int64                  `protobuf:"varint,4,opt,name=epoch,proto3" json:"epoch,omitempty"` // the rollback epoch it was last restored in
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -382,6 +383,13 @@ func (x *InfoReply) GetBlocks() []int32 {
 		return x.Blocks
 	}
 	return nil
+}
+
+func (x *InfoReply) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
 }
 
 type RestoreRequest struct {
@@ -508,11 +516,12 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05block\x18\x02 \x01(\x05R\x05block\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\"\r\n" +
-	"\vInfoRequest\"M\n" +
+	"\vInfoRequest\"c\n" +
 	"\tInfoReply\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x16\n" +
-	"\x06blocks\x18\x03 \x03(\x05R\x06blocks\":\n" +
+	"\x06blocks\x18\x03 \x03(\x05R\x06blocks\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\":\n" +
 	"\x0eRestoreRequest\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"\"\n" +

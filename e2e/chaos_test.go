@@ -128,6 +128,19 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 		}
 	}
 
+	// Each kill restarted its victim and nothing else (a dead trainer must not
+	// take the master or its peers down with it).
+	want := map[string]int{"trainer-0": 0, "trainer-1": 1, "trainer-2": 0, "pserver-0": 1, "pserver-1": 0, "master": 1}
+	got := map[string]int{"master": st.Master.Restarts}
+	for _, w := range append(trainersOf(st), pserversOf(st)...) {
+		got[w.name] = w.restarts
+	}
+	for name, n := range want {
+		if got[name] != n {
+			t.Errorf("%s restarted %d times, want %d (restarts: %v; events: %+v)", name, got[name], n, got, st.Events)
+		}
+	}
+
 	t.Logf("SIGKILL the agent (pid %d) at step %d", a.cmd.Process.Pid, st.Step)
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,10 @@ import (
 // is read by people and status polls, not needed for recovery.
 const progressEvery = 250 * time.Millisecond
 
+// saveTimeout bounds one save; a store that does not answer in that time
+// makes this master stop so that a successor takes over.
+const saveTimeout = 30 * time.Second
+
 // Sentinel errors of the core.
 var (
 	ErrStaleState = errors.New("stored master state does not match the training data")
@@ -104,14 +108,15 @@ type Core struct {
 	ending  bool                         // a pass end is being evaluated
 	paused  bool                         // sync: a rollback is under way; hand out nothing
 
-	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
-	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
-	snapshots       chan State     // sync: master states at checkpoint steps, for the writer
-	changed         chan struct{}  // closed and replaced on every change
-	dirty           uint64         // changes made
-	durable         uint64         // changes saved
-	fatal           error          // a failed save: this master must stop
-	saveAll         bool           // the next save writes every task (after a rollback)
+	checkpointAfter map[int64]bool     // sync: decided checkpoint flags by step
+	lastCheckpoint  time.Time          // sync: when the last timed checkpoint was decided
+	snapshots       chan State         // sync: master states at checkpoint steps, for the writer
+	changed         chan struct{}      // closed and replaced on every change
+	dirty           uint64             // changes made
+	durable         uint64             // changes saved
+	fatal           error              // a failed save: this master must stop
+	saveAll         bool               // the next save writes every task (after a rollback)
+	endCancel       context.CancelFunc // cancels the pass-end evaluation under way
 
 	commitMu sync.Mutex // one Save at a time; waiting writers ride along (group commit)
 	// progress (the public view) is written at most every progressEvery, and
@@ -237,7 +242,11 @@ func (c *Core) persist(ctx context.Context, gen uint64) error {
 	meta.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
 	c.mu.Unlock()
 
-	err := c.store.Save(ctx, meta, changed, progress)
+	// The save serves every change made so far, not only the caller's: a
+	// caller that goes away (a trainer killed mid-request) must not cancel it.
+	sctx, cancel := context.WithTimeout(c.endCtx, saveTimeout)
+	err := c.store.Save(sctx, meta, changed, progress)
+	cancel()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -575,15 +584,15 @@ func (c *Core) maybeEndPassLocked() {
 		return
 	}
 	c.ending = true
-	go c.endPass(c.meta.Pass, c.meta.Step)
+	ctx, cancel := context.WithCancel(c.endCtx)
+	c.endCancel = cancel
+	go c.endPass(ctx, c.meta.Pass, c.meta.Step, c.meta.Epoch)
 }
 
 // endPass evaluates, then advances to the next pass (or finishes). Training
 // of the next pass waits for it, so the evaluated parameters are exactly the
 // pass's.
-func (c *Core) endPass(pass int, step int64) {
-	ctx := c.endCtx
-	epoch := c.Epoch()
+func (c *Core) endPass(ctx context.Context, pass int, step, epoch int64) {
 	var metrics api.Metrics
 	for attempt := 1; ; attempt++ {
 		m, err := c.eval.EndPass(ctx, pass, step)
@@ -655,7 +664,7 @@ func (c *Core) Pause() {
 // Rollback puts the master back at a complete global checkpoint: state is the
 // master's state saved at that step, nil for the very start. The epoch grows,
 // so reports and plans of the abandoned steps are void.
-func (c *Core) Rollback(ctx context.Context, state *State) error {
+func (c *Core) Rollback(ctx context.Context, state *State, epoch int64) error {
 	c.mu.Lock()
 	var q *Queue
 	var meta Meta
@@ -671,11 +680,14 @@ func (c *Core) Rollback(ctx context.Context, state *State) error {
 		c.mu.Unlock()
 		return fmt.Errorf("master: rollback: %w", err)
 	}
-	meta.Epoch = c.meta.Epoch + 1
+	meta.Epoch = max(epoch, c.meta.Epoch+1)
 	c.q, c.meta = q, meta
 	c.plan = c.passPlanLocked()
 	clear(c.reports)
 	clear(c.checkpointAfter)
+	if c.endCancel != nil {
+		c.endCancel() // an evaluation of the abandoned history must not write a model
+	}
 	c.ending, c.paused, c.saveAll = false, false, true
 	gen := c.touchLocked()
 	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)

@@ -41,6 +41,9 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 			m.TestAccuracy = &acc
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return api.Metrics{}, err // rolled back meanwhile: this pass's model is not the surviving one
+	}
 	dir, err := model.WriteModel(e.ModelDir, pass, got, e.Layout.Model, params)
 	if err != nil {
 		return api.Metrics{}, fmt.Errorf("pass %d: write model: %w", pass, err)

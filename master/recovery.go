@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
@@ -31,6 +32,7 @@ type recovery struct {
 	node     string
 	keep     int
 	leases   map[int]int64 // pserver index -> lease of the incarnation last seen ready
+	mu       sync.Mutex    // one rollback at a time
 }
 
 const masterMark = "master"
@@ -61,39 +63,63 @@ func (r *recovery) writeCheckpoints(ctx context.Context) {
 }
 
 // trackGlobal declares step S the global checkpoint once the master and every
-// pserver have marked S.
-func (r *recovery) trackGlobal(ctx context.Context) {
+// pserver have marked S. It returns when the watch ends (an error unless ctx
+// is done: a master that stops tracking checkpoints must not go on).
+func (r *recovery) trackGlobal(ctx context.Context) error {
 	prefix := coord.CheckpointMarkPrefix(r.job)
-	var global coord.GlobalCheckpoint
-	_, _ = coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &global)
 	for resp := range r.cli.Watch(ctx, prefix, clientv3.WithPrefix()) {
+		if err := resp.Err(); err != nil {
+			return fmt.Errorf("watch checkpoint marks: %w", err)
+		}
 		for _, ev := range resp.Events {
 			if ev.Type != clientv3.EventTypePut {
 				continue
 			}
 			stepStr, _, _ := strings.Cut(strings.TrimPrefix(string(ev.Kv.Key), prefix), "/")
 			step, err := strconv.ParseInt(stepStr, 10, 64)
-			if err != nil || step <= global.Step {
+			if err != nil {
 				continue
 			}
-			marks, err := r.cli.Get(ctx, fmt.Sprintf("%s%012d/", prefix, step), clientv3.WithPrefix(), clientv3.WithCountOnly())
-			if err != nil || marks.Count < int64(r.pservers+1) {
-				continue
-			}
-			pass, _ := r.core.Position()
-			kept := append(global.Steps, step)
-			kept = kept[max(0, len(kept)-r.keep):]
-			global = coord.GlobalCheckpoint{Step: step, Pass: pass, Steps: kept}
-			ops := []clientv3.Op{clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global))}
-			// Marks of steps no longer kept are not needed to decide anything.
-			ops = append(ops, clientv3.OpDelete(prefix, clientv3.WithRange(fmt.Sprintf("%s%012d/", prefix, kept[0]))))
-			if err := r.lead.Commit(ctx, ops...); err != nil {
+			if err := r.maybeDeclare(ctx, step); err != nil {
 				r.log.Error("declare global checkpoint", "step", step, "err", err)
-				continue
 			}
-			r.log.Info("global checkpoint complete", "step", step)
 		}
 	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.New("watch of checkpoint marks ended")
+}
+
+// maybeDeclare makes step the newest global checkpoint if every participant
+// marked it. The record is re-read each time: a rollback rewrites it.
+func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prefix := coord.CheckpointMarkPrefix(r.job)
+	var global coord.GlobalCheckpoint
+	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &global); err != nil && !errors.Is(err, coord.ErrNotFound) {
+		return err
+	}
+	if step <= global.Step {
+		return nil
+	}
+	marks, err := r.cli.Get(ctx, fmt.Sprintf("%s%012d/", prefix, step), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || marks.Count < int64(r.pservers+1) {
+		return err
+	}
+	pass, _ := r.core.Position()
+	kept := append(global.Steps, step)
+	kept = kept[max(0, len(kept)-r.keep):]
+	global = coord.GlobalCheckpoint{Step: step, Pass: pass, Steps: kept}
+	ops := []clientv3.Op{clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global))}
+	// Marks of steps no longer kept are not needed to decide anything.
+	ops = append(ops, clientv3.OpDelete(prefix, clientv3.WithRange(fmt.Sprintf("%s%012d/", prefix, kept[0]))))
+	if err := r.lead.Commit(ctx, ops...); err != nil {
+		return err
+	}
+	r.log.Info("global checkpoint complete", "step", step)
+	return nil
 }
 
 // watchPservers rolls back when a pserver comes back from a crash: a new
@@ -101,6 +127,9 @@ func (r *recovery) trackGlobal(ctx context.Context) {
 // complete global checkpoint, while the others went on.
 func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 	for resp := range r.cli.Watch(ctx, coord.PserverPrefix(r.job), clientv3.WithPrefix(), clientv3.WithRev(rev)) {
+		if err := resp.Err(); err != nil {
+			return fmt.Errorf("watch pservers: %w", err)
+		}
 		for _, ev := range resp.Events {
 			if ev.Type != clientv3.EventTypePut {
 				continue
@@ -116,7 +145,19 @@ func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 			}
 		}
 	}
-	return ctx.Err()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.New("watch of pservers ended")
+}
+
+// requestRollback serves a trainer that found the pservers at different
+// steps; a rollback already done since its epoch answers it.
+func (r *recovery) requestRollback(ctx context.Context, epoch int64, why string) error {
+	if r.core.Epoch() > epoch {
+		return nil
+	}
+	return r.rollback(ctx, why, -1)
 }
 
 // readyLeases records the incarnations serving now; it returns the etcd
@@ -137,61 +178,92 @@ func (r *recovery) readyLeases(ctx context.Context) (int64, error) {
 }
 
 // checkConsistent rolls back at start when the pservers and the stored
-// master state do not describe one step (e.g. everything restarted after an
-// agent crash, each pserver from a global checkpoint).
+// master state do not describe one step and one epoch (e.g. everything
+// restarted after an agent crash, each pserver from a global checkpoint; or
+// a master died in the middle of a rollback).
 func (r *recovery) checkConsistent(ctx context.Context) error {
-	steps, err := r.ps.Client().Steps(ctx)
+	steps, epochs, err := r.ps.Client().Steps(ctx)
 	if err != nil {
 		return err
 	}
 	_, at := r.core.Position()
+	epoch := r.core.Epoch()
 	lowest := steps[0]
 	consistent := true
-	for _, s := range steps {
+	for i, s := range steps {
 		lowest = min(lowest, s)
-		consistent = consistent && s == steps[0] && s >= at && s <= at+1
+		consistent = consistent && s == steps[0] && s >= at && s <= at+1 && epochs[i] <= epoch
 	}
 	if consistent {
 		return nil
 	}
-	return r.rollback(ctx, fmt.Sprintf("pserver steps %v do not match the master's step %d", steps, at), lowest)
+	return r.rollback(ctx, fmt.Sprintf("pservers at steps %v, epochs %v; the master at step %d, epoch %d", steps, epochs, at, epoch), lowest)
 }
 
 // rollback puts every pserver and the master at complete global checkpoint
-// target (0: the start; normally the newest, older when the newest proved
-// damaged) and bumps the epoch.
+// target (-1: the newest; 0: the start; older than the newest when the newest
+// proved damaged) in a new epoch, above any epoch a pserver may have entered
+// from an interrupted rollback. The master's own state is loaded first, so a
+// failure leaves the pservers untouched.
 func (r *recovery) rollback(ctx context.Context, why string, target int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.core.Pause()
 	var g coord.GlobalCheckpoint
 	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil && !errors.Is(err, coord.ErrNotFound) {
 		return err
 	}
+	if target < 0 {
+		target = g.Step
+	}
 	if !g.Has(target) {
-		return fmt.Errorf("master: rollback to step %d: not a complete global checkpoint (kept: %v)", target, g.Steps)
+		return fmt.Errorf("master: rollback to step %d: not a complete global checkpoint (kept: %v in %s)", target, g.Steps, coord.GlobalCheckpointKey(r.job))
 	}
-	g.Step = target
-	r.log.Warn("rolling back to a complete global checkpoint", "why", why, "step", g.Step)
-	if err := r.ps.Refresh(ctx); err != nil {
-		return err
-	}
-	if err := r.ps.Client().Restore(ctx, g.Step, r.core.Epoch()+1); err != nil {
-		return err
-	}
+	r.log.Warn("rolling back to a complete global checkpoint", "why", why, "step", target)
 	var state *State
-	if g.Step > 0 {
-		snap, err := r.store.LoadStep(ctx, g.Step)
+	if target > 0 {
+		snap, err := r.store.LoadStep(ctx, target)
 		if err != nil {
 			return fmt.Errorf("master: rollback: %w", err)
 		}
 		state = &State{}
 		if err := json.Unmarshal(snap.Meta, state); err != nil {
-			return fmt.Errorf("master: rollback: decode checkpoint of step %d: %w", g.Step, err)
+			return fmt.Errorf("master: rollback: decode checkpoint of step %d: %w", target, err)
 		}
 	}
-	if err := r.core.Rollback(ctx, state); err != nil {
+	if err := r.ps.Refresh(ctx); err != nil {
+		return err
+	}
+	_, epochs, err := r.ps.Client().Steps(ctx)
+	if err != nil {
+		return err
+	}
+	epoch := r.core.Epoch()
+	for _, e := range epochs {
+		epoch = max(epoch, e)
+	}
+	epoch++
+	if err := r.ps.Client().Restore(ctx, target, epoch); err != nil {
+		return err
+	}
+	if err := r.core.Rollback(ctx, state, epoch); err != nil {
+		return err
+	}
+	// Forget the abandoned history: its checkpoints are deleted as the new
+	// one is written, so neither its global steps nor its marks may count.
+	var kept []int64
+	for _, s := range g.Steps {
+		if s <= target {
+			kept = append(kept, s)
+		}
+	}
+	g = coord.GlobalCheckpoint{Step: target, Pass: g.Pass, Steps: kept}
+	prefix := coord.CheckpointMarkPrefix(r.job)
+	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(g)),
+		clientv3.OpDelete(fmt.Sprintf("%s%012d/", prefix, target+1), clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)))); err != nil {
 		return err
 	}
 	pass, _ := r.core.Position()
-	_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("%s: job rolled back to global checkpoint step %d (pass %d)", why, g.Step, pass))
+	_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("%s: job rolled back to global checkpoint step %d (pass %d), epoch %d", why, target, pass, epoch))
 	return nil
 }

@@ -159,25 +159,33 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	_ = coord.AppendEvent(leadCtx, cli, cfg.Job, fmt.Sprintf("master on %s (pid %d) leads, term %d, at pass %d step %d",
 		cfg.Node, os.Getpid(), lead.Rev(), pass, step))
 
+	var recov *recovery
 	if sync {
-		rec := checkpoint.NewEtcdRecorder(cli, coord.JobPrefix(cfg.Job)+"master/checkpoint")
-		rec.Guard = []clientv3.Cmp{lead.Guard()}
+		recov = &recovery{}
+		ckRec := checkpoint.NewEtcdRecorder(cli, coord.JobPrefix(cfg.Job)+"master/checkpoint")
+		ckRec.Guard = []clientv3.Cmp{lead.Guard()}
 		mstore, err := checkpoint.NewStore(checkpoint.Config{Dir: filepath.Join(pserver.CheckpointDir(spec, cfg.DataDir), "master"),
-			Keep: spec.Checkpoint.Keep, Index: 0}, rec, log)
+			Keep: spec.Checkpoint.Keep, Index: 0}, ckRec, log)
 		if err != nil {
 			return fmt.Errorf("master: %w", err)
 		}
 		if _, _, err := mstore.Load(leadCtx); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 			log.Warn("master checkpoints", "err", err)
 		}
-		r := &recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, core: core, ps: ps, store: mstore, log: log,
+		*recov = recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, core: core, ps: ps, store: mstore, log: log,
 			node: cfg.Node, keep: spec.Checkpoint.Keep}
+		r := recov
 		watchFrom, err := r.readyLeases(leadCtx)
 		if err != nil {
 			return fmt.Errorf("master: %w", err)
 		}
 		go r.writeCheckpoints(leadCtx)
-		go r.trackGlobal(leadCtx)
+		go func() {
+			if err := r.trackGlobal(leadCtx); err != nil {
+				log.Error("checkpoint tracking stopped; master exits so a successor resumes it", "err", err)
+				cancel()
+			}
+		}()
 		if err := r.checkConsistent(leadCtx); err != nil {
 			return fmt.Errorf("master: %w", err)
 		}
@@ -190,7 +198,14 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	}
 
 	srv := grpc.NewServer()
-	api.RegisterMasterServer(srv, NewServer(core, NewTrainerRegistry(cli, lead, cfg.Job, spec.Trainers), spec.Trainers))
+	mserver := NewServer(core, NewTrainerRegistry(cli, lead, cfg.Job, spec.Trainers), spec.Trainers)
+	if recov != nil {
+		mserver.rollback = func(ctx context.Context, epoch int64, why string) error {
+			// The rollback outlives the trainer's request.
+			return recov.requestRollback(leadCtx, epoch, why)
+		}
+	}
+	api.RegisterMasterServer(srv, mserver)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 	defer srv.Stop()

@@ -15,6 +15,8 @@ type Server struct {
 	core     *Core
 	registry *TrainerRegistry
 	trainers int
+	// rollback serves RequestRollback (nil: not supported, e.g. async mode).
+	rollback func(ctx context.Context, epoch int64, why string) error
 }
 
 // NewServer serves core.
@@ -26,7 +28,7 @@ func NewServer(core *Core, registry *TrainerRegistry, trainers int) *Server {
 func (s *Server) RegisterTrainer(ctx context.Context, req *api.RegisterTrainerRequest) (*api.RegisterTrainerResponse, error) {
 	id, err := s.registry.Register(ctx, req.Worker, req.LeaseId)
 	if err != nil {
-		return nil, grpcErr(err)
+		return nil, s.grpcErr(err)
 	}
 	s.core.mu.Lock()
 	next := s.core.meta.Step
@@ -38,7 +40,7 @@ func (s *Server) RegisterTrainer(ctx context.Context, req *api.RegisterTrainerRe
 func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.GetTaskResponse, error) {
 	w, err := s.core.GetTask(ctx, int(req.TrainerId), int(req.FinishedTask), int(req.FailedTask), req.LossSum, req.Records)
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
-		return nil, grpcErr(err)
+		return nil, s.grpcErr(err)
 	}
 	r := &api.GetTaskResponse{Status: w.Status, Pass: int32(w.Pass)}
 	if w.Status == api.WorkStatus_WORK_READY {
@@ -52,7 +54,7 @@ func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.Get
 func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.GetStepResponse, error) {
 	w, err := s.core.GetStep(ctx, int(req.TrainerId), req.Step, req.Epoch)
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
-		return nil, grpcErr(err)
+		return nil, s.grpcErr(err)
 	}
 	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch}
 	for _, sl := range w.Slices {
@@ -64,9 +66,28 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 // StepDone records a sync step's report.
 func (s *Server) StepDone(ctx context.Context, req *api.StepDoneRequest) (*api.StepDoneResponse, error) {
 	if err := s.core.StepDone(ctx, int(req.TrainerId), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
-		return nil, grpcErr(err)
+		return nil, s.grpcErr(err)
 	}
 	return &api.StepDoneResponse{}, nil
+}
+
+func (s *Server) grpcErr(err error) error {
+	if fatal := s.core.Fatal(); fatal != nil {
+		// This master is stopping; trainers retry and find its successor.
+		return status.Error(codes.Unavailable, fatal.Error())
+	}
+	return grpcErr(err)
+}
+
+// RequestRollback serves a trainer that found the pservers at different steps.
+func (s *Server) RequestRollback(ctx context.Context, req *api.RequestRollbackRequest) (*api.RequestRollbackResponse, error) {
+	if s.rollback == nil {
+		return nil, status.Error(codes.Unimplemented, "rollback is a sync-mode recovery")
+	}
+	if err := s.rollback(ctx, req.Epoch, req.Reason); err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &api.RequestRollbackResponse{}, nil
 }
 
 func grpcErr(err error) error {

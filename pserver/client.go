@@ -10,6 +10,8 @@ import (
 	"github.com/gtrain/gtrain/model"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Client talks to every pserver of a job; it scatters gradients and gathers
@@ -116,20 +118,26 @@ func (c *Client) Push(ctx context.Context, trainer int, step, epoch, records int
 					msg := &api.PushChunk{TrainerId: int32(trainer), Step: step, Records: records, Checkpoint: checkpoint, Epoch: epoch,
 						Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(src[off:end])}
 					if err := stream.Send(msg); err != nil {
-						return fmt.Errorf("push to pserver %d: %w", i, pushErr(stream, err))
+						if err = pushErr(stream, err); status.Code(err) == codes.AlreadyExists {
+							return nil
+						}
+						return fmt.Errorf("push to pserver %d: %w", i, err)
 					}
 					sent = true
 				}
 			}
 			if !sent {
 				if err := stream.Send(header); err != nil {
-					return fmt.Errorf("push to pserver %d: %w", i, pushErr(stream, err))
+					if err = pushErr(stream, err); status.Code(err) == codes.AlreadyExists {
+						return nil
+					}
+					return fmt.Errorf("push to pserver %d: %w", i, err)
 				}
 			}
-			if _, err := stream.CloseAndRecv(); err != nil {
+			if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
 				return fmt.Errorf("push to pserver %d: %w", i, err)
 			}
-			return nil
+			return nil // AlreadyExists: this pserver applied the step with our push in it
 		})
 	}
 	return g.Wait()
@@ -159,15 +167,15 @@ func (c *Client) Restore(ctx context.Context, step, epoch int64) error {
 	return g.Wait()
 }
 
-// Steps returns each pserver's applied step count.
-func (c *Client) Steps(ctx context.Context) ([]int64, error) {
-	out := make([]int64, len(c.servers))
+// Steps returns each pserver's applied step count and rollback epoch.
+func (c *Client) Steps(ctx context.Context) (steps, epochs []int64, err error) {
+	steps, epochs = make([]int64, len(c.servers)), make([]int64, len(c.servers))
 	for i, srv := range c.servers {
 		r, err := srv.Info(ctx, &api.InfoRequest{})
 		if err != nil {
-			return nil, fmt.Errorf("info of pserver %d: %w", i, err)
+			return nil, nil, fmt.Errorf("info of pserver %d: %w", i, err)
 		}
-		out[i] = r.Step
+		steps[i], epochs[i] = r.Step, r.Epoch
 	}
-	return out, nil
+	return steps, epochs, nil
 }

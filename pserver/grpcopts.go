@@ -1,8 +1,19 @@
 package pserver
 
 import (
+	"time"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+)
+
+// Keepalive finds a frozen or partitioned peer in seconds: a pull stream to
+// a peer that stopped reading would otherwise hold the shard's read lock (and
+// so every push) until TCP gives up, minutes later.
+const (
+	keepaliveTime    = 5 * time.Second
+	keepaliveTimeout = 5 * time.Second
 )
 
 // Bulk tensors move in 2 MiB messages; large flow-control windows keep a
@@ -21,6 +32,8 @@ func ServerOptions() []grpc.ServerOption {
 		grpc.InitialConnWindowSize(window),
 		grpc.ReadBufferSize(1 << 20),
 		grpc.WriteBufferSize(1 << 20),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime, PermitWithoutStream: true}),
 	}
 }
 
@@ -33,5 +46,6 @@ func DialOptions() []grpc.DialOption {
 		grpc.WithInitialConnWindowSize(window),
 		grpc.WithReadBufferSize(1 << 20),
 		grpc.WithWriteBufferSize(1 << 20),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
 	}
 }

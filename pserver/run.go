@@ -197,7 +197,7 @@ func (p *process) restoreAtStart(ctx context.Context, mode Mode) error {
 		// to the previous one (the master then rolls everyone back to it).
 		var failures []string
 		for i := len(g.Steps) - 1; i >= 0; i-- {
-			err := p.restoreStep(ctx, g.Steps[i])
+			err := p.restoreStep(ctx, g.Steps[i], 0)
 			if err == nil {
 				if len(failures) > 0 {
 					p.event(ctx, fmt.Sprintf("pserver-%d fell back to checkpoint step %d: %s", p.cfg.Index, g.Steps[i], strings.Join(failures, "; ")))
@@ -218,30 +218,30 @@ func (p *process) restoreAtStart(ctx context.Context, mode Mode) error {
 	for _, s := range report.Skipped {
 		p.event(ctx, fmt.Sprintf("pserver-%d skipped damaged checkpoint %s (step %d): %s", p.cfg.Index, s.File, s.Step, s.Reason))
 	}
-	if err := p.shard.Restore(snap.Step, snap.Sections); err != nil {
+	if err := p.shard.Restore(snap.Step, 0, snap.Sections); err != nil {
 		return err
 	}
 	p.event(ctx, fmt.Sprintf("pserver-%d restarted from checkpoint step %d", p.cfg.Index, snap.Step))
 	return nil
 }
 
-// restoreStep loads the checkpoint of exactly step (0: the initial values).
-// A shard already at step holds those very values (sync training is
-// deterministic), so it is left as it is.
-func (p *process) restoreStep(ctx context.Context, step int64) error {
+// restoreStep loads the checkpoint of exactly step (0: the initial values)
+// and enters the master's rollback epoch. A shard already at step holds those
+// very values (sync training is deterministic), so only the epoch changes.
+func (p *process) restoreStep(ctx context.Context, step, epoch int64) error {
 	if p.shard.Step() == step {
-		p.shard.AbortStep()
+		p.shard.Rebase(epoch)
 		return nil
 	}
 	if step == 0 {
-		p.shard.Reinit(p.init)
+		p.shard.Reinit(epoch, p.init)
 		return nil
 	}
 	snap, err := p.store.LoadStep(ctx, step)
 	if err != nil {
 		return err
 	}
-	if err := p.shard.Restore(step, snap.Sections); err != nil {
+	if err := p.shard.Restore(step, epoch, snap.Sections); err != nil {
 		return err
 	}
 	p.log.Info("restored checkpoint", "step", step)

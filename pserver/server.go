@@ -22,13 +22,14 @@ type Server struct {
 	api.UnimplementedPServerServer
 	index int
 	shard *Shard
-	// restore loads the shard's checkpoint of a step (nil: Restore unsupported).
-	restore func(ctx context.Context, step int64) error
+	// restore loads the shard's checkpoint of a step and enters epoch (nil:
+	// Restore unsupported).
+	restore func(ctx context.Context, step, epoch int64) error
 }
 
 // NewServer serves shard as pserver index; restore (may be nil) backs the
 // Restore RPC.
-func NewServer(index int, shard *Shard, restore func(ctx context.Context, step int64) error) *Server {
+func NewServer(index int, shard *Shard, restore func(ctx context.Context, step, epoch int64) error) *Server {
 	return &Server{index: index, shard: shard, restore: restore}
 }
 
@@ -103,7 +104,7 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 
 // Info tells what this pserver holds.
 func (s *Server) Info(ctx context.Context, _ *api.InfoRequest) (*api.InfoReply, error) {
-	r := &api.InfoReply{Index: int32(s.index), Step: s.shard.Step()}
+	r := &api.InfoReply{Index: int32(s.index), Step: s.shard.Step(), Epoch: s.shard.JobEpoch()}
 	for _, b := range s.shard.Blocks() {
 		r.Blocks = append(r.Blocks, int32(b.ID))
 	}
@@ -115,16 +116,19 @@ func (s *Server) Restore(ctx context.Context, req *api.RestoreRequest) (*api.Res
 	if s.restore == nil {
 		return nil, status.Error(codes.Unimplemented, "restore not configured")
 	}
-	if err := s.restore(ctx, req.Step); err != nil {
+	if err := s.restore(ctx, req.Step, req.Epoch); err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "pserver %d: restore step %d: %v", s.index, req.Step, err)
 	}
-	s.shard.SetJobEpoch(req.Epoch)
 	return &api.RestoreReply{Step: s.shard.Step()}, nil
 }
 
 func statusOf(err error) error {
 	switch {
-	case errors.Is(err, ErrStaleStep), errors.Is(err, ErrFutureStep), errors.Is(err, ErrRolledBack):
+	case errors.Is(err, ErrStaleStep):
+		// The step is applied: this push is already in it (a retried or
+		// repeated push), which the client counts as done.
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, ErrFutureStep), errors.Is(err, ErrRolledBack):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrBadTrainer), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient):
 		return status.Error(codes.InvalidArgument, err.Error())

@@ -83,8 +83,10 @@ func (s *Shard) snapshotLocked() bool {
 }
 
 // Restore puts the shard at a checkpoint's step and values (a rollback or a
-// restart). Pending pushes are dropped and waiting pulls are woken to abort.
-func (s *Shard) Restore(step int64, sections []checkpoint.Section) error {
+// restart) and enters the master's rollback epoch, under one lock so that no
+// push of the old epoch slips in between. Pending pushes are dropped and
+// waiting pulls are woken to abort.
+func (s *Shard) Restore(step, epoch int64, sections []checkpoint.Section) error {
 	byName := make(map[string][]float32, len(sections))
 	for _, sec := range sections {
 		byName[sec.Name] = sec.Data
@@ -110,13 +112,22 @@ func (s *Shard) Restore(step int64, sections []checkpoint.Section) error {
 			copy(slot, byName[slotSection(id, k)])
 		}
 	}
-	s.resetLocked(step)
+	s.resetLocked(step, epoch)
 	return nil
+}
+
+// Rebase enters epoch without touching the values: a shard already at the
+// rollback's step holds exactly that step's values (sync training is
+// deterministic). Pending pushes are dropped, waiting pulls abort.
+func (s *Shard) Rebase(epoch int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetLocked(s.step, epoch)
 }
 
 // Reinit puts the shard back at step 0 with the initial parameters (a
 // rollback to the start when no complete checkpoint exists).
-func (s *Shard) Reinit(init func(b Block, dst []float32)) {
+func (s *Shard) Reinit(epoch int64, init func(b Block, dst []float32)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range s.order {
@@ -129,15 +140,16 @@ func (s *Shard) Reinit(init func(b Block, dst []float32)) {
 			clear(slot)
 		}
 	}
-	s.resetLocked(0)
+	s.resetLocked(0, epoch)
 }
 
-func (s *Shard) resetLocked(step int64) {
+func (s *Shard) resetLocked(step, epoch int64) {
 	for t, g := range s.pending {
 		delete(s.pending, t)
 		s.free.Put(g)
 	}
 	s.step = step
 	s.epoch++
+	s.jobEpoch = max(s.jobEpoch, epoch)
 	s.wakeLocked()
 }

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"time"
+		"time"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
@@ -244,17 +243,33 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			}
 			ex = append(ex, part...)
 		}
-		var highest int64
+		var lowest, highest int64
 		err = t.retry(ctx, "pull parameters", func() error {
 			var err error
-			_, highest, err = t.ps.Client().Pull(ctx, step, epoch, t.params)
+			lowest, highest, err = t.ps.Client().Pull(ctx, step, epoch, t.params)
 			return t.psErr(ctx, err)
 		})
 		if resync(err) {
-			continue // rolled back while we waited: ask the master again
+			pause(ctx) // rolled back while we waited: ask the master again
+			continue
 		}
 		if err != nil {
 			return err
+		}
+		if lowest != highest {
+			// Some pservers applied this step, others did not: a trainer died
+			// mid-push. The step's parameters are gone on the first ones, so
+			// no correct gradient exists: the job must roll back.
+			reason := fmt.Sprintf("%s found pservers at steps %d and %d for step %d", t.cfg.Worker, lowest, highest, step)
+			t.log.Warn("pservers disagree; asking the master to roll back", "reason", reason)
+			if err := t.master.call(ctx, "request a rollback", func(m api.MasterClient) error {
+				_, err := m.RequestRollback(ctx, &api.RequestRollbackRequest{TrainerId: int32(t.id), Epoch: epoch, Reason: reason})
+				return err
+			}); err != nil {
+				return err
+			}
+			pause(ctx)
+			continue
 		}
 		loss, err := t.compute(ex)
 		if err != nil {
@@ -265,8 +280,9 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, step, epoch, int64(len(ex)), w.Checkpoint, t.grads))
 			})
 			switch {
-			case err == nil, stale(err):
+			case err == nil:
 			case resync(err):
+				pause(ctx)
 				continue
 			default:
 				return err
@@ -282,6 +298,7 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 		}); err != nil {
 			if status.Code(err) == codes.InvalidArgument {
 				t.log.Warn("step report refused; resyncing with the master", "step", step, "err", err)
+				pause(ctx)
 				continue
 			}
 			return err
@@ -304,9 +321,13 @@ func resync(err error) bool {
 	return false
 }
 
-// stale reports a push for a step the pservers already applied.
-func stale(err error) bool {
-	return status.Code(err) == codes.FailedPrecondition && strings.Contains(err.Error(), "already applied")
+// pause keeps a trainer that must resync from spinning while a rollback is
+// under way.
+func pause(ctx context.Context) {
+	select {
+	case <-time.After(50 * time.Millisecond):
+	case <-ctx.Done():
+	}
 }
 
 func (t *trainer) runAsync(ctx context.Context) error {
