@@ -69,7 +69,7 @@ type PserverRecord struct {
 
 // GlobalCheckpoint is the newest step at which the whole job is on disk.
 type GlobalCheckpoint struct {
-	Step  int64   `json:"step"`  // the newest
+	Step  int64   `json:"step"` // the newest
 	Pass  int     `json:"pass"`
 	Steps []int64 `json:"steps"` // the complete ones still kept, oldest first (Step last)
 }
