@@ -7,67 +7,152 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/pserver"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 )
 
-// PushPullMBps runs real pserver shards over gRPC on loopback in sync mode and
-// has every trainer pull the whole model and push a whole gradient per step;
-// it returns the MB/s moved (pull + push, all trainers).
-func PushPullMBps(floats, pservers, trainers, steps int) (float64, error) {
+// rig is real pserver shards served over gRPC on loopback in sync mode, with
+// trainers that pull the whole model and push a whole gradient per step.
+type rig struct {
+	clients []*pserver.Client
+	params  [][][]float32
+	stop    []func()
+	floats  int
+	next    int64
+}
+
+// newRig starts the shards; with ckptDir set, each shard's snapshots are
+// written out by a checkpointer as the pserver process does.
+func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 	blocks, err := pserver.Partition([]int{floats}, pservers, pserver.MaxBlockFloats)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	r := &rig{floats: floats}
 	var addrs []string
 	for i := 0; i < pservers; i++ {
 		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: pserver.Sync, Trainers: trainers, Blocks: pserver.BlocksOf(blocks, i),
-			Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 1e-6}.WithDefaults()}, nil)
+			Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 1e-6}.WithDefaults()},
+			func(_ pserver.Block, dst []float32) { fill(dst) })
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		srv := grpc.NewServer(pserver.ServerOptions()...)
 		api.RegisterPServerServer(srv, pserver.NewServer(i, shard, nil))
 		go srv.Serve(l)
-		defer srv.Stop()
+		r.stop = append(r.stop, srv.Stop)
 		addrs = append(addrs, l.Addr().String())
-	}
-	clients := make([]*pserver.Client, trainers)
-	params := make([][][]float32, trainers)
-	for t := range clients {
-		if clients[t], err = pserver.NewClient(addrs, blocks); err != nil {
-			return 0, err
-		}
-		defer clients[t].Close()
-		params[t] = [][]float32{make([]float32, floats)}
-	}
-	ctx := context.Background()
-	step := func(s int64) error {
-		g, ctx := errgroup.WithContext(ctx)
-		for t := range clients {
-			g.Go(func() error {
-				if _, _, err := clients[t].Pull(ctx, s, 0, params[t]); err != nil {
-					return err
+		if ckptDir != "" {
+			store, err := checkpoint.NewStore(checkpoint.Config{Dir: ckptDir, Keep: 2, Index: i}, checkpoint.NewMemRecorder(), nil)
+			if err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			r.stop = append(r.stop, cancel)
+			go func() {
+				for {
+					select {
+					case snap := <-shard.Snapshots():
+						_, _ = store.Save(ctx, checkpoint.Snapshot{Index: i, Step: snap.Step, Sections: snap.Sections})
+						shard.Release(snap)
+					case <-ctx.Done():
+						return
+					}
 				}
-				return clients[t].Push(ctx, t, s, 0, 1, false, params[t])
-			})
+			}()
 		}
-		return g.Wait()
 	}
-	if err := step(0); err != nil { // warm up connections and buffers
-		return 0, fmt.Errorf("push/pull: %w", err)
+	for t := 0; t < trainers; t++ {
+		c, err := pserver.NewClient(addrs, blocks)
+		if err != nil {
+			return nil, err
+		}
+		r.clients = append(r.clients, c)
+		r.stop = append(r.stop, c.Close)
+		r.params = append(r.params, [][]float32{make([]float32, floats)})
 	}
+	return r, r.step(false) // warm up connections and buffers
+}
+
+func (r *rig) close() {
+	for _, f := range r.stop {
+		f()
+	}
+}
+
+// step runs one sync step: every trainer pulls, then pushes.
+func (r *rig) step(checkpoint bool) error {
+	s := r.next
+	g, ctx := errgroup.WithContext(context.Background())
+	for t := range r.clients {
+		g.Go(func() error {
+			if _, _, err := r.clients[t].Pull(ctx, s, 0, r.params[t]); err != nil {
+				return err
+			}
+			return r.clients[t].Push(ctx, t, s, 0, 1, checkpoint, r.params[t])
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("step %d: %w", s, err)
+	}
+	r.next++
+	return nil
+}
+
+// PushPullMBps returns the MB/s moved (pull + push, all trainers) through the
+// real pservers.
+func PushPullMBps(floats, pservers, trainers, steps int) (float64, error) {
+	r, err := newRig(floats, pservers, trainers, "")
+	if err != nil {
+		return 0, err
+	}
+	defer r.close()
 	start := time.Now()
-	for s := int64(1); s <= int64(steps); s++ {
-		if err := step(s); err != nil {
-			return 0, fmt.Errorf("push/pull step %d: %w", s, err)
+	for i := 0; i < steps; i++ {
+		if err := r.step(false); err != nil {
+			return 0, err
 		}
 	}
 	moved := float64(steps) * float64(trainers) * 2 * float64(floats) * 4
 	return moved / time.Since(start).Seconds() / 1e6, nil
+}
+
+// CheckpointThroughput returns steps/s of the same training loop without
+// checkpoints and with a checkpoint every `every`, each run for `run`, the
+// checkpoints written to dir by the shards' checkpointers.
+func CheckpointThroughput(floats int, run, every time.Duration, dir string) (without, with float64, err error) {
+	measure := func(ckpt bool) (float64, error) {
+		d := ""
+		if ckpt {
+			d = dir
+		}
+		r, err := newRig(floats, 2, 2, d)
+		if err != nil {
+			return 0, err
+		}
+		defer r.close()
+		start, last, steps := time.Now(), time.Now(), 0
+		for time.Since(start) < run {
+			flag := ckpt && time.Since(last) >= every
+			if flag {
+				last = time.Now()
+			}
+			if err := r.step(flag); err != nil {
+				return 0, err
+			}
+			steps++
+		}
+		return float64(steps) / time.Since(start).Seconds(), nil
+	}
+	if without, err = measure(false); err != nil {
+		return 0, 0, err
+	}
+	with, err = measure(true)
+	return without, with, err
 }

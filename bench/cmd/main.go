@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/gtrain/gtrain/bench"
 	"github.com/gtrain/gtrain/pserver"
@@ -92,6 +93,22 @@ func run(out, bin string, quick bool) error {
 	}
 	add(bench.Result{Name: "checkpoint_pause", Value: pause, Unit: "ms", Ceiling: copyMs,
 		Note: "lower is better: ratio = pause / time to copy the shard in memory (target <= 1.5)"})
+
+	ckDir, err := os.MkdirTemp("", "gtrain-bench-ckpt")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ckDir)
+	run := 12 * time.Second
+	if quick {
+		run = 2 * time.Second
+	}
+	without, with, err := bench.CheckpointThroughput(model, run, run/4, ckDir)
+	if err != nil {
+		return err
+	}
+	add(bench.Result{Name: "checkpoint_throughput", Value: with, Unit: "steps/s", Ceiling: without,
+		Note: fmt.Sprintf("sync training (64 MiB model, 2x2) with a checkpoint every %s vs none; target ratio >= 0.965 at every 10s", run/4)})
 
 	rec, err := bench.MeasureRecovery(bin, "examples/data/uci_housing/housing.data")
 	if err != nil {
