@@ -137,7 +137,10 @@ func CheckpointThroughput(floats int, run, every time.Duration, dir string) (wit
 			return 0, err
 		}
 		defer r.close()
-		start, last, steps := time.Now(), time.Now(), 0
+		// The first checkpoint at once, then every `every`: run/every checkpoints
+		// in the run, the steady-state rate.
+		start, steps := time.Now(), 0
+		last := start.Add(-every)
 		for time.Since(start) < run {
 			flag := ckpt && time.Since(last) >= every
 			if flag {
