@@ -216,25 +216,11 @@ func (a *app) jobListCommand() *cobra.Command {
 		Example: "  gctl job list\n  gctl job list -o json",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, s, done, err := a.connect()
-			if err != nil {
-				return err
-			}
-			defer done()
-			doc, err := call(cmd.Context(), s, "list jobs", func(ctx context.Context) (*api.Document, error) {
-				return client.ListJobs(ctx, &api.ListJobsRequest{})
-			})
-			if err != nil {
-				return err
-			}
-			rows, err := decodeDocument[[]api.JobRow](doc, "job list")
-			if err != nil {
-				return err
-			}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, nonNil(rows))
-			}
-			return writeJobTable(a.stdout, rows, a.now())
+			return listRows(cmd.Context(), a, "list jobs", "job list",
+				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
+					return c.ListJobs(ctx, &api.ListJobsRequest{})
+				},
+				func(rows []api.JobRow) error { return writeJobTable(a.stdout, rows, a.now()) })
 		},
 	}
 }
@@ -292,25 +278,11 @@ func (a *app) jobWorkersCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, s, done, err := a.connect()
-			if err != nil {
-				return err
-			}
-			defer done()
-			doc, err := call(cmd.Context(), s, fmt.Sprintf("list workers of job %q", name), func(ctx context.Context) (*api.Document, error) {
-				return client.ListWorkers(ctx, &api.GetJobRequest{Name: name})
-			})
-			if err != nil {
-				return err
-			}
-			rows, err := decodeDocument[[]api.WorkerRow](doc, "worker list of "+name)
-			if err != nil {
-				return err
-			}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, nonNil(rows))
-			}
-			return writeWorkerTable(a.stdout, rows, a.loc)
+			return listRows(cmd.Context(), a, fmt.Sprintf("list workers of job %q", name), "worker list of "+name,
+				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
+					return c.ListWorkers(ctx, &api.GetJobRequest{Name: name})
+				},
+				func(rows []api.WorkerRow) error { return writeWorkerTable(a.stdout, rows, a.loc) })
 		},
 	}
 }

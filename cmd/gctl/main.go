@@ -209,3 +209,26 @@ func call[T any](ctx context.Context, s settings, op string, fn func(context.Con
 	}
 	return v, nil
 }
+
+// listRows is every listing command: fetch a document of rows from the agent,
+// then print it as a JSON array (never null) or as a table.
+func listRows[T any](ctx context.Context, a *app, op, what string,
+	fetch func(context.Context, api.ControlClient) (*api.Document, error), table func([]T) error) error {
+	client, s, done, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer done()
+	doc, err := call(ctx, s, op, func(ctx context.Context) (*api.Document, error) { return fetch(ctx, client) })
+	if err != nil {
+		return err
+	}
+	rows, err := decodeDocument[[]T](doc, what)
+	if err != nil {
+		return err
+	}
+	if a.output == outputJSON {
+		return writeJSON(a.stdout, nonNil(rows))
+	}
+	return table(rows)
+}

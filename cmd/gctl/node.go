@@ -28,25 +28,11 @@ With -o json: an array of objects keyed name, addr, state, cpu, memory (bytes), 
 		Example: "  gctl node list\n  gctl node list -o json",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, s, done, err := a.connect()
-			if err != nil {
-				return err
-			}
-			defer done()
-			doc, err := call(cmd.Context(), s, "list nodes", func(ctx context.Context) (*api.Document, error) {
-				return client.ListNodes(ctx, &api.ListNodesRequest{})
-			})
-			if err != nil {
-				return err
-			}
-			rows, err := decodeDocument[[]api.NodeRow](doc, "node list")
-			if err != nil {
-				return err
-			}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, nonNil(rows))
-			}
-			return writeNodeTable(a.stdout, rows)
+			return listRows(cmd.Context(), a, "list nodes", "node list",
+				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
+					return c.ListNodes(ctx, &api.ListNodesRequest{})
+				},
+				func(rows []api.NodeRow) error { return writeNodeTable(a.stdout, rows) })
 		},
 	}
 }
