@@ -33,8 +33,16 @@ func EventPrefix(job string) string           { return JobPrefix(job) + "events/
 func CheckpointPrefix(job string) string      { return JobPrefix(job) + "checkpoints" }
 func TaskPrefix(job string) string            { return Root + "tasks/" + job + "/" }
 
+// TaskSlotPrefix holds one of the two copies of a job's task states: a full
+// rewrite (a new pass, a rollback) goes to the other slot and the master's
+// meta, written last, switches to it, so a crash in the middle of a rewrite
+// too large for one transaction leaves the previous copy whole.
+func TaskSlotPrefix(job string, slot int) string { return fmt.Sprintf("%s%d/", TaskPrefix(job), slot) }
+
 // TaskKey zero-pads the ID so that a range read returns tasks in ID order.
-func TaskKey(job string, id int) string { return fmt.Sprintf("%s%08d", TaskPrefix(job), id) }
+func TaskKey(job string, slot, id int) string {
+	return fmt.Sprintf("%s%08d", TaskSlotPrefix(job, slot), id)
+}
 
 // JobOfKey returns the job name of a key under JobsPrefix and the rest of the key.
 func JobOfKey(key string) (job, rest string, ok bool) {

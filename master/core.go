@@ -238,6 +238,9 @@ func (c *Core) persist(ctx context.Context, gen uint64) error {
 	if c.saveAll {
 		changed, c.saveAll = c.q.Statuses(), false
 	}
+	if len(changed) > 0 && len(changed) == len(c.tasks.Tasks) {
+		c.meta.Slot = 1 - c.meta.Slot // a full rewrite: into the other copy
+	}
 	meta := c.meta
 	meta.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
 	c.mu.Unlock()

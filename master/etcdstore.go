@@ -51,7 +51,8 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 		}
 		return nil, nil, err
 	}
-	resp, err := s.cli.Get(ctx, coord.TaskPrefix(s.job), clientv3.WithPrefix())
+	prefix := coord.TaskSlotPrefix(s.job, meta.Slot)
+	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, nil, fmt.Errorf("load tasks of %s: %w", s.job, err)
 	}
@@ -62,7 +63,7 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 			return nil, nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 		}
 		var id int
-		if _, err := fmt.Sscanf(string(kv.Key[len(coord.TaskPrefix(s.job)):]), "%d", &id); err != nil {
+		if _, err := fmt.Sscanf(string(kv.Key[len(prefix):]), "%d", &id); err != nil {
 			return nil, nil, fmt.Errorf("task key %s: %w", kv.Key, err)
 		}
 		st, ok := stateNames[r.State]
@@ -78,8 +79,9 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 	return &meta, out, nil
 }
 
-// Save writes the changed tasks then Meta and progress, fenced, in commits of
-// at most maxOpsPerTxn operations (Meta in the last one).
+// Save writes the changed tasks (into meta.Slot) then Meta and progress,
+// fenced, in commits of at most maxOpsPerTxn operations, Meta in the last one.
+// A full rewrite targets the slot not in use, so it is atomic through Meta.
 func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error {
 	ops := make([]clientv3.Op, 0, len(changed)+2)
 	for _, t := range changed {
@@ -87,7 +89,7 @@ func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, p
 		if !t.Deadline.IsZero() {
 			r.Deadline = t.Deadline.UnixNano()
 		}
-		ops = append(ops, clientv3.OpPut(coord.TaskKey(s.job, t.ID), coord.MustJSON(r)))
+		ops = append(ops, clientv3.OpPut(coord.TaskKey(s.job, meta.Slot, t.ID), coord.MustJSON(r)))
 	}
 	ops = append(ops, clientv3.OpPut(coord.MasterMetaKey(s.job), coord.MustJSON(meta)))
 	if progress != nil {

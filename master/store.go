@@ -20,6 +20,7 @@ type Meta struct {
 	Metrics        api.Metrics `json:"metrics"`
 	Done           bool        `json:"done"`
 	Epoch          int64       `json:"epoch"` // sync: bumped by every rollback; older reports are void
+	Slot           int         `json:"slot"`  // which copy of the task states is current (see coord.TaskSlotPrefix)
 }
 
 // Store persists the master's state. Save must be atomic per call or, where
