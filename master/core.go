@@ -117,6 +117,7 @@ type Core struct {
 	fatal           error              // a failed save: this master must stop
 	saveAll         bool               // the next save writes every task (after a rollback)
 	endCancel       context.CancelFunc // cancels the pass-end evaluation under way
+	lastCommit      time.Time          // sync: when a step was last committed
 
 	commitMu sync.Mutex // one Save at a time; waiting writers ride along (group commit)
 	// progress (the public view) is written at most every progressEvery, and
@@ -437,6 +438,7 @@ func (c *Core) commitStepLocked(step int64) {
 		}
 	}
 	c.meta.Step = step + 1
+	c.lastCommit = c.clock.Now()
 	if checkpoint {
 		st := c.stateLocked()
 		select {
@@ -518,6 +520,30 @@ func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossS
 			return Work{Status: api.WorkStatus_WORK_WAIT}, ctx.Err()
 		}
 	}
+}
+
+// Stalled reports (sync) a step that has waited longer than after for its
+// trainers: which step and which trainer IDs have not reported it.
+func (c *Core) Stalled(after time.Duration) (step int64, missing []int, stalled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	if !c.cfg.Sync || c.meta.Done || c.paused || c.ending {
+		c.lastCommit = now // waiting for something else is not a stall
+		return 0, nil, false
+	}
+	if c.lastCommit.IsZero() {
+		c.lastCommit = now
+	}
+	if now.Sub(c.lastCommit) < after {
+		return 0, nil, false
+	}
+	for t := 0; t < c.cfg.Trainers; t++ {
+		if _, ok := c.reports[c.meta.Step][t]; !ok {
+			missing = append(missing, t)
+		}
+	}
+	return c.meta.Step, missing, true
 }
 
 // FlushProgress writes the progress record if a save skipped it, so the

@@ -212,6 +212,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	go watchTrainers(leadCtx, cli, cfg.Job, core, log)
 
 	ended := coord.WatchJobEnd(leadCtx, cli, cfg.Job)
+	stallReported := int64(-1)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -235,6 +236,13 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 			if err := core.FlushProgress(leadCtx); err != nil {
 				return err
 			}
+			if step, missing, stalled := core.Stalled(stallAfter); stalled && step != stallReported {
+				stallReported = step
+				what := fmt.Sprintf("step %d has waited more than %s: no report yet from trainer IDs %v (see gctl job workers %s and their logs)",
+					step, stallAfter, missing, cfg.Job)
+				log.Warn(what)
+				_ = coord.AppendEvent(leadCtx, cli, cfg.Job, what)
+			}
 		case <-core.Changed():
 		}
 		if err := core.Fatal(); err != nil {
@@ -253,6 +261,10 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		}
 	}
 }
+
+// stallAfter is how long a sync step may wait for its trainers before the
+// operator is told which ones it waits for.
+const stallAfter = 30 * time.Second
 
 // watchTrainers tells the core when a trainer's ID key vanishes with its lease.
 func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, core *Core, log *slog.Logger) {
