@@ -396,6 +396,7 @@ type RestoreRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
 	Epoch         int64                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"` // the epoch that starts with this rollback
+	Term          int64                  `protobuf:"varint,3,opt,name=term,proto3" json:"term,omitempty"`   // the master's leadership term: a lower one than seen is refused
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -440,6 +441,13 @@ func (x *RestoreRequest) GetStep() int64 {
 func (x *RestoreRequest) GetEpoch() int64 {
 	if x != nil {
 		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RestoreRequest) GetTerm() int64 {
+	if x != nil {
+		return x.Term
 	}
 	return 0
 }
@@ -521,10 +529,11 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x16\n" +
 	"\x06blocks\x18\x03 \x03(\x05R\x06blocks\x12\x14\n" +
-	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\":\n" +
+	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\"N\n" +
 	"\x0eRestoreRequest\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"\"\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\x12\x12\n" +
+	"\x04term\x18\x03 \x01(\x03R\x04term\"\"\n" +
 	"\fRestoreReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step2\xed\x01\n" +
 	"\aPServer\x124\n" +

@@ -200,6 +200,22 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 	return r.rollback(ctx, fmt.Sprintf("pservers at steps %v, epochs %v; the master at step %d, epoch %d", steps, epochs, at, epoch), lowest)
 }
 
+// checkEpochs rolls back when a pserver is in a newer epoch than the master:
+// a rollback was cut short (its master died after restoring some pservers).
+func (r *recovery) checkEpochs(ctx context.Context) error {
+	_, epochs, err := r.ps.Client().Steps(ctx)
+	if err != nil {
+		return nil // a pserver restarting: its return triggers its own rollback
+	}
+	epoch := r.core.Epoch()
+	for i, e := range epochs {
+		if e > epoch {
+			return r.rollback(ctx, fmt.Sprintf("pserver-%d is in epoch %d, the master in %d (an interrupted rollback)", i, e, epoch), -1)
+		}
+	}
+	return nil
+}
+
 // rollback puts every pserver and the master at complete global checkpoint
 // target (-1: the newest; 0: the start; older than the newest when the newest
 // proved damaged) in a new epoch, above any epoch a pserver may have entered
@@ -243,7 +259,7 @@ func (r *recovery) rollback(ctx context.Context, why string, target int64) error
 		epoch = max(epoch, e)
 	}
 	epoch++
-	if err := r.ps.Client().Restore(ctx, target, epoch); err != nil {
+	if err := r.ps.Client().Restore(ctx, target, epoch, r.lead.Rev()); err != nil {
 		return err
 	}
 	if err := r.core.Rollback(ctx, state, epoch); err != nil {

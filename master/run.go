@@ -213,6 +213,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 
 	ended := coord.WatchJobEnd(leadCtx, cli, cfg.Job)
 	stallReported := int64(-1)
+	lastEpochCheck := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -235,6 +236,12 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 			}
 			if err := core.FlushProgress(leadCtx); err != nil {
 				return err
+			}
+			if recov != nil && time.Since(lastEpochCheck) >= 5*time.Second {
+				lastEpochCheck = time.Now()
+				if err := recov.checkEpochs(leadCtx); err != nil {
+					return err
+				}
 			}
 			if step, missing, stalled := core.Stalled(stallAfter); stalled && step != stallReported {
 				stallReported = step

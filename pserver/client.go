@@ -154,11 +154,11 @@ func pushErr(stream api.PServer_PushClient, err error) error {
 }
 
 // Restore rolls every pserver back to step (a complete global checkpoint).
-func (c *Client) Restore(ctx context.Context, step, epoch int64) error {
+func (c *Client) Restore(ctx context.Context, step, epoch, term int64) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error {
-			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step, Epoch: epoch}); err != nil {
+			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step, Epoch: epoch, Term: term}); err != nil {
 				return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
 			}
 			return nil

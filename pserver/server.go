@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
@@ -25,6 +26,8 @@ type Server struct {
 	// restore loads the shard's checkpoint of a step and enters epoch (nil:
 	// Restore unsupported).
 	restore func(ctx context.Context, step, epoch int64) error
+	termMu  sync.Mutex
+	term    int64 // the highest master term that restored this shard
 }
 
 // NewServer serves shard as pserver index; restore (may be nil) backs the
@@ -116,6 +119,13 @@ func (s *Server) Restore(ctx context.Context, req *api.RestoreRequest) (*api.Res
 	if s.restore == nil {
 		return nil, status.Error(codes.Unimplemented, "restore not configured")
 	}
+	// A deposed master's late Restore must not undo its successor's.
+	s.termMu.Lock()
+	defer s.termMu.Unlock()
+	if req.Term < s.term {
+		return nil, status.Errorf(codes.PermissionDenied, "pserver %d: restore from master term %d refused: term %d already restored it", s.index, req.Term, s.term)
+	}
+	s.term = req.Term
 	if err := s.restore(ctx, req.Step, req.Epoch); err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "pserver %d: restore step %d: %v", s.index, req.Step, err)
 	}
