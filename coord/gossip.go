@@ -36,8 +36,9 @@ func (c GossipConfig) Validate() error {
 // Gossip is this node's membership in the ring (hashicorp/memberlist). It
 // detects dead peers in seconds, long before an etcd lease would.
 type Gossip struct {
-	ml *memberlist.Memberlist
-	mu sync.Mutex
+	ml      *memberlist.Memberlist
+	mu      sync.Mutex
+	stopped bool
 }
 
 // StartGossip joins (or starts) the ring.
@@ -92,6 +93,10 @@ func (g *Gossip) Alive() map[string]bool {
 func (g *Gossip) Stop() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.stopped {
+		return // memberlist panics on a second Leave
+	}
+	g.stopped = true
 	_ = g.ml.Leave(0)
 	_ = g.ml.Shutdown()
 }

@@ -145,3 +145,45 @@ func TestGossipBadPort(t *testing.T) {
 		t.Errorf("StartGossip with a named port: err = %v, want an error naming the port", err)
 	}
 }
+
+// Stop must return even when the only peer crashed without leaving: Leave
+// waits for its broadcast to go out to a member it still believes alive.
+func TestGossipStopAfterPeerCrashReturns(t *testing.T) {
+	a, err := StartGossip(GossipConfig{Name: "crash-a", Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := StartGossip(GossipConfig{Name: "crash-b", Addr: "127.0.0.1:0", Join: []string{a.Addr()}})
+	if err != nil {
+		a.Stop()
+		t.Fatal(err)
+	}
+	if !eventually(5*time.Second, func() bool { return a.Alive()["crash-b"] }) {
+		a.Stop()
+		b.Stop()
+		t.Fatalf("crash-a never saw crash-b: %v", a.Alive())
+	}
+	_ = b.ml.Shutdown() // a crash: no leave message
+	stopped := make(chan struct{})
+	go func() { a.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop blocked for 5s after the only peer crashed")
+	}
+}
+
+// Stop is a closer: an agent's shutdown path may run it more than once.
+func TestGossipStopTwice(t *testing.T) {
+	g, err := StartGossip(GossipConfig{Name: "twice", Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Stop()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("second Stop panicked: %v", r)
+		}
+	}()
+	g.Stop()
+}

@@ -83,7 +83,7 @@ func shortID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// decodeState is used by watchers that receive raw values.
+// DecodeState decodes a raw state record (for watchers).
 func DecodeState(raw []byte) (StateRecord, error) {
 	var st StateRecord
 	err := json.Unmarshal(raw, &st)
@@ -97,13 +97,20 @@ func WatchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan s
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			st, err := JobState(ctx, cli, job)
-			if errors.Is(err, ErrNotFound) || (err == nil && api.Terminal(st.State)) {
-				return
+			resp, err := cli.Get(ctx, StateKey(job))
+			var rev int64 // 0: watch from now (after a failed read)
+			if err == nil {
+				if len(resp.Kvs) == 0 {
+					return
+				}
+				if st, derr := DecodeState(resp.Kvs[0].Value); derr == nil && api.Terminal(st.State) {
+					return
+				}
+				rev = resp.Header.Revision + 1 // no change between the read and the watch is missed
 			}
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			select {
-			case <-cli.Watch(wctx, StateKey(job)):
+			case <-cli.Watch(wctx, StateKey(job), clientv3.WithRev(rev)):
 			case <-wctx.Done():
 			}
 			cancel()

@@ -144,7 +144,9 @@ func TestSetJobStateConcurrentTerminalsOneWins(t *testing.T) {
 
 func TestSetJobStateFenced(t *testing.T) {
 	cli := dialTest(t)
-	ctx := t.Context()
+	// Bounded, so a retry loop that ignores the fence fails instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
 	job := uniqueJob(t)
 	mustPutState(t, cli, job, api.StateRunning)
 	resp, err := cli.Get(ctx, StateKey(job))
@@ -322,4 +324,45 @@ func TestWatchJobEndOnContextEnd(t *testing.T) {
 	notClosedWithin(t, ended, 200*time.Millisecond, "before its context ended")
 	cancel()
 	closedWithin(t, ended, 2*time.Second, "after its context was canceled")
+}
+
+// WatchJobEnd reads the state and then starts a watch: a terminal write that
+// lands between the two must still end the watch promptly, not only at the
+// next periodic re-read. One job rarely hits that window; 128 racing jobs do.
+func TestWatchJobEndSeesChangeRightAfterStart(t *testing.T) {
+	cli := dialTest(t)
+	ctx := t.Context()
+	const jobs = 128
+	late := make(chan string, jobs)
+	var wg sync.WaitGroup
+	for i := range jobs {
+		job := uniqueJob(t)
+		mustPutState(t, cli, job, api.StateRunning)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ended := WatchJobEnd(ctx, cli, job)
+			for range i % 8 {
+				time.Sleep(50 * time.Microsecond)
+			}
+			if _, err := SetJobState(ctx, cli, job, api.StateSucceeded, ""); err != nil {
+				t.Error(err)
+				return
+			}
+			select {
+			case <-ended:
+			case <-time.After(2 * time.Second):
+				late <- job
+			}
+		}()
+	}
+	wg.Wait()
+	close(late)
+	var missed []string
+	for job := range late {
+		missed = append(missed, job)
+	}
+	if len(missed) > 0 {
+		t.Errorf("WatchJobEnd missed the terminal write of %d/%d jobs, e.g. %s (not closed within 2 s; it waits for its 5 s re-read)", len(missed), jobs, missed[0])
+	}
 }
