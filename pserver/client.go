@@ -57,33 +57,16 @@ func (c *Client) Pull(ctx context.Context, minStep, epoch int64, params [][]floa
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error {
-			stream, err := srv.Pull(ctx, &api.PullRequest{MinStep: minStep, Epoch: epoch})
+			var err error
+			if littleEndian {
+				steps[i], err = c.pullInto(ctx, i, srv, &api.PullRequest{MinStep: minStep, Epoch: epoch}, params)
+			} else {
+				steps[i], err = c.pullDecoded(ctx, i, srv, &api.PullRequest{MinStep: minStep, Epoch: epoch}, params)
+			}
 			if err != nil {
 				return fmt.Errorf("pull from pserver %d: %w", i, err)
 			}
-			for {
-				msg, err := stream.Recv()
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return fmt.Errorf("pull from pserver %d: %w", i, err)
-				}
-				steps[i] = msg.Step
-				b, ok := c.byID[int(msg.Block)]
-				if !ok || b.Server != i {
-					return fmt.Errorf("pull from pserver %d: unexpected block %d", i, msg.Block)
-				}
-				vals, err := model.BytesFloat32(msg.Data)
-				if err != nil {
-					return fmt.Errorf("pull from pserver %d: %w", i, err)
-				}
-				dst := params[b.Param][b.Offset : b.Offset+b.Len]
-				if msg.Offset < 0 || int(msg.Offset)+len(vals) > len(dst) {
-					return fmt.Errorf("pull from pserver %d: block %d chunk out of bounds", i, b.ID)
-				}
-				copy(dst[msg.Offset:], vals)
-			}
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -94,6 +77,56 @@ func (c *Client) Pull(ctx context.Context, minStep, epoch int64, params [][]floa
 		lowest, highest = min(lowest, s), max(highest, s)
 	}
 	return lowest, highest, nil
+}
+
+// pullInto decodes the reply's floats straight into params.
+func (c *Client) pullInto(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, params [][]float32) (int64, error) {
+	stream, err := srv.Pull(ctx, req, grpc.ForceCodecV2(tensorCodec{}))
+	if err != nil {
+		return 0, err
+	}
+	sink := &paramSink{c: c, server: i, params: params}
+	for {
+		err := stream.RecvMsg(sink)
+		if errors.Is(err, io.EOF) {
+			return sink.step, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// pullDecoded is the plain protobuf path (big-endian hosts).
+func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, params [][]float32) (int64, error) {
+	stream, err := srv.Pull(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	var step int64
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return step, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		step = msg.Step
+		b, ok := c.byID[int(msg.Block)]
+		if !ok || b.Server != i {
+			return 0, fmt.Errorf("unexpected block %d", msg.Block)
+		}
+		vals, err := model.BytesFloat32(msg.Data)
+		if err != nil {
+			return 0, err
+		}
+		dst := params[b.Param][b.Offset : b.Offset+b.Len]
+		if msg.Offset < 0 || int(msg.Offset)+len(vals) > len(dst) {
+			return 0, fmt.Errorf("block %d chunk out of bounds", b.ID)
+		}
+		copy(dst[msg.Offset:], vals)
+	}
 }
 
 // Push sends this trainer's gradient sums (one slice per model parameter) for

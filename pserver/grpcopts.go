@@ -34,6 +34,7 @@ func ServerOptions() []grpc.ServerOption {
 		grpc.WriteBufferSize(1 << 20),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime, PermitWithoutStream: true}),
+		grpc.ForceServerCodecV2(tensorCodec{}),
 	}
 }
 

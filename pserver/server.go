@@ -38,6 +38,41 @@ func NewServer(index int, shard *Shard, restore func(ctx context.Context, step, 
 
 // Push receives one trainer's gradient for one step.
 func (s *Server) Push(stream api.PServer_PushServer) error {
+	receive := s.receiveDecoded
+	if littleEndian {
+		receive = s.receiveInto
+	}
+	g, err := receive(stream)
+	if err != nil {
+		return err
+	}
+	_, step, err := s.shard.Push(g)
+	if err != nil {
+		return statusOf(err)
+	}
+	return stream.SendAndClose(&api.PushReply{Step: step})
+}
+
+// receiveInto decodes the stream's floats straight into a gradient buffer.
+func (s *Server) receiveInto(stream api.PServer_PushServer) (*Gradient, error) {
+	sink := &pushSink{shard: s.shard}
+	for {
+		err := stream.RecvMsg(sink)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if sink.g == nil {
+		return nil, status.Error(codes.InvalidArgument, "push: empty stream")
+	}
+	return sink.g, nil
+}
+
+// receiveDecoded is the plain protobuf path (big-endian hosts).
+func (s *Server) receiveDecoded(stream api.PServer_PushServer) (*Gradient, error) {
 	var g *Gradient
 	for {
 		msg, err := stream.Recv()
@@ -45,7 +80,7 @@ func (s *Server) Push(stream api.PServer_PushServer) error {
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if g == nil {
 			g = s.shard.NewGradient(int(msg.TrainerId), msg.Step, msg.Records)
@@ -57,20 +92,16 @@ func (s *Server) Push(stream api.PServer_PushServer) error {
 		}
 		vals, err := model.BytesFloat32(msg.Data)
 		if err != nil {
-			return status.Errorf(codes.InvalidArgument, "push block %d: %v", msg.Block, err)
+			return nil, status.Errorf(codes.InvalidArgument, "push block %d: %v", msg.Block, err)
 		}
 		if err := g.Write(int(msg.Block), msg.Offset, vals); err != nil {
-			return status.Errorf(codes.InvalidArgument, "push: %v", err)
+			return nil, status.Errorf(codes.InvalidArgument, "push: %v", err)
 		}
 	}
 	if g == nil {
-		return status.Error(codes.InvalidArgument, "push: empty stream")
+		return nil, status.Error(codes.InvalidArgument, "push: empty stream")
 	}
-	_, step, err := s.shard.Push(g)
-	if err != nil {
-		return statusOf(err)
-	}
-	return stream.SendAndClose(&api.PushReply{Step: step})
+	return g, nil
 }
 
 // Pull waits until the shard applied min_step steps, then streams its

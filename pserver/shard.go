@@ -70,6 +70,7 @@ type Gradient struct {
 	Checkpoint bool
 	Epoch      int64 // the master's rollback epoch the trainer worked in
 	data       map[int][]float32
+	got        map[int]int // floats received per block: a push must cover every block
 }
 
 // Shard is the pure step logic of one pserver: no sockets, no clock.
@@ -154,15 +155,15 @@ func (s *Shard) SetJobEpoch(e int64) {
 func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
 	g, _ := s.free.Get().(*Gradient)
 	if g == nil {
-		g = &Gradient{data: map[int][]float32{}}
+		g = &Gradient{data: map[int][]float32{}, got: map[int]int{}}
 		for _, id := range s.order {
 			g.data[id] = make([]float32, s.blocks[id].Len)
 		}
 	}
 	g.Trainer, g.Step, g.Records, g.Checkpoint, g.Epoch = trainer, step, records, false, 0
-	for _, d := range g.data {
-		clear(d)
-	}
+	// No clearing: a push writes every float of every block (Push checks),
+	// and zeroing a whole shard per push would cost as much as a copy.
+	clear(g.got)
 	return g
 }
 
@@ -176,6 +177,17 @@ func (g *Gradient) Write(block int, offset int64, vals []float32) error {
 		return fmt.Errorf("block %d offset %d len %d (block len %d): %w", block, offset, len(vals), len(d), ErrBadGradient)
 	}
 	copy(d[offset:], vals)
+	g.got[block] += len(vals)
+	return nil
+}
+
+// complete reports a block not fully received (a truncated or malformed push).
+func (g *Gradient) complete() error {
+	for id, d := range g.data {
+		if g.got[id] != len(d) {
+			return fmt.Errorf("block %d: %d of %d floats received: %w", id, g.got[id], len(d), ErrBadGradient)
+		}
+	}
 	return nil
 }
 
@@ -184,6 +196,9 @@ func (g *Gradient) Write(block int, offset int64, vals []float32) error {
 // by the same trainer for the same step replaces the first (a restarted trainer
 // redoes its step). It returns whether a step was applied and the step count.
 func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
+	if err := g.complete(); err != nil {
+		return false, s.Step(), err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg.Mode == Async {

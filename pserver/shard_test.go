@@ -142,3 +142,17 @@ func TestGradientWriteBounds(t *testing.T) {
 		t.Fatalf("out of bounds: %v", err)
 	}
 }
+
+func TestIncompletePushIsRefused(t *testing.T) {
+	s := testShard(t, Sync, 1, "sgd")
+	g := s.NewGradient(0, 0, 1)
+	if err := g.Write(s.Blocks()[0].ID, 0, []float32{1}); err != nil { // one float of a larger block
+		t.Fatal(err)
+	}
+	if _, _, err := s.Push(g); !errors.Is(err, ErrBadGradient) {
+		t.Fatalf("truncated push: %v, want ErrBadGradient", err)
+	}
+	if s.Step() != 0 {
+		t.Fatal("a truncated push was applied")
+	}
+}
