@@ -131,10 +131,15 @@ type measurer struct {
 	job string
 }
 
+// progress reads the master's meta record, written with every committed step
+// (the public progress record is rate-limited, too stale to time recovery).
 func (m *measurer) progress() (coord.ProgressRecord, error) {
-	var p coord.ProgressRecord
-	_, err := coord.GetJSON(context.Background(), m.cli, coord.ProgressKey(m.job), &p)
-	return p, err
+	var meta struct {
+		Step  int64 `json:"step"`
+		Epoch int64 `json:"epoch"`
+	}
+	_, err := coord.GetJSON(context.Background(), m.cli, coord.MasterMetaKey(m.job), &meta)
+	return coord.ProgressRecord{Step: meta.Step, Epoch: meta.Epoch}, err
 }
 
 // waitProgress polls the master's progress record every millisecond.
