@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -97,23 +98,28 @@ func Claim(ctx context.Context, cli *clientv3.Client, key, value string, lease c
 	return nil
 }
 
-// Holder identifies the process behind a leadership or a claim.
+// Holder identifies the process behind a leadership or a claim. Records that
+// RevokeIfDead inspects carry these two fields (PserverRecord does too).
 type Holder struct {
-	Node  string `json:"node"`
-	PID   int    `json:"pid"`
-	Lease int64  `json:"lease"`
+	Node string `json:"node"`
+	PID  int    `json:"pid"`
 }
 
-// RevokeIfDead revokes the lease of the holder recorded at key when it ran on
-// node and its process is gone: a crashed leader's lease otherwise lives on
-// for a whole TTL, and its successor would wait that long. It reports whether
-// it revoked anything.
+// RevokeIfDead revokes the lease that holds key when the record there names a
+// process on node (any node when node is "", for keys that name the node
+// themselves) and that process is gone: a crashed holder's lease otherwise
+// lives on for a whole TTL, and its successor would wait that long. It
+// reports whether it revoked anything.
 func RevokeIfDead(ctx context.Context, cli *clientv3.Client, key, node string, alive func(pid int) bool) bool {
-	var h Holder
-	if _, err := GetJSON(ctx, cli, key, &h); err != nil || h.Node != node || h.PID <= 0 || h.Lease == 0 || alive(h.PID) {
+	resp, err := cli.Get(ctx, key)
+	if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
 		return false
 	}
-	_, err := cli.Revoke(ctx, clientv3.LeaseID(h.Lease))
+	var h Holder
+	if json.Unmarshal(resp.Kvs[0].Value, &h) != nil || h.PID <= 0 || (node != "" && h.Node != node) || alive(h.PID) {
+		return false
+	}
+	_, err = cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
 	return err == nil
 }
 

@@ -275,7 +275,7 @@ func TestRevokeIfDead(t *testing.T) {
 			}
 			t.Cleanup(func() { cli.Revoke(context.Background(), lease.ID) })
 			key := MasterHolderKey(uniqueJob(t))
-			h := Holder{Node: c.holderNode, PID: c.pid, Lease: int64(lease.ID)}
+			h := Holder{Node: c.holderNode, PID: c.pid}
 			if err := PutJSON(ctx, cli, key, h, clientv3.WithLease(lease.ID)); err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -142,18 +141,7 @@ func (r *registration) close() {
 // revokeDeadAgent frees the node name held by a previous agent of this node
 // whose process is gone (it was killed; its lease lives on for a TTL, and an
 // etcd restart renews it): waiting it out would delay recovery for nothing.
+// A live holder (this very agent included) is refused, not revoked.
 func revokeDeadAgent(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord) bool {
-	resp, err := cli.Get(ctx, coord.NodeKey(rec.Name))
-	if err != nil || len(resp.Kvs) == 0 {
-		return false
-	}
-	var holder coord.NodeRecord
-	if json.Unmarshal(resp.Kvs[0].Value, &holder) != nil || holder.PID <= 0 || holder.PID == rec.PID {
-		return false
-	}
-	if coord.ProcessAlive(holder.PID) {
-		return false // alive: a second agent with this name is refused
-	}
-	_, err = cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
-	return err == nil
+	return coord.RevokeIfDead(ctx, cli, coord.NodeKey(rec.Name), "", coord.ProcessAlive)
 }

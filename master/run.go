@@ -111,7 +111,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("master: %w", err)
 	}
 	log.Info("leading", "term", lead.Rev())
-	holder := coord.Holder{Node: cfg.Node, PID: os.Getpid(), Lease: int64(session.Lease())}
+	holder := coord.Holder{Node: cfg.Node, PID: os.Getpid()}
 	if err := lead.Commit(ctx, clientv3.OpPut(coord.MasterHolderKey(cfg.Job), coord.MustJSON(holder), clientv3.WithLease(session.Lease()))); err != nil {
 		return fmt.Errorf("master: %w", err)
 	}

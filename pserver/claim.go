@@ -2,12 +2,10 @@ package pserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // claim takes the index. A second live copy of an index is refused, never
@@ -38,15 +36,9 @@ func (p *process) claim(ctx context.Context, key string) error {
 }
 
 func (p *process) revokeDeadHolder(ctx context.Context, key string) bool {
-	resp, err := p.cli.Get(ctx, key)
-	if err != nil || len(resp.Kvs) == 0 {
-		return err == nil // vanished meanwhile: try again
-	}
-	var holder coord.PserverRecord
-	if json.Unmarshal(resp.Kvs[0].Value, &holder) != nil || p.cfg.Node == "" || holder.Node != p.cfg.Node || coord.ProcessAlive(holder.PID) {
+	if p.cfg.Node == "" || !coord.RevokeIfDead(ctx, p.cli, key, p.cfg.Node, coord.ProcessAlive) {
 		return false
 	}
-	p.log.Warn("previous holder of this index is dead; revoking its lease", "pid", holder.PID)
-	_, err = p.cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
-	return err == nil
+	p.log.Warn("previous holder of this index was dead; revoked its lease")
+	return true
 }
