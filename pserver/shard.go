@@ -91,7 +91,6 @@ type Shard struct {
 
 	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
 	spare     chan *Snapshot // reusable snapshot buffers
-	dropped   int64          // snapshots skipped because the writer was still busy
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.
@@ -139,16 +138,6 @@ func (s *Shard) JobEpoch() int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.jobEpoch
-}
-
-// SetJobEpoch records the epoch a rollback starts (never lowers it).
-func (s *Shard) SetJobEpoch(e int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e > s.jobEpoch {
-		s.jobEpoch = e
-		s.wakeLocked()
-	}
 }
 
 // NewGradient returns an empty gradient buffer sized for this shard.
