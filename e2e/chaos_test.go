@@ -30,6 +30,19 @@ checkpoint: {every: "25", keep: 3}
 `, name)
 }
 
+// chaosSetup starts an agent over the housing data and runs the chaos spec
+// once uninterrupted: the reference the chaos runs must match.
+func chaosSetup(t *testing.T) (a *agent, work string, ref api.JobStatus) {
+	t.Helper()
+	work = t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	a = startAgent(t, filepath.Join(work, "agent"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("reference"))); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, errs)
+	}
+	return a, work, a.status(t, "reference")
+}
+
 func (a *agent) status(t *testing.T, job string) api.JobStatus {
 	t.Helper()
 	var st api.JobStatus
@@ -94,16 +107,8 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	agentDir := filepath.Join(work, "agent")
-	a := startAgent(t, agentDir)
-
-	ref := writeSpec(t, work, chaosYAML("reference"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", ref); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, errs)
-	}
-	refSt := a.status(t, "reference")
+	a, work, refSt := chaosSetup(t)
+	agentDir := a.dataDir
 	refSums := manifestSums(t, refSt.ModelDir)
 
 	spec := writeSpec(t, work, chaosYAML("chaos"))
@@ -204,28 +209,6 @@ func pserversOf(st api.JobStatus) (out []workerRestarts) {
 	return out
 }
 
-// restartAgent starts a new agent process over the same data dir and ports.
-func restartAgent(t *testing.T, old *agent) *agent {
-	t.Helper()
-	a := &agent{dataDir: old.dataDir, api: old.api, log: old.log, exited: make(chan error, 1)}
-	a.cmd = execCommand(old.cmd.Path, old.cmd.Args[1:]...)
-	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { a.exited <- a.cmd.Wait() }()
-	t.Cleanup(func() { a.stop(t) })
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if out, _, code := a.gctl(t, "node", "list", "-o", "json"); code == 0 && strings.Contains(out, `"ready"`) {
-			return a
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("restarted agent not ready\n%s", a.log.String())
-	return nil
-}
-
 // TestChaosDamagedNewestCheckpointFallsBack: the newest global checkpoint of
 // a pserver has a flipped byte when the pserver restarts; it must detect it,
 // fall back to the previous complete global checkpoint and say so, and the
@@ -234,14 +217,9 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	agentDir := filepath.Join(work, "agent")
-	a := startAgent(t, agentDir)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("reference"))); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, errs)
-	}
-	refSums := manifestSums(t, a.status(t, "reference").ModelDir)
+	a, work, refSt := chaosSetup(t)
+	agentDir := a.dataDir
+	refSums := manifestSums(t, refSt.ModelDir)
 
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("damaged")), "--detach"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

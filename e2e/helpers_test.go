@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net"
 	"path/filepath"
@@ -63,17 +62,7 @@ func housing(t testing.TB, dir string) *dataset.ConvertResult {
 
 // fitALine is the fit-a-line spec over the shards in dir.
 func fitALine(name, mode string, dir string, passes int) jobspec.Spec {
-	s, err := jobspec.Parse([]byte(fmt.Sprintf(`name: %s
-mode: %s
-trainers: 2
-pservers: 2
-passes: %d
-batch_size: 20
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: %s/housing-train-*, test: %s/housing-test-*}
-`, name, mode, passes, dir, dir)))
+	s, err := jobspec.Parse([]byte(fitALineYAML(name, mode, passes, dir)))
 	if err != nil {
 		panic(err)
 	}

@@ -53,10 +53,26 @@ type agent struct {
 
 func startAgent(t *testing.T, dataDir string) *agent {
 	t.Helper()
-	a := &agent{dataDir: dataDir, api: freePort(t), etcd: freePort(t), log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", dataDir,
+	a := &agent{dataDir: dataDir, api: freePort(t), etcd: freePort(t), log: &bytes.Buffer{}}
+	a.launch(t, "agent", "--dev", "--data-dir", dataDir,
 		"--node-name", "e2e-node", "--api-addr", a.api, "--gossip-addr", freePort(t),
 		"--etcd-client-addr", a.etcd, "--etcd-peer-addr", freePort(t))
+	return a
+}
+
+// restartAgent starts a new agent process over the same data dir and ports.
+func restartAgent(t *testing.T, old *agent) *agent {
+	t.Helper()
+	a := &agent{dataDir: old.dataDir, api: old.api, etcd: old.etcd, log: old.log}
+	a.launch(t, old.cmd.Args[1:]...)
+	return a
+}
+
+// launch runs gtraind with args and waits until the agent's node is ready.
+func (a *agent) launch(t *testing.T, args ...string) {
+	t.Helper()
+	a.exited = make(chan error, 1)
+	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -66,7 +82,7 @@ func startAgent(t *testing.T, dataDir string) *agent {
 		a.stop(t)
 		if t.Failed() {
 			t.Logf("agent log:\n%s", a.log.String())
-			logs, _ := filepath.Glob(filepath.Join(dataDir, "jobs", "*", "log", "*.log"))
+			logs, _ := filepath.Glob(filepath.Join(a.dataDir, "jobs", "*", "log", "*.log"))
 			for _, l := range logs {
 				b, _ := os.ReadFile(l)
 				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -78,7 +94,7 @@ func startAgent(t *testing.T, dataDir string) *agent {
 	for time.Now().Before(deadline) {
 		out, _, code := a.gctl(t, "node", "list", "-o", "json")
 		if code == 0 && strings.Contains(out, `"ready"`) {
-			return a
+			return
 		}
 		select {
 		case err := <-a.exited:
@@ -87,7 +103,6 @@ func startAgent(t *testing.T, dataDir string) *agent {
 		}
 	}
 	t.Fatalf("agent not ready after 60s\n%s", a.log.String())
-	return nil
 }
 
 // stop sends SIGTERM and requires a clean exit and no process left behind.
@@ -182,7 +197,9 @@ func writeSpec(t *testing.T, dir, body string) string {
 	return p
 }
 
-func fitALineYAML(name, mode string, passes int) string {
+// fitALineYAML is the fit-a-line spec over the housing shards in dataDir
+// (relative paths resolve against the spec file).
+func fitALineYAML(name, mode string, passes int, dataDir string) string {
 	return fmt.Sprintf(`name: %s
 mode: %s
 trainers: 2
@@ -192,10 +209,8 @@ batch_size: 20
 seed: 1
 model: {kind: linear, inputs: 13, outputs: 1}
 optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-`, name, mode, passes)
+data: {train: %s/housing-train-*, test: %s/housing-test-*}
+`, name, mode, passes, dataDir, dataDir)
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
-
-func execCommand(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }

@@ -32,7 +32,7 @@ func TestProcessFitALine(t *testing.T) {
 	test, _ := dataset.Glob(filepath.Join(work, "data", "housing-test-*"))
 	opt := leastSquaresTestMSE(t, &dataset.ConvertResult{TrainFiles: train, TestFiles: test})
 
-	spec := writeSpec(t, work, fitALineYAML("fit-a-line", "sync", 30))
+	spec := writeSpec(t, work, fitALineYAML("fit-a-line", "sync", 30, "data"))
 	out, errs, code = a.gctl(t, "job", "start", "-f", spec)
 	if code != 0 {
 		t.Fatalf("job start: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -121,19 +121,19 @@ func TestProcessBadInput(t *testing.T) {
 		want string
 	}{
 		{"negative trainers", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("bad", "sync", 1), "trainers: 2", "trainers: -1", 1))}
+			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("bad", "sync", 1, "data"), "trainers: 2", "trainers: -1", 1))}
 		}, "trainers"},
 		{"unknown field", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad", "sync", 1)+"learning_rat: 3\n")}
+			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad", "sync", 1, "data")+"learning_rat: 3\n")}
 		}, "learning_rat"},
 		{"bad job name", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad_name", "sync", 1))}
+			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad_name", "sync", 1, "data"))}
 		}, "_"},
 		{"glob matches nothing", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("nodata", "sync", 1), "data/housing-train-*", "data/nothing-*", 1))}
+			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("nodata", "sync", 1, "data"), "data/housing-train-*", "data/nothing-*", 1))}
 		}, "data.train"},
 		{"inputs do not match the records", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("inputs", "sync", 1), "inputs: 13", "inputs: 12", 1))}
+			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("inputs", "sync", 1, "data"), "inputs: 13", "inputs: 12", 1))}
 		}, "model.inputs"},
 		{"unknown job", func() []string { return []string{"job", "status", "no-such-job"} }, "no-such-job"},
 		{"unknown job logs", func() []string { return []string{"job", "logs", "no-such-job"} }, "no-such-job"},
