@@ -4,7 +4,7 @@ BIN       := bin
 # The pserver's optimizer loops use AVX2 through Go's simd/archsimd package
 # (bit-identical to the scalar loops, which builds without it still use).
 export GOEXPERIMENT := simd
-.PHONY: all build test test-short demo bench proto vet clean
+.PHONY: all build test test-short demo bench proto vet clean check-binaries
 
 all: build
 
@@ -15,9 +15,13 @@ build:
 vet:
 	$(GO) vet ./...
 
+# Build output never goes into git (bin/ is ignored).
+check-binaries:
+	./scripts/check-no-binaries.sh
+
 # The whole suite, every package under the race detector: unit tests, tests over a
 # real embedded etcd and gRPC on loopback, and tests of real gtraind processes.
-test: build vet
+test: check-binaries build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 15m ./...
 	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
 

@@ -45,7 +45,7 @@ func StartEtcd() (*Etcd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := coord.Dial(context.Background(), []string{e.Endpoint})
+	cli, err := coord.Dial(context.Background(), []string{e.Endpoint}, nil)
 	if err != nil {
 		e.Close()
 		return nil, err

@@ -57,7 +57,7 @@ func MeasureRecovery(binDir, housingData string) (*Recovery, error) {
 	_ = res
 	var cli *clientv3.Client
 	for i := 0; i < 300; i++ {
-		if cli, err = coord.Dial(ctx, []string{"http://" + etcdAddr}); err == nil {
+		if cli, err = coord.Dial(ctx, []string{"http://" + etcdAddr}, nil); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -3,22 +3,24 @@ package coord
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
-// Dial connects to etcd and checks that it answers.
-func Dial(ctx context.Context, endpoints []string) (*clientv3.Client, error) {
+// Dial connects to etcd and checks that it answers. The client's own
+// warnings (an endpoint that does not answer, a lost watch) go to log at
+// warn level; nil drops them.
+func Dial(ctx context.Context, endpoints []string, log *slog.Logger) (*clientv3.Client, error) {
 	if len(endpoints) == 0 {
 		return nil, fmt.Errorf("no etcd endpoints given (--etcd-endpoints)")
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
+		Logger:      zapToSlog(log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd %s: %w", strings.Join(endpoints, ","), err)

@@ -2,6 +2,8 @@ package coord
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,7 +32,7 @@ func TestSplitEndpoints(t *testing.T) {
 
 func TestDialWithoutEndpoints(t *testing.T) {
 	for _, eps := range [][]string{nil, {}, SplitEndpoints(" , ")} {
-		cli, err := Dial(t.Context(), eps)
+		cli, err := Dial(t.Context(), eps, nil)
 		if err == nil {
 			cli.Close()
 			t.Fatalf("Dial(%q) succeeded", eps)
@@ -49,7 +51,9 @@ func TestDialUnreachableNamesEndpoint(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
 	ep := "http://" + addr
-	cli, err := Dial(ctx, []string{ep})
+	logged := &lockedWriter{}
+	log := slog.New(slog.NewTextHandler(logged, nil))
+	cli, err := Dial(ctx, []string{ep}, log)
 	if err == nil {
 		cli.Close()
 		t.Fatalf("Dial(%s) of a closed port succeeded", ep)
@@ -57,6 +61,28 @@ func TestDialUnreachableNamesEndpoint(t *testing.T) {
 	if !strings.Contains(err.Error(), ep) {
 		t.Errorf("Dial error %q does not name the endpoint %s", err, ep)
 	}
+	// The client's own complaint reaches the role's log at warn level.
+	if got := logged.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "component=etcd-client") {
+		t.Errorf("the etcd client's warnings did not reach the logger; logged:\n%s", got)
+	}
+}
+
+// lockedWriter collects what the etcd client's goroutines log.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 func TestDialShared(t *testing.T) {

@@ -61,7 +61,7 @@ func freeLocalAddr() (string, error) {
 // dialTest returns a client of its own to the shared etcd, closed with the test.
 func dialTest(t *testing.T) *clientv3.Client {
 	t.Helper()
-	cli, err := Dial(t.Context(), []string{testEndpoint})
+	cli, err := Dial(t.Context(), []string{testEndpoint}, nil)
 	if err != nil {
 		t.Fatalf("dial shared etcd: %v", err)
 	}

@@ -64,7 +64,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) (err error
 		endpoints = []string{emb.Endpoint}
 		etcdFailed = emb.Err()
 	}
-	cli, err := coord.Dial(ctx, endpoints)
+	cli, err := coord.Dial(ctx, endpoints, log)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func startEtcd(t *testing.T) string {
 // etcdClient is the test's own view of the cluster's etcd.
 func etcdClient(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := coord.Dial(context.Background(), []string{endpoint})
+	cli, err := coord.Dial(context.Background(), []string{endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

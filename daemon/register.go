@@ -52,7 +52,7 @@ func register(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, t
 }
 
 func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int) (*concurrency.Session, error) {
-	sess, err := concurrency.NewSession(cli, concurrency.WithTTL(ttl))
+	sess, err := coord.NewSession(ctx, cli, ttl)
 	if err != nil {
 		return nil, fmt.Errorf("etcd session for node %s: %w", rec.Name, err)
 	}

@@ -224,7 +224,7 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("damaged")), "--detach"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd})
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func startEtcd(t testing.TB) *clientv3.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	cli, err := coord.Dial(context.Background(), []string{e.Endpoint})
+	cli, err := coord.Dial(context.Background(), []string{e.Endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func startTestEtcd(t *testing.T) string {
 // dialTest returns a client of its own, as each master process has.
 func dialTest(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := coord.Dial(t.Context(), []string{endpoint})
+	cli, err := coord.Dial(t.Context(), []string{endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

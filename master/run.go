@@ -19,7 +19,6 @@ import (
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/pserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc"
 )
 
@@ -97,20 +96,29 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	}
 	defer lis.Close()
 
-	session, err := concurrency.NewSession(cli, concurrency.WithTTL(cfg.SessionTTL), concurrency.WithContext(ctx))
+	session, err := coord.NewSession(ctx, cli, cfg.SessionTTL)
 	if err != nil {
 		return fmt.Errorf("master: etcd session: %w", err)
 	}
-	defer session.Close()
+	// Closed here only if the campaign fails; once leading, Release resigns
+	// and revokes, even after ctx was cancelled by a SIGTERM.
+	releaseSession := true
+	defer func() {
+		if releaseSession {
+			_ = session.Close()
+		}
+	}()
 	if coord.RevokeIfDead(ctx, cli, coord.MasterHolderKey(cfg.Job), cfg.Node, coord.ProcessAlive) {
 		log.Warn("the previous master on this node is dead; revoked its lease to take over at once")
 	}
-	log.Info("campaigning for mastership", "job", cfg.Job, "addr", lis.Addr().String())
+	log.Info("campaigning for mastership", "addr", lis.Addr().String())
 	lead, err := coord.Campaign(ctx, cli, session, coord.ElectionPrefix(cfg.Job), lis.Addr().String())
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	log.Info("leading", "term", lead.Rev())
+	releaseSession = false
+	defer lead.Release()
 	holder := coord.Holder{Node: cfg.Node, PID: os.Getpid()}
 	if err := lead.Commit(ctx, clientv3.OpPut(coord.MasterHolderKey(cfg.Job), coord.MustJSON(holder), clientv3.WithLease(session.Lease()))); err != nil {
 		return fmt.Errorf("master: %w", err)

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	}
 
 	// Claim the index before touching checkpoints: one live process per index.
-	p.session, err = concurrency.NewSession(cli, concurrency.WithTTL(cfg.SessionTTL), concurrency.WithContext(ctx))
+	p.session, err = coord.NewSession(ctx, cli, cfg.SessionTTL)
 	if err != nil {
 		return fmt.Errorf("pserver %d: etcd session: %w", cfg.Index, err)
 	}
@@ -147,7 +147,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if err := p.publish(ctx); err != nil {
 		return err
 	}
-	p.log.Info("pserver serving", "index", cfg.Index, "addr", p.record.Addr, "step", p.shard.Step(),
+	p.log.Info("pserver serving", "addr", p.record.Addr, "step", p.shard.Step(),
 		"blocks", len(mine), "floats", ServerSizes(p.layout.Blocks, p.spec.Pservers)[cfg.Index])
 
 	ckErr := make(chan error, 1)

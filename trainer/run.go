@@ -14,7 +14,6 @@ import (
 	"github.com/gtrain/gtrain/pserver"
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -84,7 +83,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	}
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
 
-	session, err := concurrency.NewSession(cli, concurrency.WithTTL(cfg.SessionTTL), concurrency.WithContext(ctx))
+	session, err := coord.NewSession(ctx, cli, cfg.SessionTTL)
 	if err != nil {
 		return fmt.Errorf("trainer: etcd session: %w", err)
 	}

@@ -40,7 +40,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 				log = log.With("index", rf.index)
 			}
 			ctx := cmd.Context()
-			cli, err := coord.Dial(ctx, coord.SplitEndpoints(rf.endpoints))
+			cli, err := coord.Dial(ctx, coord.SplitEndpoints(rf.endpoints), log)
 			if err != nil {
 				return err
 			}
