@@ -3,9 +3,9 @@ package coord
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
