@@ -35,38 +35,27 @@ func MeasureRecovery(binDir, housingData string) (*Recovery, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	etcdAddr, apiAddr := freeAddr(), freeAddr()
-	var agentLog bytes.Buffer
-	agent := exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
-		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
-		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr())
-	agent.Stdout, agent.Stderr = &agentLog, &agentLog
-	if err := agent.Start(); err != nil {
-		return nil, fmt.Errorf("start agent: %w", err)
-	}
-	defer func() {
-		_ = agent.Process.Signal(syscall.SIGTERM)
-		_ = agent.Wait()
-	}()
-	ctx := context.Background()
-	res, err := dataset.Convert(dataset.ConvertOptions{Format: "whitespace", Input: housingData,
-		OutPrefix: filepath.Join(work, "data", "housing"), Shards: 4, TestFraction: 0.2, Seed: 1, Normalize: true})
+	a, err := startBenchAgent(binDir, work)
 	if err != nil {
 		return nil, err
 	}
-	_ = res
-	var cli *clientv3.Client
-	for i := 0; i < 300; i++ {
-		if cli, err = coord.Dial(ctx, []string{"http://" + etcdAddr}, nil); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	defer a.stop()
+	if _, err := dataset.Convert(dataset.ConvertOptions{Format: "whitespace", Input: housingData,
+		OutPrefix: filepath.Join(work, "data", "housing"), Shards: 4, TestFraction: 0.2, Seed: 1, Normalize: true}); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("agent's etcd: %w\n%s", err, agentLog.String())
+	if err := a.submit(recoverySpec(work)); err != nil {
+		return nil, err
 	}
-	defer cli.Close()
-	spec, err := jobspec.Parse([]byte(fmt.Sprintf(`name: recovery
+	m := &measurer{cli: a.cli, job: "recovery"}
+	if _, err := m.waitProgress(60*time.Second, func(p coord.ProgressRecord) bool { return p.Step > 200 }); err != nil {
+		return nil, err
+	}
+	return m.killEachRole()
+}
+
+func recoverySpec(work string) string {
+	return fmt.Sprintf(`name: recovery
 mode: sync
 trainers: 2
 pservers: 2
@@ -76,32 +65,85 @@ model: {kind: linear, inputs: 13, outputs: 1}
 optimizer: {kind: sgd, learning_rate: 0.001}
 data: {train: %s/data/housing-train-*, test: %s/data/housing-test-*}
 checkpoint: {every: "50", keep: 3}
-`, work, work)))
-	if err != nil {
-		return nil, err
+`, work, work)
+}
+
+// benchAgent is a real `gtraind agent --dev` with a client of its etcd and
+// of its Control API.
+type benchAgent struct {
+	cmd  *exec.Cmd
+	log  bytes.Buffer
+	cli  *clientv3.Client
+	conn *grpc.ClientConn
+	ctl  api.ControlClient
+}
+
+func startBenchAgent(binDir, work string) (*benchAgent, error) {
+	etcdAddr, apiAddr := freeAddr(), freeAddr()
+	a := &benchAgent{}
+	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
+		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
+		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr())
+	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log
+	if err := a.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	conn, err := grpc.NewClient(apiAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, err
+	var err error
+	for i := 0; i < 300; i++ {
+		if a.cli, err = coord.Dial(context.Background(), []string{"http://" + etcdAddr}, nil); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	defer conn.Close()
+	if err == nil {
+		a.conn, err = grpc.NewClient(apiAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	if err != nil {
+		a.stop()
+		return nil, fmt.Errorf("agent: %w\n%s", err, a.log.String())
+	}
+	a.ctl = api.NewControlClient(a.conn)
+	return a, nil
+}
+
+// submit parses the spec and submits it, retrying while the API starts.
+func (a *benchAgent) submit(specYAML string) error {
+	spec, err := jobspec.Parse([]byte(specYAML))
+	if err != nil {
+		return err
+	}
 	b, _ := json.Marshal(spec)
-	ctl := api.NewControlClient(conn)
 	for i := 0; ; i++ {
-		if _, err = ctl.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: b}); err == nil || i > 100 {
+		if _, err = a.ctl.SubmitJob(context.Background(), &api.SubmitJobRequest{SpecJson: b}); err == nil || i > 100 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("submit: %w", err)
+		return fmt.Errorf("submit: %w", err)
 	}
-	defer ctl.StopJob(ctx, &api.StopJobRequest{Name: "recovery"})
-	m := &measurer{cli: cli, job: "recovery"}
-	if _, err := m.waitProgress(60*time.Second, func(p coord.ProgressRecord) bool { return p.Step > 200 }); err != nil {
-		return nil, err
+	return nil
+}
+
+func (a *benchAgent) stop() {
+	if a.ctl != nil {
+		_, _ = a.ctl.StopJob(context.Background(), &api.StopJobRequest{Name: "recovery"})
 	}
+	if a.conn != nil {
+		_ = a.conn.Close()
+	}
+	if a.cli != nil {
+		_ = a.cli.Close()
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	_ = a.cmd.Wait()
+}
+
+// killEachRole kills a trainer, a pserver and the master in turn, timing
+// each to the next step applied after it.
+func (m *measurer) killEachRole() (*Recovery, error) {
 	out := &Recovery{}
+	var err error
 	if out.Trainer, err = m.killAndTime("trainer-1", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
 		return func(p coord.ProgressRecord) bool { return p.Epoch == at.Epoch && p.Step >= at.Step+2 }
 	}); err != nil {

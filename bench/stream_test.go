@@ -1,0 +1,41 @@
+package bench
+
+import "testing"
+
+func TestStreamCeilingRejectsBadInput(t *testing.T) {
+	for _, c := range []struct {
+		kind     string
+		n, iters int
+	}{{"lbfgs", 10, 1}, {"sgd", 0, 1}, {"adam", 10, 0}} {
+		if _, err := StreamCeiling(c.kind, c.n, c.iters); err == nil {
+			t.Errorf("StreamCeiling(%q, %d, %d) succeeded", c.kind, c.n, c.iters)
+		}
+	}
+}
+
+// The ceiling loops must touch every element (the vector part and the
+// scalar tail) with the traffic they claim: after k sweeps each written
+// array has gained k*g.
+func TestStreamSweepsTouchEveryElement(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 15, 16, 17, 100} {
+		a := [][]float32{make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)}
+		for i := range a[1] {
+			a[1][i] = 1
+		}
+		streamSGD(a[:2])
+		streamAdam(a)
+		for i := 0; i < n; i++ {
+			if a[0][i] != 2 || a[2][i] != 1 || a[3][i] != 1 || a[1][i] != 1 {
+				t.Fatalf("n=%d i=%d: p=%v m=%v v=%v g=%v, want 2 1 1 1", n, i, a[0][i], a[2][i], a[3][i], a[1][i])
+			}
+		}
+	}
+}
+
+func TestStreamCeilingMeasures(t *testing.T) {
+	for _, kind := range []string{"sgd", "adam"} {
+		if v, err := StreamCeiling(kind, 4096, 2); err != nil || !(v > 0) {
+			t.Errorf("StreamCeiling(%s) = %v, %v; want > 0", kind, v, err)
+		}
+	}
+}
