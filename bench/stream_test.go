@@ -39,3 +39,14 @@ func TestStreamCeilingMeasures(t *testing.T) {
 		}
 	}
 }
+
+func TestTCPLoopbackMeasures(t *testing.T) {
+	for _, streams := range []int{1, 4} {
+		if v, err := TCPLoopbackMBps(64<<20, streams); err != nil || !(v > 0) {
+			t.Errorf("TCPLoopbackMBps(%d streams) = %v, %v; want > 0", streams, v, err)
+		}
+	}
+	if _, err := TCPLoopbackMBps(1, 0); err == nil {
+		t.Error("TCPLoopbackMBps with 0 streams succeeded")
+	}
+}
