@@ -47,10 +47,7 @@ func TestPushSinkRejectsGarbageWithoutPanic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	s := testShard(t, Sync, 1, "sgd")
 	for i := 0; i < 2000; i++ {
-		b := make([]byte, r.IntN(64))
-		for j := range b {
-			b[j] = byte(r.IntN(256))
-		}
+		b := wiretest.Garbage(r)
 		_ = (wire.Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &pushSink{shard: s})
 	}
 }

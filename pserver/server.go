@@ -108,7 +108,8 @@ func (s *Server) receiveDecoded(stream api.PServer_PushServer) (*Gradient, error
 // Pull waits until the shard applied min_step steps, then streams its
 // parameters, all of one step.
 func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error {
-	if err := s.awaitStep(stream.Context(), req); err != nil {
+	_, _, restores := s.shard.Advanced()
+	if err := s.awaitStep(stream.Context(), req, restores); err != nil {
 		return err
 	}
 	return s.shard.View(func(step int64, b client.Block, param []float32) error {
@@ -123,11 +124,10 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 	})
 }
 
-// awaitStep waits until the shard reached req's min_step. A restore while it
-// waits (the values it waits on are gone) or a rollback past req's rollback
-// epoch aborts it.
-func (s *Server) awaitStep(ctx context.Context, req *api.PullRequest) error {
-	_, _, restores := s.shard.Advanced()
+// awaitStep waits until the shard reached req's min_step. A restore since the
+// shard's restore count was restores (the values waited on are gone) or a
+// rollback past req's rollback epoch aborts it.
+func (s *Server) awaitStep(ctx context.Context, req *api.PullRequest, restores int64) error {
 	for {
 		advanced, step, nowRestores := s.shard.Advanced()
 		if nowRestores != restores || req.Epoch < s.shard.RollbackEpoch() {

@@ -71,10 +71,7 @@ func TestParamSinkRefusesForeignBlocks(t *testing.T) {
 func TestParamSinkRejectsGarbageWithoutPanic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
-		b := make([]byte, r.IntN(64))
-		for j := range b {
-			b[j] = byte(r.IntN(256))
-		}
+		b := wiretest.Garbage(r)
 		_ = (wire.Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &paramSink{c: &Client{byID: map[int]Block{}}, params: [][]float32{make([]float32, 4)}})
 	}
 }

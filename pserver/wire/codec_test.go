@@ -86,10 +86,7 @@ func TestFloatBytesBounds(t *testing.T) {
 func TestCodecRejectsGarbageWithoutPanic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
-		b := make([]byte, r.IntN(64))
-		for j := range b {
-			b[j] = byte(r.IntN(256))
-		}
+		b := wiretest.Garbage(r)
 		_ = (Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &recordingSink{data: make([]float32, 4)})
 	}
 }
