@@ -16,8 +16,9 @@ const (
 	keepaliveTimeout = 5 * time.Second
 )
 
-// Bulk tensors move in 2 MiB messages; large flow-control windows keep a
-// loopback or LAN link busy instead of waiting for window updates.
+// Bulk tensors move in messages of ChunkFloats (1 MiB), well under the
+// message limit; large flow-control windows keep a loopback or LAN link busy
+// instead of waiting for window updates.
 const (
 	maxMsg = 16 << 20
 	window = 16 << 20
