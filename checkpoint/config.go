@@ -2,21 +2,35 @@ package checkpoint
 
 import "fmt"
 
-// Config says where a Store keeps the checkpoints of one pserver.
+// Config says where a Store keeps the checkpoints of one owner.
 type Config struct {
 	// Dir holds the checkpoint files; shared storage for multi-node jobs.
-	// Required: the caller derives it (e.g. <data-dir>/jobs/<name>/checkpoints).
+	// Required: the caller derives it (jobdir.Checkpoints for a job's pservers).
 	Dir string
-	// Keep is how many checkpoint files of this index survive a Save (>= 1).
+	// Keep is how many checkpoint files of this owner survive a Save (>= 1).
 	Keep int
-	// Index is the pserver index whose shard this Store checkpoints (>= 0).
+	// Index is the shard index these checkpoints hold (>= 0): the key of the
+	// owner's record in the Recorder and the index written in every file.
 	Index int
+	// Owner names whose state these checkpoints hold and starts every file
+	// name (<Owner>-step-<step>.ckpt), e.g. "master". Empty means
+	// "pserver-<Index>", the name pservers' checkpoints have always had.
+	// Letters, digits, '-' and '_' only.
+	Owner string
 }
 
 // DefaultConfig returns Keep 3 and Index 0. Dir is left empty on purpose: it
 // depends on the job and must be set before Validate passes.
 func DefaultConfig() Config {
 	return Config{Keep: 3}
+}
+
+// OwnerName is Owner, or the pserver owner of Index when Owner is empty.
+func (c Config) OwnerName() string {
+	if c.Owner == "" {
+		return pserverOwner(c.Index)
+	}
+	return c.Owner
 }
 
 // Validate reports the first field that is out of range.
@@ -28,6 +42,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Keep is %d; it must be at least 1", ErrInvalidConfig, c.Keep)
 	case c.Index < 0:
 		return fmt.Errorf("%w: Index is %d; it must not be negative", ErrInvalidConfig, c.Index)
+	case !validOwner(c.OwnerName()):
+		return fmt.Errorf("%w: Owner is %q; it must be letters, digits, '-' or '_'", ErrInvalidConfig, c.Owner)
 	}
 	return nil
 }

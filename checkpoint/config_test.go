@@ -42,31 +42,63 @@ func TestNewStoreRejectsBadInput(t *testing.T) {
 	}
 }
 
+func TestConfigOwner(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   Config
+		owner string
+		valid bool
+	}{
+		{Config{Index: 0}, "pserver-0", true},
+		{Config{Index: 12}, "pserver-12", true},
+		{Config{Index: 0, Owner: "master"}, "master", true},
+		{Config{Index: 3, Owner: "eval_2-b"}, "eval_2-b", true},
+		{Config{Owner: "../x"}, "../x", false},
+		{Config{Owner: ".hidden"}, ".hidden", false},
+		{Config{Owner: "a b"}, "a b", false},
+		{Config{Owner: "é"}, "é", false},
+	} {
+		if got := tc.cfg.OwnerName(); got != tc.owner {
+			t.Errorf("%+v: OwnerName = %q, want %q", tc.cfg, got, tc.owner)
+		}
+		c := tc.cfg
+		c.Dir, c.Keep = "/tmp/x", 1
+		if err := c.Validate(); (err == nil) != tc.valid || (err != nil && !errors.Is(err, ErrInvalidConfig)) {
+			t.Errorf("%+v: Validate = %v, want valid %v", tc.cfg, err, tc.valid)
+		}
+	}
+}
+
 func TestFileNames(t *testing.T) {
-	if got := fileName(2, 123); got != "pserver-2-step-0000000123.ckpt" {
-		t.Fatalf("fileName = %q", got)
+	for owner, want := range map[string]string{"pserver-2": "pserver-2-step-0000000123.ckpt", "master": "master-step-0000000123.ckpt"} {
+		if got := fileName(owner, 123); got != want {
+			t.Fatalf("fileName(%q, 123) = %q, want %q", owner, got, want)
+		}
 	}
 	for _, tc := range []struct {
 		name  string
-		index int
+		owner string
 		step  int64
 		ok    bool
 	}{
-		{"pserver-2-step-0000000123.ckpt", 2, 123, true},
-		{"pserver-2-step-12345678901.ckpt", 2, 12345678901, true},
-		{"pserver-12-step-0000000123.ckpt", 2, 0, false},
-		{"pserver-2-step-0000000123.ckpt", 12, 0, false},
-		{"pserver-2-step-123.ckpt", 2, 0, false},
-		{"pserver-2-step-+000000123.ckpt", 2, 0, false},
-		{"pserver-2-step-0000000123.ckpt.tmp-1", 2, 0, false},
-		{".pserver-2-step-0000000123.ckpt.tmp-77", 2, 0, false},
+		{"pserver-2-step-0000000123.ckpt", "pserver-2", 123, true},
+		{"pserver-2-step-12345678901.ckpt", "pserver-2", 12345678901, true},
+		{"master-step-0000000123.ckpt", "master", 123, true},
+		{"pserver-12-step-0000000123.ckpt", "pserver-2", 0, false},
+		{"pserver-2-step-0000000123.ckpt", "pserver-12", 0, false},
+		{"pserver-0-step-0000000123.ckpt", "master", 0, false},
+		{"master-step-0000000123.ckpt", "pserver-0", 0, false},
+		{"pserver-2-step-123.ckpt", "pserver-2", 0, false},
+		{"pserver-2-step-+000000123.ckpt", "pserver-2", 0, false},
+		{"pserver-2-step-0000000123.ckpt.tmp-1", "pserver-2", 0, false},
+		{".pserver-2-step-0000000123.ckpt.tmp-77", "pserver-2", 0, false},
 	} {
-		step, ok := parseFileName(tc.name, tc.index)
-		if ok != tc.ok || step != tc.step {
-			t.Errorf("parseFileName(%q, %d) = %d, %v; want %d, %v", tc.name, tc.index, step, ok, tc.step, tc.ok)
+		step, ok := parseFileName(tc.name, tc.owner)
+		if step != tc.step || ok != tc.ok {
+			t.Errorf("parseFileName(%q, %q) = %d, %v; want %d, %v", tc.name, tc.owner, step, ok, tc.step, tc.ok)
 		}
 	}
-	if !isTempFor(".pserver-2-step-0000000123.ckpt.tmp-77", 2) || isTempFor(".pserver-2-step-0000000123.ckpt.tmp-77", 1) {
-		t.Fatal("isTempFor does not tell temp files of index 2 apart")
+	temp := ".pserver-2-step-0000000123.ckpt.tmp-77"
+	if !isTempFor(temp, "pserver-2") || isTempFor(temp, "pserver-1") || isTempFor(temp, "master") {
+		t.Fatal("isTempFor does not tell temp files of pserver-2 apart")
 	}
 }

@@ -57,7 +57,7 @@ func TestCrashAtEveryCommitPoint(t *testing.T) {
 				if _, err := s.Save(ctx, testSnapshot(0, 4)); !errors.Is(err, errSimulatedCrash) {
 					t.Fatalf("Save: err = %v, want the simulated crash", err)
 				}
-				if hasTemp := slices.ContainsFunc(ckptFiles(t, dir), func(n string) bool { return isTempFor(n, 0) }); hasTemp != tc.wantTemp {
+				if hasTemp := slices.ContainsFunc(ckptFiles(t, dir), func(n string) bool { return isTempFor(n, pserverOwner(0)) }); hasTemp != tc.wantTemp {
 					t.Fatalf("temp file present = %v, want %v", hasTemp, tc.wantTemp)
 				}
 
@@ -74,9 +74,9 @@ func TestCrashAtEveryCommitPoint(t *testing.T) {
 				// The restarted pserver keeps checkpointing, and the debris of the
 				// crashed Save (temp file, surplus files) is gone afterwards.
 				next := mustSave(t, restarted, 5)
-				wantFiles := []string{fileName(0, 5)}
+				wantFiles := []string{pserverFile(0, 5)}
 				if keep == 2 {
-					wantFiles = []string{fileName(0, tc.wantStep), fileName(0, 5)}
+					wantFiles = []string{pserverFile(0, tc.wantStep), pserverFile(0, 5)}
 				}
 				if got := ckptFiles(t, dir); !slices.Equal(got, wantFiles) {
 					t.Fatalf("files after next Save = %v, want %v", got, wantFiles)
@@ -107,7 +107,7 @@ func TestSaveAfterFallbackDropsAbandonedNewerFiles(t *testing.T) {
 		t.Fatalf("fallback Load: step %v report %+v err %v", snap, report, err)
 	}
 	mustSave(t, restarted, 15)
-	want := []string{fileName(0, 10), fileName(0, 15)}
+	want := []string{pserverFile(0, 10), pserverFile(0, 15)}
 	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files = %v, want %v (damaged step 20 removed)", got, want)
 	}

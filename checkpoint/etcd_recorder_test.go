@@ -79,7 +79,7 @@ func TestEtcdRecorder(t *testing.T) {
 
 	t.Run("stores JSON at prefix/index with ModRevision as version", func(t *testing.T) {
 		r := NewEtcdRecorder(cli, "/gtrain/jobs/b/checkpoints")
-		rec := Record{Index: 2, Step: 77, File: fileName(2, 77), SHA256: strings.Repeat("ab", 32)}
+		rec := Record{Index: 2, Step: 77, File: pserverFile(2, 77), SHA256: strings.Repeat("ab", 32)}
 		v, err := r.CompareAndSwap(ctx, rec, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -97,43 +97,9 @@ func TestEtcdRecorder(t *testing.T) {
 		}
 	})
 
-	t.Run("CAS conflict with a concurrent writer", func(t *testing.T) {
-		a := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
-		b := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
-		v0, err := a.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.CompareAndSwap(ctx, Record{Index: 0, Step: 2}, v0); err != nil {
-			t.Fatal(err)
-		}
-		_, err = a.CompareAndSwap(ctx, Record{Index: 0, Step: 3}, v0)
-		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), fmt.Sprintf("expected %d", v0)) {
-			t.Fatalf("err = %v, want ErrConflict naming version %d", err, v0)
-		}
-		if rec, _, _, _ := a.Load(ctx, 0); rec.Step != 2 {
-			t.Fatalf("record step %d after conflict, want 2", rec.Step)
-		}
-	})
+	t.Run("CAS conflict with a concurrent writer", func(t *testing.T) { testEtcdConflict(ctx, t, cli) })
 
-	t.Run("failing guard is a conflict", func(t *testing.T) {
-		const fence = "/gtrain/jobs/d/pserver-0-owner"
-		r := NewEtcdRecorder(cli, "/gtrain/jobs/d/checkpoints")
-		r.Guard = []clientv3.Cmp{clientv3.Compare(clientv3.Value(fence), "=", "me")}
-		if _, err := cli.Put(ctx, fence, "someone-else"); err != nil {
-			t.Fatal(err)
-		}
-		_, err := r.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0)
-		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "guard") {
-			t.Fatalf("err = %v, want ErrConflict naming the guard", err)
-		}
-		if _, err := cli.Put(ctx, fence, "me"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0); err != nil {
-			t.Fatalf("guard holds, CAS failed: %v", err)
-		}
-	})
+	t.Run("failing guard is a conflict", func(t *testing.T) { testEtcdGuard(ctx, t, cli) })
 
 	t.Run("garbage record is ErrCorrupt", func(t *testing.T) {
 		r := NewEtcdRecorder(cli, "/gtrain/jobs/e/checkpoints")
@@ -145,24 +111,64 @@ func TestEtcdRecorder(t *testing.T) {
 		}
 	})
 
-	t.Run("store over etcd saves, loads and fences", func(t *testing.T) {
-		dir, r := t.TempDir(), NewEtcdRecorder(cli, "/gtrain/jobs/f/checkpoints")
-		a, b := newTestStore(t, dir, r, 2), newTestStore(t, dir, r, 2)
-		if _, _, err := a.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
-			t.Fatalf("first Load: %v", err)
-		}
-		if _, _, err := b.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
-			t.Fatalf("first Load: %v", err)
-		}
-		mustSave(t, a, 1)
-		saved := mustSave(t, a, 2)
-		if _, err := b.Save(ctx, testSnapshot(0, 3)); !errors.Is(err, ErrConflict) {
-			t.Fatalf("stale store Save: err = %v, want ErrConflict", err)
-		}
-		snap, report, err := newTestStore(t, dir, r, 2).Load(ctx)
-		if err != nil || report.Loaded != saved {
-			t.Fatalf("Load: report %+v err %v", report, err)
-		}
-		assertSameSnapshot(t, testSnapshot(0, 2), snap)
-	})
+	t.Run("store over etcd saves, loads and fences", func(t *testing.T) { testStoreOverEtcd(ctx, t, cli) })
+}
+
+func testEtcdConflict(ctx context.Context, t *testing.T, cli *clientv3.Client) {
+	a := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
+	b := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
+	v0, err := a.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CompareAndSwap(ctx, Record{Index: 0, Step: 2}, v0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.CompareAndSwap(ctx, Record{Index: 0, Step: 3}, v0)
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), fmt.Sprintf("expected %d", v0)) {
+		t.Fatalf("err = %v, want ErrConflict naming version %d", err, v0)
+	}
+	if rec, _, _, _ := a.Load(ctx, 0); rec.Step != 2 {
+		t.Fatalf("record step %d after conflict, want 2", rec.Step)
+	}
+}
+
+func testEtcdGuard(ctx context.Context, t *testing.T, cli *clientv3.Client) {
+	const fence = "/gtrain/jobs/d/pserver-0-owner"
+	r := NewEtcdRecorder(cli, "/gtrain/jobs/d/checkpoints")
+	r.Guard = []clientv3.Cmp{clientv3.Compare(clientv3.Value(fence), "=", "me")}
+	if _, err := cli.Put(ctx, fence, "someone-else"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0)
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "guard") {
+		t.Fatalf("err = %v, want ErrConflict naming the guard", err)
+	}
+	if _, err := cli.Put(ctx, fence, "me"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0); err != nil {
+		t.Fatalf("guard holds, CAS failed: %v", err)
+	}
+}
+
+func testStoreOverEtcd(ctx context.Context, t *testing.T, cli *clientv3.Client) {
+	dir, r := t.TempDir(), NewEtcdRecorder(cli, "/gtrain/jobs/f/checkpoints")
+	a, b := newTestStore(t, dir, r, 2), newTestStore(t, dir, r, 2)
+	if _, _, err := a.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("first Load: %v", err)
+	}
+	if _, _, err := b.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("first Load: %v", err)
+	}
+	mustSave(t, a, 1)
+	saved := mustSave(t, a, 2)
+	if _, err := b.Save(ctx, testSnapshot(0, 3)); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale store Save: err = %v, want ErrConflict", err)
+	}
+	snap, report, err := newTestStore(t, dir, r, 2).Load(ctx)
+	if err != nil || report.Loaded != saved {
+		t.Fatalf("Load: report %+v err %v", report, err)
+	}
+	assertSameSnapshot(t, testSnapshot(0, 2), snap)
 }

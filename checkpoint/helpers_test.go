@@ -115,5 +115,8 @@ func flipByte(t *testing.T, path string, off int64) {
 }
 
 func ckptPath(dir string, index int, step int64) string {
-	return filepath.Join(dir, fileName(index, step))
+	return filepath.Join(dir, pserverFile(index, step))
 }
+
+// pserverFile is the name of pserver index's checkpoint of step.
+func pserverFile(index int, step int64) string { return fileName(pserverOwner(index), step) }

@@ -45,7 +45,7 @@ type candidate struct {
 }
 
 // Load returns the newest checkpoint that verifies among the recorded one and
-// the files of this index in Config.Dir, newest step first. It returns
+// the files of this owner in Config.Dir, newest step first. It returns
 // ErrNoCheckpoint only when there is no record and no file, and
 // ErrCheckpointLost when there is something but nothing valid; the report is
 // filled in every case. A successful or lost Load also arms fencing: the next
@@ -58,10 +58,10 @@ func (s *Store) Load(ctx context.Context) (*Snapshot, LoadReport, error) {
 	idx := s.cfg.Index
 	rec, version, found, err := s.rec.Load(ctx, idx)
 	if err != nil {
-		return nil, report, fmt.Errorf("checkpoint: reading the record of pserver %d: %w", idx, err)
+		return nil, report, fmt.Errorf("checkpoint: reading the record of %s: %w", s.cfg.Owner, err)
 	}
 	if found && rec.Index != idx {
-		return nil, report, fmt.Errorf("%w: the record stored for pserver %d names pserver %d", ErrCorrupt, idx, rec.Index)
+		return nil, report, fmt.Errorf("%w: the record stored for %s (index %d) names index %d", ErrCorrupt, s.cfg.Owner, idx, rec.Index)
 	}
 	report.Recorded, report.RecordFound = rec, found
 	s.version, s.versionKnown, s.unsure = version, true, nil
@@ -93,21 +93,21 @@ func (s *Store) Load(ctx context.Context) (*Snapshot, LoadReport, error) {
 		return snap, report, nil
 	}
 	if !found && len(cands) == 0 {
-		return nil, report, fmt.Errorf("checkpoint: pserver %d has no record and no file in %s: %w", idx, s.cfg.Dir, ErrNoCheckpoint)
+		return nil, report, fmt.Errorf("checkpoint: %s has no record and no file in %s: %w", s.cfg.Owner, s.cfg.Dir, ErrNoCheckpoint)
 	}
-	return nil, report, lostError(idx, rec, found, report.Skipped)
+	return nil, report, lostError(s.cfg.Owner, rec, found, report.Skipped)
 }
 
-func lostError(idx int, rec Record, found bool, skipped []SkippedCheckpoint) error {
+func lostError(owner string, rec Record, found bool, skipped []SkippedCheckpoint) error {
 	what := "no record, but checkpoint files exist"
 	if found {
 		what = fmt.Sprintf("record points at step %d (%s)", rec.Step, rec.File)
 	}
-	return fmt.Errorf("%w: pserver %d: %s; all %d candidates failed, newest because: %s",
-		ErrCheckpointLost, idx, what, len(skipped), skipped[0].Reason)
+	return fmt.Errorf("%w: %s: %s; all %d candidates failed, newest because: %s",
+		ErrCheckpointLost, owner, what, len(skipped), skipped[0].Reason)
 }
 
-// candidates merges the recorded file with this index's files in the
+// candidates merges the recorded file with this owner's files in the
 // directory, newest step first (the recorded one first on a tie).
 func (s *Store) candidates(rec Record, found bool, report *LoadReport) ([]candidate, error) {
 	entries, err := os.ReadDir(s.cfg.Dir)
@@ -117,7 +117,7 @@ func (s *Store) candidates(rec Record, found bool, report *LoadReport) ([]candid
 	}
 	byName := make(map[string]*candidate)
 	for _, e := range entries {
-		if step, ok := parseFileName(e.Name(), s.cfg.Index); ok && e.Type().IsRegular() {
+		if step, ok := parseFileName(e.Name(), s.cfg.Owner); ok && e.Type().IsRegular() {
 			byName[e.Name()] = &candidate{name: e.Name(), step: step}
 		}
 	}
@@ -175,7 +175,7 @@ func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
 		return nil, "", fmt.Errorf("checkpoint file %s: %w", path, err)
 	}
 	if snap.Index != s.cfg.Index || snap.Step != c.step {
-		return nil, "", fmt.Errorf("%w: checkpoint file %s holds pserver %d step %d, expected pserver %d step %d",
+		return nil, "", fmt.Errorf("%w: checkpoint file %s holds index %d step %d, expected index %d step %d",
 			ErrCorrupt, path, snap.Index, snap.Step, s.cfg.Index, c.step)
 	}
 	return snap, hex.EncodeToString(sum[:]), nil
@@ -191,10 +191,10 @@ func (s *Store) LoadStep(ctx context.Context, step int64) (*Snapshot, error) {
 	idx := s.cfg.Index
 	_, version, _, err := s.rec.Load(ctx, idx)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: reading the record of pserver %d: %w", idx, err)
+		return nil, fmt.Errorf("checkpoint: reading the record of %s: %w", s.cfg.Owner, err)
 	}
 	s.version, s.versionKnown, s.unsure = version, true, nil
-	snap, _, err := s.readCandidate(candidate{name: fileName(idx, step), step: step})
+	snap, _, err := s.readCandidate(candidate{name: fileName(s.cfg.Owner, step), step: step})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func recorderContract(t *testing.T, r Recorder) {
 	if _, v, found, err := r.Load(ctx, 4); err != nil || found || v != 0 {
 		t.Fatalf("empty Load = v%d found=%v err=%v", v, found, err)
 	}
-	rec1 := Record{Index: 4, Step: 10, File: fileName(4, 10), SHA256: "aa"}
+	rec1 := Record{Index: 4, Step: 10, File: pserverFile(4, 10), SHA256: "aa"}
 	if _, err := r.CompareAndSwap(ctx, rec1, 99); !errors.Is(err, ErrConflict) {
 		t.Fatalf("CAS on absent key with version 99: err = %v, want ErrConflict", err)
 	}
@@ -29,7 +29,7 @@ func recorderContract(t *testing.T, r Recorder) {
 	if _, err := r.CompareAndSwap(ctx, rec1, 0); !errors.Is(err, ErrConflict) {
 		t.Fatalf("second create: err = %v, want ErrConflict", err)
 	}
-	rec2 := Record{Index: 4, Step: 20, File: fileName(4, 20), SHA256: "bb"}
+	rec2 := Record{Index: 4, Step: 20, File: pserverFile(4, 20), SHA256: "bb"}
 	v2, err := r.CompareAndSwap(ctx, rec2, v1)
 	if err != nil || v2 <= v1 {
 		t.Fatalf("update: v=%d err=%v (previous %d)", v2, err, v1)

@@ -26,7 +26,7 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	name := fileName(s.cfg.Index, snap.Step)
+	name := fileName(s.cfg.Owner, snap.Step)
 	sum, err := s.writeDurable(ctx, snap, name)
 	if err != nil {
 		return Record{}, err
@@ -52,7 +52,7 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 // the debris a crash would.
 func (s *Store) writeDurable(ctx context.Context, snap Snapshot, name string) (sum [sha256.Size]byte, err error) {
 	dir := s.cfg.Dir
-	f, err := os.CreateTemp(dir, tempPattern(s.cfg.Index, snap.Step))
+	f, err := os.CreateTemp(dir, tempPattern(s.cfg.Owner, snap.Step))
 	if err != nil {
 		return sum, fmt.Errorf("checkpoint: creating temp file in %s: %w", dir, err)
 	}
@@ -142,9 +142,9 @@ func (s *Store) prune(rec Record) {
 	}
 	var ours []file
 	for _, e := range entries {
-		if step, ok := parseFileName(e.Name(), s.cfg.Index); ok {
+		if step, ok := parseFileName(e.Name(), s.cfg.Owner); ok {
 			ours = append(ours, file{e.Name(), step})
-		} else if isTempFor(e.Name(), s.cfg.Index) {
+		} else if isTempFor(e.Name(), s.cfg.Owner) {
 			s.remove(e.Name())
 		}
 	}

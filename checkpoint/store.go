@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// Store saves and loads the checkpoints of one pserver index. Its methods are
+// Store saves and loads the checkpoints of one owner (Config.OwnerName). Its methods are
 // safe for concurrent use; they run one at a time.
 type Store struct {
 	cfg Config
@@ -56,6 +56,7 @@ func NewStore(cfg Config, rec Recorder, log *slog.Logger) (*Store, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint: creating directory %s: %w", cfg.Dir, err)
 	}
+	cfg.Owner = cfg.OwnerName()
 	return &Store{cfg: cfg, rec: rec, log: log}, nil
 }
 
@@ -73,13 +74,13 @@ func (s *Store) knownVersion(ctx context.Context) (int64, error) {
 	}
 	rec, version, found, err := s.rec.Load(ctx, s.cfg.Index)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoint: reading the record of pserver %d: %w", s.cfg.Index, err)
+		return 0, fmt.Errorf("checkpoint: reading the record of %s: %w", s.cfg.Owner, err)
 	}
 	if s.unsure != nil {
 		landed := found && rec == *s.unsure
 		if !landed && version != s.version {
-			return 0, fmt.Errorf("%w: record of pserver %d moved to version %d (step %d) while this store's last write was unanswered",
-				ErrConflict, s.cfg.Index, version, rec.Step)
+			return 0, fmt.Errorf("%w: record of %s moved to version %d (step %d) while this store's last write was unanswered",
+				ErrConflict, s.cfg.Owner, version, rec.Step)
 		}
 		s.unsure = nil
 	}

@@ -38,7 +38,7 @@ func TestSaveKeepsNewestAndDeletesOldestFirst(t *testing.T) {
 	for _, step := range []int64{1, 2, 3, 4} {
 		mustSave(t, s, step)
 	}
-	want := []string{fileName(0, 3), fileName(0, 4)}
+	want := []string{pserverFile(0, 3), pserverFile(0, 4)}
 	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files = %v, want %v", got, want)
 	}
@@ -56,10 +56,41 @@ func TestSaveLeavesOtherIndexesAlone(t *testing.T) {
 	s := newTestStore(t, dir, mem, 1)
 	mustSave(t, s, 1)
 	mustSave(t, s, 2)
-	want := []string{fileName(0, 2), fileName(1, 7)}
+	want := []string{pserverFile(0, 2), pserverFile(1, 7)}
 	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files = %v, want %v", got, want)
 	}
+}
+
+// The master checkpoints as index 0 like pserver-0; its owner name keeps the
+// two apart even in one directory.
+func TestOwnersShareADirectory(t *testing.T) {
+	ctx, dir := context.Background(), t.TempDir()
+	master, err := NewStore(Config{Dir: dir, Keep: 1, Index: 0, Owner: "master"}, NewMemRecorder(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := master.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("first Load: %v", err)
+	}
+	saved, err := master.Save(ctx, testSnapshot(0, 7))
+	if err != nil || saved.File != "master-step-0000000007.ckpt" {
+		t.Fatalf("Save = %+v, %v", saved, err)
+	}
+	ps := newTestStore(t, dir, NewMemRecorder(), 1)
+	if _, _, err := ps.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("pserver-0 Load beside the master's file: %v, want ErrNoCheckpoint", err)
+	}
+	mustSave(t, ps, 1)
+	mustSave(t, ps, 2)
+	if got, want := ckptFiles(t, dir), []string{"master-step-0000000007.ckpt", pserverFile(0, 2)}; !slices.Equal(got, want) {
+		t.Fatalf("files = %v, want %v", got, want)
+	}
+	snap, err := master.LoadStep(ctx, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameSnapshot(t, testSnapshot(0, 7), snap)
 }
 
 func TestSaveRejectsInvalidSnapshot(t *testing.T) {
@@ -95,7 +126,7 @@ func TestSaveCancelledLeavesNoDebris(t *testing.T) {
 func TestLoadNothingIsErrNoCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	// Files of another index and stray files are not checkpoints of pserver 0.
-	for _, name := range []string{fileName(1, 5), "notes.txt", ".pserver-0-step-0000000005.ckpt.tmp-1"} {
+	for _, name := range []string{pserverFile(1, 5), "notes.txt", ".pserver-0-step-0000000005.ckpt.tmp-1"} {
 		if err := os.WriteFile(dir+"/"+name, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -290,10 +321,10 @@ func TestLoadRecorderErrorIsNotNoCheckpoint(t *testing.T) {
 func TestLoadRejectsRecordOfAnotherIndex(t *testing.T) {
 	mem := NewMemRecorder()
 	// A recorder that files index 1's record under index 0.
-	if _, err := mem.CompareAndSwap(context.Background(), Record{Index: 0, Step: 1, File: fileName(0, 1)}, 0); err != nil {
+	if _, err := mem.CompareAndSwap(context.Background(), Record{Index: 0, Step: 1, File: pserverFile(0, 1)}, 0); err != nil {
 		t.Fatal(err)
 	}
-	mem.records[0] = memEntry{rec: Record{Index: 1, Step: 1, File: fileName(1, 1)}, version: mem.records[0].version}
+	mem.records[0] = memEntry{rec: Record{Index: 1, Step: 1, File: pserverFile(1, 1)}, version: mem.records[0].version}
 	_, _, err := newTestStore(t, t.TempDir(), mem, 3).Load(context.Background())
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)

@@ -1,16 +1,26 @@
 // Package pserver holds one shard of a job's parameters and applies the
-// optimizer to the gradients trainers push.
+// optimizer to the gradients trainers push. Other roles reach it through
+// pserver/client, never by importing this package.
 //
-// Pure parts, unit-tested without sockets or etcd: partition.go (blocks spread
-// evenly over pservers by size), optimizer.go (sgd, momentum, adagrad, adam,
-// elementwise per block), shard.go (the step logic: sync mode waits for every
-// trainer's gradient of a step and applies their record-weighted mean summed
-// in trainer-ID order, so the result does not depend on arrival order; async
-// mode applies each push at once). The edges: server.go (gRPC, raw
-// little-endian float32 bytes), client.go (what trainers and the master use),
-// run.go (the `gtraind pserver` process: etcd registration under a lease,
-// claimed only if free so one index is never served twice).
+// Pure parts, unit-tested without sockets or etcd: optimizer.go (sgd,
+// momentum, adagrad, adam, elementwise per block), shard.go (the step logic:
+// sync mode waits for every trainer's gradient of a step and applies their
+// record-weighted mean summed in trainer-ID order, so the result does not
+// depend on arrival order; async mode applies each push at once),
+// snapshot.go (the copy a checkpoint is written from, and restores). The
+// edges: server.go and pushsink.go (gRPC; the wire contract is pserver/wire),
+// and the `gtraind pserver` process: process.go (Run, in named steps),
+// registration.go (etcd registration under a lease, claimed only if free so
+// one index is never served twice), restore.go (where a restarted shard
+// continues from), checkpointer.go (writing and marking checkpoints).
 //
-// It must not decide what data is trained on (the master does) nor compute
-// gradients (the trainer does).
+// Three counters, one name each: a step is the count of updates applied; the
+// rollback epoch is the master's count of rollbacks, carried by every push,
+// pull and restore (the wire's "epoch" fields), so requests of an older one
+// are refused; the restore count is this shard's own count of value
+// replacements, so a pull waiting across one aborts.
+//
+// It must not decide what data is trained on (the master does), compute
+// gradients (the trainer does), nor build etcd keys (coord does) or job
+// paths (internal/jobdir does).
 package pserver

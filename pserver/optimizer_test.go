@@ -75,26 +75,31 @@ func TestOptimizerHandComputed(t *testing.T) {
 			},
 		},
 	}
-	const tol = 1e-6
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			opt, err := NewOptimizer(tc.cfg)
-			if err != nil {
-				t.Fatalf("NewOptimizer(%+v): %v", tc.cfg, err)
-			}
-			p := append([]float32(nil), tc.p0...)
-			slots := newSlots(opt.Slots(), len(p))
-			for i, st := range tc.steps {
-				opt.Update(p, st.g, slots, int64(i+1))
-				assertClose(t, "p", i+1, p, st.wantP, tol)
-				if st.wantS0 != nil {
-					assertClose(t, "slot 0", i+1, slots[0], st.wantS0, tol)
-				}
-				if st.wantS1 != nil {
-					assertClose(t, "slot 1", i+1, slots[1], st.wantS1, tol)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkSteps(t, tc.cfg, tc.p0, tc.steps) })
+	}
+}
+
+// checkSteps applies steps to p0 with a new optimizer of cfg and checks the
+// parameters and slots after each.
+func checkSteps(t *testing.T, cfg OptimizerConfig, p0 []float32, steps []step) {
+	t.Helper()
+	const tol = 1e-6
+	opt, err := NewOptimizer(cfg)
+	if err != nil {
+		t.Fatalf("NewOptimizer(%+v): %v", cfg, err)
+	}
+	p := append([]float32(nil), p0...)
+	slots := newSlots(opt.Slots(), len(p))
+	for i, st := range steps {
+		opt.Update(p, st.g, slots, int64(i+1))
+		assertClose(t, "p", i+1, p, st.wantP, tol)
+		if st.wantS0 != nil {
+			assertClose(t, "slot 0", i+1, slots[0], st.wantS0, tol)
+		}
+		if st.wantS1 != nil {
+			assertClose(t, "slot 1", i+1, slots[1], st.wantS1, tol)
+		}
 	}
 }
 

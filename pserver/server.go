@@ -9,37 +9,38 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/wire"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// chunkFloats bounds one message's payload (1 MiB, the fastest measured on
-// loopback between 512 KiB and 4 MiB): large enough to amortise
-// per-message cost, well under gRPC's message limits.
-const chunkFloats = 256 << 10
 
 // Server exposes a Shard over gRPC.
 type Server struct {
 	api.UnimplementedPServerServer
 	index int
 	shard *Shard
-	// restore loads the shard's checkpoint of a step and enters epoch (nil:
-	// Restore unsupported).
-	restore func(ctx context.Context, step, epoch int64) error
+	// restore loads the shard's checkpoint of a step and enters a rollback
+	// epoch (nil: Restore unsupported).
+	restore RestoreFunc
 	termMu  sync.Mutex
 	term    int64 // the highest master term that restored this shard
 }
 
+// RestoreFunc puts a shard at the checkpoint of step and in the master's
+// rollbackEpoch.
+type RestoreFunc func(ctx context.Context, step, rollbackEpoch int64) error
+
 // NewServer serves shard as pserver index; restore (may be nil) backs the
 // Restore RPC.
-func NewServer(index int, shard *Shard, restore func(ctx context.Context, step, epoch int64) error) *Server {
+func NewServer(index int, shard *Shard, restore RestoreFunc) *Server {
 	return &Server{index: index, shard: shard, restore: restore}
 }
 
 // Push receives one trainer's gradient for one step.
 func (s *Server) Push(stream api.PServer_PushServer) error {
 	receive := s.receiveDecoded
-	if littleEndian {
+	if wire.DecodesInPlace() {
 		receive = s.receiveInto
 	}
 	g, err := receive(stream)
@@ -86,7 +87,7 @@ func (s *Server) receiveDecoded(stream api.PServer_PushServer) (*Gradient, error
 			g = s.shard.NewGradient(int(msg.TrainerId), msg.Step, msg.Records)
 		}
 		g.Checkpoint = g.Checkpoint || msg.Checkpoint
-		g.Epoch = msg.Epoch
+		g.RollbackEpoch = msg.Epoch
 		if len(msg.Data) == 0 {
 			continue
 		}
@@ -107,26 +108,13 @@ func (s *Server) receiveDecoded(stream api.PServer_PushServer) (*Gradient, error
 // Pull waits until the shard applied min_step steps, then streams its
 // parameters, all of one step.
 func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error {
-	ctx := stream.Context()
-	_, _, epoch := s.shard.Advanced()
-	for {
-		ch, step, now := s.shard.Advanced()
-		if now != epoch || req.Epoch < s.shard.JobEpoch() {
-			return status.Errorf(codes.Aborted, "pserver %d rolled back to step %d (epoch %d) while waiting for step %d of epoch %d",
-				s.index, step, s.shard.JobEpoch(), req.MinStep, req.Epoch)
-		}
-		if step >= req.MinStep {
-			break
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		}
+	_, _, restores := s.shard.Advanced()
+	if err := s.awaitStep(stream.Context(), req, restores); err != nil {
+		return err
 	}
-	return s.shard.View(func(step int64, b Block, param []float32) error {
-		for off := 0; off < len(param); off += chunkFloats {
-			end := min(off+chunkFloats, len(param))
+	return s.shard.View(func(step int64, b client.Block, param []float32) error {
+		for off := 0; off < len(param); off += wire.ChunkFloats {
+			end := min(off+wire.ChunkFloats, len(param))
 			msg := &api.ParamChunk{Step: step, Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(param[off:end])}
 			if err := stream.Send(msg); err != nil {
 				return err
@@ -136,9 +124,30 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 	})
 }
 
+// awaitStep waits until the shard reached req's min_step. A restore since the
+// shard's restore count was restores (the values waited on are gone) or a
+// rollback past req's rollback epoch aborts it.
+func (s *Server) awaitStep(ctx context.Context, req *api.PullRequest, restores int64) error {
+	for {
+		advanced, step, nowRestores := s.shard.Advanced()
+		if nowRestores != restores || req.Epoch < s.shard.RollbackEpoch() {
+			return status.Errorf(codes.Aborted, "pserver %d rolled back to step %d (rollback epoch %d) while waiting for step %d of rollback epoch %d",
+				s.index, step, s.shard.RollbackEpoch(), req.MinStep, req.Epoch)
+		}
+		if step >= req.MinStep {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
+}
+
 // Info tells what this pserver holds.
 func (s *Server) Info(ctx context.Context, _ *api.InfoRequest) (*api.InfoReply, error) {
-	r := &api.InfoReply{Index: int32(s.index), Step: s.shard.Step(), Epoch: s.shard.JobEpoch()}
+	r := &api.InfoReply{Index: int32(s.index), Step: s.shard.Step(), Epoch: s.shard.RollbackEpoch()}
 	for _, b := range s.shard.Blocks() {
 		r.Blocks = append(r.Blocks, int32(b.ID))
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // Sentinel errors of the step logic.
@@ -13,7 +15,7 @@ var (
 	ErrBadTrainer  = errors.New("trainer ID out of range")
 	ErrBadBlock    = errors.New("block not held by this pserver")
 	ErrBadGradient = errors.New("gradient data out of the block's bounds")
-	ErrRolledBack  = errors.New("the job rolled back past this request's epoch")
+	ErrRolledBack  = errors.New("the job rolled back past this request's rollback epoch")
 )
 
 // Mode is how pushes become steps.
@@ -40,8 +42,8 @@ func ParseMode(s string) (Mode, error) {
 // ShardConfig configures a Shard.
 type ShardConfig struct {
 	Mode      Mode
-	Trainers  int     // sync: pushes per step
-	Blocks    []Block // the blocks this pserver holds
+	Trainers  int            // sync: pushes per step
+	Blocks    []client.Block // the blocks this pserver holds
 	Optimizer OptimizerConfig
 }
 
@@ -54,7 +56,7 @@ func (c ShardConfig) Validate() error {
 }
 
 type blockState struct {
-	Block
+	client.Block
 	param []float32
 	slots [][]float32
 }
@@ -67,10 +69,10 @@ type Gradient struct {
 	Records int64
 	// Checkpoint asks for a snapshot right after this step is applied; every
 	// trainer carries the master's flag, so every pserver snapshots the same step.
-	Checkpoint bool
-	Epoch      int64 // the master's rollback epoch the trainer worked in
-	data       map[int][]float32
-	got        map[int]int // floats received per block: a push must cover every block
+	Checkpoint    bool
+	RollbackEpoch int64 // the master's rollback epoch the trainer worked in
+	data          map[int][]float32
+	got           map[int]int // floats received per block: a push must cover every block
 }
 
 // Shard is the pure step logic of one pserver: no sockets, no clock.
@@ -84,17 +86,21 @@ type Shard struct {
 	step   int64 // steps applied
 
 	pending  map[int]*Gradient // sync: this step's pushes by trainer
-	advanced chan struct{}     // closed and replaced whenever step or epoch changes
-	epoch    int64             // bumped by Restore: pulls waiting across it abort
-	jobEpoch int64             // sync: the master's rollback epoch; older pulls and pushes are refused
-	free     sync.Pool         // of *Gradient
+	advanced chan struct{}     // closed and replaced whenever step or restores changes
+	// restores counts Restore, Rebase and Reinit, this process's own
+	// replacements of the shard's values: a pull waiting across one aborts.
+	restores int64
+	// rollbackEpoch (sync) is the newest of the master's rollback epochs this
+	// shard was restored in; pulls and pushes of older ones are refused.
+	rollbackEpoch int64
+	free          sync.Pool // of *Gradient
 
 	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
 	spare     chan *Snapshot // reusable snapshot buffers
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.
-func NewShard(cfg ShardConfig, init func(b Block, dst []float32)) (*Shard, error) {
+func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -125,19 +131,19 @@ func (s *Shard) Step() int64 {
 	return s.step
 }
 
-// Advanced returns a channel closed at the next step or rollback, the current
+// Advanced returns a channel closed at the next step or restore, the current
 // step and the restore count.
-func (s *Shard) Advanced() (<-chan struct{}, int64, int64) {
+func (s *Shard) Advanced() (advanced <-chan struct{}, step, restores int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.advanced, s.step, s.epoch
+	return s.advanced, s.step, s.restores
 }
 
-// JobEpoch is the master's rollback epoch this shard was last restored in.
-func (s *Shard) JobEpoch() int64 {
+// RollbackEpoch is the master's rollback epoch this shard was last restored in.
+func (s *Shard) RollbackEpoch() int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.jobEpoch
+	return s.rollbackEpoch
 }
 
 // NewGradient returns an empty gradient buffer sized for this shard.
@@ -149,7 +155,7 @@ func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
 			g.data[id] = make([]float32, s.blocks[id].Len)
 		}
 	}
-	g.Trainer, g.Step, g.Records, g.Checkpoint, g.Epoch = trainer, step, records, false, 0
+	g.Trainer, g.Step, g.Records, g.Checkpoint, g.RollbackEpoch = trainer, step, records, false, 0
 	// No clearing: a push writes every float of every block (Push checks),
 	// and zeroing a whole shard per push would cost as much as a copy.
 	clear(g.got)
@@ -199,8 +205,8 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		return false, s.step, fmt.Errorf("trainer %d of %d: %w", g.Trainer, s.cfg.Trainers, ErrBadTrainer)
 	}
 	switch {
-	case g.Epoch < s.jobEpoch:
-		return false, s.step, fmt.Errorf("push of step %d in epoch %d, job at epoch %d: %w", g.Step, g.Epoch, s.jobEpoch, ErrRolledBack)
+	case g.RollbackEpoch < s.rollbackEpoch:
+		return false, s.step, fmt.Errorf("push of step %d in rollback epoch %d, job at rollback epoch %d: %w", g.Step, g.RollbackEpoch, s.rollbackEpoch, ErrRolledBack)
 	case g.Step < s.step:
 		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrStaleStep)
 	case g.Step > s.step:
@@ -286,7 +292,7 @@ func scale(v []float32, k float32) {
 // View calls fn with each block's parameters, in block order, under a read
 // lock held for the whole walk: fn sees one consistent step. fn must not
 // retain the slices.
-func (s *Shard) View(fn func(step int64, b Block, param []float32) error) error {
+func (s *Shard) View(fn func(step int64, b client.Block, param []float32) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, id := range s.order {
@@ -299,8 +305,8 @@ func (s *Shard) View(fn func(step int64, b Block, param []float32) error) error 
 }
 
 // Blocks lists the blocks held, in order.
-func (s *Shard) Blocks() []Block {
-	out := make([]Block, 0, len(s.order))
+func (s *Shard) Blocks() []client.Block {
+	out := make([]client.Block, 0, len(s.order))
 	for _, id := range s.order {
 		out = append(out, s.blocks[id].Block)
 	}

@@ -4,17 +4,19 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 func testShard(t *testing.T, mode Mode, trainers int, opt string) *Shard {
 	t.Helper()
-	blocks, err := Partition([]int{5, 3}, 1, 4)
+	blocks, err := client.Partition([]int{5, 3}, 1, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := NewShard(ShardConfig{Mode: mode, Trainers: trainers, Blocks: blocks,
 		Optimizer: OptimizerConfig{Kind: opt, LearningRate: 0.1}.WithDefaults()},
-		func(b Block, dst []float32) {
+		func(b client.Block, dst []float32) {
 			for i := range dst {
 				dst[i] = float32(b.Param*10 + b.Offset + i)
 			}
@@ -42,7 +44,7 @@ func grad(s *Shard, trainer int, step, records int64, f func(b, i int) float32) 
 
 func params(s *Shard) []float32 {
 	var out []float32
-	_ = s.View(func(_ int64, _ Block, p []float32) error { out = append(out, p...); return nil })
+	_ = s.View(func(_ int64, _ client.Block, p []float32) error { out = append(out, p...); return nil })
 	return out
 }
 

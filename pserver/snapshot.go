@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // ErrShapeMismatch is returned when a checkpoint does not fit the shard.
@@ -75,10 +76,10 @@ func (s *Shard) snapshotLocked() bool {
 }
 
 // Restore puts the shard at a checkpoint's step and values (a rollback or a
-// restart) and enters the master's rollback epoch, under one lock so that no
-// push of the old epoch slips in between. Pending pushes are dropped and
-// waiting pulls are woken to abort.
-func (s *Shard) Restore(step, epoch int64, sections []checkpoint.Section) error {
+// restart) and enters the master's rollbackEpoch, under one lock so that no
+// push of an older rollback epoch slips in between. Pending pushes are
+// dropped and waiting pulls are woken to abort.
+func (s *Shard) Restore(step, rollbackEpoch int64, sections []checkpoint.Section) error {
 	byName := make(map[string][]float32, len(sections))
 	for _, sec := range sections {
 		byName[sec.Name] = sec.Data
@@ -104,22 +105,22 @@ func (s *Shard) Restore(step, epoch int64, sections []checkpoint.Section) error 
 			copy(slot, byName[slotSection(id, k)])
 		}
 	}
-	s.resetLocked(step, epoch)
+	s.resetLocked(step, rollbackEpoch)
 	return nil
 }
 
-// Rebase enters epoch without touching the values: a shard already at the
-// rollback's step holds exactly that step's values (sync training is
+// Rebase enters rollbackEpoch without touching the values: a shard already
+// at the rollback's step holds exactly that step's values (sync training is
 // deterministic). Pending pushes are dropped, waiting pulls abort.
-func (s *Shard) Rebase(epoch int64) {
+func (s *Shard) Rebase(rollbackEpoch int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.resetLocked(s.step, epoch)
+	s.resetLocked(s.step, rollbackEpoch)
 }
 
 // Reinit puts the shard back at step 0 with the initial parameters (a
 // rollback to the start when no complete checkpoint exists).
-func (s *Shard) Reinit(epoch int64, init func(b Block, dst []float32)) {
+func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []float32)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range s.order {
@@ -132,16 +133,19 @@ func (s *Shard) Reinit(epoch int64, init func(b Block, dst []float32)) {
 			clear(slot)
 		}
 	}
-	s.resetLocked(0, epoch)
+	s.resetLocked(0, rollbackEpoch)
 }
 
-func (s *Shard) resetLocked(step, epoch int64) {
+// resetLocked ends every wait on the old values: pending pushes are dropped
+// and waiting pulls see the restore count move. rollbackEpoch never goes
+// back (a restart's restore passes 0: none).
+func (s *Shard) resetLocked(step, rollbackEpoch int64) {
 	for t, g := range s.pending {
 		delete(s.pending, t)
 		s.free.Put(g)
 	}
 	s.step = step
-	s.epoch++
-	s.jobEpoch = max(s.jobEpoch, epoch)
+	s.restores++
+	s.rollbackEpoch = max(s.rollbackEpoch, rollbackEpoch)
 	s.wakeLocked()
 }

@@ -1,4 +1,4 @@
-package pserver
+package client
 
 import (
 	"errors"

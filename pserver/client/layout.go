@@ -1,4 +1,4 @@
-package pserver
+package client
 
 import (
 	"fmt"
@@ -43,11 +43,4 @@ func (l *Layout) NewParams() [][]float32 {
 		out[i] = make([]float32, n)
 	}
 	return out
-}
-
-// OptimizerOf maps the job spec's optimizer section.
-func OptimizerOf(spec *jobspec.Spec) OptimizerConfig {
-	o := spec.Optimizer
-	return OptimizerConfig{Kind: o.Kind, LearningRate: o.LearningRate, Momentum: o.Momentum,
-		Beta1: o.Beta1, Beta2: o.Beta2, Epsilon: o.Epsilon}.WithDefaults()
 }

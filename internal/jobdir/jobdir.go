@@ -1,0 +1,32 @@
+package jobdir
+
+import (
+	"path/filepath"
+
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// Root is the directory of everything an agent keeps for job.
+func Root(dataDir, job string) string { return filepath.Join(dataDir, "jobs", job) }
+
+// Log holds the log files of job's role processes.
+func Log(dataDir, job string) string { return filepath.Join(Root(dataDir, job), "log") }
+
+// Model holds the model the master exports for job.
+func Model(dataDir, job string) string { return filepath.Join(Root(dataDir, job), "model") }
+
+// Checkpoints holds the pservers' checkpoints of spec's job: the spec's
+// checkpoint.dir when set (shared storage for multi-node jobs), else a
+// directory under the agent's data dir.
+func Checkpoints(dataDir string, spec *jobspec.Spec) string {
+	if spec.Checkpoint.Dir != "" {
+		return spec.Checkpoint.Dir
+	}
+	return filepath.Join(Root(dataDir, spec.Name), "checkpoints")
+}
+
+// MasterCheckpoints holds the master's checkpoints of spec's job, beside the
+// pservers' so that shared storage covers both.
+func MasterCheckpoints(dataDir string, spec *jobspec.Spec) string {
+	return filepath.Join(Checkpoints(dataDir, spec), "master")
+}

@@ -1,0 +1,71 @@
+package pserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/coord"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// checkpointer writes the snapshots the shard takes, then marks them in etcd.
+func (p *process) checkpointer(ctx context.Context) error {
+	for {
+		var snap *Snapshot
+		select {
+		case snap = <-p.shard.Snapshots():
+		case <-ctx.Done():
+			return nil
+		}
+		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Sections: snap.Sections})
+		p.shard.Release(snap)
+		if errors.Is(err, checkpoint.ErrConflict) {
+			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)
+		}
+		if err != nil {
+			p.log.Error("checkpoint failed; training goes on", "step", snap.Step, "err", err)
+			continue
+		}
+		if err := p.markCheckpoint(ctx, rec); err != nil {
+			return err
+		}
+		p.log.Info("checkpoint written", "step", rec.Step, "file", rec.File)
+	}
+}
+
+// markCheckpoint tells the master this index's checkpoint of rec.Step is
+// durable (its mark) and updates the registration's checkpoint step.
+func (p *process) markCheckpoint(ctx context.Context, rec checkpoint.Record) error {
+	p.record.CheckpointStep = rec.Step
+	mark := clientv3.OpPut(coord.PserverCheckpointMarkKey(p.cfg.Job, rec.Step, p.cfg.Index), rec.File)
+	if _, err := p.cli.Txn(ctx).If(p.rec.Guard...).Then(mark).Commit(); err != nil {
+		p.log.Error("checkpoint mark", "err", err)
+	}
+	return p.publish(ctx)
+}
+
+// timedSnapshots takes async-mode checkpoints every checkpoint.every.
+func (p *process) timedSnapshots(ctx context.Context) {
+	every, steps, err := p.spec.Checkpoint.Interval()
+	if err != nil {
+		return
+	}
+	tick := time.NewTicker(max(every, 200*time.Millisecond))
+	defer tick.Stop()
+	last := p.shard.Step()
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		now := p.shard.Step()
+		if now != last && (steps == 0 || now/steps != last/steps) {
+			p.shard.SnapshotNow()
+			last = now
+		}
+	}
+}

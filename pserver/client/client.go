@@ -1,0 +1,76 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+)
+
+// Client talks to every pserver of a job; it scatters gradients and gathers
+// parameters block by block.
+type Client struct {
+	conns   []*grpc.ClientConn
+	servers []api.PServerClient
+	blocks  []Block
+	byID    map[int]Block
+}
+
+// NewClient dials the pservers at addrs (index order). blocks is the job's
+// partition (Partition over the model's parameter sizes).
+func NewClient(addrs []string, blocks []Block) (*Client, error) {
+	c := &Client{blocks: blocks, byID: map[int]Block{}}
+	for _, b := range blocks {
+		c.byID[b.ID] = b
+	}
+	for i, a := range addrs {
+		conn, err := grpc.NewClient(a, wire.DialOptions()...)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("pserver %d at %s: %w", i, a, err)
+		}
+		c.conns = append(c.conns, conn)
+		c.servers = append(c.servers, api.NewPServerClient(conn))
+	}
+	return c, nil
+}
+
+// Close closes every connection.
+func (c *Client) Close() {
+	for _, conn := range c.conns {
+		_ = conn.Close()
+	}
+}
+
+// Restore rolls every pserver back to step (a complete global checkpoint)
+// and into the master's new rollbackEpoch; term is the master's leadership
+// term, so a deposed master's late Restore is refused.
+func (c *Client) Restore(ctx context.Context, step, rollbackEpoch, term int64) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error {
+			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step, Epoch: rollbackEpoch, Term: term}); err != nil {
+				return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// Steps returns each pserver's applied step count and the rollback epoch it
+// was last restored in.
+func (c *Client) Steps(ctx context.Context) (steps, rollbackEpochs []int64, err error) {
+	steps, rollbackEpochs = make([]int64, len(c.servers)), make([]int64, len(c.servers))
+	for i, srv := range c.servers {
+		r, err := srv.Info(ctx, &api.InfoRequest{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("info of pserver %d: %w", i, err)
+		}
+		steps[i], rollbackEpochs[i] = r.Step, r.Epoch
+	}
+	return steps, rollbackEpochs, nil
+}

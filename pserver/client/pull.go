@@ -1,0 +1,132 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Pull fills params (one slice per model parameter) from every pserver once
+// each has applied minStep steps, and returns the lowest and highest step
+// seen (they differ only in async mode, or when a sync trainer is behind).
+// A pserver that rolls back past rollbackEpoch meanwhile aborts the pull.
+func (c *Client) Pull(ctx context.Context, minStep, rollbackEpoch int64, params [][]float32) (lowest, highest int64, err error) {
+	steps := make([]int64, len(c.servers))
+	g, ctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error {
+			var err error
+			req := &api.PullRequest{MinStep: minStep, Epoch: rollbackEpoch}
+			if wire.DecodesInPlace() {
+				steps[i], err = c.pullInto(ctx, i, srv, req, params)
+			} else {
+				steps[i], err = c.pullDecoded(ctx, i, srv, req, params)
+			}
+			if err != nil {
+				return fmt.Errorf("pull from pserver %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, 0, err
+	}
+	lowest, highest = steps[0], steps[0]
+	for _, s := range steps {
+		lowest, highest = min(lowest, s), max(highest, s)
+	}
+	return lowest, highest, nil
+}
+
+// pullInto decodes the reply's floats straight into params.
+func (c *Client) pullInto(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, params [][]float32) (int64, error) {
+	stream, err := srv.Pull(ctx, req, grpc.ForceCodecV2(wire.Codec{}))
+	if err != nil {
+		return 0, err
+	}
+	sink := &paramSink{c: c, server: i, params: params}
+	for {
+		err := stream.RecvMsg(sink)
+		if errors.Is(err, io.EOF) {
+			return sink.step, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// pullDecoded is the plain protobuf path (big-endian hosts).
+func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, params [][]float32) (int64, error) {
+	stream, err := srv.Pull(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	var step int64
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return step, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		step = msg.Step
+		b, ok := c.byID[int(msg.Block)]
+		if !ok || b.Server != i {
+			return 0, fmt.Errorf("unexpected block %d", msg.Block)
+		}
+		vals, err := model.BytesFloat32(msg.Data)
+		if err != nil {
+			return 0, err
+		}
+		dst := params[b.Param][b.Offset : b.Offset+b.Len]
+		if msg.Offset < 0 || int(msg.Offset)+len(vals) > len(dst) {
+			return 0, fmt.Errorf("block %d chunk out of bounds", b.ID)
+		}
+		copy(dst[msg.Offset:], vals)
+	}
+}
+
+// paramSink decodes api.ParamChunk (step 1, block 2, offset 3, data 4)
+// into the trainer's parameters.
+type paramSink struct {
+	c      *Client
+	server int
+	params [][]float32
+	step   int64
+	block  int32
+	offset int64
+}
+
+// Reset gives every field its proto3 default: zero values are not on the wire.
+func (p *paramSink) Reset()                      { p.step, p.block, p.offset = 0, 0, 0 }
+func (p *paramSink) DataField() protowire.Number { return 4 }
+func (p *paramSink) Done() error                 { return nil }
+
+func (p *paramSink) Varint(num protowire.Number, v uint64) {
+	switch num {
+	case 1:
+		p.step = int64(v)
+	case 2:
+		p.block = int32(int64(v))
+	case 3:
+		p.offset = int64(v)
+	}
+}
+
+func (p *paramSink) DataDst(n int) ([]byte, error) {
+	b, ok := p.c.byID[int(p.block)]
+	if !ok || b.Server != p.server {
+		return nil, fmt.Errorf("%w: pserver %d sent block %d", wire.ErrMalformed, p.server, p.block)
+	}
+	return wire.FloatBytes(p.params[b.Param][b.Offset:b.Offset+b.Len], p.offset, n, fmt.Sprintf("block %d", b.ID))
+}

@@ -1,0 +1,88 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Push sends this trainer's gradient sums (one slice per model parameter) for
+// step, worked in the master's rollbackEpoch over records records, to every
+// pserver; checkpoint asks the pservers to snapshot once the step is applied.
+func (c *Client) Push(ctx context.Context, trainer int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32) error {
+	h := pushHeader{trainer: int32(trainer), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
+	g, ctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error { return c.pushTo(ctx, i, srv, h, grads) })
+	}
+	return g.Wait()
+}
+
+// pushHeader is what every message of one push repeats.
+type pushHeader struct {
+	trainer       int32
+	step          int64
+	rollbackEpoch int64
+	records       int64
+	checkpoint    bool
+}
+
+// chunk is one message of the push: data at offset within block (block -1
+// and no data: the header alone, for a pserver that holds no block).
+func (h pushHeader) chunk(block, offset int, data []float32) *api.PushChunk {
+	return &api.PushChunk{TrainerId: h.trainer, Step: h.step, Records: h.records, Checkpoint: h.checkpoint, Epoch: h.rollbackEpoch,
+		Block: int32(block), Offset: int64(offset), Data: model.Float32Bytes(data)}
+}
+
+// pushTo streams the blocks pserver i holds.
+func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pushHeader, grads [][]float32) error {
+	stream, err := srv.Push(ctx)
+	if err != nil {
+		return fmt.Errorf("push to pserver %d: %w", i, err)
+	}
+	sent := false
+	for _, b := range c.blocks {
+		if b.Server != i {
+			continue
+		}
+		src := grads[b.Param][b.Offset : b.Offset+b.Len]
+		for off := 0; off < len(src); off += wire.ChunkFloats {
+			end := min(off+wire.ChunkFloats, len(src))
+			if err := stream.Send(h.chunk(b.ID, off, src[off:end])); err != nil {
+				return sendFailed(i, stream, err)
+			}
+			sent = true
+		}
+	}
+	if !sent {
+		if err := stream.Send(h.chunk(-1, 0, nil)); err != nil {
+			return sendFailed(i, stream, err)
+		}
+	}
+	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("push to pserver %d: %w", i, err)
+	}
+	return nil // AlreadyExists: this pserver applied the step with our push in it
+}
+
+// sendFailed turns a failed Send into the push's outcome: the server's real
+// status, where AlreadyExists means the step was applied with our push in it.
+func sendFailed(i int, stream api.PServer_PushClient, err error) error {
+	if errors.Is(err, io.EOF) {
+		if _, rerr := stream.CloseAndRecv(); rerr != nil {
+			err = rerr
+		}
+	}
+	if status.Code(err) == codes.AlreadyExists {
+		return nil
+	}
+	return fmt.Errorf("push to pserver %d: %w", i, err)
+}

@@ -1,0 +1,40 @@
+package pserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config configures the `gtraind pserver` process.
+type Config struct {
+	Job        string
+	Index      int
+	Node       string
+	DataDir    string        // the agent's data dir; checkpoints default to jobdir.Checkpoints under it
+	ListenAddr string        // host:port; port 0 picks a free one
+	SessionTTL int           // seconds; the registration dies this long after the process
+	ClaimWait  time.Duration // how long to wait for a live previous holder's lease to expire
+	Log        *slog.Logger
+}
+
+// DefaultConfig returns a config with the defaults filled in.
+func DefaultConfig() Config {
+	return Config{ListenAddr: "127.0.0.1:0", SessionTTL: 5, ClaimWait: 60 * time.Second}
+}
+
+// Validate names the bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Job == "":
+		return errors.New("pserver: Job must be set")
+	case c.Index < 0:
+		return fmt.Errorf("pserver: Index must be >= 0, got %d", c.Index)
+	case c.DataDir == "":
+		return errors.New("pserver: DataDir must be set")
+	case c.SessionTTL < 1:
+		return fmt.Errorf("pserver: SessionTTL must be >= 1, got %d", c.SessionTTL)
+	}
+	return nil
+}

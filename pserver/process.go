@@ -1,0 +1,193 @@
+package pserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/wire"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc"
+)
+
+// process is one run of `gtraind pserver`: the shard it serves and how it
+// is registered and checkpointed.
+type process struct {
+	cfg     Config
+	cli     *clientv3.Client
+	spec    *jobspec.Spec
+	mode    Mode
+	name    string // the worker name, "pserver-<index>", in events
+	key     string // the registration key, held under session's lease
+	layout  *client.Layout
+	shard   *Shard
+	store   *checkpoint.Store
+	rec     *checkpoint.EtcdRecorder
+	session *concurrency.Session
+	record  coord.PserverRecord
+	log     *slog.Logger
+}
+
+// Run serves pserver cfg.Index of cfg.Job until the job ends (nil) or the
+// process loses its registration (error: the agent restarts it).
+func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
+	p, err := newProcess(ctx, cli, cfg)
+	if err != nil {
+		return err
+	}
+	if p.session, err = coord.NewSession(ctx, cli, cfg.SessionTTL); err != nil {
+		return fmt.Errorf("pserver %d: etcd session: %w", cfg.Index, err)
+	}
+	defer p.session.Close()
+	lis, err := p.claimAndRestore(ctx)
+	if err != nil {
+		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
+	}
+	srv, serveErr := p.serve(lis)
+	defer srv.Stop()
+	if err := p.announceReady(ctx); err != nil {
+		return err
+	}
+	return p.runUntilEnd(ctx, serveErr)
+}
+
+// newProcess reads the job and builds the shard of cfg.Index, at the
+// initial values.
+func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &process{cfg: cfg, cli: cli, log: cfg.Log, name: jobspec.PserverName(cfg.Index), key: coord.PserverKey(cfg.Job, cfg.Index)}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	var rec coord.JobRecord
+	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
+		return nil, fmt.Errorf("pserver %d: read job: %w", cfg.Index, err)
+	}
+	p.spec = &rec.Spec
+	if cfg.Index >= p.spec.Pservers {
+		return nil, fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers", cfg.Index, cfg.Job, p.spec.Pservers)
+	}
+	var err error
+	if p.layout, err = client.NewLayout(p.spec); err != nil {
+		return nil, err
+	}
+	if p.mode, err = ParseMode(p.spec.Mode); err != nil {
+		return nil, err
+	}
+	shardCfg := ShardConfig{Mode: p.mode, Trainers: p.spec.Trainers, Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}
+	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// OptimizerOf maps the job spec's optimizer section.
+func OptimizerOf(spec *jobspec.Spec) OptimizerConfig {
+	o := spec.Optimizer
+	return OptimizerConfig{Kind: o.Kind, LearningRate: o.LearningRate, Momentum: o.Momentum,
+		Beta1: o.Beta1, Beta2: o.Beta2, Epsilon: o.Epsilon}.WithDefaults()
+}
+
+func (p *process) init(b client.Block, dst []float32) {
+	model.InitRange(p.layout.Model, p.spec.Seed, b.Param, b.Offset, dst)
+}
+
+// claimAndRestore takes the index, then (only then: one live process per
+// index touches its checkpoints) opens the checkpoint store and restores the
+// shard. It returns the listener the registration announces.
+func (p *process) claimAndRestore(ctx context.Context) (lis net.Listener, err error) {
+	if lis, err = net.Listen("tcp", p.cfg.ListenAddr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", p.cfg.ListenAddr, err)
+	}
+	defer func() {
+		if err != nil {
+			lis.Close()
+		}
+	}()
+	p.record = coord.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid()}
+	if err := p.claim(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.openStore(); err != nil {
+		return nil, err
+	}
+	if err := p.restoreAtStart(ctx); err != nil {
+		return nil, err
+	}
+	return lis, nil
+}
+
+// openStore opens this index's checkpoints, recorded in etcd.
+func (p *process) openStore() error {
+	p.rec = checkpoint.NewEtcdRecorder(p.cli, coord.CheckpointPrefix(p.cfg.Job))
+	// A checkpoint record is written only while this process holds the index.
+	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
+	cfg := checkpoint.Config{Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index}
+	var err error
+	p.store, err = checkpoint.NewStore(cfg, p.rec, p.log)
+	return err
+}
+
+// serve starts the gRPC server on lis; its end arrives on the channel.
+func (p *process) serve(lis net.Listener) (*grpc.Server, <-chan error) {
+	srv := grpc.NewServer(wire.ServerOptions()...)
+	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep))
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(lis) }()
+	return srv, serveErr
+}
+
+// announceReady publishes that the shard is restored and serving, so
+// trainers and the master connect.
+func (p *process) announceReady(ctx context.Context) error {
+	p.record.RestoredStep = p.shard.Step()
+	p.record.CheckpointStep = p.shard.Step()
+	p.record.Ready = true
+	if err := p.publish(ctx); err != nil {
+		return err
+	}
+	p.log.Info("pserver serving", "addr", p.record.Addr, "step", p.shard.Step(),
+		"blocks", len(p.shard.Blocks()), "floats", client.ServerSizes(p.layout.Blocks, p.spec.Pservers)[p.cfg.Index])
+	return nil
+}
+
+// runUntilEnd checkpoints while serving, until the job ends or something
+// this process depends on fails.
+func (p *process) runUntilEnd(ctx context.Context, serveErr <-chan error) error {
+	ckErr := make(chan error, 1)
+	go func() { ckErr <- p.checkpointer(ctx) }()
+	if p.mode == Async {
+		go p.timedSnapshots(ctx)
+	}
+	ended := coord.WatchJobEnd(ctx, p.cli, p.cfg.Job)
+	select {
+	case <-ended:
+		p.log.Info("job ended; pserver exits", "step", p.shard.Step())
+		return nil
+	case <-p.session.Done():
+		return fmt.Errorf("pserver %d: etcd session lost", p.cfg.Index)
+	case err := <-serveErr:
+		return fmt.Errorf("pserver %d: serve: %w", p.cfg.Index, err)
+	case err := <-ckErr:
+		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func (p *process) event(ctx context.Context, what string) {
+	p.log.Warn(what)
+	_ = coord.AppendEvent(ctx, p.cli, p.cfg.Job, what)
+}
