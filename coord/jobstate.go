@@ -22,7 +22,7 @@ var ErrFenced = errors.New("write fenced: authority lost")
 // whether the state changed. Guards fence the write (a master passes its
 // leadership comparison); concurrency.STM cannot carry extra comparisons,
 // hence the explicit compare-and-swap loop.
-func SetJobState(ctx context.Context, cli *clientv3.Client, job, state, reason string, guards ...clientv3.Cmp) (bool, error) {
+func SetJobState(ctx context.Context, cli *clientv3.Client, job string, state api.JobState, reason string, guards ...clientv3.Cmp) (bool, error) {
 	key := StateKey(job)
 	for {
 		var cur StateRecord

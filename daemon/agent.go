@@ -18,9 +18,6 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
-// nodeReady is the state of a registered node (SPEC §3 node list).
-const nodeReady = "ready"
-
 // Run is `gtraind agent`: it registers this node, serves the Control API,
 // supervises the roles placed here, and calls ready with the API's bound
 // address once all of that works. It returns nil when ctx ends, after
@@ -92,7 +89,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) (err error
 		CPU:        runtime.NumCPU(),
 		Memory:     totalMemory(),
 		DataDir:    cfg.DataDir,
-		State:      nodeReady,
+		State:      api.NodeReady,
 		Started:    now().UTC(),
 	}
 	reg, err := register(ctx, cli, rec, cfg.SessionTTL, log)

@@ -96,7 +96,7 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	}
 	var ready []string
 	for _, n := range nodes {
-		if n.State == nodeReady && !c.peers.isDown(n.Name) {
+		if n.State == api.NodeReady && !c.peers.isDown(n.Name) {
 			ready = append(ready, n.Name)
 		}
 	}
@@ -265,7 +265,7 @@ func (c *controlServer) StopJob(ctx context.Context, req *api.StopJobRequest) (*
 	}
 	var stopped []string
 	for _, w := range snap.record.Spec.Workers() {
-		if rec, ok := snap.workers[w]; ok && workerActive(rec.State) {
+		if rec, ok := snap.workers[w]; ok && rec.State.Active() {
 			stopped = append(stopped, w)
 		}
 	}
@@ -282,13 +282,13 @@ func (c *controlServer) StopJob(ctx context.Context, req *api.StopJobRequest) (*
 		if err := c.purge(ctx, name); err != nil {
 			return nil, err
 		}
-		return &api.StopJobResponse{State: api.StateStopped, Stopped: stopped}, nil
+		return &api.StopJobResponse{State: string(api.StateStopped), Stopped: stopped}, nil
 	}
 	st, err := coord.JobState(ctx, c.cli, name)
 	if err != nil {
 		return nil, etcdUnavailable("stop job "+name, err)
 	}
-	return &api.StopJobResponse{State: st.State, Stopped: stopped}, nil
+	return &api.StopJobResponse{State: string(st.State), Stopped: stopped}, nil
 }
 
 // purge waits until no worker of the job is alive (on a registered node),
@@ -351,7 +351,7 @@ func (c *controlServer) aliveWorkers(ctx context.Context, name string) ([]string
 	}
 	var alive []string
 	for _, w := range workers {
-		if workerActive(w.State) && registered[w.Node] {
+		if w.State.Active() && registered[w.Node] {
 			alive = append(alive, fmt.Sprintf("%s (%s on %s)", w.Name, w.State, w.Node))
 		}
 	}

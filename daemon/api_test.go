@@ -86,7 +86,7 @@ func TestControlAPI(t *testing.T) {
 	eventually(t, 20*time.Second, func() (bool, string) {
 		getDoc(t, "list workers", func() (*api.Document, error) { return a.client.ListWorkers(ctx, &api.GetJobRequest{Name: job}) }, &rows)
 		for _, r := range rows {
-			if r.State != workerRunning || r.PID == 0 || r.Node != "node-a" {
+			if r.State != api.WorkerRunning || r.PID == 0 || r.Node != "node-a" {
 				return false, "workers not all running: " + mustJSON(rows)
 			}
 		}
@@ -106,7 +106,7 @@ func TestControlAPI(t *testing.T) {
 	if len(st.Trainers) != 2 || st.Trainers[1].Name != "trainer-1" || st.Trainers[1].ID != 1 || st.Trainers[1].PID == 0 {
 		t.Errorf("trainers = %+v", st.Trainers)
 	}
-	if len(st.Pservers) != 1 || st.Pservers[0].Name != "pserver-0" || st.Pservers[0].State != workerRunning {
+	if len(st.Pservers) != 1 || st.Pservers[0].Name != "pserver-0" || st.Pservers[0].State != api.WorkerRunning {
 		t.Errorf("pservers = %+v", st.Pservers)
 	}
 	if st.Master.Name != "master" || st.Master.Node != "node-a" || st.Master.PID == 0 {
@@ -137,7 +137,7 @@ func TestControlAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stop.State != api.StateStopped || !slices.Equal(stop.Stopped, wantWorkers) {
+	if api.JobState(stop.State) != api.StateStopped || !slices.Equal(stop.Stopped, wantWorkers) {
 		t.Errorf("stop --purge = %s %v, want STOPPED %v", stop.State, stop.Stopped, wantWorkers)
 	}
 	_, err = a.client.GetJob(ctx, &api.GetJobRequest{Name: job})

@@ -228,7 +228,7 @@ func workers(t *testing.T, cli *clientv3.Client, job string) map[string]coord.Wo
 }
 
 // allInState waits until every named worker has a record in state.
-func allInState(t *testing.T, cli *clientv3.Client, job, state string, names ...string) map[string]coord.WorkerRecord {
+func allInState(t *testing.T, cli *clientv3.Client, job string, state api.WorkerState, names ...string) map[string]coord.WorkerRecord {
 	t.Helper()
 	var recs map[string]coord.WorkerRecord
 	eventually(t, 20*time.Second, func() (bool, string) {

@@ -48,7 +48,7 @@ func TestLogs(t *testing.T) {
 
 	const done = "ok-logs"
 	submit(t, a, done, 1, 1)
-	allInState(t, cli, done, workerExited, "master", "pserver-0", "trainer-0")
+	allInState(t, cli, done, api.WorkerExited, "master", "pserver-0", "trainer-0")
 
 	stream, err := a.client.Logs(ctx, &api.LogsRequest{Job: done})
 	if err != nil {

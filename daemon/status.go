@@ -100,7 +100,7 @@ func (s *jobSnapshot) workerView(worker string) coord.WorkerRecord {
 		}
 		return w
 	}
-	return coord.WorkerRecord{Name: worker, Node: s.record.Placement[worker], State: workerPending}
+	return coord.WorkerRecord{Name: worker, Node: s.record.Placement[worker], State: api.WorkerPending}
 }
 
 // jobStatus is the document of `gctl job status` (SPEC §5). s.record must be set.
@@ -110,7 +110,7 @@ func jobStatus(s *jobSnapshot) api.JobStatus {
 		Name:           s.name,
 		State:          s.state.State,
 		Reason:         s.state.Reason,
-		Mode:           spec.Mode,
+		Mode:           string(spec.Mode),
 		Passes:         spec.Passes,
 		SamplesApplied: []int64{},
 		Trainers:       make([]api.TrainerStatus, 0, spec.Trainers),
@@ -213,7 +213,7 @@ func nodeRows(nodes []coord.NodeRecord, jobs map[string]*jobSnapshot, isDown fun
 	for _, n := range nodes {
 		state := n.State
 		if isDown(n.Name) {
-			state = "down"
+			state = api.NodeDown
 		}
 		r := roles[n.Name]
 		if r == nil {

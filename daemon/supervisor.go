@@ -47,7 +47,7 @@ type jobEntry struct {
 	record    coord.JobRecord
 	hasRecord bool
 	fence     int64 // create revision of the job record
-	state     string
+	state     api.JobState
 	runners   map[string]*runner
 }
 
@@ -294,9 +294,9 @@ func (s *supervisor) stop() {
 
 // jobView is what the supervisor knows of a job, for the Logs follower.
 type jobView struct {
-	known  bool   // the job has a record
-	state  string // api.State*
-	active bool   // a child of the job may still run on this node
+	known  bool // the job has a record
+	state  api.JobState
+	active bool // a child of the job may still run on this node
 }
 
 func (s *supervisor) view(job string) jobView {

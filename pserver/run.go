@@ -96,7 +96,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if p.layout, err = NewLayout(p.spec); err != nil {
 		return err
 	}
-	mode, err := ParseMode(p.spec.Mode)
+	mode, err := ParseMode(string(p.spec.Mode))
 	if err != nil {
 		return err
 	}
