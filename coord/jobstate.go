@@ -73,8 +73,7 @@ func JobState(ctx context.Context, kv clientv3.KV, job string) (StateRecord, err
 // Keys sort by time, so a range read lists events in order.
 func AppendEvent(ctx context.Context, kv clientv3.KV, job, what string) error {
 	now := time.Now().UTC()
-	key := fmt.Sprintf("%s%020d-%s", EventPrefix(job), now.UnixNano(), shortID())
-	return PutJSON(ctx, kv, key, api.Event{Time: now, What: what})
+	return PutJSON(ctx, kv, EventKey(job, now, shortID()), api.Event{Time: now, What: what})
 }
 
 func shortID() string {

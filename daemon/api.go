@@ -323,10 +323,7 @@ func (c *controlServer) purge(ctx context.Context, name string) error {
 				name, c.purgeTimeout, strings.Join(alive, ", "), name)
 		}
 	}
-	_, err := c.cli.Txn(ctx).Then(
-		clientv3.OpDelete(coord.JobPrefix(name), clientv3.WithPrefix()),
-		clientv3.OpDelete(coord.TaskPrefix(name), clientv3.WithPrefix()),
-	).Commit()
+	_, err := c.cli.Txn(ctx).Then(coord.PurgeJobOps(name)...).Commit()
 	if err != nil {
 		return etcdUnavailable("purge job "+name, err)
 	}

@@ -49,7 +49,7 @@ func testJobKVs(t *testing.T, state api.JobState, progress *coord.ProgressRecord
 		kvs = append(kvs, kv(t, coord.ProgressKey("fit"), progress))
 	}
 	for i := range events {
-		kvs = append(kvs, kv(t, fmt.Sprintf("%s%020d", coord.EventPrefix("fit"), i), api.Event{What: fmt.Sprint("event ", i)}))
+		kvs = append(kvs, kv(t, coord.EventKey("fit", created.Add(time.Duration(i)), "e"), api.Event{What: fmt.Sprint("event ", i)}))
 	}
 	return kvs
 }
