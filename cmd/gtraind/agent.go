@@ -52,9 +52,7 @@ processes, deregisters the node and exits 0.`,
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
 			}
-			return daemon.Run(cmd.Context(), cfg, func(addr string) {
-				cfg.Log.Info("agent ready", "node", cfg.NodeName, "api", addr)
-			})
+			return daemon.Run(cmd.Context(), cfg, nil) // daemon.Run logs "agent ready"
 		},
 	}
 	f := cmd.Flags()
