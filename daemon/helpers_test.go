@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/logcheck"
 )
 
 // testFeatures is the feature count of the shards the tests write.
@@ -37,12 +37,14 @@ func freeAddr(t *testing.T) string {
 }
 
 // testLog discards unless GTRAIN_TEST_LOG is set, in which case the
-// agent's log goes to stderr.
-func testLog() *slog.Logger {
+// agent's log goes to stderr. Either way t fails if a line of the agent
+// carries an attribute twice.
+func testLog(t *testing.T) *slog.Logger {
+	var h slog.Handler
 	if os.Getenv("GTRAIN_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		h = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return logcheck.Logger(t, h)
 }
 
 // startEtcd runs an embedded etcd for one test and returns its endpoint.
@@ -87,7 +89,7 @@ func testConfig(t *testing.T, node, endpoint string) Config {
 		RestartWindow: time.Minute,
 		StopGrace:     300 * time.Millisecond,
 		Exe:           exe,
-		Log:           testLog(),
+		Log:           testLog(t),
 	}
 }
 
