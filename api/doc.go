@@ -3,7 +3,8 @@
 // a build needs no protoc, and the JSON documents of SPEC §3/§5 that gctl
 // prints with -o json.
 //
-// It owns no behaviour. It must not import any other gtrain package.
+// It owns no behaviour beyond what its states mean (Terminal,
+// WorkerState.Active). It must not import any other gtrain package.
 //
 // Regenerate after editing a .proto: `make proto` (needs protoc and the
 // protoc-gen-go / protoc-gen-go-grpc plugins; see the Makefile).

@@ -2,19 +2,52 @@ package api
 
 import "time"
 
+// JobState is where a job is in its life (SPEC §5).
+type JobState string
+
 // Job states (SPEC §5).
 const (
-	StatePending   = "PENDING"
-	StateRunning   = "RUNNING"
-	StateSucceeded = "SUCCEEDED"
-	StateFailed    = "FAILED"
-	StateStopped   = "STOPPED"
+	StatePending   JobState = "PENDING"
+	StateRunning   JobState = "RUNNING"
+	StateSucceeded JobState = "SUCCEEDED"
+	StateFailed    JobState = "FAILED"
+	StateStopped   JobState = "STOPPED"
 )
 
 // Terminal reports whether a job in this state will never run again.
-func Terminal(state string) bool {
+func Terminal(state JobState) bool {
 	return state == StateSucceeded || state == StateFailed || state == StateStopped
 }
+
+// WorkerState is a role process as the agent that supervises it last
+// recorded it (SPEC §5 trainers[].state, pservers[].state).
+type WorkerState string
+
+// Worker states.
+const (
+	WorkerPending    WorkerState = "pending" // no record yet; only shown, never written
+	WorkerStarting   WorkerState = "starting"
+	WorkerRunning    WorkerState = "running"
+	WorkerRestarting WorkerState = "restarting"
+	WorkerExited     WorkerState = "exited"
+	WorkerFailed     WorkerState = "failed"
+	WorkerStopped    WorkerState = "stopped"
+)
+
+// Active reports whether a worker in this state has (or is about to have)
+// a live process.
+func (s WorkerState) Active() bool {
+	return s == WorkerStarting || s == WorkerRunning || s == WorkerRestarting
+}
+
+// NodeState is a node as `gctl node list` shows it (SPEC §3).
+type NodeState string
+
+// Node states.
+const (
+	NodeReady NodeState = "ready" // registered
+	NodeDown  NodeState = "down"  // registered, but gossip declared it dead
+)
 
 // TaskCounts is the master's queue at a glance.
 type TaskCounts struct {
@@ -33,24 +66,24 @@ type Metrics struct {
 
 // TrainerStatus is one trainer in JobStatus.
 type TrainerStatus struct {
-	ID       int    `json:"id"`
-	Name     string `json:"name"`
-	Node     string `json:"node"`
-	PID      int    `json:"pid"`
-	State    string `json:"state"`
-	Restarts int    `json:"restarts"`
+	ID       int         `json:"id"`
+	Name     string      `json:"name"`
+	Node     string      `json:"node"`
+	PID      int         `json:"pid"`
+	State    WorkerState `json:"state"`
+	Restarts int         `json:"restarts"`
 }
 
 // PserverStatus is one pserver in JobStatus.
 type PserverStatus struct {
-	Index          int    `json:"index"`
-	Name           string `json:"name"`
-	Node           string `json:"node"`
-	PID            int    `json:"pid"`
-	Addr           string `json:"addr"`
-	State          string `json:"state"`
-	Restarts       int    `json:"restarts"`
-	CheckpointStep int64  `json:"checkpoint_step"`
+	Index          int         `json:"index"`
+	Name           string      `json:"name"`
+	Node           string      `json:"node"`
+	PID            int         `json:"pid"`
+	Addr           string      `json:"addr"`
+	State          WorkerState `json:"state"`
+	Restarts       int         `json:"restarts"`
+	CheckpointStep int64       `json:"checkpoint_step"`
 }
 
 // MasterStatus is the job's master in JobStatus.
@@ -70,7 +103,7 @@ type Event struct {
 // JobStatus is `gctl job status NAME -o json` (SPEC §5).
 type JobStatus struct {
 	Name           string          `json:"name"`
-	State          string          `json:"state"`
+	State          JobState        `json:"state"`
 	Reason         string          `json:"reason,omitempty"`
 	Mode           string          `json:"mode"`
 	Pass           int             `json:"pass"`
@@ -90,7 +123,7 @@ type JobStatus struct {
 // JobRow is one row of `gctl job list`.
 type JobRow struct {
 	Name     string    `json:"name"`
-	State    string    `json:"state"`
+	State    JobState  `json:"state"`
 	Pass     int       `json:"pass"`
 	Passes   int       `json:"passes"`
 	Trainers int       `json:"trainers"`
@@ -102,20 +135,20 @@ type JobRow struct {
 
 // WorkerRow is one row of `gctl job workers`.
 type WorkerRow struct {
-	Name     string    `json:"name"`
-	Node     string    `json:"node"`
-	PID      int       `json:"pid"`
-	State    string    `json:"state"`
-	Restarts int       `json:"restarts"`
-	Start    time.Time `json:"start"`
+	Name     string      `json:"name"`
+	Node     string      `json:"node"`
+	PID      int         `json:"pid"`
+	State    WorkerState `json:"state"`
+	Restarts int         `json:"restarts"`
+	Start    time.Time   `json:"start"`
 }
 
 // NodeRow is one row of `gctl node list`.
 type NodeRow struct {
-	Name   string   `json:"name"`
-	Addr   string   `json:"addr"`
-	State  string   `json:"state"`
-	CPU    int      `json:"cpu"`
-	Memory int64    `json:"memory"`
-	Roles  []string `json:"roles"`
+	Name   string    `json:"name"`
+	Addr   string    `json:"addr"`
+	State  NodeState `json:"state"`
+	CPU    int       `json:"cpu"`
+	Memory int64     `json:"memory"`
+	Roles  []string  `json:"roles"`
 }

@@ -22,7 +22,7 @@ var ErrFenced = errors.New("write fenced: authority lost")
 // whether the state changed. Guards fence the write (a master passes its
 // leadership comparison); concurrency.STM cannot carry extra comparisons,
 // hence the explicit compare-and-swap loop.
-func SetJobState(ctx context.Context, cli *clientv3.Client, job, state, reason string, guards ...clientv3.Cmp) (bool, error) {
+func SetJobState(ctx context.Context, cli *clientv3.Client, job string, state api.JobState, reason string, guards ...clientv3.Cmp) (bool, error) {
 	key := StateKey(job)
 	for {
 		var cur StateRecord
@@ -73,8 +73,7 @@ func JobState(ctx context.Context, kv clientv3.KV, job string) (StateRecord, err
 // Keys sort by time, so a range read lists events in order.
 func AppendEvent(ctx context.Context, kv clientv3.KV, job, what string) error {
 	now := time.Now().UTC()
-	key := fmt.Sprintf("%s%020d-%s", EventPrefix(job), now.UnixNano(), shortID())
-	return PutJSON(ctx, kv, key, api.Event{Time: now, What: what})
+	return PutJSON(ctx, kv, EventKey(job, now, shortID()), api.Event{Time: now, What: what})
 }
 
 func shortID() string {

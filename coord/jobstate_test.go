@@ -19,9 +19,10 @@ func TestSetJobStateLifecycle(t *testing.T) {
 	mustPutState(t, cli, job, api.StatePending)
 
 	steps := []struct {
-		state, reason string
-		changed       bool
-		after         string
+		state   api.JobState
+		reason  string
+		changed bool
+		after   api.JobState
 	}{
 		{api.StateRunning, "placed", true, api.StateRunning},
 		{api.StateRunning, "again", false, api.StateRunning}, // same state: no write
@@ -57,8 +58,8 @@ func TestSetJobStateLifecycle(t *testing.T) {
 }
 
 func TestSetJobStateTerminalIsFinal(t *testing.T) {
-	for _, terminal := range []string{api.StateFailed, api.StateSucceeded, api.StateStopped} {
-		t.Run(terminal, func(t *testing.T) {
+	for _, terminal := range []api.JobState{api.StateFailed, api.StateSucceeded, api.StateStopped} {
+		t.Run(string(terminal), func(t *testing.T) {
 			cli := dialTest(t)
 			ctx := t.Context()
 			job := uniqueJob(t)
@@ -71,7 +72,7 @@ func TestSetJobStateTerminalIsFinal(t *testing.T) {
 				t.Fatal(err)
 			}
 			rev := resp.Kvs[0].ModRevision
-			for _, later := range []string{api.StateRunning, api.StatePending, api.StateFailed, api.StateSucceeded, api.StateStopped} {
+			for _, later := range []api.JobState{api.StateRunning, api.StatePending, api.StateFailed, api.StateSucceeded, api.StateStopped} {
 				changed, err := SetJobState(ctx, cli, job, later, "too late")
 				if err != nil || changed {
 					t.Errorf("SetJobState(%s) after %s = %v, %v; want false, nil", later, terminal, changed, err)
@@ -95,7 +96,7 @@ func TestSetJobStateConcurrentTerminalsOneWins(t *testing.T) {
 	mustPutState(t, cli, job, api.StateRunning)
 
 	type result struct {
-		state   string
+		state   api.JobState
 		changed bool
 		err     error
 	}
@@ -120,7 +121,7 @@ func TestSetJobStateConcurrentTerminalsOneWins(t *testing.T) {
 	wg.Wait()
 
 	winners := 0
-	var winner string
+	var winner api.JobState
 	for i, r := range results {
 		if r.err != nil {
 			t.Errorf("racer %d (%s): %v", i, r.state, r.err)

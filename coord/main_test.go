@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gtrain/gtrain/api"
 )
 
 // testEndpoint is the client URL of the one embedded etcd shared by every
@@ -79,7 +81,7 @@ func uniqueJob(t *testing.T) string {
 }
 
 // mustPutState writes a job's state record directly, bypassing SetJobState's rules.
-func mustPutState(t *testing.T, cli *clientv3.Client, job, state string) {
+func mustPutState(t *testing.T, cli *clientv3.Client, job string, state api.JobState) {
 	t.Helper()
 	if err := PutJSON(context.Background(), cli, StateKey(job), StateRecord{State: state}); err != nil {
 		t.Fatal(err)

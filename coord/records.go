@@ -18,15 +18,15 @@ var ErrNotFound = errors.New("not found")
 // NodeRecord is a live agent, stored under the agent's lease so that it
 // disappears when the agent does.
 type NodeRecord struct {
-	Name       string    `json:"name"`
-	APIAddr    string    `json:"api_addr"`
-	GossipAddr string    `json:"gossip_addr"`
-	CPU        int       `json:"cpu"`
-	Memory     int64     `json:"memory"`
-	DataDir    string    `json:"data_dir"`
-	State      string    `json:"state"`
-	Started    time.Time `json:"started"`
-	PID        int       `json:"pid"` // the agent's process: a dead one's name may be reclaimed at once
+	Name       string        `json:"name"`
+	APIAddr    string        `json:"api_addr"`
+	GossipAddr string        `json:"gossip_addr"`
+	CPU        int           `json:"cpu"`
+	Memory     int64         `json:"memory"`
+	DataDir    string        `json:"data_dir"`
+	State      api.NodeState `json:"state"`
+	Started    time.Time     `json:"started"`
+	PID        int           `json:"pid"` // the agent's process: a dead one's name may be reclaimed at once
 }
 
 // JobRecord is the desired state of a job: its spec and where each worker runs.
@@ -36,23 +36,23 @@ type JobRecord struct {
 	Created   time.Time         `json:"created"`
 }
 
-// StateRecord is the job's lifecycle state (api.State*).
+// StateRecord is the job's lifecycle state.
 type StateRecord struct {
-	State   string    `json:"state"`
-	Reason  string    `json:"reason,omitempty"`
-	Updated time.Time `json:"updated"`
+	State   api.JobState `json:"state"`
+	Reason  string       `json:"reason,omitempty"`
+	Updated time.Time    `json:"updated"`
 }
 
 // WorkerRecord is what the supervising agent knows of one role process.
 type WorkerRecord struct {
-	Name     string    `json:"name"`
-	Node     string    `json:"node"`
-	PID      int       `json:"pid"`
-	State    string    `json:"state"` // starting, running, restarting, exited, failed, stopped
-	Restarts int       `json:"restarts"`
-	Start    time.Time `json:"start"`
-	ExitCode int       `json:"exit_code"`
-	Updated  time.Time `json:"updated"`
+	Name     string          `json:"name"`
+	Node     string          `json:"node"`
+	PID      int             `json:"pid"`
+	State    api.WorkerState `json:"state"` // never api.WorkerPending
+	Restarts int             `json:"restarts"`
+	Start    time.Time       `json:"start"`
+	ExitCode int             `json:"exit_code"`
+	Updated  time.Time       `json:"updated"`
 }
 
 // PserverRecord announces a pserver shard; it lives under the pserver's lease

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,139 +19,189 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
-// nodeReady is the state of a registered node (SPEC §3 node list).
-const nodeReady = "ready"
-
 // Run is `gtraind agent`: it registers this node, serves the Control API,
 // supervises the roles placed here, and calls ready with the API's bound
 // address once all of that works. It returns nil when ctx ends, after
 // stopping every child (SIGTERM, SIGKILL after StopGrace), deregistering,
 // and closing gossip, the API and etcd; it returns an error when it cannot
 // start or when the embedded etcd fails.
-func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) (err error) {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	cfg, err = cfg.withDefaults()
+func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
+	cfg, err := prepare(cfg)
 	if err != nil {
 		return err
 	}
-	log := cfg.Log
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("data dir (--data-dir) %s: %w", cfg.DataDir, err)
+	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now}
+	defer a.close()
+	if err := a.connectEtcd(ctx); err != nil {
+		return err
 	}
+	if err := a.listen(); err != nil {
+		return err
+	}
+	if err := a.join(ctx); err != nil {
+		return err
+	}
+	a.serve()
+	a.log.Info("agent ready", "node", cfg.NodeName, "api", a.rec.APIAddr, "gossip", a.rec.GossipAddr, "etcd", a.endpoints)
+	if ready != nil {
+		ready(a.rec.APIAddr)
+	}
+	return a.wait(ctx)
+}
 
-	// Everything started is stopped in reverse order, whatever happens.
-	var closers []func()
-	defer func() {
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	}()
+// agent is one run of Run: what it started, to be stopped in reverse order.
+type agent struct {
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
 
-	endpoints := cfg.EtcdEndpoints
-	var etcdFailed <-chan error
-	if cfg.Dev {
+	closers    []func() // run backwards by close, whatever happens
+	endpoints  []string
+	etcdFailed <-chan error // nil without Dev
+	cli        *clientv3.Client
+	peers      *members
+	sup        *supervisor
+	lis        net.Listener
+	srv        *grpc.Server
+	rec        coord.NodeRecord
+	reg        *registration
+	served     chan error
+}
+
+// prepare validates cfg, fills its defaults and creates its data dir.
+func prepare(cfg Config) (Config, error) {
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return cfg, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return cfg, fmt.Errorf("data dir (--data-dir) %s: %w", cfg.DataDir, err)
+	}
+	return cfg, nil
+}
+
+func (a *agent) close() {
+	for _, c := range slices.Backward(a.closers) {
+		c()
+	}
+}
+
+// connectEtcd starts the embedded etcd of Dev, if asked, and dials etcd.
+func (a *agent) connectEtcd(ctx context.Context) error {
+	a.endpoints = a.cfg.EtcdEndpoints
+	if a.cfg.Dev {
 		emb, err := coord.StartEmbedded(coord.EmbeddedConfig{
-			Dir:        filepath.Join(cfg.DataDir, "etcd"),
-			ClientAddr: cfg.EtcdClientAddr,
-			PeerAddr:   cfg.EtcdPeerAddr,
-			Name:       cfg.NodeName,
-		}, log)
+			Dir:        filepath.Join(a.cfg.DataDir, "etcd"),
+			ClientAddr: a.cfg.EtcdClientAddr,
+			PeerAddr:   a.cfg.EtcdPeerAddr,
+			Name:       a.cfg.NodeName,
+		}, a.log)
 		if err != nil {
 			return err
 		}
-		closers = append(closers, emb.Close)
-		endpoints = []string{emb.Endpoint}
-		etcdFailed = emb.Err()
+		a.closers = append(a.closers, emb.Close)
+		a.endpoints = []string{emb.Endpoint}
+		a.etcdFailed = emb.Err()
 	}
-	cli, err := coord.Dial(ctx, endpoints, log)
+	cli, err := coord.Dial(ctx, a.endpoints, a.log)
 	if err != nil {
 		return err
 	}
-	closers = append(closers, func() { _ = cli.Close() })
+	a.cli = cli
+	a.closers = append(a.closers, func() { _ = cli.Close() })
+	return nil
+}
 
-	now := time.Now
-	peers := newMembers(log)
-	sup := newSupervisor(cli, cfg, endpoints, now)
-
-	// Listen before registering, so the record carries the real address
-	// (port 0 picks one).
-	lis, err := net.Listen("tcp", cfg.APIAddr)
+// listen binds the Control API before the node registers, so that its
+// record carries the real address (port 0 picks one).
+func (a *agent) listen() error {
+	a.peers = newMembers(a.log)
+	a.sup = newSupervisor(a.cli, a.cfg, a.endpoints, a.now)
+	lis, err := net.Listen("tcp", a.cfg.APIAddr)
 	if err != nil {
-		return fmt.Errorf("control API (--api-addr) %s: %w", cfg.APIAddr, err)
+		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
 	}
-	srv := grpc.NewServer()
-	api.RegisterControlServer(srv, newControlServer(cli, cfg, sup, peers, now))
-	closers = append(closers, func() { srv.Stop(); _ = lis.Close() })
+	a.lis, a.srv = lis, grpc.NewServer()
+	api.RegisterControlServer(a.srv, newControlServer(a.cli, a.cfg, a.sup, a.peers, a.now))
+	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
+	return nil
+}
 
-	rec := coord.NodeRecord{
+// join registers the node and joins the gossip ring, then records the
+// gossip address the ring bound.
+func (a *agent) join(ctx context.Context) error {
+	a.rec = coord.NodeRecord{
 		PID:        os.Getpid(),
-		Name:       cfg.NodeName,
-		APIAddr:    lis.Addr().String(),
-		GossipAddr: cfg.GossipAddr,
+		Name:       a.cfg.NodeName,
+		APIAddr:    a.lis.Addr().String(),
+		GossipAddr: a.cfg.GossipAddr,
 		CPU:        runtime.NumCPU(),
 		Memory:     totalMemory(),
-		DataDir:    cfg.DataDir,
-		State:      nodeReady,
-		Started:    now().UTC(),
+		DataDir:    a.cfg.DataDir,
+		State:      api.NodeReady,
+		Started:    a.now().UTC(),
 	}
-	reg, err := register(ctx, cli, rec, cfg.SessionTTL, log)
+	reg, err := register(ctx, a.cli, a.rec, a.cfg.SessionTTL, a.log)
 	if err != nil {
 		return err
 	}
 	gossip, err := coord.StartGossip(coord.GossipConfig{
-		Name:     cfg.NodeName,
-		Addr:     cfg.GossipAddr,
-		Join:     gossipPeers(ctx, cli, cfg),
-		Log:      log,
-		OnChange: peers.change,
+		Name:     a.cfg.NodeName,
+		Addr:     a.cfg.GossipAddr,
+		Join:     gossipPeers(ctx, a.cli, a.cfg),
+		Log:      a.log,
+		OnChange: a.peers.change,
 	})
 	if err != nil {
 		reg.close()
 		return fmt.Errorf("gossip (--gossip-addr): %w", err)
 	}
-	closers = append(closers, gossip.Stop, reg.close) // deregister, then leave the ring
-	if rec.GossipAddr != gossip.Addr() {
-		rec.GossipAddr = gossip.Addr()
-		if err := reg.update(ctx, rec); err != nil {
-			return fmt.Errorf("register node %s: %w", cfg.NodeName, err)
+	a.reg = reg
+	a.closers = append(a.closers, gossip.Stop, reg.close) // deregister, then leave the ring
+	if a.rec.GossipAddr != gossip.Addr() {
+		a.rec.GossipAddr = gossip.Addr()
+		if err := reg.update(ctx, a.rec); err != nil {
+			return fmt.Errorf("register node %s: %w", a.cfg.NodeName, err)
 		}
 	}
+	return nil
+}
 
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
-
+// serve starts the Control API and the supervisor. The children are the
+// first to stop: they need etcd, and their records say how they ended.
+func (a *agent) serve() {
+	a.served = make(chan error, 1)
+	go func() { a.served <- a.srv.Serve(a.lis) }()
 	supCtx, stopWatching := context.WithCancel(context.Background())
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
-		sup.run(supCtx)
+		a.sup.run(supCtx)
 	}()
-	// Children go first: they need etcd, and their records say how they ended.
-	closers = append(closers, func() {
+	a.closers = append(a.closers, func() {
 		stopWatching()
 		<-watching
-		sup.stop()
+		a.sup.stop()
 	})
+}
 
-	log.Info("agent ready", "node", cfg.NodeName, "api", rec.APIAddr, "gossip", rec.GossipAddr, "etcd", endpoints)
-	if ready != nil {
-		ready(rec.APIAddr)
-	}
-
+// wait runs until ctx ends (nil) or something the agent needs fails.
+func (a *agent) wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
-		log.Info("agent stopping", "node", cfg.NodeName)
+		a.log.Info("agent stopping", "node", a.cfg.NodeName)
 		return nil
-	case err := <-etcdFailed:
+	case err := <-a.etcdFailed:
 		return fmt.Errorf("%w: %v", ErrEtcdFailed, err)
-	case err := <-served:
+	case err := <-a.served:
 		if err == nil || errors.Is(err, grpc.ErrServerStopped) {
 			err = errors.New("stopped serving")
 		}
 		return fmt.Errorf("%w: %v", ErrAPIServer, err)
-	case err := <-reg.lost:
+	case err := <-a.reg.lost:
 		return err
 	}
 }

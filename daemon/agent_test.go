@@ -54,7 +54,7 @@ func TestReregistersAfterLeaseLoss(t *testing.T) {
 		_, err = coord.GetJSON(ctx, cli, coord.NodeKey("n1"), &rec)
 		return err == nil, "decode: " + errString(err)
 	})
-	if rec.APIAddr != a.addr || rec.State != nodeReady || !strings.Contains(rec.GossipAddr, "127.0.0.1:") || strings.HasSuffix(rec.GossipAddr, ":0") {
+	if rec.APIAddr != a.addr || rec.State != api.NodeReady || !strings.Contains(rec.GossipAddr, "127.0.0.1:") || strings.HasSuffix(rec.GossipAddr, ":0") {
 		t.Errorf("record after re-registering = %+v", rec)
 	}
 }
@@ -70,7 +70,7 @@ func TestTwoNodes(t *testing.T) {
 	ctx := context.Background()
 	const job = "sleep-two"
 	submit(t, b, job, 2, 1)
-	recs := allInState(t, cli, job, workerRunning, "master", "pserver-0", "trainer-0", "trainer-1")
+	recs := allInState(t, cli, job, api.WorkerRunning, "master", "pserver-0", "trainer-0", "trainer-1")
 	want := map[string]string{"master": "n1", "pserver-0": "n2", "trainer-0": "n1", "trainer-1": "n2"}
 	for w, node := range want {
 		if recs[w].Node != node {

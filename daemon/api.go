@@ -96,7 +96,7 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	}
 	var ready []string
 	for _, n := range nodes {
-		if n.State == nodeReady && !c.peers.isDown(n.Name) {
+		if n.State == api.NodeReady && !c.peers.isDown(n.Name) {
 			ready = append(ready, n.Name)
 		}
 	}
@@ -265,7 +265,7 @@ func (c *controlServer) StopJob(ctx context.Context, req *api.StopJobRequest) (*
 	}
 	var stopped []string
 	for _, w := range snap.record.Spec.Workers() {
-		if rec, ok := snap.workers[w]; ok && workerActive(rec.State) {
+		if rec, ok := snap.workers[w]; ok && rec.State.Active() {
 			stopped = append(stopped, w)
 		}
 	}
@@ -282,13 +282,13 @@ func (c *controlServer) StopJob(ctx context.Context, req *api.StopJobRequest) (*
 		if err := c.purge(ctx, name); err != nil {
 			return nil, err
 		}
-		return &api.StopJobResponse{State: api.StateStopped, Stopped: stopped}, nil
+		return &api.StopJobResponse{State: string(api.StateStopped), Stopped: stopped}, nil
 	}
 	st, err := coord.JobState(ctx, c.cli, name)
 	if err != nil {
 		return nil, etcdUnavailable("stop job "+name, err)
 	}
-	return &api.StopJobResponse{State: st.State, Stopped: stopped}, nil
+	return &api.StopJobResponse{State: string(st.State), Stopped: stopped}, nil
 }
 
 // purge waits until no worker of the job is alive (on a registered node),
@@ -323,10 +323,7 @@ func (c *controlServer) purge(ctx context.Context, name string) error {
 				name, c.purgeTimeout, strings.Join(alive, ", "), name)
 		}
 	}
-	_, err := c.cli.Txn(ctx).Then(
-		clientv3.OpDelete(coord.JobPrefix(name), clientv3.WithPrefix()),
-		clientv3.OpDelete(coord.TaskPrefix(name), clientv3.WithPrefix()),
-	).Commit()
+	_, err := c.cli.Txn(ctx).Then(coord.PurgeJobOps(name)...).Commit()
 	if err != nil {
 		return etcdUnavailable("purge job "+name, err)
 	}
@@ -351,7 +348,7 @@ func (c *controlServer) aliveWorkers(ctx context.Context, name string) ([]string
 	}
 	var alive []string
 	for _, w := range workers {
-		if workerActive(w.State) && registered[w.Node] {
+		if w.State.Active() && registered[w.Node] {
 			alive = append(alive, fmt.Sprintf("%s (%s on %s)", w.Name, w.State, w.Node))
 		}
 	}

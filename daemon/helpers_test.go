@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/logcheck"
 )
 
 // testFeatures is the feature count of the shards the tests write.
@@ -37,12 +37,14 @@ func freeAddr(t *testing.T) string {
 }
 
 // testLog discards unless GTRAIN_TEST_LOG is set, in which case the
-// agent's log goes to stderr.
-func testLog() *slog.Logger {
+// agent's log goes to stderr. Either way t fails if a line of the agent
+// carries an attribute twice.
+func testLog(t *testing.T) *slog.Logger {
+	var h slog.Handler
 	if os.Getenv("GTRAIN_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		h = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return logcheck.Logger(t, h)
 }
 
 // startEtcd runs an embedded etcd for one test and returns its endpoint.
@@ -87,7 +89,7 @@ func testConfig(t *testing.T, node, endpoint string) Config {
 		RestartWindow: time.Minute,
 		StopGrace:     300 * time.Millisecond,
 		Exe:           exe,
-		Log:           testLog(),
+		Log:           testLog(t),
 	}
 }
 
@@ -228,7 +230,7 @@ func workers(t *testing.T, cli *clientv3.Client, job string) map[string]coord.Wo
 }
 
 // allInState waits until every named worker has a record in state.
-func allInState(t *testing.T, cli *clientv3.Client, job, state string, names ...string) map[string]coord.WorkerRecord {
+func allInState(t *testing.T, cli *clientv3.Client, job string, state api.WorkerState, names ...string) map[string]coord.WorkerRecord {
 	t.Helper()
 	var recs map[string]coord.WorkerRecord
 	eventually(t, 20*time.Second, func() (bool, string) {

@@ -44,61 +44,75 @@ func TestLogs(t *testing.T) {
 	cli := etcdClient(t, endpoint)
 	cfg := testConfig(t, "n1", endpoint)
 	a := startAgent(t, cfg)
-	ctx := context.Background()
 
 	const done = "ok-logs"
 	submit(t, a, done, 1, 1)
-	allInState(t, cli, done, workerExited, "master", "pserver-0", "trainer-0")
+	allInState(t, cli, done, api.WorkerExited, "master", "pserver-0", "trainer-0")
+	checkLogsOfEndedJob(t, a, done)
+	checkLogsRefused(t, a, done)
 
-	stream, err := a.client.Logs(ctx, &api.LogsRequest{Job: done})
+	const running = "sleep-logs"
+	submit(t, a, running, 1, 1)
+	checkFollowUntilCancelled(t, a, running)
+	checkFollowUntilJobStops(t, a, running)
+}
+
+// streamLogs calls Logs and reads the stream to its end.
+func streamLogs(t *testing.T, a *testAgent, req *api.LogsRequest) map[string]string {
+	t.Helper()
+	stream, err := a.client.Logs(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := collectLogs(t, stream, nil)
+	got, err := collectLogs(t, stream, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+// checkLogsOfEndedJob: every worker's whole log file, or its last lines.
+func checkLogsOfEndedJob(t *testing.T, a *testAgent, job string) {
+	t.Helper()
+	all := streamLogs(t, a, &api.LogsRequest{Job: job})
 	for _, w := range []string{"master", "pserver-0", "trainer-0"} {
-		want := readLog(t, cfg, done, w)
+		want := readLog(t, a.cfg, job, w)
 		if all[w] != want || !strings.HasPrefix(want, "=== gtraind: starting "+w+" (attempt 1) at ") || !strings.HasSuffix(want, "done\n") {
 			t.Errorf("log of %s = %q, want the file %q", w, all[w], want)
 		}
 	}
-
-	stream, err = a.client.Logs(ctx, &api.LogsRequest{Job: done, Worker: "trainer-0", Lines: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := collectLogs(t, stream, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	last := streamLogs(t, a, &api.LogsRequest{Job: job, Worker: "trainer-0", Lines: 2})
 	if len(last) != 1 || last["trainer-0"] != "working\ndone\n" {
 		t.Errorf("-w trainer-0 -n 2 = %q, want the last two lines", last)
 	}
+}
 
+func checkLogsRefused(t *testing.T, a *testAgent, job string) {
+	t.Helper()
 	for _, tc := range []struct {
 		req      *api.LogsRequest
 		code     codes.Code
 		contains []string
 	}{
 		{&api.LogsRequest{Job: "nope"}, codes.NotFound, []string{"job nope not found"}},
-		{&api.LogsRequest{Job: done, Worker: "trainer-7"}, codes.NotFound, []string{"no worker trainer-7", "master, pserver-0, trainer-0"}},
-		{&api.LogsRequest{Job: done, Lines: -1}, codes.InvalidArgument, []string{"lines"}},
+		{&api.LogsRequest{Job: job, Worker: "trainer-7"}, codes.NotFound, []string{"no worker trainer-7", "master, pserver-0, trainer-0"}},
+		{&api.LogsRequest{Job: job, Lines: -1}, codes.InvalidArgument, []string{"lines"}},
 	} {
-		stream, err := a.client.Logs(ctx, tc.req)
+		stream, err := a.client.Logs(context.Background(), tc.req)
 		if err == nil {
 			_, err = collectLogs(t, stream, nil)
 		}
 		assertStatus(t, "logs "+tc.req.String(), err, tc.code, tc.contains...)
 	}
+}
 
-	// Following a running job streams new lines until the client cancels.
-	const running = "sleep-logs"
-	submit(t, a, running, 1, 1)
-	fctx, cancel := context.WithCancel(ctx)
+// checkFollowUntilCancelled: following a running job streams new lines
+// until the client cancels.
+func checkFollowUntilCancelled(t *testing.T, a *testAgent, job string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err = a.client.Logs(fctx, &api.LogsRequest{Job: running, Worker: "trainer-0", Follow: true})
+	stream, err := a.client.Logs(ctx, &api.LogsRequest{Job: job, Worker: "trainer-0", Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,22 +123,25 @@ func TestLogs(t *testing.T) {
 	if !strings.HasPrefix(got["trainer-0"], "=== gtraind: starting trainer-0") {
 		t.Errorf("follow from the start = %q", got["trainer-0"])
 	}
-	cancel()
+}
 
-	// Following a job that ends: the stream ends by itself once the
-	// processes are gone and the log is quiet.
-	fstream, err := a.client.Logs(ctx, &api.LogsRequest{Job: running, Follow: true, Lines: 1})
+// checkFollowUntilJobStops: following a job that ends, the stream ends by
+// itself once the processes are gone and the log is quiet.
+func checkFollowUntilJobStops(t *testing.T, a *testAgent, job string) {
+	t.Helper()
+	ctx := context.Background()
+	stream, err := a.client.Logs(ctx, &api.LogsRequest{Job: job, Follow: true, Lines: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.client.StopJob(ctx, &api.StopJobRequest{Name: running}); err != nil {
+	if _, err := a.client.StopJob(ctx, &api.StopJobRequest{Name: job}); err != nil {
 		t.Fatal(err)
 	}
 	ended := make(chan error, 1)
 	var tail map[string]string
 	go func() {
 		var err error
-		tail, err = collectLogs(t, fstream, nil)
+		tail, err = collectLogs(t, stream, nil)
 		ended <- err
 	}()
 	select {

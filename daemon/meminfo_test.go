@@ -24,7 +24,7 @@ func TestParseMemTotal(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
-	m := newMembers(testLog())
+	m := newMembers(testLog(t))
 	m.change("n2", true)
 	if m.isDown("n2") {
 		t.Error("a joined node is down")

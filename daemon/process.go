@@ -18,23 +18,6 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
-// Worker states in WorkerRecord.State.
-const (
-	workerPending    = "pending" // no record yet; only shown, never written
-	workerStarting   = "starting"
-	workerRunning    = "running"
-	workerRestarting = "restarting"
-	workerExited     = "exited"
-	workerFailed     = "failed"
-	workerStopped    = "stopped"
-)
-
-// workerActive reports whether a worker in this state has (or is about to
-// have) a live process.
-func workerActive(state string) bool {
-	return state == workerStarting || state == workerRunning || state == workerRestarting
-}
-
 // stopReason says why a runner must stop; a higher value is more urgent and
 // overrides a lower one.
 type stopReason int
@@ -144,12 +127,12 @@ func (r *runner) run() {
 	log := r.sup.log.With("job", r.job, "worker", r.worker)
 	rec := coord.WorkerRecord{Name: r.worker, Node: r.sup.node}
 	if prev, ok := r.previousRecord(); ok {
-		if prev.State == workerExited {
+		if prev.State == api.WorkerExited {
 			// The role finished before this agent (re)started; it must not run twice.
 			return
 		}
 		rec.Restarts = prev.Restarts
-		if workerActive(prev.State) && prev.PID > 0 && prev.Node == r.sup.node {
+		if prev.State.Active() && prev.PID > 0 && prev.Node == r.sup.node {
 			takeOver(prev.PID, r.job, r.worker, log)
 		}
 	}
@@ -157,10 +140,10 @@ func (r *runner) run() {
 	quickCrashes := 0
 	for attempt := rec.Restarts + 1; ; attempt++ {
 		if reason := r.stopReason(); reason != keepRunning {
-			r.finish(rec, workerStopped, reason)
+			r.finish(rec, api.WorkerStopped, reason)
 			return
 		}
-		rec.State, rec.PID, rec.ExitCode, rec.Start = workerStarting, 0, 0, r.sup.now().UTC()
+		rec.State, rec.PID, rec.ExitCode, rec.Start = api.WorkerStarting, 0, 0, r.sup.now().UTC()
 		r.putRecord(rec)
 		started := r.sup.now()
 		exit, signalled := r.runOnce(attempt, &rec, log)
@@ -171,15 +154,15 @@ func (r *runner) run() {
 			// A role that ended by itself with its job is done; one we
 			// signalled was stopped, and a restarted agent brings it back
 			// if its job still runs.
-			state := workerStopped
+			state := api.WorkerStopped
 			if exit.code == 0 && !signalled {
-				state = workerExited
+				state = api.WorkerExited
 			}
 			r.finish(rec, state, reason)
 			return
 		case exit.code == 0:
 			log.Info("worker exited", "attempt", attempt)
-			r.finish(rec, workerExited, reason)
+			r.finish(rec, api.WorkerExited, reason)
 			return
 		}
 		now := r.sup.now()
@@ -196,10 +179,10 @@ func (r *runner) run() {
 		what := fmt.Sprintf("%s exited (%s); restarting (restart %d)", r.worker, exit.desc, rec.Restarts)
 		log.Warn(what)
 		r.event(what)
-		rec.State, rec.PID = workerRestarting, 0
+		rec.State, rec.PID = api.WorkerRestarting, 0
 		r.putRecord(rec)
 		if !r.pause(restartBackoff(quickCrashes)) {
-			r.finish(rec, workerStopped, r.stopReason())
+			r.finish(rec, api.WorkerStopped, r.stopReason())
 			return
 		}
 	}
@@ -216,7 +199,7 @@ func (r *runner) runOnce(attempt int, rec *coord.WorkerRecord, log *slog.Logger)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	rec.State, rec.PID = workerRunning, cmd.Process.Pid
+	rec.State, rec.PID = api.WorkerRunning, cmd.Process.Pid
 	r.putRecord(*rec)
 	log.Info("worker started", "pid", rec.PID, "attempt", attempt)
 	signalled := r.supervise(cmd.Process.Pid, exited)
@@ -316,12 +299,12 @@ func (r *runner) failJob(rec *coord.WorkerRecord, crashes int, exit exitInfo, lo
 		log.Warn("cannot fail the job", "err", err)
 	}
 	r.event(reason)
-	rec.State, rec.PID = workerFailed, 0
+	rec.State, rec.PID = api.WorkerFailed, 0
 	r.putRecord(*rec)
 }
 
 // finish writes the runner's last record, unless the job is purged.
-func (r *runner) finish(rec coord.WorkerRecord, state string, reason stopReason) {
+func (r *runner) finish(rec coord.WorkerRecord, state api.WorkerState, reason stopReason) {
 	if reason == purged {
 		return
 	}

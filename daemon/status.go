@@ -35,53 +35,52 @@ type jobSnapshot struct {
 func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
 	jobs := map[string]*jobSnapshot{}
 	for _, kv := range kvs {
-		job, rest, ok := coord.JobOfKey(string(kv.Key))
+		key, ok := coord.ParseJobKey(string(kv.Key))
 		if !ok {
 			continue
 		}
-		snap := jobs[job]
+		snap := jobs[key.Job]
 		if snap == nil {
-			snap = &jobSnapshot{name: job, workers: map[string]coord.WorkerRecord{},
+			snap = &jobSnapshot{name: key.Job, workers: map[string]coord.WorkerRecord{},
 				pservers: map[int]coord.PserverRecord{}, trainerID: map[string]int{}}
-			jobs[job] = snap
+			jobs[key.Job] = snap
 		}
-		if err := snap.add(rest, kv.Value); err != nil {
+		if err := snap.add(key, kv.Value); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 		}
 	}
 	return jobs, nil
 }
 
-func (s *jobSnapshot) add(rest string, value []byte) error {
-	kind, sub, _ := strings.Cut(rest, "/")
-	switch kind {
-	case "record":
+func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
+	switch key.Kind {
+	case coord.JobKeyRecord:
 		s.record = &coord.JobRecord{}
 		return json.Unmarshal(value, s.record)
-	case "state":
+	case coord.JobKeyState:
 		return json.Unmarshal(value, &s.state)
-	case "progress":
+	case coord.JobKeyProgress:
 		s.progress = &coord.ProgressRecord{}
 		return json.Unmarshal(value, s.progress)
-	case "workers":
+	case coord.JobKeyWorker:
 		var w coord.WorkerRecord
 		if err := json.Unmarshal(value, &w); err != nil {
 			return err
 		}
-		s.workers[sub] = w
-	case "pservers":
+		s.workers[key.Name] = w
+	case coord.JobKeyPserver:
 		var p coord.PserverRecord
 		if err := json.Unmarshal(value, &p); err != nil {
 			return err
 		}
 		s.pservers[p.Index] = p
-	case "trainers":
+	case coord.JobKeyTrainer:
 		var t coord.TrainerRecord
 		if err := json.Unmarshal(value, &t); err != nil {
 			return err
 		}
 		s.trainerID[t.Worker] = t.ID
-	case "events":
+	case coord.JobKeyEvent:
 		var e api.Event
 		if err := json.Unmarshal(value, &e); err != nil {
 			return err
@@ -100,7 +99,7 @@ func (s *jobSnapshot) workerView(worker string) coord.WorkerRecord {
 		}
 		return w
 	}
-	return coord.WorkerRecord{Name: worker, Node: s.record.Placement[worker], State: workerPending}
+	return coord.WorkerRecord{Name: worker, Node: s.record.Placement[worker], State: api.WorkerPending}
 }
 
 // jobStatus is the document of `gctl job status` (SPEC §5). s.record must be set.
@@ -110,7 +109,7 @@ func jobStatus(s *jobSnapshot) api.JobStatus {
 		Name:           s.name,
 		State:          s.state.State,
 		Reason:         s.state.Reason,
-		Mode:           spec.Mode,
+		Mode:           string(spec.Mode),
 		Passes:         spec.Passes,
 		SamplesApplied: []int64{},
 		Trainers:       make([]api.TrainerStatus, 0, spec.Trainers),
@@ -213,7 +212,7 @@ func nodeRows(nodes []coord.NodeRecord, jobs map[string]*jobSnapshot, isDown fun
 	for _, n := range nodes {
 		state := n.State
 		if isDown(n.Name) {
-			state = "down"
+			state = api.NodeDown
 		}
 		r := roles[n.Name]
 		if r == nil {

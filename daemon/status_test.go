@@ -30,16 +30,16 @@ func ptrTo(v float64) *float64 { return &v }
 
 // testJobKVs is a job "fit" with 2 trainers and 2 pservers on n1/n2, some
 // of whose workers have records.
-func testJobKVs(t *testing.T, state string, progress *coord.ProgressRecord, events int) []*mvccpb.KeyValue {
+func testJobKVs(t *testing.T, state api.JobState, progress *coord.ProgressRecord, events int) []*mvccpb.KeyValue {
 	t.Helper()
 	spec := jobspec.Spec{Name: "fit", Mode: "sync", Trainers: 2, Pservers: 2, Passes: 30}
 	placement, _ := placeWorkers(spec.Workers(), []string{"n1", "n2"})
 	kvs := []*mvccpb.KeyValue{
 		kv(t, coord.JobKey("fit"), coord.JobRecord{Spec: spec, Placement: placement, Created: created}),
 		kv(t, coord.StateKey("fit"), coord.StateRecord{State: state, Reason: "why"}),
-		kv(t, coord.WorkerKey("fit", "master"), coord.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: workerRunning}),
-		kv(t, coord.WorkerKey("fit", "pserver-1"), coord.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: workerRunning, Restarts: 1}),
-		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: workerRestarting, Restarts: 2}),
+		kv(t, coord.WorkerKey("fit", "master"), coord.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: api.WorkerRunning}),
+		kv(t, coord.WorkerKey("fit", "pserver-1"), coord.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: api.WorkerRunning, Restarts: 1}),
+		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2}),
 		kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, Addr: "127.0.0.1:4000", CheckpointStep: 1200}),
 		kv(t, coord.TrainerKey("fit", 0), coord.TrainerRecord{ID: 0, Worker: "trainer-1"}),
 		kv(t, coord.TrainerKey("fit", 1), coord.TrainerRecord{ID: 1, Worker: "trainer-0"}),
@@ -49,7 +49,7 @@ func testJobKVs(t *testing.T, state string, progress *coord.ProgressRecord, even
 		kvs = append(kvs, kv(t, coord.ProgressKey("fit"), progress))
 	}
 	for i := range events {
-		kvs = append(kvs, kv(t, fmt.Sprintf("%s%020d", coord.EventPrefix("fit"), i), api.Event{What: fmt.Sprint("event ", i)}))
+		kvs = append(kvs, kv(t, coord.EventKey("fit", created.Add(time.Duration(i)), "e"), api.Event{What: fmt.Sprint("event ", i)}))
 	}
 	return kvs
 }
@@ -76,15 +76,15 @@ func TestJobStatus(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 	wantTrainers := []api.TrainerStatus{
-		{ID: 1, Name: "trainer-0", Node: "n2", PID: 44, State: workerRestarting, Restarts: 2},
-		{ID: 0, Name: "trainer-1", Node: "n1", State: workerPending}, // no record yet: placed on n1
+		{ID: 1, Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2},
+		{ID: 0, Name: "trainer-1", Node: "n1", State: api.WorkerPending}, // no record yet: placed on n1
 	}
 	if !slices.Equal(st.Trainers, wantTrainers) {
 		t.Errorf("trainers = %+v, want %+v", st.Trainers, wantTrainers)
 	}
 	wantPservers := []api.PserverStatus{
-		{Index: 0, Name: "pserver-0", Node: "n2", State: workerPending},
-		{Index: 1, Name: "pserver-1", Node: "n1", PID: 43, Addr: "127.0.0.1:4000", State: workerRunning, Restarts: 1, CheckpointStep: 1200},
+		{Index: 0, Name: "pserver-0", Node: "n2", State: api.WorkerPending},
+		{Index: 1, Name: "pserver-1", Node: "n1", PID: 43, Addr: "127.0.0.1:4000", State: api.WorkerRunning, Restarts: 1, CheckpointStep: 1200},
 	}
 	if !slices.Equal(st.Pservers, wantPservers) {
 		t.Errorf("pservers = %+v, want %+v", st.Pservers, wantPservers)
@@ -162,9 +162,9 @@ func TestNodeRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := []coord.NodeRecord{
-		{Name: "n2", APIAddr: "b:7164", State: nodeReady, CPU: 8, Memory: 1 << 30},
-		{Name: "n1", APIAddr: "a:7164", State: nodeReady, CPU: 4},
-		{Name: "n3", APIAddr: "c:7164", State: nodeReady},
+		{Name: "n2", APIAddr: "b:7164", State: api.NodeReady, CPU: 8, Memory: 1 << 30},
+		{Name: "n1", APIAddr: "a:7164", State: api.NodeReady, CPU: 4},
+		{Name: "n3", APIAddr: "c:7164", State: api.NodeReady},
 	}
 	rows := nodeRows(nodes, jobs, func(n string) bool { return n == "n2" })
 	want := []api.NodeRow{

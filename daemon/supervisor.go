@@ -47,7 +47,7 @@ type jobEntry struct {
 	record    coord.JobRecord
 	hasRecord bool
 	fence     int64 // create revision of the job record
-	state     string
+	state     api.JobState
 	runners   map[string]*runner
 }
 
@@ -100,17 +100,17 @@ func (s *supervisor) resync(ctx context.Context) (int64, error) {
 	}
 	jobs := map[string]*seen{}
 	for _, kv := range resp.Kvs {
-		job, rest, ok := coord.JobOfKey(string(kv.Key))
-		if !ok || (rest != "record" && rest != "state") {
+		key, ok := coord.ParseJobKey(string(kv.Key))
+		if !ok || (key.Kind != coord.JobKeyRecord && key.Kind != coord.JobKeyState) {
 			continue
 		}
-		if jobs[job] == nil {
-			jobs[job] = &seen{}
+		if jobs[key.Job] == nil {
+			jobs[key.Job] = &seen{}
 		}
-		if rest == "record" {
-			jobs[job].record = kv
+		if key.Kind == coord.JobKeyRecord {
+			jobs[key.Job].record = kv
 		} else {
-			jobs[job].state = kv
+			jobs[key.Job].state = kv
 		}
 	}
 	s.mu.Lock()
@@ -151,21 +151,21 @@ func (s *supervisor) apply(events []*clientv3.Event) {
 	defer s.mu.Unlock()
 	touched := map[string]bool{}
 	for _, ev := range events {
-		job, rest, ok := coord.JobOfKey(string(ev.Kv.Key))
+		key, ok := coord.ParseJobKey(string(ev.Kv.Key))
 		if !ok {
 			continue
 		}
 		switch {
-		case rest == "record" && ev.Type == clientv3.EventTypeDelete:
-			s.purgeLocked(job)
-		case rest == "record":
-			s.applyRecordLocked(job, ev.Kv)
-		case rest == "state" && ev.Type == clientv3.EventTypePut:
-			s.applyStateLocked(job, ev.Kv.Value)
+		case key.Kind == coord.JobKeyRecord && ev.Type == clientv3.EventTypeDelete:
+			s.purgeLocked(key.Job)
+		case key.Kind == coord.JobKeyRecord:
+			s.applyRecordLocked(key.Job, ev.Kv)
+		case key.Kind == coord.JobKeyState && ev.Type == clientv3.EventTypePut:
+			s.applyStateLocked(key.Job, ev.Kv.Value)
 		default:
 			continue
 		}
-		touched[job] = true
+		touched[key.Job] = true
 	}
 	for job := range touched {
 		s.reconcileLocked(job)
@@ -294,9 +294,9 @@ func (s *supervisor) stop() {
 
 // jobView is what the supervisor knows of a job, for the Logs follower.
 type jobView struct {
-	known  bool   // the job has a record
-	state  string // api.State*
-	active bool   // a child of the job may still run on this node
+	known  bool // the job has a record
+	state  api.JobState
+	active bool // a child of the job may still run on this node
 }
 
 func (s *supervisor) view(job string) jobView {

@@ -32,14 +32,14 @@ func TestSupervisorRestartsUntilBudgetFailsJob(t *testing.T) {
 	var st coord.StateRecord
 	eventually(t, 20*time.Second, func() (bool, string) {
 		st, _ = coord.JobState(context.Background(), cli, job)
-		return st.State == api.StateFailed, "job state " + st.State
+		return st.State == api.StateFailed, "job state " + string(st.State)
 	})
 	wantReason := "trainer-0 crashed 3 times in 1m0s: exit status 3; see `gctl job logs mixed-budget -w trainer-0`"
 	if st.Reason != wantReason {
 		t.Errorf("reason = %q, want %q", st.Reason, wantReason)
 	}
-	recs := allInState(t, cli, job, workerStopped, "master", "pserver-0")
-	if tr := recs["trainer-0"]; tr.State != workerFailed || tr.Restarts != 2 || tr.ExitCode != 3 {
+	recs := allInState(t, cli, job, api.WorkerStopped, "master", "pserver-0")
+	if tr := recs["trainer-0"]; tr.State != api.WorkerFailed || tr.Restarts != 2 || tr.ExitCode != 3 {
 		t.Errorf("trainer-0 record = %+v, want failed after 2 restarts with exit code 3", tr)
 	}
 	evs := events(t, cli, job)
@@ -79,7 +79,7 @@ func TestSupervisorDoesNotRestartCleanExit(t *testing.T) {
 	a := startAgent(t, cfg)
 	const job = "ok-done"
 	submit(t, a, job, 2, 1)
-	recs := allInState(t, cli, job, workerExited, "master", "pserver-0", "trainer-0", "trainer-1")
+	recs := allInState(t, cli, job, api.WorkerExited, "master", "pserver-0", "trainer-0", "trainer-1")
 	for name, r := range recs {
 		if r.Restarts != 0 || r.ExitCode != 0 || r.Node != "n1" || r.Start.IsZero() {
 			t.Errorf("%s record = %+v, want exited once on n1", name, r)
@@ -106,7 +106,7 @@ func TestAgentStopLeavesNoChildAndRestartPicksUp(t *testing.T) {
 	const job = "stubborn-stop"
 	submit(t, a, job, 1, 1)
 	names := []string{"master", "pserver-0", "trainer-0"}
-	recs := allInState(t, cli, job, workerRunning, names...)
+	recs := allInState(t, cli, job, api.WorkerRunning, names...)
 	var pids []int
 	for _, n := range names {
 		pids = append(pids, recs[n].PID)
@@ -128,7 +128,7 @@ func TestAgentStopLeavesNoChildAndRestartPicksUp(t *testing.T) {
 	}
 	recs = workers(t, cli, job)
 	for _, n := range names {
-		if recs[n].State != workerStopped {
+		if recs[n].State != api.WorkerStopped {
 			t.Errorf("%s record after agent stop = %+v, want stopped", n, recs[n])
 		}
 	}
@@ -137,7 +137,7 @@ func TestAgentStopLeavesNoChildAndRestartPicksUp(t *testing.T) {
 	}
 
 	startAgent(t, cfg) // the same node comes back
-	recs = allInState(t, cli, job, workerRunning, names...)
+	recs = allInState(t, cli, job, api.WorkerRunning, names...)
 	for _, n := range names {
 		if slices.Contains(pids, recs[n].PID) {
 			t.Errorf("%s runs with an old pid %d", n, recs[n].PID)
@@ -159,16 +159,16 @@ func TestStopAndPurge(t *testing.T) {
 	const job = "sleep-purge"
 	submit(t, a, job, 1, 1)
 	names := []string{"master", "pserver-0", "trainer-0"}
-	recs := allInState(t, cli, job, workerRunning, names...)
+	recs := allInState(t, cli, job, api.WorkerRunning, names...)
 
 	resp, err := a.client.StopJob(context.Background(), &api.StopJobRequest{Name: job})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.State != api.StateStopped || !slices.Equal(resp.Stopped, names) {
+	if api.JobState(resp.State) != api.StateStopped || !slices.Equal(resp.Stopped, names) {
 		t.Errorf("stop = %v %v, want STOPPED %v", resp.State, resp.Stopped, names)
 	}
-	allInState(t, cli, job, workerStopped, names...)
+	allInState(t, cli, job, api.WorkerStopped, names...)
 	for _, n := range names {
 		if err := syscall.Kill(recs[n].PID, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("%s (pid %d) survived its job: %v", n, recs[n].PID, err)
@@ -182,7 +182,7 @@ func TestStopAndPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.State != api.StateStopped || len(resp.Stopped) != 0 {
+	if api.JobState(resp.State) != api.StateStopped || len(resp.Stopped) != 0 {
 		t.Errorf("purge = %v %v, want STOPPED and nothing left to stop", resp.State, resp.Stopped)
 	}
 	eventually(t, 10*time.Second, func() (bool, string) {
@@ -195,7 +195,7 @@ func TestStopAndPurge(t *testing.T) {
 	}
 	// The name is free again, and the new job runs.
 	submit(t, a, job, 1, 1)
-	allInState(t, cli, job, workerRunning, names...)
+	allInState(t, cli, job, api.WorkerRunning, names...)
 }
 
 func errString(err error) string {

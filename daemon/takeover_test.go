@@ -32,15 +32,15 @@ func TestTakeOver(t *testing.T) {
 		return runsRole(pid, "sleep-take", "trainer-0"), "the child does not show its role in /proc"
 	})
 
-	takeOver(pid, "sleep-take", "trainer-1", testLog()) // another worker: left alone
-	takeOver(pid, "other-job", "trainer-0", testLog())  // another job: left alone
+	takeOver(pid, "sleep-take", "trainer-1", testLog(t)) // another worker: left alone
+	takeOver(pid, "other-job", "trainer-0", testLog(t))  // another job: left alone
 	select {
 	case err := <-exited:
 		t.Fatalf("a process of another worker was killed: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
 
-	takeOver(pid, "sleep-take", "trainer-0", testLog())
+	takeOver(pid, "sleep-take", "trainer-0", testLog(t))
 	select {
 	case <-exited:
 		if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {

@@ -49,7 +49,7 @@ func (s *Spec) ApplyDefaults() {
 	setInt(&s.Checkpoint.Keep, DefaultCheckpointKeep)
 }
 
-func setString(v *string, def string) {
+func setString[S ~string](v *S, def S) {
 	if *v == "" {
 		*v = def
 	}

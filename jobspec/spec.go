@@ -6,12 +6,19 @@ import (
 	"github.com/gtrain/gtrain/model"
 )
 
-// Values accepted in Spec.Mode and OptimizerSpec.Kind. Model kinds are the
-// model package's (model.KindLinear, ...).
-const (
-	ModeSync  = "sync"
-	ModeAsync = "async"
+// Mode is how trainers and pservers step (SPEC §4): in lockstep (sync) or
+// each at its own pace (async).
+type Mode string
 
+// Values accepted in Spec.Mode.
+const (
+	ModeSync  Mode = "sync"
+	ModeAsync Mode = "async"
+)
+
+// Values accepted in OptimizerSpec.Kind. Model kinds are the model
+// package's (model.KindLinear, ...).
+const (
 	OptimizerSGD      = "sgd"
 	OptimizerMomentum = "momentum"
 	OptimizerAdagrad  = "adagrad"
@@ -23,7 +30,7 @@ const (
 // (stored in etcd) uses the same snake_case names as the YAML.
 type Spec struct {
 	Name       string         `yaml:"name" json:"name"`
-	Mode       string         `yaml:"mode" json:"mode"`
+	Mode       Mode           `yaml:"mode" json:"mode"`
 	Trainers   int            `yaml:"trainers" json:"trainers"`
 	Pservers   int            `yaml:"pservers" json:"pservers"`
 	Passes     int            `yaml:"passes" json:"passes"`

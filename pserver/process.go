@@ -83,7 +83,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.layout, err = client.NewLayout(p.spec); err != nil {
 		return nil, err
 	}
-	if p.mode, err = ParseMode(p.spec.Mode); err != nil {
+	if p.mode, err = ParseMode(string(p.spec.Mode)); err != nil {
 		return nil, err
 	}
 	shardCfg := ShardConfig{Mode: p.mode, Trainers: p.spec.Trainers, Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}

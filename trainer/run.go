@@ -54,7 +54,7 @@ type trainer struct {
 	cli    *clientv3.Client
 	spec   *jobspec.Spec
 	layout *pserver.Layout
-	ps     *pserver.Dynamic
+	ps     pservers
 	master *masterConn
 	id     int
 	params [][]float32
@@ -68,51 +68,68 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, data: newChunkCache(256)}
-	if t.log == nil {
-		t.log = slog.New(slog.DiscardHandler)
-	}
-	var rec coord.JobRecord
-	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
-		return fmt.Errorf("trainer: read job: %w", err)
-	}
-	t.spec = &rec.Spec
-	var err error
-	if t.layout, err = pserver.NewLayout(t.spec); err != nil {
+	t, err := newTrainer(ctx, cli, cfg)
+	if err != nil {
 		return err
 	}
-	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
-
 	session, err := coord.NewSession(ctx, cli, cfg.SessionTTL)
 	if err != nil {
 		return fmt.Errorf("trainer: etcd session: %w", err)
 	}
 	defer session.Close()
-
-	if t.ps, err = pserver.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.log); err != nil {
+	ps, err := pserver.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.log)
+	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
-	defer t.ps.Close()
-
+	defer ps.Close()
+	t.ps = dynamicPservers{ps}
 	t.master = &masterConn{t: t}
 	defer t.master.close()
-	var reg *api.RegisterTrainerResponse
-	err = t.master.call(ctx, "register with the master", func(m api.MasterClient) error {
-		var err error
-		reg, err = m.RegisterTrainer(ctx, &api.RegisterTrainerRequest{Worker: cfg.Worker, LeaseId: int64(session.Lease())})
-		return err
-	})
+	reg, err := t.register(ctx, int64(session.Lease()))
 	if err != nil {
 		return t.endOr(ctx, err)
 	}
-	t.id = int(reg.TrainerId)
-	t.log.Info("registered", "trainer_id", t.id, "trainers", reg.Trainers, "next_step", reg.NextStep)
 	if t.spec.Mode == jobspec.ModeSync {
 		err = t.runSync(ctx, reg.NextStep)
 	} else {
 		err = t.runAsync(ctx)
 	}
 	return t.endOr(ctx, err)
+}
+
+// newTrainer reads the job's spec and sizes the parameter buffers for it.
+func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer, error) {
+	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, data: newChunkCache(256)}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	var rec coord.JobRecord
+	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
+		return nil, fmt.Errorf("trainer: read job: %w", err)
+	}
+	t.spec = &rec.Spec
+	var err error
+	if t.layout, err = pserver.NewLayout(t.spec); err != nil {
+		return nil, err
+	}
+	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
+	return t, nil
+}
+
+// register gets the trainer's dense ID from the master, and where to start.
+func (t *trainer) register(ctx context.Context, lease int64) (*api.RegisterTrainerResponse, error) {
+	var reg *api.RegisterTrainerResponse
+	err := t.master.call(ctx, "register with the master", func(m api.MasterClient) error {
+		var err error
+		reg, err = m.RegisterTrainer(ctx, &api.RegisterTrainerRequest{Worker: t.cfg.Worker, LeaseId: lease})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.id = int(reg.TrainerId)
+	t.log.Info("registered", "trainer_id", t.id, "trainers", reg.Trainers, "next_step", reg.NextStep)
+	return reg, nil
 }
 
 // endOr turns a failure into a clean exit when the job itself has ended. A
@@ -202,186 +219,6 @@ func (t *trainer) compute(ex []dataset.Example) (float64, error) {
 		return 0, fmt.Errorf("trainer: bad records: %w", err)
 	}
 	return t.layout.Model.Gradient(t.params, b, t.grads), nil
-}
-
-// runSync follows the master's step plan. After a rollback (a new epoch)
-// it starts again where the master says; a push the pservers already applied
-// (this trainer died after pushing it) is not pushed twice.
-func (t *trainer) runSync(ctx context.Context, step int64) error {
-	var epoch int64
-	for {
-		var w *api.GetStepResponse
-		err := t.master.call(ctx, "get a step", func(m api.MasterClient) error {
-			var err error
-			w, err = m.GetStep(ctx, &api.GetStepRequest{TrainerId: int32(t.id), Step: step, Epoch: epoch})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		switch w.Status {
-		case api.WorkStatus_WORK_DONE:
-			t.log.Info("training done", "step", step)
-			return nil
-		case api.WorkStatus_WORK_WAIT:
-			continue
-		}
-		if w.Epoch != epoch {
-			if epoch != 0 {
-				t.log.Warn("the job rolled back; resuming where the master says", "epoch", w.Epoch, "step", w.Step)
-			}
-			epoch = w.Epoch
-			t.master.forget()
-		}
-		step = w.Step
-		var ex []dataset.Example
-		for _, sl := range w.Slices {
-			part, err := t.data.slice(sl.File, int(sl.Chunk), int(sl.First), int(sl.Count))
-			if err != nil {
-				return fmt.Errorf("trainer: step %d: %w", step, err)
-			}
-			ex = append(ex, part...)
-		}
-		var lowest, highest int64
-		err = t.retry(ctx, "pull parameters", func() error {
-			var err error
-			lowest, highest, err = t.ps.Client().Pull(ctx, step, epoch, t.params)
-			return t.psErr(ctx, err)
-		})
-		if resync(err) {
-			pause(ctx) // rolled back while we waited: ask the master again
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if lowest != highest {
-			// Some pservers applied this step, others did not: a trainer died
-			// mid-push. The step's parameters are gone on the first ones, so
-			// no correct gradient exists: the job must roll back.
-			reason := fmt.Sprintf("%s found pservers at steps %d and %d for step %d", t.cfg.Worker, lowest, highest, step)
-			t.log.Warn("pservers disagree; asking the master to roll back", "reason", reason)
-			if err := t.master.call(ctx, "request a rollback", func(m api.MasterClient) error {
-				_, err := m.RequestRollback(ctx, &api.RequestRollbackRequest{TrainerId: int32(t.id), Epoch: epoch, Reason: reason})
-				return err
-			}); err != nil {
-				return err
-			}
-			pause(ctx)
-			continue
-		}
-		loss, err := t.compute(ex)
-		if err != nil {
-			return err
-		}
-		if highest == step {
-			err = t.retry(ctx, "push gradients", func() error {
-				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, step, epoch, int64(len(ex)), w.Checkpoint, t.grads))
-			})
-			switch {
-			case err == nil:
-			case resync(err):
-				pause(ctx)
-				continue
-			default:
-				return err
-			}
-		}
-		// highest > step: the pservers applied this step already (our push
-		// landed before a crash); the loss is then measured one step late.
-		report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: step, LossSum: loss, Records: int64(len(ex)), Epoch: epoch}
-		t.master.remember(report)
-		if err := t.master.call(ctx, "report the step", func(m api.MasterClient) error {
-			_, err := m.StepDone(ctx, report)
-			return err
-		}); err != nil {
-			if status.Code(err) == codes.InvalidArgument {
-				t.log.Warn("step report refused; resyncing with the master", "step", step, "err", err)
-				pause(ctx)
-				continue
-			}
-			return err
-		}
-		if step%50 == 0 {
-			t.log.Info("step done", "step", step, "pass", w.Pass, "records", len(ex), "loss", safeMean(loss, len(ex)))
-		}
-		step++
-	}
-}
-
-// resync reports errors after which a sync trainer asks the master again:
-// a rollback aborted its pull, or its push is for a step the pservers are
-// not at.
-func resync(err error) bool {
-	switch status.Code(err) {
-	case codes.Aborted, codes.FailedPrecondition:
-		return true
-	}
-	return false
-}
-
-// pause keeps a trainer that must resync from spinning while a rollback is
-// under way.
-func pause(ctx context.Context) {
-	select {
-	case <-time.After(50 * time.Millisecond):
-	case <-ctx.Done():
-	}
-}
-
-func (t *trainer) runAsync(ctx context.Context) error {
-	finished, failed := int32(-1), int32(-1)
-	var lossSum float64
-	var records int64
-	for {
-		var w *api.GetTaskResponse
-		err := t.master.call(ctx, "get a task", func(m api.MasterClient) error {
-			var err error
-			w, err = m.GetTask(ctx, &api.GetTaskRequest{TrainerId: int32(t.id), FinishedTask: finished, FailedTask: failed, LossSum: lossSum, Records: records})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		finished, failed, lossSum, records = -1, -1, 0, 0
-		switch w.Status {
-		case api.WorkStatus_WORK_DONE:
-			t.log.Info("training done")
-			return nil
-		case api.WorkStatus_WORK_WAIT:
-			continue
-		}
-		task := w.Task
-		var ex []dataset.Example
-		for c := task.FirstChunk; c < task.FirstChunk+task.Chunks; c++ {
-			part, err := t.data.get(task.File, int(c))
-			if err != nil {
-				return fmt.Errorf("trainer: task %d: %w", task.Id, err)
-			}
-			ex = append(ex, part...)
-		}
-		for lo := 0; lo < len(ex); lo += t.spec.BatchSize {
-			batch := ex[lo:min(lo+t.spec.BatchSize, len(ex))]
-			if err := t.retry(ctx, "pull parameters", func() error {
-				_, _, err := t.ps.Client().Pull(ctx, 0, 0, t.params)
-				return t.psErr(ctx, err)
-			}); err != nil {
-				return err
-			}
-			loss, err := t.compute(batch)
-			if err != nil {
-				return err
-			}
-			if err := t.retry(ctx, "push gradients", func() error {
-				return t.psErr(ctx, t.ps.Client().Push(ctx, t.id, 0, 0, int64(len(batch)), false, t.grads))
-			}); err != nil {
-				return err
-			}
-			lossSum += loss
-			records += int64(len(batch))
-		}
-		finished = task.Id
-	}
 }
 
 func safeMean(sum float64, n int) float64 {

@@ -106,7 +106,7 @@ func (f *fakeAgent) StopJob(_ context.Context, req *api.StopJobRequest) (*api.St
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopReq = req
-	return &api.StopJobResponse{State: api.StateStopped, Stopped: []string{"trainer-0", "pserver-0", "master"}}, nil
+	return &api.StopJobResponse{State: string(api.StateStopped), Stopped: []string{"trainer-0", "pserver-0", "master"}}, nil
 }
 
 func (f *fakeAgent) Logs(req *api.LogsRequest, stream grpc.ServerStreamingServer[api.LogChunk]) error {

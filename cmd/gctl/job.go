@@ -42,10 +42,10 @@ type submitResult struct {
 
 // stopResult is `job stop -o json`.
 type stopResult struct {
-	Name    string   `json:"name"`
-	State   string   `json:"state"`
-	Stopped []string `json:"stopped"`
-	Purged  bool     `json:"purged"`
+	Name    string       `json:"name"`
+	State   api.JobState `json:"state"`
+	Stopped []string     `json:"stopped"`
+	Purged  bool         `json:"purged"`
 }
 
 func (a *app) jobStartCommand() *cobra.Command {
@@ -405,7 +405,7 @@ With -o json: {"name", "state", "stopped": [workers], "purged"}.`,
 			if err != nil {
 				return err
 			}
-			res := stopResult{Name: name, State: resp.GetState(), Stopped: nonNil(resp.GetStopped()), Purged: purge}
+			res := stopResult{Name: name, State: api.JobState(resp.GetState()), Stopped: nonNil(resp.GetStopped()), Purged: purge}
 			if a.output == outputJSON {
 				return writeJSON(a.stdout, res)
 			}

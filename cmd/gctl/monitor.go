@@ -53,7 +53,7 @@ type eventKey struct {
 // progressKey is what must change for a non-TTY monitor to print a line.
 type progressKey struct {
 	pass     int
-	state    string
+	state    api.JobState
 	testLoss string
 }
 
@@ -151,7 +151,7 @@ func formatProgress(st api.JobStatus) string {
 	if st.Metrics.TestAccuracy != nil {
 		b.WriteString("  test_accuracy " + formatFloat(st.Metrics.TestAccuracy))
 	}
-	b.WriteString("  [" + st.State + "]")
+	b.WriteString("  [" + string(st.State) + "]")
 	return b.String()
 }
 

@@ -188,9 +188,10 @@ func TestMonitorToleratesBriefOutages(t *testing.T) {
 
 func TestFinalError(t *testing.T) {
 	tests := []struct {
-		state, reason string
-		wantErr       bool
-		want          []string
+		state   api.JobState
+		reason  string
+		wantErr bool
+		want    []string
 	}{
 		{api.StateSucceeded, "", false, nil},
 		{api.StateFailed, "trainer-0 exited 3 times", true, []string{"FAILED", "trainer-0 exited 3 times", "gctl job logs j"}},

@@ -242,9 +242,9 @@ func formatPID(pid int) string {
 	return strconv.Itoa(pid)
 }
 
-func dash(s string) string {
+func dash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/gtrain/gtrain/daemon"
@@ -48,13 +49,11 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
-			cfg.Log = newLogger("agent")
+			cfg.Log = newLogger(os.Stderr, "agent")
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
 			}
-			return daemon.Run(cmd.Context(), cfg, func(addr string) {
-				cfg.Log.Info("agent ready", "node", cfg.NodeName, "api", addr)
-			})
+			return daemon.Run(cmd.Context(), cfg, nil) // daemon.Run logs "agent ready"
 		},
 	}
 	f := cmd.Flags()

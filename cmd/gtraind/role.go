@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
@@ -35,10 +37,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			if err := jobspec.ValidateName(rf.job); err != nil {
 				return fmt.Errorf("%w: --job: %v", errUsage, err)
 			}
-			log := newLogger(role).With("job", rf.job)
-			if role != "master" {
-				log = log.With("index", rf.index)
-			}
+			log := roleLogger(os.Stderr, role, rf)
 			ctx := cmd.Context()
 			cli, err := coord.Dial(ctx, coord.SplitEndpoints(rf.endpoints), log)
 			if err != nil {
@@ -59,6 +58,17 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 		f.IntVar(&rf.index, "index", 0, role+" index")
 	}
 	return cmd
+}
+
+// roleLogger is the log of one role process: every line names the role,
+// its job and (but for the master) its index, so the code of the role must
+// not add them again.
+func roleLogger(w io.Writer, role string, rf roleFlags) *slog.Logger {
+	log := newLogger(w, role).With("job", rf.job)
+	if role != "master" {
+		log = log.With("index", rf.index)
+	}
+	return log
 }
 
 func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Client, log *slog.Logger) error {

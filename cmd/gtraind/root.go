@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 )
@@ -33,6 +33,6 @@ debugging, as Fluid's TRAINING_ROLE split allowed.`,
 	return root
 }
 
-func newLogger(role string) *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("role", role)
+func newLogger(w io.Writer, role string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})).With("role", role)
 }

@@ -1,0 +1,66 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/dataset"
+)
+
+// runAsync trains the master's tasks, each in minibatches of batch_size,
+// pulling and pushing at its own pace.
+func (t *trainer) runAsync(ctx context.Context) error {
+	finished, failed := int32(-1), int32(-1)
+	var lossSum float64
+	var records int64
+	for {
+		var w *api.GetTaskResponse
+		err := t.master.call(ctx, "get a task", func(m api.MasterClient) error {
+			var err error
+			w, err = m.GetTask(ctx, &api.GetTaskRequest{TrainerId: int32(t.id), FinishedTask: finished, FailedTask: failed, LossSum: lossSum, Records: records})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		finished, failed, lossSum, records = -1, -1, 0, 0
+		switch w.Status {
+		case api.WorkStatus_WORK_DONE:
+			t.log.Info("training done")
+			return nil
+		case api.WorkStatus_WORK_WAIT:
+			continue
+		}
+		task := w.Task
+		var ex []dataset.Example
+		for c := task.FirstChunk; c < task.FirstChunk+task.Chunks; c++ {
+			part, err := t.data.get(task.File, int(c))
+			if err != nil {
+				return fmt.Errorf("trainer: task %d: %w", task.Id, err)
+			}
+			ex = append(ex, part...)
+		}
+		for lo := 0; lo < len(ex); lo += t.spec.BatchSize {
+			batch := ex[lo:min(lo+t.spec.BatchSize, len(ex))]
+			if err := t.retry(ctx, "pull parameters", func() error {
+				_, _, err := t.ps.Pull(ctx, 0, 0, t.params)
+				return t.psErr(ctx, err)
+			}); err != nil {
+				return err
+			}
+			loss, err := t.compute(batch)
+			if err != nil {
+				return err
+			}
+			if err := t.retry(ctx, "push gradients", func() error {
+				return t.psErr(ctx, t.ps.Push(ctx, t.id, 0, 0, int64(len(batch)), false, t.grads))
+			}); err != nil {
+				return err
+			}
+			lossSum += loss
+			records += int64(len(batch))
+		}
+		finished = task.Id
+	}
+}

@@ -1,0 +1,31 @@
+package trainer
+
+import (
+	"context"
+
+	"github.com/gtrain/gtrain/pserver"
+)
+
+// pservers is what a trainer needs of the job's pservers: pserver.Dynamic,
+// or a fake in tests.
+type pservers interface {
+	// Pull fills params once every pserver applied minStep steps and
+	// returns the least and the most advanced pserver's step.
+	Pull(ctx context.Context, minStep, epoch int64, params [][]float32) (lowest, highest int64, err error)
+	Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error
+	// Refresh re-discovers the pservers (one may restart at a new address).
+	Refresh(ctx context.Context) error
+}
+
+// dynamicPservers calls the pservers through the client Dynamic keeps current.
+type dynamicPservers struct{ d *pserver.Dynamic }
+
+func (p dynamicPservers) Pull(ctx context.Context, minStep, epoch int64, params [][]float32) (int64, int64, error) {
+	return p.d.Client().Pull(ctx, minStep, epoch, params)
+}
+
+func (p dynamicPservers) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error {
+	return p.d.Client().Push(ctx, trainer, step, epoch, records, checkpoint, grads)
+}
+
+func (p dynamicPservers) Refresh(ctx context.Context) error { return p.d.Refresh(ctx) }

@@ -1,0 +1,178 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/dataset"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// runSync follows the master's step plan. After a rollback (a new epoch)
+// it starts again where the master says; a push the pservers already applied
+// (this trainer died after pushing it) is not pushed twice.
+func (t *trainer) runSync(ctx context.Context, step int64) error {
+	var epoch int64
+	for {
+		w, err := t.getStep(ctx, step, epoch)
+		if err != nil {
+			return err
+		}
+		switch w.Status {
+		case api.WorkStatus_WORK_DONE:
+			t.log.Info("training done", "step", step)
+			return nil
+		case api.WorkStatus_WORK_WAIT:
+			continue
+		}
+		epoch = t.followEpoch(epoch, w)
+		step = w.Step
+		done, err := t.trainStep(ctx, w)
+		if err != nil {
+			return err
+		}
+		if !done {
+			pause(ctx) // resync: ask the master again, without spinning through a rollback
+			continue
+		}
+		step++
+	}
+}
+
+func (t *trainer) getStep(ctx context.Context, step, epoch int64) (*api.GetStepResponse, error) {
+	var w *api.GetStepResponse
+	err := t.master.call(ctx, "get a step", func(m api.MasterClient) error {
+		var err error
+		w, err = m.GetStep(ctx, &api.GetStepRequest{TrainerId: int32(t.id), Step: step, Epoch: epoch})
+		return err
+	})
+	return w, err
+}
+
+// followEpoch returns the epoch of the step the master handed out; a new
+// one means the job rolled back, and the reports kept for a new master are
+// stale.
+func (t *trainer) followEpoch(epoch int64, w *api.GetStepResponse) int64 {
+	if w.Epoch == epoch {
+		return epoch
+	}
+	if epoch != 0 {
+		t.log.Warn("the job rolled back; resuming where the master says", "epoch", w.Epoch, "step", w.Step)
+	}
+	t.master.forget()
+	return w.Epoch
+}
+
+// trainStep computes, pushes and reports the step w; done is false when the
+// trainer must ask the master again instead of moving to the next step.
+func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done bool, err error) {
+	ex, err := t.stepExamples(w)
+	if err != nil {
+		return false, err
+	}
+	pull, err := t.pullStep(ctx, w.Step, w.Epoch)
+	switch actionAfterPull(w.Step, pull) {
+	case actionFail:
+		return false, err
+	case actionResync:
+		return false, nil
+	case actionRollback:
+		return false, t.requestRollback(ctx, w, pull)
+	case actionPush:
+		return t.computeAndReport(ctx, w, ex, true)
+	default: // actionReport
+		return t.computeAndReport(ctx, w, ex, false)
+	}
+}
+
+// stepExamples reads the records of the step's slices.
+func (t *trainer) stepExamples(w *api.GetStepResponse) ([]dataset.Example, error) {
+	var ex []dataset.Example
+	for _, sl := range w.Slices {
+		part, err := t.data.slice(sl.File, int(sl.Chunk), int(sl.First), int(sl.Count))
+		if err != nil {
+			return nil, fmt.Errorf("trainer: step %d: %w", w.Step, err)
+		}
+		ex = append(ex, part...)
+	}
+	return ex, nil
+}
+
+// pullStep pulls the parameters of step into t.params.
+func (t *trainer) pullStep(ctx context.Context, step, epoch int64) (pullResult, error) {
+	var pull pullResult
+	err := t.retry(ctx, "pull parameters", func() error {
+		var err error
+		pull.lowest, pull.highest, err = t.ps.Pull(ctx, step, epoch, t.params)
+		return t.psErr(ctx, err)
+	})
+	pull.code = status.Code(err)
+	return pull, err
+}
+
+func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, pull pullResult) error {
+	reason := fmt.Sprintf("%s found pservers at steps %d and %d for step %d", t.cfg.Worker, pull.lowest, pull.highest, w.Step)
+	t.log.Warn("pservers disagree; asking the master to roll back", "reason", reason)
+	return t.master.call(ctx, "request a rollback", func(m api.MasterClient) error {
+		_, err := m.RequestRollback(ctx, &api.RequestRollbackRequest{TrainerId: int32(t.id), Epoch: w.Epoch, Reason: reason})
+		return err
+	})
+}
+
+// computeAndReport computes the gradients of ex, pushes them if push says
+// so, and reports the step to the master.
+func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, push bool) (bool, error) {
+	loss, err := t.compute(ex)
+	if err != nil {
+		return false, err
+	}
+	if push {
+		err := t.retry(ctx, "push gradients", func() error {
+			return t.psErr(ctx, t.ps.Push(ctx, t.id, w.Step, w.Epoch, int64(len(ex)), w.Checkpoint, t.grads))
+		})
+		if resync(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return t.reportStep(ctx, w, loss, len(ex))
+}
+
+// reportStep tells the master the step is done. A report the master
+// refuses (it moved on: a rollback) sends the trainer back to it.
+func (t *trainer) reportStep(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
+	report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: w.Step, LossSum: loss, Records: int64(records), Epoch: w.Epoch}
+	t.master.remember(report)
+	err := t.master.call(ctx, "report the step", func(m api.MasterClient) error {
+		_, err := m.StepDone(ctx, report)
+		return err
+	})
+	if status.Code(err) == codes.InvalidArgument {
+		t.log.Warn("step report refused; resyncing with the master", "step", w.Step, "err", err)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if w.Step%50 == 0 {
+		t.log.Info("step done", "step", w.Step, "pass", w.Pass, "records", records, "loss", safeMean(loss, records))
+	}
+	return true, nil
+}
+
+// resync reports errors after which a sync trainer asks the master again.
+func resync(err error) bool { return resyncCode(status.Code(err)) }
+
+// pause keeps a trainer that must resync from spinning while a rollback is
+// under way.
+func pause(ctx context.Context) {
+	select {
+	case <-time.After(50 * time.Millisecond):
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,148 @@
+package trainer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/logcheck"
+)
+
+// stepEpoch is a (step, epoch) pair as a request carries it.
+type stepEpoch [2]int64
+
+// fakeMaster hands out a scripted sequence of steps and records what the
+// trainer tells it. The calls runSync does not make panic.
+type fakeMaster struct {
+	api.MasterClient
+	steps     []*api.GetStepResponse
+	refuse    map[int]bool // indexes of the step reports to refuse
+	asked     []stepEpoch
+	reports   []stepEpoch
+	rollbacks []string
+}
+
+func (m *fakeMaster) GetStep(_ context.Context, r *api.GetStepRequest, _ ...grpc.CallOption) (*api.GetStepResponse, error) {
+	m.asked = append(m.asked, stepEpoch{r.Step, r.Epoch})
+	if len(m.steps) == 0 {
+		return nil, status.Error(codes.Internal, "script ran out")
+	}
+	w := m.steps[0]
+	m.steps = m.steps[1:]
+	return w, nil
+}
+
+func (m *fakeMaster) StepDone(_ context.Context, r *api.StepDoneRequest, _ ...grpc.CallOption) (*api.StepDoneResponse, error) {
+	m.reports = append(m.reports, stepEpoch{r.Step, r.Epoch})
+	if m.refuse[len(m.reports)-1] {
+		return nil, status.Error(codes.InvalidArgument, "stale report")
+	}
+	return &api.StepDoneResponse{}, nil
+}
+
+func (m *fakeMaster) RequestRollback(_ context.Context, r *api.RequestRollbackRequest, _ ...grpc.CallOption) (*api.RequestRollbackResponse, error) {
+	m.rollbacks = append(m.rollbacks, fmt.Sprintf("epoch %d: %s", r.Epoch, r.Reason))
+	return &api.RequestRollbackResponse{}, nil
+}
+
+// fakePservers answers pulls from a script and records the pushes.
+type fakePservers struct {
+	pulls  []pullAnswer
+	pushes []stepEpoch
+}
+
+type pullAnswer struct {
+	lowest, highest int64
+	err             error
+}
+
+func (p *fakePservers) Pull(_ context.Context, _, _ int64, _ [][]float32) (int64, int64, error) {
+	if len(p.pulls) == 0 {
+		return 0, 0, status.Error(codes.Internal, "script ran out")
+	}
+	a := p.pulls[0]
+	p.pulls = p.pulls[1:]
+	return a.lowest, a.highest, a.err
+}
+
+func (p *fakePservers) Push(_ context.Context, _ int, step, epoch, _ int64, _ bool, _ [][]float32) error {
+	p.pushes = append(p.pushes, stepEpoch{step, epoch})
+	return nil
+}
+
+func (p *fakePservers) Refresh(context.Context) error { return nil }
+
+// fakeTrainer is trainer-0 of job "fit" over the fakes, logging as
+// `gtraind trainer` does (its logger holds role, job and index).
+func fakeTrainer(t *testing.T, m *fakeMaster, ps *fakePservers, out *bytes.Buffer) *trainer {
+	log := logcheck.Logger(t, slog.NewTextHandler(out, nil)).With("role", "trainer", "job", "fit", "index", 0)
+	tr := &trainer{cfg: Config{Job: "fit", Worker: "trainer-0", Deadline: time.Second}, log: log, data: newChunkCache(1), ps: ps}
+	tr.master = &masterConn{t: tr, client: m}
+	return tr
+}
+
+func ready(step, epoch int64) *api.GetStepResponse {
+	return &api.GetStepResponse{Status: api.WorkStatus_WORK_READY, Step: step, Epoch: epoch}
+}
+
+// The sync loop through a rollback and the resyncs: a push the pservers
+// already applied is not pushed twice, and disagreeing pservers make the
+// trainer ask for a rollback.
+func TestRunSyncThroughARollback(t *testing.T) {
+	m := &fakeMaster{
+		steps: []*api.GetStepResponse{
+			ready(0, 1), ready(1, 1), // pservers disagree at step 1
+			ready(0, 2), {Status: api.WorkStatus_WORK_WAIT}, // rolled back to step 0, which the pservers applied
+			ready(1, 2), ready(1, 2), ready(1, 2), // pull aborted; report refused; pservers applied it
+			{Status: api.WorkStatus_WORK_DONE},
+		},
+		refuse: map[int]bool{2: true},
+	}
+	ps := &fakePservers{pulls: []pullAnswer{
+		{0, 0, nil}, {1, 2, nil},
+		{1, 1, nil},
+		{0, 0, status.Error(codes.Aborted, "rolled back")}, {1, 1, nil}, {2, 2, nil},
+	}}
+	var out bytes.Buffer
+	if err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0); err != nil {
+		t.Fatalf("runSync: %v\n%s", err, out.String())
+	}
+	want := struct{ asked, reports, pushes []stepEpoch }{
+		asked:   []stepEpoch{{0, 0}, {1, 1}, {1, 1}, {1, 2}, {1, 2}, {1, 2}, {1, 2}, {2, 2}},
+		reports: []stepEpoch{{0, 1}, {0, 2}, {1, 2}, {1, 2}},
+		pushes:  []stepEpoch{{0, 1}, {1, 2}},
+	}
+	if !slices.Equal(m.asked, want.asked) || !slices.Equal(m.reports, want.reports) || !slices.Equal(ps.pushes, want.pushes) {
+		t.Errorf("asked %v, reported %v, pushed %v; want %v, %v, %v", m.asked, m.reports, ps.pushes, want.asked, want.reports, want.pushes)
+	}
+	wantRollback := "epoch 1: trainer-0 found pservers at steps 1 and 2 for step 1"
+	if len(m.rollbacks) != 1 || m.rollbacks[0] != wantRollback {
+		t.Errorf("rollbacks %q, want [%q]", m.rollbacks, wantRollback)
+	}
+	for _, line := range []string{"pservers disagree", "the job rolled back", "step report refused", "training done"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, out.String())
+		}
+	}
+}
+
+// A pull that fails for good ends the loop with its error.
+func TestRunSyncFailsWithThePull(t *testing.T) {
+	m := &fakeMaster{steps: []*api.GetStepResponse{ready(0, 1)}}
+	ps := &fakePservers{pulls: []pullAnswer{{0, 0, status.Error(codes.Internal, "disk on fire")}}}
+	var out bytes.Buffer
+	err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0)
+	if status.Code(err) != codes.Internal || len(ps.pushes) != 0 || len(m.reports) != 0 {
+		t.Errorf("runSync = %v after pushing %v and reporting %v; want the pull's error, nothing pushed or reported", err, ps.pushes, m.reports)
+	}
+}
