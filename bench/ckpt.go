@@ -4,19 +4,20 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // CheckpointPause returns the milliseconds a pserver holding floats
 // parameters (sgd: no optimizer slots) stops serving to snapshot its shard,
 // and the milliseconds a plain copy of that many bytes takes (the ceiling).
 func CheckpointPause(floats, iters int) (pauseMs, copyMs float64, err error) {
-	blocks, err := pserver.Partition([]int{floats}, 1, pserver.MaxBlockFloats)
+	blocks, err := client.Partition([]int{floats}, 1, client.MaxBlockFloats)
 	if err != nil {
 		return 0, 0, err
 	}
 	shard, err := pserver.NewShard(pserver.ShardConfig{Mode: pserver.Sync, Trainers: 1, Blocks: blocks,
 		Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 0.1}.WithDefaults()},
-		func(_ pserver.Block, dst []float32) { fill(dst) }) // real data: untouched pages would all map the zero page
+		func(_ client.Block, dst []float32) { fill(dst) }) // real data: untouched pages would all map the zero page
 	if err != nil {
 		return 0, 0, err
 	}

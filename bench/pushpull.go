@@ -9,6 +9,8 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/wire"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 )
@@ -16,7 +18,7 @@ import (
 // rig is real pserver shards served over gRPC on loopback in sync mode, with
 // trainers that pull the whole model and push a whole gradient per step.
 type rig struct {
-	clients []*pserver.Client
+	clients []*client.Client
 	params  [][][]float32
 	stop    []func()
 	floats  int
@@ -26,16 +28,16 @@ type rig struct {
 // newRig starts the shards; with ckptDir set, each shard's snapshots are
 // written out by a checkpointer as the pserver process does.
 func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
-	blocks, err := pserver.Partition([]int{floats}, pservers, pserver.MaxBlockFloats)
+	blocks, err := client.Partition([]int{floats}, pservers, client.MaxBlockFloats)
 	if err != nil {
 		return nil, err
 	}
 	r := &rig{floats: floats}
 	var addrs []string
 	for i := 0; i < pservers; i++ {
-		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: pserver.Sync, Trainers: trainers, Blocks: pserver.BlocksOf(blocks, i),
+		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: pserver.Sync, Trainers: trainers, Blocks: client.BlocksOf(blocks, i),
 			Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 1e-6}.WithDefaults()},
-			func(_ pserver.Block, dst []float32) { fill(dst) })
+			func(_ client.Block, dst []float32) { fill(dst) })
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +45,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		if err != nil {
 			return nil, err
 		}
-		srv := grpc.NewServer(pserver.ServerOptions()...)
+		srv := grpc.NewServer(wire.ServerOptions()...)
 		api.RegisterPServerServer(srv, pserver.NewServer(i, shard, nil))
 		go srv.Serve(l)
 		r.stop = append(r.stop, srv.Stop)
@@ -69,7 +71,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		}
 	}
 	for t := 0; t < trainers; t++ {
-		c, err := pserver.NewClient(addrs, blocks)
+		c, err := client.NewClient(addrs, blocks)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
 // A second agent with the name of a live one refuses to start.
@@ -88,7 +89,7 @@ func TestTwoNodes(t *testing.T) {
 		_, err = collectLogs(t, stream, nil)
 	}
 	assertStatus(t, "log kept on the other node", err, codes.FailedPrecondition, "runs on node n2", "gctl --addr "+b.addr)
-	if _, err := os.Stat(workerLogPath(a.cfg.DataDir, job, "trainer-1")); err == nil {
+	if _, err := os.Stat(jobdir.WorkerLog(a.cfg.DataDir, job, "trainer-1")); err == nil {
 		t.Error("n1 keeps a log of trainer-1, which runs on n2")
 	}
 }

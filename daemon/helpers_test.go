@@ -19,6 +19,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/logcheck"
 )
 
@@ -261,7 +262,7 @@ func events(t *testing.T, cli *clientv3.Client, job string) []string {
 
 func readLog(t *testing.T, cfg Config, job, worker string) string {
 	t.Helper()
-	b, err := os.ReadFile(workerLogPath(cfg.DataDir, job, worker))
+	b, err := os.ReadFile(jobdir.WorkerLog(cfg.DataDir, job, worker))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
 // Logs streams the job's worker logs kept on this node: whole lines only,
@@ -49,7 +50,7 @@ func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingSe
 	follow := req.GetFollow()
 	tails := make([]*logTail, len(workers))
 	for i, w := range workers {
-		tails[i] = &logTail{worker: w, path: workerLogPath(c.dataDir, job, w), lines: int(req.GetLines())}
+		tails[i] = &logTail{worker: w, path: jobdir.WorkerLog(c.dataDir, job, w), lines: int(req.GetLines())}
 		if _, err := tails[i].send(emit, !follow); err != nil {
 			return err
 		}
@@ -95,7 +96,7 @@ func (c *controlServer) checkLogHere(ctx context.Context, snap *jobSnapshot, wor
 	if node == "" || node == c.node {
 		return nil
 	}
-	if _, err := os.Stat(workerLogPath(c.dataDir, snap.name, worker)); err == nil {
+	if _, err := os.Stat(jobdir.WorkerLog(c.dataDir, snap.name, worker)); err == nil {
 		return nil
 	}
 	where := "that node's agent"

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
 // stopReason says why a runner must stop; a higher value is more urgent and
@@ -366,21 +366,13 @@ func signalGroup(pid int, sig syscall.Signal) {
 	}
 }
 
-func workerLogDir(dataDir, job string) string { return filepath.Join(jobDir(dataDir, job), "log") }
-
-func workerLogPath(dataDir, job, worker string) string {
-	return filepath.Join(workerLogDir(dataDir, job), worker+".log")
-}
-
-func jobDir(dataDir, job string) string { return filepath.Join(dataDir, "jobs", job) }
-
 // openWorkerLog opens the worker's log for appending, starting on a fresh
 // line if a previous attempt died mid-line.
 func openWorkerLog(dataDir, job, worker string) (*os.File, error) {
-	if err := os.MkdirAll(workerLogDir(dataDir, job), 0o755); err != nil {
+	if err := os.MkdirAll(jobdir.Log(dataDir, job), 0o755); err != nil {
 		return nil, fmt.Errorf("create log directory of job %s: %w", job, err)
 	}
-	path := workerLogPath(dataDir, job, worker)
+	path := jobdir.WorkerLog(dataDir, job, worker)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", path, err)

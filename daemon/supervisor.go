@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
 // resyncPause is the wait before re-reading the jobs after a failed watch.
@@ -266,7 +267,7 @@ func (s *supervisor) purgeLocked(job string) {
 		for _, r := range runners {
 			<-r.done
 		}
-		if err := os.RemoveAll(jobDir(s.dataDir, job)); err != nil {
+		if err := os.RemoveAll(jobdir.Root(s.dataDir, job)); err != nil {
 			s.log.Warn("cannot remove the directory of a purged job", "job", job, "err", err)
 		}
 		close(done)

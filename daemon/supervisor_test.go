@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
 // A crashing trainer is restarted and counted; when it spends the restart
@@ -174,7 +175,7 @@ func TestStopAndPurge(t *testing.T) {
 			t.Errorf("%s (pid %d) survived its job: %v", n, recs[n].PID, err)
 		}
 	}
-	if _, err := os.Stat(jobDir(cfg.DataDir, job)); err != nil {
+	if _, err := os.Stat(jobdir.Root(cfg.DataDir, job)); err != nil {
 		t.Fatalf("job dir of a stopped (not purged) job: %v", err)
 	}
 
@@ -186,7 +187,7 @@ func TestStopAndPurge(t *testing.T) {
 		t.Errorf("purge = %v %v, want STOPPED and nothing left to stop", resp.State, resp.Stopped)
 	}
 	eventually(t, 10*time.Second, func() (bool, string) {
-		_, err := os.Stat(jobDir(cfg.DataDir, job))
+		_, err := os.Stat(jobdir.Root(cfg.DataDir, job))
 		return errors.Is(err, os.ErrNotExist), "job dir after purge: " + errString(err)
 	})
 	kvs, err := cli.Get(context.Background(), coord.JobPrefix(job), clientv3.WithPrefix())

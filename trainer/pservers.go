@@ -3,10 +3,10 @@ package trainer
 import (
 	"context"
 
-	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
-// pservers is what a trainer needs of the job's pservers: pserver.Dynamic,
+// pservers is what a trainer needs of the job's pservers: client.Dynamic,
 // or a fake in tests.
 type pservers interface {
 	// Pull fills params once every pserver applied minStep steps and
@@ -18,7 +18,7 @@ type pservers interface {
 }
 
 // dynamicPservers calls the pservers through the client Dynamic keeps current.
-type dynamicPservers struct{ d *pserver.Dynamic }
+type dynamicPservers struct{ d *client.Dynamic }
 
 func (p dynamicPservers) Pull(ctx context.Context, minStep, epoch int64, params [][]float32) (int64, int64, error) {
 	return p.d.Client().Pull(ctx, minStep, epoch, params)

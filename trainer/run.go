@@ -11,7 +11,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
-	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -53,7 +53,7 @@ type trainer struct {
 	cfg    Config
 	cli    *clientv3.Client
 	spec   *jobspec.Spec
-	layout *pserver.Layout
+	layout *client.Layout
 	ps     pservers
 	master *masterConn
 	id     int
@@ -77,7 +77,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("trainer: etcd session: %w", err)
 	}
 	defer session.Close()
-	ps, err := pserver.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.log)
+	ps, err := client.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.log)
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
@@ -109,7 +109,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	}
 	t.spec = &rec.Spec
 	var err error
-	if t.layout, err = pserver.NewLayout(t.spec); err != nil {
+	if t.layout, err = client.NewLayout(t.spec); err != nil {
 		return nil, err
 	}
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()

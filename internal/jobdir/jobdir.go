@@ -12,6 +12,11 @@ func Root(dataDir, job string) string { return filepath.Join(dataDir, "jobs", jo
 // Log holds the log files of job's role processes.
 func Log(dataDir, job string) string { return filepath.Join(Root(dataDir, job), "log") }
 
+// WorkerLog is the log file of one role process (worker) of job.
+func WorkerLog(dataDir, job, worker string) string {
+	return filepath.Join(Log(dataDir, job), worker+".log")
+}
+
 // Model holds the model the master exports for job.
 func Model(dataDir, job string) string { return filepath.Join(Root(dataDir, job), "model") }
 

@@ -15,6 +15,7 @@ func TestPaths(t *testing.T) {
 	}{
 		{"Root", Root("/var/lib/gtrain", "fit"), "/var/lib/gtrain/jobs/fit"},
 		{"Log", Log("/var/lib/gtrain", "fit"), "/var/lib/gtrain/jobs/fit/log"},
+		{"WorkerLog", WorkerLog("/var/lib/gtrain", "fit", "trainer-0"), "/var/lib/gtrain/jobs/fit/log/trainer-0.log"},
 		{"Model", Model("/var/lib/gtrain", "fit"), "/var/lib/gtrain/jobs/fit/model"},
 		{"Checkpoints", Checkpoints("/d", spec), "/d/jobs/fit/checkpoints"},
 		{"Checkpoints with checkpoint.dir", Checkpoints("/d", moved), "/shared/ckpt"},
