@@ -12,13 +12,10 @@ func fileName(index int, step int64) string {
 	return fmt.Sprintf("pserver-%d-step-%010d.ckpt", index, step)
 }
 
-// tempPattern is the os.CreateTemp pattern for a checkpoint being written. The
-// leading dot and the suffix keep it out of parseFileName's reach, so a crash
+// isTempFor recognises the temporary name (atomicfile.TempPattern) of a
+// checkpoint of this index being written, or left behind by a crashed Save.
+// Its leading dot and suffix keep it out of parseFileName's reach, so a crash
 // mid-write never produces a load candidate.
-func tempPattern(index int, step int64) string {
-	return "." + fileName(index, step) + ".tmp-*"
-}
-
 func isTempFor(name string, index int) bool {
 	return strings.HasPrefix(name, fmt.Sprintf(".pserver-%d-step-", index)) && strings.Contains(name, ".ckpt.tmp-")
 }
