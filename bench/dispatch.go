@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/etcdtest"
 	"github.com/gtrain/gtrain/master"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -21,9 +20,8 @@ import (
 
 // Etcd is an embedded etcd for the benchmarks.
 type Etcd struct {
-	e   *coord.Embedded
+	srv *etcdtest.Server
 	Cli *clientv3.Client
-	dir string
 }
 
 func freeAddr() string {
@@ -35,29 +33,25 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-// StartEtcd starts a single-member etcd in a temp dir.
+// StartEtcd starts a single-member etcd, configured as the agent's --dev
+// one, in a temp dir.
 func StartEtcd() (*Etcd, error) {
-	dir, err := os.MkdirTemp("", "gtrain-bench-etcd")
+	srv, err := etcdtest.Launch()
 	if err != nil {
 		return nil, err
 	}
-	e, err := coord.StartEmbedded(coord.EmbeddedConfig{Dir: filepath.Join(dir, "etcd"), ClientAddr: freeAddr(), PeerAddr: freeAddr()}, nil)
+	cli, err := coord.Dial(context.Background(), []string{srv.Endpoint}, nil)
 	if err != nil {
+		srv.Close()
 		return nil, err
 	}
-	cli, err := coord.Dial(context.Background(), []string{e.Endpoint}, nil)
-	if err != nil {
-		e.Close()
-		return nil, err
-	}
-	return &Etcd{e: e, Cli: cli, dir: dir}, nil
+	return &Etcd{srv: srv, Cli: cli}, nil
 }
 
 // Close stops etcd and removes its data.
 func (e *Etcd) Close() {
 	e.Cli.Close()
-	e.e.Close()
-	os.RemoveAll(e.dir)
+	e.srv.Close()
 }
 
 func lead(ctx context.Context, cli *clientv3.Client, job string) (*coord.Leadership, error) {

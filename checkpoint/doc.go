@@ -16,7 +16,8 @@
 //     checkpoint directory, hashing the content and ending with a trailer that
 //     carries the checksum;
 //  2. fsync the file;
-//  3. rename it to OWNER-step-NNNNNNNNNN.ckpt and fsync the directory;
+//  3. rename it to OWNER-step-NNNNNNNNNN.ckpt and fsync the directory
+//     (steps 1-3 through internal/atomicfile);
 //  4. record it in the Recorder with a compare-and-swap against the record this
 //     Store last saw (a fenced-out writer gets ErrConflict);
 //  5. only then delete files beyond Config.Keep, oldest first.

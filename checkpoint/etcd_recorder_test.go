@@ -5,116 +5,64 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/gtrain/gtrain/internal/etcdtest"
 )
 
-func freeLocalURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return url.URL{Scheme: "http", Host: addr}
-}
-
-// startEtcd runs a real single-member etcd in a temp dir and returns a client.
+// startEtcd returns a client of the package's embedded etcd, empty for this
+// test.
 func startEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.LogLevel = "error"
-	// etcd logs expected "server closed" errors on shutdown; keep them in a file
-	// and show them only when the test fails.
-	logFile := filepath.Join(t.TempDir(), "etcd.log")
-	cfg.LogOutputs = []string{logFile}
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("embedded etcd log:\n%s", b)
-		}
-	})
-	clientURL, peerURL := freeLocalURL(t), freeLocalURL(t)
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.InitialCluster = cfg.Name + "=" + peerURL.String()
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("starting embedded etcd: %v", err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		t.Fatalf("embedded etcd failed: %v", err)
-	case <-time.After(15 * time.Second):
-		t.Fatal("embedded etcd not ready after 15s")
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL.Host}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
+	return etcdtest.Dial(t, etcdtest.Fresh(t).Endpoint)
 }
 
 func TestEtcdRecorder(t *testing.T) {
 	cli := startEtcd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-
-	t.Run("contract", func(t *testing.T) {
-		recorderContract(t, NewEtcdRecorder(cli, "/gtrain/jobs/a/checkpoints"))
-	})
-
-	t.Run("stores JSON at prefix/index with ModRevision as version", func(t *testing.T) {
-		r := NewEtcdRecorder(cli, "/gtrain/jobs/b/checkpoints")
-		rec := Record{Index: 2, Step: 77, File: pserverFile(2, 77), SHA256: strings.Repeat("ab", 32)}
-		v, err := r.CompareAndSwap(ctx, rec, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := cli.Get(ctx, "/gtrain/jobs/b/checkpoints/2")
-		if err != nil || len(resp.Kvs) != 1 {
-			t.Fatalf("raw get: %v, %d kvs", err, len(resp.Kvs))
-		}
-		var stored Record
-		if err := json.Unmarshal(resp.Kvs[0].Value, &stored); err != nil || stored != rec {
-			t.Fatalf("stored %s (%v), want %+v", resp.Kvs[0].Value, err, rec)
-		}
-		if resp.Kvs[0].ModRevision != v {
-			t.Fatalf("version %d, ModRevision %d", v, resp.Kvs[0].ModRevision)
-		}
-	})
-
-	t.Run("CAS conflict with a concurrent writer", func(t *testing.T) { testEtcdConflict(ctx, t, cli) })
-
-	t.Run("failing guard is a conflict", func(t *testing.T) { testEtcdGuard(ctx, t, cli) })
-
-	t.Run("garbage record is ErrCorrupt", func(t *testing.T) {
-		r := NewEtcdRecorder(cli, "/gtrain/jobs/e/checkpoints")
-		if _, err := cli.Put(ctx, r.Key(0), "{not json"); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, _, err := r.Load(ctx, 0); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("err = %v, want ErrCorrupt", err)
-		}
-	})
-
-	t.Run("store over etcd saves, loads and fences", func(t *testing.T) { testStoreOverEtcd(ctx, t, cli) })
+	for _, tc := range []struct {
+		name string
+		test func(t *testing.T, ctx context.Context, cli *clientv3.Client)
+	}{
+		{"contract", func(t *testing.T, _ context.Context, cli *clientv3.Client) {
+			recorderContract(t, NewEtcdRecorder(cli, "/gtrain/jobs/a/checkpoints"))
+		}},
+		{"stores JSON at prefix/index with ModRevision as version", testEtcdRecorderStoresJSON},
+		{"CAS conflict with a concurrent writer", testEtcdRecorderConflict},
+		{"failing guard is a conflict", testEtcdRecorderGuard},
+		{"garbage record is ErrCorrupt", testEtcdRecorderCorrupt},
+		{"store over etcd saves, loads and fences", testStoreOverEtcd},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, ctx, cli) })
+	}
 }
 
-func testEtcdConflict(ctx context.Context, t *testing.T, cli *clientv3.Client) {
+func testEtcdRecorderStoresJSON(t *testing.T, ctx context.Context, cli *clientv3.Client) {
+	r := NewEtcdRecorder(cli, "/gtrain/jobs/b/checkpoints")
+	rec := Record{Index: 2, Step: 77, File: pserverFile(2, 77), SHA256: strings.Repeat("ab", 32)}
+	v, err := r.CompareAndSwap(ctx, rec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cli.Get(ctx, "/gtrain/jobs/b/checkpoints/2")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("raw get: %v, %d kvs", err, len(resp.Kvs))
+	}
+	var stored Record
+	if err := json.Unmarshal(resp.Kvs[0].Value, &stored); err != nil || stored != rec {
+		t.Fatalf("stored %s (%v), want %+v", resp.Kvs[0].Value, err, rec)
+	}
+	if resp.Kvs[0].ModRevision != v {
+		t.Fatalf("version %d, ModRevision %d", v, resp.Kvs[0].ModRevision)
+	}
+}
+
+func testEtcdRecorderConflict(t *testing.T, ctx context.Context, cli *clientv3.Client) {
 	a := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
 	b := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
 	v0, err := a.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0)
@@ -133,7 +81,7 @@ func testEtcdConflict(ctx context.Context, t *testing.T, cli *clientv3.Client) {
 	}
 }
 
-func testEtcdGuard(ctx context.Context, t *testing.T, cli *clientv3.Client) {
+func testEtcdRecorderGuard(t *testing.T, ctx context.Context, cli *clientv3.Client) {
 	const fence = "/gtrain/jobs/d/pserver-0-owner"
 	r := NewEtcdRecorder(cli, "/gtrain/jobs/d/checkpoints")
 	r.Guard = []clientv3.Cmp{clientv3.Compare(clientv3.Value(fence), "=", "me")}
@@ -152,7 +100,17 @@ func testEtcdGuard(ctx context.Context, t *testing.T, cli *clientv3.Client) {
 	}
 }
 
-func testStoreOverEtcd(ctx context.Context, t *testing.T, cli *clientv3.Client) {
+func testEtcdRecorderCorrupt(t *testing.T, ctx context.Context, cli *clientv3.Client) {
+	r := NewEtcdRecorder(cli, "/gtrain/jobs/e/checkpoints")
+	if _, err := cli.Put(ctx, r.Key(0), "{not json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := r.Load(ctx, 0); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("err = %v, want ErrCorrupt", err)
+	}
+}
+
+func testStoreOverEtcd(t *testing.T, ctx context.Context, cli *clientv3.Client) {
 	dir, r := t.TempDir(), NewEtcdRecorder(cli, "/gtrain/jobs/f/checkpoints")
 	a, b := newTestStore(t, dir, r, 2), newTestStore(t, dir, r, 2)
 	if _, _, err := a.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {

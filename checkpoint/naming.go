@@ -34,13 +34,10 @@ func fileName(owner string, step int64) string {
 	return fmt.Sprintf("%s-step-%010d.ckpt", owner, step)
 }
 
-// tempPattern is the os.CreateTemp pattern for a checkpoint being written. The
-// leading dot and the suffix keep it out of parseFileName's reach, so a crash
+// isTempFor recognises the temporary name (atomicfile.TempPattern) of a
+// checkpoint of this index being written, or left behind by a crashed Save.
+// Its leading dot and suffix keep it out of parseFileName's reach, so a crash
 // mid-write never produces a load candidate.
-func tempPattern(owner string, step int64) string {
-	return "." + fileName(owner, step) + ".tmp-*"
-}
-
 func isTempFor(name, owner string) bool {
 	return strings.HasPrefix(name, "."+owner+"-step-") && strings.Contains(name, ".ckpt.tmp-")
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/gtrain/gtrain/internal/atomicfile"
 )
 
 // Save commits snap as the newest checkpoint (see the package doc for the
@@ -51,53 +53,35 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 // On a real error it removes what it wrote; on a simulated crash it leaves
 // the debris a crash would.
 func (s *Store) writeDurable(ctx context.Context, snap Snapshot, name string) (sum [sha256.Size]byte, err error) {
-	dir := s.cfg.Dir
-	f, err := os.CreateTemp(dir, tempPattern(s.cfg.Owner, snap.Step))
+	final := filepath.Join(s.cfg.Dir, name)
+	f, err := atomicfile.Create(final, 0o600)
 	if err != nil {
-		return sum, fmt.Errorf("checkpoint: creating temp file in %s: %w", dir, err)
+		return sum, fmt.Errorf("checkpoint: %w", err)
 	}
-	tmp, final := f.Name(), filepath.Join(dir, name)
-	closed, crashed := false, false
-	defer func() {
-		if err == nil {
-			return
-		}
-		if !closed {
-			f.Close()
-		}
-		if !crashed {
-			os.Remove(tmp)
-		}
-	}()
+	defer f.Discard()
 
 	if sum, err = encodeSnapshot(ctx, f, snap); err != nil {
-		return sum, fmt.Errorf("checkpoint: writing %s: %w", tmp, err)
+		return sum, fmt.Errorf("checkpoint: writing %s: %w", f.TempName(), err)
 	}
 	if err = s.crash(pointAfterWrite); err != nil {
-		crashed = true
+		f.Abandon()
 		return sum, err
 	}
 	if err = f.Sync(); err != nil {
-		return sum, fmt.Errorf("checkpoint: fsync of %s: %w", tmp, err)
-	}
-	closed = true
-	if err = f.Close(); err != nil {
-		return sum, fmt.Errorf("checkpoint: closing %s: %w", tmp, err)
+		return sum, fmt.Errorf("checkpoint: %w", err)
 	}
 	if err = s.crash(pointAfterFsync); err != nil {
-		crashed = true
+		f.Abandon()
 		return sum, err
 	}
-	if err = os.Rename(tmp, final); err != nil {
-		return sum, fmt.Errorf("checkpoint: renaming %s to %s: %w", tmp, final, err)
-	}
-	if err = syncDir(dir); err != nil {
-		// Not known to be durable, and not recorded: do not leave it as a load candidate.
-		os.Remove(final)
+	if err = f.Commit(); err != nil {
+		if errors.Is(err, atomicfile.ErrNotDurable) {
+			// Not known to be durable, and not recorded: do not leave it as a load candidate.
+			os.Remove(final)
+		}
 		return sum, fmt.Errorf("checkpoint: %w", err)
 	}
 	if err = s.crash(pointAfterRename); err != nil {
-		crashed = true
 		return sum, err
 	}
 	return sum, nil

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/internal/etcdtest"
 )
 
 func TestEmbeddedConfigValidate(t *testing.T) {
@@ -32,7 +34,7 @@ func TestEmbeddedConfigValidate(t *testing.T) {
 }
 
 func TestStartEmbeddedOnBusyPortFails(t *testing.T) {
-	busy := strings.TrimPrefix(testEndpoint, "http://")
+	busy := strings.TrimPrefix(etcdtest.Shared(t).Endpoint, "http://")
 	peer, err := freeLocalAddr()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/etcdtest"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/logcheck"
 )
@@ -49,27 +50,17 @@ func testLog(t *testing.T) *slog.Logger {
 }
 
 // startEtcd runs an embedded etcd for one test and returns its endpoint.
+// The tests run agents in parallel, and an agent uses the fixed key layout
+// and places workers on any node it sees, so each test needs its own member.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	emb, err := coord.StartEmbedded(coord.EmbeddedConfig{
-		Dir: filepath.Join(t.TempDir(), "etcd"), ClientAddr: freeAddr(t), PeerAddr: freeAddr(t), Name: "test",
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Close)
-	return emb.Endpoint
+	return etcdtest.Start(t).Endpoint
 }
 
 // etcdClient is the test's own view of the cluster's etcd.
 func etcdClient(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := coord.Dial(context.Background(), []string{endpoint}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
+	return etcdtest.Dial(t, endpoint)
 }
 
 // testConfig is an agent on loopback with free ports and quick timings.

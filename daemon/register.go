@@ -12,11 +12,12 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/retry"
 )
 
-// reregisterPause is the wait between attempts to register again after the
-// etcd session was lost.
-const reregisterPause = time.Second
+// reregisterPolicy paces the attempts to register again after the etcd
+// session was lost: every second until it works or the agent stops.
+var reregisterPolicy = retry.Policy{Initial: time.Second}
 
 // registration is this node's NodeRecord, held under an etcd session so
 // that it disappears when the agent does. If the session is lost (etcd
@@ -96,35 +97,43 @@ func (r *registration) keep(ctx context.Context) {
 		case <-sess.Done():
 		}
 		r.log.Warn("etcd session lost; registering the node again")
-		for {
-			r.mu.Lock()
-			rec := r.rec
-			r.mu.Unlock()
-			// Our old record may outlive a broken keep-alive stream; revoking
-			// its lease frees the name for us.
-			rctx, cancel := context.WithTimeout(ctx, etcdTimeout)
-			_, _ = r.cli.Revoke(rctx, sess.Lease())
-			next, err := claimNode(rctx, r.cli, rec, r.ttl)
-			cancel()
-			if err == nil {
-				r.mu.Lock()
-				r.session = next
-				r.mu.Unlock()
-				r.log.Info("node registered again")
-				break
-			}
-			if errors.Is(err, ErrNodeNameTaken) {
-				r.lost <- err
-				return
-			}
-			r.log.Warn("cannot register the node yet", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(reregisterPause):
-			}
+		err := retry.Do(ctx, reregisterPolicy, func() error { return r.reclaim(ctx, sess) },
+			retry.OnRetry(func(_ int, err error, _ time.Duration) {
+				r.log.Warn("cannot register the node yet", "err", err)
+			}))
+		if errors.Is(err, ErrNodeNameTaken) {
+			r.lost <- err
+			return
 		}
+		if err != nil { // ctx ended
+			return
+		}
+		r.log.Info("node registered again")
 	}
+}
+
+// reclaim claims the node name again under a new session. The name taken
+// by another live agent is a permanent failure.
+func (r *registration) reclaim(ctx context.Context, lost *concurrency.Session) error {
+	r.mu.Lock()
+	rec := r.rec
+	r.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+	defer cancel()
+	// Our old record may outlive a broken keep-alive stream; revoking its
+	// lease frees the name for us.
+	_, _ = r.cli.Revoke(rctx, lost.Lease())
+	next, err := claimNode(rctx, r.cli, rec, r.ttl)
+	if errors.Is(err, ErrNodeNameTaken) {
+		return retry.Permanent(err)
+	}
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.session = next
+	r.mu.Unlock()
+	return nil
 }
 
 // close deregisters: revoking the session's lease deletes the node record.

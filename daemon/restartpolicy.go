@@ -1,22 +1,18 @@
 package daemon
 
-import "time"
+import (
+	"time"
 
-// Restart backoff: 200ms, doubling, at most 5s.
-const (
-	firstBackoff = 200 * time.Millisecond
-	maxBackoff   = 5 * time.Second
+	"github.com/gtrain/gtrain/internal/retry"
 )
+
+// restartPolicy paces a row of quick crashes: 200ms, doubling, at most 5s.
+// No jitter: a worker's restarts are not a crowd.
+var restartPolicy = retry.Policy{Initial: 200 * time.Millisecond, Multiplier: 2, Max: 5 * time.Second}
 
 // restartBackoff is the pause before restart number n (1-based) of a row of
 // quick crashes.
-func restartBackoff(n int) time.Duration {
-	d := firstBackoff
-	for i := 1; i < n && d < maxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxBackoff)
-}
+func restartBackoff(n int) time.Duration { return restartPolicy.Pause(n) }
 
 // crashBudget counts a worker's crashes in a sliding window: a worker that
 // crashes more than limit times within window is failing for good, not

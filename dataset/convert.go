@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gtrain/gtrain/internal/atomicfile"
 )
 
 // ConvertOptions says what to convert and how; zero values get the defaults
@@ -76,12 +78,8 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dataset: encoding stats: %w", err)
 		}
-		err = writeFileAtomic(res.StatsFile, func(f *os.File) error {
-			_, err := f.Write(append(data, '\n'))
-			return err
-		})
-		if err != nil {
-			return nil, err
+		if err := atomicfile.WriteFile(res.StatsFile, append(data, '\n'), 0o644); err != nil {
+			return nil, fmt.Errorf("dataset: writing %s: %w", res.StatsFile, err)
 		}
 	}
 	return res, nil

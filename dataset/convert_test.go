@@ -72,6 +72,29 @@ func TestConvertHousing(t *testing.T) {
 	if res.StatsFile != prefix+"-stats.json" {
 		t.Errorf("stats file %q", res.StatsFile)
 	}
+	assertHousingShards(t, res)
+
+	train := readFiles(t, res.TrainFiles)
+	test := readFiles(t, res.TestFiles)
+	stats, err := ReadStats(res.StatsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Features != 13 {
+		t.Errorf("stats features %d", stats.Features)
+	}
+	assertStandardised(t, train)
+	assertHousingSplit(t, rows, stats, train, test)
+
+	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
+
+// assertHousingShards checks each shard's meta and record count.
+func assertHousingShards(t *testing.T, res *ConvertResult) {
+	t.Helper()
 	for part, files := range map[string][]string{PartTrain: res.TrainFiles, PartTest: res.TestFiles} {
 		wantCounts := map[string][]int{PartTrain: {101, 101, 101, 101}, PartTest: {26, 26, 26, 24}}[part]
 		var counts []int
@@ -89,16 +112,12 @@ func TestConvertHousing(t *testing.T) {
 			t.Errorf("%s records per shard %v, want %v", part, counts, wantCounts)
 		}
 	}
+}
 
-	train := readFiles(t, res.TrainFiles)
-	test := readFiles(t, res.TestFiles)
-	stats, err := ReadStats(res.StatsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stats.Features != 13 {
-		t.Errorf("stats features %d", stats.Features)
-	}
+// assertStandardised checks that every feature of the normalised train part
+// has mean 0 and standard deviation 1.
+func assertStandardised(t *testing.T, train []Example) {
+	t.Helper()
 	for j := range 13 {
 		var sum, sumSq float64
 		for _, e := range train {
@@ -111,9 +130,13 @@ func TestConvertHousing(t *testing.T) {
 			t.Errorf("feature %d on the normalised train part: mean %g std %g, want 0 and 1", j, mean, std)
 		}
 	}
+}
 
-	// The split follows the documented permutation, and each part keeps the
-	// original order; labels are not normalised, features are (x-mean)/std.
+// assertHousingSplit checks that the split follows the documented
+// permutation and each part keeps the original order; labels are not
+// normalised, features are (x-mean)/std.
+func assertHousingSplit(t *testing.T, rows [][]float32, stats Stats, train, test []Example) {
+	t.Helper()
 	perm := rand.New(rand.NewPCG(1, 1^0x9e3779b97f4a7c15)).Perm(506)
 	testIdx := slices.Sorted(slices.Values(perm[:102]))
 	var trainIdx []int
@@ -137,11 +160,6 @@ func TestConvertHousing(t *testing.T) {
 	}
 	check(PartTrain, train, trainIdx)
 	check(PartTest, test, testIdx)
-
-	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*"))
-	if len(leftovers) != 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
 }
 
 func TestConvertIsDeterministic(t *testing.T) {

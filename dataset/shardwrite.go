@@ -3,8 +3,9 @@ package dataset
 import (
 	"bufio"
 	"fmt"
-	"os"
+	"io"
 
+	"github.com/gtrain/gtrain/internal/atomicfile"
 	"github.com/gtrain/gtrain/recordio"
 )
 
@@ -26,7 +27,7 @@ func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords in
 			return fmt.Errorf("%s: example %d: %w", path, i, err)
 		}
 	}
-	return writeFileAtomic(path, func(f *os.File) error {
+	err := atomicfile.WriteFunc(path, 0o644, func(f io.Writer) error {
 		buf := bufio.NewWriter(f)
 		w, err := recordio.NewWriter(buf, encodeMeta(meta), chunkRecords)
 		if err != nil {
@@ -42,4 +43,8 @@ func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords in
 		}
 		return buf.Flush()
 	})
+	if err != nil {
+		return fmt.Errorf("dataset: writing %s: %w", path, err)
+	}
+	return nil
 }

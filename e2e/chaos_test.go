@@ -108,13 +108,25 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
 	a, work, refSt := chaosSetup(t)
-	agentDir := a.dataDir
 	refSums := manifestSums(t, refSt.ModelDir)
 
 	spec := writeSpec(t, work, chaosYAML("chaos"))
 	if _, errs, code := a.gctl(t, "job", "start", "-f", spec, "--detach"); code != 0 {
 		t.Fatalf("chaos run: exit %d: %s", code, errs)
 	}
+	st := killEveryWorkerRole(t, a)
+	assertOnlyVictimsRestarted(t, st)
+
+	a2 := killAndRestartAgent(t, a, st.Step)
+	st = a2.waitFor(t, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	assertChaosRunMatches(t, st, refSt, refSums)
+}
+
+// killEveryWorkerRole SIGKILLs, in turn, a trainer, a pserver and the master
+// of the running chaos job, each after training progressed, and returns
+// the status after the last one.
+func killEveryWorkerRole(t *testing.T, a *agent) api.JobStatus {
+	t.Helper()
 	running := func(st api.JobStatus) bool { return st.State == api.StateRunning }
 	progressed := func(from int64) func(api.JobStatus) bool {
 		return func(st api.JobStatus) bool { return st.State == api.StateSucceeded || st.Step >= from+60 }
@@ -132,9 +144,13 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 			t.Fatalf("training finished before the next kill; make the chaos job longer")
 		}
 	}
+	return st
+}
 
-	// Each kill restarted its victim and nothing else (a dead trainer must not
-	// take the master or its peers down with it).
+// assertOnlyVictimsRestarted: each kill restarted its victim and nothing
+// else (a dead trainer must not take the master or its peers down with it).
+func assertOnlyVictimsRestarted(t *testing.T, st api.JobStatus) {
+	t.Helper()
 	want := map[string]int{"trainer-0": 0, "trainer-1": 1, "trainer-2": 0, "pserver-0": 1, "pserver-1": 0, "master": 1}
 	got := map[string]int{"master": st.Master.Restarts}
 	for _, w := range append(trainersOf(st), pserversOf(st)...) {
@@ -145,22 +161,31 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 			t.Errorf("%s restarted %d times, want %d (restarts: %v; events: %+v)", name, got[name], n, got, st.Events)
 		}
 	}
+}
 
-	t.Logf("SIGKILL the agent (pid %d) at step %d", a.cmd.Process.Pid, st.Step)
+// killAndRestartAgent SIGKILLs the agent, checks that its children died
+// with it, and starts it again.
+func killAndRestartAgent(t *testing.T, a *agent, step int64) *agent {
+	t.Helper()
+	t.Logf("SIGKILL the agent (pid %d) at step %d", a.cmd.Process.Pid, step)
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-a.exited
 	deadline := time.Now().Add(10 * time.Second)
-	for len(processesUsing(agentDir)) > 0 && time.Now().Before(deadline) {
+	for len(processesUsing(a.dataDir)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if left := processesUsing(agentDir); len(left) > 0 {
+	if left := processesUsing(a.dataDir); len(left) > 0 {
 		t.Errorf("children outlived the SIGKILLed agent: %v", left)
 	}
-	a2 := restartAgent(t, a)
-	st = a2.waitFor(t, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	return restartAgent(t, a)
+}
 
+// assertChaosRunMatches: every pass applied each training record exactly
+// once, and the model is the uninterrupted run's, bit for bit.
+func assertChaosRunMatches(t *testing.T, st, refSt api.JobStatus, refSums string) {
+	t.Helper()
 	for p, n := range st.SamplesApplied {
 		if n != 404 {
 			t.Errorf("pass %d: samples_applied %d, want 404 (exactly once)", p, n)

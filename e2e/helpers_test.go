@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/etcdtest"
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"gonum.org/v1/gonum/mat"
@@ -32,20 +33,11 @@ func freePort(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// startEtcd starts a real embedded etcd for the test.
+// startEtcd starts a real embedded etcd of the test's own: roles of a
+// failed test may outlive it, and must not disturb the next one.
 func startEtcd(t testing.TB) *clientv3.Client {
 	t.Helper()
-	e, err := coord.StartEmbedded(coord.EmbeddedConfig{Dir: filepath.Join(t.TempDir(), "etcd"), ClientAddr: freePort(t), PeerAddr: freePort(t)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	cli, err := coord.Dial(context.Background(), []string{e.Endpoint}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
+	return etcdtest.Dial(t, etcdtest.Start(t).Endpoint)
 }
 
 // housing converts the bundled UCI housing data as the check does.

@@ -18,7 +18,36 @@ func TestProcessFitALine(t *testing.T) {
 	}
 	work := t.TempDir()
 	a := startAgent(t, filepath.Join(work, "agent"))
+	opt := convertHousingWithGctl(t, a, work)
 
+	spec := writeSpec(t, work, fitALineYAML("fit-a-line", "sync", 30, "data"))
+	out, errs, code := a.gctl(t, "job", "start", "-f", spec)
+	if code != 0 {
+		t.Fatalf("job start: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out+errs, "SUCCEEDED") {
+		t.Errorf("job start did not report the end:\n%s%s", out, errs)
+	}
+	assertFitALineStatus(t, a, opt)
+	assertFitALineListings(t, a)
+
+	// The name is taken until purged; after a purge it can be reused.
+	_, errs, code = a.gctl(t, "job", "start", "-f", spec, "--detach")
+	if code != 2 || !strings.Contains(errs, "already exists") {
+		t.Errorf("duplicate job: exit %d: %s", code, errs)
+	}
+	if _, errs, code = a.gctl(t, "job", "stop", "fit-a-line", "--purge"); code != 0 {
+		t.Fatalf("job stop --purge: exit %d: %s", code, errs)
+	}
+	if _, _, code = a.gctl(t, "job", "status", "fit-a-line"); code != 2 {
+		t.Errorf("status of a purged job: exit %d, want 2", code)
+	}
+}
+
+// convertHousingWithGctl converts the housing data under work/data with
+// `gctl data convert` and returns the least-squares test MSE of the split.
+func convertHousingWithGctl(t *testing.T, a *agent, work string) float64 {
+	t.Helper()
 	out, errs, code := a.gctl(t, "data", "convert", "--format", "whitespace",
 		"--input", filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data"),
 		"--out", filepath.Join(work, "data", "housing"), "--shards", "4", "--test-fraction", "0.2", "--seed", "1", "--normalize")
@@ -30,17 +59,13 @@ func TestProcessFitALine(t *testing.T) {
 	}
 	train, _ := dataset.Glob(filepath.Join(work, "data", "housing-train-*"))
 	test, _ := dataset.Glob(filepath.Join(work, "data", "housing-test-*"))
-	opt := leastSquaresTestMSE(t, &dataset.ConvertResult{TrainFiles: train, TestFiles: test})
+	return leastSquaresTestMSE(t, &dataset.ConvertResult{TrainFiles: train, TestFiles: test})
+}
 
-	spec := writeSpec(t, work, fitALineYAML("fit-a-line", "sync", 30, "data"))
-	out, errs, code = a.gctl(t, "job", "start", "-f", spec)
-	if code != 0 {
-		t.Fatalf("job start: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
-	if !strings.Contains(out+errs, "SUCCEEDED") {
-		t.Errorf("job start did not report the end:\n%s%s", out, errs)
-	}
-
+// assertFitALineStatus checks `gctl job status` of the finished job: every
+// pass applied every record once and the model got within 5% of opt.
+func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
+	t.Helper()
 	var st api.JobStatus
 	a.jsonOf(t, &st, "job", "status", "fit-a-line")
 	if st.State != api.StateSucceeded || st.Pass != 30 || st.Passes != 30 {
@@ -63,7 +88,12 @@ func TestProcessFitALine(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(st.ModelDir, "latest", "manifest.json")); err != nil {
 		t.Errorf("model: %v", err)
 	}
+}
 
+// assertFitALineListings checks the workers, job list, logs and node list
+// gctl shows for the finished job.
+func assertFitALineListings(t *testing.T, a *agent) {
+	t.Helper()
 	var workers []api.WorkerRow
 	a.jsonOf(t, &workers, "job", "workers", "fit-a-line")
 	if len(workers) != 5 {
@@ -82,7 +112,7 @@ func TestProcessFitALine(t *testing.T) {
 	if len(jobs) != 1 || jobs[0].Name != "fit-a-line" || jobs[0].State != api.StateSucceeded {
 		t.Errorf("job list: %+v", jobs)
 	}
-	out, _, code = a.gctl(t, "job", "logs", "fit-a-line", "-w", "master", "-n", "50")
+	out, _, code := a.gctl(t, "job", "logs", "fit-a-line", "-w", "master", "-n", "50")
 	if code != 0 || !strings.Contains(out, "pass finished") {
 		t.Errorf("job logs -w master: exit %d:\n%s", code, out)
 	}
@@ -90,18 +120,6 @@ func TestProcessFitALine(t *testing.T) {
 	a.jsonOf(t, &nodes, "node", "list")
 	if len(nodes) != 1 || nodes[0].State != "ready" || nodes[0].CPU < 1 {
 		t.Errorf("node list: %+v", nodes)
-	}
-
-	// The name is taken until purged; after a purge it can be reused.
-	_, errs, code = a.gctl(t, "job", "start", "-f", spec, "--detach")
-	if code != 2 || !strings.Contains(errs, "already exists") {
-		t.Errorf("duplicate job: exit %d: %s", code, errs)
-	}
-	if _, errs, code = a.gctl(t, "job", "stop", "fit-a-line", "--purge"); code != 0 {
-		t.Fatalf("job stop --purge: exit %d: %s", code, errs)
-	}
-	if _, _, code = a.gctl(t, "job", "status", "fit-a-line"); code != 2 {
-		t.Errorf("status of a purged job: exit %d, want 2", code)
 	}
 }
 

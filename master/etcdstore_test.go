@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"sync"
@@ -14,42 +12,22 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// startTestEtcd starts a real single-member etcd for the test and returns its
-// client endpoint.
+// startTestEtcd returns the endpoint of the package's embedded etcd, empty
+// for this test.
 func startTestEtcd(t *testing.T) string {
 	t.Helper()
-	e, err := coord.StartEmbedded(coord.EmbeddedConfig{Dir: filepath.Join(t.TempDir(), "etcd"),
-		ClientAddr: freeAddr(t), PeerAddr: freeAddr(t)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e.Endpoint
+	return etcdtest.Fresh(t).Endpoint
 }
 
 // dialTest returns a client of its own, as each master process has.
 func dialTest(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := coord.Dial(t.Context(), []string{endpoint}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
+	return etcdtest.Dial(t, endpoint)
 }
 
 // leadJob campaigns for job's mastership with a fresh session and returns

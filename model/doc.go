@@ -9,7 +9,8 @@
 // bit-identical outputs on every host.
 //
 // The package is pure: no global state, no clock, no configuration, no
-// logging. It must not import any other gtrain package; it knows nothing about
-// pservers, trainers, tasks, checkpoints or the job spec format, and callers
-// convert their own configuration into a Spec.
+// logging. It must not import any other gtrain package but the shared
+// plumbing of internal/atomicfile, which makes its files crash safe; it knows
+// nothing about pservers, trainers, tasks, checkpoints or the job spec format,
+// and callers convert their own configuration into a Spec.
 package model

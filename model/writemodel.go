@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/gtrain/gtrain/internal/atomicfile"
 )
 
 // WriteModel writes params as modelDir/pass-NNNNN/ (one raw little-endian
@@ -47,16 +49,10 @@ func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float
 		return "", fmt.Errorf("model: write %s: %w", filepath.Join(modelDir, name), err)
 	}
 	dir = filepath.Join(modelDir, name)
-	if err := replaceDir(tmp, dir); err != nil {
+	if err := atomicfile.ReplaceDir(tmp, dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
-	if err := syncDir(modelDir); err != nil {
-		return "", fmt.Errorf("model: %w", err)
-	}
-	if err := replaceSymlink(modelDir, LatestLink, name); err != nil {
-		return "", fmt.Errorf("model: %w", err)
-	}
-	if err := syncDir(modelDir); err != nil {
+	if err := atomicfile.Symlink(name, filepath.Join(modelDir, LatestLink)); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
 	return dir, nil
@@ -72,7 +68,7 @@ func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]fl
 		data := Float32Bytes(params[j])
 		sum := sha256.Sum256(data)
 		file := p.Name + ParamFileExt
-		if err := writeFileDurably(dir, file, data); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
 			return err
 		}
 		manifest.Params = append(manifest.Params, ParamManifest{
@@ -83,8 +79,5 @@ func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]fl
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", ManifestFile, err)
 	}
-	if err := writeFileDurably(dir, ManifestFile, append(encoded, '\n')); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(encoded, '\n'), 0o644)
 }

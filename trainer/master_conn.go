@@ -68,7 +68,7 @@ func (m *masterConn) connect(ctx context.Context) error {
 // call runs fn against the current master, reconnecting and retrying while
 // the master is unreachable (bounded by the trainer's deadline).
 func (m *masterConn) call(ctx context.Context, what string, fn func(api.MasterClient) error) error {
-	return m.t.retry(ctx, what, func() error {
+	return m.t.retryTransient(ctx, what, func() error {
 		m.mu.Lock()
 		c := m.client
 		m.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/retry"
 )
 
 // callTimeout bounds each unary call to the agent, so a silent agent turns
@@ -54,7 +55,7 @@ func newApp(stdout, stderr io.Writer) *app {
 		loc:       time.Local,
 		now:       time.Now,
 		home:      home,
-		wait:      sleepCtx,
+		wait:      retry.Sleep,
 		dial:      dialAgent,
 	}
 }
@@ -66,17 +67,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // run executes one gctl command line and returns the process exit code.

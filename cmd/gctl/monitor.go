@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/retry"
 )
 
 // pollInterval is how often `job start` asks the agent for the job's status.
@@ -63,34 +64,48 @@ func (m *monitor) run(ctx context.Context) (api.JobStatus, error) {
 	if m.seen == nil {
 		m.seen = make(map[eventKey]bool)
 	}
-	failures := 0
 	for {
-		st, err := m.poll(ctx)
-		if ctx.Err() != nil {
+		st, err := m.pollRidingOutFailures(ctx)
+		if ctx.Err() != nil || errors.Is(err, errDetached) {
 			m.closeLine()
 			return api.JobStatus{}, errDetached
 		}
-		switch {
-		case err == nil:
-			failures = 0
-			if err := m.show(st); err != nil {
-				return st, err
-			}
-			if api.Terminal(st.State) {
-				m.closeLine()
-				return st, nil
-			}
-		case transient(err) && failures+1 < maxPollFailures:
-			failures++
-		default:
+		if err != nil {
 			m.closeLine()
 			return api.JobStatus{}, err
+		}
+		if err := m.show(st); err != nil {
+			return st, err
+		}
+		if api.Terminal(st.State) {
+			m.closeLine()
+			return st, nil
 		}
 		if err := m.wait(ctx); err != nil {
 			m.closeLine()
 			return api.JobStatus{}, errDetached
 		}
 	}
+}
+
+// pollRidingOutFailures polls, waiting as between polls after a transient
+// failure, until a poll answers or maxPollFailures in a row failed.
+func (m *monitor) pollRidingOutFailures(ctx context.Context) (api.JobStatus, error) {
+	var st api.JobStatus
+	err := retry.Do(ctx, retry.Policy{MaxAttempts: maxPollFailures}, func() error {
+		var err error
+		st, err = m.poll(ctx)
+		if err != nil && !transient(err) {
+			return retry.Permanent(err)
+		}
+		return err
+	}, retry.WithSleep(func(ctx context.Context, _ time.Duration) error {
+		if m.wait(ctx) != nil {
+			return errDetached
+		}
+		return nil
+	}))
+	return st, err
 }
 
 func transient(err error) bool {

@@ -1,0 +1,13 @@
+package master
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gtrain/gtrain/internal/etcdtest"
+)
+
+// The tests share one embedded etcd (etcdtest.Fresh empties it per test).
+func TestMain(m *testing.M) {
+	os.Exit(etcdtest.Main(m))
+}
