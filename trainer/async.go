@@ -43,7 +43,7 @@ func (t *trainer) runAsync(ctx context.Context) error {
 		}
 		for lo := 0; lo < len(ex); lo += t.spec.BatchSize {
 			batch := ex[lo:min(lo+t.spec.BatchSize, len(ex))]
-			if err := t.retry(ctx, "pull parameters", func() error {
+			if err := t.retryTransient(ctx, "pull parameters", func() error {
 				_, _, err := t.ps.Pull(ctx, 0, 0, t.params)
 				return t.psErr(ctx, err)
 			}); err != nil {
@@ -53,7 +53,7 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if err := t.retry(ctx, "push gradients", func() error {
+			if err := t.retryTransient(ctx, "push gradients", func() error {
 				return t.psErr(ctx, t.ps.Push(ctx, t.id, 0, 0, int64(len(batch)), false, t.grads))
 			}); err != nil {
 				return err

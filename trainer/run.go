@@ -155,34 +155,6 @@ func (t *trainer) endOr(ctx context.Context, err error) error {
 	return err
 }
 
-// retry repeats fn while it fails with a transient error, with backoff,
-// bounded by the job-level deadline; it gives up at once if the job ended.
-func (t *trainer) retry(ctx context.Context, what string, fn func() error) error {
-	deadline := time.Now().Add(t.cfg.Deadline)
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil {
-			return nil
-		}
-		if !transient(err) || time.Now().After(deadline) {
-			return fmt.Errorf("trainer: %s: %w", what, err)
-		}
-		if st, serr := coord.JobState(ctx, t.cli, t.cfg.Job); serr == nil && api.Terminal(st.State) {
-			return ErrJobEnded
-		}
-		if attempt%10 == 1 {
-			t.log.Warn("retrying", "what", what, "attempt", attempt, "err", err)
-		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		backoff = min(2*backoff, 2*time.Second)
-	}
-}
-
 // psErr re-discovers the pservers after a transient failure: the one that
 // failed may be restarting at a new address.
 func (t *trainer) psErr(ctx context.Context, err error) error {

@@ -104,7 +104,7 @@ func (t *trainer) stepExamples(w *api.GetStepResponse) ([]dataset.Example, error
 // pullStep pulls the parameters of step into t.params.
 func (t *trainer) pullStep(ctx context.Context, step, epoch int64) (pullResult, error) {
 	var pull pullResult
-	err := t.retry(ctx, "pull parameters", func() error {
+	err := t.retryTransient(ctx, "pull parameters", func() error {
 		var err error
 		pull.lowest, pull.highest, err = t.ps.Pull(ctx, step, epoch, t.params)
 		return t.psErr(ctx, err)
@@ -130,7 +130,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		return false, err
 	}
 	if push {
-		err := t.retry(ctx, "push gradients", func() error {
+		err := t.retryTransient(ctx, "push gradients", func() error {
 			return t.psErr(ctx, t.ps.Push(ctx, t.id, w.Step, w.Epoch, int64(len(ex)), w.Checkpoint, t.grads))
 		})
 		if resync(err) {
