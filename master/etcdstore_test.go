@@ -126,7 +126,7 @@ func storeMeta(step int64) Meta {
 func snapshotJob(t *testing.T, cli *clientv3.Client, job string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, prefix := range []string{coord.TaskPrefix(job), coord.JobPrefix(job) + "master/meta", coord.ProgressKey(job)} {
+	for _, prefix := range []string{coord.TaskPrefix(job), coord.MasterMetaKey(job), coord.ProgressKey(job)} {
 		resp, err := cli.Get(t.Context(), prefix, clientv3.WithPrefix())
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestEtcdStore(t *testing.T) {
 				statuses = nil
 			}
 			changed := statuses[:min(n, len(statuses))]
-			progress := coord.ProgressRecord{Pass: 2, Passes: 5, Step: int64(n)}
+			progress := &coord.ProgressRecord{Pass: 2, Passes: 5, Step: int64(n)}
 			if err := s.Save(t.Context(), meta, changed, progress); err != nil {
 				t.Fatalf("Save of %d statuses: %v", n, err)
 			}
@@ -230,13 +230,13 @@ func TestEtcdStore(t *testing.T) {
 		ts := manyTaskSet(250) // the first save spans three txns
 		clock := newFakeClock()
 		cfg := asyncConfig(4, 2, 2)
-		old := mustCore(t, t.Context(), cfg, ts, NewEtcdStore(cli, lead, job), &fakeEvaluator{}, clock)
+		old := mustDriver(t, t.Context(), cfg, ts, NewEtcdStore(cli, lead, job), &fakeEvaluator{}, clock)
 		held := map[int]Task{}
 		for k := range 4 {
 			held[k] = mustReady(t, mustGetTask(t, old, k, -1, 0))
 		}
 		mustReady(t, mustGetTask(t, old, 1, held[1].ID, held[1].Records))
-		c := mustCore(t, t.Context(), cfg, ts, NewEtcdStore(cli, lead, job), &fakeEvaluator{}, clock)
+		c := mustDriver(t, t.Context(), cfg, ts, NewEtcdStore(cli, lead, job), &fakeEvaluator{}, clock)
 		if !reflect.DeepEqual(metaOf(c), metaOf(old)) {
 			t.Fatalf("meta restored from etcd %+v, want %+v", metaOf(c), metaOf(old))
 		}
@@ -257,8 +257,8 @@ func TestEtcdStore(t *testing.T) {
 				storeA := NewEtcdStore(cliA, leadA, job)
 				// A master core of A's, on a job of its own, built while A leads.
 				coreJob := job + "-core"
-				coreA := mustCore(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(130), NewEtcdStore(cliA, leadA, coreJob), &fakeEvaluator{}, newFakeClock())
-				if err := storeA.Save(t.Context(), storeMeta(1), storeStatuses(200, 1), coord.ProgressRecord{Step: 1}); err != nil {
+				coreA := mustDriver(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(130), NewEtcdStore(cliA, leadA, coreJob), &fakeEvaluator{}, newFakeClock())
+				if err := storeA.Save(t.Context(), storeMeta(1), storeStatuses(200, 1), &coord.ProgressRecord{Step: 1}); err != nil {
 					t.Fatalf("leader A saves: %v", err)
 				}
 
@@ -309,7 +309,7 @@ func TestEtcdStore(t *testing.T) {
 				if len(before) != 202 {
 					t.Fatalf("%d keys of A's state in etcd, want 202", len(before))
 				}
-				err = storeA.Save(t.Context(), storeMeta(2), storeStatuses(200, 2), coord.ProgressRecord{Step: 2})
+				err = storeA.Save(t.Context(), storeMeta(2), storeStatuses(200, 2), &coord.ProgressRecord{Step: 2})
 				if !errors.Is(err, coord.ErrFenced) {
 					t.Fatalf("deposed A saves: %v, want ErrFenced", err)
 				}
@@ -341,7 +341,7 @@ func TestEtcdStore(t *testing.T) {
 				if err != nil || meta.Step != 1 {
 					t.Fatalf("B loads %+v, %v; want A's last good save (step 1)", meta, err)
 				}
-				if err := storeB.Save(t.Context(), storeMeta(4), storeStatuses(200, 4), coord.ProgressRecord{Step: 4}); err != nil {
+				if err := storeB.Save(t.Context(), storeMeta(4), storeStatuses(200, 4), &coord.ProgressRecord{Step: 4}); err != nil {
 					t.Fatalf("leader B saves: %v", err)
 				}
 				meta, sts, err := storeB.Load(t.Context())

@@ -95,7 +95,7 @@ func (g *gatedStore) arm() {
 
 func (g *gatedStore) release() { close(g.released) }
 
-func (g *gatedStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error {
+func (g *gatedStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
 	g.mu.Lock()
 	block := g.armed
 	g.armed = false
@@ -177,37 +177,37 @@ func asyncConfig(trainers, batch, passes int) CoreConfig {
 		ModelDir: "/models/x", LongPoll: 5 * time.Millisecond}
 }
 
-func mustCore(t *testing.T, ctx context.Context, cfg CoreConfig, ts *TaskSet, store Store, eval Evaluator, clock Clock) *Core {
+// mustDriver returns a driver whose Run runs until ctx ends.
+func mustDriver(t *testing.T, ctx context.Context, cfg CoreConfig, ts *TaskSet, store Store, eval Evaluator, clock Clock) *Driver {
 	t.Helper()
-	c, err := NewCore(ctx, cfg, ts, store, eval, clock, nil)
+	d, err := NewDriver(ctx, cfg, ts, store, eval, clock, nil)
 	if err != nil {
-		t.Fatalf("NewCore: %v", err)
+		t.Fatalf("NewDriver: %v", err)
 	}
-	return c
+	go d.Run(ctx)
+	return d
 }
 
-func metaOf(c *Core) Meta {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.meta
-	m.SamplesApplied = slices.Clone(m.SamplesApplied)
-	return m
+func metaOf(d *Driver) Meta {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Meta()
 }
 
-func countsOf(c *Core) Counts {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.q.Counts()
+func countsOf(d *Driver) Counts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.q.Counts()
 }
 
-func statusesOf(c *Core) []TaskStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.q.Statuses()
+func statusesOf(d *Driver) []TaskStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.q.Statuses()
 }
 
 // waitCore waits (without polling) until cond holds on c.
-func waitCore(t *testing.T, c *Core, what string, cond func(m Meta) bool) {
+func waitCore(t *testing.T, c *Driver, what string, cond func(m Meta) bool) {
 	t.Helper()
 	timeout := time.After(5 * time.Second)
 	for {
@@ -224,24 +224,24 @@ func waitCore(t *testing.T, c *Core, what string, cond func(m Meta) bool) {
 }
 
 // setLongPoll changes the core's long poll; call it only while no request runs.
-func setLongPoll(c *Core, d time.Duration) { c.cfg.LongPoll = d }
+func setLongPoll(d *Driver, poll time.Duration) { d.longPoll = poll }
 
 // flush returns once every change made so far is saved, including those an
 // end-of-pass goroutine is still saving.
-func flush(t *testing.T, c *Core) {
+func flush(t *testing.T, d *Driver) {
 	t.Helper()
-	c.mu.Lock()
-	gen := c.dirty
-	c.mu.Unlock()
-	if err := c.persist(context.Background(), gen); err != nil {
+	d.mu.Lock()
+	gen := d.dirty
+	d.mu.Unlock()
+	if err := d.commit(context.Background(), gen); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func statusOf(c *Core, id int) TaskStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st, _ := c.q.Status(id)
+func statusOf(d *Driver, id int) TaskStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, _ := d.core.q.Status(id)
 	return st
 }
 
@@ -275,7 +275,7 @@ func saves(s *MemStore) int {
 // epoch0 is the sync epoch of a job that never rolled back, as in all these tests.
 const epoch0 int64 = 0
 
-func mustGetStep(t *testing.T, c *Core, trainer int, step int64) Work {
+func mustGetStep(t *testing.T, c *Driver, trainer int, step int64) Work {
 	t.Helper()
 	w, err := c.GetStep(context.Background(), trainer, step, epoch0)
 	if err != nil {
@@ -290,7 +290,7 @@ func mustGetStep(t *testing.T, c *Core, trainer int, step int64) Work {
 	return w
 }
 
-func mustStepDone(t *testing.T, c *Core, trainer int, step int64, records int) {
+func mustStepDone(t *testing.T, c *Driver, trainer int, step int64, records int) {
 	t.Helper()
 	if err := c.StepDone(context.Background(), trainer, step, epoch0, 2*float64(records), int64(records)); err != nil {
 		t.Fatalf("StepDone(trainer %d, step %d): %v", trainer, step, err)
@@ -299,12 +299,12 @@ func mustStepDone(t *testing.T, c *Core, trainer int, step int64, records int) {
 
 // runSyncSteps has every trainer compute and report steps [from, to) in
 // order, as the trainers of a healthy job do; it returns the records read.
-func runSyncSteps(t *testing.T, c *Core, from, to int64) []recordRef {
+func runSyncSteps(t *testing.T, c *Driver, from, to int64) []recordRef {
 	t.Helper()
 	var got []recordRef
 	for s := from; s < to; s++ {
 		var checkpoint []bool
-		for k := 0; k < c.cfg.Trainers; k++ {
+		for k := 0; k < c.core.cfg.Trainers; k++ {
 			w := mustGetStep(t, c, k, s)
 			if w.Step != s {
 				t.Fatalf("GetStep(trainer %d, step %d) answered step %d", k, s, w.Step)
@@ -314,8 +314,8 @@ func runSyncSteps(t *testing.T, c *Core, from, to int64) []recordRef {
 				t.Fatalf("step %d: checkpoint flag %v for trainer 0, %v for trainer %d", s, checkpoint[0], w.Checkpoint, k)
 			}
 			recs := sliceRecords(w.Slices)
-			if len(recs) > c.cfg.Batch {
-				t.Fatalf("step %d trainer %d got %d records > batch %d", s, k, len(recs), c.cfg.Batch)
+			if len(recs) > c.core.cfg.Batch {
+				t.Fatalf("step %d trainer %d got %d records > batch %d", s, k, len(recs), c.core.cfg.Batch)
 			}
 			got = append(got, recs...)
 			mustStepDone(t, c, k, s, len(recs))
@@ -345,13 +345,13 @@ func checkCoversOnce(t *testing.T, ts *TaskSet, got []recordRef, what string) {
 	}
 }
 
-func TestCoreSyncRunsEveryPassExactlyOnce(t *testing.T) {
+func TestDriverSyncRunsEveryPassExactlyOnce(t *testing.T) {
 	ts := coreTaskSet()
 	const trainers, batch, passes = 3, 4, 3
 	// 42 records, 12 per step: 4 steps, the last one reaches trainers 0 and 1 only.
 	const stepsPerPass = 4
 	store, eval := &MemStore{}, &fakeEvaluator{}
-	c := mustCore(t, t.Context(), syncConfig(trainers, batch, passes), ts, store, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), syncConfig(trainers, batch, passes), ts, store, eval, newFakeClock())
 
 	var orders [][]recordRef
 	for pass := range passes {
@@ -405,9 +405,9 @@ func TestCoreSyncRunsEveryPassExactlyOnce(t *testing.T) {
 		}
 	}
 	store.mu.Lock()
-	prog, ok := store.Progress.(coord.ProgressRecord)
+	prog := store.Progress
 	store.mu.Unlock()
-	if !ok || prog.Pass != passes || prog.Passes != passes || !slices.Equal(prog.SamplesApplied, []int64{42, 42, 42}) ||
+	if prog == nil || prog.Pass != passes || prog.Passes != passes || !slices.Equal(prog.SamplesApplied, []int64{42, 42, 42}) ||
 		prog.Tasks.Done != len(ts.Tasks) || prog.ModelDir != "/models/x" {
 		t.Fatalf("stored progress %+v", store.Progress)
 	}
@@ -416,10 +416,10 @@ func TestCoreSyncRunsEveryPassExactlyOnce(t *testing.T) {
 	}
 }
 
-func TestCoreSyncStepReports(t *testing.T) {
+func TestDriverSyncStepReports(t *testing.T) {
 	ts := coreTaskSet()
 	store := &MemStore{}
-	c := mustCore(t, t.Context(), syncConfig(3, 4, 1), ts, store, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, t.Context(), syncConfig(3, 4, 1), ts, store, &fakeEvaluator{}, newFakeClock())
 	ctx := context.Background()
 
 	rec := map[[2]int64]int{} // (trainer, step) -> records
@@ -453,7 +453,7 @@ func TestCoreSyncStepReports(t *testing.T) {
 		t.Fatalf("commit of step 0 made %d saves, want 1", saves(store)-savesBefore)
 	}
 	// The tasks step 0 read into are stored in flight, those it read to the end done.
-	started, finished := c.plan.TasksTouched(0)
+	started, finished := c.core.plan.TasksTouched(0)
 	_, sts := storedState(t, store)
 	for _, id := range started {
 		want := Pending
@@ -515,12 +515,12 @@ func TestCoreSyncStepReports(t *testing.T) {
 	}
 }
 
-func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
+func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 	ts := coreTaskSet()
 	cfg := syncConfig(3, 4, 2)
 	cfg.LongPoll = 5 * time.Millisecond
 	eval := &fakeEvaluator{gate: make(chan struct{})}
-	c := mustCore(t, t.Context(), cfg, ts, &MemStore{}, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), cfg, ts, &MemStore{}, eval, newFakeClock())
 	ctx := context.Background()
 
 	// A step beyond the pass is not handed out: WAIT after the long poll.
@@ -564,7 +564,7 @@ func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
 	}
 }
 
-func TestCoreSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
+func TestDriverSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	// endPass switches to the next pass's plan, then saves. GetStep must not
 	// hand out the new pass's first step before that save is durable: a master
 	// dying in between would be replaced by one that evaluates the old pass
@@ -575,7 +575,7 @@ func TestCoreSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	cfg.LongPoll = 20 * time.Millisecond
 	store := newGatedStore()
 	eval := &fakeEvaluator{gate: make(chan struct{})}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), cfg, ts, store, eval, newFakeClock())
 	runSyncSteps(t, c, 0, 4)
 	store.arm() // the end-of-pass save blocks
 	eval.gate <- struct{}{}
@@ -611,7 +611,7 @@ func TestCoreSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 
 // --- async -------------------------------------------------------------------
 
-func mustGetTask(t *testing.T, c *Core, trainer, finished int, records int) Work {
+func mustGetTask(t *testing.T, c *Driver, trainer, finished int, records int) Work {
 	t.Helper()
 	w, err := c.GetTask(context.Background(), trainer, finished, -1, 2*float64(records), int64(records))
 	if err != nil {
@@ -630,7 +630,7 @@ func mustReady(t *testing.T, w Work) Task {
 
 // driveAsync has trainers finish what they hold and take more, round robin,
 // until every trainer heard DONE. It returns, per pass, the tasks finished.
-func driveAsync(t *testing.T, c *Core, held map[int]*Task) map[int][]int {
+func driveAsync(t *testing.T, c *Driver, held map[int]*Task) map[int][]int {
 	t.Helper()
 	finished := map[int][]int{}
 	passOf := map[int]int{} // task -> pass it was handed out in
@@ -640,11 +640,11 @@ func driveAsync(t *testing.T, c *Core, held map[int]*Task) map[int][]int {
 		}
 	}
 	done := map[int]bool{}
-	for iter := 0; len(done) < c.cfg.Trainers; iter++ {
+	for iter := 0; len(done) < c.core.cfg.Trainers; iter++ {
 		if iter > 10000 {
 			t.Fatalf("async job did not finish; meta %+v", metaOf(c))
 		}
-		for k := 0; k < c.cfg.Trainers; k++ {
+		for k := 0; k < c.core.cfg.Trainers; k++ {
 			if done[k] {
 				continue
 			}
@@ -661,8 +661,8 @@ func driveAsync(t *testing.T, c *Core, held map[int]*Task) map[int][]int {
 				held[k] = &tk
 				passOf[tk.ID] = w.Pass
 			case api.WorkStatus_WORK_DONE:
-				if w.Pass != c.cfg.Passes {
-					t.Fatalf("DONE with pass %d, want %d", w.Pass, c.cfg.Passes)
+				if w.Pass != c.core.cfg.Passes {
+					t.Fatalf("DONE with pass %d, want %d", w.Pass, c.core.cfg.Passes)
 				}
 				done[k] = true
 			case api.WorkStatus_WORK_WAIT:
@@ -687,12 +687,12 @@ func checkEveryTaskOnce(t *testing.T, ts *TaskSet, ids []int, what string) {
 	}
 }
 
-func TestCoreAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
+func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 	ts := coreTaskSet()
 	clock := newFakeClock()
 	store, eval := &MemStore{}, &fakeEvaluator{}
 	cfg := asyncConfig(2, 4, 2)
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, clock)
+	c := mustDriver(t, t.Context(), cfg, ts, store, eval, clock)
 	ctx := context.Background()
 
 	a := mustReady(t, mustGetTask(t, c, 0, -1, 0))
@@ -796,9 +796,9 @@ func TestCoreAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 	}
 }
 
-func TestCoreAsyncWaitAndWakeUp(t *testing.T) {
+func TestDriverAsyncWaitAndWakeUp(t *testing.T) {
 	ts := manyTaskSet(1)
-	c := mustCore(t, t.Context(), asyncConfig(2, 4, 1), ts, &MemStore{}, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, t.Context(), asyncConfig(2, 4, 1), ts, &MemStore{}, &fakeEvaluator{}, newFakeClock())
 	ctx := context.Background()
 	only := mustReady(t, mustGetTask(t, c, 0, -1, 0))
 
@@ -807,8 +807,8 @@ func TestCoreAsyncWaitAndWakeUp(t *testing.T) {
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
 		t.Fatalf("GetTask with every task pending = %+v, %v; want WAIT", w, err)
 	}
-	if time.Since(begin) < c.cfg.LongPoll {
-		t.Fatalf("WAIT before the long poll of %s", c.cfg.LongPoll)
+	if time.Since(begin) < c.core.cfg.LongPoll {
+		t.Fatalf("WAIT before the long poll of %s", c.core.cfg.LongPoll)
 	}
 	if _, err := c.GetTask(ctx, 2, -1, -1, 0, 0); !errors.Is(err, ErrBadTrainer) {
 		t.Fatalf("GetTask(trainer 2 of 2): %v, want ErrBadTrainer", err)
@@ -834,14 +834,14 @@ func TestCoreAsyncWaitAndWakeUp(t *testing.T) {
 	}
 }
 
-func TestCoreAsyncLateFinishStillCounts(t *testing.T) {
+func TestDriverAsyncLateFinishStillCounts(t *testing.T) {
 	// At-least-once: a finish after the task was taken back still counts its
 	// records (the gradients were applied) and does not take the task back
 	// from its new holder.
 	ts := manyTaskSet(2)
 	clock := newFakeClock()
 	cfg := asyncConfig(2, 2, 1)
-	c := mustCore(t, t.Context(), cfg, ts, &MemStore{}, &fakeEvaluator{}, clock)
+	c := mustDriver(t, t.Context(), cfg, ts, &MemStore{}, &fakeEvaluator{}, clock)
 	a := mustReady(t, mustGetTask(t, c, 0, -1, 0))
 	clock.Advance(cfg.Queue.Timeout)
 	if err := c.Tick(context.Background()); err != nil {
@@ -864,11 +864,11 @@ func TestCoreAsyncLateFinishStillCounts(t *testing.T) {
 
 // --- restore -----------------------------------------------------------------
 
-func TestCoreSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
+func TestDriverSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	ts := coreTaskSet()
 	cfg := syncConfig(3, 4, 3)
 	store := &MemStore{}
-	old := mustCore(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, newFakeClock())
+	old := mustDriver(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, newFakeClock())
 	runSyncSteps(t, old, 0, 4)
 	waitCore(t, old, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
 	runSyncSteps(t, old, 4, 6) // two of pass 1's four steps
@@ -883,7 +883,7 @@ func TestCoreSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	oldMeta, oldStatuses := metaOf(old), statusesOf(old)
 
 	eval := &fakeEvaluator{}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), cfg, ts, store, eval, newFakeClock())
 	if m := metaOf(c); !reflect.DeepEqual(m, oldMeta) {
 		t.Fatalf("restored meta %+v, want %+v", m, oldMeta)
 	}
@@ -910,7 +910,7 @@ func TestCoreSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	}
 }
 
-func TestCoreSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
+func TestDriverSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
 	// The old master committed the pass's last step but died evaluating it:
 	// the new one evaluates the same pass at the same step and goes on.
 	ts := coreTaskSet()
@@ -919,11 +919,11 @@ func TestCoreSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
 	ctxOld, stopOld := context.WithCancel(t.Context())
 	defer stopOld()
 	stuck := &fakeEvaluator{gate: make(chan struct{})}
-	old := mustCore(t, ctxOld, cfg, ts, store, stuck, newFakeClock())
+	old := mustDriver(t, ctxOld, cfg, ts, store, stuck, newFakeClock())
 	runSyncSteps(t, old, 0, 4)
 
 	eval := &fakeEvaluator{}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), cfg, ts, store, eval, newFakeClock())
 	waitCore(t, c, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
 	stopOld()
 	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
@@ -935,12 +935,12 @@ func TestCoreSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
 	checkCoversOnce(t, ts, runSyncSteps(t, c, 4, 8), "pass 1 after restore")
 }
 
-func TestCoreAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
+func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	ts := coreTaskSet()
 	clock := newFakeClock()
 	cfg := asyncConfig(3, 4, 2)
 	store := &MemStore{}
-	old := mustCore(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, clock)
+	old := mustDriver(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, clock)
 	// Trainer 1 takes y first (so y's deadline is the earliest), then vanishes.
 	y := mustReady(t, mustGetTask(t, old, 1, -1, 0))
 	clock.Advance(cfg.Queue.Timeout / 2)
@@ -954,7 +954,7 @@ func TestCoreAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	}
 
 	eval := &fakeEvaluator{}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, clock)
+	c := mustDriver(t, t.Context(), cfg, ts, store, eval, clock)
 	if m := metaOf(c); !reflect.DeepEqual(m, oldMeta) || m.PassSamples != int64(x.Records+z.Records) {
 		t.Fatalf("restored meta %+v, want %+v", m, oldMeta)
 	}
@@ -995,38 +995,38 @@ func TestCoreAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	}
 }
 
-func TestCoreRefusesStateOfOtherData(t *testing.T) {
+func TestDriverRefusesStateOfOtherData(t *testing.T) {
 	store := &MemStore{}
-	mustCore(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(3), store, &fakeEvaluator{}, newFakeClock())
-	_, err := NewCore(t.Context(), asyncConfig(1, 1, 1), manyTaskSet(4), store, &fakeEvaluator{}, newFakeClock(), nil)
+	mustDriver(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(3), store, &fakeEvaluator{}, newFakeClock())
+	_, err := NewDriver(t.Context(), asyncConfig(1, 1, 1), manyTaskSet(4), store, &fakeEvaluator{}, newFakeClock(), nil)
 	if !errors.Is(err, ErrStaleState) {
-		t.Fatalf("NewCore over the state of 3 tasks with 4 tasks: %v, want ErrStaleState", err)
+		t.Fatalf("NewDriver over the state of 3 tasks with 4 tasks: %v, want ErrStaleState", err)
 	}
 }
 
 // --- failing store -----------------------------------------------------------
 
-func TestCoreFailedSaveIsFatal(t *testing.T) {
+func TestDriverFailedSaveIsFatal(t *testing.T) {
 	errDisk := errors.New("disk on fire")
 	ctx := context.Background()
 	cases := []struct {
 		name string
 		cfg  CoreConfig
 		// act makes a change that must be saved.
-		act  func(c *Core) error
-		more func(c *Core) error // a later request
+		act  func(c *Driver) error
+		more func(c *Driver) error // a later request
 	}{
 		{"sync step commit", syncConfig(1, 4, 1),
-			func(c *Core) error { return c.StepDone(ctx, 0, 0, epoch0, 0, 4) },
-			func(c *Core) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
+			func(c *Driver) error { return c.StepDone(ctx, 0, 0, epoch0, 0, 4) },
+			func(c *Driver) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
 		{"async dispatch", asyncConfig(2, 4, 1),
-			func(c *Core) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
-			func(c *Core) error { _, err := c.GetTask(ctx, 1, -1, -1, 0, 0); return err }},
+			func(c *Driver) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
+			func(c *Driver) error { _, err := c.GetTask(ctx, 1, -1, -1, 0, 0); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			store := newGatedStore()
-			c := mustCore(t, t.Context(), tc.cfg, coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+			c := mustDriver(t, t.Context(), tc.cfg, coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 			// The save fails while the change is already made (and signalled):
 			// whoever waits on Changed() from then on must hear of the failure.
 			store.arm()
@@ -1060,18 +1060,18 @@ func TestCoreFailedSaveIsFatal(t *testing.T) {
 	}
 	t.Run("new core", func(t *testing.T) {
 		store := &MemStore{Fail: errDisk}
-		if _, err := NewCore(t.Context(), asyncConfig(1, 1, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock(), nil); !errors.Is(err, errDisk) {
-			t.Fatalf("NewCore with a failing store: %v, want the save's error", err)
+		if _, err := NewDriver(t.Context(), asyncConfig(1, 1, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock(), nil); !errors.Is(err, errDisk) {
+			t.Fatalf("NewDriver with a failing store: %v, want the save's error", err)
 		}
 	})
 }
 
 // --- group commit ------------------------------------------------------------
 
-func TestCoreGroupCommit(t *testing.T) {
+func TestDriverGroupCommit(t *testing.T) {
 	const trainers = 16
 	store := newGatedStore()
-	c := mustCore(t, t.Context(), asyncConfig(trainers, 4, 1), manyTaskSet(2*trainers), store, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, t.Context(), asyncConfig(trainers, 4, 1), manyTaskSet(2*trainers), store, &fakeEvaluator{}, newFakeClock())
 	before := saves(store.MemStore)
 	store.arm()
 
