@@ -501,6 +501,9 @@ func (c *Core) Rollback(state *State, epoch int64) (Effects, error) {
 		return Effects{}, fmt.Errorf("master: rollback: %w", err)
 	}
 	meta.Epoch = max(epoch, c.meta.Epoch+1)
+	// The slot in use stays the one in use, whatever it was at the checkpoint:
+	// the full rewrite that follows must go to the other one.
+	meta.Slot = c.meta.Slot
 	c.q, c.meta = q, meta
 	c.plan = c.passPlan()
 	clear(c.reports)

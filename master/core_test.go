@@ -1,0 +1,263 @@
+package master
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// Tests of the pure core: no store, no goroutine, no sleep; time is passed in.
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// newCore is a fresh core over coreTaskSet (42 records; with 3 trainers of
+// batch 4, a pass is steps 0..3).
+func newCore(t *testing.T, cfg CoreConfig) *Core {
+	t.Helper()
+	c, eff, err := NewCore(cfg, coreTaskSet(), nil, nil, t0, nil)
+	if err != nil {
+		t.Fatalf("NewCore: %v", err)
+	}
+	if !eff.Changed || eff.PassEnd != nil {
+		t.Fatalf("NewCore of a fresh job: effects %+v, want a change to save and no pass end", eff)
+	}
+	return c
+}
+
+// commitSteps has every trainer ask for and report steps [from, to).
+func commitSteps(t *testing.T, c *Core, from, to int64, now time.Time) Effects {
+	t.Helper()
+	var last Effects
+	for s := from; s < to; s++ {
+		for k := 0; k < c.cfg.Trainers; k++ {
+			w := c.Step(k, s, c.meta.Epoch, now)
+			eff, err := c.StepDone(k, s, c.meta.Epoch, 1, int64(len(sliceRecords(w.Slices))), now)
+			if err != nil {
+				t.Fatalf("StepDone(trainer %d, step %d): %v", k, s, err)
+			}
+			last = eff
+		}
+	}
+	return last
+}
+
+func TestCoreStepAnswers(t *testing.T) {
+	cases := []struct {
+		name        string
+		setup       func(t *testing.T, c *Core)
+		step, epoch int64
+		want        Work // Slices and Checkpoint not compared
+	}{
+		{"the first step", nil, 0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 0}},
+		{"a committed step: the job's step instead",
+			func(t *testing.T, c *Core) { commitSteps(t, c, 0, 2, t0) },
+			0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 2}},
+		{"one step ahead of the job", nil, 1, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 1}},
+		{"an older epoch: the job's step and epoch",
+			func(t *testing.T, c *Core) { c.meta.Epoch, c.meta.Step = 3, 1 },
+			0, 2, Work{Status: api.WorkStatus_WORK_READY, Step: 1, Epoch: 3}},
+		{"past the pass", nil, 4, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 4}},
+		{"paused for a rollback", func(t *testing.T, c *Core) { c.Pause() },
+			0, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 0}},
+		{"training done", func(t *testing.T, c *Core) { c.meta.Done, c.meta.Epoch = true, 2 },
+			7, 0, Work{Status: api.WorkStatus_WORK_DONE, Pass: 1, Epoch: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, 1))
+			if tc.setup != nil {
+				tc.setup(t, c)
+			}
+			got := c.Step(1, tc.step, tc.epoch, t0)
+			if got.Status != tc.want.Status || got.Step != tc.want.Step || got.Epoch != tc.want.Epoch || got.Pass != tc.want.Pass {
+				t.Fatalf("Step(1, %d, %d) = %+v, want %+v", tc.step, tc.epoch, got, tc.want)
+			}
+			if ready := got.Status == api.WorkStatus_WORK_READY; ready != (len(got.Slices) > 0) {
+				t.Fatalf("Step answered %v with %d slices", got.Status, len(got.Slices))
+			}
+		})
+	}
+}
+
+func TestCoreStepDone(t *testing.T) {
+	type report struct {
+		trainer     int
+		step, epoch int64
+	}
+	cases := []struct {
+		name      string
+		before    []report // accepted first, without error
+		report    report
+		wantErr   error
+		changed   bool
+		wantStep  int64
+		wantSnaps int
+		passEnd   *PassEnd
+	}{
+		{"a partial step waits", []report{{0, 0, 0}}, report{1, 0, 0}, nil, false, 0, 0, nil},
+		{"the last report commits", []report{{0, 0, 0}, {1, 0, 0}}, report{2, 0, 0}, nil, true, 1, 0, nil},
+		{"a trainer one step ahead is held back", []report{{1, 0, 0}, {2, 0, 0}, {0, 1, 0}, {1, 1, 0}},
+			report{0, 0, 0}, nil, true, 1, 0, nil},
+		{"a late peer commits two steps", []report{{1, 0, 0}, {2, 0, 0}, {0, 1, 0}, {1, 1, 0}, {2, 1, 0}},
+			report{0, 0, 0}, nil, true, 2, 0, nil},
+		{"two steps ahead", nil, report{0, 2, 0}, ErrBadStep, false, 0, 0, nil},
+		{"a trainer out of range", nil, report{3, 0, 0}, ErrBadTrainer, false, 0, 0, nil},
+		{"another epoch is void", []report{{0, 0, 0}, {1, 0, 0}}, report{2, 0, 1}, nil, false, 0, 0, nil},
+		{"the pass's last step ends it, checkpointed",
+			[]report{{0, 3, 0}, {1, 3, 0}}, report{2, 3, 0}, nil, true, 4, 1, &PassEnd{Pass: 0, Step: 4, Epoch: 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, 2))
+			if tc.passEnd != nil {
+				commitSteps(t, c, 0, 3, t0)
+			}
+			for _, r := range append(tc.before, tc.report) {
+				c.Step(r.trainer, r.step, r.epoch, t0) // decides the step's checkpoint flag
+			}
+			for _, r := range tc.before {
+				if _, err := c.StepDone(r.trainer, r.step, r.epoch, 1, 4, t0); err != nil {
+					t.Fatalf("StepDone%+v: %v", r, err)
+				}
+			}
+			eff, err := c.StepDone(tc.report.trainer, tc.report.step, tc.report.epoch, 1, 4, t0)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("StepDone%+v: %v, want %v", tc.report, err, tc.wantErr)
+			}
+			if eff.Changed != tc.changed || c.meta.Step != tc.wantStep || len(eff.Snapshots) != tc.wantSnaps {
+				t.Fatalf("effects %+v and step %d, want changed %v, step %d, %d snapshots", eff, c.meta.Step, tc.changed, tc.wantStep, tc.wantSnaps)
+			}
+			if (eff.PassEnd == nil) != (tc.passEnd == nil) || (eff.PassEnd != nil && *eff.PassEnd != *tc.passEnd) {
+				t.Fatalf("pass end %+v, want %+v", eff.PassEnd, tc.passEnd)
+			}
+			for _, st := range eff.Snapshots {
+				if st.Meta.Step != tc.wantStep || len(st.Statuses) != len(c.tasks.Tasks) {
+					t.Fatalf("snapshot at step %d with %d statuses, want step %d and every task", st.Meta.Step, len(st.Statuses), tc.wantStep)
+				}
+			}
+		})
+	}
+}
+
+func TestCoreCheckpointDecisions(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps int64
+		every time.Duration
+		at    []time.Duration // when each of steps 0..3 is first asked for
+		want  []bool
+	}{
+		{"only at the pass end", 0, 0, []time.Duration{0, 0, 0, 0}, []bool{false, false, false, true}},
+		{"every 2 steps", 2, 0, []time.Duration{0, 0, 0, 0}, []bool{false, true, false, true}},
+		{"every 3 steps", 3, 0, []time.Duration{0, 0, 0, 0}, []bool{false, false, true, true}},
+		{"every 10s, from the core's start", 0, 10 * time.Second,
+			[]time.Duration{9 * time.Second, 10 * time.Second, 19 * time.Second, 21 * time.Second}, []bool{false, true, false, true}},
+		{"every 10s, from the last timed one", 0, 10 * time.Second,
+			[]time.Duration{10 * time.Second, 15 * time.Second, 20 * time.Second, 20 * time.Second}, []bool{true, false, true, true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := syncConfig(3, 4, 1)
+			cfg.CheckpointSteps, cfg.CheckpointEvery = tc.steps, tc.every
+			c := newCore(t, cfg)
+			var got []bool
+			for s := int64(0); s < 4; s++ {
+				now := t0.Add(tc.at[s])
+				flag := c.Step(0, s, 0, now).Checkpoint
+				// Every trainer gets the answer given first, whenever it asks.
+				if again := c.Step(2, s, 0, now.Add(time.Hour)).Checkpoint; again != flag {
+					t.Fatalf("step %d: checkpoint %v, then %v for another trainer", s, flag, again)
+				}
+				got = append(got, flag)
+				commitSteps(t, c, s, s+1, now)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("checkpoint flags %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCoreTakeSave(t *testing.T) {
+	c := newCore(t, asyncConfig(2, 4, 2))
+	dispatch := func(c *Core, _ time.Time) Effects { _, eff := c.Task(0, t0); return eff }
+	steps := []struct {
+		name         string
+		at           time.Duration
+		act          func(c *Core, now time.Time) Effects
+		wantChanged  int // task statuses in the save
+		wantProgress bool
+		wantSlot     int
+	}{
+		{"the first save writes every task into the other slot, and the progress", 0, nil, 6, true, 1},
+		{"a change within progressEvery skips the progress", 100 * time.Millisecond, dispatch, 1, false, 1},
+		{"nothing changed", 200 * time.Millisecond, nil, 0, false, 1},
+		{"a flush makes the next save write it", 200 * time.Millisecond,
+			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, true, 1},
+		{"a flush with the progress saved changes nothing", 300 * time.Millisecond,
+			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, false, 1},
+		{"progressEvery after the last one", 500 * time.Millisecond, dispatch, 1, true, 1},
+		{"a rollback rewrites every task into the other slot", 600 * time.Millisecond,
+			func(c *Core, _ time.Time) Effects { eff, _ := c.Rollback(nil, 1); return eff }, 6, true, 0},
+	}
+	for _, st := range steps {
+		now := t0.Add(st.at)
+		if st.act != nil {
+			// Every action here but a flush of a saved progress is a change.
+			if eff := st.act(c, now); eff.Changed != (st.wantChanged > 0 || st.wantProgress) {
+				t.Fatalf("%s: effects %+v", st.name, eff)
+			}
+		}
+		s := c.TakeSave(now)
+		if len(s.Changed) != st.wantChanged || (s.Progress != nil) != st.wantProgress || s.Meta.Slot != st.wantSlot {
+			t.Fatalf("%s: save of %d statuses, progress %v, slot %d; want %d, %v, %d",
+				st.name, len(s.Changed), s.Progress != nil, s.Meta.Slot, st.wantChanged, st.wantProgress, st.wantSlot)
+		}
+		if s.Progress != nil && (s.Progress.Step != c.meta.Step || !s.Progress.Updated.Equal(now) || s.Progress.ModelDir != "/models/x") {
+			t.Fatalf("%s: progress %+v at %s", st.name, s.Progress, now)
+		}
+	}
+}
+
+func TestCoreTaskAnswers(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(c *Core)
+		want    api.WorkStatus
+		changed bool
+		passEnd bool
+	}{
+		{"a task to hand out", nil, api.WorkStatus_WORK_READY, true, false},
+		{"every task held", func(c *Core) {
+			for range c.tasks.Tasks {
+				c.Task(1, t0)
+			}
+		}, api.WorkStatus_WORK_WAIT, false, false},
+		{"every task done ends the pass", func(c *Core) {
+			for range c.tasks.Tasks {
+				w, _ := c.Task(1, t0)
+				c.Report(1, w.Task.ID, -1, 1, int64(w.Task.Records))
+			}
+		}, api.WorkStatus_WORK_WAIT, false, true},
+		{"a pass end under way", func(c *Core) { c.ending = true }, api.WorkStatus_WORK_WAIT, false, false},
+		{"training done", func(c *Core) { c.meta.Done = true }, api.WorkStatus_WORK_DONE, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, asyncConfig(2, 4, 1))
+			if tc.setup != nil {
+				tc.setup(c)
+			}
+			w, eff := c.Task(0, t0)
+			if w.Status != tc.want || eff.Changed != tc.changed || (eff.PassEnd != nil) != tc.passEnd {
+				t.Fatalf("Task = %+v with effects %+v; want %v, changed %v, pass end %v", w, eff, tc.want, tc.changed, tc.passEnd)
+			}
+			if tc.want == api.WorkStatus_WORK_DONE && w.Pass != c.cfg.Passes {
+				t.Fatalf("DONE with pass %d, want %d", w.Pass, c.cfg.Passes)
+			}
+		})
+	}
+}
