@@ -261,3 +261,201 @@ func TestCoreTaskAnswers(t *testing.T) {
 		})
 	}
 }
+
+func TestCoreTimeoutsAndLostTrainers(t *testing.T) {
+	timeout := asyncConfig(1, 1, 1).Queue.Timeout
+	cases := []struct {
+		name    string
+		sync    bool
+		act     func(c *Core) Effects
+		changed bool
+		todo    int // tasks todo after act (of 6, trainer 0 holding 1 and trainer 1 holding 1)
+	}{
+		{"before the deadline", false, func(c *Core) Effects { return c.Tick(t0.Add(timeout - time.Second)) }, false, 4},
+		{"at the deadline", false, func(c *Core) Effects { return c.Tick(t0.Add(timeout)) }, true, 6},
+		{"a lost trainer", false, func(c *Core) Effects { return c.TrainerLost(1) }, true, 5},
+		{"a lost trainer holding nothing", false, func(c *Core) Effects { return c.TrainerLost(5) }, false, 4},
+		{"sync: no timeouts", true, func(c *Core) Effects { return c.Tick(t0.Add(2 * timeout)) }, false, 4},
+		{"sync: the group holds the tasks", true, func(c *Core) Effects { return c.TrainerLost(1) }, false, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := asyncConfig(6, 4, 1)
+			cfg.Sync = tc.sync
+			c := newCore(t, cfg)
+			c.q.Dispatch(0, t0)
+			c.q.Dispatch(1, t0)
+			if eff := tc.act(c); eff.Changed != tc.changed || eff.PassEnd != nil {
+				t.Fatalf("effects %+v, want changed %v and no pass end", eff, tc.changed)
+			}
+			if n := c.q.Counts(); n.Todo != tc.todo {
+				t.Fatalf("counts %+v, want %d todo", n, tc.todo)
+			}
+		})
+	}
+}
+
+func TestCorePassEnded(t *testing.T) {
+	loss := 7.0
+	metrics := api.Metrics{TestLoss: &loss}
+	cases := []struct {
+		name     string
+		passes   int
+		end      PassEnd
+		changed  bool
+		wantPass int
+		wantDone bool
+	}{
+		{"the pass under way", 2, PassEnd{Pass: 0, Step: 4, Epoch: 0}, true, 1, false},
+		{"the last pass", 1, PassEnd{Pass: 0, Step: 4, Epoch: 0}, true, 1, true},
+		{"an epoch rolled back meanwhile", 2, PassEnd{Pass: 0, Step: 4, Epoch: 1}, false, 0, false},
+		{"another pass", 2, PassEnd{Pass: 1, Step: 4, Epoch: 0}, false, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, tc.passes))
+			eff := commitSteps(t, c, 0, 4, t0)
+			if eff.PassEnd == nil || *eff.PassEnd != (PassEnd{Pass: 0, Step: 4}) {
+				t.Fatalf("the last step's pass end %+v, want pass 0 at step 4", eff.PassEnd)
+			}
+			if got := c.PassEnded(tc.end, metrics); got.Changed != tc.changed {
+				t.Fatalf("PassEnded(%+v) effects %+v, want changed %v", tc.end, got, tc.changed)
+			}
+			m := c.Meta()
+			if m.Pass != tc.wantPass || m.Done != tc.wantDone {
+				t.Fatalf("after PassEnded: pass %d done %v, want %d and %v", m.Pass, m.Done, tc.wantPass, tc.wantDone)
+			}
+			if !tc.changed {
+				if !c.ending || m.SamplesApplied != nil {
+					t.Fatalf("a void pass end changed the state: ending %v, %+v", c.ending, m)
+				}
+				return
+			}
+			if !slices.Equal(m.SamplesApplied, []int64{42}) || m.PassSamples != 0 || *m.Metrics.TestLoss != loss ||
+				m.Metrics.TrainLoss == nil || *m.Metrics.TrainLoss != 12.0/42 {
+				t.Fatalf("after the pass: %+v, want 42 samples applied, test loss %v, train loss 12/42", m, loss)
+			}
+			if !tc.wantDone && (c.plan.Pass != 1 || c.plan.StartStep != 4 || c.Step(0, 4, 0, t0).Status != api.WorkStatus_WORK_READY) {
+				t.Fatalf("the next pass is planned as %+v, want pass 1 from step 4", c.plan)
+			}
+		})
+	}
+}
+
+func TestCoreRollback(t *testing.T) {
+	cases := []struct {
+		name      string
+		toStep    int64 // 0: the start (no state)
+		epoch     int64 // asked for
+		wantEpoch int64
+		passEnd   bool
+	}{
+		{"to the start", 0, 5, 5, false},
+		{"to a checkpoint, the epoch above the master's", 2, 0, 1, false},
+		{"to a pass end: it is evaluated again", 4, 3, 3, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, 2))
+			var state *State
+			if tc.toStep > 0 {
+				commitSteps(t, c, 0, tc.toStep, t0)
+				st := c.state()
+				state = &st
+			}
+			commitSteps(t, c, tc.toStep, 3, t0)
+			c.StepDone(0, 3, 0, 1, 4, t0) // a report of the abandoned history
+			c.Pause()
+			eff, err := c.Rollback(state, tc.epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !eff.Changed || !eff.CancelPassEnd || (eff.PassEnd != nil) != tc.passEnd {
+				t.Fatalf("effects %+v, want a change, the pass end under way cancelled, a new one %v", eff, tc.passEnd)
+			}
+			if m := c.Meta(); m.Step != tc.toStep || m.Epoch != tc.wantEpoch || len(c.reports) != 0 || c.paused {
+				t.Fatalf("after the rollback: step %d epoch %d, %d reports, paused %v; want step %d epoch %d, none, false",
+					m.Step, m.Epoch, len(c.reports), c.paused, tc.toStep, tc.wantEpoch)
+			}
+			if w := c.Step(0, 3, 0, t0); !tc.passEnd && (w.Status != api.WorkStatus_WORK_READY || w.Step != tc.toStep || w.Epoch != tc.wantEpoch) {
+				t.Fatalf("a trainer of the old epoch is answered %+v, want step %d of epoch %d", w, tc.toStep, tc.wantEpoch)
+			}
+			if eff, _ := c.StepDone(0, tc.toStep, 0, 1, 4, t0); eff.Changed || len(c.reports) != 0 {
+				t.Fatal("a report of the old epoch was counted")
+			}
+		})
+	}
+}
+
+func TestCoreStalled(t *testing.T) {
+	const after = 30 * time.Second
+	cases := []struct {
+		name        string
+		sync        bool
+		setup       func(c *Core)
+		waited      time.Duration
+		wantStalled bool
+		wantMissing []int
+	}{
+		{"async never stalls", false, nil, time.Hour, false, nil},
+		{"before the threshold", true, nil, 29 * time.Second, false, nil},
+		{"past it: who has not reported", true, nil, 31 * time.Second, true, []int{0, 2}},
+		{"paused for a rollback", true, func(c *Core) { c.Pause() }, time.Hour, false, nil},
+		{"a pass end is evaluated", true, func(c *Core) { c.ending = true }, time.Hour, false, nil},
+		{"training done", true, func(c *Core) { c.meta.Done = true }, time.Hour, false, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := syncConfig(3, 4, 1)
+			cfg.Sync = tc.sync
+			c := newCore(t, cfg)
+			if tc.setup != nil {
+				tc.setup(c)
+			}
+			if _, _, stalled := c.Stalled(after, t0); stalled {
+				t.Fatal("stalled at once")
+			}
+			if tc.sync {
+				c.StepDone(1, 0, 0, 1, 4, t0)
+			}
+			step, missing, stalled := c.Stalled(after, t0.Add(tc.waited))
+			if stalled != tc.wantStalled || !slices.Equal(missing, tc.wantMissing) || step != 0 {
+				t.Fatalf("Stalled = step %d missing %v stalled %v; want step 0, missing %v, stalled %v", step, missing, stalled, tc.wantMissing, tc.wantStalled)
+			}
+		})
+	}
+}
+
+func TestNewCoreRestores(t *testing.T) {
+	ts := coreTaskSet()
+	fresh := newCore(t, syncConfig(3, 4, 2))
+	commitSteps(t, fresh, 0, 4, t0)
+	atPassEnd := fresh.state()
+	cases := []struct {
+		name    string
+		meta    Meta
+		wantErr error
+		passEnd bool
+	}{
+		{"at a pass end: evaluated again", atPassEnd.Meta, nil, true},
+		{"training done", Meta{Tasks: len(ts.Tasks), Pass: 2, Done: true}, nil, false},
+		{"cut from other data", Meta{Tasks: len(ts.Tasks) + 1}, ErrStaleState, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, eff, err := NewCore(syncConfig(3, 4, 2), ts, &tc.meta, atPassEnd.Statuses, t0, nil)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("NewCore: %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if eff.Changed || (eff.PassEnd != nil) != tc.passEnd {
+				t.Fatalf("restore effects %+v, want nothing to save, a pass end %v", eff, tc.passEnd)
+			}
+			if m := c.Meta(); m.Step != tc.meta.Step || m.Pass != tc.meta.Pass {
+				t.Fatalf("restored at pass %d step %d, want %d and %d", m.Pass, m.Step, tc.meta.Pass, tc.meta.Step)
+			}
+		})
+	}
+}
