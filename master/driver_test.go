@@ -452,7 +452,24 @@ func TestDriverSyncStepReports(t *testing.T) {
 	if saves(store) != savesBefore+1 {
 		t.Fatalf("commit of step 0 made %d saves, want 1", saves(store)-savesBefore)
 	}
-	// The tasks step 0 read into are stored in flight, those it read to the end done.
+	checkStoredAfterStep0(t, c, store)
+	mustStepDone(t, c, 1, 1, rec[[2]int64{1, 1}])
+	if m := metaOf(c); m.Step != 1 {
+		t.Fatalf("step 1 committed with 2 of 3 reports: meta.Step %d", m.Step)
+	}
+	mustStepDone(t, c, 2, 1, rec[[2]int64{2, 1}])
+	m := metaOf(c)
+	if m.Step != 2 || m.PassSamples != int64(step0+step1) {
+		t.Fatalf("after step 1: meta %+v, want step 2, %d samples", m, step0+step1)
+	}
+
+	checkSyncRepeatsAndRefusals(t, c, store)
+}
+
+// checkStoredAfterStep0 checks that the tasks step 0 read into are stored in
+// flight, those it read to the end done, and no other.
+func checkStoredAfterStep0(t *testing.T, c *Driver, store *MemStore) {
+	t.Helper()
 	started, finished := c.core.plan.TasksTouched(0)
 	_, sts := storedState(t, store)
 	for _, id := range started {
@@ -473,18 +490,15 @@ func TestDriverSyncStepReports(t *testing.T) {
 	if inFlight != len(started) || len(started) == 0 {
 		t.Fatalf("after step 0, %d tasks stored as begun, want the %d step 0 read", inFlight, len(started))
 	}
-	mustStepDone(t, c, 1, 1, rec[[2]int64{1, 1}])
-	if m := metaOf(c); m.Step != 1 {
-		t.Fatalf("step 1 committed with 2 of 3 reports: meta.Step %d", m.Step)
-	}
-	mustStepDone(t, c, 2, 1, rec[[2]int64{2, 1}])
-	m := metaOf(c)
-	if m.Step != 2 || m.PassSamples != int64(step0+step1) {
-		t.Fatalf("after step 1: meta %+v, want step 2, %d samples", m, step0+step1)
-	}
+}
 
-	// A repeated report of a committed step changes nothing.
-	savesBefore = saves(store)
+// checkSyncRepeatsAndRefusals (steps 0 and 1 of 4 committed) checks that
+// repeated reports change nothing and bad requests are refused.
+func checkSyncRepeatsAndRefusals(t *testing.T, c *Driver, store *MemStore) {
+	t.Helper()
+	ctx := context.Background()
+	m := metaOf(c)
+	savesBefore := saves(store)
 	for _, s := range []int64{0, 1} {
 		if err := c.StepDone(ctx, 1, s, epoch0, 999, 999); err != nil {
 			t.Fatalf("repeated report of committed step %d: %v", s, err)
@@ -708,64 +722,9 @@ func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 		t.Fatalf("stored status of task %d: %+v, want pending for trainer 0 until now+timeout", a.ID, st)
 	}
 
-	// Nothing expires before the deadline; both tasks come back after it.
-	clock.Advance(cfg.Queue.Timeout - time.Second)
-	if err := c.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := countsOf(c); n.Pending != 2 {
-		t.Fatalf("Tick before the deadline took tasks back: %+v", n)
-	}
-	clock.Advance(time.Second)
-	if err := c.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := countsOf(c); n != (Counts{Todo: 6}) {
-		t.Fatalf("counts after the deadline %+v, want all 6 todo", n)
-	}
-	_, sts = storedState(t, store)
-	for _, id := range []int{a.ID, b.ID} {
-		if st := sts[id]; st.State != Todo || st.Failures != 1 || st.Trainer != NoTrainer {
-			t.Fatalf("stored status of timed-out task %d: %+v, want todo with one failure", id, st)
-		}
-	}
-	// Re-queued tasks go first, lowest ID first.
+	checkTimeoutsRequeue(t, c, store, clock, a.ID, b.ID)
 	first, second := min(a.ID, b.ID), max(a.ID, b.ID)
-	if got := mustReady(t, mustGetTask(t, c, 0, -1, 0)); got.ID != first {
-		t.Fatalf("trainer 0 got task %d after the timeout, want re-queued task %d", got.ID, first)
-	}
-	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != second {
-		t.Fatalf("trainer 1 got task %d after the timeout, want re-queued task %d", got.ID, second)
-	}
-
-	// A lost trainer's task returns at once, with no failure counted.
-	if err := c.TrainerLost(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if n := countsOf(c); n != (Counts{Todo: 5, Pending: 1}) {
-		t.Fatalf("counts after TrainerLost(1) %+v", n)
-	}
-	_, sts = storedState(t, store)
-	if st := sts[second]; st.State != Todo || st.Failures != 1 {
-		t.Fatalf("stored status of the lost trainer's task: %+v, want todo, failures still 1", st)
-	}
-	if err := c.TrainerLost(ctx, 1); err != nil {
-		t.Fatalf("TrainerLost of a trainer holding nothing: %v", err)
-	}
-	// Its replacement picks the task up again; a failure puts it back in front.
-	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != second {
-		t.Fatalf("replacement trainer got task %d, want %d", got.ID, second)
-	}
-	w, err := c.GetTask(ctx, 1, -1, second, 0, 0)
-	if err != nil || w.Status != api.WorkStatus_WORK_READY || w.Task.ID != second {
-		t.Fatalf("GetTask after failing task %d = %+v, %v; want the same task back", second, w, err)
-	}
-	if st := memStatus(store, second); st.State != Pending || st.Failures != 2 {
-		t.Fatalf("stored failures of task %d = %d, want 2", second, st.Failures)
-	}
-	if m := metaOf(c); m.PassSamples != 0 || m.Step != 0 {
-		t.Fatalf("samples counted without a finished task: %+v", m)
-	}
+	checkLostTrainerAndFailure(t, c, store, second)
 
 	firstTask, secondTask := a, b
 	if firstTask.ID != first {
@@ -787,12 +746,84 @@ func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 	if meta.Metrics.TrainLoss == nil || *meta.Metrics.TrainLoss != 2 || meta.Metrics.TestLoss == nil || *meta.Metrics.TestLoss != 101 {
 		t.Fatalf("stored metrics %+v, want train loss 2, test loss 101", meta.Metrics)
 	}
-	w, err = c.GetTask(ctx, 0, -1, -1, 0, 0)
+	w, err := c.GetTask(ctx, 0, -1, -1, 0, 0)
 	if err != nil || w.Status != api.WorkStatus_WORK_DONE {
 		t.Fatalf("GetTask after training = %+v, %v; want DONE", w, err)
 	}
 	if err := c.Tick(ctx); err != nil {
 		t.Fatalf("Tick after training: %v", err)
+	}
+}
+
+// checkTimeoutsRequeue checks that tasks a and b (trainers 0 and 1 hold them)
+// come back after their deadline, not before, and go out again first.
+func checkTimeoutsRequeue(t *testing.T, c *Driver, store *MemStore, clock *fakeClock, a, b int) {
+	t.Helper()
+	ctx := context.Background()
+	timeout := c.core.cfg.Queue.Timeout
+	// Nothing expires before the deadline; both tasks come back after it.
+	clock.Advance(timeout - time.Second)
+	if err := c.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countsOf(c); n.Pending != 2 {
+		t.Fatalf("Tick before the deadline took tasks back: %+v", n)
+	}
+	clock.Advance(time.Second)
+	if err := c.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countsOf(c); n != (Counts{Todo: 6}) {
+		t.Fatalf("counts after the deadline %+v, want all 6 todo", n)
+	}
+	_, sts := storedState(t, store)
+	for _, id := range []int{a, b} {
+		if st := sts[id]; st.State != Todo || st.Failures != 1 || st.Trainer != NoTrainer {
+			t.Fatalf("stored status of timed-out task %d: %+v, want todo with one failure", id, st)
+		}
+	}
+	// Re-queued tasks go first, lowest ID first.
+	first, second := min(a, b), max(a, b)
+	if got := mustReady(t, mustGetTask(t, c, 0, -1, 0)); got.ID != first {
+		t.Fatalf("trainer 0 got task %d after the timeout, want re-queued task %d", got.ID, first)
+	}
+	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != second {
+		t.Fatalf("trainer 1 got task %d after the timeout, want re-queued task %d", got.ID, second)
+	}
+}
+
+// checkLostTrainerAndFailure checks that trainer 1's task second returns at
+// once when the trainer is lost, and to the front when it fails.
+func checkLostTrainerAndFailure(t *testing.T, c *Driver, store *MemStore, second int) {
+	t.Helper()
+	ctx := context.Background()
+	// A lost trainer's task returns at once, with no failure counted.
+	if err := c.TrainerLost(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := countsOf(c); n != (Counts{Todo: 5, Pending: 1}) {
+		t.Fatalf("counts after TrainerLost(1) %+v", n)
+	}
+	_, sts := storedState(t, store)
+	if st := sts[second]; st.State != Todo || st.Failures != 1 {
+		t.Fatalf("stored status of the lost trainer's task: %+v, want todo, failures still 1", st)
+	}
+	if err := c.TrainerLost(ctx, 1); err != nil {
+		t.Fatalf("TrainerLost of a trainer holding nothing: %v", err)
+	}
+	// Its replacement picks the task up again; a failure puts it back in front.
+	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != second {
+		t.Fatalf("replacement trainer got task %d, want %d", got.ID, second)
+	}
+	w, err := c.GetTask(ctx, 1, -1, second, 0, 0)
+	if err != nil || w.Status != api.WorkStatus_WORK_READY || w.Task.ID != second {
+		t.Fatalf("GetTask after failing task %d = %+v, %v; want the same task back", second, w, err)
+	}
+	if st := memStatus(store, second); st.State != Pending || st.Failures != 2 {
+		t.Fatalf("stored failures of task %d = %d, want 2", second, st.Failures)
+	}
+	if m := metaOf(c); m.PassSamples != 0 || m.Step != 0 {
+		t.Fatalf("samples counted without a finished task: %+v", m)
 	}
 }
 
