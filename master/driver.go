@@ -100,6 +100,9 @@ func (d *Driver) Run(ctx context.Context) {
 			return
 		case <-d.wake:
 		}
+		if ctx.Err() != nil {
+			return // a wake-up and the end together: the end wins
+		}
 		d.startPassEnd(ctx)
 		_ = d.save(ctx) // a failure is fatal: Fatal() and every waiter report it
 

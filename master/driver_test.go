@@ -45,11 +45,13 @@ type evalCall struct {
 }
 
 // fakeEvaluator records its calls and returns TestLoss = 100+pass. When gate
-// is set, each call waits for a value on it (or for ctx to end).
+// is set, each call waits for a value on it (or for ctx to end, then closes
+// cancelled if set).
 type fakeEvaluator struct {
-	mu    sync.Mutex
-	calls []evalCall
-	gate  chan struct{}
+	mu        sync.Mutex
+	calls     []evalCall
+	gate      chan struct{}
+	cancelled chan struct{}
 }
 
 func (e *fakeEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
@@ -61,6 +63,9 @@ func (e *fakeEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 		select {
 		case <-gate:
 		case <-ctx.Done():
+			if e.cancelled != nil {
+				close(e.cancelled)
+			}
 			return api.Metrics{}, ctx.Err()
 		}
 	}
@@ -1156,6 +1161,79 @@ func TestDriverGroupCommit(t *testing.T) {
 		seen[id] = true
 		if st := sts[id]; st.State != Pending || st.Trainer != k {
 			t.Fatalf("stored status of task %d handed to %d: %+v", id, k, st)
+		}
+	}
+}
+
+// --- rollback and stop ---------------------------------------------------------
+
+func TestDriverRollbackCancelsThePassEndUnderWay(t *testing.T) {
+	ts := coreTaskSet()
+	store := &MemStore{}
+	eval := &fakeEvaluator{gate: make(chan struct{}), cancelled: make(chan struct{})}
+	c := mustDriver(t, t.Context(), syncConfig(3, 4, 2), ts, store, eval, newFakeClock())
+	runSyncSteps(t, c, 0, 2)
+	atStep2 := func() State { c.mu.Lock(); defer c.mu.Unlock(); return c.core.state() }()
+	runSyncSteps(t, c, 2, 4) // the end of pass 0 is evaluated, held by the gate
+	c.Pause()
+	if w, err := c.GetStep(context.Background(), 0, 4, epoch0); err != nil || w.Status != api.WorkStatus_WORK_WAIT {
+		t.Fatalf("GetStep while paused = %+v, %v; want WAIT", w, err)
+	}
+	if err := c.Rollback(context.Background(), &atStep2, 4); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-eval.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the evaluation of the abandoned pass end was not cancelled")
+	}
+	meta, _ := storedState(t, store)
+	if meta.Step != 2 || meta.Epoch != 4 || meta.Pass != 0 {
+		t.Fatalf("stored after the rollback: %+v, want step 2 of epoch 4 in pass 0", meta)
+	}
+	w, err := c.GetStep(context.Background(), 1, 3, epoch0)
+	if err != nil || w.Status != api.WorkStatus_WORK_READY || w.Step != 2 || w.Epoch != 4 {
+		t.Fatalf("a trainer of the old epoch gets %+v, %v; want step 2 of epoch 4", w, err)
+	}
+	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
+		t.Fatalf("evaluator calls %+v, want only the cancelled one", calls)
+	}
+}
+
+func TestDriverStopsSavingWhenRunEnds(t *testing.T) {
+	ctx, stop := context.WithCancel(t.Context())
+	store := newGatedStore()
+	c := mustDriver(t, ctx, asyncConfig(2, 4, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+	store.arm()
+	got := make(chan error, 2)
+	go func() { _, err := c.GetTask(t.Context(), 0, -1, -1, 0, 0); got <- err }()
+	<-store.entered // the first dispatch is being saved; Run is in that save
+	go func() { _, err := c.GetTask(t.Context(), 1, -1, -1, 0, 0); got <- err }()
+	waitChanges(t, c, func() bool { return countsOf(c).Pending == 2 })
+	stop()
+	store.release()
+	errs := []error{<-got, <-got}
+	if !slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, ErrStopped) }) {
+		t.Fatalf("requests after Run ended: %v, want one ErrStopped (its change unsaved)", errs)
+	}
+	if err := c.Fatal(); err != nil {
+		t.Fatalf("Fatal() = %v after a stop, want nil (no save failed)", err)
+	}
+}
+
+// waitChanges waits (without polling) until cond holds on c.
+func waitChanges(t *testing.T, c *Driver, cond func() bool) {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		ch := c.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatal("timed out waiting for a change")
 		}
 	}
 }
