@@ -105,7 +105,6 @@ func (d *Driver) Run(ctx context.Context) {
 		}
 		d.startPassEnd(ctx)
 		_ = d.save(ctx) // a failure is fatal: Fatal() and every waiter report it
-
 	}
 }
 
