@@ -125,10 +125,11 @@ func DispatchPerSec(e *Etcd, job string, tasks, trainers int) (float64, error) {
 		ts.Records += 10
 	}
 	cfg := master.CoreConfig{Trainers: trainers, Batch: 10, Passes: 1, Queue: master.DefaultQueueConfig(), LongPoll: time.Second}
-	core, err := master.NewCore(ctx, cfg, ts, master.NewEtcdStore(e.Cli, l, job), noEval{}, master.SystemClock{}, nil)
+	core, err := master.NewDriver(ctx, cfg, ts, master.NewEtcdStore(e.Cli, l, job), noEval{}, master.SystemClock{}, nil)
 	if err != nil {
 		return 0, err
 	}
+	go core.Run(ctx)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

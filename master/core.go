@@ -1,12 +1,10 @@
 package master
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -17,23 +15,12 @@ import (
 // is read by people and status polls, not needed for recovery.
 const progressEvery = 250 * time.Millisecond
 
-// saveTimeout bounds one save; a store that does not answer in that time
-// makes this master stop so that a successor takes over.
-const saveTimeout = 30 * time.Second
-
 // Sentinel errors of the core.
 var (
 	ErrStaleState = errors.New("stored master state does not match the training data")
 	ErrBadTrainer = errors.New("trainer ID out of range")
 	ErrBadStep    = errors.New("step out of order")
 )
-
-// Evaluator runs at the end of every pass, outside the core's lock: it reads
-// the parameters at step (all of the pass applied), writes the model and
-// returns the test metrics.
-type Evaluator interface {
-	EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error)
-}
 
 // CoreConfig configures the core.
 type CoreConfig struct {
@@ -85,94 +72,105 @@ type State struct {
 	Statuses []TaskStatus `json:"statuses"`
 }
 
+// PassEnd is a pass whose every step is applied: it is evaluated at Step,
+// and its result counts only while the job is still in Epoch.
+type PassEnd struct {
+	Pass  int
+	Step  int64
+	Epoch int64
+}
+
+// Effects is what a change of the core asks of its driver.
+type Effects struct {
+	// Changed: waiters are woken, and the change is saved before it is
+	// acknowledged.
+	Changed bool
+	// Snapshots are the master's states at checkpointed steps, to write.
+	Snapshots []State
+	// PassEnd is a pass to evaluate (then report with PassEnded).
+	PassEnd *PassEnd
+	// CancelPassEnd: the evaluation under way belongs to an abandoned history.
+	CancelPassEnd bool
+}
+
+// Save is one commit of the state: the meta, the task statuses changed since
+// the previous one and, when due, the public progress record.
+type Save struct {
+	Meta     Meta
+	Changed  []TaskStatus
+	Progress *coord.ProgressRecord // nil: not due
+}
+
 type stepReport struct {
 	loss    float64
 	records int64
 }
 
-// Core is the master's logic: the queue, the sync plan, accounting, and
-// persistence of every change before it is acknowledged.
+// Core is the master's state machine: the queue, the sync plan, accounting,
+// checkpoint and pass-end decisions. It holds no lock, starts nothing and
+// reads no clock: the caller passes the time and carries out the Effects
+// (the Driver does, for concurrent trainers).
 type Core struct {
 	cfg   CoreConfig
 	tasks *TaskSet
-	store Store
-	eval  Evaluator
-	clock Clock
 	log   *slog.Logger
 
-	mu      sync.Mutex
 	q       *Queue
 	meta    Meta
 	plan    *PassPlan                    // sync: the current pass
 	reports map[int64]map[int]stepReport // sync: reports by step, then trainer
 	ending  bool                         // a pass end is being evaluated
 	paused  bool                         // sync: a rollback is under way; hand out nothing
+	saveAll bool                         // the next save writes every task (after a rollback)
 
-	checkpointAfter map[int64]bool     // sync: decided checkpoint flags by step
-	lastCheckpoint  time.Time          // sync: when the last timed checkpoint was decided
-	snapshots       chan State         // sync: master states at checkpoint steps, for the writer
-	changed         chan struct{}      // closed and replaced on every change
-	dirty           uint64             // changes made
-	durable         uint64             // changes saved
-	fatal           error              // a failed save: this master must stop
-	saveAll         bool               // the next save writes every task (after a rollback)
-	endCancel       context.CancelFunc // cancels the pass-end evaluation under way
-	lastCommit      time.Time          // sync: when a step was last committed
+	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
+	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
+	lastCommit      time.Time      // sync: when a step was last committed
 
-	commitMu sync.Mutex // one Save at a time; waiting writers ride along (group commit)
-	// progress (the public view) is written at most every progressEvery, and
+	// progress (the public view) is saved at most every progressEvery, and
 	// whenever the pass changes, training ends or a rollback happens.
 	progressAt    time.Time
 	progressPass  int
 	progressStale bool // a save skipped the progress record
-	endCtx        context.Context
 }
 
-// NewCore restores the state from store, or starts pass 0 when none is stored.
-func NewCore(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store, eval Evaluator, clock Clock, log *slog.Logger) (*Core, error) {
+// NewCore restores the state stored (meta nil: nothing stored; pass 0 starts).
+func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus, now time.Time, log *slog.Logger) (*Core, Effects, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, Effects{}, err
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Core{cfg: cfg, tasks: tasks, store: store, eval: eval, clock: clock, log: log,
-		reports: map[int64]map[int]stepReport{}, changed: make(chan struct{}), endCtx: ctx,
-		checkpointAfter: map[int64]bool{}, snapshots: make(chan State, 1), lastCheckpoint: clock.Now()}
-	meta, statuses, err := store.Load(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("master: load state: %w", err)
-	}
-	if meta == nil {
+	c := &Core{cfg: cfg, tasks: tasks, log: log, reports: map[int64]map[int]stepReport{},
+		checkpointAfter: map[int64]bool{}, lastCheckpoint: now}
+	var eff Effects
+	var err error
+	if stored == nil {
 		if c.q, err = NewQueue(cfg.Queue, tasks.Tasks); err != nil {
-			return nil, err
+			return nil, Effects{}, err
 		}
 		c.meta = Meta{Tasks: len(tasks.Tasks)}
-		c.dirty = 1
+		eff.Changed = true
 	} else {
-		if meta.Tasks != len(tasks.Tasks) {
-			return nil, fmt.Errorf("master: %d tasks stored, %d cut from the data: %w", meta.Tasks, len(tasks.Tasks), ErrStaleState)
+		if stored.Tasks != len(tasks.Tasks) {
+			return nil, Effects{}, fmt.Errorf("master: %d tasks stored, %d cut from the data: %w", stored.Tasks, len(tasks.Tasks), ErrStaleState)
 		}
-		if c.q, err = RestoreQueue(cfg.Queue, tasks.Tasks, meta.Pass, statuses); err != nil {
-			return nil, fmt.Errorf("master: restore: %w", err)
+		if c.q, err = RestoreQueue(cfg.Queue, tasks.Tasks, stored.Pass, statuses); err != nil {
+			return nil, Effects{}, fmt.Errorf("master: restore: %w", err)
 		}
-		c.meta = *meta
-		log.Info("master state restored", "pass", meta.Pass, "step", meta.Step, "counts", c.q.Counts())
+		c.meta = *stored
+		log.Info("master state restored", "pass", stored.Pass, "step", stored.Step, "counts", c.q.Counts())
 	}
 	if cfg.Sync && !c.meta.Done {
-		c.plan = c.passPlanLocked()
+		c.plan = c.passPlan()
 	}
-	if err := c.persist(ctx, c.dirty); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.maybeEndPassLocked()
-	c.mu.Unlock()
-	return c, nil
+	eff.PassEnd = c.maybeEndPass()
+	return c, eff, nil
 }
 
-// passPlanLocked lays out the current pass in queue order (failed tasks are left out).
-func (c *Core) passPlanLocked() *PassPlan {
+// passPlan lays out the current pass in queue order (failed tasks are left out).
+func (c *Core) passPlan() *PassPlan {
 	var sts []TaskStatus
 	for _, s := range c.q.Statuses() {
 		if s.State != Failed {
@@ -188,156 +186,59 @@ func (c *Core) passPlanLocked() *PassPlan {
 	return NewPassPlan(c.meta.Pass, c.meta.PassStartStep, c.cfg.Trainers, c.cfg.Batch, ordered, c.tasks.ChunkRecords)
 }
 
-// Done reports whether training finished.
-func (c *Core) Done() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.meta.Done
-}
-
-// Fatal returns the error that stopped this master, if any.
-func (c *Core) Fatal() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fatal
-}
-
-// Changed returns a channel closed at the next state change.
-func (c *Core) Changed() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.changed
-}
-
-func (c *Core) touchLocked() uint64 {
-	c.dirty++
-	close(c.changed)
-	c.changed = make(chan struct{})
-	return c.dirty
-}
-
-// persist makes every change up to gen durable. Concurrent callers queue on
-// commitMu; the first to get it saves everything changed so far, so the
-// others find their change already durable: one etcd commit serves many.
-func (c *Core) persist(ctx context.Context, gen uint64) error {
-	c.commitMu.Lock()
-	defer c.commitMu.Unlock()
-	c.mu.Lock()
-	if c.fatal != nil || c.durable >= gen {
-		err := c.fatal
-		c.mu.Unlock()
-		return err
+// CheckTrainer refuses a trainer ID out of range.
+func (c *Core) CheckTrainer(trainer int) error {
+	if trainer < 0 || trainer >= c.cfg.Trainers {
+		return fmt.Errorf("trainer %d of %d: %w", trainer, c.cfg.Trainers, ErrBadTrainer)
 	}
-	target := c.dirty
-	_, changed := c.q.TakeChanges()
-	now := c.clock.Now()
-	var progress any
-	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= progressEvery {
-		progress, c.progressAt, c.progressPass = c.progressLocked(), now, c.meta.Pass
-	}
-	c.progressStale = progress == nil
-	if c.saveAll {
-		changed, c.saveAll = c.q.Statuses(), false
-	}
-	if len(changed) > 0 && len(changed) == len(c.tasks.Tasks) {
-		c.meta.Slot = 1 - c.meta.Slot // a full rewrite: into the other copy
-	}
-	meta := c.meta
-	meta.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
-	c.mu.Unlock()
-
-	// The save serves every change made so far, not only the caller's: a
-	// caller that goes away (a trainer killed mid-request) must not cancel it.
-	sctx, cancel := context.WithTimeout(c.endCtx, saveTimeout)
-	err := c.store.Save(sctx, meta, changed, progress)
-	cancel()
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err != nil {
-		c.fatal = fmt.Errorf("master: save state: %w", err)
-		close(c.changed)
-		c.changed = make(chan struct{})
-		return c.fatal
-	}
-	c.durable = target
 	return nil
 }
 
-func (c *Core) progressLocked() coord.ProgressRecord {
-	n := c.q.Counts()
-	return coord.ProgressRecord{
-		Pass: c.meta.Pass, Passes: c.cfg.Passes, Step: c.meta.Step,
-		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
-		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
-		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: c.clock.Now().UTC(),
-	}
+// Done reports whether training finished.
+func (c *Core) Done() bool { return c.meta.Done }
+
+// Epoch is the current rollback epoch.
+func (c *Core) Epoch() int64 { return c.meta.Epoch }
+
+// Position returns the pass and the committed step.
+func (c *Core) Position() (int, int64) { return c.meta.Pass, c.meta.Step }
+
+// Meta returns a copy of the meta.
+func (c *Core) Meta() Meta {
+	m := c.meta
+	m.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
+	return m
 }
 
-// wait blocks until the state changes or the deadline passes.
-func (c *Core) wait(ctx context.Context, ch <-chan struct{}, deadline time.Time) bool {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
+// state copies the whole state (meta and every task status).
+func (c *Core) state() State { return State{Meta: c.Meta(), Statuses: c.q.Statuses()} }
+
+// Step (sync) answers a trainer asking for step in epoch: READY with what it
+// computes, DONE, or WAIT with the step and epoch to ask for again. A trainer
+// of an older epoch (before a rollback), or asking for a step already
+// committed (a restarted trainer), is sent to the step the job is at.
+func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
+	if c.meta.Done {
+		return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes, Epoch: c.meta.Epoch}
 	}
-	return false
+	if epoch != c.meta.Epoch {
+		step, epoch = c.meta.Step, c.meta.Epoch
+	}
+	step = max(step, c.meta.Step)
+	if c.paused || !c.plan.Contains(step) {
+		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
+	}
+	return Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: step, Slices: c.plan.Slices(step, trainer),
+		Checkpoint: c.decideCheckpoint(step, now), Epoch: c.meta.Epoch}
 }
 
-// GetStep (sync) returns what trainer computes at step. A trainer of an
-// older epoch (before a rollback), or asking for a step already committed (a
-// restarted trainer), is sent to the step the job is at.
-func (c *Core) GetStep(ctx context.Context, trainer int, step, epoch int64) (Work, error) {
-	if trainer < 0 || trainer >= c.cfg.Trainers {
-		return Work{}, fmt.Errorf("trainer %d of %d: %w", trainer, c.cfg.Trainers, ErrBadTrainer)
-	}
-	deadline := time.Now().Add(c.cfg.LongPoll)
-	for {
-		c.mu.Lock()
-		if c.fatal != nil {
-			c.mu.Unlock()
-			return Work{}, c.fatal
-		}
-		if c.meta.Done {
-			c.mu.Unlock()
-			return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes, Epoch: c.meta.Epoch}, nil
-		}
-		if epoch != c.meta.Epoch {
-			step, epoch = c.meta.Step, c.meta.Epoch
-		}
-		step = max(step, c.meta.Step)
-		if !c.paused && c.plan.Contains(step) {
-			w := Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: step, Slices: c.plan.Slices(step, trainer),
-				Checkpoint: c.checkpointAfterLocked(step), Epoch: c.meta.Epoch}
-			gen, durable := c.dirty, c.durable
-			c.mu.Unlock()
-			if durable < gen {
-				// e.g. a new pass's plan: hand out nothing the store does not hold yet.
-				if err := c.persist(ctx, gen); err != nil {
-					return Work{}, err
-				}
-			}
-			return w, nil
-		}
-		ch := c.changed
-		c.mu.Unlock()
-		if !c.wait(ctx, ch, deadline) {
-			return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}, ctx.Err()
-		}
-	}
-}
-
-// checkpointAfterLocked decides, once per step, whether the pservers
-// checkpoint after applying it. Every trainer gets the same answer, so every
-// pserver snapshots the same step.
-func (c *Core) checkpointAfterLocked(step int64) bool {
+// decideCheckpoint decides, once per step, whether the pservers checkpoint
+// after applying it. Every trainer gets the same answer, so every pserver
+// snapshots the same step.
+func (c *Core) decideCheckpoint(step int64, now time.Time) bool {
 	if v, ok := c.checkpointAfter[step]; ok {
 		return v
 	}
-	now := c.clock.Now()
 	v := step+1 == c.plan.EndStep() ||
 		(c.cfg.CheckpointSteps > 0 && (step+1)%c.cfg.CheckpointSteps == 0) ||
 		(c.cfg.CheckpointEvery > 0 && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointEvery)
@@ -353,75 +254,48 @@ func (c *Core) checkpointAfterLocked(step int64) bool {
 	return v
 }
 
-// Snapshots delivers the master's state at each checkpointed step.
-func (c *Core) Snapshots() <-chan State { return c.snapshots }
-
-// Epoch is the current rollback epoch.
-func (c *Core) Epoch() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.meta.Epoch
-}
-
-// Position returns the pass and the committed step.
-func (c *Core) Position() (int, int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.meta.Pass, c.meta.Step
-}
-
 // StepDone (sync) records that trainer's gradient of step reached every
 // pserver. When every trainer reported, the step is committed: its records
-// are accounted, finished tasks marked done, and the state saved.
-func (c *Core) StepDone(ctx context.Context, trainer int, step, epoch int64, lossSum float64, records int64) error {
-	if trainer < 0 || trainer >= c.cfg.Trainers {
-		return fmt.Errorf("trainer %d of %d: %w", trainer, c.cfg.Trainers, ErrBadTrainer)
-	}
-	c.mu.Lock()
-	if c.fatal != nil {
-		defer c.mu.Unlock()
-		return c.fatal
+// are accounted, finished tasks marked done, and the state is to be saved.
+func (c *Core) StepDone(trainer int, step, epoch int64, lossSum float64, records int64, now time.Time) (Effects, error) {
+	if err := c.CheckTrainer(trainer); err != nil {
+		return Effects{}, err
 	}
 	if step < c.meta.Step || epoch != c.meta.Epoch || c.paused {
-		c.mu.Unlock()
-		return nil // a repeated report of a committed step, or one voided by a rollback
+		return Effects{}, nil // a repeated report of a committed step, or one voided by a rollback
 	}
 	// A trainer may report step s+1 before its peers report s: the pservers
 	// applied s when every push of s arrived, which precedes the reports.
 	if step > c.meta.Step+1 || c.plan == nil || step >= c.plan.EndStep() {
-		defer c.mu.Unlock()
-		return fmt.Errorf("report of step %d, master at step %d: %w", step, c.meta.Step, ErrBadStep)
+		return Effects{}, fmt.Errorf("report of step %d, master at step %d: %w", step, c.meta.Step, ErrBadStep)
 	}
 	if c.reports[step] == nil {
 		c.reports[step] = map[int]stepReport{}
 	}
 	c.reports[step][trainer] = stepReport{loss: lossSum, records: records}
-	committed := false
+	var eff Effects
 	for len(c.reports[c.meta.Step]) == c.cfg.Trainers && c.plan.Contains(c.meta.Step) {
-		c.commitStepLocked(c.meta.Step)
-		committed = true
+		if snap := c.commitStep(c.meta.Step, now); snap != nil {
+			eff.Snapshots = append(eff.Snapshots, *snap)
+		}
+		eff.Changed = true
 	}
-	if !committed {
-		c.mu.Unlock()
-		return nil
+	if eff.Changed {
+		eff.PassEnd = c.maybeEndPass()
 	}
-	gen := c.touchLocked()
-	c.maybeEndPassLocked()
-	c.mu.Unlock()
-	return c.persist(ctx, gen)
+	return eff, nil
 }
 
-func (c *Core) commitStepLocked(step int64) {
+// commitStep accounts step and returns the state to checkpoint after it, if any.
+func (c *Core) commitStep(step int64, now time.Time) *State {
 	for t := 0; t < c.cfg.Trainers; t++ {
 		r := c.reports[step][t]
 		c.meta.PassSamples += r.records
 		c.meta.PassLossSum += r.loss
 	}
 	delete(c.reports, step)
-	checkpoint := c.checkpointAfter[step]
 	started, finished := c.plan.TasksTouched(step)
 	group := c.cfg.Trainers // the whole trainer group holds sync tasks
-	now := c.clock.Now()
 	for _, id := range started {
 		if st, _ := c.q.Status(id); st.State == Todo {
 			t, err := c.q.Dispatch(group, now)
@@ -438,31 +312,18 @@ func (c *Core) commitStepLocked(step int64) {
 		}
 	}
 	c.meta.Step = step + 1
-	c.lastCommit = c.clock.Now()
-	if checkpoint {
-		st := c.stateLocked()
-		select {
-		case c.snapshots <- st:
-		default:
-			c.log.Warn("master checkpoint skipped: the previous one is still being written", "step", c.meta.Step)
-		}
+	c.lastCommit = now
+	if !c.checkpointAfter[step] {
+		return nil
 	}
+	st := c.state()
+	return &st
 }
 
-// stateLocked copies the whole state (meta and every task status).
-func (c *Core) stateLocked() State {
-	m := c.meta
-	m.SamplesApplied = append([]int64(nil), c.meta.SamplesApplied...)
-	return State{Meta: m, Statuses: c.q.Statuses()}
-}
-
-// GetTask (async) reports the previous task and asks for the next one.
-func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossSum float64, records int64) (Work, error) {
-	if trainer < 0 || trainer >= c.cfg.Trainers {
-		return Work{}, fmt.Errorf("trainer %d of %d: %w", trainer, c.cfg.Trainers, ErrBadTrainer)
-	}
-	c.mu.Lock()
-	gen := uint64(0)
+// Report (async) accounts a trainer's finished task and fails its failed
+// one (-1: none).
+func (c *Core) Report(trainer, finished, failed int, lossSum float64, records int64) Effects {
+	var eff Effects
 	if finished >= 0 {
 		if err := c.q.Finish(finished, trainer); err != nil {
 			c.log.Warn("late finish: the task was taken back; its gradients were applied all the same", "task", finished, "trainer", trainer, "err", err)
@@ -472,62 +333,35 @@ func (c *Core) GetTask(ctx context.Context, trainer, finished, failed int, lossS
 		c.meta.PassSamples += records
 		c.meta.PassLossSum += lossSum
 		c.meta.Step += (records + int64(c.cfg.Batch) - 1) / int64(c.cfg.Batch)
-		gen = c.touchLocked()
+		eff.Changed = true
 	}
 	if failed >= 0 {
 		if err := c.q.Fail(failed, trainer); err != nil {
 			c.log.Warn("fail of a task not held", "task", failed, "trainer", trainer, "err", err)
 		}
-		gen = c.touchLocked()
+		eff.Changed = true
 	}
-	c.mu.Unlock()
-	// The report and the next dispatch are saved in one commit: one etcd
-	// transaction per task for a lone trainer.
-	deadline := time.Now().Add(c.cfg.LongPoll)
-	for {
-		c.mu.Lock()
-		if c.fatal != nil {
-			defer c.mu.Unlock()
-			return Work{}, c.fatal
-		}
-		if c.meta.Done {
-			c.mu.Unlock()
-			return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes}, c.persist(ctx, gen)
-		}
-		if !c.ending {
-			t, err := c.q.Dispatch(trainer, c.clock.Now())
-			if err == nil {
-				pass := c.meta.Pass
-				gen = c.touchLocked()
-				c.mu.Unlock()
-				if err := c.persist(ctx, gen); err != nil {
-					return Work{}, err
-				}
-				return Work{Status: api.WorkStatus_WORK_READY, Pass: pass, Task: t}, nil
-			}
-			c.maybeEndPassLocked()
-		}
-		ch := c.changed
-		c.mu.Unlock()
-		if gen > 0 {
-			// Nothing to hand out yet: make the report durable before waiting.
-			if err := c.persist(ctx, gen); err != nil {
-				return Work{}, err
-			}
-			gen = 0
-		}
-		if !c.wait(ctx, ch, deadline) {
-			return Work{Status: api.WorkStatus_WORK_WAIT}, ctx.Err()
-		}
+	return eff
+}
+
+// Task (async) answers a trainer asking for a task: READY with a task
+// dispatched to it, DONE, or WAIT (every task is held, or the pass ends).
+func (c *Core) Task(trainer int, now time.Time) (Work, Effects) {
+	if c.meta.Done {
+		return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes}, Effects{}
 	}
+	if c.ending {
+		return Work{Status: api.WorkStatus_WORK_WAIT}, Effects{}
+	}
+	if t, err := c.q.Dispatch(trainer, now); err == nil {
+		return Work{Status: api.WorkStatus_WORK_READY, Pass: c.meta.Pass, Task: t}, Effects{Changed: true}
+	}
+	return Work{Status: api.WorkStatus_WORK_WAIT}, Effects{PassEnd: c.maybeEndPass()}
 }
 
 // Stalled reports (sync) a step that has waited longer than after for its
 // trainers: which step and which trainer IDs have not reported it.
-func (c *Core) Stalled(after time.Duration) (step int64, missing []int, stalled bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.clock.Now()
+func (c *Core) Stalled(after time.Duration, now time.Time) (step int64, missing []int, stalled bool) {
 	if !c.cfg.Sync || c.meta.Done || c.paused || c.ending {
 		c.lastCommit = now // waiting for something else is not a stall
 		return 0, nil, false
@@ -546,62 +380,47 @@ func (c *Core) Stalled(after time.Duration) (step int64, missing []int, stalled 
 	return c.meta.Step, missing, true
 }
 
-// FlushProgress writes the progress record if a save skipped it, so the
-// public view catches up even when training pauses.
-func (c *Core) FlushProgress(ctx context.Context) error {
-	c.mu.Lock()
-	if !c.progressStale || c.fatal != nil {
-		c.mu.Unlock()
-		return nil
+// FlushProgress makes the next save write the progress record if a save
+// skipped it, so the public view catches up even when training pauses.
+func (c *Core) FlushProgress() Effects {
+	if !c.progressStale {
+		return Effects{}
 	}
 	c.progressAt = time.Time{}
-	gen := c.touchLocked()
-	c.mu.Unlock()
-	return c.persist(ctx, gen)
+	return Effects{Changed: true}
 }
 
 // Tick takes back (async) tasks whose trainer went silent past the timeout.
-func (c *Core) Tick(ctx context.Context) error {
-	c.mu.Lock()
+func (c *Core) Tick(now time.Time) Effects {
 	if c.cfg.Sync || c.meta.Done {
-		c.mu.Unlock()
-		return nil
+		return Effects{}
 	}
-	expired := c.q.Expire(c.clock.Now())
+	expired := c.q.Expire(now)
 	if len(expired) == 0 {
-		c.mu.Unlock()
-		return nil
+		return Effects{}
 	}
 	c.log.Warn("tasks timed out; re-queued", "tasks", expired)
-	gen := c.touchLocked()
-	c.maybeEndPassLocked()
-	c.mu.Unlock()
-	return c.persist(ctx, gen)
+	return Effects{Changed: true, PassEnd: c.maybeEndPass()}
 }
 
 // TrainerLost gives a vanished trainer's tasks (async) back at once, without
 // waiting for their timeout.
-func (c *Core) TrainerLost(ctx context.Context, trainer int) error {
-	c.mu.Lock()
+func (c *Core) TrainerLost(trainer int) Effects {
 	if c.cfg.Sync {
-		c.mu.Unlock()
-		return nil
+		return Effects{}
 	}
 	back := c.q.ReleaseTrainer(trainer)
 	if len(back) == 0 {
-		c.mu.Unlock()
-		return nil
+		return Effects{}
 	}
 	c.log.Warn("trainer lost; its tasks re-queued", "trainer", trainer, "tasks", back)
-	gen := c.touchLocked()
-	c.mu.Unlock()
-	return c.persist(ctx, gen)
+	return Effects{Changed: true}
 }
 
-// maybeEndPassLocked starts the end of the pass once all of it is applied.
-func (c *Core) maybeEndPassLocked() {
+// maybeEndPass starts the end of the pass once all of it is applied.
+func (c *Core) maybeEndPass() *PassEnd {
 	if c.ending || c.meta.Done {
-		return
+		return nil
 	}
 	var over bool
 	if c.cfg.Sync {
@@ -610,39 +429,19 @@ func (c *Core) maybeEndPassLocked() {
 		over = c.q.PassDone()
 	}
 	if !over {
-		return
+		return nil
 	}
 	c.ending = true
-	ctx, cancel := context.WithCancel(c.endCtx)
-	c.endCancel = cancel
-	go c.endPass(ctx, c.meta.Pass, c.meta.Step, c.meta.Epoch)
+	return &PassEnd{Pass: c.meta.Pass, Step: c.meta.Step, Epoch: c.meta.Epoch}
 }
 
-// endPass evaluates, then advances to the next pass (or finishes). Training
-// of the next pass waits for it, so the evaluated parameters are exactly the
-// pass's.
-func (c *Core) endPass(ctx context.Context, pass int, step, epoch int64) {
-	var metrics api.Metrics
-	for attempt := 1; ; attempt++ {
-		m, err := c.eval.EndPass(ctx, pass, step)
-		if err == nil {
-			metrics = m
-			break
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		c.log.Warn("end of pass evaluation failed; retrying", "pass", pass, "attempt", attempt, "err", err)
-		select {
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return
-		}
-	}
-	c.mu.Lock()
-	if c.meta.Epoch != epoch || c.meta.Pass != pass {
-		c.mu.Unlock() // a rollback happened meanwhile; its own pass end will come
-		return
+// PassEnded advances to the next pass (or finishes) with the metrics of the
+// pass evaluated; training of the next pass waited for it, so the evaluated
+// parameters are exactly the pass's. A pass end voided by a rollback meanwhile
+// changes nothing (the rollback's own pass end will come).
+func (c *Core) PassEnded(end PassEnd, metrics api.Metrics) Effects {
+	if c.meta.Epoch != end.Epoch || c.meta.Pass != end.Pass {
+		return Effects{}
 	}
 	m := c.meta
 	if m.PassSamples > 0 {
@@ -653,7 +452,7 @@ func (c *Core) endPass(ctx context.Context, pass int, step, epoch int64) {
 	c.meta.SamplesApplied = append(c.meta.SamplesApplied, m.PassSamples)
 	c.meta.PassSamples, c.meta.PassLossSum = 0, 0
 	c.meta.Pass++
-	c.log.Info("pass finished", "pass", pass, "step", step, "samples", m.PassSamples,
+	c.log.Info("pass finished", "pass", end.Pass, "step", end.Step, "samples", m.PassSamples,
 		"train_loss", ptrVal(metrics.TrainLoss), "test_loss", ptrVal(metrics.TestLoss))
 	if c.meta.Pass >= c.cfg.Passes {
 		c.meta.Done = true
@@ -663,15 +462,11 @@ func (c *Core) endPass(ctx context.Context, pass int, step, epoch int64) {
 		}
 		c.meta.PassStartStep = c.meta.Step
 		if c.cfg.Sync {
-			c.plan = c.passPlanLocked()
+			c.plan = c.passPlan()
 		}
 	}
 	c.ending = false
-	gen := c.touchLocked()
-	c.mu.Unlock()
-	if err := c.persist(ctx, gen); err != nil {
-		c.log.Error("save after pass", "err", err)
-	}
+	return Effects{Changed: true}
 }
 
 func ptrVal(p *float64) any {
@@ -683,18 +478,15 @@ func ptrVal(p *float64) any {
 
 // Pause stops handing out steps and accepting reports while a rollback is
 // prepared.
-func (c *Core) Pause() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Core) Pause() Effects {
 	c.paused = true
-	c.touchLocked()
+	return Effects{Changed: true}
 }
 
 // Rollback puts the master back at a complete global checkpoint: state is the
-// master's state saved at that step, nil for the very start. The epoch grows,
-// so reports and plans of the abandoned steps are void.
-func (c *Core) Rollback(ctx context.Context, state *State, epoch int64) error {
-	c.mu.Lock()
+// master's state saved at that step, nil for the very start. The epoch grows
+// (to epoch at least), so reports and plans of the abandoned steps are void.
+func (c *Core) Rollback(state *State, epoch int64) (Effects, error) {
 	var q *Queue
 	var meta Meta
 	var err error
@@ -706,21 +498,48 @@ func (c *Core) Rollback(ctx context.Context, state *State, epoch int64) error {
 		meta = state.Meta
 	}
 	if err != nil {
-		c.mu.Unlock()
-		return fmt.Errorf("master: rollback: %w", err)
+		return Effects{}, fmt.Errorf("master: rollback: %w", err)
 	}
 	meta.Epoch = max(epoch, c.meta.Epoch+1)
+	// The slot in use stays the one in use, whatever it was at the checkpoint:
+	// the full rewrite that follows must go to the other one.
+	meta.Slot = c.meta.Slot
 	c.q, c.meta = q, meta
-	c.plan = c.passPlanLocked()
+	c.plan = c.passPlan()
 	clear(c.reports)
 	clear(c.checkpointAfter)
-	if c.endCancel != nil {
-		c.endCancel() // an evaluation of the abandoned history must not write a model
-	}
 	c.ending, c.paused, c.saveAll = false, false, true
-	gen := c.touchLocked()
 	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)
-	c.maybeEndPassLocked()
-	c.mu.Unlock()
-	return c.persist(ctx, gen)
+	// An evaluation of the abandoned history must not write a model.
+	return Effects{Changed: true, CancelPassEnd: true, PassEnd: c.maybeEndPass()}, nil
+}
+
+// TakeSave returns what the next commit writes: the meta, the task statuses
+// changed since the last TakeSave (every one after a rollback) and the
+// progress record when due. A rewrite of every task goes to the other slot.
+func (c *Core) TakeSave(now time.Time) Save {
+	_, changed := c.q.TakeChanges()
+	var progress *coord.ProgressRecord
+	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= progressEvery {
+		p := c.progress(now)
+		progress, c.progressAt, c.progressPass = &p, now, c.meta.Pass
+	}
+	c.progressStale = progress == nil
+	if c.saveAll {
+		changed, c.saveAll = c.q.Statuses(), false
+	}
+	if len(changed) > 0 && len(changed) == len(c.tasks.Tasks) {
+		c.meta.Slot = 1 - c.meta.Slot // a full rewrite: into the other copy
+	}
+	return Save{Meta: c.Meta(), Changed: changed, Progress: progress}
+}
+
+func (c *Core) progress(now time.Time) coord.ProgressRecord {
+	n := c.q.Counts()
+	return coord.ProgressRecord{
+		Pass: c.meta.Pass, Passes: c.cfg.Passes, Step: c.meta.Step,
+		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
+		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
+		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: now.UTC(),
+	}
 }

@@ -1,1130 +1,461 @@
 package master
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"reflect"
 	"slices"
-	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
 )
 
-// --- fakes -----------------------------------------------------------------
+// Tests of the pure core: no store, no goroutine, no sleep; time is passed in.
 
-// fakeClock is a settable Clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-type evalCall struct {
-	pass int
-	step int64
-}
-
-// fakeEvaluator records its calls and returns TestLoss = 100+pass. When gate
-// is set, each call waits for a value on it (or for ctx to end).
-type fakeEvaluator struct {
-	mu    sync.Mutex
-	calls []evalCall
-	gate  chan struct{}
-}
-
-func (e *fakeEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
-	e.mu.Lock()
-	e.calls = append(e.calls, evalCall{pass, step})
-	gate := e.gate
-	e.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return api.Metrics{}, ctx.Err()
-		}
-	}
-	loss := 100 + float64(pass)
-	return api.Metrics{TestLoss: &loss}, nil
-}
-
-func (e *fakeEvaluator) Calls() []evalCall {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.calls)
-}
-
-// gatedStore is a MemStore whose first Save after arm() blocks until release().
-type gatedStore struct {
-	*MemStore
-	mu       sync.Mutex
-	armed    bool
-	entered  chan struct{}
-	released chan struct{}
-}
-
-func newGatedStore() *gatedStore {
-	return &gatedStore{MemStore: &MemStore{}, entered: make(chan struct{}), released: make(chan struct{})}
-}
-
-func (g *gatedStore) arm() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.armed = true
-}
-
-func (g *gatedStore) release() { close(g.released) }
-
-func (g *gatedStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error {
-	g.mu.Lock()
-	block := g.armed
-	g.armed = false
-	g.mu.Unlock()
-	if block {
-		close(g.entered)
-		<-g.released
-	}
-	return g.MemStore.Save(ctx, meta, changed, progress)
-}
-
-// --- fixtures and helpers ----------------------------------------------------
-
-// coreTaskSet is 6 tasks, 42 records, with uneven chunks; task i reads file
-// "shard-i" from chunk 2*i so that a slice names its task unambiguously.
-func coreTaskSet() *TaskSet {
-	chunks := [][]int{{5, 3}, {4}, {7, 1, 2}, {6}, {3, 3}, {8}}
-	ts := &TaskSet{ChunkRecords: map[int][]int{}}
-	for id, cs := range chunks {
-		t := Task{ID: id, File: fmt.Sprintf("shard-%d", id), FirstChunk: 2 * id, Chunks: len(cs)}
-		for _, n := range cs {
-			t.Records += n
-		}
-		ts.Tasks = append(ts.Tasks, t)
-		ts.ChunkRecords[id] = cs
-		ts.Records += t.Records
-	}
-	return ts
-}
-
-// manyTaskSet is n one-chunk tasks of 3 records each.
-func manyTaskSet(n int) *TaskSet {
-	ts := &TaskSet{ChunkRecords: map[int][]int{}}
-	for id := range n {
-		ts.Tasks = append(ts.Tasks, Task{ID: id, File: fmt.Sprintf("f%d", id), Chunks: 1, Records: 3})
-		ts.ChunkRecords[id] = []int{3}
-		ts.Records += 3
-	}
-	return ts
-}
-
-// recordRef names one record of the training set.
-type recordRef struct {
-	file         string
-	chunk, index int
-}
-
-func allRecords(ts *TaskSet) map[recordRef]bool {
-	out := map[recordRef]bool{}
-	for _, t := range ts.Tasks {
-		for ci, n := range ts.ChunkRecords[t.ID] {
-			for i := range n {
-				out[recordRef{t.File, t.FirstChunk + ci, i}] = true
-			}
-		}
-	}
-	return out
-}
-
-func sliceRecords(sl []Slice) []recordRef {
-	var out []recordRef
-	for _, s := range sl {
-		for i := range s.Count {
-			out = append(out, recordRef{s.File, s.Chunk, s.First + i})
-		}
-	}
-	return out
-}
-
-func syncConfig(trainers, batch, passes int) CoreConfig {
-	return CoreConfig{Sync: true, Trainers: trainers, Batch: batch, Passes: passes,
-		Queue:    QueueConfig{Timeout: time.Hour, MaxFailures: 3, Seed: 7},
-		ModelDir: "/models/x", LongPoll: 2 * time.Second}
-}
-
-func asyncConfig(trainers, batch, passes int) CoreConfig {
-	return CoreConfig{Trainers: trainers, Batch: batch, Passes: passes,
-		Queue:    QueueConfig{Timeout: 10 * time.Second, MaxFailures: 3, Seed: 7},
-		ModelDir: "/models/x", LongPoll: 5 * time.Millisecond}
-}
-
-func mustCore(t *testing.T, ctx context.Context, cfg CoreConfig, ts *TaskSet, store Store, eval Evaluator, clock Clock) *Core {
+// newCore is a fresh core over coreTaskSet (42 records; with 3 trainers of
+// batch 4, a pass is steps 0..3).
+func newCore(t *testing.T, cfg CoreConfig) *Core {
 	t.Helper()
-	c, err := NewCore(ctx, cfg, ts, store, eval, clock, nil)
+	c, eff, err := NewCore(cfg, coreTaskSet(), nil, nil, t0, nil)
 	if err != nil {
 		t.Fatalf("NewCore: %v", err)
+	}
+	if !eff.Changed || eff.PassEnd != nil {
+		t.Fatalf("NewCore of a fresh job: effects %+v, want a change to save and no pass end", eff)
 	}
 	return c
 }
 
-func metaOf(c *Core) Meta {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.meta
-	m.SamplesApplied = slices.Clone(m.SamplesApplied)
-	return m
-}
-
-func countsOf(c *Core) Counts {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.q.Counts()
-}
-
-func statusesOf(c *Core) []TaskStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.q.Statuses()
-}
-
-// waitCore waits (without polling) until cond holds on c.
-func waitCore(t *testing.T, c *Core, what string, cond func(m Meta) bool) {
+// commitSteps has every trainer ask for and report steps [from, to).
+func commitSteps(t *testing.T, c *Core, from, to int64, now time.Time) Effects {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
-	for {
-		ch := c.Changed()
-		if cond(metaOf(c)) {
-			return
-		}
-		select {
-		case <-ch:
-		case <-timeout:
-			t.Fatalf("timed out waiting for %s; meta %+v", what, metaOf(c))
-		}
-	}
-}
-
-// setLongPoll changes the core's long poll; call it only while no request runs.
-func setLongPoll(c *Core, d time.Duration) { c.cfg.LongPoll = d }
-
-// flush returns once every change made so far is saved, including those an
-// end-of-pass goroutine is still saving.
-func flush(t *testing.T, c *Core) {
-	t.Helper()
-	c.mu.Lock()
-	gen := c.dirty
-	c.mu.Unlock()
-	if err := c.persist(context.Background(), gen); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func statusOf(c *Core, id int) TaskStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st, _ := c.q.Status(id)
-	return st
-}
-
-func memStatus(m *MemStore, id int) TaskStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.statuses[id]
-}
-
-func storedState(t *testing.T, s *MemStore) (*Meta, map[int]TaskStatus) {
-	t.Helper()
-	meta, sts, err := s.Load(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int]TaskStatus{}
-	for _, st := range sts {
-		out[st.ID] = st
-	}
-	return meta, out
-}
-
-func saves(s *MemStore) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.Saves
-}
-
-// --- sync --------------------------------------------------------------------
-
-// epoch0 is the sync epoch of a job that never rolled back, as in all these tests.
-const epoch0 int64 = 0
-
-func mustGetStep(t *testing.T, c *Core, trainer int, step int64) Work {
-	t.Helper()
-	w, err := c.GetStep(context.Background(), trainer, step, epoch0)
-	if err != nil {
-		t.Fatalf("GetStep(trainer %d, step %d): %v", trainer, step, err)
-	}
-	if w.Status != api.WorkStatus_WORK_READY {
-		t.Fatalf("GetStep(trainer %d, step %d) = %v, want READY", trainer, step, w.Status)
-	}
-	if w.Epoch != epoch0 {
-		t.Fatalf("GetStep(trainer %d, step %d) in epoch %d, want %d", trainer, step, w.Epoch, epoch0)
-	}
-	return w
-}
-
-func mustStepDone(t *testing.T, c *Core, trainer int, step int64, records int) {
-	t.Helper()
-	if err := c.StepDone(context.Background(), trainer, step, epoch0, 2*float64(records), int64(records)); err != nil {
-		t.Fatalf("StepDone(trainer %d, step %d): %v", trainer, step, err)
-	}
-}
-
-// runSyncSteps has every trainer compute and report steps [from, to) in
-// order, as the trainers of a healthy job do; it returns the records read.
-func runSyncSteps(t *testing.T, c *Core, from, to int64) []recordRef {
-	t.Helper()
-	var got []recordRef
+	var last Effects
 	for s := from; s < to; s++ {
-		var checkpoint []bool
 		for k := 0; k < c.cfg.Trainers; k++ {
-			w := mustGetStep(t, c, k, s)
-			if w.Step != s {
-				t.Fatalf("GetStep(trainer %d, step %d) answered step %d", k, s, w.Step)
+			w := c.Step(k, s, c.meta.Epoch, now)
+			eff, err := c.StepDone(k, s, c.meta.Epoch, 1, int64(len(sliceRecords(w.Slices))), now)
+			if err != nil {
+				t.Fatalf("StepDone(trainer %d, step %d): %v", k, s, err)
 			}
-			// Every pserver must snapshot the same steps.
-			if checkpoint = append(checkpoint, w.Checkpoint); w.Checkpoint != checkpoint[0] {
-				t.Fatalf("step %d: checkpoint flag %v for trainer 0, %v for trainer %d", s, checkpoint[0], w.Checkpoint, k)
-			}
-			recs := sliceRecords(w.Slices)
-			if len(recs) > c.cfg.Batch {
-				t.Fatalf("step %d trainer %d got %d records > batch %d", s, k, len(recs), c.cfg.Batch)
-			}
-			got = append(got, recs...)
-			mustStepDone(t, c, k, s, len(recs))
-		}
-		if m := metaOf(c); m.Step != s+1 {
-			t.Fatalf("after every trainer reported step %d, meta.Step = %d, want %d", s, m.Step, s+1)
+			last = eff
 		}
 	}
-	return got
+	return last
 }
 
-func checkCoversOnce(t *testing.T, ts *TaskSet, got []recordRef, what string) {
-	t.Helper()
-	want := allRecords(ts)
-	seen := map[recordRef]bool{}
-	for _, r := range got {
-		if !want[r] {
-			t.Fatalf("%s: record %+v is not in the training set", what, r)
-		}
-		if seen[r] {
-			t.Fatalf("%s: record %+v computed twice", what, r)
-		}
-		seen[r] = true
-	}
-	if len(seen) != len(want) {
-		t.Fatalf("%s: %d records computed, training set has %d", what, len(seen), len(want))
-	}
-}
-
-func TestCoreSyncRunsEveryPassExactlyOnce(t *testing.T) {
-	ts := coreTaskSet()
-	const trainers, batch, passes = 3, 4, 3
-	// 42 records, 12 per step: 4 steps, the last one reaches trainers 0 and 1 only.
-	const stepsPerPass = 4
-	store, eval := &MemStore{}, &fakeEvaluator{}
-	c := mustCore(t, t.Context(), syncConfig(trainers, batch, passes), ts, store, eval, newFakeClock())
-
-	var orders [][]recordRef
-	for pass := range passes {
-		m := metaOf(c)
-		start := int64(pass * stepsPerPass)
-		if m.Pass != pass || m.Step != start || m.PassStartStep != start || m.PassSamples != 0 {
-			t.Fatalf("pass %d starts with meta %+v, want pass %d step %d", pass, m, pass, start)
-		}
-		if w := mustGetStep(t, c, 2, start+stepsPerPass-1); len(w.Slices) != 0 || w.Pass != pass {
-			t.Fatalf("last step of pass %d for trainer 2 = %+v, want pass %d and no records", pass, w, pass)
-		}
-		got := runSyncSteps(t, c, start, start+stepsPerPass)
-		checkCoversOnce(t, ts, got, fmt.Sprintf("pass %d", pass))
-		orders = append(orders, got)
-
-		waitCore(t, c, fmt.Sprintf("end of pass %d", pass), func(m Meta) bool { return m.Pass == pass+1 })
-		if calls := eval.Calls(); len(calls) != pass+1 || calls[pass] != (evalCall{pass, start + stepsPerPass}) {
-			t.Fatalf("evaluator calls %+v, want call %d = pass %d at step %d", calls, pass, pass, start+stepsPerPass)
-		}
-		m = metaOf(c)
-		if len(m.SamplesApplied) != pass+1 || m.SamplesApplied[pass] != int64(ts.Records) || m.PassSamples != 0 {
-			t.Fatalf("after pass %d: samples_applied %v pass_samples %d, want [.. %d] and 0", pass, m.SamplesApplied, m.PassSamples, ts.Records)
-		}
-		if m.Metrics.TrainLoss == nil || *m.Metrics.TrainLoss != 2 || m.Metrics.TestLoss == nil || *m.Metrics.TestLoss != 100+float64(pass) {
-			t.Fatalf("after pass %d: metrics %+v, want train loss 2 and test loss %d", pass, m.Metrics, 100+pass)
-		}
-	}
-	for p := 1; p < passes; p++ {
-		if slices.Equal(orders[p], orders[p-1]) {
-			t.Fatalf("passes %d and %d read the records in the same order", p-1, p)
-		}
-	}
-
-	for k := range trainers {
-		w, err := c.GetStep(context.Background(), k, 0, epoch0)
-		if err != nil || w.Status != api.WorkStatus_WORK_DONE || w.Pass != passes {
-			t.Fatalf("GetStep after the last pass = %+v, %v; want DONE pass %d", w, err, passes)
-		}
-	}
-	if !c.Done() {
-		t.Fatal("Done() = false after the last pass")
-	}
-	flush(t, c)
-	meta, sts := storedState(t, store)
-	if !meta.Done || !slices.Equal(meta.SamplesApplied, []int64{42, 42, 42}) || meta.Step != passes*stepsPerPass {
-		t.Fatalf("stored meta %+v, want done, samples [42 42 42], step %d", meta, passes*stepsPerPass)
-	}
-	for id, st := range sts {
-		if st.State != Done {
-			t.Fatalf("stored task %d is %s after training, want done", id, st.State)
-		}
-	}
-	store.mu.Lock()
-	prog, ok := store.Progress.(coord.ProgressRecord)
-	store.mu.Unlock()
-	if !ok || prog.Pass != passes || prog.Passes != passes || !slices.Equal(prog.SamplesApplied, []int64{42, 42, 42}) ||
-		prog.Tasks.Done != len(ts.Tasks) || prog.ModelDir != "/models/x" {
-		t.Fatalf("stored progress %+v", store.Progress)
-	}
-	if n := len(eval.Calls()); n != passes {
-		t.Fatalf("evaluator called %d times, want %d", n, passes)
-	}
-}
-
-func TestCoreSyncStepReports(t *testing.T) {
-	ts := coreTaskSet()
-	store := &MemStore{}
-	c := mustCore(t, t.Context(), syncConfig(3, 4, 1), ts, store, &fakeEvaluator{}, newFakeClock())
-	ctx := context.Background()
-
-	rec := map[[2]int64]int{} // (trainer, step) -> records
-	for s := int64(0); s < 2; s++ {
-		for k := range 3 {
-			rec[[2]int64{int64(k), s}] = len(sliceRecords(mustGetStep(t, c, k, s).Slices))
-		}
-	}
-	step0 := rec[[2]int64{0, 0}] + rec[[2]int64{1, 0}] + rec[[2]int64{2, 0}]
-	step1 := rec[[2]int64{0, 1}] + rec[[2]int64{1, 1}] + rec[[2]int64{2, 1}]
-	if step0 != 12 || step1 != 12 {
-		t.Fatalf("steps 0 and 1 hold %d and %d records, want 12 each", step0, step1)
-	}
-	savesBefore := saves(store)
-
-	// Trainer 0 runs one step ahead of its peers: accepted, held back.
-	mustStepDone(t, c, 0, 0, rec[[2]int64{0, 0}])
-	mustStepDone(t, c, 0, 1, rec[[2]int64{0, 1}])
-	if err := c.StepDone(ctx, 0, 2, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
-		t.Fatalf("report two steps ahead: %v, want ErrBadStep", err)
-	}
-	if m := metaOf(c); m.Step != 0 || m.PassSamples != 0 || saves(store) != savesBefore {
-		t.Fatalf("after partial reports: step %d samples %d saves %d, want nothing committed", m.Step, m.PassSamples, saves(store)-savesBefore)
-	}
-	mustStepDone(t, c, 1, 0, rec[[2]int64{1, 0}])
-	mustStepDone(t, c, 2, 0, rec[[2]int64{2, 0}])
-	if m := metaOf(c); m.Step != 1 || m.PassSamples != int64(step0) || m.PassLossSum != 2*float64(step0) {
-		t.Fatalf("after step 0: meta %+v, want step 1, %d samples", m, step0)
-	}
-	if saves(store) != savesBefore+1 {
-		t.Fatalf("commit of step 0 made %d saves, want 1", saves(store)-savesBefore)
-	}
-	// The tasks step 0 read into are stored in flight, those it read to the end done.
-	started, finished := c.plan.TasksTouched(0)
-	_, sts := storedState(t, store)
-	for _, id := range started {
-		want := Pending
-		if slices.Contains(finished, id) {
-			want = Done
-		}
-		if sts[id].State != want {
-			t.Fatalf("stored task %d after step 0 is %s, want %s", id, sts[id].State, want)
-		}
-	}
-	var inFlight int
-	for _, st := range sts {
-		if st.State != Todo {
-			inFlight++
-		}
-	}
-	if inFlight != len(started) || len(started) == 0 {
-		t.Fatalf("after step 0, %d tasks stored as begun, want the %d step 0 read", inFlight, len(started))
-	}
-	mustStepDone(t, c, 1, 1, rec[[2]int64{1, 1}])
-	if m := metaOf(c); m.Step != 1 {
-		t.Fatalf("step 1 committed with 2 of 3 reports: meta.Step %d", m.Step)
-	}
-	mustStepDone(t, c, 2, 1, rec[[2]int64{2, 1}])
-	m := metaOf(c)
-	if m.Step != 2 || m.PassSamples != int64(step0+step1) {
-		t.Fatalf("after step 1: meta %+v, want step 2, %d samples", m, step0+step1)
-	}
-
-	// A repeated report of a committed step changes nothing.
-	savesBefore = saves(store)
-	for _, s := range []int64{0, 1} {
-		if err := c.StepDone(ctx, 1, s, epoch0, 999, 999); err != nil {
-			t.Fatalf("repeated report of committed step %d: %v", s, err)
-		}
-	}
-	if got := metaOf(c); !reflect.DeepEqual(got, m) || saves(store) != savesBefore {
-		t.Fatalf("repeated reports changed the state: %+v -> %+v, %d saves", m, got, saves(store)-savesBefore)
-	}
-	// A restarted trainer asking for a committed step gets the current one.
-	w, err := c.GetStep(ctx, 1, 0, epoch0)
-	if err != nil || w.Step != 2 || !reflect.DeepEqual(w.Slices, mustGetStep(t, c, 1, 2).Slices) {
-		t.Fatalf("GetStep(1, 0) at step 2 = %+v, %v; want step 2's slices", w, err)
-	}
-
-	// One step ahead is refused when it lies past the pass (4 steps here).
-	runSyncSteps(t, c, 2, 3)
-	if err := c.StepDone(ctx, 0, 4, epoch0, 0, 0); !errors.Is(err, ErrBadStep) {
-		t.Fatalf("report of step 4 at step 3, the pass's last: %v, want ErrBadStep", err)
-	}
-
-	for _, k := range []int{-1, 3} {
-		if _, err := c.GetStep(ctx, k, 2, epoch0); !errors.Is(err, ErrBadTrainer) {
-			t.Fatalf("GetStep(trainer %d): %v, want ErrBadTrainer", k, err)
-		}
-		if err := c.StepDone(ctx, k, 2, epoch0, 0, 0); !errors.Is(err, ErrBadTrainer) {
-			t.Fatalf("StepDone(trainer %d): %v, want ErrBadTrainer", k, err)
-		}
-	}
-}
-
-func TestCoreSyncWaitsForTheEndOfPass(t *testing.T) {
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 2)
-	cfg.LongPoll = 5 * time.Millisecond
-	eval := &fakeEvaluator{gate: make(chan struct{})}
-	c := mustCore(t, t.Context(), cfg, ts, &MemStore{}, eval, newFakeClock())
-	ctx := context.Background()
-
-	// A step beyond the pass is not handed out: WAIT after the long poll.
-	begin := time.Now()
-	w, err := c.GetStep(ctx, 0, 4, epoch0)
-	if err != nil || w.Status != api.WorkStatus_WORK_WAIT || w.Step != 4 {
-		t.Fatalf("GetStep past the pass = %+v, %v; want WAIT at step 4", w, err)
-	}
-	if waited := time.Since(begin); waited < cfg.LongPoll {
-		t.Fatalf("WAIT after %s, before the long poll of %s", waited, cfg.LongPoll)
-	}
-
-	runSyncSteps(t, c, 0, 4)
-	// The evaluator holds the pass end: trainers wait, the next pass is not planned.
-	w, err = c.GetStep(ctx, 1, 4, epoch0)
-	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
-		t.Fatalf("GetStep during evaluation = %+v, %v; want WAIT", w, err)
-	}
-	if err := c.StepDone(ctx, 1, 4, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
-		t.Fatalf("report of the next pass's first step during evaluation: %v, want ErrBadStep", err)
-	}
-	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
-		t.Fatalf("evaluator calls %+v, want pass 0 at step 4", calls)
-	}
-
-	// A long-polling trainer hears of the next pass as soon as it is planned.
-	setLongPoll(c, 5*time.Second)
-	got := make(chan Work, 1)
-	go func() {
-		w, _ := c.GetStep(ctx, 1, 4, epoch0)
-		got <- w
-	}()
-	eval.gate <- struct{}{}
-	select {
-	case w := <-got:
-		if w.Status != api.WorkStatus_WORK_READY || w.Pass != 1 || w.Step != 4 {
-			t.Fatalf("long-polled GetStep = %+v, want READY pass 1 step 4", w)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("long-polled GetStep did not return after the pass ended")
-	}
-}
-
-func TestCoreSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
-	// endPass switches to the next pass's plan, then saves. GetStep must not
-	// hand out the new pass's first step before that save is durable: a master
-	// dying in between would be replaced by one that evaluates the old pass
-	// again (Pull waits for "at least" the step, so after trainers may have
-	// applied a step of the next pass) and writes that into the pass's model.
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 2)
-	cfg.LongPoll = 20 * time.Millisecond
-	store := newGatedStore()
-	eval := &fakeEvaluator{gate: make(chan struct{})}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
-	runSyncSteps(t, c, 0, 4)
-	store.arm() // the end-of-pass save blocks
-	eval.gate <- struct{}{}
-	select {
-	case <-store.entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the end of pass 0 was never saved")
-	}
-	got := make(chan Work, 1)
-	go func() {
-		w, _ := c.GetStep(context.Background(), 0, 4, epoch0)
-		got <- w
-	}()
-	early := false
-	select {
-	case w := <-got:
-		early = w.Status == api.WorkStatus_WORK_READY
-		got <- w
-	case <-time.After(3 * cfg.LongPoll):
-	}
-	store.release()
-	if early {
-		t.Fatal("GetStep handed out step 4 (pass 1) while the end of pass 0 was still being saved")
-	}
-	w := <-got
-	if w.Status != api.WorkStatus_WORK_READY {
-		w = mustGetStep(t, c, 0, 4)
-	}
-	if w.Pass != 1 || w.Step != 4 {
-		t.Fatalf("GetStep after the pass end was saved = %+v, want pass 1 step 4", w)
-	}
-}
-
-// --- async -------------------------------------------------------------------
-
-func mustGetTask(t *testing.T, c *Core, trainer, finished int, records int) Work {
-	t.Helper()
-	w, err := c.GetTask(context.Background(), trainer, finished, -1, 2*float64(records), int64(records))
-	if err != nil {
-		t.Fatalf("GetTask(trainer %d, finished %d): %v", trainer, finished, err)
-	}
-	return w
-}
-
-func mustReady(t *testing.T, w Work) Task {
-	t.Helper()
-	if w.Status != api.WorkStatus_WORK_READY {
-		t.Fatalf("got %+v, want READY", w)
-	}
-	return w.Task
-}
-
-// driveAsync has trainers finish what they hold and take more, round robin,
-// until every trainer heard DONE. It returns, per pass, the tasks finished.
-func driveAsync(t *testing.T, c *Core, held map[int]*Task) map[int][]int {
-	t.Helper()
-	finished := map[int][]int{}
-	passOf := map[int]int{} // task -> pass it was handed out in
-	for _, tk := range held {
-		if tk != nil {
-			passOf[tk.ID] = metaOf(c).Pass
-		}
-	}
-	done := map[int]bool{}
-	for iter := 0; len(done) < c.cfg.Trainers; iter++ {
-		if iter > 10000 {
-			t.Fatalf("async job did not finish; meta %+v", metaOf(c))
-		}
-		for k := 0; k < c.cfg.Trainers; k++ {
-			if done[k] {
-				continue
-			}
-			fin, recs := -1, 0
-			if tk := held[k]; tk != nil {
-				fin, recs = tk.ID, tk.Records
-				finished[passOf[tk.ID]] = append(finished[passOf[tk.ID]], tk.ID)
-			}
-			w := mustGetTask(t, c, k, fin, recs)
-			held[k] = nil
-			switch w.Status {
-			case api.WorkStatus_WORK_READY:
-				tk := w.Task
-				held[k] = &tk
-				passOf[tk.ID] = w.Pass
-			case api.WorkStatus_WORK_DONE:
-				if w.Pass != c.cfg.Passes {
-					t.Fatalf("DONE with pass %d, want %d", w.Pass, c.cfg.Passes)
-				}
-				done[k] = true
-			case api.WorkStatus_WORK_WAIT:
-			default:
-				t.Fatalf("GetTask status %v", w.Status)
-			}
-		}
-	}
-	return finished
-}
-
-func checkEveryTaskOnce(t *testing.T, ts *TaskSet, ids []int, what string) {
-	t.Helper()
-	got := slices.Sorted(slices.Values(ids))
-	var want []int
-	for _, tk := range ts.Tasks {
-		want = append(want, tk.ID)
-	}
-	sort.Ints(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("%s finished tasks %v, want each of %v once", what, got, want)
-	}
-}
-
-func TestCoreAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
-	ts := coreTaskSet()
-	clock := newFakeClock()
-	store, eval := &MemStore{}, &fakeEvaluator{}
-	cfg := asyncConfig(2, 4, 2)
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, clock)
-	ctx := context.Background()
-
-	a := mustReady(t, mustGetTask(t, c, 0, -1, 0))
-	b := mustReady(t, mustGetTask(t, c, 1, -1, 0))
-	if a.ID == b.ID {
-		t.Fatalf("both trainers got task %d", a.ID)
-	}
-	if n := countsOf(c); n != (Counts{Todo: 4, Pending: 2}) {
-		t.Fatalf("counts after two dispatches %+v", n)
-	}
-	_, sts := storedState(t, store)
-	if st := sts[a.ID]; st.State != Pending || st.Trainer != 0 || !st.Deadline.Equal(clock.Now().Add(cfg.Queue.Timeout)) {
-		t.Fatalf("stored status of task %d: %+v, want pending for trainer 0 until now+timeout", a.ID, st)
-	}
-
-	// Nothing expires before the deadline; both tasks come back after it.
-	clock.Advance(cfg.Queue.Timeout - time.Second)
-	if err := c.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := countsOf(c); n.Pending != 2 {
-		t.Fatalf("Tick before the deadline took tasks back: %+v", n)
-	}
-	clock.Advance(time.Second)
-	if err := c.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := countsOf(c); n != (Counts{Todo: 6}) {
-		t.Fatalf("counts after the deadline %+v, want all 6 todo", n)
-	}
-	_, sts = storedState(t, store)
-	for _, id := range []int{a.ID, b.ID} {
-		if st := sts[id]; st.State != Todo || st.Failures != 1 || st.Trainer != NoTrainer {
-			t.Fatalf("stored status of timed-out task %d: %+v, want todo with one failure", id, st)
-		}
-	}
-	// Re-queued tasks go first, lowest ID first.
-	first, second := min(a.ID, b.ID), max(a.ID, b.ID)
-	if got := mustReady(t, mustGetTask(t, c, 0, -1, 0)); got.ID != first {
-		t.Fatalf("trainer 0 got task %d after the timeout, want re-queued task %d", got.ID, first)
-	}
-	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != second {
-		t.Fatalf("trainer 1 got task %d after the timeout, want re-queued task %d", got.ID, second)
-	}
-
-	// A lost trainer's task returns at once, with no failure counted.
-	if err := c.TrainerLost(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if n := countsOf(c); n != (Counts{Todo: 5, Pending: 1}) {
-		t.Fatalf("counts after TrainerLost(1) %+v", n)
-	}
-	_, sts = storedState(t, store)
-	if st := sts[second]; st.State != Todo || st.Failures != 1 {
-		t.Fatalf("stored status of the lost trainer's task: %+v, want todo, failures still 1", st)
-	}
-	if err := c.TrainerLost(ctx, 1); err != nil {
-		t.Fatalf("TrainerLost of a trainer holding nothing: %v", err)
-	}
-	// Its replacement picks the task up again; a failure puts it back in front.
-	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != second {
-		t.Fatalf("replacement trainer got task %d, want %d", got.ID, second)
-	}
-	w, err := c.GetTask(ctx, 1, -1, second, 0, 0)
-	if err != nil || w.Status != api.WorkStatus_WORK_READY || w.Task.ID != second {
-		t.Fatalf("GetTask after failing task %d = %+v, %v; want the same task back", second, w, err)
-	}
-	if st := memStatus(store, second); st.State != Pending || st.Failures != 2 {
-		t.Fatalf("stored failures of task %d = %d, want 2", second, st.Failures)
-	}
-	if m := metaOf(c); m.PassSamples != 0 || m.Step != 0 {
-		t.Fatalf("samples counted without a finished task: %+v", m)
-	}
-
-	firstTask, secondTask := a, b
-	if firstTask.ID != first {
-		firstTask, secondTask = b, a
-	}
-	finished := driveAsync(t, c, map[int]*Task{0: &firstTask, 1: &secondTask})
-	flush(t, c)
-	for pass := range 2 {
-		checkEveryTaskOnce(t, ts, finished[pass], fmt.Sprintf("pass %d", pass))
-	}
-	// 8,4,10,6,6,8 records in batches of 4: 2+1+3+2+2+2 = 12 minibatches a pass.
-	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 12}, {1, 24}}) {
-		t.Fatalf("evaluator calls %+v, want pass 0 at step 12 and pass 1 at step 24", calls)
-	}
-	meta, _ := storedState(t, store)
-	if !meta.Done || meta.Pass != 2 || meta.Step != 24 || !slices.Equal(meta.SamplesApplied, []int64{42, 42}) {
-		t.Fatalf("stored meta at the end %+v, want done, step 24, samples [42 42]", meta)
-	}
-	if meta.Metrics.TrainLoss == nil || *meta.Metrics.TrainLoss != 2 || meta.Metrics.TestLoss == nil || *meta.Metrics.TestLoss != 101 {
-		t.Fatalf("stored metrics %+v, want train loss 2, test loss 101", meta.Metrics)
-	}
-	w, err = c.GetTask(ctx, 0, -1, -1, 0, 0)
-	if err != nil || w.Status != api.WorkStatus_WORK_DONE {
-		t.Fatalf("GetTask after training = %+v, %v; want DONE", w, err)
-	}
-	if err := c.Tick(ctx); err != nil {
-		t.Fatalf("Tick after training: %v", err)
-	}
-}
-
-func TestCoreAsyncWaitAndWakeUp(t *testing.T) {
-	ts := manyTaskSet(1)
-	c := mustCore(t, t.Context(), asyncConfig(2, 4, 1), ts, &MemStore{}, &fakeEvaluator{}, newFakeClock())
-	ctx := context.Background()
-	only := mustReady(t, mustGetTask(t, c, 0, -1, 0))
-
-	begin := time.Now()
-	w, err := c.GetTask(ctx, 1, -1, -1, 0, 0)
-	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
-		t.Fatalf("GetTask with every task pending = %+v, %v; want WAIT", w, err)
-	}
-	if time.Since(begin) < c.cfg.LongPoll {
-		t.Fatalf("WAIT before the long poll of %s", c.cfg.LongPoll)
-	}
-	if _, err := c.GetTask(ctx, 2, -1, -1, 0, 0); !errors.Is(err, ErrBadTrainer) {
-		t.Fatalf("GetTask(trainer 2 of 2): %v, want ErrBadTrainer", err)
-	}
-
-	// A trainer long-polling gets the task its peer loses.
-	setLongPoll(c, 5*time.Second)
-	got := make(chan Work, 1)
-	go func() {
-		w, _ := c.GetTask(ctx, 1, -1, -1, 0, 0)
-		got <- w
-	}()
-	if err := c.TrainerLost(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case w := <-got:
-		if w.Status != api.WorkStatus_WORK_READY || w.Task.ID != only.ID {
-			t.Fatalf("long-polling trainer got %+v, want task %d", w, only.ID)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("long-polling trainer did not get the released task")
-	}
-}
-
-func TestCoreAsyncLateFinishStillCounts(t *testing.T) {
-	// At-least-once: a finish after the task was taken back still counts its
-	// records (the gradients were applied) and does not take the task back
-	// from its new holder.
-	ts := manyTaskSet(2)
-	clock := newFakeClock()
-	cfg := asyncConfig(2, 2, 1)
-	c := mustCore(t, t.Context(), cfg, ts, &MemStore{}, &fakeEvaluator{}, clock)
-	a := mustReady(t, mustGetTask(t, c, 0, -1, 0))
-	clock.Advance(cfg.Queue.Timeout)
-	if err := c.Tick(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := mustReady(t, mustGetTask(t, c, 1, -1, 0)); got.ID != a.ID {
-		t.Fatalf("trainer 1 got %d, want the timed-out task %d", got.ID, a.ID)
-	}
-	b := mustReady(t, mustGetTask(t, c, 0, a.ID, a.Records))
-	if st := statusOf(c, a.ID); st.State != Pending || st.Trainer != 1 {
-		t.Fatalf("late finish took task %d from its new holder: %+v", a.ID, st)
-	}
-	if m := metaOf(c); m.PassSamples != int64(a.Records) || m.Step != 2 {
-		t.Fatalf("after a late finish: meta %+v, want %d samples, step 2", m, a.Records)
-	}
-	if b.ID == a.ID {
-		t.Fatalf("trainer 0 got task %d again", b.ID)
-	}
-}
-
-// --- restore -----------------------------------------------------------------
-
-func TestCoreSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 3)
-	store := &MemStore{}
-	old := mustCore(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, newFakeClock())
-	runSyncSteps(t, old, 0, 4)
-	waitCore(t, old, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
-	runSyncSteps(t, old, 4, 6) // two of pass 1's four steps
-
-	// What the old master would have handed out for the rest of pass 1.
-	want := map[[2]int64][]Slice{}
-	for s := int64(6); s < 8; s++ {
-		for k := range 3 {
-			want[[2]int64{int64(k), s}] = mustGetStep(t, old, k, s).Slices
-		}
-	}
-	oldMeta, oldStatuses := metaOf(old), statusesOf(old)
-
-	eval := &fakeEvaluator{}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
-	if m := metaOf(c); !reflect.DeepEqual(m, oldMeta) {
-		t.Fatalf("restored meta %+v, want %+v", m, oldMeta)
-	}
-	if !reflect.DeepEqual(statusesOf(c), oldStatuses) {
-		t.Fatalf("restored statuses %+v, want %+v", statusesOf(c), oldStatuses)
-	}
-	if w := mustGetStep(t, c, 0, 0); w.Step != 6 || w.Pass != 1 {
-		t.Fatalf("restored master hands out %+v, want pass 1 step 6", w)
-	}
-	for key, sl := range want {
-		if got := mustGetStep(t, c, int(key[0]), key[1]).Slices; !reflect.DeepEqual(got, sl) {
-			t.Fatalf("restored plan for trainer %d step %d = %+v, old master's %+v", key[0], key[1], got, sl)
-		}
-	}
-	runSyncSteps(t, c, 6, 8)
-	waitCore(t, c, "end of pass 1", func(m Meta) bool { return m.Pass == 2 })
-	runSyncSteps(t, c, 8, 12)
-	waitCore(t, c, "end of training", func(m Meta) bool { return m.Done })
-	if m := metaOf(c); !slices.Equal(m.SamplesApplied, []int64{42, 42, 42}) {
-		t.Fatalf("samples_applied %v across a master change, want [42 42 42]", m.SamplesApplied)
-	}
-	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{1, 8}, {2, 12}}) {
-		t.Fatalf("restored master's evaluator calls %+v, want passes 1 and 2", calls)
-	}
-}
-
-func TestCoreSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
-	// The old master committed the pass's last step but died evaluating it:
-	// the new one evaluates the same pass at the same step and goes on.
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 2)
-	store := &MemStore{}
-	ctxOld, stopOld := context.WithCancel(t.Context())
-	defer stopOld()
-	stuck := &fakeEvaluator{gate: make(chan struct{})}
-	old := mustCore(t, ctxOld, cfg, ts, store, stuck, newFakeClock())
-	runSyncSteps(t, old, 0, 4)
-
-	eval := &fakeEvaluator{}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, newFakeClock())
-	waitCore(t, c, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
-	stopOld()
-	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
-		t.Fatalf("new master's evaluator calls %+v, want pass 0 at step 4", calls)
-	}
-	if m := metaOf(c); !slices.Equal(m.SamplesApplied, []int64{42}) || m.PassStartStep != 4 {
-		t.Fatalf("after the re-run pass end: %+v", m)
-	}
-	checkCoversOnce(t, ts, runSyncSteps(t, c, 4, 8), "pass 1 after restore")
-}
-
-func TestCoreAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
-	ts := coreTaskSet()
-	clock := newFakeClock()
-	cfg := asyncConfig(3, 4, 2)
-	store := &MemStore{}
-	old := mustCore(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, clock)
-	// Trainer 1 takes y first (so y's deadline is the earliest), then vanishes.
-	y := mustReady(t, mustGetTask(t, old, 1, -1, 0))
-	clock.Advance(cfg.Queue.Timeout / 2)
-	x := mustReady(t, mustGetTask(t, old, 0, -1, 0))
-	z := mustReady(t, mustGetTask(t, old, 2, -1, 0))
-	x2 := mustReady(t, mustGetTask(t, old, 0, x.ID, x.Records))
-	z2 := mustReady(t, mustGetTask(t, old, 2, z.ID, z.Records))
-	oldMeta, oldStatuses := metaOf(old), statusesOf(old)
-	if n := countsOf(old); n != (Counts{Todo: 1, Pending: 3, Done: 2}) {
-		t.Fatalf("old master counts %+v", n)
-	}
-
-	eval := &fakeEvaluator{}
-	c := mustCore(t, t.Context(), cfg, ts, store, eval, clock)
-	if m := metaOf(c); !reflect.DeepEqual(m, oldMeta) || m.PassSamples != int64(x.Records+z.Records) {
-		t.Fatalf("restored meta %+v, want %+v", m, oldMeta)
-	}
-	if !reflect.DeepEqual(statusesOf(c), oldStatuses) {
-		t.Fatalf("restored statuses %+v, want %+v", statusesOf(c), oldStatuses)
-	}
-	// Trainers finish, on the new master, the tasks the old one gave them.
-	last := mustReady(t, mustGetTask(t, c, 0, x2.ID, x2.Records))
-	if last.ID == y.ID || last.ID == z2.ID || last.ID == x2.ID {
-		t.Fatalf("restored master handed out task %d, which is held or done", last.ID)
-	}
-	if st := statusOf(c, x2.ID); st.State != Done {
-		t.Fatalf("task finished on the restored master: %+v, want done", st)
-	}
-	// y's trainer never comes back: y times out on the new master, alone.
-	clock.Advance(cfg.Queue.Timeout / 2)
-	if err := c.Tick(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if st := statusOf(c, y.ID); st.State != Todo || st.Failures != 1 {
-		t.Fatalf("y after its deadline on the restored master: %+v, want todo with a failure", st)
-	}
-	if n := countsOf(c); n != (Counts{Todo: 1, Pending: 2, Done: 3}) {
-		t.Fatalf("counts after y timed out %+v", n)
-	}
-	finished := driveAsync(t, c, map[int]*Task{0: &last, 2: &z2})
-	flush(t, c)
-	finished[0] = append(finished[0], x.ID, z.ID, x2.ID) // outside driveAsync
-	for pass := range 2 {
-		checkEveryTaskOnce(t, ts, finished[pass], fmt.Sprintf("pass %d", pass))
-	}
-	meta, _ := storedState(t, store)
-	if !meta.Done || !slices.Equal(meta.SamplesApplied, []int64{42, 42}) || meta.Step != 24 {
-		t.Fatalf("stored meta %+v, want done, samples [42 42] and step 24", meta)
-	}
-	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 12}, {1, 24}}) {
-		t.Fatalf("evaluator calls %+v", calls)
-	}
-}
-
-func TestCoreRefusesStateOfOtherData(t *testing.T) {
-	store := &MemStore{}
-	mustCore(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(3), store, &fakeEvaluator{}, newFakeClock())
-	_, err := NewCore(t.Context(), asyncConfig(1, 1, 1), manyTaskSet(4), store, &fakeEvaluator{}, newFakeClock(), nil)
-	if !errors.Is(err, ErrStaleState) {
-		t.Fatalf("NewCore over the state of 3 tasks with 4 tasks: %v, want ErrStaleState", err)
-	}
-}
-
-// --- failing store -----------------------------------------------------------
-
-func TestCoreFailedSaveIsFatal(t *testing.T) {
-	errDisk := errors.New("disk on fire")
-	ctx := context.Background()
+func TestCoreStepAnswers(t *testing.T) {
 	cases := []struct {
-		name string
-		cfg  CoreConfig
-		// act makes a change that must be saved.
-		act  func(c *Core) error
-		more func(c *Core) error // a later request
+		name        string
+		setup       func(t *testing.T, c *Core)
+		step, epoch int64
+		want        Work // Slices and Checkpoint not compared
 	}{
-		{"sync step commit", syncConfig(1, 4, 1),
-			func(c *Core) error { return c.StepDone(ctx, 0, 0, epoch0, 0, 4) },
-			func(c *Core) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
-		{"async dispatch", asyncConfig(2, 4, 1),
-			func(c *Core) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
-			func(c *Core) error { _, err := c.GetTask(ctx, 1, -1, -1, 0, 0); return err }},
+		{"the first step", nil, 0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 0}},
+		{"a committed step: the job's step instead",
+			func(t *testing.T, c *Core) { commitSteps(t, c, 0, 2, t0) },
+			0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 2}},
+		{"one step ahead of the job", nil, 1, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 1}},
+		{"an older epoch: the job's step and epoch",
+			func(t *testing.T, c *Core) { c.meta.Epoch, c.meta.Step = 3, 1 },
+			0, 2, Work{Status: api.WorkStatus_WORK_READY, Step: 1, Epoch: 3}},
+		{"past the pass", nil, 4, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 4}},
+		{"paused for a rollback", func(t *testing.T, c *Core) { c.Pause() },
+			0, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 0}},
+		{"training done", func(t *testing.T, c *Core) { c.meta.Done, c.meta.Epoch = true, 2 },
+			7, 0, Work{Status: api.WorkStatus_WORK_DONE, Pass: 1, Epoch: 2}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newGatedStore()
-			c := mustCore(t, t.Context(), tc.cfg, coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
-			// The save fails while the change is already made (and signalled):
-			// whoever waits on Changed() from then on must hear of the failure.
-			store.arm()
-			acted := make(chan error, 1)
-			go func() { acted <- tc.act(c) }()
-			select {
-			case <-store.entered:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the change was never saved")
+			c := newCore(t, syncConfig(3, 4, 1))
+			if tc.setup != nil {
+				tc.setup(t, c)
 			}
-			changed := c.Changed()
-			store.MemStore.mu.Lock()
-			store.Fail = errDisk
-			store.MemStore.mu.Unlock()
-			store.release()
-			if err := <-acted; !errors.Is(err, errDisk) {
-				t.Fatalf("request with a failing save: %v, want the save's error", err)
+			got := c.Step(1, tc.step, tc.epoch, t0)
+			if got.Status != tc.want.Status || got.Step != tc.want.Step || got.Epoch != tc.want.Epoch || got.Pass != tc.want.Pass {
+				t.Fatalf("Step(1, %d, %d) = %+v, want %+v", tc.step, tc.epoch, got, tc.want)
 			}
-			if err := c.Fatal(); !errors.Is(err, errDisk) {
-				t.Fatalf("Fatal() = %v, want the save's error", err)
-			}
-			select {
-			case <-changed:
-			default:
-				t.Fatal("a failed save did not signal Changed()")
-			}
-			if err := tc.more(c); !errors.Is(err, errDisk) {
-				t.Fatalf("request after the failed save: %v, want the save's error", err)
+			if ready := got.Status == api.WorkStatus_WORK_READY; ready != (len(got.Slices) > 0) {
+				t.Fatalf("Step answered %v with %d slices", got.Status, len(got.Slices))
 			}
 		})
 	}
-	t.Run("new core", func(t *testing.T) {
-		store := &MemStore{Fail: errDisk}
-		if _, err := NewCore(t.Context(), asyncConfig(1, 1, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock(), nil); !errors.Is(err, errDisk) {
-			t.Fatalf("NewCore with a failing store: %v, want the save's error", err)
-		}
-	})
 }
 
-// --- group commit ------------------------------------------------------------
-
-func TestCoreGroupCommit(t *testing.T) {
-	const trainers = 16
-	store := newGatedStore()
-	c := mustCore(t, t.Context(), asyncConfig(trainers, 4, 1), manyTaskSet(2*trainers), store, &fakeEvaluator{}, newFakeClock())
-	before := saves(store.MemStore)
-	store.arm()
-
-	type result struct {
-		w   Work
-		err error
+func TestCoreStepDone(t *testing.T) {
+	type report struct {
+		trainer     int
+		step, epoch int64
 	}
-	results := make([]result, trainers)
-	var wg sync.WaitGroup
-	for k := range trainers {
-		wg.Go(func() {
-			w, err := c.GetTask(context.Background(), k, -1, -1, 0, 0)
-			results[k] = result{w, err}
+	cases := []struct {
+		name      string
+		before    []report // accepted first, without error
+		report    report
+		wantErr   error
+		changed   bool
+		wantStep  int64
+		wantSnaps int
+		passEnd   *PassEnd
+	}{
+		{"a partial step waits", []report{{0, 0, 0}}, report{1, 0, 0}, nil, false, 0, 0, nil},
+		{"the last report commits", []report{{0, 0, 0}, {1, 0, 0}}, report{2, 0, 0}, nil, true, 1, 0, nil},
+		{"a trainer one step ahead is held back", []report{{1, 0, 0}, {2, 0, 0}, {0, 1, 0}, {1, 1, 0}},
+			report{0, 0, 0}, nil, true, 1, 0, nil},
+		{"a late peer commits two steps", []report{{1, 0, 0}, {2, 0, 0}, {0, 1, 0}, {1, 1, 0}, {2, 1, 0}},
+			report{0, 0, 0}, nil, true, 2, 0, nil},
+		{"two steps ahead", nil, report{0, 2, 0}, ErrBadStep, false, 0, 0, nil},
+		{"a trainer out of range", nil, report{3, 0, 0}, ErrBadTrainer, false, 0, 0, nil},
+		{"another epoch is void", []report{{0, 0, 0}, {1, 0, 0}}, report{2, 0, 1}, nil, false, 0, 0, nil},
+		{"the pass's last step ends it, checkpointed",
+			[]report{{0, 3, 0}, {1, 3, 0}}, report{2, 3, 0}, nil, true, 4, 1, &PassEnd{Pass: 0, Step: 4, Epoch: 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, 2))
+			if tc.passEnd != nil {
+				commitSteps(t, c, 0, 3, t0)
+			}
+			for _, r := range append(tc.before, tc.report) {
+				c.Step(r.trainer, r.step, r.epoch, t0) // decides the step's checkpoint flag
+			}
+			for _, r := range tc.before {
+				if _, err := c.StepDone(r.trainer, r.step, r.epoch, 1, 4, t0); err != nil {
+					t.Fatalf("StepDone%+v: %v", r, err)
+				}
+			}
+			eff, err := c.StepDone(tc.report.trainer, tc.report.step, tc.report.epoch, 1, 4, t0)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("StepDone%+v: %v, want %v", tc.report, err, tc.wantErr)
+			}
+			if eff.Changed != tc.changed || c.meta.Step != tc.wantStep || len(eff.Snapshots) != tc.wantSnaps {
+				t.Fatalf("effects %+v and step %d, want changed %v, step %d, %d snapshots", eff, c.meta.Step, tc.changed, tc.wantStep, tc.wantSnaps)
+			}
+			if (eff.PassEnd == nil) != (tc.passEnd == nil) || (eff.PassEnd != nil && *eff.PassEnd != *tc.passEnd) {
+				t.Fatalf("pass end %+v, want %+v", eff.PassEnd, tc.passEnd)
+			}
+			for _, st := range eff.Snapshots {
+				if st.Meta.Step != tc.wantStep || len(st.Statuses) != len(c.tasks.Tasks) {
+					t.Fatalf("snapshot at step %d with %d statuses, want step %d and every task", st.Meta.Step, len(st.Statuses), tc.wantStep)
+				}
+			}
 		})
 	}
-	select {
-	case <-store.entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no Save started")
-	}
-	// Every caller dispatches before it queues for the commit.
-	timeout := time.After(5 * time.Second)
-	for {
-		ch := c.Changed()
-		if countsOf(c).Pending == trainers {
-			break
-		}
-		select {
-		case <-ch:
-		case <-timeout:
-			t.Fatalf("only %d of %d callers dispatched", countsOf(c).Pending, trainers)
-		}
-	}
-	store.release()
-	wg.Wait()
+}
 
-	n := saves(store.MemStore) - before
-	if n >= trainers || n > 2 {
-		t.Fatalf("%d concurrent GetTask made %d saves, want at most 2 (one blocked, one for the rest)", trainers, n)
+func TestCoreCheckpointDecisions(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps int64
+		every time.Duration
+		at    []time.Duration // when each of steps 0..3 is first asked for
+		want  []bool
+	}{
+		{"only at the pass end", 0, 0, []time.Duration{0, 0, 0, 0}, []bool{false, false, false, true}},
+		{"every 2 steps", 2, 0, []time.Duration{0, 0, 0, 0}, []bool{false, true, false, true}},
+		{"every 3 steps", 3, 0, []time.Duration{0, 0, 0, 0}, []bool{false, false, true, true}},
+		{"every 10s, from the core's start", 0, 10 * time.Second,
+			[]time.Duration{9 * time.Second, 10 * time.Second, 19 * time.Second, 21 * time.Second}, []bool{false, true, false, true}},
+		{"every 10s, from the last timed one", 0, 10 * time.Second,
+			[]time.Duration{10 * time.Second, 15 * time.Second, 20 * time.Second, 20 * time.Second}, []bool{true, false, true, true}},
 	}
-	_, sts := storedState(t, store.MemStore)
-	seen := map[int]bool{}
-	for k, r := range results {
-		if r.err != nil || r.w.Status != api.WorkStatus_WORK_READY {
-			t.Fatalf("caller %d: %+v, %v", k, r.w, r.err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := syncConfig(3, 4, 1)
+			cfg.CheckpointSteps, cfg.CheckpointEvery = tc.steps, tc.every
+			c := newCore(t, cfg)
+			var got []bool
+			for s := int64(0); s < 4; s++ {
+				now := t0.Add(tc.at[s])
+				flag := c.Step(0, s, 0, now).Checkpoint
+				// Every trainer gets the answer given first, whenever it asks.
+				if again := c.Step(2, s, 0, now.Add(time.Hour)).Checkpoint; again != flag {
+					t.Fatalf("step %d: checkpoint %v, then %v for another trainer", s, flag, again)
+				}
+				got = append(got, flag)
+				commitSteps(t, c, s, s+1, now)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("checkpoint flags %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCoreTakeSave(t *testing.T) {
+	c := newCore(t, asyncConfig(2, 4, 2))
+	dispatch := func(c *Core, _ time.Time) Effects { _, eff := c.Task(0, t0); return eff }
+	steps := []struct {
+		name         string
+		at           time.Duration
+		act          func(c *Core, now time.Time) Effects
+		wantChanged  int // task statuses in the save
+		wantProgress bool
+		wantSlot     int
+	}{
+		{"the first save writes every task into the other slot, and the progress", 0, nil, 6, true, 1},
+		{"a change within progressEvery skips the progress", 100 * time.Millisecond, dispatch, 1, false, 1},
+		{"nothing changed", 200 * time.Millisecond, nil, 0, false, 1},
+		{"a flush makes the next save write it", 200 * time.Millisecond,
+			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, true, 1},
+		{"a flush with the progress saved changes nothing", 300 * time.Millisecond,
+			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, false, 1},
+		{"progressEvery after the last one", 500 * time.Millisecond, dispatch, 1, true, 1},
+		{"a rollback rewrites every task into the other slot", 600 * time.Millisecond,
+			func(c *Core, _ time.Time) Effects { eff, _ := c.Rollback(nil, 1); return eff }, 6, true, 0},
+	}
+	for _, st := range steps {
+		now := t0.Add(st.at)
+		if st.act != nil {
+			// Every action here but a flush of a saved progress is a change.
+			if eff := st.act(c, now); eff.Changed != (st.wantChanged > 0 || st.wantProgress) {
+				t.Fatalf("%s: effects %+v", st.name, eff)
+			}
 		}
-		id := r.w.Task.ID
-		if seen[id] {
-			t.Fatalf("task %d handed out twice", id)
+		s := c.TakeSave(now)
+		if len(s.Changed) != st.wantChanged || (s.Progress != nil) != st.wantProgress || s.Meta.Slot != st.wantSlot {
+			t.Fatalf("%s: save of %d statuses, progress %v, slot %d; want %d, %v, %d",
+				st.name, len(s.Changed), s.Progress != nil, s.Meta.Slot, st.wantChanged, st.wantProgress, st.wantSlot)
 		}
-		seen[id] = true
-		if st := sts[id]; st.State != Pending || st.Trainer != k {
-			t.Fatalf("stored status of task %d handed to %d: %+v", id, k, st)
+		if s.Progress != nil && (s.Progress.Step != c.meta.Step || !s.Progress.Updated.Equal(now) || s.Progress.ModelDir != "/models/x") {
+			t.Fatalf("%s: progress %+v at %s", st.name, s.Progress, now)
 		}
+	}
+}
+
+func TestCoreTaskAnswers(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(c *Core)
+		want    api.WorkStatus
+		changed bool
+		passEnd bool
+	}{
+		{"a task to hand out", nil, api.WorkStatus_WORK_READY, true, false},
+		{"every task held", func(c *Core) {
+			for range c.tasks.Tasks {
+				c.Task(1, t0)
+			}
+		}, api.WorkStatus_WORK_WAIT, false, false},
+		{"every task done ends the pass", func(c *Core) {
+			for range c.tasks.Tasks {
+				w, _ := c.Task(1, t0)
+				c.Report(1, w.Task.ID, -1, 1, int64(w.Task.Records))
+			}
+		}, api.WorkStatus_WORK_WAIT, false, true},
+		{"a pass end under way", func(c *Core) { c.ending = true }, api.WorkStatus_WORK_WAIT, false, false},
+		{"training done", func(c *Core) { c.meta.Done = true }, api.WorkStatus_WORK_DONE, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, asyncConfig(2, 4, 1))
+			if tc.setup != nil {
+				tc.setup(c)
+			}
+			w, eff := c.Task(0, t0)
+			if w.Status != tc.want || eff.Changed != tc.changed || (eff.PassEnd != nil) != tc.passEnd {
+				t.Fatalf("Task = %+v with effects %+v; want %v, changed %v, pass end %v", w, eff, tc.want, tc.changed, tc.passEnd)
+			}
+			if tc.want == api.WorkStatus_WORK_DONE && w.Pass != c.cfg.Passes {
+				t.Fatalf("DONE with pass %d, want %d", w.Pass, c.cfg.Passes)
+			}
+		})
+	}
+}
+
+func TestCoreTimeoutsAndLostTrainers(t *testing.T) {
+	timeout := asyncConfig(1, 1, 1).Queue.Timeout
+	cases := []struct {
+		name    string
+		sync    bool
+		act     func(c *Core) Effects
+		changed bool
+		todo    int // tasks todo after act (of 6, trainer 0 holding 1 and trainer 1 holding 1)
+	}{
+		{"before the deadline", false, func(c *Core) Effects { return c.Tick(t0.Add(timeout - time.Second)) }, false, 4},
+		{"at the deadline", false, func(c *Core) Effects { return c.Tick(t0.Add(timeout)) }, true, 6},
+		{"a lost trainer", false, func(c *Core) Effects { return c.TrainerLost(1) }, true, 5},
+		{"a lost trainer holding nothing", false, func(c *Core) Effects { return c.TrainerLost(5) }, false, 4},
+		{"sync: no timeouts", true, func(c *Core) Effects { return c.Tick(t0.Add(2 * timeout)) }, false, 4},
+		{"sync: the group holds the tasks", true, func(c *Core) Effects { return c.TrainerLost(1) }, false, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := asyncConfig(6, 4, 1)
+			cfg.Sync = tc.sync
+			c := newCore(t, cfg)
+			c.q.Dispatch(0, t0)
+			c.q.Dispatch(1, t0)
+			if eff := tc.act(c); eff.Changed != tc.changed || eff.PassEnd != nil {
+				t.Fatalf("effects %+v, want changed %v and no pass end", eff, tc.changed)
+			}
+			if n := c.q.Counts(); n.Todo != tc.todo {
+				t.Fatalf("counts %+v, want %d todo", n, tc.todo)
+			}
+		})
+	}
+}
+
+func TestCorePassEnded(t *testing.T) {
+	loss := 7.0
+	metrics := api.Metrics{TestLoss: &loss}
+	cases := []struct {
+		name     string
+		passes   int
+		end      PassEnd
+		changed  bool
+		wantPass int
+		wantDone bool
+	}{
+		{"the pass under way", 2, PassEnd{Pass: 0, Step: 4, Epoch: 0}, true, 1, false},
+		{"the last pass", 1, PassEnd{Pass: 0, Step: 4, Epoch: 0}, true, 1, true},
+		{"an epoch rolled back meanwhile", 2, PassEnd{Pass: 0, Step: 4, Epoch: 1}, false, 0, false},
+		{"another pass", 2, PassEnd{Pass: 1, Step: 4, Epoch: 0}, false, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, tc.passes))
+			eff := commitSteps(t, c, 0, 4, t0)
+			if eff.PassEnd == nil || *eff.PassEnd != (PassEnd{Pass: 0, Step: 4}) {
+				t.Fatalf("the last step's pass end %+v, want pass 0 at step 4", eff.PassEnd)
+			}
+			if got := c.PassEnded(tc.end, metrics); got.Changed != tc.changed {
+				t.Fatalf("PassEnded(%+v) effects %+v, want changed %v", tc.end, got, tc.changed)
+			}
+			m := c.Meta()
+			if m.Pass != tc.wantPass || m.Done != tc.wantDone {
+				t.Fatalf("after PassEnded: pass %d done %v, want %d and %v", m.Pass, m.Done, tc.wantPass, tc.wantDone)
+			}
+			if !tc.changed {
+				if !c.ending || m.SamplesApplied != nil {
+					t.Fatalf("a void pass end changed the state: ending %v, %+v", c.ending, m)
+				}
+				return
+			}
+			if !slices.Equal(m.SamplesApplied, []int64{42}) || m.PassSamples != 0 || *m.Metrics.TestLoss != loss ||
+				m.Metrics.TrainLoss == nil || *m.Metrics.TrainLoss != 12.0/42 {
+				t.Fatalf("after the pass: %+v, want 42 samples applied, test loss %v, train loss 12/42", m, loss)
+			}
+			if !tc.wantDone && (c.plan.Pass != 1 || c.plan.StartStep != 4 || c.Step(0, 4, 0, t0).Status != api.WorkStatus_WORK_READY) {
+				t.Fatalf("the next pass is planned as %+v, want pass 1 from step 4", c.plan)
+			}
+		})
+	}
+}
+
+func TestCoreRollback(t *testing.T) {
+	cases := []struct {
+		name      string
+		toStep    int64 // 0: the start (no state)
+		epoch     int64 // asked for
+		wantEpoch int64
+		passEnd   bool
+	}{
+		{"to the start", 0, 5, 5, false},
+		{"to a checkpoint, the epoch above the master's", 2, 0, 1, false},
+		{"to a pass end: it is evaluated again", 4, 3, 3, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCore(t, syncConfig(3, 4, 2))
+			var state *State
+			if tc.toStep > 0 {
+				commitSteps(t, c, 0, tc.toStep, t0)
+				st := c.state()
+				state = &st
+			}
+			commitSteps(t, c, tc.toStep, 3, t0)
+			c.StepDone(0, 3, 0, 1, 4, t0) // a report of the abandoned history
+			c.Pause()
+			eff, err := c.Rollback(state, tc.epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !eff.Changed || !eff.CancelPassEnd || (eff.PassEnd != nil) != tc.passEnd {
+				t.Fatalf("effects %+v, want a change, the pass end under way cancelled, a new one %v", eff, tc.passEnd)
+			}
+			if m := c.Meta(); m.Step != tc.toStep || m.Epoch != tc.wantEpoch || len(c.reports) != 0 || c.paused {
+				t.Fatalf("after the rollback: step %d epoch %d, %d reports, paused %v; want step %d epoch %d, none, false",
+					m.Step, m.Epoch, len(c.reports), c.paused, tc.toStep, tc.wantEpoch)
+			}
+			if w := c.Step(0, 3, 0, t0); !tc.passEnd && (w.Status != api.WorkStatus_WORK_READY || w.Step != tc.toStep || w.Epoch != tc.wantEpoch) {
+				t.Fatalf("a trainer of the old epoch is answered %+v, want step %d of epoch %d", w, tc.toStep, tc.wantEpoch)
+			}
+			if eff, _ := c.StepDone(0, tc.toStep, 0, 1, 4, t0); eff.Changed || len(c.reports) != 0 {
+				t.Fatal("a report of the old epoch was counted")
+			}
+		})
+	}
+}
+
+func TestCoreStalled(t *testing.T) {
+	const after = 30 * time.Second
+	cases := []struct {
+		name        string
+		sync        bool
+		setup       func(c *Core)
+		waited      time.Duration
+		wantStalled bool
+		wantMissing []int
+	}{
+		{"async never stalls", false, nil, time.Hour, false, nil},
+		{"before the threshold", true, nil, 29 * time.Second, false, nil},
+		{"past it: who has not reported", true, nil, 31 * time.Second, true, []int{0, 2}},
+		{"paused for a rollback", true, func(c *Core) { c.Pause() }, time.Hour, false, nil},
+		{"a pass end is evaluated", true, func(c *Core) { c.ending = true }, time.Hour, false, nil},
+		{"training done", true, func(c *Core) { c.meta.Done = true }, time.Hour, false, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := syncConfig(3, 4, 1)
+			cfg.Sync = tc.sync
+			c := newCore(t, cfg)
+			if tc.setup != nil {
+				tc.setup(c)
+			}
+			if _, _, stalled := c.Stalled(after, t0); stalled {
+				t.Fatal("stalled at once")
+			}
+			if tc.sync {
+				c.StepDone(1, 0, 0, 1, 4, t0)
+			}
+			step, missing, stalled := c.Stalled(after, t0.Add(tc.waited))
+			if stalled != tc.wantStalled || !slices.Equal(missing, tc.wantMissing) || step != 0 {
+				t.Fatalf("Stalled = step %d missing %v stalled %v; want step 0, missing %v, stalled %v", step, missing, stalled, tc.wantMissing, tc.wantStalled)
+			}
+		})
+	}
+}
+
+func TestNewCoreRestores(t *testing.T) {
+	ts := coreTaskSet()
+	fresh := newCore(t, syncConfig(3, 4, 2))
+	commitSteps(t, fresh, 0, 4, t0)
+	atPassEnd := fresh.state()
+	cases := []struct {
+		name    string
+		meta    Meta
+		wantErr error
+		passEnd bool
+	}{
+		{"at a pass end: evaluated again", atPassEnd.Meta, nil, true},
+		{"training done", Meta{Tasks: len(ts.Tasks), Pass: 2, Done: true}, nil, false},
+		{"cut from other data", Meta{Tasks: len(ts.Tasks) + 1}, ErrStaleState, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, eff, err := NewCore(syncConfig(3, 4, 2), ts, &tc.meta, atPassEnd.Statuses, t0, nil)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("NewCore: %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if eff.Changed || (eff.PassEnd != nil) != tc.passEnd {
+				t.Fatalf("restore effects %+v, want nothing to save, a pass end %v", eff, tc.passEnd)
+			}
+			if m := c.Meta(); m.Step != tc.meta.Step || m.Pass != tc.meta.Pass {
+				t.Fatalf("restored at pass %d step %d, want %d and %d", m.Pass, m.Step, tc.meta.Pass, tc.meta.Step)
+			}
+		})
 	}
 }

@@ -5,12 +5,21 @@
 //
 // Pure parts, tested without etcd, sockets or sleeps: queue.go (the task
 // queue state machine), plan.go (which records each trainer computes at a
-// sync step). core.go serialises requests over them and persists every change
-// through a Store as small per-task deltas, batched (group commit) when many
-// trainers ask at once; etcdstore.go is the Store on etcd, every write fenced
-// on the election key's revision; run.go is the `gtraind master` process
-// (concurrency.Election, standby-ready).
+// sync step), core.go (the master's state machine: it takes the time and a
+// request, changes the state and returns Effects: a change to save, states to
+// checkpoint, a pass end to evaluate) and recoveryrules.go (the decisions of
+// sync recovery: are the pservers consistent, where to roll back, the next
+// epoch, which global checkpoints to keep).
 //
-// It must not touch parameters except to read them for evaluation, and must
-// not start or stop processes (the agent does).
+// driver.go runs the core for concurrent trainers: the lock, long polls, the
+// pass-end evaluations and the saves of every change through a Store,
+// batched (group commit) when many trainers ask at once. etcdstore.go is the
+// Store on etcd, every write fenced on the election key's revision;
+// recovery.go carries out sync recovery's decisions on etcd and the
+// pservers; run.go and leader.go are the `gtraind master` process
+// (concurrency.Election, standby-ready) as named steps.
+//
+// It must not touch parameters except to read them for evaluation and to
+// restore the pservers at a rollback, must not start or stop processes (the
+// agent does), and must not build or parse etcd keys (coord does).
 package master

@@ -40,6 +40,8 @@ type taskRecord struct {
 	Order    int    `json:"order"`
 }
 
+var errBadTaskKey = errors.New("not a task ID")
+
 var stateNames = map[string]TaskState{"todo": Todo, "pending": Pending, "done": Done, "failed": Failed}
 
 // Load reads Meta and every task status.
@@ -62,9 +64,9 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			return nil, nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 		}
-		var id int
-		if _, err := fmt.Sscanf(string(kv.Key[len(prefix):]), "%d", &id); err != nil {
-			return nil, nil, fmt.Errorf("task key %s: %w", kv.Key, err)
+		id, ok := coord.ParseTaskKey(s.job, meta.Slot, string(kv.Key))
+		if !ok {
+			return nil, nil, fmt.Errorf("task key %s: %w", kv.Key, errBadTaskKey)
 		}
 		st, ok := stateNames[r.State]
 		if !ok {
@@ -82,7 +84,7 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 // Save writes the changed tasks (into meta.Slot) then Meta and progress,
 // fenced, in commits of at most maxOpsPerTxn operations, Meta in the last one.
 // A full rewrite targets the slot not in use, so it is atomic through Meta.
-func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error {
+func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
 	ops := make([]clientv3.Op, 0, len(changed)+2)
 	for _, t := range changed {
 		r := taskRecord{State: t.State.String(), Failures: t.Failures, Trainer: t.Trainer, Order: t.Order}

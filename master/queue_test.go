@@ -483,12 +483,11 @@ func TestReleaseTrainer(t *testing.T) {
 	}
 }
 
-func TestNextPass(t *testing.T) {
-	q := mustQueue(t, queueTestConfig(), makeQueueTasks(5))
-	if err := q.NextPass(); !errors.Is(err, ErrPassNotDone) {
-		t.Fatalf("NextPass on a fresh queue = %v, want ErrPassNotDone", err)
-	}
-	var failedID, retriedID int
+// runPassWithFailures runs a pass in which the first task dispatched fails
+// for good and the second fails once; it checks that the pass cannot end
+// before it is over.
+func runPassWithFailures(t *testing.T, q *Queue) (failedID, retriedID int) {
+	t.Helper()
 	for i := 0; ; i++ {
 		task, err := q.Dispatch(1, queueEpoch)
 		if errors.Is(err, ErrPassDone) {
@@ -527,6 +526,15 @@ func TestNextPass(t *testing.T) {
 			}
 		}
 	}
+	return failedID, retriedID
+}
+
+func TestNextPass(t *testing.T) {
+	q := mustQueue(t, queueTestConfig(), makeQueueTasks(5))
+	if err := q.NextPass(); !errors.Is(err, ErrPassNotDone) {
+		t.Fatalf("NextPass on a fresh queue = %v, want ErrPassNotDone", err)
+	}
+	failedID, retriedID := runPassWithFailures(t, q)
 	if got, want := q.Counts(), (Counts{Done: 4, Failed: 1}); got != want {
 		t.Fatalf("Counts() at end of pass = %+v, want %+v", got, want)
 	}
@@ -795,122 +803,142 @@ func checkQueueInvariants(t testing.TB, q *Queue) {
 	}
 }
 
+// queueOp is a kind of random operation on a queue.
+type queueOp int
+
+const (
+	opDispatch queueOp = iota
+	opFinish
+	opFail
+	opRenew
+	opExpire
+	opRelease
+	opNextPass
+)
+
+var (
+	queueOpNames   = []string{"dispatch", "finish", "fail", "renew", "expire", "release", "next pass"}
+	queueOpWeights = []int{4, 4, 1, 2, 1, 1, 1}
+)
+
+// queueCall is one random operation: what, on which task, by which trainer, when.
+type queueCall struct {
+	kind        queueOp
+	id, trainer int
+	now         time.Time
+}
+
+// randomQueueCall mostly acts on a pending task as its owner; sometimes on
+// any task, a wrong trainer or an unknown ID, which must be refused.
+func randomQueueCall(rng *rand.Rand, q *Queue, ids []int, trainers int, now time.Time) queueCall {
+	kind := opDispatch
+	for n, k := rng.IntN(20), 0; k < len(queueOpWeights); k++ {
+		if n < queueOpWeights[k] {
+			kind = queueOp(k)
+			break
+		}
+		n -= queueOpWeights[k]
+	}
+	c := queueCall{kind: kind, id: ids[rng.IntN(len(ids))], trainer: rng.IntN(trainers), now: now}
+	if len(q.deadlines) > 0 && rng.IntN(4) != 0 {
+		e := q.deadlines[rng.IntN(len(q.deadlines))]
+		c.id, c.trainer = e.task.ID, e.trainer
+	}
+	if rng.IntN(30) == 0 {
+		c.id = -5
+	}
+	return c
+}
+
+// apply runs the call on q: what it answered, and whether it took effect.
+func (c queueCall) apply(t *testing.T, q *Queue) (any, bool) {
+	switch c.kind {
+	case opDispatch:
+		task, err := q.Dispatch(c.trainer, c.now)
+		return fmt.Sprint(task, queueErrKind(err)), err == nil
+	case opFinish:
+		err := q.Finish(c.id, c.trainer)
+		return queueErrKind(err), err == nil
+	case opFail:
+		err := q.Fail(c.id, c.trainer)
+		return queueErrKind(err), err == nil
+	case opRenew:
+		err := q.Renew(c.id, c.trainer, c.now)
+		return queueErrKind(err), err == nil
+	case opExpire:
+		got := q.Expire(c.now)
+		return got, len(got) > 0
+	case opRelease:
+		got := q.ReleaseTrainer(c.trainer)
+		return got, len(got) > 0
+	default:
+		wasDone := q.PassDone()
+		err := q.NextPass()
+		if wasDone != (err == nil) {
+			t.Fatalf("PassDone() = %v but NextPass() = %v", wasDone, err)
+		}
+		return queueErrKind(err), err == nil
+	}
+}
+
 // TestRandomOperationsKeepInvariants drives a queue and a shadow rebuilt
 // from persisted changes with the same random operations: the invariants
 // must hold throughout and both must answer identically.
 func TestRandomOperationsKeepInvariants(t *testing.T) {
-	const trainers = 5
-	type opKind int
-	const (
-		opDispatch opKind = iota
-		opFinish
-		opFail
-		opRenew
-		opExpire
-		opRelease
-		opNextPass
-	)
-	names := []string{"dispatch", "finish", "fail", "renew", "expire", "release", "next pass"}
-	weights := []int{4, 4, 1, 2, 1, 1, 1}
-	pick := func(rng *rand.Rand) opKind {
-		n := rng.IntN(20)
-		for k, w := range weights {
-			if n < w {
-				return opKind(k)
-			}
-			n -= w
-		}
-		return opDispatch
-	}
-
 	reached := map[string]int{}
 	for seed := range uint64(8) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 99))
-			cfg := QueueConfig{Timeout: 10 * time.Second, MaxFailures: int(seed % 3), Seed: seed}
-			tasks := makeQueueTasks(1 + rng.IntN(30))
-			ids := sortedTaskIDs(tasks)
-			q := mustQueue(t, cfg, tasks)
-			var s changeStore
-			s.take(q)
-			shadow := s.restore(t, cfg, tasks)
-			now := queueEpoch
-			for op := range 1500 {
-				now = now.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
-				kind := pick(rng)
-				// Mostly act on a pending task as its owner; sometimes on any
-				// task, a wrong trainer or an unknown ID, which must be refused.
-				id, trainer := ids[rng.IntN(len(ids))], rng.IntN(trainers)
-				if len(q.deadlines) > 0 && rng.IntN(4) != 0 {
-					e := q.deadlines[rng.IntN(len(q.deadlines))]
-					id, trainer = e.task.ID, e.trainer
-				}
-				if rng.IntN(30) == 0 {
-					id = -5
-				}
-				apply := func(qq *Queue) (any, bool) {
-					switch kind {
-					case opDispatch:
-						task, err := qq.Dispatch(trainer, now)
-						return fmt.Sprint(task, queueErrKind(err)), err == nil
-					case opFinish:
-						err := qq.Finish(id, trainer)
-						return queueErrKind(err), err == nil
-					case opFail:
-						err := qq.Fail(id, trainer)
-						return queueErrKind(err), err == nil
-					case opRenew:
-						err := qq.Renew(id, trainer, now)
-						return queueErrKind(err), err == nil
-					case opExpire:
-						got := qq.Expire(now)
-						return got, len(got) > 0
-					case opRelease:
-						got := qq.ReleaseTrainer(trainer)
-						return got, len(got) > 0
-					default:
-						wasDone := qq.PassDone()
-						err := qq.NextPass()
-						if wasDone != (err == nil) {
-							t.Fatalf("PassDone() = %v but NextPass() = %v", wasDone, err)
-						}
-						return queueErrKind(err), err == nil
-					}
-				}
-				desc := fmt.Sprintf("op %d: %s task %d trainer %d", op, names[kind], id, trainer)
-				before := q.Statuses()
-				got, _ := apply(shadow)
-				want, effective := apply(q)
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("%s: original %v, restored shadow %v", desc, want, got)
-				}
-				after := q.Statuses()
-				if effective {
-					reached[names[kind]]++
-				} else if kind != opDispatch && !reflect.DeepEqual(before, after) {
-					t.Fatalf("%s: refused or empty operation changed state", desc)
-				}
-				checkQueueInvariants(t, q)
-				checkQueueInvariants(t, shadow)
-				if !reflect.DeepEqual(after, shadow.Statuses()) || q.Pass() != shadow.Pass() {
-					t.Fatalf("%s: shadow diverged", desc)
-				}
-				if q.Counts().Failed > 0 {
-					reached["failed task"]++
-				}
-				s.take(q)
-				shadow.TakeChanges()
-				if rng.IntN(50) == 0 {
-					shadow = s.restore(t, cfg, tasks)
-					reached["restore"]++
-				}
-			}
-		})
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runRandomQueueOps(t, seed, reached) })
 	}
 	t.Logf("operations that took effect: %v", reached)
-	for _, what := range append(names, "failed task", "restore") {
+	for _, what := range append(queueOpNames, "failed task", "restore") {
 		if reached[what] < 10 {
 			t.Errorf("random operations reached %q only %d times: %v", what, reached[what], reached)
+		}
+	}
+}
+
+// runRandomQueueOps runs 1500 random operations of seed, counting in reached
+// what took effect.
+func runRandomQueueOps(t *testing.T, seed uint64, reached map[string]int) {
+	const trainers = 5
+	rng := rand.New(rand.NewPCG(seed, 99))
+	cfg := QueueConfig{Timeout: 10 * time.Second, MaxFailures: int(seed % 3), Seed: seed}
+	tasks := makeQueueTasks(1 + rng.IntN(30))
+	ids := sortedTaskIDs(tasks)
+	q := mustQueue(t, cfg, tasks)
+	var s changeStore
+	s.take(q)
+	shadow := s.restore(t, cfg, tasks)
+	now := queueEpoch
+	for op := range 1500 {
+		now = now.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		call := randomQueueCall(rng, q, ids, trainers, now)
+		desc := fmt.Sprintf("op %d: %s task %d trainer %d", op, queueOpNames[call.kind], call.id, call.trainer)
+		before := q.Statuses()
+		got, _ := call.apply(t, shadow)
+		want, effective := call.apply(t, q)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: original %v, restored shadow %v", desc, want, got)
+		}
+		after := q.Statuses()
+		if effective {
+			reached[queueOpNames[call.kind]]++
+		} else if call.kind != opDispatch && !reflect.DeepEqual(before, after) {
+			t.Fatalf("%s: refused or empty operation changed state", desc)
+		}
+		checkQueueInvariants(t, q)
+		checkQueueInvariants(t, shadow)
+		if !reflect.DeepEqual(after, shadow.Statuses()) || q.Pass() != shadow.Pass() {
+			t.Fatalf("%s: shadow diverged", desc)
+		}
+		if q.Counts().Failed > 0 {
+			reached["failed task"]++
+		}
+		s.take(q)
+		shadow.TakeChanges()
+		if rng.IntN(50) == 0 {
+			shadow = s.restore(t, cfg, tasks)
+			reached["restore"]++
 		}
 	}
 }

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
+	"path/filepath"
 	"sync"
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -25,24 +25,65 @@ type recovery struct {
 	lead     *coord.Leadership
 	job      string
 	pservers int
-	core     *Core
+	driver   *Driver
 	ps       *pserver.Dynamic
 	store    *checkpoint.Store // the master's own checkpoints
 	log      *slog.Logger
-	node     string
 	keep     int
 	leases   map[int]int64 // pserver index -> lease of the incarnation last seen ready
 	mu       sync.Mutex    // one rollback at a time
 }
 
-const masterMark = "master"
+// newRecovery opens the master's own checkpoints of a sync job.
+func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, spec *jobspec.Spec, driver *Driver, ps *pserver.Dynamic) (*recovery, error) {
+	rec := checkpoint.NewEtcdRecorder(cli, coord.MasterCheckpointPrefix(cfg.Job))
+	rec.Guard = []clientv3.Cmp{lead.Guard()}
+	dir := filepath.Join(pserver.CheckpointDir(spec, cfg.DataDir), "master")
+	store, err := checkpoint.NewStore(checkpoint.Config{Dir: dir, Keep: spec.Checkpoint.Keep, Index: 0}, rec, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := store.Load(ctx); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
+		cfg.Log.Warn("master checkpoints", "err", err)
+	}
+	return &recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, driver: driver, ps: ps, store: store,
+		log: cfg.Log, keep: spec.Checkpoint.Keep}, nil
+}
+
+// start writes checkpoints and tracks global ones from now on, rolls the job
+// back if the pservers and the stored state disagree, then watches for
+// pservers coming back from a crash. stop ends the master when the tracking
+// or a rollback fails in the background.
+func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
+	watchFrom, err := r.readyLeases(ctx)
+	if err != nil {
+		return err
+	}
+	go r.writeCheckpoints(ctx)
+	go func() {
+		if err := r.trackGlobal(ctx); err != nil {
+			r.log.Error("checkpoint tracking stopped; master exits so a successor resumes it", "err", err)
+			stop()
+		}
+	}()
+	if err := r.checkConsistent(ctx); err != nil {
+		return err
+	}
+	go func() {
+		if err := r.watchPservers(ctx, watchFrom); err != nil && ctx.Err() == nil {
+			r.log.Error("rollback failed; master exits so a successor retries", "err", err)
+			stop()
+		}
+	}()
+	return nil
+}
 
 // writeCheckpoints saves the master's state at each checkpoint step.
 func (r *recovery) writeCheckpoints(ctx context.Context) {
 	for {
 		var st State
 		select {
-		case st = <-r.core.Snapshots():
+		case st = <-r.driver.Snapshots():
 		case <-ctx.Done():
 			return
 		}
@@ -56,7 +97,7 @@ func (r *recovery) writeCheckpoints(ctx context.Context) {
 			r.log.Error("master checkpoint failed; training goes on", "step", st.Meta.Step, "err", err)
 			continue
 		}
-		if err := r.lead.Commit(ctx, clientv3.OpPut(coord.CheckpointMarkKey(r.job, rec.Step, masterMark), rec.File)); err != nil {
+		if err := r.lead.Commit(ctx, clientv3.OpPut(coord.CheckpointMarkKey(r.job, rec.Step, coord.MasterMark), rec.File)); err != nil {
 			r.log.Error("master checkpoint mark", "err", err)
 		}
 	}
@@ -66,8 +107,7 @@ func (r *recovery) writeCheckpoints(ctx context.Context) {
 // pserver have marked S. It returns when the watch ends (an error unless ctx
 // is done: a master that stops tracking checkpoints must not go on).
 func (r *recovery) trackGlobal(ctx context.Context) error {
-	prefix := coord.CheckpointMarkPrefix(r.job)
-	for resp := range r.cli.Watch(ctx, prefix, clientv3.WithPrefix()) {
+	for resp := range r.cli.Watch(ctx, coord.CheckpointMarkPrefix(r.job), clientv3.WithPrefix()) {
 		if err := resp.Err(); err != nil {
 			return fmt.Errorf("watch checkpoint marks: %w", err)
 		}
@@ -75,9 +115,8 @@ func (r *recovery) trackGlobal(ctx context.Context) error {
 			if ev.Type != clientv3.EventTypePut {
 				continue
 			}
-			stepStr, _, _ := strings.Cut(strings.TrimPrefix(string(ev.Kv.Key), prefix), "/")
-			step, err := strconv.ParseInt(stepStr, 10, 64)
-			if err != nil {
+			step, _, ok := coord.ParseCheckpointMarkKey(r.job, string(ev.Kv.Key))
+			if !ok {
 				continue
 			}
 			if err := r.maybeDeclare(ctx, step); err != nil {
@@ -96,7 +135,6 @@ func (r *recovery) trackGlobal(ctx context.Context) error {
 func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	prefix := coord.CheckpointMarkPrefix(r.job)
 	var global coord.GlobalCheckpoint
 	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &global); err != nil && !errors.Is(err, coord.ErrNotFound) {
 		return err
@@ -104,18 +142,19 @@ func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
 	if step <= global.Step {
 		return nil
 	}
-	marks, err := r.cli.Get(ctx, fmt.Sprintf("%s%012d/", prefix, step), clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil || marks.Count < int64(r.pservers+1) {
+	marks, err := r.cli.Get(ctx, coord.CheckpointMarkStepPrefix(r.job, step), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
 		return err
 	}
-	pass, _ := r.core.Position()
-	kept := append(global.Steps, step)
-	kept = kept[max(0, len(kept)-r.keep):]
-	global = coord.GlobalCheckpoint{Step: step, Pass: pass, Steps: kept}
-	ops := []clientv3.Op{clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global))}
+	pass, _ := r.driver.Position()
+	global, ok := declareGlobal(global, step, marks.Count, r.pservers+1, pass, r.keep)
+	if !ok {
+		return nil
+	}
 	// Marks of steps no longer kept are not needed to decide anything.
-	ops = append(ops, clientv3.OpDelete(prefix, clientv3.WithRange(fmt.Sprintf("%s%012d/", prefix, kept[0]))))
-	if err := r.lead.Commit(ctx, ops...); err != nil {
+	prefix := coord.CheckpointMarkPrefix(r.job)
+	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global)),
+		clientv3.OpDelete(prefix, clientv3.WithRange(coord.CheckpointMarkStepPrefix(r.job, global.Steps[0])))); err != nil {
 		return err
 	}
 	r.log.Info("global checkpoint complete", "step", step)
@@ -154,7 +193,7 @@ func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 // requestRollback serves a trainer that found the pservers at different
 // steps; a rollback already done since its epoch answers it.
 func (r *recovery) requestRollback(ctx context.Context, epoch int64, why string) error {
-	if r.core.Epoch() > epoch {
+	if r.driver.Epoch() > epoch {
 		return nil
 	}
 	return r.rollback(ctx, why, -1)
@@ -186,18 +225,13 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, at := r.core.Position()
-	epoch := r.core.Epoch()
-	lowest := steps[0]
-	consistent := true
-	for i, s := range steps {
-		lowest = min(lowest, s)
-		consistent = consistent && s == steps[0] && s >= at && s <= at+1 && epochs[i] <= epoch
-	}
+	_, at := r.driver.Position()
+	epoch := r.driver.Epoch()
+	target, consistent := checkPservers(steps, epochs, at, epoch)
 	if consistent {
 		return nil
 	}
-	return r.rollback(ctx, fmt.Sprintf("pservers at steps %v, epochs %v; the master at step %d, epoch %d", steps, epochs, at, epoch), lowest)
+	return r.rollback(ctx, fmt.Sprintf("pservers at steps %v, epochs %v; the master at step %d, epoch %d", steps, epochs, at, epoch), target)
 }
 
 // checkEpochs rolls back when a pserver is in a newer epoch than the master:
@@ -207,45 +241,33 @@ func (r *recovery) checkEpochs(ctx context.Context) error {
 	if err != nil {
 		return nil // a pserver restarting: its return triggers its own rollback
 	}
-	epoch := r.core.Epoch()
-	for i, e := range epochs {
-		if e > epoch {
-			return r.rollback(ctx, fmt.Sprintf("pserver-%d is in epoch %d, the master in %d (an interrupted rollback)", i, e, epoch), -1)
-		}
+	epoch := r.driver.Epoch()
+	if i, ahead := pserverAhead(epochs, epoch); ahead {
+		return r.rollback(ctx, fmt.Sprintf("pserver-%d is in epoch %d, the master in %d (an interrupted rollback)", i, epochs[i], epoch), -1)
 	}
 	return nil
 }
 
 // rollback puts every pserver and the master at complete global checkpoint
 // target (-1: the newest; 0: the start; older than the newest when the newest
-// proved damaged) in a new epoch, above any epoch a pserver may have entered
-// from an interrupted rollback. The master's own state is loaded first, so a
-// failure leaves the pservers untouched.
+// proved damaged) in a new epoch (see nextEpoch). The master's own state is
+// loaded first, so a failure leaves the pservers untouched.
 func (r *recovery) rollback(ctx context.Context, why string, target int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.core.Pause()
+	r.driver.Pause()
 	var g coord.GlobalCheckpoint
 	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil && !errors.Is(err, coord.ErrNotFound) {
 		return err
 	}
-	if target < 0 {
-		target = g.Step
-	}
-	if !g.Has(target) {
+	target, ok := rollbackTarget(g, target)
+	if !ok {
 		return fmt.Errorf("master: rollback to step %d: not a complete global checkpoint (kept: %v in %s)", target, g.Steps, coord.GlobalCheckpointKey(r.job))
 	}
 	r.log.Warn("rolling back to a complete global checkpoint", "why", why, "step", target)
-	var state *State
-	if target > 0 {
-		snap, err := r.store.LoadStep(ctx, target)
-		if err != nil {
-			return fmt.Errorf("master: rollback: %w", err)
-		}
-		state = &State{}
-		if err := json.Unmarshal(snap.Meta, state); err != nil {
-			return fmt.Errorf("master: rollback: decode checkpoint of step %d: %w", target, err)
-		}
+	state, err := r.loadState(ctx, target)
+	if err != nil {
+		return err
 	}
 	if err := r.ps.Refresh(ctx); err != nil {
 		return err
@@ -254,32 +276,37 @@ func (r *recovery) rollback(ctx context.Context, why string, target int64) error
 	if err != nil {
 		return err
 	}
-	epoch := r.core.Epoch()
-	for _, e := range epochs {
-		epoch = max(epoch, e)
-	}
-	epoch++
+	epoch := nextEpoch(r.driver.Epoch(), epochs)
 	if err := r.ps.Client().Restore(ctx, target, epoch, r.lead.Rev()); err != nil {
 		return err
 	}
-	if err := r.core.Rollback(ctx, state, epoch); err != nil {
+	if err := r.driver.Rollback(ctx, state, epoch); err != nil {
 		return err
 	}
 	// Forget the abandoned history: its checkpoints are deleted as the new
 	// one is written, so neither its global steps nor its marks may count.
-	var kept []int64
-	for _, s := range g.Steps {
-		if s <= target {
-			kept = append(kept, s)
-		}
-	}
-	g = coord.GlobalCheckpoint{Step: target, Pass: g.Pass, Steps: kept}
 	prefix := coord.CheckpointMarkPrefix(r.job)
-	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(g)),
-		clientv3.OpDelete(fmt.Sprintf("%s%012d/", prefix, target+1), clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)))); err != nil {
+	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(rolledBackGlobal(g, target))),
+		clientv3.OpDelete(coord.CheckpointMarkStepPrefix(r.job, target+1), clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)))); err != nil {
 		return err
 	}
-	pass, _ := r.core.Position()
+	pass, _ := r.driver.Position()
 	_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("%s: job rolled back to global checkpoint step %d (pass %d), epoch %d", why, target, pass, epoch))
 	return nil
+}
+
+// loadState reads the master's state checkpointed at step (nil at 0, the start).
+func (r *recovery) loadState(ctx context.Context, step int64) (*State, error) {
+	if step <= 0 {
+		return nil, nil
+	}
+	snap, err := r.store.LoadStep(ctx, step)
+	if err != nil {
+		return nil, fmt.Errorf("master: rollback: %w", err)
+	}
+	state := &State{}
+	if err := json.Unmarshal(snap.Meta, state); err != nil {
+		return nil, fmt.Errorf("master: rollback: decode checkpoint of step %d: %w", step, err)
+	}
+	return state, nil
 }

@@ -9,19 +9,19 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Server adapts the Core and the trainer registry to the Master gRPC service.
+// Server adapts the Driver and the trainer registry to the Master gRPC service.
 type Server struct {
 	api.UnimplementedMasterServer
-	core     *Core
+	driver   *Driver
 	registry *TrainerRegistry
 	trainers int
 	// rollback serves RequestRollback (nil: not supported, e.g. async mode).
 	rollback func(ctx context.Context, epoch int64, why string) error
 }
 
-// NewServer serves core.
-func NewServer(core *Core, registry *TrainerRegistry, trainers int) *Server {
-	return &Server{core: core, registry: registry, trainers: trainers}
+// NewServer serves driver.
+func NewServer(driver *Driver, registry *TrainerRegistry, trainers int) *Server {
+	return &Server{driver: driver, registry: registry, trainers: trainers}
 }
 
 // RegisterTrainer hands out a dense trainer ID.
@@ -30,15 +30,13 @@ func (s *Server) RegisterTrainer(ctx context.Context, req *api.RegisterTrainerRe
 	if err != nil {
 		return nil, s.grpcErr(err)
 	}
-	s.core.mu.Lock()
-	next := s.core.meta.Step
-	s.core.mu.Unlock()
+	_, next := s.driver.Position()
 	return &api.RegisterTrainerResponse{TrainerId: int32(id), Trainers: int32(s.trainers), NextStep: next}, nil
 }
 
 // GetTask serves async trainers.
 func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.GetTaskResponse, error) {
-	w, err := s.core.GetTask(ctx, int(req.TrainerId), int(req.FinishedTask), int(req.FailedTask), req.LossSum, req.Records)
+	w, err := s.driver.GetTask(ctx, int(req.TrainerId), int(req.FinishedTask), int(req.FailedTask), req.LossSum, req.Records)
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
 		return nil, s.grpcErr(err)
 	}
@@ -52,7 +50,7 @@ func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.Get
 
 // GetStep serves sync trainers.
 func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.GetStepResponse, error) {
-	w, err := s.core.GetStep(ctx, int(req.TrainerId), req.Step, req.Epoch)
+	w, err := s.driver.GetStep(ctx, int(req.TrainerId), req.Step, req.Epoch)
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
 		return nil, s.grpcErr(err)
 	}
@@ -65,14 +63,14 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 
 // StepDone records a sync step's report.
 func (s *Server) StepDone(ctx context.Context, req *api.StepDoneRequest) (*api.StepDoneResponse, error) {
-	if err := s.core.StepDone(ctx, int(req.TrainerId), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
+	if err := s.driver.StepDone(ctx, int(req.TrainerId), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
 		return nil, s.grpcErr(err)
 	}
 	return &api.StepDoneResponse{}, nil
 }
 
 func (s *Server) grpcErr(err error) error {
-	if fatal := s.core.Fatal(); fatal != nil {
+	if fatal := s.driver.Fatal(); fatal != nil {
 		// This master is stopping; trainers retry and find its successor.
 		return status.Error(codes.Unavailable, fatal.Error())
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
 )
 
 // Meta is the master's small, whole-job state; it is written with every
@@ -28,7 +29,8 @@ type Meta struct {
 // sees a Meta ahead of its tasks.
 type Store interface {
 	Load(ctx context.Context) (meta *Meta, statuses []TaskStatus, err error) // meta nil: nothing stored yet
-	Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error
+	// progress nil: the public progress record is not rewritten this time.
+	Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error
 }
 
 // MemStore is an in-memory Store for unit tests.
@@ -37,8 +39,8 @@ type MemStore struct {
 	meta     *Meta
 	statuses map[int]TaskStatus
 	Saves    int
-	Progress any
-	Fail     error // returned by Save when set
+	Progress *coord.ProgressRecord // the last one saved
+	Fail     error                 // returned by Save when set
 }
 
 // Load returns what was saved.
@@ -58,7 +60,7 @@ func (m *MemStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 }
 
 // Save stores meta and the changed statuses.
-func (m *MemStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress any) error {
+func (m *MemStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.Fail != nil {
@@ -72,7 +74,9 @@ func (m *MemStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, pr
 	}
 	meta.SamplesApplied = append([]int64(nil), meta.SamplesApplied...)
 	m.meta = &meta
-	m.Progress = progress
+	if progress != nil {
+		m.Progress = progress
+	}
 	m.Saves++
 	return nil
 }

@@ -1,0 +1,478 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// saveTimeout bounds one save; a store that does not answer in that time
+// makes this master stop so that a successor takes over.
+const saveTimeout = 30 * time.Second
+
+// evalRetry is the pause between two attempts at a failed pass evaluation.
+const evalRetry = time.Second
+
+// ErrStopped is returned to a request whose change can no longer be saved:
+// the driver's Run returned (leadership ended).
+var ErrStopped = errors.New("master stopped")
+
+// Evaluator runs at the end of every pass, outside the driver's lock: it
+// reads the parameters at step (all of the pass applied), writes the model
+// and returns the test metrics.
+type Evaluator interface {
+	EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error)
+}
+
+// Driver serves the Core to concurrent trainers: it serialises requests on
+// one lock, makes every change durable through a Store before acknowledging
+// it (one save serves every change made meanwhile: group commit), holds long
+// polls until the state changes, and evaluates pass ends. Saves and
+// evaluations run under Run's context, not a request's.
+type Driver struct {
+	store    Store
+	eval     Evaluator
+	clock    Clock
+	log      *slog.Logger
+	longPoll time.Duration
+
+	mu        sync.Mutex
+	core      *Core
+	changed   chan struct{}      // closed and replaced on every change
+	saved     chan struct{}      // closed and replaced when a save ends or Run stops
+	dirty     uint64             // changes made
+	durable   uint64             // changes saved
+	fatal     error              // a failed save: this master must stop
+	stopped   bool               // Run returned: nothing more is saved
+	passEnd   *PassEnd           // for Run to start evaluating
+	endCancel context.CancelFunc // cancels the pass-end evaluation under way
+	snapshots chan State         // sync: master states at checkpoint steps, for the writer
+	wake      chan struct{}      // tells Run a save or a pass end is wanted
+}
+
+// NewDriver restores the state from store, or starts pass 0 when none is
+// stored, and saves it; ctx bounds only that. Run must run for any change
+// to be saved from then on.
+func NewDriver(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store, eval Evaluator, clock Clock, log *slog.Logger) (*Driver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	meta, statuses, err := store.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("master: load state: %w", err)
+	}
+	core, eff, err := NewCore(cfg, tasks, meta, statuses, clock.Now(), log)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{store: store, eval: eval, clock: clock, log: log, longPoll: cfg.LongPoll, core: core,
+		changed: make(chan struct{}), saved: make(chan struct{}), snapshots: make(chan State, 1), wake: make(chan struct{}, 1)}
+	d.mu.Lock()
+	gen := d.applyLocked(Effects{Changed: eff.Changed})
+	d.mu.Unlock()
+	if gen > 0 {
+		if err := d.save(ctx); err != nil {
+			return nil, err
+		}
+	}
+	eff.Changed = false // saved above
+	d.mu.Lock()
+	d.applyLocked(eff)
+	d.mu.Unlock()
+	return d, nil
+}
+
+// Run saves what requests wait for and starts pass-end evaluations, until
+// ctx ends; then every change still unsaved fails with ErrStopped.
+func (d *Driver) Run(ctx context.Context) {
+	defer d.stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		}
+		if ctx.Err() != nil {
+			return // a wake-up and the end together: the end wins
+		}
+		d.startPassEnd(ctx)
+		_ = d.save(ctx) // a failure is fatal: Fatal() and every waiter report it
+	}
+}
+
+func (d *Driver) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopped = true
+	close(d.saved)
+	d.saved = make(chan struct{})
+}
+
+// applyLocked carries out eff but its save; it returns the change's
+// generation to wait for (0: nothing changed).
+func (d *Driver) applyLocked(eff Effects) uint64 {
+	var gen uint64
+	if eff.Changed {
+		gen = d.touchLocked()
+	}
+	for _, st := range eff.Snapshots {
+		select {
+		case d.snapshots <- st:
+		default:
+			d.log.Warn("master checkpoint skipped: the previous one is still being written", "step", st.Meta.Step)
+		}
+	}
+	if eff.CancelPassEnd {
+		d.passEnd = nil
+		if d.endCancel != nil {
+			d.endCancel()
+		}
+	}
+	if eff.PassEnd != nil {
+		d.passEnd = eff.PassEnd
+		d.signal()
+	}
+	return gen
+}
+
+func (d *Driver) touchLocked() uint64 {
+	d.dirty++
+	close(d.changed)
+	d.changed = make(chan struct{})
+	return d.dirty
+}
+
+// signal wakes Run; a wake already pending covers this one.
+func (d *Driver) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// save commits every change made so far, if one is unsaved. Only NewDriver
+// (before Run) and Run call it, so saves never overlap.
+func (d *Driver) save(ctx context.Context) error {
+	d.mu.Lock()
+	if d.fatal != nil || d.durable >= d.dirty {
+		d.mu.Unlock()
+		return nil
+	}
+	target := d.dirty
+	s := d.core.TakeSave(d.clock.Now())
+	d.mu.Unlock()
+
+	sctx, cancel := context.WithTimeout(ctx, saveTimeout)
+	err := d.store.Save(sctx, s.Meta, s.Changed, s.Progress)
+	cancel()
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	close(d.saved)
+	d.saved = make(chan struct{})
+	if err != nil {
+		d.fatal = fmt.Errorf("master: save state: %w", err)
+		close(d.changed)
+		d.changed = make(chan struct{})
+		return d.fatal
+	}
+	d.durable = target
+	return nil
+}
+
+// commit waits until every change up to gen is saved. The save serves every
+// change made so far, not only the caller's: a caller that goes away (a
+// trainer killed mid-request) stops waiting but does not cancel it.
+func (d *Driver) commit(ctx context.Context, gen uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		switch {
+		case d.fatal != nil:
+			return d.fatal
+		case d.durable >= gen:
+			return nil
+		case d.stopped:
+			return ErrStopped
+		}
+		d.signal()
+		saved := d.saved
+		d.mu.Unlock()
+		select {
+		case <-saved:
+		case <-ctx.Done():
+			d.mu.Lock()
+			return ctx.Err()
+		}
+		d.mu.Lock()
+	}
+}
+
+// change applies one change of the core and waits until it is saved.
+func (d *Driver) change(ctx context.Context, f func(now time.Time) Effects) error {
+	d.mu.Lock()
+	gen := d.applyLocked(f(d.clock.Now()))
+	d.mu.Unlock()
+	if gen == 0 {
+		return nil
+	}
+	return d.commit(ctx, gen)
+}
+
+// waitChange blocks until changed is closed (true) or the poll ends (false).
+func waitChange(poll context.Context, changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+		return true
+	case <-poll.Done():
+		return false
+	}
+}
+
+// GetStep (sync) returns what trainer computes at step, waiting up to the
+// long poll for it to be planned (see Core.Step).
+func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (Work, error) {
+	if err := d.core.CheckTrainer(trainer); err != nil {
+		return Work{}, err
+	}
+	poll, cancel := context.WithTimeout(ctx, d.longPoll)
+	defer cancel()
+	for {
+		d.mu.Lock()
+		if d.fatal != nil {
+			defer d.mu.Unlock()
+			return Work{}, d.fatal
+		}
+		w := d.core.Step(trainer, step, epoch, d.clock.Now())
+		gen, durable, changed := d.dirty, d.durable, d.changed
+		d.mu.Unlock()
+		switch w.Status {
+		case api.WorkStatus_WORK_DONE:
+			return w, nil
+		case api.WorkStatus_WORK_READY:
+			if durable < gen {
+				// e.g. a new pass's plan: hand out nothing the store does not hold yet.
+				if err := d.commit(ctx, gen); err != nil {
+					return Work{}, err
+				}
+			}
+			return w, nil
+		}
+		step, epoch = w.Step, w.Epoch
+		if !waitChange(poll, changed) {
+			return w, ctx.Err()
+		}
+	}
+}
+
+// StepDone (sync) records that trainer's gradient of step reached every
+// pserver, and saves the step if that committed it (see Core.StepDone).
+func (d *Driver) StepDone(ctx context.Context, trainer int, step, epoch int64, lossSum float64, records int64) error {
+	if err := d.core.CheckTrainer(trainer); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if d.fatal != nil {
+		defer d.mu.Unlock()
+		return d.fatal
+	}
+	eff, err := d.core.StepDone(trainer, step, epoch, lossSum, records, d.clock.Now())
+	gen := d.applyLocked(eff)
+	d.mu.Unlock()
+	if err != nil || gen == 0 {
+		return err
+	}
+	return d.commit(ctx, gen)
+}
+
+// GetTask (async) reports the previous task and asks for the next one,
+// waiting up to the long poll for one. The report and the next dispatch are
+// saved in one commit: one etcd transaction per task for a lone trainer.
+func (d *Driver) GetTask(ctx context.Context, trainer, finished, failed int, lossSum float64, records int64) (Work, error) {
+	if err := d.core.CheckTrainer(trainer); err != nil {
+		return Work{}, err
+	}
+	d.mu.Lock()
+	gen := d.applyLocked(d.core.Report(trainer, finished, failed, lossSum, records))
+	d.mu.Unlock()
+	poll, cancel := context.WithTimeout(ctx, d.longPoll)
+	defer cancel()
+	for {
+		d.mu.Lock()
+		if d.fatal != nil {
+			defer d.mu.Unlock()
+			return Work{}, d.fatal
+		}
+		w, eff := d.core.Task(trainer, d.clock.Now())
+		if g := d.applyLocked(eff); g > 0 {
+			gen = g
+		}
+		changed := d.changed
+		d.mu.Unlock()
+		switch w.Status {
+		case api.WorkStatus_WORK_DONE:
+			return w, d.commit(ctx, gen)
+		case api.WorkStatus_WORK_READY:
+			if err := d.commit(ctx, gen); err != nil {
+				return Work{}, err
+			}
+			return w, nil
+		}
+		if gen > 0 {
+			// Nothing to hand out yet: make the report durable before waiting.
+			if err := d.commit(ctx, gen); err != nil {
+				return Work{}, err
+			}
+			gen = 0
+		}
+		if !waitChange(poll, changed) {
+			return w, ctx.Err()
+		}
+	}
+}
+
+// Tick takes back (async) tasks whose trainer went silent past the timeout.
+func (d *Driver) Tick(ctx context.Context) error {
+	return d.change(ctx, d.core.Tick)
+}
+
+// TrainerLost gives a vanished trainer's tasks (async) back at once.
+func (d *Driver) TrainerLost(ctx context.Context, trainer int) error {
+	return d.change(ctx, func(time.Time) Effects { return d.core.TrainerLost(trainer) })
+}
+
+// FlushProgress saves the progress record if a save skipped it.
+func (d *Driver) FlushProgress(ctx context.Context) error {
+	if d.Fatal() != nil {
+		return nil
+	}
+	return d.change(ctx, func(time.Time) Effects { return d.core.FlushProgress() })
+}
+
+// Pause stops handing out steps and accepting reports while a rollback is
+// prepared; the pause is not saved.
+func (d *Driver) Pause() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.applyLocked(d.core.Pause())
+}
+
+// Rollback puts the master back at a complete global checkpoint (see
+// Core.Rollback) and saves it.
+func (d *Driver) Rollback(ctx context.Context, state *State, epoch int64) error {
+	d.mu.Lock()
+	eff, err := d.core.Rollback(state, epoch)
+	gen := d.applyLocked(eff)
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return d.commit(ctx, gen)
+}
+
+// startPassEnd starts evaluating the pass end the core asked for, if any.
+func (d *Driver) startPassEnd(ctx context.Context) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	end := d.passEnd
+	if end == nil {
+		return
+	}
+	d.passEnd = nil
+	ectx, cancel := context.WithCancel(ctx)
+	d.endCancel = cancel
+	go d.endPass(ectx, *end)
+}
+
+// endPass evaluates end, then advances the core to the next pass and saves it.
+func (d *Driver) endPass(ctx context.Context, end PassEnd) {
+	metrics, ok := d.evaluate(ctx, end)
+	if !ok {
+		return // cancelled: a rollback or the end of this master
+	}
+	d.mu.Lock()
+	gen := d.applyLocked(d.core.PassEnded(end, metrics))
+	d.mu.Unlock()
+	if gen == 0 {
+		return
+	}
+	// A rollback cancelling ctx now must not make the saved pass end look failed.
+	if err := d.commit(context.WithoutCancel(ctx), gen); err != nil {
+		d.log.Error("save after pass", "err", err)
+	}
+}
+
+// evaluate runs the evaluator until it succeeds or ctx ends (ok false).
+func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics, ok bool) {
+	for attempt := 1; ; attempt++ {
+		m, err := d.eval.EndPass(ctx, end.Pass, end.Step)
+		if err == nil {
+			return m, true
+		}
+		if ctx.Err() != nil {
+			return api.Metrics{}, false
+		}
+		d.log.Warn("end of pass evaluation failed; retrying", "pass", end.Pass, "attempt", attempt, "err", err)
+		retry := time.NewTimer(evalRetry)
+		select {
+		case <-retry.C:
+		case <-ctx.Done():
+			retry.Stop()
+			return api.Metrics{}, false
+		}
+	}
+}
+
+// Done reports whether training finished.
+func (d *Driver) Done() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Done()
+}
+
+// Fatal returns the error that stopped this master, if any.
+func (d *Driver) Fatal() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fatal
+}
+
+// Changed returns a channel closed at the next state change.
+func (d *Driver) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
+}
+
+// Snapshots delivers the master's state at each checkpointed step.
+func (d *Driver) Snapshots() <-chan State { return d.snapshots }
+
+// Epoch is the current rollback epoch.
+func (d *Driver) Epoch() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Epoch()
+}
+
+// Position returns the pass and the committed step.
+func (d *Driver) Position() (int, int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Position()
+}
+
+// Stalled reports (sync) a step that has waited longer than after for its
+// trainers (see Core.Stalled).
+func (d *Driver) Stalled(after time.Duration) (step int64, missing []int, stalled bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Stalled(after, d.clock.Now())
+}

@@ -1,0 +1,63 @@
+package master
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pserver"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// jobData is what the master reads before it campaigns: the job's spec, the
+// layout of its parameters, its training tasks and its test set.
+type jobData struct {
+	spec   *jobspec.Spec
+	layout *pserver.Layout
+	tasks  *TaskSet
+	test   []dataset.Example // nil: no test set
+}
+
+// loadJob reads the job's record and cuts its training data into tasks.
+func loadJob(ctx context.Context, cli *clientv3.Client, job string) (*jobData, error) {
+	var rec coord.JobRecord
+	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(job), &rec); err != nil {
+		return nil, fmt.Errorf("master: read job: %w", err)
+	}
+	spec := &rec.Spec
+	layout, err := pserver.NewLayout(spec)
+	if err != nil {
+		return nil, err
+	}
+	files, err := dataset.Glob(spec.Data.Train)
+	if err != nil {
+		return nil, fmt.Errorf("master: data.train: %w", err)
+	}
+	tasks, err := CutTasks(files, spec.Data.ChunksPerTask)
+	if err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	test, err := readTestSet(spec.Data.Test)
+	if err != nil {
+		return nil, err
+	}
+	return &jobData{spec: spec, layout: layout, tasks: tasks, test: test}, nil
+}
+
+// readTestSet reads every example of the test shards (pattern "": none).
+func readTestSet(pattern string) ([]dataset.Example, error) {
+	if pattern == "" {
+		return nil, nil
+	}
+	files, err := dataset.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("master: data.test: %w", err)
+	}
+	test, err := dataset.ReadAll(files)
+	if err != nil {
+		return nil, fmt.Errorf("master: read test set: %w", err)
+	}
+	return test, nil
+}

@@ -1,0 +1,236 @@
+package master
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pserver"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+)
+
+// stallAfter is how long a sync step may wait for its trainers before the
+// operator is told which ones it waits for.
+const stallAfter = 30 * time.Second
+
+// epochCheckEvery is how often a sync master asks the pservers for their
+// epochs, to finish a rollback its predecessor left half done.
+const epochCheckEvery = 5 * time.Second
+
+// ErrLeadershipLost ends Run when the etcd session ends under a live master.
+var ErrLeadershipLost = errors.New("master: leadership lost")
+
+// leader is this process once it leads the job: what the steps of Run share.
+type leader struct {
+	cli    *clientv3.Client
+	cfg    Config
+	job    *jobData
+	lead   *coord.Leadership
+	ps     *pserver.Dynamic
+	driver *Driver
+	recov  *recovery    // sync only
+	srv    *grpc.Server // nil until serve
+
+	stallReported int64 // the step last reported stalled
+}
+
+// newLeader connects to the pservers and restores the master's state.
+func newLeader(ctx context.Context, cli *clientv3.Client, cfg Config, job *jobData, lead *coord.Leadership) (*leader, error) {
+	ps, err := pserver.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	l := &leader{cli: cli, cfg: cfg, job: job, lead: lead, ps: ps, stallReported: -1}
+	if l.driver, err = l.newDriver(ctx); err != nil {
+		ps.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *leader) close() {
+	if l.srv != nil {
+		l.srv.Stop()
+	}
+	l.ps.Close()
+}
+
+func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
+	spec := l.job.spec
+	modelDir := filepath.Join(l.cfg.DataDir, "jobs", l.cfg.Job, "model")
+	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log}
+	qcfg := DefaultQueueConfig()
+	qcfg.Seed = spec.Seed
+	sync := spec.Mode == jobspec.ModeSync
+	if sync {
+		qcfg.Timeout = 24 * time.Hour * 365 // sync tasks belong to the step group, not to one trainer
+	}
+	every, everySteps, err := spec.Checkpoint.Interval()
+	if err != nil {
+		return nil, fmt.Errorf("master: checkpoint.every: %w", err)
+	}
+	ccfg := CoreConfig{Sync: sync, Trainers: spec.Trainers, Batch: spec.BatchSize, Passes: spec.Passes,
+		Queue: qcfg, ModelDir: modelDir, LongPoll: l.cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
+	store := NewEtcdStore(l.cli, l.lead, l.cfg.Job)
+	return NewDriver(ctx, ccfg, l.job.tasks, store, eval, SystemClock{}, l.cfg.Log)
+}
+
+// announce marks the job running and tells where this master took it up.
+func (l *leader) announce(ctx context.Context) error {
+	if _, err := coord.SetJobState(ctx, l.cli, l.cfg.Job, api.StateRunning, "", l.lead.Guard()); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	pass, step := l.driver.Position()
+	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, fmt.Sprintf("master on %s (pid %d) leads, term %d, at pass %d step %d",
+		l.cfg.Node, os.Getpid(), l.lead.Rev(), pass, step))
+	return nil
+}
+
+// startRecovery (sync) starts keeping the job restorable, after rolling it
+// back if the pservers and the stored state disagree; stop ends the master
+// when that work fails in the background.
+func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) error {
+	if l.job.spec.Mode != jobspec.ModeSync {
+		return nil
+	}
+	r, err := newRecovery(ctx, l.cli, l.lead, l.cfg, l.job.spec, l.driver, l.ps)
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	l.recov = r
+	if err := r.start(ctx, stop); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	return nil
+}
+
+// serve starts the Master gRPC service on lis; the channel gets its end.
+func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
+	l.srv = grpc.NewServer()
+	ms := NewServer(l.driver, NewTrainerRegistry(l.cli, l.lead, l.cfg.Job, l.job.spec.Trainers), l.job.spec.Trainers)
+	if l.recov != nil {
+		ms.rollback = func(_ context.Context, epoch int64, why string) error {
+			// The rollback outlives the trainer's request.
+			return l.recov.requestRollback(ctx, epoch, why)
+		}
+	}
+	api.RegisterMasterServer(l.srv, ms)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- l.srv.Serve(lis) }()
+	return serveErr
+}
+
+// loop serves until training is done, the job ends elsewhere or this
+// master must stop.
+func (l *leader) loop(ctx, leadCtx context.Context, serveErr <-chan error) error {
+	ended := coord.WatchJobEnd(leadCtx, l.cli, l.cfg.Job)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var epochCheck <-chan time.Time
+	if l.recov != nil {
+		t := time.NewTicker(epochCheckEvery)
+		defer t.Stop()
+		epochCheck = t.C
+	}
+	for {
+		select {
+		case <-ended:
+			if !l.driver.Done() {
+				l.cfg.Log.Info("job ended elsewhere (stopped or failed); master exits")
+				return nil
+			}
+		case <-leadCtx.Done():
+			if ctx.Err() != nil {
+				return nil
+			}
+			return ErrLeadershipLost
+		case err := <-serveErr:
+			return fmt.Errorf("master: serve: %w", err)
+		case <-tick.C:
+			if err := l.tick(leadCtx); err != nil {
+				return err
+			}
+		case <-epochCheck:
+			if err := l.recov.checkEpochs(leadCtx); err != nil {
+				return err
+			}
+		case <-l.driver.Changed():
+		}
+		if err := l.driver.Fatal(); err != nil {
+			return err
+		}
+		if l.driver.Done() {
+			return l.finish(leadCtx)
+		}
+	}
+}
+
+// tick takes back timed-out tasks, catches the progress record up and tells
+// the operator of a stalled step.
+func (l *leader) tick(ctx context.Context) error {
+	if err := l.driver.Tick(ctx); err != nil {
+		return err
+	}
+	if err := l.driver.FlushProgress(ctx); err != nil {
+		return err
+	}
+	step, missing, stalled := l.driver.Stalled(stallAfter)
+	if !stalled || step == l.stallReported {
+		return nil
+	}
+	l.stallReported = step
+	what := fmt.Sprintf("step %d has waited more than %s: no report yet from trainer IDs %v (see gctl job workers %s and their logs)",
+		step, stallAfter, missing, l.cfg.Job)
+	l.cfg.Log.Warn(what)
+	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, what)
+	return nil
+}
+
+// finish marks the job succeeded and stops serving.
+func (l *leader) finish(ctx context.Context) error {
+	if _, err := coord.SetJobState(ctx, l.cli, l.cfg.Job, api.StateSucceeded, "", l.lead.Guard()); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, "training finished")
+	l.cfg.Log.Info("training finished")
+	// Let trainers long-polling for work hear DONE before the server goes.
+	time.Sleep(l.cfg.LongPoll + 500*time.Millisecond)
+	l.srv.GracefulStop()
+	return nil
+}
+
+// watchTrainers tells the driver when a trainer's ID key vanishes with its lease.
+func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger) {
+	for ev := range cli.Watch(ctx, coord.TrainerPrefix(job), clientv3.WithPrefix(), clientv3.WithPrevKV()) {
+		for _, e := range ev.Events {
+			if e.Type != clientv3.EventTypeDelete {
+				continue
+			}
+			id, ok := coord.ParseTrainerKey(job, string(e.Kv.Key))
+			if !ok {
+				continue
+			}
+			var rec coord.TrainerRecord
+			if e.PrevKv != nil {
+				_ = json.Unmarshal(e.PrevKv.Value, &rec)
+			}
+			if driver.Done() {
+				continue // trainers leave at the end
+			}
+			log.Warn("trainer gone", "id", id, "worker", rec.Worker)
+			if err := driver.TrainerLost(ctx, id); err != nil {
+				log.Error("release trainer", "id", id, "err", err)
+			}
+		}
+	}
+}
