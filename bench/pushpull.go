@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
@@ -35,7 +36,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 	r := &rig{floats: floats}
 	var addrs []string
 	for i := 0; i < pservers; i++ {
-		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: pserver.Sync, Trainers: trainers, Blocks: client.BlocksOf(blocks, i),
+		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, Trainers: trainers, Blocks: client.BlocksOf(blocks, i),
 			Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 1e-6}.WithDefaults()},
 			func(_ client.Block, dst []float32) { fill(dst) })
 		if err != nil {

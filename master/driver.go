@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/retry"
 )
 
 // saveTimeout bounds one save; a store that does not answer in that time
@@ -412,23 +413,17 @@ func (d *Driver) endPass(ctx context.Context, end PassEnd) {
 
 // evaluate runs the evaluator until it succeeds or ctx ends (ok false).
 func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics, ok bool) {
-	for attempt := 1; ; attempt++ {
-		m, err := d.eval.EndPass(ctx, end.Pass, end.Step)
-		if err == nil {
-			return m, true
-		}
+	err := retry.Do(ctx, retry.Policy{Initial: evalRetry}, func() error {
+		var err error
+		metrics, err = d.eval.EndPass(ctx, end.Pass, end.Step)
 		if ctx.Err() != nil {
-			return api.Metrics{}, false
+			return retry.Permanent(ctx.Err())
 		}
+		return err
+	}, retry.OnRetry(func(attempt int, err error, _ time.Duration) {
 		d.log.Warn("end of pass evaluation failed; retrying", "pass", end.Pass, "attempt", attempt, "err", err)
-		retry := time.NewTimer(evalRetry)
-		select {
-		case <-retry.C:
-		case <-ctx.Done():
-			retry.Stop()
-			return api.Metrics{}, false
-		}
-	}
+	}))
+	return metrics, err == nil
 }
 
 // Done reports whether training finished.

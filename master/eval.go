@@ -9,7 +9,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/model"
-	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // evalBatch bounds the memory of one evaluation batch.
@@ -18,8 +18,8 @@ const evalBatch = 1024
 // PassEvaluator reads the parameters from the pservers at the end of a pass,
 // computes the test metrics and writes the model directory.
 type PassEvaluator struct {
-	Layout   *pserver.Layout
-	PS       *pserver.Dynamic
+	Layout   *client.Layout
+	PS       *client.Dynamic
 	Test     []dataset.Example // nil: no test set
 	ModelDir string
 	Log      *slog.Logger

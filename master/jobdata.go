@@ -7,7 +7,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
-	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -15,7 +15,7 @@ import (
 // layout of its parameters, its training tasks and its test set.
 type jobData struct {
 	spec   *jobspec.Spec
-	layout *pserver.Layout
+	layout *client.Layout
 	tasks  *TaskSet
 	test   []dataset.Example // nil: no test set
 }
@@ -27,7 +27,7 @@ func loadJob(ctx context.Context, cli *clientv3.Client, job string) (*jobData, e
 		return nil, fmt.Errorf("master: read job: %w", err)
 	}
 	spec := &rec.Spec
-	layout, err := pserver.NewLayout(spec)
+	layout, err := client.NewLayout(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
-	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 )
@@ -36,7 +36,7 @@ type leader struct {
 	cfg    Config
 	job    *jobData
 	lead   *coord.Leadership
-	ps     *pserver.Dynamic
+	ps     *client.Dynamic
 	driver *Driver
 	recov  *recovery    // sync only
 	srv    *grpc.Server // nil until serve
@@ -46,7 +46,7 @@ type leader struct {
 
 // newLeader connects to the pservers and restores the master's state.
 func newLeader(ctx context.Context, cli *clientv3.Client, cfg Config, job *jobData, lead *coord.Leadership) (*leader, error) {
-	ps, err := pserver.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, cfg.Log)
+	ps, err := client.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
@@ -67,7 +67,7 @@ func (l *leader) close() {
 
 func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	spec := l.job.spec
-	modelDir := filepath.Join(l.cfg.DataDir, "jobs", l.cfg.Job, "model")
+	modelDir := jobdir.Model(l.cfg.DataDir, l.cfg.Job)
 	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log}
 	qcfg := DefaultQueueConfig()
 	qcfg.Seed = spec.Seed

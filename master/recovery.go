@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
-	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -26,7 +26,7 @@ type recovery struct {
 	job      string
 	pservers int
 	driver   *Driver
-	ps       *pserver.Dynamic
+	ps       *client.Dynamic
 	store    *checkpoint.Store // the master's own checkpoints
 	log      *slog.Logger
 	keep     int
@@ -35,11 +35,11 @@ type recovery struct {
 }
 
 // newRecovery opens the master's own checkpoints of a sync job.
-func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, spec *jobspec.Spec, driver *Driver, ps *pserver.Dynamic) (*recovery, error) {
+func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, spec *jobspec.Spec, driver *Driver, ps *client.Dynamic) (*recovery, error) {
 	rec := checkpoint.NewEtcdRecorder(cli, coord.MasterCheckpointPrefix(cfg.Job))
 	rec.Guard = []clientv3.Cmp{lead.Guard()}
-	dir := filepath.Join(pserver.CheckpointDir(spec, cfg.DataDir), "master")
-	store, err := checkpoint.NewStore(checkpoint.Config{Dir: dir, Keep: spec.Checkpoint.Keep, Index: 0}, rec, cfg.Log)
+	store, err := checkpoint.NewStore(checkpoint.Config{Dir: jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep,
+		Owner: jobspec.MasterName}, rec, cfg.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type process struct {
 	cfg     Config
 	cli     *clientv3.Client
 	spec    *jobspec.Spec
-	mode    Mode
+	mode    jobspec.Mode
 	name    string // the worker name, "pserver-<index>", in events
 	key     string // the registration key, held under session's lease
 	layout  *client.Layout
@@ -83,9 +83,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.layout, err = client.NewLayout(p.spec); err != nil {
 		return nil, err
 	}
-	if p.mode, err = ParseMode(string(p.spec.Mode)); err != nil {
-		return nil, err
-	}
+	p.mode = p.spec.Mode
 	shardCfg := ShardConfig{Mode: p.mode, Trainers: p.spec.Trainers, Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
@@ -168,7 +166,7 @@ func (p *process) announceReady(ctx context.Context) error {
 func (p *process) runUntilEnd(ctx context.Context, serveErr <-chan error) error {
 	ckErr := make(chan error, 1)
 	go func() { ckErr <- p.checkpointer(ctx) }()
-	if p.mode == Async {
+	if p.mode == jobspec.ModeAsync {
 		go p.timedSnapshots(ctx)
 	}
 	ended := coord.WatchJobEnd(ctx, p.cli, p.cfg.Job)

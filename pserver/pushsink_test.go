@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/wire"
 	"github.com/gtrain/gtrain/pserver/wire/wiretest"
@@ -12,7 +13,7 @@ import (
 )
 
 func TestPushSinkMatchesProtoDecoding(t *testing.T) {
-	s := testShard(t, Sync, 2, "sgd")
+	s := testShard(t, jobspec.ModeSync, 2, "sgd")
 	sink := &pushSink{shard: s}
 	for _, b := range s.Blocks() {
 		vals := make([]float32, b.Len)
@@ -45,7 +46,7 @@ func TestPushSinkMatchesProtoDecoding(t *testing.T) {
 
 func TestPushSinkRejectsGarbageWithoutPanic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	s := testShard(t, Sync, 1, "sgd")
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
 	for i := 0; i < 2000; i++ {
 		b := wiretest.Garbage(r)
 		_ = (wire.Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &pushSink{shard: s})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/retry"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -16,25 +17,29 @@ import (
 // lease is revoked at once instead of waiting out its TTL, so a restart
 // recovers in well under a second.
 func (p *process) claim(ctx context.Context) error {
-	deadline := time.Now().Add(p.cfg.ClaimWait)
-	for {
-		err := coord.Claim(ctx, p.cli, p.key, coord.MustJSON(p.record), p.session.Lease())
+	return retry.Do(ctx, claimPolicy(p.cfg.ClaimWait), func() error {
+		err := p.tryClaim(ctx)
 		if err == nil || !errors.Is(err, coord.ErrClaimed) {
-			return err
-		}
-		if p.revokeDeadHolder(ctx) {
-			continue
-		}
-		if time.Now().After(deadline) {
-			return err
+			return retry.Permanent(err)
 		}
 		p.log.Info("index held by another live process; waiting", "err", err)
-		select {
-		case <-time.After(500 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return err
+	})
+}
+
+// tryClaim claims the index once, and once more at once if the holder was a
+// dead process of this node whose lease it revoked.
+func (p *process) tryClaim(ctx context.Context) error {
+	err := coord.Claim(ctx, p.cli, p.key, coord.MustJSON(p.record), p.session.Lease())
+	if errors.Is(err, coord.ErrClaimed) && p.revokeDeadHolder(ctx) {
+		err = coord.Claim(ctx, p.cli, p.key, coord.MustJSON(p.record), p.session.Lease())
 	}
+	return err
+}
+
+// claimPolicy asks again every 500 ms for at most wait.
+func claimPolicy(wait time.Duration) retry.Policy {
+	return retry.Policy{Initial: 500 * time.Millisecond, MaxElapsed: wait}
 }
 
 func (p *process) revokeDeadHolder(ctx context.Context) bool {

@@ -8,12 +8,13 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // restoreAtStart puts the shard where the job can continue from. It never
 // re-initialises over a checkpoint it was told exists: a lost one is an error.
 func (p *process) restoreAtStart(ctx context.Context) error {
-	if p.mode == Sync {
+	if p.mode == jobspec.ModeSync {
 		return p.restoreGlobal(ctx)
 	}
 	return p.restoreOwn(ctx)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -32,7 +33,7 @@ func TestAwaitStep(t *testing.T) {
 		{"cancelled while waiting", &api.PullRequest{MinStep: 1, Epoch: 2}, nil, codes.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := testShard(t, Sync, 1, "sgd")
+			s := testShard(t, jobspec.ModeSync, 1, "sgd")
 			s.Rebase(2)
 			_, _, restores := s.Advanced()
 			if tc.meanwhile != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -18,30 +19,9 @@ var (
 	ErrRolledBack  = errors.New("the job rolled back past this request's rollback epoch")
 )
 
-// Mode is how pushes become steps.
-type Mode int
-
-const (
-	// Sync applies a step once every trainer pushed its gradient for it.
-	Sync Mode = iota
-	// Async applies every push at once.
-	Async
-)
-
-// ParseMode maps the job spec's mode.
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "sync":
-		return Sync, nil
-	case "async":
-		return Async, nil
-	}
-	return 0, fmt.Errorf("mode %q: want sync or async", s)
-}
-
 // ShardConfig configures a Shard.
 type ShardConfig struct {
-	Mode      Mode
+	Mode      jobspec.Mode   // sync: a step once every trainer pushed; async: every push at once
 	Trainers  int            // sync: pushes per step
 	Blocks    []client.Block // the blocks this pserver holds
 	Optimizer OptimizerConfig
@@ -49,7 +29,10 @@ type ShardConfig struct {
 
 // Validate names the bad field.
 func (c ShardConfig) Validate() error {
-	if c.Mode == Sync && c.Trainers < 1 {
+	if c.Mode != jobspec.ModeSync && c.Mode != jobspec.ModeAsync {
+		return fmt.Errorf("shard: Mode %q: want %s or %s", c.Mode, jobspec.ModeSync, jobspec.ModeAsync)
+	}
+	if c.Mode == jobspec.ModeSync && c.Trainers < 1 {
 		return fmt.Errorf("shard: Trainers must be >= 1 in sync mode, got %d", c.Trainers)
 	}
 	return c.Optimizer.Validate()
@@ -196,7 +179,7 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cfg.Mode == Async {
+	if s.cfg.Mode == jobspec.ModeAsync {
 		s.applyLocked([]*Gradient{g})
 		s.free.Put(g)
 		return true, s.step, nil

@@ -5,10 +5,11 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
-func testShard(t *testing.T, mode Mode, trainers int, opt string) *Shard {
+func testShard(t *testing.T, mode jobspec.Mode, trainers int, opt string) *Shard {
 	t.Helper()
 	blocks, err := client.Partition([]int{5, 3}, 1, 4)
 	if err != nil {
@@ -52,7 +53,7 @@ func TestSyncStepWaitsForEveryTrainerAndIsOrderIndependent(t *testing.T) {
 	g0 := func(b, i int) float32 { return float32(0.1*float64(i+1)) + float32(b)/3 }
 	g1 := func(b, i int) float32 { return float32(-0.37*float64(i)) + 1e-3 }
 	run := func(order []int) []float32 {
-		s := testShard(t, Sync, 2, "adam")
+		s := testShard(t, jobspec.ModeSync, 2, "adam")
 		fs := []func(int, int) float32{g0, g1}
 		recs := []int64{20, 7}
 		for n, tr := range order {
@@ -77,7 +78,7 @@ func TestSyncStepWaitsForEveryTrainerAndIsOrderIndependent(t *testing.T) {
 func TestSyncStepIsRecordWeightedMean(t *testing.T) {
 	// Trainer 0: 3 records with gradient sum 3 per element; trainer 1: 1 record, sum 5.
 	// The mean over 4 records is 2; sgd lr 0.1 moves every element by -0.2.
-	s := testShard(t, Sync, 2, "sgd")
+	s := testShard(t, jobspec.ModeSync, 2, "sgd")
 	before := params(s)
 	s.Push(grad(s, 0, 0, 3, func(int, int) float32 { return 3 }))
 	s.Push(grad(s, 1, 0, 1, func(int, int) float32 { return 5 }))
@@ -90,7 +91,7 @@ func TestSyncStepIsRecordWeightedMean(t *testing.T) {
 }
 
 func TestSyncRejectsStaleAndFutureSteps(t *testing.T) {
-	s := testShard(t, Sync, 1, "sgd")
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
 	if _, _, err := s.Push(grad(s, 0, 1, 1, func(int, int) float32 { return 1 })); !errors.Is(err, ErrFutureStep) {
 		t.Fatalf("future push: %v", err)
 	}
@@ -106,7 +107,7 @@ func TestSyncRejectsStaleAndFutureSteps(t *testing.T) {
 }
 
 func TestSyncRepeatedPushReplacesAndAbortDrops(t *testing.T) {
-	s := testShard(t, Sync, 2, "sgd")
+	s := testShard(t, jobspec.ModeSync, 2, "sgd")
 	before := params(s)
 	s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 100 })) // partial, then the trainer restarts
 	s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 1 }))   // its redo replaces it
@@ -123,7 +124,7 @@ func TestSyncRepeatedPushReplacesAndAbortDrops(t *testing.T) {
 }
 
 func TestAsyncAppliesEachPushAtOnce(t *testing.T) {
-	s := testShard(t, Async, 2, "sgd")
+	s := testShard(t, jobspec.ModeAsync, 2, "sgd")
 	before := params(s)
 	applied, step, err := s.Push(grad(s, 0, 0, 2, func(int, int) float32 { return 4 }))
 	if err != nil || !applied || step != 1 {
@@ -135,7 +136,7 @@ func TestAsyncAppliesEachPushAtOnce(t *testing.T) {
 }
 
 func TestGradientWriteBounds(t *testing.T) {
-	s := testShard(t, Sync, 1, "sgd")
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
 	g := s.NewGradient(0, 0, 1)
 	if err := g.Write(99, 0, []float32{1}); !errors.Is(err, ErrBadBlock) {
 		t.Fatalf("unknown block: %v", err)
@@ -146,7 +147,7 @@ func TestGradientWriteBounds(t *testing.T) {
 }
 
 func TestIncompletePushIsRefused(t *testing.T) {
-	s := testShard(t, Sync, 1, "sgd")
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
 	g := s.NewGradient(0, 0, 1)
 	if err := g.Write(s.Blocks()[0].ID, 0, []float32{1}); err != nil { // one float of a larger block
 		t.Fatal(err)

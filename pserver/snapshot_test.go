@@ -3,13 +3,15 @@ package pserver
 import (
 	"errors"
 	"testing"
+
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // Each way of replacing the shard's values moves the restore count (a waiting
 // pull aborts) and raises the rollback epoch, never lowers it (a restart's
 // restore passes 0); pushes of an older rollback epoch are refused.
 func TestRestoresCountAndRollbackEpochOnlyRises(t *testing.T) {
-	s := testShard(t, Sync, 1, "sgd")
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
 	one := func(int, int) float32 { return 1 }
 	if _, _, err := s.Push(grad(s, 0, 0, 1, one)); err != nil {
 		t.Fatal(err)
