@@ -15,9 +15,12 @@ import (
 // GossipConfig configures the agent's membership in the gossip ring.
 type GossipConfig struct {
 	Name string
-	Addr string   // host:port to bind; port 0 picks a free one
-	Join []string // host:port of peers already in the ring
-	Log  *slog.Logger
+	Addr string // host:port to bind; port 0 picks a free one
+	// Advertise is the IP published to peers when Addr binds a wildcard;
+	// "" publishes Addr's host.
+	Advertise string
+	Join      []string // host:port of peers already in the ring
+	Log       *slog.Logger
 	// OnChange is called when a member joins (alive=true) or is declared dead.
 	OnChange func(name string, alive bool)
 }
@@ -56,6 +59,9 @@ func StartGossip(c GossipConfig) (*Gossip, error) {
 	mc.BindAddr = host
 	mc.BindPort = port
 	mc.AdvertiseAddr = host
+	if c.Advertise != "" {
+		mc.AdvertiseAddr = c.Advertise
+	}
 	mc.AdvertisePort = port
 	mc.Logger = log.New(io.Discard, "", 0)
 	if c.OnChange != nil {

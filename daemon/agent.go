@@ -30,7 +30,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err != nil {
 		return err
 	}
-	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now}
+	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now, notify: newNotifier(cfg.Log)}
 	defer a.close()
 	if err := a.connectEtcd(ctx); err != nil {
 		return err
@@ -42,18 +42,22 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		return err
 	}
 	a.serve()
-	a.log.Info("agent ready", "node", cfg.NodeName, "api", a.rec.APIAddr, "gossip", a.rec.GossipAddr, "etcd", a.endpoints)
+	a.log.Info("agent ready", "node", cfg.NodeName, "api", a.rec.APIAddr, "gossip", a.rec.GossipAddr,
+		"advertise", cfg.AdvertiseAddr, "etcd", a.endpoints)
+	a.notify.ready()
 	if ready != nil {
 		ready(a.rec.APIAddr)
 	}
+	defer a.notify.stopping() // before close stops the children
 	return a.wait(ctx)
 }
 
 // agent is one run of Run: what it started, to be stopped in reverse order.
 type agent struct {
-	cfg Config
-	log *slog.Logger
-	now func() time.Time
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	notify *notifier
 
 	closers    []func() // run backwards by close, whatever happens
 	endpoints  []string
@@ -79,6 +83,16 @@ func prepare(cfg Config) (Config, error) {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return cfg, fmt.Errorf("data dir (--data-dir) %s: %w", cfg.DataDir, err)
+	}
+	if cfg.AdvertiseAddr, err = resolveAdvertise(cfg, interfaceIPs); err != nil {
+		return cfg, err
+	}
+	var etcd []string // --dev's etcd is on loopback
+	if !cfg.Dev {
+		etcd = cfg.EtcdEndpoints
+	}
+	if err := checkLoopback(cfg.AdvertiseAddr, cfg.GossipAddr, etcd); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -106,7 +120,9 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 		a.endpoints = []string{emb.Endpoint}
 		a.etcdFailed = emb.Err()
 	}
-	cli, err := coord.Dial(ctx, a.endpoints, a.log)
+	etcd := a.cfg.etcdConfig()
+	etcd.Endpoints = a.endpoints
+	cli, err := coord.DialConfig(ctx, etcd, a.log)
 	if err != nil {
 		return err
 	}
@@ -136,7 +152,7 @@ func (a *agent) join(ctx context.Context) error {
 	a.rec = coord.NodeRecord{
 		PID:        os.Getpid(),
 		Name:       a.cfg.NodeName,
-		APIAddr:    a.lis.Addr().String(),
+		APIAddr:    published(a.lis.Addr(), a.cfg.AdvertiseAddr),
 		GossipAddr: a.cfg.GossipAddr,
 		CPU:        runtime.NumCPU(),
 		Memory:     totalMemory(),
@@ -149,11 +165,12 @@ func (a *agent) join(ctx context.Context) error {
 		return err
 	}
 	gossip, err := coord.StartGossip(coord.GossipConfig{
-		Name:     a.cfg.NodeName,
-		Addr:     a.cfg.GossipAddr,
-		Join:     gossipPeers(ctx, a.cli, a.cfg),
-		Log:      a.log,
-		OnChange: a.peers.change,
+		Name:      a.cfg.NodeName,
+		Addr:      a.cfg.GossipAddr,
+		Advertise: gossipAdvertise(a.cfg),
+		Join:      gossipPeers(ctx, a.cli, a.cfg),
+		Log:       a.log,
+		OnChange:  a.peers.change,
 	})
 	if err != nil {
 		reg.close()
@@ -188,22 +205,52 @@ func (a *agent) serve() {
 	})
 }
 
-// wait runs until ctx ends (nil) or something the agent needs fails.
+// wait runs until ctx ends (nil) or something the agent needs fails,
+// feeding systemd's watchdog meanwhile: a wedged loop stops feeding it.
 func (a *agent) wait(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		a.log.Info("agent stopping", "node", a.cfg.NodeName)
-		return nil
-	case err := <-a.etcdFailed:
-		return fmt.Errorf("%w: %v", ErrEtcdFailed, err)
-	case err := <-a.served:
-		if err == nil || errors.Is(err, grpc.ErrServerStopped) {
-			err = errors.New("stopped serving")
+	tick, stop := a.notify.ticks()
+	defer stop()
+	healthy := a.healthCheck(a.notify.every / 2)
+	for {
+		select {
+		case <-tick:
+			a.notify.feed(healthy)
+		case <-ctx.Done():
+			a.log.Info("agent stopping", "node", a.cfg.NodeName)
+			return nil
+		case err := <-a.etcdFailed:
+			return fmt.Errorf("%w: %v", ErrEtcdFailed, err)
+		case err := <-a.served:
+			if err == nil || errors.Is(err, grpc.ErrServerStopped) {
+				err = errors.New("stopped serving")
+			}
+			return fmt.Errorf("%w: %v", ErrAPIServer, err)
+		case err := <-a.reg.lost:
+			return err
 		}
-		return fmt.Errorf("%w: %v", ErrAPIServer, err)
-	case err := <-a.reg.lost:
-		return err
 	}
+}
+
+// gossipAdvertise is the host the gossip ring publishes for this node: the
+// advertise address when --gossip-addr binds a wildcard (memberlist wants
+// an IP), else its own host.
+func gossipAdvertise(cfg Config) string {
+	host, _, err := net.SplitHostPort(cfg.GossipAddr)
+	if err != nil || !isWildcard(host) {
+		return ""
+	}
+	if ip := net.ParseIP(cfg.AdvertiseAddr); ip != nil {
+		return ip.String()
+	}
+	ips, err := net.LookupIP(cfg.AdvertiseAddr)
+	if err != nil || len(ips) == 0 {
+		cfg.Log.Warn("cannot resolve the advertise address for gossip; memberlist picks one", "advertise", cfg.AdvertiseAddr, "err", err)
+		return ""
+	}
+	if ip := firstNonLoopback(ips); ip != nil {
+		return ip.String()
+	}
+	return ips[0].String()
 }
 
 // gossipPeers is --join plus the gossip addresses of the nodes already

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gtrain/gtrain/coord"
 )
 
 // Defaults of SPEC §2 and of the supervisor.
@@ -45,6 +47,19 @@ type Config struct {
 	RestartWindow time.Duration
 	// StopGrace is how long a role gets to exit after being asked to.
 	StopGrace time.Duration
+	// Cluster across hosts (cluster issue).
+	//
+	// AdvertiseAddr is the host (no port) this node's master and pservers
+	// bind and publish, and that a wildcard --api-addr or --gossip-addr is
+	// published as: an address the other nodes reach. "" is the host of
+	// APIAddr, or this host's first non-loopback address when APIAddr's
+	// host is a wildcard.
+	AdvertiseAddr string
+	// How to get into the EtcdEndpoints cluster: TLS files (PEM) and a user.
+	// The password reaches role processes through their environment.
+	EtcdCACert, EtcdCert, EtcdKey string
+	EtcdUser, EtcdPassword        string
+
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
 	Log *slog.Logger
@@ -102,6 +117,9 @@ func (c Config) Validate() error {
 	case !c.Dev && len(c.EtcdEndpoints) == 0:
 		return bad("EtcdEndpoints is empty: pass --etcd-endpoints HOST:PORT,... to use an etcd cluster, or --dev for an embedded single-node etcd")
 	}
+	if err := c.validateCluster(); err != nil {
+		return bad("%v", err)
+	}
 	if c.Dev {
 		for _, a := range []struct{ field, flag, addr string }{
 			{"EtcdClientAddr", "--etcd-client-addr", c.EtcdClientAddr},
@@ -126,6 +144,35 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateCluster checks the advertise address and the etcd access.
+func (c Config) validateCluster() error {
+	if c.AdvertiseAddr != "" {
+		if _, _, err := net.SplitHostPort(c.AdvertiseAddr); err == nil {
+			return fmt.Errorf("AdvertiseAddr (--advertise-addr) %q has a port: give the host only; roles pick free ports", c.AdvertiseAddr)
+		}
+		if ip := net.ParseIP(c.AdvertiseAddr); ip != nil && ip.IsUnspecified() {
+			return fmt.Errorf("AdvertiseAddr (--advertise-addr) %q is a wildcard: give an address of this host the other nodes reach", c.AdvertiseAddr)
+		}
+	}
+	etcd := c.etcdConfig()
+	if c.Dev {
+		if etcd.TLS() || etcd.User != "" || etcd.Password != "" {
+			return fmt.Errorf("--etcd-cacert/--etcd-cert/--etcd-key/--etcd-user/--etcd-password are for --etcd-endpoints; --dev's embedded etcd is plain, on loopback")
+		}
+		return nil
+	}
+	if err := etcd.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// etcdConfig is the agent's access to EtcdEndpoints.
+func (c Config) etcdConfig() coord.EtcdConfig {
+	return coord.EtcdConfig{Endpoints: c.EtcdEndpoints, CACert: c.EtcdCACert, Cert: c.EtcdCert, Key: c.EtcdKey,
+		User: c.EtcdUser, Password: c.EtcdPassword}
 }
 
 // validateNodeName keeps node names usable as one etcd key segment and as a

@@ -208,7 +208,7 @@ func (r *runner) runOnce(attempt int, rec *coord.WorkerRecord, log *slog.Logger)
 
 // start launches the child with its output appended to the worker's log.
 func (r *runner) start(attempt int) (*exec.Cmd, error) {
-	args, err := roleArgs(r.job, r.worker, r.sup.endpoints, r.sup.dataDir, r.sup.node)
+	cmd, err := r.sup.roles.command(r.job, r.worker)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,6 @@ func (r *runner) start(attempt int) (*exec.Cmd, error) {
 	if _, err := logFile.WriteString(header); err != nil {
 		return nil, fmt.Errorf("write log %s: %w", logFile.Name(), err)
 	}
-	cmd := exec.Command(r.sup.exe, args...)
 	cmd.Dir = r.sup.dataDir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig: a SIGKILLed agent takes its roles with it, so a restarted
@@ -233,7 +232,7 @@ func (r *runner) start(attempt int) (*exec.Cmd, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(logFile, "=== gtraind: cannot start %s: %v ===\n", r.worker, err)
-		return nil, fmt.Errorf("start %s %v: %w", r.sup.exe, args, err)
+		return nil, fmt.Errorf("start %v: %w", cmd.Args, err)
 	}
 	return cmd, nil
 }

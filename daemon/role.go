@@ -2,9 +2,14 @@ package daemon
 
 import (
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -35,18 +40,71 @@ func workerRole(worker string) (role string, index int, err error) {
 	return "", 0, fmt.Errorf("%w %q: want master, pserver-N or trainer-N", ErrUnknownWorker, worker)
 }
 
-// roleArgs is the command line (after the executable) that runs worker:
-// ROLE --job JOB --etcd-endpoints E1,E2 --data-dir DIR --node NODE [--index I].
-func roleArgs(job, worker string, endpoints []string, dataDir, node string) ([]string, error) {
+// roleLaunch is what every role process of this node is started with.
+type roleLaunch struct {
+	exe     string
+	etcd    coord.EtcdConfig // the members the agent reached, and its credentials
+	dataDir string
+	node    string
+	// advertise is the host the master and pservers bind (port 0) and
+	// publish: an address of this node the other nodes can reach.
+	advertise string
+}
+
+func newRoleLaunch(cfg Config, endpoints []string) roleLaunch {
+	etcd := cfg.etcdConfig()
+	etcd.Endpoints = endpoints
+	return roleLaunch{exe: cfg.Exe, etcd: etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr}
+}
+
+// etcdPasswordEnv carries the etcd password to role processes: a command
+// line is readable by every user of the host (ps, /proc/PID/cmdline).
+const etcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
+
+// command is the child process that runs worker of job.
+func (l roleLaunch) command(job, worker string) (*exec.Cmd, error) {
+	args, err := l.args(job, worker)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(l.exe, args...)
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == etcdPasswordEnv || slices.Contains(systemdEnv, name)
+	})
+	if l.etcd.Password != "" {
+		env = append(env, etcdPasswordEnv+"="+l.etcd.Password)
+	}
+	cmd.Env = env
+	return cmd, nil
+}
+
+// args is the command line (after the executable) that runs worker:
+// ROLE --job JOB --etcd-endpoints E1,E2 [--etcd-cacert F ... --etcd-user U]
+// --data-dir DIR --node NODE [--listen HOST:0] [--index I].
+func (l roleLaunch) args(job, worker string) ([]string, error) {
 	role, index, err := workerRole(worker)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{role,
 		"--job", job,
-		"--etcd-endpoints", strings.Join(endpoints, ","),
-		"--data-dir", dataDir,
-		"--node", node,
+		"--etcd-endpoints", strings.Join(l.etcd.Endpoints, ","),
+		"--data-dir", l.dataDir,
+		"--node", l.node,
+	}
+	for _, f := range []struct{ flag, value string }{
+		{"--etcd-cacert", l.etcd.CACert},
+		{"--etcd-cert", l.etcd.Cert},
+		{"--etcd-key", l.etcd.Key},
+		{"--etcd-user", l.etcd.User},
+	} {
+		if f.value != "" {
+			args = append(args, f.flag, f.value)
+		}
+	}
+	if role != roleTrainer && l.advertise != "" { // trainers serve nothing
+		args = append(args, "--listen", net.JoinHostPort(l.advertise, "0"))
 	}
 	if index >= 0 {
 		args = append(args, "--index", strconv.Itoa(index))

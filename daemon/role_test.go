@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/coord"
 )
 
 func TestWorkerRole(t *testing.T) {
@@ -30,22 +32,78 @@ func TestWorkerRole(t *testing.T) {
 }
 
 func TestRoleArgs(t *testing.T) {
-	eps := []string{"http://127.0.0.1:2379", "http://10.0.0.2:2379"}
-	got, err := roleArgs("fit", "trainer-1", eps, "/data", "n1")
+	l := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://127.0.0.1:2379", "http://10.0.0.2:2379"}},
+		dataDir: "/data", node: "n1", advertise: "10.0.0.1"}
+	got, err := l.args("fit", "trainer-1")
 	want := []string{"trainer", "--job", "fit", "--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379",
 		"--data-dir", "/data", "--node", "n1", "--index", "1"}
 	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("roleArgs(trainer-1) = %q, %v; want %q", got, err, want)
+		t.Errorf("args(trainer-1) = %q, %v; want %q (a trainer serves nothing: no --listen)", got, err, want)
 	}
-	got, err = roleArgs("fit", "master", eps[:1], "/data", "n1")
-	if err != nil || slices.Contains(got, "--index") || got[0] != "master" {
-		t.Errorf("roleArgs(master) = %q, %v; want no --index", got, err)
+	got, err = l.args("fit", "master")
+	if err != nil || slices.Contains(got, "--index") || got[0] != "master" || !hasFlag(got, "--listen", "10.0.0.1:0") {
+		t.Errorf("args(master) = %q, %v; want no --index, --listen 10.0.0.1:0", got, err)
 	}
+	l.advertise = "fd00::1"
+	l.etcd = coord.EtcdConfig{Endpoints: []string{"e:2379"}, CACert: "/ca.pem", Cert: "/c.pem", Key: "/k.pem", User: "gtrain", Password: "s3cret"}
+	got, err = l.args("fit", "pserver-0")
+	for _, f := range [][2]string{{"--listen", "[fd00::1]:0"}, {"--etcd-cacert", "/ca.pem"}, {"--etcd-cert", "/c.pem"},
+		{"--etcd-key", "/k.pem"}, {"--etcd-user", "gtrain"}, {"--index", "0"}} {
+		if err != nil || !hasFlag(got, f[0], f[1]) {
+			t.Errorf("args(pserver-0) = %q, %v; want %s %s", got, err, f[0], f[1])
+		}
+	}
+	if slices.ContainsFunc(got, func(a string) bool { return strings.Contains(a, "s3cret") }) {
+		t.Errorf("args(pserver-0) = %q: the etcd password is on the command line", got)
+	}
+}
+
+// The etcd password reaches a role through its environment, never its
+// command line; systemd's variables and an inherited password do not.
+func TestRoleCommandEnv(t *testing.T) {
+	t.Setenv("NOTIFY_SOCKET", "/run/systemd/notify")
+	t.Setenv("WATCHDOG_USEC", "1000000")
+	t.Setenv(etcdPasswordEnv, "inherited")
+	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
+	cmd, err := l.command("fit", "trainer-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countPrefix(cmd.Env, etcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, etcdPasswordEnv+"=s3cret") {
+		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, etcdPasswordEnv, etcdPasswordEnv)
+	}
+	for _, v := range systemdEnv {
+		if countPrefix(cmd.Env, v+"=") != 0 {
+			t.Errorf("a role inherits %s", v)
+		}
+	}
+	if slices.ContainsFunc(cmd.Args, func(a string) bool { return strings.Contains(a, "s3cret") }) {
+		t.Errorf("command line %q carries the password", cmd.Args)
+	}
+	l.etcd.Password = ""
+	if cmd, _ = l.command("fit", "trainer-0"); countPrefix(cmd.Env, etcdPasswordEnv+"=") != 0 {
+		t.Errorf("an agent without a password passes on the one it inherited")
+	}
+}
+
+func countPrefix(env []string, prefix string) int {
+	n := 0
+	for _, kv := range env {
+		if strings.HasPrefix(kv, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func hasFlag(args []string, flag, value string) bool {
+	i := slices.Index(args, flag)
+	return i >= 0 && i+1 < len(args) && args[i+1] == value
 }
 
 func TestIsRoleCmdline(t *testing.T) {
 	cmdline := func(args ...string) []byte { return []byte(strings.Join(args, "\x00") + "\x00") }
-	args, _ := roleArgs("fit", "pserver-1", []string{"http://e:2379"}, "/d", "n1")
+	args, _ := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://e:2379"}}, dataDir: "/d", node: "n1"}.args("fit", "pserver-1")
 	own := cmdline(append([]string{"/usr/bin/gtraind"}, args...)...)
 	for _, tc := range []struct {
 		name    string

@@ -30,6 +30,7 @@ type supervisor struct {
 	dataDir       string
 	exe           string
 	endpoints     []string
+	roles         roleLaunch
 	restartLimit  int
 	restartWindow time.Duration
 	stopGrace     time.Duration
@@ -59,6 +60,7 @@ func newSupervisor(cli *clientv3.Client, cfg Config, endpoints []string, now fun
 		dataDir:       cfg.DataDir,
 		exe:           cfg.Exe,
 		endpoints:     endpoints,
+		roles:         newRoleLaunch(cfg, endpoints),
 		restartLimit:  cfg.RestartLimit,
 		restartWindow: cfg.RestartWindow,
 		stopGrace:     cfg.StopGrace,

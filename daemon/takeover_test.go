@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/coord"
 )
 
 // A role left alive by a previous agent is killed only if its PID still
@@ -15,7 +17,8 @@ func TestTakeOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := roleArgs("sleep-take", "trainer-0", []string{"http://127.0.0.1:1"}, t.TempDir(), "n1")
+	launch := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://127.0.0.1:1"}}, dataDir: t.TempDir(), node: "n1"}
+	args, err := launch.args("sleep-take", "trainer-0")
 	if err != nil {
 		t.Fatal(err)
 	}

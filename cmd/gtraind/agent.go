@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +12,14 @@ import (
 )
 
 func newAgentCmd() *cobra.Command {
+	return newAgentCmdRunning(func(ctx context.Context, cfg daemon.Config) error {
+		return daemon.Run(ctx, cfg, nil) // daemon.Run logs "agent ready"
+	})
+}
+
+// newAgentCmdRunning is `gtraind agent` calling run with the settings read
+// (tests read them without starting an agent).
+func newAgentCmdRunning(run func(context.Context, daemon.Config) error) *cobra.Command {
 	def := daemon.DefaultConfig()
 	v := viper.New()
 	cmd := &cobra.Command{
@@ -22,6 +31,13 @@ With --dev it starts a single-member etcd under <data-dir>/etcd on loopback: a w
 cluster on one machine, nothing else to install. Without --dev, --etcd-endpoints names
 an existing etcd cluster.
 
+On several machines: --etcd-endpoints names the etcd cluster (with --etcd-cacert,
+--etcd-cert, --etcd-key for TLS and --etcd-user/--etcd-password for its auth; keep the
+password in GTRAIN_ETCD_PASSWORD or the config file, not on the command line), and
+--advertise-addr the address of this machine the other nodes reach (default the host
+of --api-addr, or the first non-loopback address when that is 0.0.0.0). Under systemd
+(deploy/systemd, Type=notify) it reports READY=1 once it serves and feeds WatchdogSec=.
+
 Settings come from flags, then GTRAIN_* environment variables (GTRAIN_DATA_DIR,
 GTRAIN_NODE_NAME, GTRAIN_ETCD_ENDPOINTS, ...), then the --config YAML file (keys as the
 flag names: data-dir, node-name, ...), then the defaults.
@@ -29,7 +45,8 @@ flag names: data-dir, node-name, ...), then the defaults.
 Ready when 'gctl node list' shows the node ready. SIGINT/SIGTERM stops the role
 processes, deregisters the node and exits 0.`,
 		Example: `  gtraind agent --dev --data-dir /tmp/gtrain
-  gtraind agent --etcd-endpoints 10.0.0.1:2379 --join 10.0.0.1:7946 --config /etc/gtrain/agent.yaml`,
+  gtraind agent --etcd-endpoints 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --api-addr 10.0.0.11:7164 --gossip-addr 10.0.0.11:7946
+  gtraind agent --config /etc/gtrain/agent.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f := v.GetString("config"); f != "" {
@@ -49,11 +66,12 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
+			readClusterSettings(v, &cfg)
 			cfg.Log = newLogger(os.Stderr, "agent")
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
 			}
-			return daemon.Run(cmd.Context(), cfg, nil) // daemon.Run logs "agent ready"
+			return run(cmd.Context(), cfg)
 		},
 	}
 	f := cmd.Flags()
@@ -68,6 +86,7 @@ processes, deregisters the node and exits 0.`,
 	f.String("etcd-peer-addr", def.EtcdPeerAddr, "with --dev: the embedded etcd's peer address")
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
 	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
+	addClusterFlags(f)
 	_ = v.BindPFlags(f)
 	v.SetEnvPrefix("GTRAIN")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 type roleFlags struct {
 	job, endpoints, dataDir, node, listen string
 	index, sessionTTL                     int
+	etcd                                  coord.EtcdConfig // all but Endpoints
 }
 
 func newRoleCmd(role string) *cobra.Command {
@@ -37,9 +39,15 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			if err := jobspec.ValidateName(rf.job); err != nil {
 				return fmt.Errorf("%w: --job: %v", errUsage, err)
 			}
+			if err := checkListen(role, rf.listen); err != nil {
+				return err
+			}
 			log := roleLogger(os.Stderr, role, rf)
 			ctx := cmd.Context()
-			cli, err := coord.Dial(ctx, coord.SplitEndpoints(rf.endpoints), log)
+			etcd := rf.etcd
+			etcd.Endpoints = splitList(rf.endpoints)
+			etcd.Password = os.Getenv(etcdPasswordEnv)
+			cli, err := coord.DialConfig(ctx, etcd, log)
 			if err != nil {
 				return err
 			}
@@ -52,12 +60,36 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 	f.StringVar(&rf.endpoints, "etcd-endpoints", "", "etcd endpoints, HOST:PORT,...")
 	f.StringVar(&rf.dataDir, "data-dir", "/var/lib/gtrain", "the agent's data dir (models, checkpoints)")
 	f.StringVar(&rf.node, "node", "", "the node this runs on (for status)")
-	f.StringVar(&rf.listen, "listen", "127.0.0.1:0", "address to serve on (master, pserver)")
+	f.StringVar(&rf.listen, "listen", "127.0.0.1:0", "address to serve on and publish (master, pserver): an address of this host the trainers reach; the agent passes ADVERTISE:0")
+	f.StringVar(&rf.etcd.CACert, "etcd-cacert", "", "PEM CA file that verifies the etcd members (TLS)")
+	f.StringVar(&rf.etcd.Cert, "etcd-cert", "", "PEM client certificate for etcd")
+	f.StringVar(&rf.etcd.Key, "etcd-key", "", "PEM key of --etcd-cert")
+	f.StringVar(&rf.etcd.User, "etcd-user", "", "etcd user; the password comes from "+etcdPasswordEnv)
 	f.IntVar(&rf.sessionTTL, "session-ttl", 5, "seconds before this process's etcd lease expires after it dies")
 	if role != "master" {
 		f.IntVar(&rf.index, "index", 0, role+" index")
 	}
 	return cmd
+}
+
+// etcdPasswordEnv is where a role finds the etcd password: the agent
+// passes it there, not on the command line that every user can read.
+const etcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
+
+// checkListen refuses a wildcard --listen: the master and pservers publish
+// the address they bind, and trainers on other hosts dial it.
+func checkListen(role, listen string) error {
+	if role == "trainer" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("%w: --listen %q is not HOST:PORT: %v", errUsage, listen, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("%w: --listen %s is a wildcard, but a %s publishes the address it binds: give an address of this host the trainers reach, e.g. 10.0.0.5:0", errUsage, listen, role)
+	}
+	return nil
 }
 
 // roleLogger is the log of one role process: every line names the role,
