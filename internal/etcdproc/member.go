@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
 )
 
 // ErrNoBinary means Debian's etcd-server is not installed.
@@ -45,8 +48,12 @@ type Member struct {
 	// TLS, when set, serves clients over TLS and asks them for a
 	// certificate signed by its CA.
 	TLS *PKI
+	// Dialer, when set, is how this process reaches the member (one in
+	// another network namespace).
+	Dialer func(ctx context.Context, addr string) (net.Conn, error)
 
 	cluster string // --initial-cluster
+	token   string // --initial-cluster-token, one per cluster
 	cmd     *exec.Cmd
 	exited  chan struct{}
 }
@@ -78,8 +85,9 @@ func StartCluster(members []*Member) error {
 	for _, m := range members {
 		peers = append(peers, m.Name+"="+m.peerURL())
 	}
+	token := fmt.Sprintf("gtrain-%d-%d", os.Getpid(), time.Now().UnixNano())
 	for _, m := range members {
-		m.cluster = strings.Join(peers, ",")
+		m.cluster, m.token = strings.Join(peers, ","), token
 		if err := m.Start(); err != nil {
 			StopAll(members)
 			return err
@@ -136,7 +144,7 @@ func (m *Member) flags() []string {
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", m.peerURL(), "--initial-advertise-peer-urls", m.peerURL(),
 		"--initial-cluster", m.cluster, "--initial-cluster-state", "new",
-		"--initial-cluster-token", "gtrain-" + filepath.Base(filepath.Dir(m.Dir)),
+		"--initial-cluster-token", m.token,
 		"--logger", "zap", "--log-outputs", "stderr",
 		// Quick elections: a killed leader is replaced within a second.
 		"--heartbeat-interval", "100", "--election-timeout", "1000",
@@ -150,7 +158,10 @@ func (m *Member) flags() []string {
 
 // waitReady waits until the member serves a linearizable read.
 func (m *Member) waitReady(timeout time.Duration) error {
-	cfg := clientv3.Config{Endpoints: []string{m.ClientURL()}, DialTimeout: time.Second}
+	cfg := clientv3.Config{Endpoints: []string{m.ClientURL()}, DialTimeout: time.Second, Logger: zap.NewNop()}
+	if m.Dialer != nil {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(m.Dialer)}
+	}
 	if m.TLS != nil {
 		tlsCfg, err := m.TLS.ClientTLS()
 		if err != nil {
@@ -173,11 +184,11 @@ func (m *Member) waitReady(timeout time.Duration) error {
 		}
 		select {
 		case <-m.exited:
-			return fmt.Errorf("etcd member %s exited before serving; see %s.log", m.Name, m.Dir)
+			return fmt.Errorf("etcd member %s exited before serving; %s.log ends:\n%s", m.Name, m.Dir, logTail(m.Dir+".log"))
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("etcd member %s not serving after %s: %v; see %s.log", m.Name, timeout, err, m.Dir)
+			return fmt.Errorf("etcd member %s not serving after %s: %v; %s.log ends:\n%s", m.Name, timeout, err, m.Dir, logTail(m.Dir+".log"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -244,4 +255,11 @@ func Endpoints(members []*Member) []string {
 		eps = append(eps, m.ClientURL())
 	}
 	return eps
+}
+
+// logTail is the end of a member's log, for an error message.
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-5):], "\n")
 }

@@ -1,0 +1,168 @@
+package netcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/etcdproc"
+)
+
+// subnet is the cluster's network, private to its namespaces: concurrent
+// clusters each have their own bridge, so they may all use it.
+const subnet = "10.77.0."
+
+// clientIP is the address of the client namespace (the operator's desk).
+const clientIP = subnet + "100"
+
+// Cluster is a running cluster of hosts.
+type Cluster struct {
+	// ID prefixes every namespace: unique per cluster.
+	ID    string
+	Dir   string // data of every host, logs; the shared storage
+	Bin   string // directory with gtraind and gctl
+	Hosts []*Host
+	// Etcd are the members, one per host.
+	Etcd []*etcdproc.Member
+
+	switchNS, clientNS string
+}
+
+// Host is one namespace of the cluster.
+type Host struct {
+	Name  string // the node name of its agent: h1, h2, ...
+	NS    string
+	IP    string
+	Agent *Agent // nil until StartAgent
+}
+
+// New makes n host namespaces on a bridge, a client namespace beside them,
+// and starts one etcd member in each host. Close undoes all of it.
+func New(n int, dir, bin string) (*Cluster, error) {
+	c := &Cluster{ID: "gt" + randomID(), Dir: dir, Bin: bin}
+	c.switchNS, c.clientNS = c.ID+"-sw", c.ID+"-cl"
+	if err := c.makeNetwork(n); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.startEtcd(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// makeNetwork creates the bridge, the hosts and the client.
+func (c *Cluster) makeNetwork(n int) error {
+	if err := ip("netns", "add", c.switchNS); err != nil {
+		return err
+	}
+	if err := run(
+		[]string{"-n", c.switchNS, "link", "add", "br0", "type", "bridge"},
+		[]string{"-n", c.switchNS, "link", "set", "br0", "up"},
+	); err != nil {
+		return err
+	}
+	for i := range n {
+		h := &Host{Name: fmt.Sprintf("h%d", i+1), NS: fmt.Sprintf("%s-h%d", c.ID, i+1), IP: fmt.Sprintf("%s%d", subnet, i+1)}
+		if err := c.plug(h.NS, h.IP, fmt.Sprintf("v%d", i+1)); err != nil {
+			return err
+		}
+		c.Hosts = append(c.Hosts, h)
+	}
+	return c.plug(c.clientNS, clientIP, "vcl")
+}
+
+// plug makes namespace ns with address addr on a veth into the bridge.
+func (c *Cluster) plug(ns, addr, port string) error {
+	if err := ip("netns", "add", ns); err != nil {
+		return err
+	}
+	return run(
+		[]string{"-n", c.switchNS, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns},
+		[]string{"-n", c.switchNS, "link", "set", port, "master", "br0", "up"},
+		[]string{"-n", ns, "addr", "add", addr + "/24", "dev", "eth0"},
+		[]string{"-n", ns, "link", "set", "eth0", "up"},
+		[]string{"-n", ns, "link", "set", "lo", "up"},
+	)
+}
+
+func run(cmds ...[]string) error {
+	for _, args := range cmds {
+		if err := ip(args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startEtcd starts one member per host, as one cluster.
+func (c *Cluster) startEtcd() error {
+	for _, h := range c.Hosts {
+		c.Etcd = append(c.Etcd, &etcdproc.Member{
+			Name: "etcd-" + h.Name, Host: h.IP, Dir: filepath.Join(c.Dir, h.Name, "etcd"),
+			Prefix: inNS(h.NS), Dialer: c.dialer(),
+		})
+	}
+	return etcdproc.StartCluster(c.Etcd)
+}
+
+// EtcdEndpoints is the --etcd-endpoints value of the cluster.
+func (c *Cluster) EtcdEndpoints() string {
+	var eps []string
+	for _, h := range c.Hosts {
+		eps = append(eps, net.JoinHostPort(h.IP, "2379"))
+	}
+	return strings.Join(eps, ",")
+}
+
+// dialer dials from the client namespace.
+func (c *Cluster) dialer() func(context.Context, string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		return dialIn(ctx, c.clientNS, "tcp", addr)
+	}
+}
+
+// GRPCDialer is a grpc.DialOption that reaches the cluster's addresses.
+func (c *Cluster) GRPCDialer() grpc.DialOption { return grpc.WithContextDialer(c.dialer()) }
+
+// EtcdClient is a client of the cluster's etcd, from the client namespace.
+func (c *Cluster) EtcdClient(ctx context.Context) (*clientv3.Client, error) {
+	cfg := clientv3.Config{Endpoints: strings.Split(c.EtcdEndpoints(), ","), DialTimeout: 5 * time.Second,
+		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{c.GRPCDialer()}}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Get(cctx, coord.Root+"ping"); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd of cluster %s: %w", c.ID, err)
+	}
+	return cli, nil
+}
+
+// Close stops every agent and etcd member and removes the namespaces.
+func (c *Cluster) Close() {
+	for _, h := range c.Hosts {
+		if h.Agent != nil {
+			h.Agent.Stop(10 * time.Second)
+		}
+	}
+	etcdproc.StopAll(c.Etcd)
+	for _, h := range c.Hosts {
+		_ = ip("netns", "del", h.NS)
+	}
+	_ = ip("netns", "del", c.clientNS)
+	_ = ip("netns", "del", c.switchNS)
+}
