@@ -152,7 +152,7 @@ checkpoint: {every: "25", keep: 3, dir: %s/checkpoints/%s}
 
 // clusterPasses keeps a cluster job long enough to crash things in it
 // (about 34 steps a pass) and short enough for the suite.
-const clusterPasses = 12
+const clusterPasses = 30
 
 // submit writes the spec on the shared directory and submits it detached
 // through host i.

@@ -92,6 +92,12 @@ func TestClusterEtcdMemberKilled(t *testing.T) {
 	logEvents(t, st)
 	assertExact(t, st)
 	assertSameModel(t, st, ref)
+	// Undisturbed: no role noticed enough to crash.
+	for _, w := range append(append(trainersOf(st), pserversOf(st)...), workerRestarts{"master", st.Master.Restarts}) {
+		if w.restarts != 0 {
+			t.Errorf("%s restarted %d times while one etcd member of three was down", w.name, w.restarts)
+		}
+	}
 }
 
 // etcdLeader is the member that leads the cluster's etcd now.
@@ -110,4 +116,94 @@ func (hc *hostCluster) etcdLeader(t *testing.T) *etcdproc.Member {
 	}
 	t.Fatal("no etcd member leads")
 	return nil
+}
+
+// TestClusterHostCrash: a host that runs a pserver crashes (its agent and
+// every role on it SIGKILLed, never restarted). Its node shows down within
+// 5 s and stays listed; no worker on it shows running; its roles are placed
+// on the live hosts, and the job SUCCEEDS with every record applied once
+// and the uninterrupted run's model, bit for bit.
+func TestClusterHostCrash(t *testing.T) {
+	t.Skip("SKIPPED until the scheduler re-places a dead node's roles (issue 7 item 3, branch c-sched, not merged into main yet): " +
+		"without it the job stalls at the step in flight")
+	hc := startHostCluster(t)
+	ref := hc.referenceSums(t)
+	hc.submit(t, 0, "host-crash")
+	st := hc.waitFor(t, 0, "host-crash", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	victim := hc.pserverHostBesides(t, st, hc.Hosts[0].Name)
+	at := time.Now()
+	pids := victim.Agent.Crash()
+	t.Logf("host %s crashed at step %d: SIGKILLed %v", victim.Name, st.Step, pids)
+	hc.waitNodeDown(t, victim.Name, at, 5*time.Second)
+	if left := netcluster.Processes(victim.Agent.DataDir); len(left) > 0 {
+		t.Errorf("processes of the crashed host live on: %v", left)
+	}
+	hc.assertNothingRunsOn(t, "host-crash", victim.Name)
+
+	st = hc.waitFor(t, 0, "host-crash", "the job to finish after the crash", 150*time.Second, succeeded)
+	logEvents(t, st)
+	assertExact(t, st)
+	assertSameModel(t, st, ref)
+	hc.assertNothingRunsOn(t, "host-crash", victim.Name)
+	var nodes []api.NodeRow
+	hc.jsonOf(t, 0, &nodes, "node", "list")
+	if i := slices.IndexFunc(nodes, func(n api.NodeRow) bool { return n.Name == victim.Name }); i < 0 || nodes[i].State != api.NodeDown {
+		t.Errorf("after the job: node list %+v, want %s listed down", nodes, victim.Name)
+	}
+}
+
+// pserverHostBesides is a host other than spare that runs a pserver.
+func (hc *hostCluster) pserverHostBesides(t *testing.T, st api.JobStatus, spare string) *netcluster.Host {
+	t.Helper()
+	for _, ps := range st.Pservers {
+		if ps.Node != spare {
+			return hc.host(t, ps.Node)
+		}
+	}
+	t.Fatalf("every pserver runs on %s: %+v", spare, st.Pservers)
+	return nil
+}
+
+// waitNodeDown requires node to show down in `gctl node list` within limit
+// of since.
+func (hc *hostCluster) waitNodeDown(t *testing.T, node string, since time.Time, limit time.Duration) {
+	t.Helper()
+	for {
+		var nodes []api.NodeRow
+		hc.jsonOf(t, 0, &nodes, "node", "list")
+		i := slices.IndexFunc(nodes, func(n api.NodeRow) bool { return n.Name == node })
+		if i >= 0 && nodes[i].State == api.NodeDown {
+			t.Logf("node %s down %s after the crash", node, time.Since(since).Round(10*time.Millisecond))
+			return
+		}
+		if time.Since(since) > limit {
+			t.Fatalf("node %s not down %s after the crash: %+v (it must stay listed, as down)", node, limit, nodes)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// assertNothingRunsOn: neither `job workers` nor `job status` shows a
+// process on node running.
+func (hc *hostCluster) assertNothingRunsOn(t *testing.T, job, node string) {
+	t.Helper()
+	var workers []api.WorkerRow
+	hc.jsonOf(t, 0, &workers, "job", "workers", job)
+	for _, w := range workers {
+		if w.Node == node && w.State == api.WorkerRunning {
+			t.Errorf("job workers shows %s running on the down node %s", w.Name, node)
+		}
+	}
+	var st api.JobStatus
+	hc.jsonOf(t, 0, &st, "job", "status", job)
+	for _, ps := range st.Pservers {
+		if ps.Node == node && ps.State == api.WorkerRunning {
+			t.Errorf("job status shows %s running on the down node %s", ps.Name, node)
+		}
+	}
+	for _, tr := range st.Trainers {
+		if tr.Node == node && tr.State == api.WorkerRunning {
+			t.Errorf("job status shows %s running on the down node %s", tr.Name, node)
+		}
+	}
 }
