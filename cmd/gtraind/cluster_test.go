@@ -56,6 +56,18 @@ advertise-addr: 10.0.0.7
 	}
 }
 
+// deploy/agent.yaml, the example config of a machine in a cluster, is one
+// the agent accepts.
+func TestDeployAgentYAML(t *testing.T) {
+	cfg, err := agentSettings(t, "--config", filepath.Join("..", "..", "deploy", "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.AdvertiseAddr == "" || cfg.EtcdCACert == "" || cfg.EtcdUser == "" || len(cfg.EtcdEndpoints) != 3 || cfg.Dev {
+		t.Errorf("deploy/agent.yaml reads as %+v: want an advertise address, etcd TLS and user, 3 endpoints", cfg)
+	}
+}
+
 // Bad cluster settings are usage errors (exit 2) naming the flag.
 func TestAgentClusterSettingsRejected(t *testing.T) {
 	for _, tc := range []struct {
