@@ -44,7 +44,7 @@ func MeasureRecovery(binDir, housingData string) (*Recovery, error) {
 		OutPrefix: filepath.Join(work, "data", "housing"), Shards: 4, TestFraction: 0.2, Seed: 1, Normalize: true}); err != nil {
 		return nil, err
 	}
-	if err := a.submit(recoverySpec(work)); err != nil {
+	if err := a.submit(recoverySpec(work, "")); err != nil {
 		return nil, err
 	}
 	m := &measurer{cli: a.cli, job: "recovery"}
@@ -54,7 +54,13 @@ func MeasureRecovery(binDir, housingData string) (*Recovery, error) {
 	return m.killEachRole()
 }
 
-func recoverySpec(work string) string {
+// recoverySpec is the job the recovery benchmarks crash things in; its
+// checkpoints go to ckptDir ("" is the agent's default).
+func recoverySpec(work, ckptDir string) string {
+	ckpt := `{every: "50", keep: 3}`
+	if ckptDir != "" {
+		ckpt = fmt.Sprintf(`{every: "50", keep: 3, dir: %s}`, ckptDir)
+	}
 	return fmt.Sprintf(`name: recovery
 mode: sync
 trainers: 2
@@ -64,8 +70,8 @@ batch_size: 20
 model: {kind: linear, inputs: 13, outputs: 1}
 optimizer: {kind: sgd, learning_rate: 0.001}
 data: {train: %s/data/housing-train-*, test: %s/data/housing-test-*}
-checkpoint: {every: "50", keep: 3}
-`, work, work)
+checkpoint: %s
+`, work, work, ckpt)
 }
 
 // benchAgent is a real `gtraind agent --dev` with a client of its etcd and
@@ -149,15 +155,7 @@ func (m *measurer) killEachRole() (*Recovery, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if out.Pserver, err = m.killAndTime("pserver-0", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
-		rolledTo := int64(-1)
-		return func(p coord.ProgressRecord) bool {
-			if p.Epoch > at.Epoch && rolledTo < 0 {
-				rolledTo = p.Step
-			}
-			return rolledTo >= 0 && p.Step > rolledTo
-		}
-	}); err != nil {
+	if out.Pserver, err = m.killAndTime("pserver-0", steppedAfterRollback); err != nil {
 		return nil, err
 	}
 	if out.Master, err = m.killAndTime("master", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
@@ -166,6 +164,18 @@ func (m *measurer) killEachRole() (*Recovery, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// steppedAfterRollback is the recovery of a pserver: the job rolled back to
+// a global checkpoint (a new epoch) and applied a step after it.
+func steppedAfterRollback(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
+	rolledTo := int64(-1)
+	return func(p coord.ProgressRecord) bool {
+		if p.Epoch > at.Epoch && rolledTo < 0 {
+			rolledTo = p.Step
+		}
+		return rolledTo >= 0 && p.Step > rolledTo
+	}
 }
 
 type measurer struct {

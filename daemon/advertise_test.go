@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/coord"
 )
 
 func TestResolveAdvertise(t *testing.T) {
@@ -106,5 +108,25 @@ func TestConfigValidateCluster(t *testing.T) {
 	remote.AdvertiseAddr, remote.EtcdCACert, remote.EtcdUser, remote.EtcdPassword = "node1", "/ca.pem", "u", "p"
 	if err := remote.Validate(); err != nil {
 		t.Errorf("a valid cluster config: %v", err)
+	}
+}
+
+// An agent bound to wildcards publishes its advertise address in its node
+// record, for the API and the gossip ring alike.
+func TestAgentPublishesAdvertiseForWildcards(t *testing.T) {
+	t.Parallel()
+	endpoint := startEtcd(t)
+	cfg := testConfig(t, "wild", endpoint)
+	cfg.APIAddr, cfg.GossipAddr, cfg.AdvertiseAddr = "0.0.0.0:0", "0.0.0.0:0", "127.0.0.1"
+	a := startAgent(t, cfg)
+	var rec coord.NodeRecord
+	if _, err := coord.GetJSON(t.Context(), etcdClient(t, endpoint), coord.NodeKey("wild"), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{rec.APIAddr, rec.GossipAddr, a.addr} {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host != "127.0.0.1" || port == "0" {
+			t.Errorf("published %q (record %+v), want 127.0.0.1 with the bound port", addr, rec)
+		}
 	}
 }

@@ -67,6 +67,7 @@ func run(out, bin string, quick bool) error {
 		measureDispatch,
 		measureCheckpoints,
 		func(t *table, _ sizes) error { return measureRecovery(t, bin) },
+		func(t *table, _ sizes) error { return measureNodeRecovery(t, bin) },
 	}
 	for _, step := range steps {
 		if err := step(t, sz); err != nil {
