@@ -36,7 +36,7 @@ func MeasureNodeRecovery(binDir, housingData string) (float64, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(work)
-	c, err := netcluster.New(3, work, binDir)
+	c, err := netcluster.New(netcluster.Options{Hosts: 3, Dir: work, Bin: binDir})
 	if err != nil {
 		return 0, err
 	}

@@ -42,9 +42,11 @@ func (c *Cluster) StartAgent(h *Host, args ...string) (*Agent, error) {
 		return nil, err
 	}
 	defer logFile.Close()
-	full := append(inNS(h.NS), filepath.Join(c.Bin, "gtraind"), "agent",
-		"--node-name", h.Name, "--data-dir", a.DataDir, "--etcd-endpoints", c.EtcdEndpoints())
-	a.cmd = exec.Command(full[0], append(full[1:], args...)...)
+	etcdFlags, env := c.AgentEtcdFlags()
+	full := append(inNS(h.NS), filepath.Join(c.Bin, "gtraind"), "agent", "--node-name", h.Name, "--data-dir", a.DataDir)
+	full = append(append(full, etcdFlags...), args...)
+	a.cmd = exec.Command(full[0], full[1:]...)
+	a.cmd.Env = append(os.Environ(), env...)
 	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // a killed test leaves nothing
 	if err := a.cmd.Start(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +33,8 @@ type Cluster struct {
 	Hosts []*Host
 	// Etcd are the members, one per host.
 	Etcd []*etcdproc.Member
+	// PKI is the etcd's TLS (nil unless Options.SecureEtcd).
+	PKI *etcdproc.PKI
 
 	switchNS, clientNS string
 }
@@ -44,16 +47,33 @@ type Host struct {
 	Agent *Agent // nil until StartAgent
 }
 
-// New makes n host namespaces on a bridge, a client namespace beside them,
-// and starts one etcd member in each host. Close undoes all of it.
-func New(n int, dir, bin string) (*Cluster, error) {
-	c := &Cluster{ID: "gt" + randomID(), Dir: dir, Bin: bin}
+// Options say what cluster to make.
+type Options struct {
+	Hosts int
+	Dir   string // data of every host, logs; the shared storage
+	Bin   string // directory with gtraind and gctl
+	// SecureEtcd serves etcd over TLS with client certificates and turns
+	// its auth on: the agents get the TLS files and a user, and the
+	// password in their environment.
+	SecureEtcd bool
+}
+
+// etcdUser and etcdPassword are the etcd account of a SecureEtcd cluster.
+const (
+	etcdUser     = "root"
+	etcdPassword = "gtrain-netcluster-secret"
+)
+
+// New makes the host namespaces on a bridge, a client namespace beside
+// them, and starts one etcd member in each host. Close undoes all of it.
+func New(o Options) (*Cluster, error) {
+	c := &Cluster{ID: "gt" + randomID(), Dir: o.Dir, Bin: o.Bin}
 	c.switchNS, c.clientNS = c.ID+"-sw", c.ID+"-cl"
-	if err := c.makeNetwork(n); err != nil {
+	if err := c.makeNetwork(o.Hosts); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if err := c.startEtcd(); err != nil {
+	if err := c.startEtcd(o.SecureEtcd); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -104,22 +124,85 @@ func run(cmds ...[]string) error {
 	return nil
 }
 
-// startEtcd starts one member per host, as one cluster.
-func (c *Cluster) startEtcd() error {
+// startEtcd starts one member per host, as one cluster; secure turns TLS
+// and auth on.
+func (c *Cluster) startEtcd(secure bool) error {
+	if secure {
+		var ips []string
+		for _, h := range c.Hosts {
+			ips = append(ips, h.IP)
+		}
+		pkiDir := filepath.Join(c.Dir, "pki")
+		if err := os.MkdirAll(pkiDir, 0o700); err != nil {
+			return err
+		}
+		var err error
+		if c.PKI, err = etcdproc.NewPKI(pkiDir, ips...); err != nil {
+			return err
+		}
+	}
 	for _, h := range c.Hosts {
 		c.Etcd = append(c.Etcd, &etcdproc.Member{
 			Name: "etcd-" + h.Name, Host: h.IP, Dir: filepath.Join(c.Dir, h.Name, "etcd"),
-			Prefix: inNS(h.NS), Dialer: c.dialer(),
+			Prefix: inNS(h.NS), Dialer: c.dialer(), TLS: c.PKI,
 		})
 	}
-	return etcdproc.StartCluster(c.Etcd)
+	if err := etcdproc.StartCluster(c.Etcd); err != nil {
+		return err
+	}
+	if secure {
+		return c.enableAuth()
+	}
+	return nil
+}
+
+// enableAuth adds the root user and turns etcd's auth on.
+func (c *Cluster) enableAuth() error {
+	cli, err := c.etcdClient(context.Background(), false)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.UserAdd(ctx, etcdUser, etcdPassword); err != nil {
+		return fmt.Errorf("etcd user: %w", err)
+	}
+	if _, err := cli.UserGrantRole(ctx, etcdUser, "root"); err != nil {
+		return fmt.Errorf("etcd user role: %w", err)
+	}
+	if _, err := cli.AuthEnable(ctx); err != nil {
+		return fmt.Errorf("etcd auth enable: %w", err)
+	}
+	return nil
+}
+
+// AgentEtcdFlags are the flags that give an agent the cluster's etcd, and
+// the environment it needs beside them (the password of a secure etcd).
+func (c *Cluster) AgentEtcdFlags() (flags, env []string) {
+	flags = []string{"--etcd-endpoints", c.EtcdEndpoints()}
+	if c.PKI == nil {
+		return flags, nil
+	}
+	flags = append(flags, "--etcd-cacert", c.PKI.CACert, "--etcd-cert", c.PKI.ClientCert,
+		"--etcd-key", c.PKI.ClientKey, "--etcd-user", etcdUser)
+	return flags, []string{"GTRAIN_ETCD_PASSWORD=" + etcdPassword}
+}
+
+// EtcdPassword is the password of a SecureEtcd cluster's user ("" when
+// etcd is not secure), to check that it shows on no command line.
+func (c *Cluster) EtcdPassword() string {
+	if c.PKI == nil {
+		return ""
+	}
+	return etcdPassword
 }
 
 // EtcdEndpoints is the --etcd-endpoints value of the cluster.
 func (c *Cluster) EtcdEndpoints() string {
 	var eps []string
-	for _, h := range c.Hosts {
-		eps = append(eps, net.JoinHostPort(h.IP, "2379"))
+	for _, m := range c.Etcd {
+		eps = append(eps, m.ClientURL())
 	}
 	return strings.Join(eps, ",")
 }
@@ -136,9 +219,23 @@ func (c *Cluster) GRPCDialer() grpc.DialOption { return grpc.WithContextDialer(c
 
 // EtcdClient is a client of the cluster's etcd, from the client namespace.
 func (c *Cluster) EtcdClient(ctx context.Context) (*clientv3.Client, error) {
+	return c.etcdClient(ctx, c.PKI != nil)
+}
+
+func (c *Cluster) etcdClient(ctx context.Context, auth bool) (*clientv3.Client, error) {
 	cfg := clientv3.Config{Endpoints: strings.Split(c.EtcdEndpoints(), ","), DialTimeout: 5 * time.Second,
 		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{c.GRPCDialer()}}
+	if c.PKI != nil {
+		tlsCfg, err := c.PKI.ClientTLS()
+		if err != nil {
+			return nil, err
+		}
+		cfg.TLS = tlsCfg
+	}
+	if auth {
+		cfg.Username, cfg.Password = etcdUser, etcdPassword
+	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 )
 
 // A cluster's hosts reach each other on the bridge: its etcd members form
-// one cluster, and the client namespace reaches them.
+// one cluster (over TLS, with auth on), and the client namespace reaches them.
 func TestClusterEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes network namespaces")
@@ -14,7 +14,7 @@ func TestClusterEtcd(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skipf("SKIPPED, NOT TESTED: %v", err)
 	}
-	c, err := New(3, t.TempDir(), "")
+	c, err := New(Options{Hosts: 3, Dir: t.TempDir(), SecureEtcd: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,5 +27,8 @@ func TestClusterEtcd(t *testing.T) {
 	resp, err := cli.MemberList(context.Background())
 	if err != nil || len(resp.Members) != 3 {
 		t.Fatalf("member list: %v %v", resp, err)
+	}
+	if _, err := cli.Put(context.Background(), "netcluster-probe", "ok"); err != nil {
+		t.Errorf("put as the cluster's user: %v", err)
 	}
 }
