@@ -66,7 +66,9 @@ func TestDialConfigSurvivesAKilledMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	sess, err := NewSession(t.Context(), cli, 2)
+	// The TTL the agents and roles use: a client-side keep-alive gives up
+	// after a TTL without an answer, and a new leader takes a second or two.
+	sess, err := NewSession(t.Context(), cli, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestDialConfigSurvivesAKilledMember(t *testing.T) {
 	follower := followerOf(t, cli, ms)
 	t.Logf("SIGKILL the follower %s", follower.Name)
 	follower.Kill()
-	putFor(t, cli, key, 1000, 3*time.Second) // longer than the session's TTL
+	putFor(t, cli, key, 1000, 6*time.Second) // longer than the session's TTL
 	if err := follower.Restart(); err != nil {
 		t.Fatal(err)
 	}
