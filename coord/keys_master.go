@@ -14,6 +14,12 @@ const MasterMark = "master"
 // of the master's own checkpoints (the pservers' are under CheckpointPrefix).
 func MasterCheckpointPrefix(job string) string { return JobPrefix(job) + "master/checkpoint" }
 
+// MasterCheckpointRecordKey holds the master's newest checkpoint record
+// (the master has one store; index is always 0).
+func MasterCheckpointRecordKey(job string, index int) string {
+	return MasterCheckpointPrefix(job) + "/" + strconv.Itoa(index)
+}
+
 // CheckpointMarkStepPrefix holds the marks of every participant at step; a
 // range from it deletes the marks of that step and of every later one.
 func CheckpointMarkStepPrefix(job string, step int64) string {

@@ -36,7 +36,7 @@ type recovery struct {
 
 // newRecovery opens the master's own checkpoints of a sync job.
 func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, spec *jobspec.Spec, driver *Driver, ps *client.Dynamic) (*recovery, error) {
-	rec := checkpoint.NewEtcdRecorder(cli, coord.MasterCheckpointPrefix(cfg.Job))
+	rec := checkpoint.NewEtcdRecorder(cli, func(i int) string { return coord.MasterCheckpointRecordKey(cfg.Job, i) })
 	rec.Guard = []clientv3.Cmp{lead.Guard()}
 	store, err := checkpoint.NewStore(checkpoint.Config{Dir: jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep,
 		Owner: jobspec.MasterName}, rec, cfg.Log)
