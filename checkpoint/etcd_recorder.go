@@ -8,7 +8,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// EtcdRecorder keeps each record as JSON at Prefix+"/"+index. The version of a
+// EtcdRecorder keeps each record as JSON at the key its caller names for the
+// index. The version of a
 // record is its etcd ModRevision.
 type EtcdRecorder struct {
 	cli   *clientv3.Client
