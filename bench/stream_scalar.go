@@ -6,4 +6,5 @@ package bench
 // the ceiling.
 
 func addVec(p, g []float32) int        { return 0 }
+func addVec8(p, g []float32) int       { return 0 }
 func add3Vec(p, m, v, g []float32) int { return 0 }

@@ -22,6 +22,19 @@ func addVec(p, g []float32) int {
 	return n
 }
 
+// addVec8 is addVec without the unrolling.
+func addVec8(p, g []float32) int {
+	if !useAVX2 {
+		return 0
+	}
+	n := len(p) &^ 7
+	for i := 0; i < n; i += 8 {
+		gv := archsimd.LoadFloat32x8Slice(g[i:])
+		archsimd.LoadFloat32x8Slice(p[i:]).Add(gv).StoreSlice(p[i:])
+	}
+	return n
+}
+
 // add3Vec does m += g, v += g, p += g in one sweep, as the Adam kernel
 // loads and stores.
 func add3Vec(p, m, v, g []float32) int {

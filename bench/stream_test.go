@@ -23,10 +23,11 @@ func TestStreamSweepsTouchEveryElement(t *testing.T) {
 			a[1][i] = 1
 		}
 		streamSGD(a[:2])
+		streamSGDPlain(a[:2])
 		streamAdam(a)
 		for i := 0; i < n; i++ {
-			if a[0][i] != 2 || a[2][i] != 1 || a[3][i] != 1 || a[1][i] != 1 {
-				t.Fatalf("n=%d i=%d: p=%v m=%v v=%v g=%v, want 2 1 1 1", n, i, a[0][i], a[2][i], a[3][i], a[1][i])
+			if a[0][i] != 3 || a[2][i] != 1 || a[3][i] != 1 || a[1][i] != 1 {
+				t.Fatalf("n=%d i=%d: p=%v m=%v v=%v g=%v, want 3 1 1 1", n, i, a[0][i], a[2][i], a[3][i], a[1][i])
 			}
 		}
 	}

@@ -30,6 +30,6 @@
 // so that the caller never re-initialises silently.
 //
 // This package must not touch the pserver's in-memory state, the optimizer,
-// the job spec or any etcd key other than the ones under the prefix it is given;
+// the job spec or any etcd key other than the ones its caller names for it;
 // snapshotting the live parameters (and the pause that costs) is the pserver's job.
 package checkpoint

@@ -4,31 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// EtcdRecorder keeps each record as JSON at Prefix+"/"+index. The version of a
+// EtcdRecorder keeps each record as JSON at the key its caller names for the
+// index. The version of a
 // record is its etcd ModRevision.
 type EtcdRecorder struct {
-	cli    *clientv3.Client
-	prefix string
+	cli   *clientv3.Client
+	keyOf func(index int) string
 	// Guard is ANDed into every CompareAndSwap, e.g. a comparison on the key
 	// that proves this pserver still holds its lease, so a fenced-out process
 	// cannot move the record even if it saw the latest version.
 	Guard []clientv3.Cmp
 }
 
-// NewEtcdRecorder returns a recorder that stores records under prefix.
-func NewEtcdRecorder(cli *clientv3.Client, prefix string) *EtcdRecorder {
-	return &EtcdRecorder{cli: cli, prefix: prefix}
+// NewEtcdRecorder returns a recorder that stores the record of each index
+// at keyOf(index); the key layout is coord's, so callers pass coord's.
+func NewEtcdRecorder(cli *clientv3.Client, keyOf func(index int) string) *EtcdRecorder {
+	return &EtcdRecorder{cli: cli, keyOf: keyOf}
 }
 
 // Key returns the etcd key that holds the record of index.
-func (e *EtcdRecorder) Key(index int) string {
-	return e.prefix + "/" + strconv.Itoa(index)
-}
+func (e *EtcdRecorder) Key(index int) string { return e.keyOf(index) }
 
 // Load implements Recorder.
 func (e *EtcdRecorder) Load(ctx context.Context, index int) (Record, int64, bool, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestEtcdRecorder(t *testing.T) {
 		test func(t *testing.T, ctx context.Context, cli *clientv3.Client)
 	}{
 		{"contract", func(t *testing.T, _ context.Context, cli *clientv3.Client) {
-			recorderContract(t, NewEtcdRecorder(cli, "/gtrain/jobs/a/checkpoints"))
+			recorderContract(t, NewEtcdRecorder(cli, under("/gtrain/jobs/a/checkpoints")))
 		}},
 		{"stores JSON at prefix/index with ModRevision as version", testEtcdRecorderStoresJSON},
 		{"CAS conflict with a concurrent writer", testEtcdRecorderConflict},
@@ -43,7 +44,7 @@ func TestEtcdRecorder(t *testing.T) {
 }
 
 func testEtcdRecorderStoresJSON(t *testing.T, ctx context.Context, cli *clientv3.Client) {
-	r := NewEtcdRecorder(cli, "/gtrain/jobs/b/checkpoints")
+	r := NewEtcdRecorder(cli, under("/gtrain/jobs/b/checkpoints"))
 	rec := Record{Index: 2, Step: 77, File: pserverFile(2, 77), SHA256: strings.Repeat("ab", 32)}
 	v, err := r.CompareAndSwap(ctx, rec, 0)
 	if err != nil {
@@ -63,8 +64,8 @@ func testEtcdRecorderStoresJSON(t *testing.T, ctx context.Context, cli *clientv3
 }
 
 func testEtcdRecorderConflict(t *testing.T, ctx context.Context, cli *clientv3.Client) {
-	a := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
-	b := NewEtcdRecorder(cli, "/gtrain/jobs/c/checkpoints")
+	a := NewEtcdRecorder(cli, under("/gtrain/jobs/c/checkpoints"))
+	b := NewEtcdRecorder(cli, under("/gtrain/jobs/c/checkpoints"))
 	v0, err := a.CompareAndSwap(ctx, Record{Index: 0, Step: 1}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func testEtcdRecorderConflict(t *testing.T, ctx context.Context, cli *clientv3.C
 
 func testEtcdRecorderGuard(t *testing.T, ctx context.Context, cli *clientv3.Client) {
 	const fence = "/gtrain/jobs/d/pserver-0-owner"
-	r := NewEtcdRecorder(cli, "/gtrain/jobs/d/checkpoints")
+	r := NewEtcdRecorder(cli, under("/gtrain/jobs/d/checkpoints"))
 	r.Guard = []clientv3.Cmp{clientv3.Compare(clientv3.Value(fence), "=", "me")}
 	if _, err := cli.Put(ctx, fence, "someone-else"); err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func testEtcdRecorderGuard(t *testing.T, ctx context.Context, cli *clientv3.Clie
 }
 
 func testEtcdRecorderCorrupt(t *testing.T, ctx context.Context, cli *clientv3.Client) {
-	r := NewEtcdRecorder(cli, "/gtrain/jobs/e/checkpoints")
+	r := NewEtcdRecorder(cli, under("/gtrain/jobs/e/checkpoints"))
 	if _, err := cli.Put(ctx, r.Key(0), "{not json"); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func testEtcdRecorderCorrupt(t *testing.T, ctx context.Context, cli *clientv3.Cl
 }
 
 func testStoreOverEtcd(t *testing.T, ctx context.Context, cli *clientv3.Client) {
-	dir, r := t.TempDir(), NewEtcdRecorder(cli, "/gtrain/jobs/f/checkpoints")
+	dir, r := t.TempDir(), NewEtcdRecorder(cli, under("/gtrain/jobs/f/checkpoints"))
 	a, b := newTestStore(t, dir, r, 2), newTestStore(t, dir, r, 2)
 	if _, _, err := a.Load(ctx); !errors.Is(err, ErrNoCheckpoint) {
 		t.Fatalf("first Load: %v", err)
@@ -129,4 +130,9 @@ func testStoreOverEtcd(t *testing.T, ctx context.Context, cli *clientv3.Client) 
 		t.Fatalf("Load: report %+v err %v", report, err)
 	}
 	assertSameSnapshot(t, testSnapshot(0, 2), snap)
+}
+
+// under lays a test's records out as prefix/index.
+func under(prefix string) func(int) string {
+	return func(index int) string { return prefix + "/" + strconv.Itoa(index) }
 }

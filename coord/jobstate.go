@@ -90,19 +90,22 @@ func DecodeState(raw []byte) (StateRecord, error) {
 }
 
 // WatchJobEnd closes the returned channel when the job reaches a terminal state
-// or its record is deleted.
+// or its record is deleted, and only then: when ctx ends first the channel
+// stays open, so that a caller whose authority ended (a master that lost its
+// leadership) cannot mistake that for the job's end and exit as if done.
 func WatchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
-		defer close(done)
 		for ctx.Err() == nil {
 			resp, err := cli.Get(ctx, StateKey(job))
 			var rev int64 // 0: watch from now (after a failed read)
 			if err == nil {
 				if len(resp.Kvs) == 0 {
+					close(done)
 					return
 				}
 				if st, derr := DecodeState(resp.Kvs[0].Value); derr == nil && api.Terminal(st.State) {
+					close(done)
 					return
 				}
 				rev = resp.Header.Revision + 1 // no change between the read and the watch is missed

@@ -31,7 +31,12 @@ func TrainerPrefix(job string) string         { return JobPrefix(job) + "trainer
 func TrainerKey(job string, id int) string    { return TrainerPrefix(job) + strconv.Itoa(id) }
 func EventPrefix(job string) string           { return JobPrefix(job) + "events/" }
 func CheckpointPrefix(job string) string      { return JobPrefix(job) + "checkpoints" }
-func TaskPrefix(job string) string            { return Root + "tasks/" + job + "/" }
+
+// CheckpointRecordKey holds pserver index's newest checkpoint record.
+func CheckpointRecordKey(job string, index int) string {
+	return CheckpointPrefix(job) + "/" + strconv.Itoa(index)
+}
+func TaskPrefix(job string) string { return Root + "tasks/" + job + "/" }
 
 // TaskSlotPrefix holds one of the two copies of a job's task states: a full
 // rewrite (a new pass, a rollback) goes to the other slot and the master's

@@ -1,8 +1,11 @@
 package coord
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestMasterKeysLiveUnderTheJob(t *testing.T) {
@@ -93,5 +96,43 @@ func TestParseTrainerAndTaskKeys(t *testing.T) {
 		if id, ok := ParseTaskKey(job, c.slot, c.key); id != c.id || ok != c.ok {
 			t.Errorf("ParseTaskKey(%q, slot %d) = (%d, %v), want (%d, %v)", c.key, c.slot, id, ok, c.id, c.ok)
 		}
+	}
+}
+
+// The mark ranges delete exactly the steps they name, in etcd.
+func TestDeleteMarksRanges(t *testing.T) {
+	cli := dialTest(t)
+	job := uniqueJob(t)
+	put := func() {
+		for _, step := range []int64{3, 9, 10, 11, 100} {
+			if _, err := cli.Put(t.Context(), CheckpointMarkKey(job, step, MasterMark), "f"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := func() (out []int64) {
+		resp, err := cli.Get(t.Context(), CheckpointMarkPrefix(job), clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range resp.Kvs {
+			step, _, _ := ParseCheckpointMarkKey(job, string(kv.Key))
+			out = append(out, step)
+		}
+		return out
+	}
+	put()
+	if _, err := cli.Txn(t.Context()).Then(DeleteMarksBefore(job, 10)).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(); !slices.Equal(got, []int64{10, 11, 100}) {
+		t.Errorf("after DeleteMarksBefore(10): steps %v, want [10 11 100]", got)
+	}
+	put()
+	if _, err := cli.Txn(t.Context()).Then(DeleteMarksFrom(job, 10)).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(); !slices.Equal(got, []int64{3, 9}) {
+		t.Errorf("after DeleteMarksFrom(10): steps %v, want [3 9]", got)
 	}
 }

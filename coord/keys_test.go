@@ -132,3 +132,12 @@ func TestCheckpointMarkKeySortsByStep(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckpointRecordKeys(t *testing.T) {
+	if got, want := CheckpointRecordKey("j", 3), CheckpointPrefix("j")+"/3"; got != want {
+		t.Errorf("CheckpointRecordKey = %q, want %q", got, want)
+	}
+	if got, want := MasterCheckpointRecordKey("j", 0), MasterCheckpointPrefix("j")+"/0"; got != want {
+		t.Errorf("MasterCheckpointRecordKey = %q, want %q", got, want)
+	}
+}

@@ -3,6 +3,8 @@ package coord
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -47,8 +49,8 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		f.AddTo(enc)
 	}
 	attrs := make([]slog.Attr, 0, len(enc.Fields))
-	for k, v := range enc.Fields {
-		attrs = append(attrs, slog.Any(k, v))
+	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) { // a stable order line to line
+		attrs = append(attrs, slog.Any(k, enc.Fields[k]))
 	}
 	level := slog.LevelWarn
 	if e.Level >= zapcore.ErrorLevel {

@@ -1,6 +1,10 @@
 package daemon
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/gtrain/gtrain/jobspec"
+)
 
 var (
 	// ErrInvalidConfig is wrapped by every rejection of a Config; the message
@@ -15,5 +19,5 @@ var (
 	// ErrNoNodes means a job cannot be placed because no node is ready.
 	ErrNoNodes = errors.New("no ready node to place the job on")
 	// ErrUnknownWorker names a worker that is not one of the job's roles.
-	ErrUnknownWorker = errors.New("unknown worker name")
+	ErrUnknownWorker = jobspec.ErrUnknownWorker
 )

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,31 +12,17 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// Role subcommands of gtraind (SPEC §2).
+// Role subcommands of gtraind (SPEC §2): the roles of the worker names.
 const (
-	roleMaster  = "master"
-	rolePserver = "pserver"
-	roleTrainer = "trainer"
+	roleMaster  = jobspec.RoleMaster
+	rolePserver = jobspec.RolePserver
+	roleTrainer = jobspec.RoleTrainer
 )
 
-// workerRole splits a worker name ("master", "pserver-1", "trainer-0") into
-// the gtraind subcommand that runs it and its index (-1 for the master).
+// workerRole splits a worker name into the gtraind subcommand that runs it
+// and its index (-1 for the master).
 func workerRole(worker string) (role string, index int, err error) {
-	if worker == jobspec.MasterName {
-		return roleMaster, -1, nil
-	}
-	for _, r := range []string{rolePserver, roleTrainer} {
-		rest, ok := strings.CutPrefix(worker, r+"-")
-		if !ok {
-			continue
-		}
-		i, err := strconv.Atoi(rest)
-		if err != nil || i < 0 || strconv.Itoa(i) != rest {
-			break
-		}
-		return r, i, nil
-	}
-	return "", 0, fmt.Errorf("%w %q: want master, pserver-N or trainer-N", ErrUnknownWorker, worker)
+	return jobspec.ParseWorker(worker)
 }
 
 // roleLaunch is what every role process of this node is started with.

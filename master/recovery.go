@@ -36,7 +36,7 @@ type recovery struct {
 
 // newRecovery opens the master's own checkpoints of a sync job.
 func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, spec *jobspec.Spec, driver *Driver, ps *client.Dynamic) (*recovery, error) {
-	rec := checkpoint.NewEtcdRecorder(cli, coord.MasterCheckpointPrefix(cfg.Job))
+	rec := checkpoint.NewEtcdRecorder(cli, func(i int) string { return coord.MasterCheckpointRecordKey(cfg.Job, i) })
 	rec.Guard = []clientv3.Cmp{lead.Guard()}
 	store, err := checkpoint.NewStore(checkpoint.Config{Dir: jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep,
 		Owner: jobspec.MasterName}, rec, cfg.Log)
@@ -152,9 +152,8 @@ func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
 		return nil
 	}
 	// Marks of steps no longer kept are not needed to decide anything.
-	prefix := coord.CheckpointMarkPrefix(r.job)
 	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global)),
-		clientv3.OpDelete(prefix, clientv3.WithRange(coord.CheckpointMarkStepPrefix(r.job, global.Steps[0])))); err != nil {
+		coord.DeleteMarksBefore(r.job, global.Steps[0])); err != nil {
 		return err
 	}
 	r.log.Info("global checkpoint complete", "step", step)
@@ -285,9 +284,8 @@ func (r *recovery) rollback(ctx context.Context, why string, target int64) error
 	}
 	// Forget the abandoned history: its checkpoints are deleted as the new
 	// one is written, so neither its global steps nor its marks may count.
-	prefix := coord.CheckpointMarkPrefix(r.job)
 	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(rolledBackGlobal(g, target))),
-		clientv3.OpDelete(coord.CheckpointMarkStepPrefix(r.job, target+1), clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix)))); err != nil {
+		coord.DeleteMarksFrom(r.job, target+1)); err != nil {
 		return err
 	}
 	pass, _ := r.driver.Position()

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -55,7 +54,7 @@ func (r *TrainerRegistry) Register(ctx context.Context, worker string, lease int
 	}
 	if id < 0 {
 		// Prefer the ID the worker's name suggests, so trainer-1 is usually ID 1.
-		if n, err := strconv.Atoi(strings.TrimPrefix(worker, "trainer-")); err == nil && n >= 0 && n < r.n && held[n] == "" {
+		if role, n, err := jobspec.ParseWorker(worker); err == nil && role == jobspec.RoleTrainer && n < r.n && held[n] == "" {
 			id = n
 		}
 	}

@@ -35,6 +35,8 @@ func (c Config) Validate() error {
 		return errors.New("pserver: DataDir must be set")
 	case c.SessionTTL < 1:
 		return fmt.Errorf("pserver: SessionTTL must be >= 1, got %d", c.SessionTTL)
+	case c.ClaimWait <= 0:
+		return fmt.Errorf("pserver: ClaimWait must be > 0, got %s", c.ClaimWait)
 	}
 	return nil
 }

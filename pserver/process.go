@@ -129,7 +129,7 @@ func (p *process) claimAndRestore(ctx context.Context) (lis net.Listener, err er
 
 // openStore opens this index's checkpoints, recorded in etcd.
 func (p *process) openStore() error {
-	p.rec = checkpoint.NewEtcdRecorder(p.cli, coord.CheckpointPrefix(p.cfg.Job))
+	p.rec = checkpoint.NewEtcdRecorder(p.cli, func(i int) string { return coord.CheckpointRecordKey(p.cfg.Job, i) })
 	// A checkpoint record is written only while this process holds the index.
 	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
 	cfg := checkpoint.Config{Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index}

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Fails when git tracks build output: an executable binary (ELF, Mach-O, PE,
-# or any file with the executable bit that holds NUL bytes). Build output
+# Fails when git tracks build output: an executable binary (ELF or Mach-O
+# anywhere; PE or any file holding NUL bytes when it has the executable bit).
+# It reads what git stores (the index), not the working tree. Build output
 # belongs in bin/, which is ignored.
-set -euo pipefail
+set -eu # no pipefail: head closes cat-file's pipe early on purpose
 cd "$(git rev-parse --show-toplevel)"
 bad=0
 while IFS= read -r -d '' entry; do
-	mode=${entry%% *}
+	meta=${entry%%$'\t'*}
 	path=${entry#*$'\t'}
-	[ -f "$path" ] || continue
-	magic=$(head -c 4 -- "$path" | od -An -tx1 | tr -d ' \n')
+	read -r mode sha _ <<<"$meta"
+	[ "$mode" = 100644 ] || [ "$mode" = 100755 ] || continue
+	magic=$(git cat-file blob "$sha" | head -c 4 | od -An -tx1 | tr -d ' \n')
 	case "$magic" in
-	7f454c46 | cffaedfe | cefaedfe | feedface | feedfacf | 4d5a*)
+	7f454c46 | cffaedfe | cefaedfe | feedface | feedfacf)
 		echo "tracked binary: $path (executable format, magic $magic)" >&2
 		bad=1
 		continue
 		;;
 	esac
-	if [ "$mode" = 100755 ] && [ "$(head -c 65536 -- "$path" | tr -d -c '\000' | wc -c)" -gt 0 ]; then
-		echo "tracked binary: $path (executable bit and NUL bytes)" >&2
+	[ "$mode" = 100755 ] || continue
+	if [ "${magic:0:4}" = 4d5a ] || [ "$(git cat-file blob "$sha" | head -c 65536 | tr -d -c '\000' | wc -c)" -gt 0 ]; then
+		echo "tracked binary: $path (executable bit and binary content)" >&2
 		bad=1
 	fi
 done < <(git ls-files -s -z)
