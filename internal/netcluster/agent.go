@@ -105,7 +105,10 @@ func (c *Cluster) Gctl(addr string, args ...string) (string, string, int, error)
 // Crash SIGKILLs the agent and every process of its (its roles) at once,
 // as a host that loses power; nothing restarts them.
 func (a *Agent) Crash() []int {
-	pids := append([]int{a.cmd.Process.Pid}, Processes(a.DataDir)...)
+	pids := Processes(a.DataDir) // the agent's command line names its data dir too
+	if !slices.Contains(pids, a.cmd.Process.Pid) {
+		pids = append(pids, a.cmd.Process.Pid)
+	}
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
