@@ -251,3 +251,64 @@ func enableAuth(t *testing.T, c EtcdConfig, user, password string) {
 		t.Fatal(err)
 	}
 }
+
+// A leader's fenced commits go through while a follower and then the etcd
+// leader are SIGKILLed: a commit whose member died under it is sent again,
+// none fails.
+func TestFencedCommitSurvivesAKilledMember(t *testing.T) {
+	etcdBinary(t)
+	ms := loopbackMembers(t, 3, nil)
+	cli, err := DialConfig(t.Context(), EtcdConfig{Endpoints: etcdproc.Endpoints(ms)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	sess, err := NewSession(t.Context(), cli, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	job := uniqueJob(t)
+	lead, err := Campaign(t.Context(), cli, sess, Root+"fenced/"+job, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	n := 0
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			err := lead.Commit(ctx, clientv3.OpPut(Root+"fenced/"+job+"/v", strconv.Itoa(n)))
+			cancel()
+			if err != nil {
+				done <- fmt.Errorf("commit %d: %w", n, err)
+				return
+			}
+			n++
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	follower := followerOf(t, cli, ms)
+	t.Logf("SIGKILL the follower %s", follower.Name)
+	follower.Kill()
+	time.Sleep(time.Second)
+	if err := follower.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	leader := leaderOf(t, cli, ms)
+	t.Logf("SIGKILL the leader %s", leader.Name)
+	leader.Kill()
+	time.Sleep(9 * time.Second) // past etcd's request timeout for the lost leader
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d fenced commits, none failed", n)
+}

@@ -49,8 +49,14 @@ func (l *Leadership) Guard() clientv3.Cmp {
 func (l *Leadership) Rev() int64 { return l.rev }
 
 // Commit applies ops atomically if and only if the leadership still holds.
+// A commit whose outcome etcd left unknown because a member died under it
+// is sent again (see resendUnknown).
 func (l *Leadership) Commit(ctx context.Context, ops ...clientv3.Op) error {
-	resp, err := l.cli.Txn(ctx).If(l.Guard()).Then(ops...).Commit()
+	var resp *clientv3.TxnResponse
+	err := resendUnknown(ctx, func() (err error) {
+		resp, err = l.cli.Txn(ctx).If(l.Guard()).Then(ops...).Commit()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("fenced commit: %w", err)
 	}

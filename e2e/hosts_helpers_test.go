@@ -22,11 +22,11 @@ type hostCluster struct {
 	shared string
 }
 
-// startHostCluster starts 3 hosts, a 3-member etcd (over TLS with auth on,
-// if secure) and an agent per host. The agents reach their address three
+// startHostCluster starts 3 hosts, a 3-member etcd (that lets the agents in
+// by auth) and an agent per host. The agents reach their address three
 // ways: a wildcard --api-addr (the first non-loopback address), the host of
 // --api-addr, and --advertise-addr.
-func startHostCluster(t *testing.T, secure bool) *hostCluster {
+func startHostCluster(t *testing.T, auth netcluster.EtcdAuth) *hostCluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of network namespaces")
@@ -38,7 +38,7 @@ func startHostCluster(t *testing.T, secure bool) *hostCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := netcluster.New(netcluster.Options{Hosts: 3, Dir: dir, Bin: binDir, SecureEtcd: secure})
+	c, err := netcluster.New(netcluster.Options{Hosts: 3, Dir: dir, Bin: binDir, Etcd: auth})
 	if err != nil {
 		os.RemoveAll(dir)
 		t.Fatal(err)

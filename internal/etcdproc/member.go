@@ -151,7 +151,8 @@ func (m *Member) flags() []string {
 	}
 	if m.TLS != nil {
 		f = append(f, "--cert-file", m.TLS.ServerCert, "--key-file", m.TLS.ServerKey,
-			"--trusted-ca-file", m.TLS.CACert, "--client-cert-auth")
+			"--trusted-ca-file", m.TLS.CACert, "--client-cert-auth",
+			"--auth-token", fmt.Sprintf("jwt,pub-key=%s,priv-key=%s,sign-method=ES256,ttl=10m", m.TLS.JWTPub, m.TLS.JWTKey))
 	}
 	return f
 }

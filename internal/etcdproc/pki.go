@@ -24,6 +24,10 @@ type PKI struct {
 	CACert                string
 	ServerCert, ServerKey string
 	ClientCert, ClientKey string
+	// JWTPub and JWTKey sign etcd's auth tokens: unlike its default
+	// "simple" tokens, which live in one member's memory, a JWT stays valid
+	// when the member that issued it dies.
+	JWTPub, JWTKey string
 }
 
 // NewPKI writes a CA, a server certificate valid for hosts and a client
@@ -61,7 +65,31 @@ func NewPKI(dir string, hosts ...string) (*PKI, error) {
 	if p.ClientCert, p.ClientKey, err = issue(dir, "client", client, ca, caKey); err != nil {
 		return nil, err
 	}
+	if p.JWTPub, p.JWTKey, err = jwtKeys(dir); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// jwtKeys writes an ES256 key pair for etcd's --auth-token jwt.
+func jwtKeys(dir string) (pub, key string, err error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	kDER, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		return "", "", err
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		return "", "", err
+	}
+	pub, key = filepath.Join(dir, "jwt.pub.pem"), filepath.Join(dir, "jwt.key.pem")
+	if err := writePEM(pub, "PUBLIC KEY", pubDER); err != nil {
+		return "", "", err
+	}
+	return pub, key, writePEM(key, "EC PRIVATE KEY", kDER)
 }
 
 func leaf(serial int64, name string, usage x509.ExtKeyUsage) *x509.Certificate {

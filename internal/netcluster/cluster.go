@@ -33,8 +33,9 @@ type Cluster struct {
 	Hosts []*Host
 	// Etcd are the members, one per host.
 	Etcd []*etcdproc.Member
-	// PKI is the etcd's TLS (nil unless Options.SecureEtcd).
-	PKI *etcdproc.PKI
+	// PKI is the etcd's TLS (nil with EtcdPlain).
+	PKI  *etcdproc.PKI
+	auth EtcdAuth
 
 	switchNS, clientNS string
 }
@@ -52,16 +53,30 @@ type Options struct {
 	Hosts int
 	Dir   string // data of every host, logs; the shared storage
 	Bin   string // directory with gtraind and gctl
-	// SecureEtcd serves etcd over TLS with client certificates and turns
-	// its auth on: the agents get the TLS files and a user, and the
-	// password in their environment.
-	SecureEtcd bool
+	// Etcd is how the agents get into etcd.
+	Etcd EtcdAuth
 }
 
-// etcdUser and etcdPassword are the etcd account of a SecureEtcd cluster.
+// EtcdAuth is how a cluster's etcd lets clients in.
+type EtcdAuth int
+
+const (
+	// EtcdPlain: no TLS, no auth.
+	EtcdPlain EtcdAuth = iota
+	// EtcdPassword: TLS with client certificates, auth on; the agents get
+	// the TLS files and a user, and its password in their environment.
+	EtcdPassword
+	// EtcdCertUser: TLS with client certificates, auth on; the agents are
+	// the user their certificate names (its CN), no password.
+	EtcdCertUser
+)
+
+// The etcd accounts of a cluster with auth on: root with a password, and
+// the user named by the client certificate's CN.
 const (
 	etcdUser     = "root"
 	etcdPassword = "gtrain-netcluster-secret"
+	etcdCertUser = "gtrain"
 )
 
 // New makes the host namespaces on a bridge, a client namespace beside
@@ -73,7 +88,8 @@ func New(o Options) (*Cluster, error) {
 		c.Close()
 		return nil, err
 	}
-	if err := c.startEtcd(o.SecureEtcd); err != nil {
+	c.auth = o.Etcd
+	if err := c.startEtcd(); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -124,9 +140,10 @@ func run(cmds ...[]string) error {
 	return nil
 }
 
-// startEtcd starts one member per host, as one cluster; secure turns TLS
-// and auth on.
-func (c *Cluster) startEtcd(secure bool) error {
+// startEtcd starts one member per host, as one cluster, with TLS and auth
+// unless EtcdPlain.
+func (c *Cluster) startEtcd() error {
+	secure := c.auth != EtcdPlain
 	if secure {
 		var ips []string
 		for _, h := range c.Hosts {
@@ -171,6 +188,12 @@ func (c *Cluster) enableAuth() error {
 	if _, err := cli.UserGrantRole(ctx, etcdUser, "root"); err != nil {
 		return fmt.Errorf("etcd user role: %w", err)
 	}
+	if _, err := cli.UserAddWithOptions(ctx, etcdCertUser, "", &clientv3.UserAddOptions{NoPassword: true}); err != nil {
+		return fmt.Errorf("etcd certificate user: %w", err)
+	}
+	if _, err := cli.UserGrantRole(ctx, etcdCertUser, "root"); err != nil {
+		return fmt.Errorf("etcd certificate user role: %w", err)
+	}
 	if _, err := cli.AuthEnable(ctx); err != nil {
 		return fmt.Errorf("etcd auth enable: %w", err)
 	}
@@ -184,15 +207,17 @@ func (c *Cluster) AgentEtcdFlags() (flags, env []string) {
 	if c.PKI == nil {
 		return flags, nil
 	}
-	flags = append(flags, "--etcd-cacert", c.PKI.CACert, "--etcd-cert", c.PKI.ClientCert,
-		"--etcd-key", c.PKI.ClientKey, "--etcd-user", etcdUser)
-	return flags, []string{"GTRAIN_ETCD_PASSWORD=" + etcdPassword}
+	flags = append(flags, "--etcd-cacert", c.PKI.CACert, "--etcd-cert", c.PKI.ClientCert, "--etcd-key", c.PKI.ClientKey)
+	if c.auth == EtcdCertUser {
+		return flags, nil
+	}
+	return append(flags, "--etcd-user", etcdUser), []string{"GTRAIN_ETCD_PASSWORD=" + etcdPassword}
 }
 
-// EtcdPassword is the password of a SecureEtcd cluster's user ("" when
-// etcd is not secure), to check that it shows on no command line.
+// EtcdPassword is the password the agents got ("" unless EtcdPassword),
+// to check that it shows on no command line.
 func (c *Cluster) EtcdPassword() string {
-	if c.PKI == nil {
+	if c.auth != EtcdPassword {
 		return ""
 	}
 	return etcdPassword
@@ -219,7 +244,7 @@ func (c *Cluster) GRPCDialer() grpc.DialOption { return grpc.WithContextDialer(c
 
 // EtcdClient is a client of the cluster's etcd, from the client namespace.
 func (c *Cluster) EtcdClient(ctx context.Context) (*clientv3.Client, error) {
-	return c.etcdClient(ctx, c.PKI != nil)
+	return c.etcdClient(ctx, c.auth == EtcdPassword)
 }
 
 func (c *Cluster) etcdClient(ctx context.Context, auth bool) (*clientv3.Client, error) {

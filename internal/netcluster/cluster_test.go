@@ -14,7 +14,7 @@ func TestClusterEtcd(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skipf("SKIPPED, NOT TESTED: %v", err)
 	}
-	c, err := New(Options{Hosts: 3, Dir: t.TempDir(), SecureEtcd: true})
+	c, err := New(Options{Hosts: 3, Dir: t.TempDir(), Etcd: EtcdPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
