@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -19,13 +18,17 @@ import (
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
-// Logs streams the job's worker logs kept on this node: whole lines only,
-// each worker's log in spec.Workers() order, the last N lines of each when
-// asked, then (with follow) new lines as they come, until the client goes
-// away or the job has ended, its processes here are gone and the logs have
-// been quiet for a while.
+// Logs streams the job's worker logs, from whichever node keeps them: this
+// node's files, and (unless req.Local) what the other nodes' agents answer
+// to the same request with Local set. Lines of every log are merged by the
+// time they were written; each file gives its last N lines when asked;
+// with follow, new lines come as they are written until the client goes
+// away or the job has ended everywhere and its logs have been quiet for a
+// while. A worker whose log is kept on a node that is down gets a notice
+// line naming the node (with -w, the call fails instead).
 func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingServer[api.LogChunk]) error {
-	ctx := stream.Context()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel() // ends every source
 	job := req.GetJob()
 	snap, err := c.readJob(ctx, job)
 	if err != nil {
@@ -39,73 +42,101 @@ func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingSe
 		if !slices.Contains(workers, w) {
 			return status.Errorf(codes.NotFound, "job %s has no worker %s; its workers are: %s", job, w, strings.Join(workers, ", "))
 		}
-		if err := c.checkLogHere(ctx, snap, w); err != nil {
+		workers = []string{w}
+	}
+	var sources []<-chan logEvent
+	for _, w := range workers {
+		ch := make(chan logEvent, 1)
+		tail := &logTail{worker: w, path: jobdir.WorkerLog(c.dataDir, job, w), lines: int(req.GetLines())}
+		go c.tailSource(ctx, job, tail, req.GetFollow(), ch)
+		sources = append(sources, ch)
+	}
+	if !req.GetLocal() {
+		remote, err := c.remoteSources(ctx, snap, req, workers)
+		if err != nil {
 			return err
 		}
-		workers = []string{w}
+		sources = append(sources, remote...)
 	}
 	emit := func(worker string, data []byte) error {
 		return stream.Send(&api.LogChunk{Worker: worker, Data: data})
 	}
-	follow := req.GetFollow()
-	tails := make([]*logTail, len(workers))
-	for i, w := range workers {
-		tails[i] = &logTail{worker: w, path: jobdir.WorkerLog(c.dataDir, job, w), lines: int(req.GetLines())}
-		if _, err := tails[i].send(emit, !follow); err != nil {
-			return err
-		}
+	var idle func() error
+	if req.GetLocal() && req.GetFollow() {
+		idle = func() error { return stream.Send(&api.LogChunk{CaughtUp: true}) }
 	}
-	if !follow {
-		return nil
+	err = newLogMerge(sources, emit, idle).run(ctx)
+	if err != nil && stream.Context().Err() != nil {
+		return nil // the client went away
 	}
-	tick := time.NewTicker(c.logPoll)
-	defer tick.Stop()
-	lastData := c.now()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		for _, t := range tails {
-			n, err := t.send(emit, false)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				lastData = c.now()
-			}
-		}
-		v := c.sup.view(job)
-		ended := !v.known || api.Terminal(v.state)
-		if ended && !v.active && c.now().Sub(lastData) >= c.logQuiet {
-			for _, t := range tails {
-				if _, err := t.send(emit, true); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
+	return err
 }
 
-// checkLogHere refuses a worker that runs on another node and has left no
-// log here, pointing at the agent that has it.
-func (c *controlServer) checkLogHere(ctx context.Context, snap *jobSnapshot, worker string) error {
-	node := snap.record.Placement[worker]
-	if node == "" || node == c.node {
-		return nil
+// remoteSources relays the request to the agent of every other registered
+// node that is not down. A worker whose newest log is kept on a node that
+// is down or gone gets a notice; asked for that worker alone, it is an error.
+func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, req *api.LogsRequest, workers []string) ([]<-chan logEvent, error) {
+	nodes, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
+	if err != nil {
+		return nil, etcdUnavailable("list nodes", err)
 	}
-	if _, err := os.Stat(jobdir.WorkerLog(c.dataDir, snap.name, worker)); err == nil {
-		return nil
+	live := map[string]coord.NodeRecord{}
+	for _, n := range nodes {
+		if n.State != api.NodeDown && !c.peers.isDown(n.Name) {
+			live[n.Name] = n
+		}
 	}
-	where := "that node's agent"
-	var rec coord.NodeRecord
-	if _, err := coord.GetJSON(ctx, c.cli, coord.NodeKey(node), &rec); err == nil && rec.APIAddr != "" {
-		where = fmt.Sprintf("gctl --addr %s job logs %s -w %s", rec.APIAddr, snap.name, worker)
+	held := logHolders(snap, workers)
+	var sources []<-chan logEvent
+	for _, n := range nodes {
+		if _, ok := live[n.Name]; !ok || n.Name == c.node {
+			continue
+		}
+		ch := make(chan logEvent, 1)
+		go c.relaySource(ctx, n, req, held[n.Name], ch)
+		sources = append(sources, ch)
 	}
-	return status.Errorf(codes.FailedPrecondition, "worker %s of job %s runs on node %s and its log is kept there; ask %s",
-		worker, snap.name, node, where)
+	var notices []logEvent
+	for _, w := range workers {
+		node := holderOf(snap, w)
+		if _, ok := live[node]; ok || node == "" || node == c.node {
+			continue
+		}
+		why := "which is down"
+		if !slices.ContainsFunc(nodes, func(n coord.NodeRecord) bool { return n.Name == node }) {
+			why = "whose agent is not registered (stopped, or its lease ran out)"
+		}
+		if req.GetWorker() != "" {
+			return nil, status.Errorf(codes.Unavailable, "worker %s of job %s: its log is kept on node %s, %s; it can be shown once the node is back",
+				w, snap.name, node, why)
+		}
+		msg := fmt.Sprintf("the log of %s is kept on node %s, %s: it cannot be shown", w, node, why)
+		notices = append(notices, logEvent{worker: w, data: noticeLine(msg)})
+	}
+	if len(notices) > 0 {
+		sources = append([]<-chan logEvent{noticeSource(notices)}, sources...)
+	}
+	return sources, nil
+}
+
+// holderOf is the node that keeps worker's newest log: the node its worker
+// record names (where it runs, or ran last), else the node it is placed on.
+func holderOf(snap *jobSnapshot, worker string) string {
+	if rec, ok := snap.workers[worker]; ok && rec.Node != "" {
+		return rec.Node
+	}
+	return snap.record.Placement[worker]
+}
+
+// logHolders groups workers by holderOf.
+func logHolders(snap *jobSnapshot, workers []string) map[string][]string {
+	held := map[string][]string{}
+	for _, w := range workers {
+		if node := holderOf(snap, w); node != "" {
+			held[node] = append(held[node], w)
+		}
+	}
+	return held
 }
 
 // logTail is how far one worker's log has been sent.
