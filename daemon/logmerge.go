@@ -70,7 +70,14 @@ type logMerge struct {
 	emit func(worker string, data []byte) error
 	// idle, when set, is told each time all lines received were sent and
 	// every source is caught up (or ended): the merged stream is caught up.
-	idle func() error
+	// While it stays so, idle is told again every heartbeat (if > 0), so
+	// that a relaying agent can tell a quiet node from a lost one.
+	idle      func() error
+	heartbeat time.Duration
+	// more brings sources that start later (nodes that join while
+	// following); nil when there are none. The merge ends when all the
+	// sources it has ended, whatever more may bring.
+	more <-chan (<-chan logEvent)
 }
 
 func newLogMerge(sources []<-chan logEvent, emit func(string, []byte) error, idle func() error) *logMerge {
@@ -84,6 +91,12 @@ func newLogMerge(sources []<-chan logEvent, emit func(string, []byte) error, idl
 // run merges until every source has ended (nil), a source reports an
 // error, sending fails, or ctx ends.
 func (m *logMerge) run(ctx context.Context) error {
+	var beat <-chan time.Time
+	if m.idle != nil && m.heartbeat > 0 {
+		t := time.NewTicker(m.heartbeat)
+		defer t.Stop()
+		beat = t.C
+	}
 	reported := false
 	for {
 		for m.settled() {
@@ -105,8 +118,12 @@ func (m *logMerge) run(ctx context.Context) error {
 			}
 			reported = true
 		}
-		if err := m.receive(ctx); err != nil {
+		woke, err := m.receive(ctx, beat)
+		if err != nil {
 			return err
+		}
+		if woke {
+			reported = false // still idle: say so again
 		}
 	}
 }
@@ -189,9 +206,15 @@ func (m *logMerge) sendLines(lines []logLine) error {
 }
 
 // receive waits for an event of any input that has no pending line (the
-// others are not read: their lines wait their turn) and applies it.
-func (m *logMerge) receive(ctx context.Context) error {
-	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}}
+// others are not read: their lines wait their turn), a new source, or a
+// heartbeat (woke), and applies it.
+func (m *logMerge) receive(ctx context.Context, beat <-chan time.Time) (woke bool, err error) {
+	cases := []reflect.SelectCase{
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(beat)},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.more)},
+	}
+	const fixed = 3
 	var which []*mergeInput
 	for _, in := range m.inputs {
 		if !in.ended && len(in.pending) == 0 {
@@ -200,22 +223,31 @@ func (m *logMerge) receive(ctx context.Context) error {
 		}
 	}
 	chosen, v, ok := reflect.Select(cases)
-	if chosen == 0 {
-		return ctx.Err()
+	switch {
+	case chosen == 0:
+		return false, ctx.Err()
+	case chosen == 1:
+		return true, nil
+	case chosen == 2 && !ok:
+		m.more = nil
+		return false, nil
+	case chosen == 2:
+		m.inputs = append(m.inputs, &mergeInput{events: v.Interface().(<-chan logEvent)})
+		return false, nil
 	}
-	in := which[chosen-1]
+	in := which[chosen-fixed]
 	if !ok {
 		in.ended = true
-		return nil
+		return false, nil
 	}
 	ev := v.Interface().(logEvent)
 	switch {
 	case ev.err != nil:
-		return ev.err
+		return false, ev.err
 	case ev.caughtUp:
 		in.caughtUp = true
 	case len(ev.data) > 0:
 		in.add(ev.worker, ev.data)
 	}
-	return nil
+	return false, nil
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -51,21 +53,23 @@ func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingSe
 		go c.tailSource(ctx, job, tail, req.GetFollow(), ch)
 		sources = append(sources, ch)
 	}
+	var more <-chan (<-chan logEvent)
 	if !req.GetLocal() {
-		remote, err := c.remoteSources(ctx, snap, req, workers)
-		if err != nil {
+		var remote []<-chan logEvent
+		if remote, more, err = c.remoteSources(ctx, snap, req, workers); err != nil {
 			return err
 		}
 		sources = append(sources, remote...)
 	}
-	emit := func(worker string, data []byte) error {
+	merge := newLogMerge(sources, func(worker string, data []byte) error {
 		return stream.Send(&api.LogChunk{Worker: worker, Data: data})
-	}
-	var idle func() error
+	}, nil)
+	merge.more = more
 	if req.GetLocal() && req.GetFollow() {
-		idle = func() error { return stream.Send(&api.LogChunk{CaughtUp: true}) }
+		merge.idle = func() error { return stream.Send(&api.LogChunk{CaughtUp: true}) }
+		merge.heartbeat = relayHeartbeat
 	}
-	err = newLogMerge(sources, emit, idle).run(ctx)
+	err = merge.run(ctx)
 	if err != nil && stream.Context().Err() != nil {
 		return nil // the client went away
 	}
@@ -73,33 +77,34 @@ func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingSe
 }
 
 // remoteSources relays the request to the agent of every other registered
-// node that is not down. A worker whose newest log is kept on a node that
-// is down or gone gets a notice; asked for that worker alone, it is an error.
-func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, req *api.LogsRequest, workers []string) ([]<-chan logEvent, error) {
+// node that is not down, and (following) of every node that registers
+// later, whose sources come on more. A worker whose newest log is kept on
+// a node that is down or gone gets a notice; asked for that worker alone,
+// it is an error.
+func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, req *api.LogsRequest, workers []string) (
+	sources []<-chan logEvent, more <-chan (<-chan logEvent), err error,
+) {
+	var joins clientv3.WatchChan
+	if req.GetFollow() {
+		// Watched before the listing, so that no node falls in between.
+		joins = c.cli.Watch(clientv3.WithRequireLeader(ctx), coord.NodePrefix(), clientv3.WithPrefix())
+	}
 	nodes, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
 	if err != nil {
-		return nil, etcdUnavailable("list nodes", err)
+		return nil, nil, etcdUnavailable("list nodes", err)
 	}
-	live := map[string]coord.NodeRecord{}
-	for _, n := range nodes {
-		if n.State != api.NodeDown && !c.peers.isDown(n.Name) {
-			live[n.Name] = n
-		}
-	}
+	relayed := map[string]bool{c.node: true}
 	held := logHolders(snap, workers)
-	var sources []<-chan logEvent
 	for _, n := range nodes {
-		if _, ok := live[n.Name]; !ok || n.Name == c.node {
-			continue
+		if n.State != api.NodeDown && !c.peers.isDown(n.Name) && !relayed[n.Name] {
+			relayed[n.Name] = true
+			sources = append(sources, c.startRelay(ctx, n, req, held[n.Name]))
 		}
-		ch := make(chan logEvent, 1)
-		go c.relaySource(ctx, n, req, held[n.Name], ch)
-		sources = append(sources, ch)
 	}
 	var notices []logEvent
 	for _, w := range workers {
 		node := holderOf(snap, w)
-		if _, ok := live[node]; ok || node == "" || node == c.node {
+		if node == "" || relayed[node] {
 			continue
 		}
 		why := "which is down"
@@ -107,7 +112,7 @@ func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, re
 			why = "whose agent is not registered (stopped, or its lease ran out)"
 		}
 		if req.GetWorker() != "" {
-			return nil, status.Errorf(codes.Unavailable, "worker %s of job %s: its log is kept on node %s, %s; it can be shown once the node is back",
+			return nil, nil, status.Errorf(codes.Unavailable, "worker %s of job %s: its log is kept on node %s, %s; it can be shown once the node is back",
 				w, snap.name, node, why)
 		}
 		msg := fmt.Sprintf("the log of %s is kept on node %s, %s: it cannot be shown", w, node, why)
@@ -116,7 +121,43 @@ func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, re
 	if len(notices) > 0 {
 		sources = append([]<-chan logEvent{noticeSource(notices)}, sources...)
 	}
-	return sources, nil
+	if joins != nil {
+		more = c.relayJoining(ctx, joins, req, relayed)
+	}
+	return sources, more, nil
+}
+
+// startRelay starts a relaySource.
+func (c *controlServer) startRelay(ctx context.Context, node coord.NodeRecord, req *api.LogsRequest, held []string) <-chan logEvent {
+	ch := make(chan logEvent, 1)
+	go c.relaySource(ctx, node, req, held, ch)
+	return ch
+}
+
+// relayJoining relays the request to each node that registers while the
+// stream follows (one that was down or gone when it started included), once.
+func (c *controlServer) relayJoining(ctx context.Context, joins clientv3.WatchChan, req *api.LogsRequest, relayed map[string]bool) <-chan (<-chan logEvent) {
+	more := make(chan (<-chan logEvent))
+	go func() {
+		defer close(more)
+		for resp := range joins {
+			for _, ev := range resp.Events {
+				var n coord.NodeRecord
+				if ev.Type != clientv3.EventTypePut || json.Unmarshal(ev.Kv.Value, &n) != nil ||
+					relayed[n.Name] || n.State == api.NodeDown {
+					continue
+				}
+				relayed[n.Name] = true
+				c.log.Info("following the logs of a node that joined", "job", req.GetJob(), "node", n.Name)
+				select {
+				case more <- c.startRelay(ctx, n, req, nil):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return more
 }
 
 // holderOf is the node that keeps worker's newest log: the node its worker

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,74 @@ func (f *follow) wait(t *testing.T, timeout time.Duration) []emitted {
 		<-f.done
 		t.Fatalf("follow did not end within %s; read %q", timeout, byWorker(f.chunks))
 		return nil
+	}
+}
+
+// Following, an agent also streams the logs of a node that registers after
+// the stream started (before, the worker placed there gets a notice).
+func TestLogsFollowNodeThatJoins(t *testing.T) {
+	t.Parallel()
+	endpoint := startEtcd(t)
+	cli := etcdClient(t, endpoint)
+	a := startAgent(t, testConfig(t, "n1", endpoint))
+	const job = "slog-joins"
+	placeJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n3"})
+	allInState(t, cli, job, api.WorkerRunning, "master", "pserver-0")
+	f := startFollow(t, a, &api.LogsRequest{Job: job, Follow: true}, func(got []emitted) bool {
+		return strings.Count(byWorker(got)["trainer-0"], "msg=tick") >= 5
+	})
+	time.Sleep(300 * time.Millisecond) // the stream is under way before n3 comes
+	startAgent(t, testConfig(t, "n3", endpoint))
+	got := byWorker(f.wait(t, 20*time.Second))["trainer-0"]
+	notice, rest, _ := strings.Cut(got, "\n")
+	if !strings.Contains(notice, "kept on node n3, whose agent is not registered") ||
+		!strings.HasPrefix(rest, "=== gtraind: starting trainer-0 (attempt 1)") {
+		t.Errorf("followed log of trainer-0 = %q, want a notice, then its log once n3 is up", got)
+	}
+}
+
+// An agent that accepts the connection but never answers (hung) costs the
+// merged logs relayTimeout, then a notice; it does not hold them forever.
+// Not parallel: it shortens relayTimeout.
+func TestLogsRelayToHungAgent(t *testing.T) {
+	defer func(d time.Duration) { relayTimeout = d }(relayTimeout)
+	relayTimeout = 500 * time.Millisecond
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	go func() {
+		for {
+			conn, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // held open, never read
+		}
+	}()
+	endpoint := startEtcd(t)
+	cli := etcdClient(t, endpoint)
+	a := startAgent(t, testConfig(t, "n1", endpoint))
+	const job = "ok-hung"
+	placeJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"})
+	allInState(t, cli, job, api.WorkerExited, "master", "pserver-0")
+	ctx := context.Background()
+	if err := coord.PutJSON(ctx, cli, coord.NodeKey("n2"), coord.NodeRecord{Name: "n2", APIAddr: hung.Addr().String(), State: api.NodeReady}); err != nil {
+		t.Fatal(err)
+	}
+	if err := coord.PutJSON(ctx, cli, coord.WorkerKey(job, "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", State: api.WorkerRunning}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := byWorker(mustLogs(t, a, &api.LogsRequest{Job: job}))
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("logs with a hung agent took %s", took)
+	}
+	if !strings.Contains(got["trainer-0"], "cannot fetch the log of trainer-0 kept on node n2") || !strings.Contains(got["trainer-0"], "no answer for 500ms") {
+		t.Errorf("log of trainer-0 on the hung n2 = %q, want a notice that n2 does not answer", got["trainer-0"])
+	}
+	if !strings.HasSuffix(got["master"], "done\n") {
+		t.Errorf("log of master = %q, want it whole", got["master"])
 	}
 }

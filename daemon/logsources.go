@@ -15,10 +15,15 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
-// relayTimeout is how long an agent waits for the first answer of another
-// node's agent to a relayed Logs call: a hung agent must not hold the
-// merged logs of every other node back forever.
-const relayTimeout = 10 * time.Second
+// Timings of a relayed Logs call. A following agent that has nothing new
+// says it is caught up every relayHeartbeat, so an agent that has said
+// nothing for relayTimeout is lost (or hung): it must not hold the merged
+// logs of every other node back forever, nor leave a node's death unsaid.
+// (Variables only so that a test can shorten them.)
+var (
+	relayTimeout   = 10 * time.Second
+	relayHeartbeat = 3 * time.Second
+)
 
 // sendEvent hands ev to the merge; false when the stream is over.
 func sendEvent(ctx context.Context, out chan<- logEvent, ev logEvent) bool {
@@ -110,7 +115,9 @@ func (c *controlServer) relaySource(ctx context.Context, node coord.NodeRecord, 
 	}
 }
 
-// relay streams node's answer to a Local Logs call into out.
+// relay streams node's answer to a Local Logs call into out. Every answer
+// must come within relayTimeout (the time out spends waiting for the merge
+// does not count).
 func (c *controlServer) relay(ctx context.Context, node coord.NodeRecord, req *api.LogsRequest, out chan<- logEvent) error {
 	conn, err := grpc.NewClient(node.APIAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -120,17 +127,19 @@ func (c *controlServer) relay(ctx context.Context, node coord.NodeRecord, req *a
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(relayTimeout, func() { timedOut.Store(true); cancel() })
-	defer timer.Stop()
+	watchdog := time.AfterFunc(relayTimeout, func() { timedOut.Store(true); cancel() })
+	defer watchdog.Stop()
 	stream, err := api.NewControlClient(conn).Logs(ctx, &api.LogsRequest{
 		Job: req.GetJob(), Worker: req.GetWorker(), Follow: req.GetFollow(), Lines: req.GetLines(), Local: true,
 	})
 	for err == nil {
 		var chunk *api.LogChunk
-		if chunk, err = stream.Recv(); err != nil {
+		watchdog.Reset(relayTimeout)
+		chunk, err = stream.Recv()
+		watchdog.Stop()
+		if err != nil {
 			break
 		}
-		timer.Stop() // it answers
 		ev := logEvent{worker: chunk.GetWorker(), data: chunk.GetData(), caughtUp: chunk.GetCaughtUp()}
 		if !sendEvent(ctx, out, ev) {
 			return ctx.Err()
@@ -140,7 +149,7 @@ func (c *controlServer) relay(ctx context.Context, node coord.NodeRecord, req *a
 	case errors.Is(err, io.EOF):
 		return nil
 	case timedOut.Load():
-		return fmt.Errorf("no answer within %s", relayTimeout)
+		return fmt.Errorf("no answer for %s", relayTimeout)
 	}
 	return err
 }
