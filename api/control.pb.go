@@ -387,12 +387,19 @@ func (x *StopJobResponse) GetStopped() []string {
 	return nil
 }
 
+// Logs answers from any agent: the agent fetches the logs kept on other nodes
+// from their agents (a Logs call with local set) and merges every log line by
+// its time.
 type LogsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	Worker        string                 `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"` // empty: every worker of the job
-	Follow        bool                   `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
-	Lines         int32                  `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"` // last N lines of each log; 0 = all
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Job    string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Worker string                 `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"` // empty: every worker of the job
+	Follow bool                   `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
+	Lines  int32                  `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"` // last N lines of each log file; 0 = all
+	// local: only the logs kept on the receiving agent's node. An agent that
+	// relays a request to the other nodes' agents sets it, so that no request
+	// is relayed twice.
+	Local         bool `protobuf:"varint,5,opt,name=local,proto3" json:"local,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -455,10 +462,21 @@ func (x *LogsRequest) GetLines() int32 {
 	return 0
 }
 
+func (x *LogsRequest) GetLocal() bool {
+	if x != nil {
+		return x.Local
+	}
+	return false
+}
+
 type LogChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Worker        string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
-	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // whole lines
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Worker string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	Data   []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // whole lines
+	// caught_up (with no data): every line the sender's logs hold now has been
+	// sent; with follow more may come. A relaying agent merges by time without
+	// waiting for lines that are not there.
+	CaughtUp      bool `protobuf:"varint,3,opt,name=caught_up,json=caughtUp,proto3" json:"caught_up,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -507,6 +525,13 @@ func (x *LogChunk) GetData() []byte {
 	return nil
 }
 
+func (x *LogChunk) GetCaughtUp() bool {
+	if x != nil {
+		return x.CaughtUp
+	}
+	return false
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -528,15 +553,17 @@ const file_control_proto_rawDesc = "" +
 	"\x05purge\x18\x02 \x01(\bR\x05purge\"A\n" +
 	"\x0fStopJobResponse\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x18\n" +
-	"\astopped\x18\x02 \x03(\tR\astopped\"e\n" +
+	"\astopped\x18\x02 \x03(\tR\astopped\"{\n" +
 	"\vLogsRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x16\n" +
 	"\x06follow\x18\x03 \x01(\bR\x06follow\x12\x14\n" +
-	"\x05lines\x18\x04 \x01(\x05R\x05lines\"6\n" +
+	"\x05lines\x18\x04 \x01(\x05R\x05lines\x12\x14\n" +
+	"\x05local\x18\x05 \x01(\bR\x05local\"S\n" +
 	"\bLogChunk\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data2\xbd\x03\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1b\n" +
+	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp2\xbd\x03\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +

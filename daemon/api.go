@@ -31,7 +31,7 @@ const (
 )
 
 // controlServer is the gRPC Control API of SPEC §3/§5. Every agent serves
-// the whole cluster from etcd, except Logs, which serves this node's files.
+// the whole cluster: from etcd, and Logs from every node's agent (logs.go).
 type controlServer struct {
 	api.UnimplementedControlServer
 	cli     *clientv3.Client

@@ -208,7 +208,7 @@ func (r *runner) runOnce(attempt int, rec *coord.WorkerRecord, log *slog.Logger)
 
 // start launches the child with its output appended to the worker's log.
 func (r *runner) start(attempt int) (*exec.Cmd, error) {
-	args, err := roleArgs(r.job, r.worker, r.sup.endpoints, r.sup.dataDir, r.sup.node)
+	args, err := roleArgs(r.job, r.worker, r.sup.endpoints, r.sup.dataDir, r.sup.node, r.fence)
 	if err != nil {
 		return nil, err
 	}

@@ -21,14 +21,18 @@ func workerRole(worker string) (role string, index int, err error) {
 }
 
 // roleArgs is the command line (after the executable) that runs worker:
-// ROLE --job JOB --etcd-endpoints E1,E2 --data-dir DIR --node NODE [--index I].
-func roleArgs(job, worker string, endpoints []string, dataDir, node string) ([]string, error) {
+// ROLE --job JOB --job-rev REV --etcd-endpoints E1,E2 --data-dir DIR --node NODE [--index I].
+// jobRev is the create revision of the job's record (the runner's fence): a
+// role refuses to run for a record of another revision, and its checkpoint
+// files carry it.
+func roleArgs(job, worker string, endpoints []string, dataDir, node string, jobRev int64) ([]string, error) {
 	role, index, err := workerRole(worker)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{role,
 		"--job", job,
+		"--job-rev", strconv.FormatInt(jobRev, 10),
 		"--etcd-endpoints", strings.Join(endpoints, ","),
 		"--data-dir", dataDir,
 		"--node", node,

@@ -31,13 +31,13 @@ func TestWorkerRole(t *testing.T) {
 
 func TestRoleArgs(t *testing.T) {
 	eps := []string{"http://127.0.0.1:2379", "http://10.0.0.2:2379"}
-	got, err := roleArgs("fit", "trainer-1", eps, "/data", "n1")
-	want := []string{"trainer", "--job", "fit", "--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379",
+	got, err := roleArgs("fit", "trainer-1", eps, "/data", "n1", 42)
+	want := []string{"trainer", "--job", "fit", "--job-rev", "42", "--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379",
 		"--data-dir", "/data", "--node", "n1", "--index", "1"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("roleArgs(trainer-1) = %q, %v; want %q", got, err, want)
 	}
-	got, err = roleArgs("fit", "master", eps[:1], "/data", "n1")
+	got, err = roleArgs("fit", "master", eps[:1], "/data", "n1", 42)
 	if err != nil || slices.Contains(got, "--index") || got[0] != "master" {
 		t.Errorf("roleArgs(master) = %q, %v; want no --index", got, err)
 	}
@@ -45,7 +45,7 @@ func TestRoleArgs(t *testing.T) {
 
 func TestIsRoleCmdline(t *testing.T) {
 	cmdline := func(args ...string) []byte { return []byte(strings.Join(args, "\x00") + "\x00") }
-	args, _ := roleArgs("fit", "pserver-1", []string{"http://e:2379"}, "/d", "n1")
+	args, _ := roleArgs("fit", "pserver-1", []string{"http://e:2379"}, "/d", "n1", 42)
 	own := cmdline(append([]string{"/usr/bin/gtraind"}, args...)...)
 	for _, tc := range []struct {
 		name    string

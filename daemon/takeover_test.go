@@ -15,7 +15,7 @@ func TestTakeOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := roleArgs("sleep-take", "trainer-0", []string{"http://127.0.0.1:1"}, t.TempDir(), "n1")
+	args, err := roleArgs("sleep-take", "trainer-0", []string{"http://127.0.0.1:1"}, t.TempDir(), "n1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
