@@ -22,6 +22,8 @@ const (
 	JobKeyPserver                    // PserverKey: a PserverRecord, Name is the index
 	JobKeyTrainer                    // TrainerKey: a TrainerRecord, Name is the trainer ID
 	JobKeyEvent                      // EventKey: an api.Event
+	JobKeyPlacement                  // PlacementKey: the PlacementRecord
+	JobKeyStorage                    // StorageKey: a StorageResult, Name is the node
 )
 
 // JobKeyParts is a key under JobsPrefix taken apart.
@@ -46,6 +48,8 @@ func ParseJobKey(key string) (parts JobKeyParts, ok bool) {
 		parts.Kind = JobKeyState
 	case ProgressKey(job):
 		parts.Kind = JobKeyProgress
+	case PlacementKey(job):
+		parts.Kind = JobKeyPlacement
 	default:
 		parts.Kind, parts.Name = collectionKey(job, key)
 	}
@@ -62,6 +66,7 @@ func collectionKey(job, key string) (JobKeyKind, string) {
 		{PserverPrefix(job), JobKeyPserver},
 		{TrainerPrefix(job), JobKeyTrainer},
 		{EventPrefix(job), JobKeyEvent},
+		{StoragePrefix(job), JobKeyStorage},
 	}
 	for _, c := range collections {
 		name, ok := strings.CutPrefix(key, c.prefix)
