@@ -14,16 +14,16 @@ import (
 type JobKeyKind int
 
 const (
-	JobKeyOther    JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
-	JobKeyRecord                     // JobKey: the JobRecord
-	JobKeyState                      // StateKey: the StateRecord
-	JobKeyProgress                   // ProgressKey: the ProgressRecord
-	JobKeyWorker                     // WorkerKey: a WorkerRecord, Name is the worker
-	JobKeyPserver                    // PserverKey: a PserverRecord, Name is the index
-	JobKeyTrainer                    // TrainerKey: a TrainerRecord, Name is the trainer ID
-	JobKeyEvent                      // EventKey: an api.Event
-	JobKeyPlacement                  // PlacementKey: the PlacementRecord
-	JobKeyStorage                    // StorageKey: a StorageResult, Name is the node
+	JobKeyOther     JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
+	JobKeyRecord                      // JobKey: the JobRecord
+	JobKeyState                       // StateKey: the StateRecord
+	JobKeyProgress                    // ProgressKey: the ProgressRecord
+	JobKeyWorker                      // WorkerKey: a WorkerRecord, Name is the worker
+	JobKeyPserver                     // PserverKey: a PserverRecord, Name is the index
+	JobKeyTrainer                     // TrainerKey: a TrainerRecord, Name is the trainer ID
+	JobKeyEvent                       // EventKey: an api.Event
+	JobKeyPlacement                   // PlacementKey: the PlacementRecord
+	JobKeyStorage                     // StorageKey: a StorageResult, Name is the node
 )
 
 // JobKeyParts is a key under JobsPrefix taken apart.

@@ -60,7 +60,7 @@ func TestPlaceJob(t *testing.T) {
 			"needs 2 cpu, 1Gi for 2 pservers (1 cpu, 512Mi each) and 3 cpu, 1.5Gi for 3 trainers (1 cpu, 512Mi each); " +
 				"free: n1 0.6 cpu, 8Gi, n2 1 cpu, 8Gi; n3 down"},
 		{"short of memory",
-			placeInput{Workers: w3, Requests: r3, Nodes: []nodeView{ready("n1", 8, 100 << 20)}},
+			placeInput{Workers: w3, Requests: r3, Nodes: []nodeView{ready("n1", 8, 100<<20)}},
 			map[string]string{},
 			"needs 1 cpu, 512Mi for pserver (1 cpu, 512Mi each) and 1 cpu, 512Mi for trainer (1 cpu, 512Mi each); free: n1 8 cpu, 100Mi"},
 		{"no node at all",
