@@ -117,7 +117,7 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 // listen binds the Control API before the node registers, so that its
 // record carries the real address (port 0 picks one).
 func (a *agent) listen() error {
-	a.peers = newMembers(a.log)
+	a.peers = newMembers(a.log, a.cfg.SessionTTL)
 	a.sup = newSupervisor(a.cli, a.cfg, a.endpoints, a.now)
 	lis, err := net.Listen("tcp", a.cfg.APIAddr)
 	if err != nil {
