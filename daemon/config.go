@@ -22,10 +22,13 @@ const (
 	DefaultGossipAddr     = "127.0.0.1:7946"
 	DefaultEtcdClientAddr = "127.0.0.1:2379"
 	DefaultEtcdPeerAddr   = "127.0.0.1:2380"
-	DefaultSessionTTL     = 5 // seconds
-	DefaultRestartLimit   = 5
-	DefaultRestartWindow  = 60 * time.Second
-	DefaultStopGrace      = 10 * time.Second
+	// DefaultSessionTTL (seconds): a dead agent's lease, and with it its
+	// node, ends within this (plus etcd's half-second expiry check), so a
+	// crashed node shows down within 5 s (cluster issue).
+	DefaultSessionTTL    = 4
+	DefaultRestartLimit  = 5
+	DefaultRestartWindow = 60 * time.Second
+	DefaultStopGrace     = 10 * time.Second
 )
 
 // Config is everything `gtraind agent` needs; cmd/gtraind fills it from
