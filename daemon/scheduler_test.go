@@ -85,21 +85,43 @@ func TestPlaceJob(t *testing.T) {
 				Nodes: []nodeView{ready("n1", 0.5, 8*gi), down}},
 			map[string]string{"master": "n1", "trainer-0": "n1"},
 			"needs 1 cpu, 512Mi for pserver (1 cpu, 512Mi each); free: n1 0.5 cpu, 8Gi; n3 down"},
-		{"without checkpoint.dir the whole job goes on one node, the one with most room",
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := placeJob(tt.in)
+			if !maps.Equal(got.Placement, tt.want) || got.Reason != tt.reason {
+				t.Errorf("placeJob =\n  %v\n  %q\nwant\n  %v\n  %q", got.Placement, got.Reason, tt.want, tt.reason)
+			}
+		})
+	}
+}
+
+// A job without checkpoint.dir runs on one node and never leaves it.
+func TestPlaceJobOnOneNode(t *testing.T) {
+	w3, r3 := testWorkers(1, 1, request{CPU: 0.1}, request{CPU: 1, Memory: 512 << 20}, request{CPU: 1, Memory: 512 << 20})
+	down := nodeView{Name: "n3", State: api.NodeDown, Free: request{CPU: 8, Memory: 8 * gi}}
+	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: request{CPU: 8, Memory: 8 * gi}}
+	tests := []struct {
+		name   string
+		in     placeInput
+		want   map[string]string
+		reason string
+	}{
+		{"the whole job goes on the node with most room",
 			placeInput{Workers: w3, Requests: r3, OneNode: true, Nodes: []nodeView{ready("n1", 2.1, 8*gi), ready("n2", 3, 8*gi)}},
 			map[string]string{"master": "n2", "pserver-0": "n2", "trainer-0": "n2"}, ""},
-		{"without checkpoint.dir a job that fits no single node waits",
+		{"a job that fits no single node waits",
 			placeInput{Workers: w3, Requests: r3, OneNode: true, Nodes: []nodeView{ready("n1", 2, 8*gi), ready("n2", 2, 8*gi)}},
 			map[string]string{},
 			"needs 2.1 cpu, 1Gi on one node for the whole job (without checkpoint.dir its checkpoints stay on one node's disk, " +
 				"so it cannot span nodes); free: n1 2 cpu, 8Gi, n2 2 cpu, 8Gi"},
-		{"without checkpoint.dir a job waits for its down node",
+		{"a job waits for its down node",
 			placeInput{Workers: w3, Requests: r3, OneNode: true, Current: map[string]string{"master": "n3", "pserver-0": "n3", "trainer-0": "n3"},
 				Nodes: []nodeView{ready("n1", 8, 8*gi), down}},
 			map[string]string{"master": "n3", "pserver-0": "n3", "trainer-0": "n3"},
 			"waiting for node n3 (down): its checkpoints are on n3's local disk (checkpoint.dir is not set), so it can run nowhere else; " +
 				"give jobs that must survive a node a checkpoint.dir on shared storage"},
-		{"without checkpoint.dir a job stays on its draining node",
+		{"a job stays on its draining node",
 			placeInput{Workers: w3, Requests: r3, OneNode: true, Current: map[string]string{"master": "n3", "pserver-0": "n3", "trainer-0": "n3"},
 				Nodes: []nodeView{ready("n1", 8, 8*gi), draining}},
 			map[string]string{"master": "n3", "pserver-0": "n3", "trainer-0": "n3"},

@@ -143,11 +143,7 @@ func TestJobRow(t *testing.T) {
 }
 
 func TestWorkerRows(t *testing.T) {
-	rows := workerRows(snapshotOf(t, testJobKVs(t, api.StateRunning, nil, 0)), noneDown)
-	var got []string
-	for _, r := range rows {
-		got = append(got, fmt.Sprintf("%s@%s:%s", r.Name, r.Node, r.State))
-	}
+	got := rowSummary(workerRows(snapshotOf(t, testJobKVs(t, api.StateRunning, nil, 0)), noneDown))
 	want := []string{"master@n1:running", "pserver-0@n2:pending", "pserver-1@n1:running", "trainer-0@n2:restarting", "trainer-1@n1:pending"}
 	if !slices.Equal(got, want) {
 		t.Errorf("worker rows = %v, want %v", got, want)
@@ -195,6 +191,15 @@ func TestNodeRows(t *testing.T) {
 
 func noneDown(string) bool { return false }
 
+// rowSummary is each worker row as "name@node:state".
+func rowSummary(rows []api.WorkerRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s@%s:%s", r.Name, r.Node, r.State))
+	}
+	return out
+}
+
 // A worker is never shown running on a node that is down, nor on the node
 // it moved away from; the reason says why a job waits.
 func TestWorkerViewNeverLies(t *testing.T) {
@@ -204,11 +209,7 @@ func TestWorkerViewNeverLies(t *testing.T) {
 	kvs = append(kvs, kv(t, coord.PlacementKey("fit"), moved))
 	s := snapshotOf(t, kvs)
 	s.state = coord.StateRecord{State: api.StateRunning}
-	rows := workerRows(s, func(n string) bool { return n == "n2" })
-	var got []string
-	for _, r := range rows {
-		got = append(got, fmt.Sprintf("%s@%s:%s", r.Name, r.Node, r.State))
-	}
+	got := rowSummary(workerRows(s, func(n string) bool { return n == "n2" }))
 	want := []string{"master@n1:running", "pserver-0@n2:pending", "pserver-1@n3:pending", "trainer-0@n2:lost", "trainer-1@:pending"}
 	if !slices.Equal(got, want) {
 		t.Errorf("worker rows = %v, want %v", got, want)
