@@ -117,6 +117,9 @@ func TestConfigValidate(t *testing.T) {
 		{"join", func(c *Config) { c.Join = []string{"peer"} }, "--join"},
 		{"etcd client addr", func(c *Config) { c.EtcdClientAddr = "x" }, "--etcd-client-addr"},
 		{"negative grace", func(c *Config) { c.StopGrace = -time.Second }, "StopGrace"},
+		{"negative cpu", func(c *Config) { c.CPU = -1 }, "--cpu"},
+		{"negative memory", func(c *Config) { c.Memory = -1 }, "--memory"},
+		{"label with a space", func(c *Config) { c.Labels = map[string]string{"zone": "a b"} }, "--labels"},
 	} {
 		c := valid
 		tc.edit(&c)
@@ -133,7 +136,7 @@ func TestConfigValidate(t *testing.T) {
 	d := DefaultConfig()
 	if d.DataDir != "/var/lib/gtrain" || d.APIAddr != "127.0.0.1:7164" || d.GossipAddr != "127.0.0.1:7946" ||
 		d.EtcdClientAddr != "127.0.0.1:2379" || d.EtcdPeerAddr != "127.0.0.1:2380" || d.NodeName == "" ||
-		d.SessionTTL != 5 || d.RestartLimit != 5 || d.RestartWindow != time.Minute || d.StopGrace != 10*time.Second {
+		d.SessionTTL != 4 || d.GPUs != -1 || d.RestartLimit != 5 || d.RestartWindow != time.Minute || d.StopGrace != 10*time.Second {
 		t.Errorf("DefaultConfig = %+v, want SPEC §2 defaults", d)
 	}
 	if err := Run(context.Background(), Config{}, nil); !errors.Is(err, ErrInvalidConfig) {
