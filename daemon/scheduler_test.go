@@ -32,6 +32,26 @@ func ready(name string, cpu float64, memory int64) nodeView {
 
 const gi = 1 << 30
 
+// placeCase is a placement problem and the placement and reason wanted.
+type placeCase struct {
+	name   string
+	in     placeInput
+	want   map[string]string
+	reason string
+}
+
+func runPlaceCases(t *testing.T, tests []placeCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := placeJob(tt.in)
+			if !maps.Equal(got.Placement, tt.want) || got.Reason != tt.reason {
+				t.Errorf("placeJob =\n  %v\n  %q\nwant\n  %v\n  %q", got.Placement, got.Reason, tt.want, tt.reason)
+			}
+		})
+	}
+}
+
 func TestPlaceJob(t *testing.T) {
 	small := request{CPU: 0.1}
 	one := request{CPU: 1, Memory: 512 << 20}
@@ -39,12 +59,7 @@ func TestPlaceJob(t *testing.T) {
 	w3, r3 := testWorkers(1, 1, small, one, one)
 	down := nodeView{Name: "n3", State: api.NodeDown, Free: request{CPU: 8, Memory: 8 * gi}}
 	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: request{CPU: 8, Memory: 8 * gi}}
-	tests := []struct {
-		name   string
-		in     placeInput
-		want   map[string]string
-		reason string
-	}{
+	tests := []placeCase{
 		{"spread over equal nodes: pservers apart, trainers apart, master first",
 			placeInput{Workers: w5, Requests: r5, Nodes: []nodeView{ready("n1", 4, 8*gi), ready("n2", 4, 8*gi), ready("n3", 4, 8*gi)}},
 			map[string]string{"master": "n1", "pserver-0": "n2", "pserver-1": "n3", "trainer-0": "n1", "trainer-1": "n2", "trainer-2": "n3"}, ""},
@@ -86,14 +101,7 @@ func TestPlaceJob(t *testing.T) {
 			map[string]string{"master": "n1", "trainer-0": "n1"},
 			"needs 1 cpu, 512Mi for pserver (1 cpu, 512Mi each); free: n1 0.5 cpu, 8Gi; n3 down"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := placeJob(tt.in)
-			if !maps.Equal(got.Placement, tt.want) || got.Reason != tt.reason {
-				t.Errorf("placeJob =\n  %v\n  %q\nwant\n  %v\n  %q", got.Placement, got.Reason, tt.want, tt.reason)
-			}
-		})
-	}
+	runPlaceCases(t, tests)
 }
 
 // A job without checkpoint.dir runs on one node and never leaves it.
@@ -101,12 +109,7 @@ func TestPlaceJobOnOneNode(t *testing.T) {
 	w3, r3 := testWorkers(1, 1, request{CPU: 0.1}, request{CPU: 1, Memory: 512 << 20}, request{CPU: 1, Memory: 512 << 20})
 	down := nodeView{Name: "n3", State: api.NodeDown, Free: request{CPU: 8, Memory: 8 * gi}}
 	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: request{CPU: 8, Memory: 8 * gi}}
-	tests := []struct {
-		name   string
-		in     placeInput
-		want   map[string]string
-		reason string
-	}{
+	tests := []placeCase{
 		{"the whole job goes on the node with most room",
 			placeInput{Workers: w3, Requests: r3, OneNode: true, Nodes: []nodeView{ready("n1", 2.1, 8*gi), ready("n2", 3, 8*gi)}},
 			map[string]string{"master": "n2", "pserver-0": "n2", "trainer-0": "n2"}, ""},
@@ -127,14 +130,7 @@ func TestPlaceJobOnOneNode(t *testing.T) {
 			map[string]string{"master": "n3", "pserver-0": "n3", "trainer-0": "n3"},
 			"cannot move off draining node n3: its checkpoints are on n3's local disk (checkpoint.dir is not set); it stays there until it ends"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := placeJob(tt.in)
-			if !maps.Equal(got.Placement, tt.want) || got.Reason != tt.reason {
-				t.Errorf("placeJob =\n  %v\n  %q\nwant\n  %v\n  %q", got.Placement, got.Reason, tt.want, tt.reason)
-			}
-		})
-	}
+	runPlaceCases(t, tests)
 }
 
 // The same problem gives the same placement, whatever order the nodes come
