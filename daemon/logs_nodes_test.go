@@ -17,18 +17,28 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
-// placeJob writes a valid job with an explicit placement, as a scheduler
-// would, so that the test decides which node runs which worker.
-func placeJob(t *testing.T, cli *clientv3.Client, name string, trainers, pservers int, placement map[string]string) {
+// writePlacedJob writes a valid job with an explicit placement, as the
+// scheduler would, so that the test decides which node runs which worker. The
+// job's checkpoint.dir is shared by the test's nodes, so the scheduler keeps a
+// placement that spans them (after its storage check).
+func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, pservers int, placement map[string]string) {
 	t.Helper()
 	train, test := writeShards(t, t.TempDir())
-	spec, err := decodeSpec(specJSON(t, name, train, test, trainers, pservers, nil))
+	shared := t.TempDir()
+	spec, err := decodeSpec(specJSON(t, name, train, test, trainers, pservers, func(m map[string]any) {
+		m["checkpoint"].(map[string]any)["dir"] = shared
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	assigned := coord.PlacementRecord{Gen: 1, Workers: map[string]coord.Assignment{}}
+	for w, n := range placement {
+		assigned.Workers[w] = coord.Assignment{Node: n, Gen: 1}
+	}
 	now := time.Now().UTC()
 	_, err = cli.Txn(context.Background()).Then(
-		clientv3.OpPut(coord.JobKey(name), coord.MustJSON(coord.JobRecord{Spec: *spec, Placement: placement, Created: now})),
+		clientv3.OpPut(coord.JobKey(name), coord.MustJSON(coord.JobRecord{Spec: *spec, Created: now})),
+		clientv3.OpPut(coord.PlacementKey(name), coord.MustJSON(assigned)),
 		clientv3.OpPut(coord.StateKey(name), coord.MustJSON(coord.StateRecord{State: api.StatePending, Updated: now})),
 	).Commit()
 	if err != nil {
@@ -105,7 +115,7 @@ func TestLogsFromAnyNode(t *testing.T) {
 	b := startAgent(t, testConfig(t, "n2", endpoint))
 	const job = "slog-anywhere"
 	placement := map[string]string{"master": "n1", "trainer-0": "n1", "pserver-0": "n2", "trainer-1": "n2"}
-	placeJob(t, cli, job, 2, 1, placement)
+	writePlacedJob(t, cli, job, 2, 1, placement)
 	allInState(t, cli, job, api.WorkerRunning, "master", "pserver-0", "trainer-0", "trainer-1")
 
 	checkFollowAcrossNodes(t, b, job)
@@ -287,7 +297,7 @@ func TestLogsFollowNodeThatJoins(t *testing.T) {
 	cli := etcdClient(t, endpoint)
 	a := startAgent(t, testConfig(t, "n1", endpoint))
 	const job = "slog-joins"
-	placeJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n3"})
+	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n3"})
 	allInState(t, cli, job, api.WorkerRunning, "master", "pserver-0")
 	f := startFollow(t, a, &api.LogsRequest{Job: job, Follow: true}, func(got []emitted) bool {
 		return strings.Count(byWorker(got)["trainer-0"], "msg=tick") >= 5
@@ -326,7 +336,7 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	cli := etcdClient(t, endpoint)
 	a := startAgent(t, testConfig(t, "n1", endpoint))
 	const job = "ok-hung"
-	placeJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"})
+	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"})
 	allInState(t, cli, job, api.WorkerExited, "master", "pserver-0")
 	ctx := context.Background()
 	if err := coord.PutJSON(ctx, cli, coord.NodeKey("n2"), coord.NodeRecord{Name: "n2", APIAddr: hung.Addr().String(), State: api.NodeReady}); err != nil {

@@ -25,6 +25,9 @@ import (
 const childEnv = "GTRAIN_DAEMON_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(agentEnv); cfg != "" {
+		os.Exit(testAgentProcess(cfg))
+	}
 	if os.Getenv(childEnv) != "" {
 		os.Exit(testChild(os.Args[1:]))
 	}

@@ -29,7 +29,8 @@ flag names: data-dir, node-name, ...), then the defaults.
 Ready when 'gctl node list' shows the node ready. SIGINT/SIGTERM stops the role
 processes, deregisters the node and exits 0.`,
 		Example: `  gtraind agent --dev --data-dir /tmp/gtrain
-  gtraind agent --etcd-endpoints 10.0.0.1:2379 --join 10.0.0.1:7946 --config /etc/gtrain/agent.yaml`,
+  gtraind agent --etcd-endpoints 10.0.0.1:2379 --join 10.0.0.1:7946 --config /etc/gtrain/agent.yaml
+  gtraind agent --etcd-endpoints 10.0.0.1:2379 --cpu 14 --memory 60Gi --labels zone=a,disk=ssd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f := v.GetString("config"); f != "" {
@@ -49,6 +50,9 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
+			if err := capacityConfig(v, &cfg); err != nil {
+				return err
+			}
 			cfg.Log = newLogger(os.Stderr, "agent")
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
@@ -68,6 +72,7 @@ processes, deregisters the node and exits 0.`,
 	f.String("etcd-peer-addr", def.EtcdPeerAddr, "with --dev: the embedded etcd's peer address")
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
 	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
+	addCapacityFlags(f)
 	_ = v.BindPFlags(f)
 	v.SetEnvPrefix("GTRAIN")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
