@@ -27,7 +27,8 @@ import (
 // with follow, new lines come as they are written until the client goes
 // away or the job has ended everywhere and its logs have been quiet for a
 // while. A worker whose log is kept on a node that is down gets a notice
-// line naming the node (with -w, the call fails instead).
+// line naming the node (with -w, the call fails instead); one not placed
+// yet gets a notice with the scheduler's reason.
 func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingServer[api.LogChunk]) error {
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel() // ends every source
@@ -79,8 +80,8 @@ func (c *controlServer) Logs(req *api.LogsRequest, stream grpc.ServerStreamingSe
 // remoteSources relays the request to the agent of every other registered
 // node that is not down, and (following) of every node that registers
 // later, whose sources come on more. A worker whose newest log is kept on
-// a node that is down or gone gets a notice; asked for that worker alone,
-// it is an error.
+// a node that is down or gone, or that is not placed, gets a notice (see
+// holderNotices).
 func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, req *api.LogsRequest, workers []string) (
 	sources []<-chan logEvent, more <-chan (<-chan logEvent), err error,
 ) {
@@ -101,22 +102,9 @@ func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, re
 			sources = append(sources, c.startRelay(ctx, n, req, held[n.Name]))
 		}
 	}
-	var notices []logEvent
-	for _, w := range workers {
-		node := holderOf(snap, w)
-		if node == "" || relayed[node] {
-			continue
-		}
-		why := "which is down"
-		if !slices.ContainsFunc(nodes, func(n coord.NodeRecord) bool { return n.Name == node }) {
-			why = "whose agent is not registered (stopped, or its lease ran out)"
-		}
-		if req.GetWorker() != "" {
-			return nil, nil, status.Errorf(codes.Unavailable, "worker %s of job %s: its log is kept on node %s, %s; it can be shown once the node is back",
-				w, snap.name, node, why)
-		}
-		msg := fmt.Sprintf("the log of %s is kept on node %s, %s: it cannot be shown", w, node, why)
-		notices = append(notices, logEvent{worker: w, data: noticeLine(msg)})
+	notices, err := holderNotices(snap, nodes, relayed, req, workers)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(notices) > 0 {
 		sources = append([]<-chan logEvent{noticeSource(notices)}, sources...)
@@ -125,6 +113,55 @@ func (c *controlServer) remoteSources(ctx context.Context, snap *jobSnapshot, re
 		more = c.relayJoining(ctx, joins, req, relayed)
 	}
 	return sources, more, nil
+}
+
+// holderNotices is a notice line for each worker whose log no relayed
+// agent can give: one kept on a node that is down or gone (asked for that
+// worker alone, an error instead), and one that is not placed, so that has
+// no log anywhere yet (a notice even then: following, its log comes once it
+// runs on a node that registers).
+func holderNotices(snap *jobSnapshot, nodes []coord.NodeRecord, relayed map[string]bool, req *api.LogsRequest, workers []string) ([]logEvent, error) {
+	var notices []logEvent
+	for _, w := range workers {
+		node := holderOf(snap, w)
+		var msg string
+		switch {
+		case node == "":
+			msg = notPlacedNotice(snap, w)
+		case relayed[node]:
+			continue
+		default:
+			why := "which is down"
+			if !slices.ContainsFunc(nodes, func(n coord.NodeRecord) bool { return n.Name == node }) {
+				why = "whose agent is not registered (stopped, or its lease ran out)"
+			}
+			if req.GetWorker() != "" {
+				return nil, status.Errorf(codes.Unavailable, "worker %s of job %s: its log is kept on node %s, %s; it can be shown once the node is back",
+					w, snap.name, node, why)
+			}
+			msg = fmt.Sprintf("the log of %s is kept on node %s, %s: it cannot be shown", w, node, why)
+		}
+		notices = append(notices, logEvent{worker: w, data: noticeLine(msg)})
+	}
+	return notices, nil
+}
+
+// notPlacedNotice says why a worker that never ran and is not placed has
+// no log: the scheduler's reason, as job status shows it (jobSnapshot.reason).
+func notPlacedNotice(snap *jobSnapshot, worker string) string {
+	reason := ""
+	if snap.placement != nil {
+		reason = snap.placement.Reason
+	}
+	switch {
+	case api.Terminal(snap.state.State) && reason != "":
+		return fmt.Sprintf("%s has no log: the job ended before it was placed (%s)", worker, reason)
+	case api.Terminal(snap.state.State):
+		return fmt.Sprintf("%s has no log: the job ended before it was placed", worker)
+	case reason != "":
+		return fmt.Sprintf("%s is not placed yet: %s", worker, reason)
+	}
+	return fmt.Sprintf("%s is not placed yet: waiting for the scheduler to place it", worker)
 }
 
 // startRelay starts a relaySource.

@@ -20,13 +20,18 @@ import (
 // writePlacedJob writes a valid job with an explicit placement, as the
 // scheduler would, so that the test decides which node runs which worker. The
 // job's checkpoint.dir is shared by the test's nodes, so the scheduler keeps a
-// placement that spans them (after its storage check).
-func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, pservers int, placement map[string]string) {
+// placement that spans them (after its storage check). edits change the
+// spec after that.
+func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, pservers int, placement map[string]string,
+	edits ...func(map[string]any)) {
 	t.Helper()
 	train, test := writeShards(t, t.TempDir())
 	shared := t.TempDir()
 	spec, err := decodeSpec(specJSON(t, name, train, test, trainers, pservers, func(m map[string]any) {
 		m["checkpoint"].(map[string]any)["dir"] = shared
+		for _, edit := range edits {
+			edit(m)
+		}
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -246,6 +251,7 @@ func mustLogs(t *testing.T, via *testAgent, req *api.LogsRequest) []emitted {
 type follow struct {
 	cancel context.CancelFunc
 	done   chan error
+	first  chan struct{} // closed once the first chunk came
 	chunks []emitted
 }
 
@@ -258,10 +264,12 @@ func startFollow(t *testing.T, via *testAgent, req *api.LogsRequest, stop ...fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &follow{cancel: cancel, done: make(chan error, 1)}
-	var until func([]emitted) bool
-	if len(stop) > 0 {
-		until = stop[0]
+	f := &follow{cancel: cancel, done: make(chan error, 1), first: make(chan struct{})}
+	until := func(got []emitted) bool {
+		if len(got) == 1 {
+			close(f.first)
+		}
+		return len(stop) > 0 && stop[0](got)
 	}
 	go func() {
 		var err error
@@ -290,25 +298,51 @@ func (f *follow) wait(t *testing.T, timeout time.Duration) []emitted {
 }
 
 // Following, an agent also streams the logs of a node that registers after
-// the stream started (before, the worker placed there gets a notice).
+// the stream started. n1 has no room for the trainer (it asks 1 CPU; n1 has
+// 1, the master takes 0.1), so trainer-0 is not placed until n3, with room,
+// joins: until then its log is a notice with the scheduler's reason, and
+// the stream, started before n3 came, then goes on with trainer-0's lines
+// from n3.
 func TestLogsFollowNodeThatJoins(t *testing.T) {
 	t.Parallel()
 	endpoint := startEtcd(t)
 	cli := etcdClient(t, endpoint)
-	a := startAgent(t, testConfig(t, "n1", endpoint))
+	small := testConfig(t, "n1", endpoint)
+	small.CPU = 1
+	a := startAgent(t, small)
 	const job = "slog-joins"
-	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n3"})
+	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1"}, withResources(1, 0, ""))
 	allInState(t, cli, job, api.WorkerRunning, "master", "pserver-0")
+	const notice = "=== gtraind: trainer-0 is not placed yet: needs 1 cpu, 16Mi for trainer (1 cpu, 16Mi each); free: n1 0.9 cpu, "
+	for _, req := range []*api.LogsRequest{{Job: job}, {Job: job, Worker: "trainer-0"}} {
+		got := byWorker(mustLogs(t, a, req))
+		if !strings.HasPrefix(got["trainer-0"], notice) || strings.Count(got["trainer-0"], "\n") != 1 {
+			t.Errorf("logs %v of the unplaced trainer-0 = %q, want one notice %q...", req, got["trainer-0"], notice)
+		}
+		if req.Worker == "" && !strings.Contains(got["master"], "=== gtraind: starting master") {
+			t.Errorf("logs %v: master = %q, want its log from n1", req, got["master"])
+		}
+	}
+
 	f := startFollow(t, a, &api.LogsRequest{Job: job, Follow: true}, func(got []emitted) bool {
 		return strings.Count(byWorker(got)["trainer-0"], "msg=tick") >= 5
 	})
-	time.Sleep(300 * time.Millisecond) // the stream is under way before n3 comes
-	startAgent(t, testConfig(t, "n3", endpoint))
-	got := byWorker(f.wait(t, 20*time.Second))["trainer-0"]
-	notice, rest, _ := strings.Cut(got, "\n")
-	if !strings.Contains(notice, "kept on node n3, whose agent is not registered") ||
-		!strings.HasPrefix(rest, "=== gtraind: starting trainer-0 (attempt 1)") {
-		t.Errorf("followed log of trainer-0 = %q, want a notice, then its log once n3 is up", got)
+	select { // the stream has listed the nodes before n3 comes
+	case <-f.first:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the followed logs sent nothing")
+	}
+	big := testConfig(t, "n3", endpoint)
+	big.CPU = 2
+	startAgent(t, big)
+	got := byWorker(f.wait(t, 30*time.Second))["trainer-0"]
+	if recs := workers(t, cli, job); recs["trainer-0"].Node != "n3" {
+		t.Fatalf("trainer-0 ran on %q, want n3 (the only node with room)", recs["trainer-0"].Node)
+	}
+	first, rest, _ := strings.Cut(got, "\n")
+	if !strings.HasPrefix(first, notice) || !strings.HasPrefix(rest, "=== gtraind: starting trainer-0 (attempt 1)") ||
+		!strings.HasPrefix(readLog(t, big, job, "trainer-0"), rest) {
+		t.Errorf("followed log of trainer-0 = %q, want the notice %q..., then its log as n3 keeps it", got, notice)
 	}
 }
 
@@ -355,5 +389,28 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	}
 	if !strings.HasSuffix(got["master"], "done\n") {
 		t.Errorf("log of master = %q, want it whole", got["master"])
+	}
+}
+
+// The notice of a worker that is not placed says why, as the scheduler
+// put it, and never that it may still run once the job has ended.
+func TestNotPlacedNotice(t *testing.T) {
+	t.Parallel()
+	const reason = "needs 2 cpu for trainer (2 cpu each); free: n1 1 cpu"
+	for _, c := range []struct {
+		state     api.JobState
+		placement *coord.PlacementRecord
+		want      string
+	}{
+		{api.StatePending, nil, "trainer-1 is not placed yet: waiting for the scheduler to place it"},
+		{api.StatePending, &coord.PlacementRecord{Reason: reason}, "trainer-1 is not placed yet: " + reason},
+		{api.StateRunning, &coord.PlacementRecord{}, "trainer-1 is not placed yet: waiting for the scheduler to place it"},
+		{api.StateStopped, &coord.PlacementRecord{Reason: reason}, "trainer-1 has no log: the job ended before it was placed (" + reason + ")"},
+		{api.StateFailed, nil, "trainer-1 has no log: the job ended before it was placed"},
+	} {
+		snap := &jobSnapshot{name: "j", state: coord.StateRecord{State: c.state}, placement: c.placement}
+		if got := notPlacedNotice(snap, "trainer-1"); got != c.want {
+			t.Errorf("%s, placement %+v: %q, want %q", c.state, c.placement, got, c.want)
+		}
 	}
 }

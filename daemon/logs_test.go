@@ -40,6 +40,9 @@ func TestLogs(t *testing.T) {
 
 	const running = "sleep-logs"
 	submit(t, a, running, 1, 1)
+	// Placed by the scheduler after the submit: until then a follow starts
+	// with a notice (TestLogsFollowNodeThatJoins), not the log.
+	allInState(t, cli, running, api.WorkerRunning, "master", "pserver-0", "trainer-0")
 	checkFollowUntilCancelled(t, a, running)
 	checkFollowUntilJobStops(t, a, running)
 }
