@@ -194,6 +194,50 @@ func (*ListNodesRequest) Descriptor() ([]byte, []int) {
 	return file_control_proto_rawDescGZIP(), []int{3}
 }
 
+type NodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeRequest) Reset() {
+	*x = NodeRequest{}
+	mi := &file_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeRequest) ProtoMessage() {}
+
+func (x *NodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeRequest.ProtoReflect.Descriptor instead.
+func (*NodeRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *NodeRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 type GetJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -203,7 +247,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -215,7 +259,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -228,7 +272,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{4}
+	return file_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetJobRequest) GetName() string {
@@ -248,7 +292,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -260,7 +304,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -273,7 +317,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{5}
+	return file_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Document) GetJson() []byte {
@@ -293,7 +337,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -305,7 +349,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -318,7 +362,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{6}
+	return file_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -345,7 +389,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +401,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +414,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{7}
+	return file_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StopJobResponse) GetState() string {
@@ -387,19 +431,26 @@ func (x *StopJobResponse) GetStopped() []string {
 	return nil
 }
 
+// Logs answers from any agent: the agent fetches the logs kept on other nodes
+// from their agents (a Logs call with local set) and merges every log line by
+// its time.
 type LogsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	Worker        string                 `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"` // empty: every worker of the job
-	Follow        bool                   `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
-	Lines         int32                  `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"` // last N lines of each log; 0 = all
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Job    string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Worker string                 `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"` // empty: every worker of the job
+	Follow bool                   `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
+	Lines  int32                  `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"` // last N lines of each log file; 0 = all
+	// local: only the logs kept on the receiving agent's node. An agent that
+	// relays a request to the other nodes' agents sets it, so that no request
+	// is relayed twice.
+	Local         bool `protobuf:"varint,5,opt,name=local,proto3" json:"local,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +462,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +475,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{8}
+	return file_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LogsRequest) GetJob() string {
@@ -455,17 +506,28 @@ func (x *LogsRequest) GetLines() int32 {
 	return 0
 }
 
+func (x *LogsRequest) GetLocal() bool {
+	if x != nil {
+		return x.Local
+	}
+	return false
+}
+
 type LogChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Worker        string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
-	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // whole lines
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Worker string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	Data   []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // whole lines
+	// caught_up (with no data): every line the sender's logs hold now has been
+	// sent; with follow more may come. A relaying agent merges by time without
+	// waiting for lines that are not there.
+	CaughtUp      bool `protobuf:"varint,3,opt,name=caught_up,json=caughtUp,proto3" json:"caught_up,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -477,7 +539,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -490,7 +552,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{9}
+	return file_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LogChunk) GetWorker() string {
@@ -507,6 +569,13 @@ func (x *LogChunk) GetData() []byte {
 	return nil
 }
 
+func (x *LogChunk) GetCaughtUp() bool {
+	if x != nil {
+		return x.CaughtUp
+	}
+	return false
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -518,7 +587,9 @@ const file_control_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aworkers\x18\x02 \x03(\tR\aworkers\"\x11\n" +
 	"\x0fListJobsRequest\"\x12\n" +
-	"\x10ListNodesRequest\"#\n" +
+	"\x10ListNodesRequest\"!\n" +
+	"\vNodeRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"#\n" +
 	"\rGetJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x1e\n" +
 	"\bDocument\x12\x12\n" +
@@ -528,15 +599,17 @@ const file_control_proto_rawDesc = "" +
 	"\x05purge\x18\x02 \x01(\bR\x05purge\"A\n" +
 	"\x0fStopJobResponse\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x18\n" +
-	"\astopped\x18\x02 \x03(\tR\astopped\"e\n" +
+	"\astopped\x18\x02 \x03(\tR\astopped\"{\n" +
 	"\vLogsRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x16\n" +
 	"\x06follow\x18\x03 \x01(\bR\x06follow\x12\x14\n" +
-	"\x05lines\x18\x04 \x01(\x05R\x05lines\"6\n" +
+	"\x05lines\x18\x04 \x01(\x05R\x05lines\x12\x14\n" +
+	"\x05local\x18\x05 \x01(\bR\x05local\"S\n" +
 	"\bLogChunk\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data2\xbd\x03\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1b\n" +
+	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp2\xb3\x04\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -544,7 +617,9 @@ const file_control_proto_rawDesc = "" +
 	"\vListWorkers\x12\x18.gtrain.v1.GetJobRequest\x1a\x13.gtrain.v1.Document\x12@\n" +
 	"\aStopJob\x12\x19.gtrain.v1.StopJobRequest\x1a\x1a.gtrain.v1.StopJobResponse\x125\n" +
 	"\x04Logs\x12\x16.gtrain.v1.LogsRequest\x1a\x13.gtrain.v1.LogChunk0\x01\x12=\n" +
-	"\tListNodes\x12\x1b.gtrain.v1.ListNodesRequest\x1a\x13.gtrain.v1.DocumentB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\tListNodes\x12\x1b.gtrain.v1.ListNodesRequest\x1a\x13.gtrain.v1.Document\x128\n" +
+	"\tDrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12:\n" +
+	"\vUndrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.DocumentB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -558,39 +633,44 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_control_proto_goTypes = []any{
 	(*SubmitJobRequest)(nil),  // 0: gtrain.v1.SubmitJobRequest
 	(*SubmitJobResponse)(nil), // 1: gtrain.v1.SubmitJobResponse
 	(*ListJobsRequest)(nil),   // 2: gtrain.v1.ListJobsRequest
 	(*ListNodesRequest)(nil),  // 3: gtrain.v1.ListNodesRequest
-	(*GetJobRequest)(nil),     // 4: gtrain.v1.GetJobRequest
-	(*Document)(nil),          // 5: gtrain.v1.Document
-	(*StopJobRequest)(nil),    // 6: gtrain.v1.StopJobRequest
-	(*StopJobResponse)(nil),   // 7: gtrain.v1.StopJobResponse
-	(*LogsRequest)(nil),       // 8: gtrain.v1.LogsRequest
-	(*LogChunk)(nil),          // 9: gtrain.v1.LogChunk
+	(*NodeRequest)(nil),       // 4: gtrain.v1.NodeRequest
+	(*GetJobRequest)(nil),     // 5: gtrain.v1.GetJobRequest
+	(*Document)(nil),          // 6: gtrain.v1.Document
+	(*StopJobRequest)(nil),    // 7: gtrain.v1.StopJobRequest
+	(*StopJobResponse)(nil),   // 8: gtrain.v1.StopJobResponse
+	(*LogsRequest)(nil),       // 9: gtrain.v1.LogsRequest
+	(*LogChunk)(nil),          // 10: gtrain.v1.LogChunk
 }
 var file_control_proto_depIdxs = []int32{
-	0, // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
-	2, // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
-	4, // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
-	4, // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
-	6, // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
-	8, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
-	3, // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
-	1, // 7: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	5, // 8: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	5, // 9: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	5, // 10: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	7, // 11: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	9, // 12: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	5, // 13: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	7, // [7:14] is the sub-list for method output_type
-	0, // [0:7] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
+	2,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
+	5,  // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
+	5,  // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
+	7,  // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
+	9,  // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
+	3,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
+	4,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
+	4,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
+	1,  // 9: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	6,  // 10: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	6,  // 11: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	6,  // 12: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	8,  // 13: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	10, // 14: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	6,  // 15: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	6,  // 16: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	6,  // 17: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	9,  // [9:18] is the sub-list for method output_type
+	0,  // [0:9] is the sub-list for method input_type
+	0,  // [0:0] is the sub-list for extension type_name
+	0,  // [0:0] is the sub-list for extension extendee
+	0,  // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_control_proto_init() }
@@ -604,7 +684,7 @@ func file_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,8 @@ const (
 	Control_StopJob_FullMethodName     = "/gtrain.v1.Control/StopJob"
 	Control_Logs_FullMethodName        = "/gtrain.v1.Control/Logs"
 	Control_ListNodes_FullMethodName   = "/gtrain.v1.Control/ListNodes"
+	Control_DrainNode_FullMethodName   = "/gtrain.v1.Control/DrainNode"
+	Control_UndrainNode_FullMethodName = "/gtrain.v1.Control/UndrainNode"
 )
 
 // ControlClient is the client API for Control service.
@@ -43,6 +45,11 @@ type ControlClient interface {
 	StopJob(ctx context.Context, in *StopJobRequest, opts ...grpc.CallOption) (*StopJobResponse, error)
 	Logs(ctx context.Context, in *LogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogChunk], error)
 	ListNodes(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*Document, error)
+	// DrainNode marks the node draining: the scheduler moves its roles to
+	// other nodes and places nothing new there. Answers the node's NodeRow.
+	DrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error)
+	// UndrainNode ends a drain. Answers the node's NodeRow.
+	UndrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error)
 }
 
 type controlClient struct {
@@ -132,6 +139,26 @@ func (c *controlClient) ListNodes(ctx context.Context, in *ListNodesRequest, opt
 	return out, nil
 }
 
+func (c *controlClient) DrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, Control_DrainNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) UndrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, Control_UndrainNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -143,6 +170,11 @@ type ControlServer interface {
 	StopJob(context.Context, *StopJobRequest) (*StopJobResponse, error)
 	Logs(*LogsRequest, grpc.ServerStreamingServer[LogChunk]) error
 	ListNodes(context.Context, *ListNodesRequest) (*Document, error)
+	// DrainNode marks the node draining: the scheduler moves its roles to
+	// other nodes and places nothing new there. Answers the node's NodeRow.
+	DrainNode(context.Context, *NodeRequest) (*Document, error)
+	// UndrainNode ends a drain. Answers the node's NodeRow.
+	UndrainNode(context.Context, *NodeRequest) (*Document, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -173,6 +205,12 @@ func (UnimplementedControlServer) Logs(*LogsRequest, grpc.ServerStreamingServer[
 }
 func (UnimplementedControlServer) ListNodes(context.Context, *ListNodesRequest) (*Document, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListNodes not implemented")
+}
+func (UnimplementedControlServer) DrainNode(context.Context, *NodeRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainNode not implemented")
+}
+func (UnimplementedControlServer) UndrainNode(context.Context, *NodeRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method UndrainNode not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -314,6 +352,42 @@ func _Control_ListNodes_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_DrainNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).DrainNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_DrainNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).DrainNode(ctx, req.(*NodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_UndrainNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).UndrainNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_UndrainNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).UndrainNode(ctx, req.(*NodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -344,6 +418,14 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListNodes",
 			Handler:    _Control_ListNodes_Handler,
+		},
+		{
+			MethodName: "DrainNode",
+			Handler:    _Control_DrainNode_Handler,
+		},
+		{
+			MethodName: "UndrainNode",
+			Handler:    _Control_UndrainNode_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -32,6 +32,9 @@ const (
 	WorkerExited     WorkerState = "exited"
 	WorkerFailed     WorkerState = "failed"
 	WorkerStopped    WorkerState = "stopped"
+	// WorkerLost is a worker whose record says it runs on a node that is
+	// down: whatever it was doing, it is not running. Only shown, never written.
+	WorkerLost WorkerState = "lost"
 )
 
 // Active reports whether a worker in this state has (or is about to have)
@@ -45,8 +48,9 @@ type NodeState string
 
 // Node states.
 const (
-	NodeReady NodeState = "ready" // registered
-	NodeDown  NodeState = "down"  // registered, but gossip declared it dead
+	NodeReady    NodeState = "ready"    // registered and alive: takes new work
+	NodeDown     NodeState = "down"     // its lease ended or gossip declared it dead; it stays listed
+	NodeDraining NodeState = "draining" // alive, but `gctl node drain` moves its roles away
 )
 
 // TaskCounts is the master's queue at a glance.
@@ -143,12 +147,15 @@ type WorkerRow struct {
 	Start    time.Time   `json:"start"`
 }
 
-// NodeRow is one row of `gctl node list`.
+// NodeRow is one row of `gctl node list`: the node's capacity (cpu,
+// memory in bytes, gpus, labels) and the job processes placed on it.
 type NodeRow struct {
-	Name   string    `json:"name"`
-	Addr   string    `json:"addr"`
-	State  NodeState `json:"state"`
-	CPU    int       `json:"cpu"`
-	Memory int64     `json:"memory"`
-	Roles  []string  `json:"roles"`
+	Name   string            `json:"name"`
+	Addr   string            `json:"addr"`
+	State  NodeState         `json:"state"`
+	CPU    float64           `json:"cpu"`
+	Memory int64             `json:"memory"`
+	GPUs   int               `json:"gpus"`
+	Labels map[string]string `json:"labels"`
+	Roles  []string          `json:"roles"`
 }

@@ -32,6 +32,7 @@ func TestWorkerStateActive(t *testing.T) {
 		{WorkerExited, false},
 		{WorkerFailed, false},
 		{WorkerStopped, false},
+		{WorkerLost, false},
 	}
 	for _, tt := range tests {
 		if got := tt.state.Active(); got != tt.want {

@@ -52,7 +52,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		r.stop = append(r.stop, srv.Stop)
 		addrs = append(addrs, l.Addr().String())
 		if ckptDir != "" {
-			store, err := checkpoint.NewStore(checkpoint.Config{Dir: ckptDir, Keep: 2, Index: i}, checkpoint.NewMemRecorder(), nil)
+			store, err := checkpoint.NewStore(checkpoint.Config{Identity: checkpoint.Identity{Job: "bench", Rev: 1}, Dir: ckptDir, Keep: 2, Index: i}, checkpoint.NewMemRecorder(), nil)
 			if err != nil {
 				return nil, err
 			}

@@ -20,7 +20,7 @@ func BenchmarkSave64MiB(b *testing.B) {
 		}
 		snap.Sections = append(snap.Sections, Section{Name: fmt.Sprintf("param/%d", i), Data: data})
 	}
-	s, err := NewStore(Config{Dir: b.TempDir(), Keep: 2, Index: 0}, NewMemRecorder(), nil)
+	s, err := NewStore(Config{Identity: testID, Dir: b.TempDir(), Keep: 2, Index: 0}, NewMemRecorder(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

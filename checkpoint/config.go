@@ -2,8 +2,12 @@ package checkpoint
 
 import "fmt"
 
-// Config says where a Store keeps the checkpoints of one owner.
+// Config says where a Store keeps the checkpoints of one owner of one job.
 type Config struct {
+	// Identity is the job these checkpoints belong to; it is in every file
+	// name and header, and a Store never touches files of another identity.
+	// Required.
+	Identity Identity
 	// Dir holds the checkpoint files; shared storage for multi-node jobs.
 	// Required: the caller derives it (jobdir.Checkpoints for a job's pservers).
 	Dir string
@@ -12,15 +16,16 @@ type Config struct {
 	// Index is the shard index these checkpoints hold (>= 0): the key of the
 	// owner's record in the Recorder and the index written in every file.
 	Index int
-	// Owner names whose state these checkpoints hold and starts every file
-	// name (<Owner>-step-<step>.ckpt), e.g. "master". Empty means
+	// Owner names whose state these checkpoints hold and follows the
+	// identity in every file name (<job>_r<rev>_<Owner>-step-<step>.ckpt),
+	// e.g. "master". Empty means
 	// "pserver-<Index>", the name pservers' checkpoints have always had.
 	// Letters, digits, '-' and '_' only.
 	Owner string
 }
 
-// DefaultConfig returns Keep 3 and Index 0. Dir is left empty on purpose: it
-// depends on the job and must be set before Validate passes.
+// DefaultConfig returns Keep 3 and Index 0. Dir and Identity are left empty
+// on purpose: they depend on the job and must be set before Validate passes.
 func DefaultConfig() Config {
 	return Config{Keep: 3}
 }
@@ -45,5 +50,5 @@ func (c Config) Validate() error {
 	case !validOwner(c.OwnerName()):
 		return fmt.Errorf("%w: Owner is %q; it must be letters, digits, '-' or '_'", ErrInvalidConfig, c.Owner)
 	}
-	return nil
+	return c.Identity.validate()
 }

@@ -8,7 +8,7 @@ import (
 
 func TestConfigValidate(t *testing.T) {
 	good := DefaultConfig()
-	good.Dir = "/tmp/x"
+	good.Dir, good.Identity = "/tmp/x", testID
 	if err := good.Validate(); err != nil {
 		t.Fatalf("default config with Dir: %v", err)
 	}
@@ -22,6 +22,11 @@ func TestConfigValidate(t *testing.T) {
 		{"Dir", func(c *Config) { c.Dir = "" }},
 		{"Keep", func(c *Config) { c.Keep = 0 }},
 		{"Index", func(c *Config) { c.Index = -1 }},
+		{"Identity.Job", func(c *Config) { c.Identity.Job = "" }},
+		{"Identity.Job", func(c *Config) { c.Identity.Job = "a_b" }},
+		{"Identity.Job", func(c *Config) { c.Identity.Job = "../x" }},
+		{"Identity.Job", func(c *Config) { c.Identity.Job = ".x" }},
+		{"Identity.Rev", func(c *Config) { c.Identity.Rev = 0 }},
 	}
 	for _, tc := range cases {
 		c := good
@@ -37,7 +42,7 @@ func TestNewStoreRejectsBadInput(t *testing.T) {
 	if _, err := NewStore(Config{Keep: 1}, NewMemRecorder(), nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("empty Dir: err = %v", err)
 	}
-	if _, err := NewStore(Config{Dir: t.TempDir(), Keep: 1}, nil, nil); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := NewStore(Config{Identity: testID, Dir: t.TempDir(), Keep: 1}, nil, nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("nil recorder: err = %v", err)
 	}
 }
@@ -61,7 +66,7 @@ func TestConfigOwner(t *testing.T) {
 			t.Errorf("%+v: OwnerName = %q, want %q", tc.cfg, got, tc.owner)
 		}
 		c := tc.cfg
-		c.Dir, c.Keep = "/tmp/x", 1
+		c.Dir, c.Keep, c.Identity = "/tmp/x", 1, testID
 		if err := c.Validate(); (err == nil) != tc.valid || (err != nil && !errors.Is(err, ErrInvalidConfig)) {
 			t.Errorf("%+v: Validate = %v, want valid %v", tc.cfg, err, tc.valid)
 		}
@@ -95,6 +100,27 @@ func TestFileNames(t *testing.T) {
 		step, ok := parseFileName(tc.name, tc.owner)
 		if step != tc.step || ok != tc.ok {
 			t.Errorf("parseFileName(%q, %q) = %d, %v; want %d, %v", tc.name, tc.owner, step, ok, tc.step, tc.ok)
+		}
+	}
+	stem := func(job string, rev int64, owner string) string { return fileStem(Identity{Job: job, Rev: rev}, owner) }
+	if got, want := fileName(stem("fit-a-line", 42, "pserver-2"), 123), "fit-a-line_r42_pserver-2-step-0000000123.ckpt"; got != want {
+		t.Fatalf("file name with identity = %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		stem string
+		ok   bool
+	}{
+		{"fit-a-line_r42_pserver-2-step-0000000123.ckpt", stem("fit-a-line", 42, "pserver-2"), true},
+		{"fit-a-line_r4_pserver-2-step-0000000123.ckpt", stem("fit-a-line", 42, "pserver-2"), false},
+		{"fit-a-line_r42_pserver-2-step-0000000123.ckpt", stem("fit-a-line", 4, "pserver-2"), false},
+		{"fit-a-line_r42_pserver-2-step-0000000123.ckpt", stem("a-line", 42, "pserver-2"), false},
+		{"x.fit-a-line_r42_pserver-2-step-0000000123.ckpt", stem("fit-a-line", 42, "pserver-2"), false},
+		{"fit-a-line_r42_master-step-0000000123.ckpt", stem("fit-a-line", 42, "pserver-2"), false},
+		{"pserver-2-step-0000000123.ckpt", stem("fit-a-line", 42, "pserver-2"), false}, // format 1, no identity
+	} {
+		if _, ok := parseFileName(tc.name, tc.stem); ok != tc.ok {
+			t.Errorf("parseFileName(%q, %q) ok = %v, want %v", tc.name, tc.stem, ok, tc.ok)
 		}
 	}
 	temp := ".pserver-2-step-0000000123.ckpt.tmp-77"

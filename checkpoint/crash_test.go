@@ -57,7 +57,7 @@ func TestCrashAtEveryCommitPoint(t *testing.T) {
 				if _, err := s.Save(ctx, testSnapshot(0, 4)); !errors.Is(err, errSimulatedCrash) {
 					t.Fatalf("Save: err = %v, want the simulated crash", err)
 				}
-				if hasTemp := slices.ContainsFunc(ckptFiles(t, dir), func(n string) bool { return isTempFor(n, pserverOwner(0)) }); hasTemp != tc.wantTemp {
+				if hasTemp := slices.ContainsFunc(ckptFiles(t, dir), func(n string) bool { return isTempFor(n, fileStem(testID, pserverOwner(0))) }); hasTemp != tc.wantTemp {
 					t.Fatalf("temp file present = %v, want %v", hasTemp, tc.wantTemp)
 				}
 

@@ -1,8 +1,12 @@
 // Package checkpoint makes a parameter server's shard durable so that a restarted
 // pserver continues exactly where it stopped (and, the same way, the master's
-// state). Checkpoints belong to an owner, Config.OwnerName ("pserver-3",
-// "master"), which starts every file name, so owners never take each other's
-// files.
+// state). Checkpoints belong to a job, Config.Identity (the job's name and
+// the create revision of its record), and within it to an owner,
+// Config.OwnerName ("pserver-3", "master"). Both are in every file name
+// (JOB_rREV_OWNER-step-N.ckpt) and the identity also in the file's header:
+// owners, two jobs sharing a directory, and a job name reused after a purge
+// never load or prune each other's files, and a file whose header names
+// another job than its name is damaged.
 //
 // It owns the checkpoint file format (a streamed, sha256-checksummed container of
 // named float32 sections plus opaque caller metadata), the commit protocol, and
@@ -16,14 +20,14 @@
 //     checkpoint directory, hashing the content and ending with a trailer that
 //     carries the checksum;
 //  2. fsync the file;
-//  3. rename it to OWNER-step-NNNNNNNNNN.ckpt and fsync the directory
+//  3. rename it to JOB_rREV_OWNER-step-NNNNNNNNNN.ckpt and fsync the directory
 //     (steps 1-3 through internal/atomicfile);
 //  4. record it in the Recorder with a compare-and-swap against the record this
 //     Store last saw (a fenced-out writer gets ErrConflict);
 //  5. only then delete files beyond Config.Keep, oldest first.
 //
 // Store.Load never answers "no checkpoint" while a valid one exists: it tries the
-// recorded file and every file of its owner, newest step first, and
+// recorded file and every file of its owner and job, newest step first, and
 // reports in LoadReport every candidate it had to skip and why. It returns
 // ErrNoCheckpoint only when there is neither a record nor a file, and
 // ErrCheckpointLost when something was checkpointed but nothing valid is left,

@@ -15,7 +15,9 @@ import (
 // File layout (all integers little-endian):
 //
 //	content:
-//	  magic     [8]byte  "GTCKPT\x00\x01" (last byte = format version)
+//	  magic     [8]byte  "GTCKPT\x00\x02" (last byte = format version)
+//	  jobLen    uint32, job [jobLen]byte   (Identity.Job)
+//	  rev       uint64                     (Identity.Rev)
 //	  index     uint64
 //	  step      uint64
 //	  metaLen   uint32, meta [metaLen]byte
@@ -27,12 +29,14 @@ import (
 //	  magic      [8]byte  "GTCKEND\x00"
 //
 // The trailer sits at the end so the writer can stream and hash in one pass.
+// Version 1 had no identity; its files are not read (their names carry no
+// identity either, so no Store ever lists them).
 const (
-	fileMagic    = "GTCKPT\x00\x01"
+	fileMagic    = "GTCKPT\x00\x02"
 	trailerMagic = "GTCKEND\x00"
 	trailerSize  = 8 + sha256.Size + 8
-	headerSize   = 8 + 8 + 8 + 4 + 4 // without meta
-	sectionFixed = 4 + 8             // nameLen + count, without name and data
+	headerSize   = 8 + 4 + 8 + 8 + 8 + 4 + 4 // without job name and meta
+	sectionFixed = 4 + 8                     // nameLen + count, without name and data
 
 	maxNameLen = 1 << 12
 	maxMetaLen = 64 << 20
@@ -92,6 +96,15 @@ func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Si
 		scratch: make([]byte, chunkBytes),
 	}
 	err := c.write([]byte(fileMagic))
+	if err == nil {
+		err = c.writeUint32(uint32(len(snap.Identity.Job)))
+	}
+	if err == nil {
+		err = c.write([]byte(snap.Identity.Job))
+	}
+	if err == nil {
+		err = c.writeUint64(uint64(snap.Identity.Rev))
+	}
 	if err == nil {
 		err = c.writeUint64(uint64(snap.Index))
 	}
@@ -239,6 +252,10 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	if string(magic) != fileMagic {
 		return nil, fmt.Errorf("%w: bad magic %q at offset 0 (want %q)", ErrCorrupt, magic, fileMagic)
 	}
+	id, err := decodeIdentity(c)
+	if err != nil {
+		return nil, err
+	}
 	index, err := c.readUint64("index")
 	if err != nil {
 		return nil, err
@@ -260,7 +277,7 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	if int64(metaLen) > c.end-c.off {
 		return nil, fmt.Errorf("%w: meta length %d at offset %d runs past the content (%d bytes left)", ErrCorrupt, metaLen, c.off-4, c.end-c.off)
 	}
-	snap := &Snapshot{Index: int(index), Step: int64(step)}
+	snap := &Snapshot{Identity: id, Index: int(index), Step: int64(step)}
 	if metaLen > 0 {
 		snap.Meta = make([]byte, metaLen)
 		if err := c.read(snap.Meta, "meta"); err != nil {
@@ -286,6 +303,29 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: %d unexplained bytes after the last section at offset %d", ErrCorrupt, c.end-c.off, c.off)
 	}
 	return snap, nil
+}
+
+// decodeIdentity reads the job name and revision the file belongs to.
+func decodeIdentity(c *contentReader) (Identity, error) {
+	n, err := c.readUint32("job name length")
+	if err != nil {
+		return Identity{}, err
+	}
+	if n == 0 || n > maxJobLen {
+		return Identity{}, fmt.Errorf("%w: job name length %d at offset %d is not in 1..%d", ErrCorrupt, n, c.off-4, maxJobLen)
+	}
+	job := make([]byte, n)
+	if err := c.read(job, "job name"); err != nil {
+		return Identity{}, err
+	}
+	rev, err := c.readUint64("job revision")
+	if err != nil {
+		return Identity{}, err
+	}
+	if rev < 1 || rev > math.MaxInt64 {
+		return Identity{}, fmt.Errorf("%w: job revision %d at offset %d out of range", ErrCorrupt, rev, c.off-8)
+	}
+	return Identity{Job: string(job), Rev: int64(rev)}, nil
 }
 
 func decodeSection(c *contentReader, i uint32) (Section, error) {

@@ -21,8 +21,8 @@ func encodeToBytes(t *testing.T, snap Snapshot) []byte {
 func TestFormatRoundTrip(t *testing.T) {
 	for _, snap := range []Snapshot{
 		testSnapshot(3, 123),
-		{Index: 0, Step: 0},
-		{Index: 7, Step: 1 << 40, Meta: []byte("{}"), Sections: []Section{{Name: "x", Data: []float32{1}}}},
+		{Identity: testID, Index: 0, Step: 0},
+		{Identity: Identity{Job: "j", Rev: 1 << 50}, Index: 7, Step: 1 << 40, Meta: []byte("{}"), Sections: []Section{{Name: "x", Data: []float32{1}}}},
 	} {
 		raw := encodeToBytes(t, snap)
 		got, sum, err := decodeSnapshot(bytes.NewReader(raw), int64(len(raw)))
@@ -47,7 +47,7 @@ func TestFormatEncodeStopsOnCancelledContext(t *testing.T) {
 
 // Every single flipped byte, anywhere in the file, must be detected.
 func TestFormatDetectsEveryFlippedByte(t *testing.T) {
-	snap := Snapshot{Index: 1, Step: 9, Meta: []byte(`{"a":1}`), Sections: []Section{
+	snap := Snapshot{Identity: testID, Index: 1, Step: 9, Meta: []byte(`{"a":1}`), Sections: []Section{
 		{Name: "param/0", Data: []float32{1, 2, 3}}, {Name: "slot/0/0", Data: []float32{4, 5}},
 	}}
 	raw := encodeToBytes(t, snap)
@@ -85,25 +85,31 @@ func TestFormatDetectsTruncationAndGarbage(t *testing.T) {
 // A checksum-consistent file with lying length fields must fail cleanly, not
 // allocate or panic: rebuild the trailer around hand-made content.
 func TestFormatRejectsLyingLengths(t *testing.T) {
-	base := encodeToBytes(t, Snapshot{Index: 0, Step: 1, Sections: []Section{{Name: "p", Data: []float32{1}}}})
+	base := encodeToBytes(t, Snapshot{Identity: Identity{Job: "j", Rev: 1}, Index: 0, Step: 1, Sections: []Section{{Name: "p", Data: []float32{1}}}})
 	content := base[:len(base)-trailerSize]
 	if raw := withTrailer(content); !bytes.Equal(raw, base) {
 		t.Fatal("withTrailer does not reproduce the encoder's trailer")
 	}
-	// offsets inside content: magic 8, index 8, step 8, metaLen 4 @24, count 4 @28, nameLen 4 @32, name 1 @36, n 8 @37
+	// offsets inside content: magic 8, jobLen 4 @8, job 1 @12, rev 8 @13, index 8 @21, step 8 @29,
+	// metaLen 4 @37, count 4 @41, nameLen 4 @45, name 1 @49, n 8 @50
 	cases := map[string]struct {
 		off int
 		val []byte
 	}{
-		"meta length huge":    {24, []byte{0xff, 0xff, 0xff, 0x7f}},
-		"meta length past":    {24, []byte{0x40, 0, 0, 0}},
-		"section count huge":  {28, []byte{0xff, 0xff, 0xff, 0xff}},
-		"name length zero":    {32, []byte{0, 0, 0, 0}},
-		"name length huge":    {32, []byte{0xff, 0xff, 0, 0}},
-		"float count huge":    {37, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f}},
-		"float count short":   {37, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
-		"index out of range":  {8, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
-		"wrong magic version": {7, []byte{0x02}},
+		"job length zero":     {8, []byte{0, 0, 0, 0}},
+		"job length huge":     {8, []byte{0xff, 0xff, 0, 0}},
+		"job revision zero":   {13, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
+		"job revision huge":   {13, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		"meta length huge":    {37, []byte{0xff, 0xff, 0xff, 0x7f}},
+		"meta length past":    {37, []byte{0x40, 0, 0, 0}},
+		"section count huge":  {41, []byte{0xff, 0xff, 0xff, 0xff}},
+		"name length zero":    {45, []byte{0, 0, 0, 0}},
+		"name length huge":    {45, []byte{0xff, 0xff, 0, 0}},
+		"float count huge":    {50, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+		"float count short":   {50, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
+		"index out of range":  {21, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		"version 1 magic":     {7, []byte{0x01}},
+		"wrong magic version": {7, []byte{0x03}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,9 @@ import (
 	"testing"
 )
 
+// testID is the job identity of the tests' stores.
+var testID = Identity{Job: "fit-a-line", Rev: 42}
+
 // testSnapshot builds a deterministic shard whose values depend on step, with
 // bit patterns (NaN payload, -0, Inf, subnormal) that a lossy codec would change.
 func testSnapshot(index int, step int64) Snapshot {
@@ -26,9 +29,10 @@ func testSnapshot(index int, step int64) Snapshot {
 		slot[i] = -float32(i) / float32(step+1)
 	}
 	return Snapshot{
-		Index: index,
-		Step:  step,
-		Meta:  []byte(`{"optimizer":"adam","step":` + strconv.FormatInt(step, 10) + `}`),
+		Identity: testID,
+		Index:    index,
+		Step:     step,
+		Meta:     []byte(`{"optimizer":"adam","step":` + strconv.FormatInt(step, 10) + `}`),
 		Sections: []Section{
 			{Name: "param/0", Data: param},
 			{Name: "slot/0/0", Data: slot},
@@ -44,8 +48,9 @@ func assertSameSnapshot(t *testing.T, want Snapshot, got *Snapshot) {
 	if got == nil {
 		t.Fatal("snapshot is nil")
 	}
-	if got.Index != want.Index || got.Step != want.Step {
-		t.Fatalf("got pserver %d step %d, want pserver %d step %d", got.Index, got.Step, want.Index, want.Step)
+	if got.Identity != want.Identity || got.Index != want.Index || got.Step != want.Step {
+		t.Fatalf("got job %s pserver %d step %d, want job %s pserver %d step %d",
+			got.Identity, got.Index, got.Step, want.Identity, want.Index, want.Step)
 	}
 	if string(got.Meta) != string(want.Meta) {
 		t.Fatalf("meta %q, want %q", got.Meta, want.Meta)
@@ -68,7 +73,7 @@ func assertSameSnapshot(t *testing.T, want Snapshot, got *Snapshot) {
 
 func newTestStore(t *testing.T, dir string, rec Recorder, keep int) *Store {
 	t.Helper()
-	s, err := NewStore(Config{Dir: dir, Keep: keep, Index: 0}, rec, nil)
+	s, err := NewStore(Config{Identity: testID, Dir: dir, Keep: keep, Index: 0}, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,5 +123,7 @@ func ckptPath(dir string, index int, step int64) string {
 	return filepath.Join(dir, pserverFile(index, step))
 }
 
-// pserverFile is the name of pserver index's checkpoint of step.
-func pserverFile(index int, step int64) string { return fileName(pserverOwner(index), step) }
+// pserverFile is the name of pserver index's checkpoint of step in job testID.
+func pserverFile(index int, step int64) string {
+	return fileName(fileStem(testID, pserverOwner(index)), step)
+}

@@ -117,7 +117,7 @@ func (s *Store) candidates(rec Record, found bool, report *LoadReport) ([]candid
 	}
 	byName := make(map[string]*candidate)
 	for _, e := range entries {
-		if step, ok := parseFileName(e.Name(), s.cfg.Owner); ok && e.Type().IsRegular() {
+		if step, ok := parseFileName(e.Name(), s.stem); ok && e.Type().IsRegular() {
 			byName[e.Name()] = &candidate{name: e.Name(), step: step}
 		}
 	}
@@ -174,6 +174,10 @@ func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("checkpoint file %s: %w", path, err)
 	}
+	if snap.Identity != s.cfg.Identity {
+		return nil, "", fmt.Errorf("%w: checkpoint file %s belongs to job %s, but its name says job %s",
+			ErrCorrupt, path, snap.Identity, s.cfg.Identity)
+	}
 	if snap.Index != s.cfg.Index || snap.Step != c.step {
 		return nil, "", fmt.Errorf("%w: checkpoint file %s holds index %d step %d, expected index %d step %d",
 			ErrCorrupt, path, snap.Index, snap.Step, s.cfg.Index, c.step)
@@ -194,7 +198,7 @@ func (s *Store) LoadStep(ctx context.Context, step int64) (*Snapshot, error) {
 		return nil, fmt.Errorf("checkpoint: reading the record of %s: %w", s.cfg.Owner, err)
 	}
 	s.version, s.versionKnown, s.unsure = version, true, nil
-	snap, _, err := s.readCandidate(candidate{name: fileName(s.cfg.Owner, step), step: step})
+	snap, _, err := s.readCandidate(candidate{name: fileName(s.stem, step), step: step})
 	if err != nil {
 		return nil, err
 	}

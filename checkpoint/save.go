@@ -18,9 +18,10 @@ import (
 // protocol) and returns the record it stored. Once the record is stored Save
 // succeeds even if deleting old files fails; that is only logged.
 func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
-	if err := snap.validateFor(s.cfg.Index); err != nil {
+	if err := snap.validateFor(s.cfg.Identity, s.cfg.Index); err != nil {
 		return Record{}, err
 	}
+	snap.Identity = s.cfg.Identity
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -28,7 +29,7 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	name := fileName(s.cfg.Owner, snap.Step)
+	name := fileName(s.stem, snap.Step)
 	sum, err := s.writeDurable(ctx, snap, name)
 	if err != nil {
 		return Record{}, err
@@ -126,9 +127,9 @@ func (s *Store) prune(rec Record) {
 	}
 	var ours []file
 	for _, e := range entries {
-		if step, ok := parseFileName(e.Name(), s.cfg.Owner); ok {
+		if step, ok := parseFileName(e.Name(), s.stem); ok {
 			ours = append(ours, file{e.Name(), step})
-		} else if isTempFor(e.Name(), s.cfg.Owner) {
+		} else if isTempFor(e.Name(), s.stem) {
 			s.remove(e.Name())
 		}
 	}

@@ -10,8 +10,11 @@ type Section struct {
 
 // Snapshot is what a pserver hands to Save and gets back from Load.
 type Snapshot struct {
-	Index int
-	Step  int64
+	// Identity is the job the checkpoint belongs to. Load fills it in; Save
+	// writes the Store's own (left zero by the caller, or equal to it).
+	Identity Identity
+	Index    int
+	Step     int64
 	// Meta is opaque caller JSON (optimizer config, counters...), stored verbatim.
 	Meta     []byte
 	Sections []Section
@@ -25,7 +28,10 @@ type Record struct {
 	SHA256 string `json:"sha256"` // hex sha256 of the file content (header and sections)
 }
 
-func (snap Snapshot) validateFor(index int) error {
+func (snap Snapshot) validateFor(id Identity, index int) error {
+	if snap.Identity != (Identity{}) && snap.Identity != id {
+		return fmt.Errorf("%w: snapshot belongs to job %s but the store checkpoints job %s", ErrInvalidSnapshot, snap.Identity, id)
+	}
 	if snap.Index != index {
 		return fmt.Errorf("%w: snapshot Index is %d but the store checkpoints pserver %d", ErrInvalidSnapshot, snap.Index, index)
 	}

@@ -8,12 +8,14 @@ import (
 	"sync"
 )
 
-// Store saves and loads the checkpoints of one owner (Config.OwnerName). Its methods are
-// safe for concurrent use; they run one at a time.
+// Store saves and loads the checkpoints of one owner (Config.OwnerName) of
+// one job (Config.Identity). Its methods are safe for concurrent use; they
+// run one at a time.
 type Store struct {
-	cfg Config
-	rec Recorder
-	log *slog.Logger
+	cfg  Config
+	stem string // starts the name of every file of this owner and job
+	rec  Recorder
+	log  *slog.Logger
 
 	// crashAt, when set by a test, is called at each commit point; a non-nil
 	// error aborts Save right there and leaves the files as a crash would.
@@ -57,7 +59,7 @@ func NewStore(cfg Config, rec Recorder, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: creating directory %s: %w", cfg.Dir, err)
 	}
 	cfg.Owner = cfg.OwnerName()
-	return &Store{cfg: cfg, rec: rec, log: log}, nil
+	return &Store{cfg: cfg, stem: fileStem(cfg.Identity, cfg.Owner), rec: rec, log: log}, nil
 }
 
 func (s *Store) crash(point string) error {

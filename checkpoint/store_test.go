@@ -15,7 +15,7 @@ func TestSaveLoadRoundTripAndRecord(t *testing.T) {
 	dir, mem := t.TempDir(), NewMemRecorder()
 	s := newTestStore(t, dir, mem, 3)
 	saved := mustSave(t, s, 42)
-	if saved.File != "pserver-0-step-0000000042.ckpt" || saved.Step != 42 || len(saved.SHA256) != 64 {
+	if saved.File != "fit-a-line_r42_pserver-0-step-0000000042.ckpt" || saved.Step != 42 || len(saved.SHA256) != 64 {
 		t.Fatalf("record = %+v", saved)
 	}
 	stored, _, found, _ := mem.Load(context.Background(), 0)
@@ -46,7 +46,7 @@ func TestSaveKeepsNewestAndDeletesOldestFirst(t *testing.T) {
 
 func TestSaveLeavesOtherIndexesAlone(t *testing.T) {
 	dir, mem := t.TempDir(), NewMemRecorder()
-	other, err := NewStore(Config{Dir: dir, Keep: 1, Index: 1}, mem, nil)
+	other, err := NewStore(Config{Identity: testID, Dir: dir, Keep: 1, Index: 1}, mem, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestSaveLeavesOtherIndexesAlone(t *testing.T) {
 // two apart even in one directory.
 func TestOwnersShareADirectory(t *testing.T) {
 	ctx, dir := context.Background(), t.TempDir()
-	master, err := NewStore(Config{Dir: dir, Keep: 1, Index: 0, Owner: "master"}, NewMemRecorder(), nil)
+	master, err := NewStore(Config{Identity: testID, Dir: dir, Keep: 1, Index: 0, Owner: "master"}, NewMemRecorder(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestOwnersShareADirectory(t *testing.T) {
 		t.Fatalf("first Load: %v", err)
 	}
 	saved, err := master.Save(ctx, testSnapshot(0, 7))
-	if err != nil || saved.File != "master-step-0000000007.ckpt" {
+	if err != nil || saved.File != "fit-a-line_r42_master-step-0000000007.ckpt" {
 		t.Fatalf("Save = %+v, %v", saved, err)
 	}
 	ps := newTestStore(t, dir, NewMemRecorder(), 1)
@@ -83,7 +83,7 @@ func TestOwnersShareADirectory(t *testing.T) {
 	}
 	mustSave(t, ps, 1)
 	mustSave(t, ps, 2)
-	if got, want := ckptFiles(t, dir), []string{"master-step-0000000007.ckpt", pserverFile(0, 2)}; !slices.Equal(got, want) {
+	if got, want := ckptFiles(t, dir), []string{"fit-a-line_r42_master-step-0000000007.ckpt", pserverFile(0, 2)}; !slices.Equal(got, want) {
 		t.Fatalf("files = %v, want %v", got, want)
 	}
 	snap, err := master.LoadStep(ctx, 7)
@@ -126,7 +126,7 @@ func TestSaveCancelledLeavesNoDebris(t *testing.T) {
 func TestLoadNothingIsErrNoCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	// Files of another index and stray files are not checkpoints of pserver 0.
-	for _, name := range []string{pserverFile(1, 5), "notes.txt", ".pserver-0-step-0000000005.ckpt.tmp-1"} {
+	for _, name := range []string{pserverFile(1, 5), "notes.txt", "." + pserverFile(0, 5) + ".tmp-1"} {
 		if err := os.WriteFile(dir+"/"+name, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +378,7 @@ func TestStoreSerialisesConcurrentSaves(t *testing.T) {
 func TestLoadStepLoadsExactlyThatStep(t *testing.T) {
 	dir := t.TempDir()
 	rec := NewMemRecorder()
-	s, err := NewStore(Config{Dir: dir, Keep: 3, Index: 1}, rec, nil)
+	s, err := NewStore(Config{Identity: testID, Dir: dir, Keep: 3, Index: 1}, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

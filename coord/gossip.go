@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -64,6 +65,10 @@ func StartGossip(c GossipConfig) (*Gossip, error) {
 	}
 	mc.AdvertisePort = port
 	mc.Logger = log.New(io.Discard, "", 0)
+	// A node that died and comes back under its name but on another address
+	// (a restarted agent on port 0) is a fresh member at once, instead of a
+	// conflict ignored until the dead one is forgotten (30 s later).
+	mc.DeadNodeReclaimTime = time.Second
 	if c.OnChange != nil {
 		mc.Events = &gossipEvents{onChange: c.OnChange}
 	}

@@ -14,14 +14,16 @@ import (
 type JobKeyKind int
 
 const (
-	JobKeyOther    JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
-	JobKeyRecord                     // JobKey: the JobRecord
-	JobKeyState                      // StateKey: the StateRecord
-	JobKeyProgress                   // ProgressKey: the ProgressRecord
-	JobKeyWorker                     // WorkerKey: a WorkerRecord, Name is the worker
-	JobKeyPserver                    // PserverKey: a PserverRecord, Name is the index
-	JobKeyTrainer                    // TrainerKey: a TrainerRecord, Name is the trainer ID
-	JobKeyEvent                      // EventKey: an api.Event
+	JobKeyOther     JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
+	JobKeyRecord                      // JobKey: the JobRecord
+	JobKeyState                       // StateKey: the StateRecord
+	JobKeyProgress                    // ProgressKey: the ProgressRecord
+	JobKeyWorker                      // WorkerKey: a WorkerRecord, Name is the worker
+	JobKeyPserver                     // PserverKey: a PserverRecord, Name is the index
+	JobKeyTrainer                     // TrainerKey: a TrainerRecord, Name is the trainer ID
+	JobKeyEvent                       // EventKey: an api.Event
+	JobKeyPlacement                   // PlacementKey: the PlacementRecord
+	JobKeyStorage                     // StorageKey: a StorageResult, Name is the node
 )
 
 // JobKeyParts is a key under JobsPrefix taken apart.
@@ -46,6 +48,8 @@ func ParseJobKey(key string) (parts JobKeyParts, ok bool) {
 		parts.Kind = JobKeyState
 	case ProgressKey(job):
 		parts.Kind = JobKeyProgress
+	case PlacementKey(job):
+		parts.Kind = JobKeyPlacement
 	default:
 		parts.Kind, parts.Name = collectionKey(job, key)
 	}
@@ -62,6 +66,7 @@ func collectionKey(job, key string) (JobKeyKind, string) {
 		{PserverPrefix(job), JobKeyPserver},
 		{TrainerPrefix(job), JobKeyTrainer},
 		{EventPrefix(job), JobKeyEvent},
+		{StoragePrefix(job), JobKeyStorage},
 	}
 	for _, c := range collections {
 		name, ok := strings.CutPrefix(key, c.prefix)

@@ -22,6 +22,9 @@ func TestParseJobKey(t *testing.T) {
 		{PserverKey(job, 2), JobKeyParts{job, JobKeyPserver, "2"}},
 		{TrainerKey(job, 17), JobKeyParts{job, JobKeyTrainer, "17"}},
 		{EventKey(job, at, "ab12"), JobKeyParts{job, JobKeyEvent, fmt.Sprintf("%020d-ab12", at.UnixNano())}},
+		{PlacementKey(job), JobKeyParts{job, JobKeyPlacement, ""}},
+		{StorageKey(job, "n1.example"), JobKeyParts{job, JobKeyStorage, "n1.example"}},
+		{StoragePrefix(job), JobKeyParts{job, JobKeyOther, ""}},
 		{MasterMetaKey(job), JobKeyParts{job, JobKeyOther, ""}},
 		{MasterHolderKey(job), JobKeyParts{job, JobKeyOther, ""}},
 		{GlobalCheckpointKey(job), JobKeyParts{job, JobKeyOther, ""}},
@@ -36,7 +39,7 @@ func TestParseJobKey(t *testing.T) {
 			t.Errorf("ParseJobKey(%q) = %+v, %v; want %+v, true", tt.key, got, ok, tt.want)
 		}
 	}
-	for _, key := range []string{NodeKey("n1"), TaskKey(job, 0, 3), JobsPrefix(), ""} {
+	for _, key := range []string{NodeKey("n1"), NodeInfoKey("n1"), DrainKey("n1"), TaskKey(job, 0, 3), JobsPrefix(), ""} {
 		if got, ok := ParseJobKey(key); ok {
 			t.Errorf("ParseJobKey(%q) = %+v, true; want ok=false", key, got)
 		}

@@ -15,24 +15,29 @@ import (
 // ErrNotFound is returned when a record does not exist.
 var ErrNotFound = errors.New("not found")
 
-// NodeRecord is a live agent, stored under the agent's lease so that it
-// disappears when the agent does.
+// NodeRecord is an agent. Under NodeKey it is stored under the agent's
+// lease, so that it disappears when the agent does (the node's liveness);
+// the same record under NodeInfoKey has no lease and outlives the agent, so
+// that a dead node stays listed as down.
 type NodeRecord struct {
 	Name       string        `json:"name"`
 	APIAddr    string        `json:"api_addr"`
 	GossipAddr string        `json:"gossip_addr"`
-	CPU        int           `json:"cpu"`
-	Memory     int64         `json:"memory"`
+	Capacity   Capacity      `json:"capacity"`
 	DataDir    string        `json:"data_dir"`
 	State      api.NodeState `json:"state"`
 	Started    time.Time     `json:"started"`
 	PID        int           `json:"pid"` // the agent's process: a dead one's name may be reclaimed at once
 }
 
-// JobRecord is the desired state of a job: its spec and where each worker runs.
+// JobRecord is the desired state of a job: its spec, written once at submit.
 type JobRecord struct {
-	Spec      jobspec.Spec      `json:"spec"`
-	Placement map[string]string `json:"placement"` // worker -> node
+	Spec jobspec.Spec `json:"spec"`
+	// Placement (worker -> node) is not stored here: the scheduler keeps it
+	// in the job's PlacementRecord (PlacementKey). Readers that load a whole
+	// job fill it from there, so that code reading a job sees where its
+	// workers run now.
+	Placement map[string]string `json:"placement,omitempty"`
 	Created   time.Time         `json:"created"`
 }
 
@@ -53,6 +58,9 @@ type WorkerRecord struct {
 	Start    time.Time       `json:"start"`
 	ExitCode int             `json:"exit_code"`
 	Updated  time.Time       `json:"updated"`
+	// Gen is the placement generation (Assignment.Gen) the writing runner
+	// serves: a record is never overwritten by a runner of an older one.
+	Gen int64 `json:"gen,omitempty"`
 }
 
 // PserverRecord announces a pserver shard; it lives under the pserver's lease

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -134,7 +133,7 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 // listen binds the Control API before the node registers, so that its
 // record carries the real address (port 0 picks one).
 func (a *agent) listen() error {
-	a.peers = newMembers(a.log)
+	a.peers = newMembers(a.log, a.cfg.SessionTTL)
 	a.sup = newSupervisor(a.cli, a.cfg, a.endpoints, a.now)
 	lis, err := net.Listen("tcp", a.cfg.APIAddr)
 	if err != nil {
@@ -154,8 +153,7 @@ func (a *agent) join(ctx context.Context) error {
 		Name:       a.cfg.NodeName,
 		APIAddr:    published(a.lis.Addr(), a.cfg.AdvertiseAddr),
 		GossipAddr: a.cfg.GossipAddr,
-		CPU:        runtime.NumCPU(),
-		Memory:     totalMemory(),
+		Capacity:   a.cfg.capacity(),
 		DataDir:    a.cfg.DataDir,
 		State:      api.NodeReady,
 		Started:    a.now().UTC(),
@@ -187,8 +185,10 @@ func (a *agent) join(ctx context.Context) error {
 	return nil
 }
 
-// serve starts the Control API and the supervisor. The children are the
-// first to stop: they need etcd, and their records say how they ended.
+// serve starts the Control API, the supervisor and the scheduler. The
+// scheduler is the first to stop (it resigns, so another agent takes over
+// at once), then the children: they need etcd, and their records say how
+// they ended.
 func (a *agent) serve() {
 	a.served = make(chan error, 1)
 	go func() { a.served <- a.srv.Serve(a.lis) }()
@@ -198,7 +198,15 @@ func (a *agent) serve() {
 		defer close(watching)
 		a.sup.run(supCtx)
 	}()
+	schedCtx, stopScheduling := context.WithCancel(context.Background())
+	scheduling := make(chan struct{})
+	go func() {
+		defer close(scheduling)
+		newScheduler(a.cli, a.cfg, a.peers, a.now).run(schedCtx)
+	}()
 	a.closers = append(a.closers, func() {
+		stopScheduling()
+		<-scheduling
 		stopWatching()
 		<-watching
 		a.sup.stop()

@@ -31,7 +31,7 @@ const (
 )
 
 // controlServer is the gRPC Control API of SPEC §3/§5. Every agent serves
-// the whole cluster from etcd, except Logs, which serves this node's files.
+// the whole cluster: from etcd, and Logs from every node's agent (logs.go).
 type controlServer struct {
 	api.UnimplementedControlServer
 	cli     *clientv3.Client
@@ -83,30 +83,16 @@ func checkName(name string) error {
 	return nil
 }
 
-// SubmitJob validates the spec against the rules and the data, places its
-// workers and writes the job, refusing a name in use.
+// SubmitJob validates the spec against the rules and the data and writes
+// the job PENDING, refusing a name in use. The cluster's scheduler places
+// it (at once when there is room, else when capacity appears).
 func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api.SubmitJobResponse, error) {
 	spec, err := decodeSpec(req.GetSpecJson())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	nodes, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
-	if err != nil {
-		return nil, etcdUnavailable("list nodes", err)
-	}
-	var ready []string
-	for _, n := range nodes {
-		if n.State == api.NodeReady && !c.peers.isDown(n.Name) {
-			ready = append(ready, n.Name)
-		}
-	}
-	workers := spec.Workers()
-	placement, err := placeWorkers(workers, ready)
-	if err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "job %s: %v; start an agent (gtraind agent) and check gctl node list", spec.Name, err)
-	}
 	now := c.now().UTC()
-	record := coord.JobRecord{Spec: *spec, Placement: placement, Created: now}
+	record := coord.JobRecord{Spec: *spec, Created: now}
 	state := coord.StateRecord{State: api.StatePending, Updated: now}
 	key := coord.JobKey(spec.Name)
 	resp, err := c.cli.Txn(ctx).
@@ -123,8 +109,8 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	if err := coord.AppendEvent(ctx, c.cli, spec.Name, "job submitted by "+c.node); err != nil {
 		c.log.Warn("cannot record job event", "job", spec.Name, "err", err)
 	}
-	c.log.Info("job submitted", "job", spec.Name, "placement", placement)
-	return &api.SubmitJobResponse{Name: spec.Name, Workers: workers}, nil
+	c.log.Info("job submitted", "job", spec.Name)
+	return &api.SubmitJobResponse{Name: spec.Name, Workers: spec.Workers()}, nil
 }
 
 // decodeSpec turns the submitted JSON into a spec that can run here: known
@@ -231,7 +217,11 @@ func (c *controlServer) GetJob(ctx context.Context, req *api.GetJobRequest) (*ap
 	if err != nil {
 		return nil, err
 	}
-	return document(jobStatus(snap))
+	down, err := c.nodeDown(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return document(jobStatus(snap, down))
 }
 
 func (c *controlServer) ListWorkers(ctx context.Context, req *api.GetJobRequest) (*api.Document, error) {
@@ -239,19 +229,11 @@ func (c *controlServer) ListWorkers(ctx context.Context, req *api.GetJobRequest)
 	if err != nil {
 		return nil, err
 	}
-	return document(workerRows(snap))
-}
-
-func (c *controlServer) ListNodes(ctx context.Context, _ *api.ListNodesRequest) (*api.Document, error) {
-	nodes, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
-	if err != nil {
-		return nil, etcdUnavailable("list nodes", err)
-	}
-	jobs, err := c.readJobs(ctx)
+	down, err := c.nodeDown(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return document(nodeRows(nodes, jobs, c.peers.isDown))
+	return document(workerRows(snap, down))
 }
 
 // StopJob moves the job to STOPPED; every agent's supervisor then stops its

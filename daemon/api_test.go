@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,6 +62,10 @@ func checkRejectedSpecs(t *testing.T, a *testAgent, dataDir, train, test string)
 			m["model"].(map[string]any)["inputs"] = 5
 		}), codes.InvalidArgument, []string{"model.inputs", "3 expected"}},
 		{"not JSON", []byte("name: x"), codes.InvalidArgument, []string{"spec_json"}},
+		{"parameters cannot fit the pserver's memory", specJSON(t, "bad", train, test, 1, 1, func(m map[string]any) {
+			m["model"] = map[string]any{"kind": "mlp", "inputs": testFeatures, "outputs": 1, "hidden": []int{100000, 100000}}
+			m["resources"] = map[string]any{"pserver": map[string]any{"cpu": 1, "memory": "512Mi"}}
+		}), codes.InvalidArgument, []string{"resources.pserver.memory", "512Mi", "10000600001 parameters", "request at least 37.3Gi"}},
 	}
 	for _, tc := range rejected {
 		_, err := a.client.SubmitJob(context.Background(), &api.SubmitJobRequest{SpecJson: tc.spec})
@@ -94,16 +99,17 @@ func checkUnknownJob(t *testing.T, a *testAgent) {
 	assertStatus(t, "stop unknown job", err, codes.NotFound, "job nope not found")
 }
 
-// checkNodeRoles lists the one node, ready, with wantRoles placed on it.
+// checkNodeRoles lists the one node, ready, with wantRoles placed on it
+// once the scheduler placed the job.
 func checkNodeRoles(t *testing.T, a *testAgent, wantRoles []string) {
 	t.Helper()
-	nodes := listNodes(t, a)
-	if len(nodes) != 1 || nodes[0].Name != "node-a" || nodes[0].State != api.NodeReady || nodes[0].Addr != a.addr || nodes[0].CPU < 1 {
-		t.Fatalf("nodes = %+v, want node-a ready at %s", nodes, a.addr)
-	}
-	if !slices.Equal(nodes[0].Roles, wantRoles) {
-		t.Errorf("roles = %v, want %v", nodes[0].Roles, wantRoles)
-	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		nodes := listNodes(t, a)
+		if len(nodes) != 1 || nodes[0].Name != "node-a" || nodes[0].State != api.NodeReady || nodes[0].Addr != a.addr || nodes[0].CPU < 1 {
+			t.Fatalf("nodes = %+v, want node-a ready at %s", nodes, a.addr)
+		}
+		return slices.Equal(nodes[0].Roles, wantRoles), fmt.Sprintf("roles = %v, want %v", nodes[0].Roles, wantRoles)
+	})
 }
 
 func listNodes(t *testing.T, a *testAgent) []api.NodeRow {

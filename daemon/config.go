@@ -3,9 +3,12 @@ package daemon
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -19,10 +22,13 @@ const (
 	DefaultGossipAddr     = "127.0.0.1:7946"
 	DefaultEtcdClientAddr = "127.0.0.1:2379"
 	DefaultEtcdPeerAddr   = "127.0.0.1:2380"
-	DefaultSessionTTL     = 5 // seconds
-	DefaultRestartLimit   = 5
-	DefaultRestartWindow  = 60 * time.Second
-	DefaultStopGrace      = 10 * time.Second
+	// DefaultSessionTTL (seconds): a dead agent's lease, and with it its
+	// node, ends within this (plus etcd's half-second expiry check), so a
+	// crashed node shows down within 5 s (cluster issue).
+	DefaultSessionTTL    = 4
+	DefaultRestartLimit  = 5
+	DefaultRestartWindow = 60 * time.Second
+	DefaultStopGrace     = 10 * time.Second
 )
 
 // Config is everything `gtraind agent` needs; cmd/gtraind fills it from
@@ -63,6 +69,14 @@ type Config struct {
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
 	Log *slog.Logger
+
+	// Capacity this node offers to placement (SPEC §2 --cpu, --memory,
+	// --gpus, --labels). CPU and Memory 0 mean the machine's (detected);
+	// GPUs < 0 means detected (the /dev/nvidiaN devices), 0 none.
+	CPU    float64
+	Memory int64 // bytes
+	GPUs   int
+	Labels map[string]string
 }
 
 // DefaultConfig is the configuration of SPEC §2 before flags apply.
@@ -82,6 +96,7 @@ func DefaultConfig() Config {
 		RestartLimit:   DefaultRestartLimit,
 		RestartWindow:  DefaultRestartWindow,
 		StopGrace:      DefaultStopGrace,
+		GPUs:           -1,
 	}
 }
 
@@ -141,6 +156,25 @@ func (c Config) Validate() error {
 	} {
 		if n.v < 0 {
 			return bad("%s is negative (%d); use 0 for the default", n.field, n.v)
+		}
+	}
+	return c.validateCapacity()
+}
+
+// validateCapacity checks the capacity fields, naming their flags.
+func (c Config) validateCapacity() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	if !(c.CPU >= 0) || math.IsInf(c.CPU, 0) {
+		return bad("CPU (--cpu) %v: want a number of CPUs >= 0 (0 = detect)", c.CPU)
+	}
+	if c.Memory < 0 {
+		return bad("Memory (--memory) %d: want bytes >= 0 (0 = detect)", c.Memory)
+	}
+	for k, v := range c.Labels {
+		if k == "" || strings.ContainsAny(k, "=, \t\n") || strings.ContainsAny(v, ", \t\n") {
+			return bad("Labels (--labels) %q=%q: want key=value pairs separated by commas, keys non-empty, no spaces", k, v)
 		}
 	}
 	return nil
@@ -208,6 +242,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.StopGrace == 0 {
 		c.StopGrace = DefaultStopGrace
 	}
+	if c.CPU == 0 {
+		c.CPU = float64(runtime.NumCPU())
+	}
+	if c.Memory == 0 {
+		c.Memory = totalMemory()
+	}
+	if c.GPUs < 0 {
+		c.GPUs = detectGPUs()
+	}
 	if c.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -224,4 +267,29 @@ func (c Config) withDefaults() (Config, error) {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// capacity is what the node registers for placement. Call it on a config
+// that withDefaults filled.
+func (c Config) capacity() coord.Capacity {
+	return coord.Capacity{CPU: c.CPU, Memory: c.Memory, GPUs: max(c.GPUs, 0), Labels: c.Labels}
+}
+
+// nvidiaDevice is a GPU's device node (/dev/nvidia0); /dev/nvidiactl and
+// /dev/nvidia-uvm are not GPUs.
+var nvidiaDevice = regexp.MustCompile(`^nvidia[0-9]+$`)
+
+// detectGPUs counts the NVIDIA GPUs the driver exposes; 0 without one.
+func detectGPUs() int {
+	entries, err := os.ReadDir("/dev")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if nvidiaDevice.MatchString(e.Name()) {
+			n++
+		}
+	}
+	return n
 }

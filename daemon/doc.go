@@ -1,14 +1,26 @@
 // Package daemon is `gtraind agent`, the long-running node daemon (SPEC §2):
-// it registers the node in etcd (optionally starting the embedded etcd of
-// --dev), joins the gossip ring, serves the gRPC Control API that gctl talks
-// to (SPEC §3, §5), and supervises the role processes (master, pserver-I,
-// trainer-I) that jobs place on this node: it starts them as child
-// processes, restarts them within a budget, stops them when their job ends,
-// and keeps their WorkerRecords and log files.
+// it registers the node in etcd with its capacity (a leased record for its
+// liveness, and a durable one so that a dead node stays listed as down),
+// optionally starting the embedded etcd of --dev, joins the gossip ring,
+// serves the gRPC Control API that gctl talks to (SPEC §3, §5), takes part
+// in electing the cluster's scheduler, and supervises the role processes
+// (master, pserver-I, trainer-I) that the scheduler places on this node: it
+// starts them as child processes, restarts them within a budget, stops them
+// when their job ends or they are moved away, and keeps their WorkerRecords
+// and log files.
 //
-// It owns the agent's lifecycle, the placement of new jobs, the supervisor
-// and the Control API. It must not touch the etcd key layout or record
-// encodings (coord owns them), the job spec rules (jobspec), the wire types
-// (api), nor contain any training logic: the roles run in their own
-// processes (cmd/gtraind master|pserver|trainer), never inside the agent.
+// Scheduling (scheduler*.go): one agent at a time, elected, places every
+// job. placeJob is the pure decision for one job (capacity, spread, the
+// PENDING reason); schedule applies it to the whole cluster in submit
+// order, moves the workers of down and draining nodes, and drives the
+// check that a job's checkpoint.dir is storage its nodes share (agents
+// write and read back markers); the scheduler writes each job's
+// PlacementRecord fenced on its leadership, and the supervisors follow it.
+// Submit never places: a job is written PENDING and placed when it fits.
+//
+// It owns the agent's lifecycle, placement, the supervisor and the Control
+// API. It must not touch the etcd key layout or record encodings (coord
+// owns them), the job spec rules (jobspec), the wire types (api), nor
+// contain any training logic: the roles run in their own processes
+// (cmd/gtraind master|pserver|trainer), never inside the agent.
 package daemon

@@ -16,8 +16,6 @@ var (
 	ErrEtcdFailed = errors.New("embedded etcd failed")
 	// ErrAPIServer reports that the Control API server stopped serving.
 	ErrAPIServer = errors.New("control API server failed")
-	// ErrNoNodes means a job cannot be placed because no node is ready.
-	ErrNoNodes = errors.New("no ready node to place the job on")
 	// ErrUnknownWorker names a worker that is not one of the job's roles.
 	ErrUnknownWorker = jobspec.ErrUnknownWorker
 )

@@ -182,11 +182,25 @@ func specJSON(t *testing.T, name, train, test string, trainers, pservers int, ed
 // submit submits a valid job to the agent.
 func submit(t *testing.T, a *testAgent, name string, trainers, pservers int) {
 	t.Helper()
+	submitSpec(t, a, name, trainers, pservers, nil)
+}
+
+// submitSpec submits a valid job, changed by edit, to the agent.
+func submitSpec(t *testing.T, a *testAgent, name string, trainers, pservers int, edit func(map[string]any)) {
+	t.Helper()
 	train, test := writeShards(t, t.TempDir())
 	if _, err := a.client.SubmitJob(context.Background(), &api.SubmitJobRequest{
-		SpecJson: specJSON(t, name, train, test, trainers, pservers, nil),
+		SpecJson: specJSON(t, name, train, test, trainers, pservers, edit),
 	}); err != nil {
 		t.Fatalf("submit %s: %v", name, err)
+	}
+}
+
+// withCheckpointDir gives the spec a checkpoint.dir, which lets its workers
+// spread over nodes (on loopback every agent shares the file system).
+func withCheckpointDir(dir string) func(map[string]any) {
+	return func(m map[string]any) {
+		m["checkpoint"] = map[string]any{"every": "10s", "keep": 3, "dir": dir}
 	}
 }
 

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,9 +21,13 @@ import (
 //	sleep-*    prints a tick every 50ms until SIGTERM, then exits 0
 //	stubborn-* ignores SIGTERM and sleeps (only SIGKILL ends it)
 //	mixed-*    trainers crash, the other workers sleep
+//	slog-*     like sleep-*, but logs through slog as the roles do
 const childEnv = "GTRAIN_DAEMON_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(agentEnv); cfg != "" {
+		os.Exit(testAgentProcess(cfg))
+	}
 	if os.Getenv(childEnv) != "" {
 		os.Exit(testChild(os.Args[1:]))
 	}
@@ -62,18 +67,9 @@ func testChild(args []string) int {
 		fmt.Fprintln(os.Stderr, "crashing on purpose")
 		return 3
 	case "sleep":
-		term := make(chan os.Signal, 1)
-		signal.Notify(term, syscall.SIGTERM)
-		tick := time.NewTicker(50 * time.Millisecond)
-		for n := 1; ; n++ {
-			select {
-			case <-term:
-				fmt.Println("got SIGTERM; bye")
-				return 0
-			case <-tick.C:
-				fmt.Printf("tick %d\n", n)
-			}
-		}
+		return tickUntilTerm(func(n int) { fmt.Printf("tick %d\n", n) }, func() { fmt.Println("got SIGTERM; bye") })
+	case "slog":
+		return slogTicks(role, index)
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ignoring SIGTERM")
@@ -82,4 +78,27 @@ func testChild(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "test child: unknown behaviour %q\n", behaviour)
 	return 2
+}
+
+// slogTicks logs like a role (cmd/gtraind's text handler, a time on every
+// line), so that Logs merges the lines of several workers by time.
+func slogTicks(role, index string) int {
+	log := slog.New(slog.NewTextHandler(os.Stdout, nil)).With("role", role, "index", index)
+	return tickUntilTerm(func(n int) { log.Info("tick", "n", n) }, func() { log.Info("got SIGTERM; bye") })
+}
+
+// tickUntilTerm calls tick every 50ms until SIGTERM, then bye.
+func tickUntilTerm(tick func(n int), bye func()) int {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	t := time.NewTicker(50 * time.Millisecond)
+	for n := 1; ; n++ {
+		select {
+		case <-term:
+			bye()
+			return 0
+		case <-t.C:
+			tick(n)
+		}
+	}
 }

@@ -3,35 +3,67 @@ package daemon
 import (
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // members remembers which gossip peers were declared dead (or left), so
-// the node list can show them "down" seconds before their etcd lease ends.
+// that the node list shows them down, and the scheduler moves their roles,
+// as soon as gossip knows (often before their etcd lease ends).
+//
+// Gossip only hastens the verdict; the node's etcd lease is the authority.
+// A gossip verdict counts for trust after it is given: by then the lease
+// of a dead node has ended too, and a node that gossip still misses but
+// whose agent holds its lease (a restarted agent that peers have not
+// re-admitted yet, a blocked gossip port) is alive.
 type members struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	down map[string]bool
+	log     *slog.Logger
+	trust   time.Duration
+	now     func() time.Time
+	mu      sync.Mutex
+	down    map[string]time.Time // node -> when gossip declared it dead
+	changed chan struct{}        // poked when a node goes down or comes back
 }
 
-func newMembers(log *slog.Logger) *members { return &members{log: log, down: map[string]bool{}} }
+// newMembers trusts a gossip verdict for twice the etcd session TTL.
+func newMembers(log *slog.Logger, sessionTTL int) *members {
+	return &members{
+		log: log, trust: 2 * time.Duration(sessionTTL) * time.Second, now: time.Now,
+		down: map[string]time.Time{}, changed: make(chan struct{}, 1),
+	}
+}
+
+// changes receives after a node went down or came back (for the scheduler,
+// the one reader).
+func (m *members) changes() <-chan struct{} { return m.changed }
+
+func (m *members) poke() {
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
 
 // change is the gossip callback.
 func (m *members) change(name string, alive bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if alive {
-		if m.down[name] {
+		if _, ok := m.down[name]; ok {
 			m.log.Info("node is back", "node", name)
+			m.poke()
 		}
 		delete(m.down, name)
 		return
 	}
 	m.log.Warn("node is down (gossip)", "node", name)
-	m.down[name] = true
+	m.down[name] = m.now()
+	m.poke()
 }
 
+// isDown reports whether gossip declared the node dead, less than trust ago.
 func (m *members) isDown(name string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.down[name]
+	at, ok := m.down[name]
+	return ok && m.now().Sub(at) < m.trust
 }

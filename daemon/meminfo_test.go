@@ -3,6 +3,7 @@ package daemon
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseMemTotal(t *testing.T) {
@@ -24,7 +25,9 @@ func TestParseMemTotal(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
-	m := newMembers(testLog(t))
+	m := newMembers(testLog(t), 5)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	m.now = func() time.Time { return now }
 	m.change("n2", true)
 	if m.isDown("n2") {
 		t.Error("a joined node is down")
@@ -33,8 +36,22 @@ func TestMembers(t *testing.T) {
 	if !m.isDown("n2") || m.isDown("n1") {
 		t.Error("a dead node is not down, or an unknown one is")
 	}
+	now = now.Add(9 * time.Second)
+	if !m.isDown("n2") {
+		t.Error("a gossip verdict is not trusted for twice the session TTL")
+	}
+	now = now.Add(time.Second)
+	if m.isDown("n2") {
+		t.Error("a gossip verdict still counts after twice the session TTL: the lease decides then")
+	}
+	m.change("n2", false)
 	m.change("n2", true)
 	if m.isDown("n2") {
 		t.Error("a node that came back is still down")
+	}
+	select {
+	case <-m.changes():
+	default:
+		t.Error("no change was signalled")
 	}
 }

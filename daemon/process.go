@@ -50,8 +50,12 @@ type runner struct {
 	// conditional on it, so a runner of a purged job can neither resurrect
 	// its keys nor scribble on a new job that reuses the name.
 	fence int64
+	// gen is the placement generation (coord.Assignment.Gen) that put the
+	// worker here: the runner never overwrites the record of a newer one.
+	gen int64
 	// after is closed once the purge of a previous job of the same name has
-	// removed its directory (nil when there was none).
+	// removed its directory and the worker's previous runner here has
+	// returned (nil when there was neither).
 	after <-chan struct{}
 
 	poke chan struct{} // a stop request arrived
@@ -61,9 +65,9 @@ type runner struct {
 	reason stopReason
 }
 
-func newRunner(s *supervisor, job, worker string, fence int64, after <-chan struct{}) *runner {
+func newRunner(s *supervisor, job, worker string, fence, gen int64, after <-chan struct{}) *runner {
 	return &runner{
-		sup: s, job: job, worker: worker, fence: fence, after: after,
+		sup: s, job: job, worker: worker, fence: fence, gen: gen, after: after,
 		poke: make(chan struct{}, 1),
 		done: make(chan struct{}),
 	}
@@ -208,7 +212,7 @@ func (r *runner) runOnce(attempt int, rec *coord.WorkerRecord, log *slog.Logger)
 
 // start launches the child with its output appended to the worker's log.
 func (r *runner) start(attempt int) (*exec.Cmd, error) {
-	cmd, err := r.sup.roles.command(r.job, r.worker)
+	cmd, err := r.sup.roles.command(r.job, r.worker, r.fence)
 	if err != nil {
 		return nil, err
 	}
@@ -319,18 +323,17 @@ func (r *runner) guard() clientv3.Cmp {
 }
 
 // putRecord writes the WorkerRecord if the job is still the one this runner
-// serves. Failures are logged: the process matters more than its record.
+// serves and no runner of a newer placement of the worker (on another node)
+// wrote it. Failures are logged: the process matters more than its record.
 func (r *runner) putRecord(rec coord.WorkerRecord) {
 	if r.stopReason() == purged {
 		return
 	}
-	rec.Node = r.sup.node
+	rec.Node, rec.Gen = r.sup.node, r.gen
 	rec.Updated = r.sup.now().UTC()
 	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
 	defer cancel()
-	_, err := r.sup.cli.Txn(ctx).If(r.guard()).
-		Then(clientv3.OpPut(coord.WorkerKey(r.job, r.worker), coord.MustJSON(rec))).Commit()
-	if err != nil {
+	if err := writeWorkerRecord(ctx, r.sup.cli, r.job, r.guard(), rec); err != nil {
 		r.sup.log.Warn("cannot record worker state", "job", r.job, "worker", r.worker, "state", rec.State, "err", err)
 	}
 }

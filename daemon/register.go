@@ -20,8 +20,10 @@ import (
 var reregisterPolicy = retry.Policy{Initial: time.Second}
 
 // registration is this node's NodeRecord, held under an etcd session so
-// that it disappears when the agent does. If the session is lost (etcd
-// unreachable for longer than the TTL) it registers again.
+// that it disappears when the agent does (its liveness), plus the same
+// record without a lease (coord.NodeInfoKey), so that a node that died
+// stays listed, as down. If the session is lost (etcd unreachable for
+// longer than the TTL) it registers again.
 type registration struct {
 	cli *clientv3.Client
 	ttl int
@@ -59,6 +61,10 @@ func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, 
 	}
 	err = coord.Claim(ctx, cli, coord.NodeKey(rec.Name), coord.MustJSON(rec), sess.Lease())
 	if err == nil {
+		if err := coord.PutJSON(ctx, cli, coord.NodeInfoKey(rec.Name), rec); err != nil {
+			_ = sess.Close()
+			return nil, fmt.Errorf("register node %s: %w", rec.Name, err)
+		}
 		return sess, nil
 	}
 	_ = sess.Close()
@@ -81,7 +87,10 @@ func (r *registration) update(ctx context.Context, rec coord.NodeRecord) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec = rec
-	return coord.PutJSON(ctx, r.cli, coord.NodeKey(rec.Name), rec, clientv3.WithLease(r.session.Lease()))
+	if err := coord.PutJSON(ctx, r.cli, coord.NodeKey(rec.Name), rec, clientv3.WithLease(r.session.Lease())); err != nil {
+		return err
+	}
+	return coord.PutJSON(ctx, r.cli, coord.NodeInfoKey(rec.Name), rec)
 }
 
 // keep registers again whenever the session is lost.
@@ -136,7 +145,8 @@ func (r *registration) reclaim(ctx context.Context, lost *concurrency.Session) e
 	return nil
 }
 
-// close deregisters: revoking the session's lease deletes the node record.
+// close deregisters: revoking the session's lease deletes the node's
+// liveness record; its durable record stays, and shows the node down.
 func (r *registration) close() {
 	r.cancel()
 	<-r.done

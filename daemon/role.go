@@ -47,8 +47,8 @@ func newRoleLaunch(cfg Config, endpoints []string) roleLaunch {
 const etcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
 
 // command is the child process that runs worker of job.
-func (l roleLaunch) command(job, worker string) (*exec.Cmd, error) {
-	args, err := l.args(job, worker)
+func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error) {
+	args, err := l.args(job, worker, jobRev)
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +65,19 @@ func (l roleLaunch) command(job, worker string) (*exec.Cmd, error) {
 }
 
 // args is the command line (after the executable) that runs worker:
-// ROLE --job JOB --etcd-endpoints E1,E2 [--etcd-cacert F ... --etcd-user U]
-// --data-dir DIR --node NODE [--listen HOST:0] [--index I].
-func (l roleLaunch) args(job, worker string) ([]string, error) {
+// ROLE --job JOB --job-rev REV --etcd-endpoints E1,E2 [--etcd-cacert F ...
+// --etcd-user U] --data-dir DIR --node NODE [--listen HOST:0] [--index I].
+// jobRev is the create revision of the job's record (the runner's fence): a
+// role refuses to run for a record of another revision, and its checkpoint
+// files carry it.
+func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 	role, index, err := workerRole(worker)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{role,
 		"--job", job,
+		"--job-rev", strconv.FormatInt(jobRev, 10),
 		"--etcd-endpoints", strings.Join(l.etcd.Endpoints, ","),
 		"--data-dir", l.dataDir,
 		"--node", l.node,

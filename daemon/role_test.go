@@ -34,19 +34,19 @@ func TestWorkerRole(t *testing.T) {
 func TestRoleArgs(t *testing.T) {
 	l := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://127.0.0.1:2379", "http://10.0.0.2:2379"}},
 		dataDir: "/data", node: "n1", advertise: "10.0.0.1"}
-	got, err := l.args("fit", "trainer-1")
-	want := []string{"trainer", "--job", "fit", "--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379",
+	got, err := l.args("fit", "trainer-1", 42)
+	want := []string{"trainer", "--job", "fit", "--job-rev", "42", "--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379",
 		"--data-dir", "/data", "--node", "n1", "--index", "1"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("args(trainer-1) = %q, %v; want %q (a trainer serves nothing: no --listen)", got, err, want)
 	}
-	got, err = l.args("fit", "master")
+	got, err = l.args("fit", "master", 42)
 	if err != nil || slices.Contains(got, "--index") || got[0] != "master" || !hasFlag(got, "--listen", "10.0.0.1:0") {
 		t.Errorf("args(master) = %q, %v; want no --index, --listen 10.0.0.1:0", got, err)
 	}
 	l.advertise = "fd00::1"
 	l.etcd = coord.EtcdConfig{Endpoints: []string{"e:2379"}, CACert: "/ca.pem", Cert: "/c.pem", Key: "/k.pem", User: "gtrain", Password: "s3cret"}
-	got, err = l.args("fit", "pserver-0")
+	got, err = l.args("fit", "pserver-0", 42)
 	for _, f := range [][2]string{{"--listen", "[fd00::1]:0"}, {"--etcd-cacert", "/ca.pem"}, {"--etcd-cert", "/c.pem"},
 		{"--etcd-key", "/k.pem"}, {"--etcd-user", "gtrain"}, {"--index", "0"}} {
 		if err != nil || !hasFlag(got, f[0], f[1]) {
@@ -65,7 +65,7 @@ func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "1000000")
 	t.Setenv(etcdPasswordEnv, "inherited")
 	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
-	cmd, err := l.command("fit", "trainer-0")
+	cmd, err := l.command("fit", "trainer-0", 42)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRoleCommandEnv(t *testing.T) {
 		t.Errorf("command line %q carries the password", cmd.Args)
 	}
 	l.etcd.Password = ""
-	if cmd, _ = l.command("fit", "trainer-0"); countPrefix(cmd.Env, etcdPasswordEnv+"=") != 0 {
+	if cmd, _ = l.command("fit", "trainer-0", 42); countPrefix(cmd.Env, etcdPasswordEnv+"=") != 0 {
 		t.Errorf("an agent without a password passes on the one it inherited")
 	}
 }
@@ -103,7 +103,7 @@ func hasFlag(args []string, flag, value string) bool {
 
 func TestIsRoleCmdline(t *testing.T) {
 	cmdline := func(args ...string) []byte { return []byte(strings.Join(args, "\x00") + "\x00") }
-	args, _ := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://e:2379"}}, dataDir: "/d", node: "n1"}.args("fit", "pserver-1")
+	args, _ := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://e:2379"}}, dataDir: "/d", node: "n1"}.args("fit", "pserver-1", 42)
 	own := cmdline(append([]string{"/usr/bin/gtraind"}, args...)...)
 	for _, tc := range []struct {
 		name    string

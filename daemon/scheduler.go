@@ -1,24 +1,188 @@
 package daemon
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
-	"slices"
+	"log/slog"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gtrain/gtrain/coord"
 )
 
-// placeWorkers assigns workers (in spec.Workers() order, master first) to
-// nodes round-robin over the node names in sorted order, so that the same
-// cluster always yields the same placement and a single node gets
-// everything. It returns worker -> node.
-func placeWorkers(workers, nodes []string) (map[string]string, error) {
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("place %d workers: %w", len(workers), ErrNoNodes)
+// Timings of the scheduler.
+const (
+	// schedResync is the longest time between two passes: storage checks
+	// time out, and a missed watch event is caught up.
+	schedResync = 2 * time.Second
+	// schedSettle is how long a pass waits after a change, so that a burst
+	// of changes (a job's record and state, a node's two records) is taken
+	// in one pass.
+	schedSettle = 50 * time.Millisecond
+)
+
+// scheduler places the cluster's jobs. Every agent runs one; the one that
+// wins the election under coord.SchedulerElectionPrefix schedules, and
+// every placement it writes is fenced on that leadership, so a deposed
+// scheduler changes nothing. The others wait to take over.
+type scheduler struct {
+	cli   *clientv3.Client
+	node  string
+	ttl   int
+	peers *members
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+func newScheduler(cli *clientv3.Client, cfg Config, peers *members, now func() time.Time) *scheduler {
+	return &scheduler{cli: cli, node: cfg.NodeName, ttl: cfg.SessionTTL, peers: peers, now: now, log: cfg.Log}
+}
+
+// run campaigns and, while it leads, schedules, until ctx ends.
+func (s *scheduler) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.term(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("scheduler term ended; campaigning again", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(resyncPause):
+		}
 	}
-	sorted := slices.Clone(nodes)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
-	placement := make(map[string]string, len(workers))
-	for i, w := range workers {
-		placement[w] = sorted[i%len(sorted)]
+}
+
+// term is one campaign and, once won, one term of leadership.
+func (s *scheduler) term(ctx context.Context) error {
+	sess, err := coord.NewSession(ctx, s.cli, s.ttl)
+	if err != nil {
+		return err
 	}
-	return placement, nil
+	lead, err := coord.Campaign(ctx, s.cli, sess, coord.SchedulerElectionPrefix(), s.node)
+	if err != nil {
+		_ = sess.Close()
+		return err
+	}
+	defer lead.Release()
+	s.log.Info("this agent is the cluster's scheduler")
+	return s.lead(ctx, lead)
+}
+
+// lead schedules while the leadership holds: a pass after every relevant
+// change in etcd or in gossip, and at least every schedResync.
+func (s *scheduler) lead(ctx context.Context, lead *coord.Leadership) error {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kick := make(chan struct{}, 1)
+	for _, prefix := range []string{coord.JobsPrefix(), coord.NodePrefix(), coord.NodeInfoPrefix(), coord.DrainPrefix()} {
+		go s.follow(lctx, prefix, kick)
+	}
+	tick := time.NewTicker(schedResync)
+	defer tick.Stop()
+	for {
+		if err := s.pass(lctx, lead); err != nil && lctx.Err() == nil {
+			s.log.Warn("scheduling pass failed", "err", err)
+		}
+		select {
+		case <-lctx.Done():
+			return lctx.Err()
+		case <-lead.Done():
+			return errors.New("the scheduler's etcd session ended")
+		case <-kick:
+		case <-s.peers.changes():
+		case <-tick.C:
+		}
+		select {
+		case <-lctx.Done():
+		case <-time.After(schedSettle):
+		}
+	}
+}
+
+// follow pokes kick whenever something placement depends on changes under
+// prefix: nodes, drains, and of the jobs their records, states and storage
+// answers (not the placements this scheduler writes, nor progress).
+func (s *scheduler) follow(ctx context.Context, prefix string, kick chan<- struct{}) {
+	poke := func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+	for ctx.Err() == nil {
+		wch := s.cli.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix())
+		for resp := range wch {
+			if resp.Err() != nil {
+				break
+			}
+			for _, ev := range resp.Events {
+				if relevantToScheduler(string(ev.Kv.Key)) {
+					poke()
+					break
+				}
+			}
+		}
+		poke() // the watch broke: changes may have been missed
+		select {
+		case <-ctx.Done():
+		case <-time.After(resyncPause):
+		}
+	}
+}
+
+func relevantToScheduler(key string) bool {
+	k, ok := coord.ParseJobKey(key)
+	if !ok {
+		return true // a node, node info or drain key
+	}
+	return k.Kind == coord.JobKeyRecord || k.Kind == coord.JobKeyState || k.Kind == coord.JobKeyStorage
+}
+
+// pass reads the cluster, decides, and writes the placements that change.
+func (s *scheduler) pass(ctx context.Context, lead *coord.Leadership) error {
+	view, err := readCluster(ctx, s.cli)
+	if err != nil {
+		return err
+	}
+	for _, p := range view.problems {
+		s.log.Error("cannot schedule a job", "err", p)
+	}
+	for _, u := range schedule(view, s.peers.isDown, s.now(), newCheckToken) {
+		err := coord.CommitPlacement(ctx, lead, u.job, u.fence, u.record, u.events)
+		if errors.Is(err, coord.ErrFenced) {
+			s.log.Info("placement not written: the job changed or leadership ended", "job", u.job)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.log.Info("placement written", "job", u.job, "gen", u.record.Gen, "workers", u.record.Nodes(), "reason", u.record.Reason)
+	}
+	return nil
+}
+
+// newCheckToken tells one storage check's markers from another's.
+func newCheckToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// readCluster reads the nodes and the jobs in one consistent snapshot.
+func readCluster(ctx context.Context, cli *clientv3.Client) (clusterView, error) {
+	nodes, rev, err := readNodes(ctx, cli, 0)
+	if err != nil {
+		return clusterView{}, err
+	}
+	resp, err := cli.Get(ctx, coord.JobsPrefix(), clientv3.WithPrefix(), clientv3.WithRev(rev))
+	if err != nil {
+		return clusterView{}, fmt.Errorf("read jobs: %w", err)
+	}
+	jobs, problems := clusterJobs(resp.Kvs)
+	return clusterView{nodes: nodes, jobs: jobs, problems: problems}, nil
 }

@@ -21,7 +21,8 @@ const maxEvents = 200
 // jobSnapshot is everything under one job's prefix, decoded.
 type jobSnapshot struct {
 	name      string
-	record    *coord.JobRecord
+	record    *coord.JobRecord // its Placement filled from placement
+	placement *coord.PlacementRecord
 	state     coord.StateRecord
 	progress  *coord.ProgressRecord
 	workers   map[string]coord.WorkerRecord
@@ -49,6 +50,11 @@ func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
 			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 		}
 	}
+	for _, snap := range jobs {
+		if snap.record != nil && snap.placement != nil {
+			snap.record.Placement = snap.placement.Nodes()
+		}
+	}
 	return jobs, nil
 }
 
@@ -62,6 +68,9 @@ func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
 	case coord.JobKeyProgress:
 		s.progress = &coord.ProgressRecord{}
 		return json.Unmarshal(value, s.progress)
+	case coord.JobKeyPlacement:
+		s.placement = &coord.PlacementRecord{}
+		return json.Unmarshal(value, s.placement)
 	case coord.JobKeyWorker:
 		var w coord.WorkerRecord
 		if err := json.Unmarshal(value, &w); err != nil {
@@ -90,25 +99,52 @@ func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
 	return nil
 }
 
-// workerView is a worker as shown: its record, or "pending" on the node
-// the job placed it on when it has none yet.
-func (s *jobSnapshot) workerView(worker string) coord.WorkerRecord {
-	if w, ok := s.workers[worker]; ok {
-		if w.Name == "" {
-			w.Name = worker
-		}
-		return w
+// workerView is a worker as shown, never claiming more than is known: its
+// record; "pending" on the node it is placed on when it has no record yet,
+// or only one left by an earlier placement (it is moving there); "lost"
+// when its record says it is alive on a node that is down.
+func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coord.WorkerRecord {
+	w, ok := s.workers[worker]
+	var placed coord.Assignment
+	if s.placement != nil {
+		placed = s.placement.Workers[worker]
 	}
-	return coord.WorkerRecord{Name: worker, Node: s.record.Placement[worker], State: api.WorkerPending}
+	moving := !api.Terminal(s.state.State) && ok && w.Gen < placed.Gen
+	if !ok || moving {
+		return coord.WorkerRecord{Name: worker, Node: placed.Node, State: api.WorkerPending, Restarts: w.Restarts}
+	}
+	if w.Name == "" {
+		w.Name = worker
+	}
+	if w.State.Active() && nodeDown(w.Node) {
+		w.State = api.WorkerLost
+	}
+	return w
 }
 
-// jobStatus is the document of `gctl job status` (SPEC §5). s.record must be set.
-func jobStatus(s *jobSnapshot) api.JobStatus {
+// reason is why the job is where it is: the state's reason (why it
+// failed), else, while it has not ended, why the scheduler cannot place
+// or start (all of) it.
+func (s *jobSnapshot) reason() string {
+	switch {
+	case s.state.Reason != "" || api.Terminal(s.state.State):
+		return s.state.Reason
+	case s.placement == nil && s.state.State == api.StatePending:
+		return "waiting for the scheduler to place it"
+	case s.placement != nil:
+		return s.placement.Reason
+	}
+	return ""
+}
+
+// jobStatus is the document of `gctl job status` (SPEC §5). s.record must
+// be set; nodeDown says whether a node is down.
+func jobStatus(s *jobSnapshot, nodeDown func(string) bool) api.JobStatus {
 	spec := s.record.Spec
 	st := api.JobStatus{
 		Name:           s.name,
 		State:          s.state.State,
-		Reason:         s.state.Reason,
+		Reason:         s.reason(),
 		Mode:           string(spec.Mode),
 		Passes:         spec.Passes,
 		SamplesApplied: []int64{},
@@ -127,7 +163,7 @@ func jobStatus(s *jobSnapshot) api.JobStatus {
 		}
 	}
 	for i := range spec.Pservers {
-		w := s.workerView(jobspec.PserverName(i))
+		w := s.workerView(jobspec.PserverName(i), nodeDown)
 		ps := s.pservers[i]
 		st.Pservers = append(st.Pservers, api.PserverStatus{
 			Index: i, Name: w.Name, Node: w.Node, PID: w.PID, Addr: ps.Addr,
@@ -135,7 +171,7 @@ func jobStatus(s *jobSnapshot) api.JobStatus {
 		})
 	}
 	for i := range spec.Trainers {
-		w := s.workerView(jobspec.TrainerName(i))
+		w := s.workerView(jobspec.TrainerName(i), nodeDown)
 		id, ok := s.trainerID[w.Name]
 		if !ok {
 			id = i
@@ -144,7 +180,7 @@ func jobStatus(s *jobSnapshot) api.JobStatus {
 			ID: id, Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts,
 		})
 	}
-	m := s.workerView(jobspec.MasterName)
+	m := s.workerView(jobspec.MasterName, nodeDown)
 	st.Master = api.MasterStatus{Name: m.Name, Node: m.Node, PID: m.PID, Restarts: m.Restarts}
 	events := s.events[max(0, len(s.events)-maxEvents):]
 	st.Events = append(st.Events, events...)
@@ -177,20 +213,20 @@ func jobRow(s *jobSnapshot, now time.Time) api.JobRow {
 }
 
 // workerRows is `gctl job workers`, in spec.Workers() order. s.record must be set.
-func workerRows(s *jobSnapshot) []api.WorkerRow {
+func workerRows(s *jobSnapshot, nodeDown func(string) bool) []api.WorkerRow {
 	names := s.record.Spec.Workers()
 	rows := make([]api.WorkerRow, 0, len(names))
 	for _, name := range names {
-		w := s.workerView(name)
+		w := s.workerView(name, nodeDown)
 		rows = append(rows, api.WorkerRow{Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts, Start: w.Start})
 	}
 	return rows
 }
 
-// nodeRows is `gctl node list`: the registered nodes in name order, "down"
-// when gossip declared them dead, with the workers that jobs which have not
-// ended place on them ("fit-a-line/pserver-0").
-func nodeRows(nodes []coord.NodeRecord, jobs map[string]*jobSnapshot, isDown func(string) bool) []api.NodeRow {
+// nodeRows is `gctl node list`: every node that ever registered, in name
+// order, with its state (a dead node stays, down), its capacity and the
+// workers that jobs which have not ended place on it ("fit-a-line/pserver-0").
+func nodeRows(nodes []clusterNode, jobs map[string]*jobSnapshot, gossipDown func(string) bool) []api.NodeRow {
 	roles := map[string][]string{}
 	names := make([]string, 0, len(jobs))
 	for name := range jobs {
@@ -210,15 +246,17 @@ func nodeRows(nodes []coord.NodeRecord, jobs map[string]*jobSnapshot, isDown fun
 	}
 	rows := make([]api.NodeRow, 0, len(nodes))
 	for _, n := range nodes {
-		state := n.State
-		if isDown(n.Name) {
-			state = api.NodeDown
-		}
-		r := roles[n.Name]
+		r := roles[n.name]
 		if r == nil {
 			r = []string{}
 		}
-		rows = append(rows, api.NodeRow{Name: n.Name, Addr: n.APIAddr, State: state, CPU: n.CPU, Memory: n.Memory, Roles: r})
+		c := n.record.Capacity
+		labels := c.Labels
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		rows = append(rows, api.NodeRow{Name: n.name, Addr: n.record.APIAddr, State: n.state(gossipDown),
+			CPU: c.CPU, Memory: c.Memory, GPUs: c.GPUs, Labels: labels, Roles: r})
 	}
 	slices.SortFunc(rows, func(a, b api.NodeRow) int { return strings.Compare(a.Name, b.Name) })
 	return rows

@@ -33,13 +33,16 @@ func ptrTo(v float64) *float64 { return &v }
 func testJobKVs(t *testing.T, state api.JobState, progress *coord.ProgressRecord, events int) []*mvccpb.KeyValue {
 	t.Helper()
 	spec := jobspec.Spec{Name: "fit", Mode: "sync", Trainers: 2, Pservers: 2, Passes: 30}
-	placement, _ := placeWorkers(spec.Workers(), []string{"n1", "n2"})
+	on := func(node string) coord.Assignment { return coord.Assignment{Node: node, Gen: 1} }
+	placement := coord.PlacementRecord{Gen: 1, Workers: map[string]coord.Assignment{
+		"master": on("n1"), "pserver-0": on("n2"), "pserver-1": on("n1"), "trainer-0": on("n2"), "trainer-1": on("n1")}}
 	kvs := []*mvccpb.KeyValue{
-		kv(t, coord.JobKey("fit"), coord.JobRecord{Spec: spec, Placement: placement, Created: created}),
+		kv(t, coord.JobKey("fit"), coord.JobRecord{Spec: spec, Created: created}),
+		kv(t, coord.PlacementKey("fit"), placement),
 		kv(t, coord.StateKey("fit"), coord.StateRecord{State: state, Reason: "why"}),
-		kv(t, coord.WorkerKey("fit", "master"), coord.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: api.WorkerRunning}),
-		kv(t, coord.WorkerKey("fit", "pserver-1"), coord.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: api.WorkerRunning, Restarts: 1}),
-		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2}),
+		kv(t, coord.WorkerKey("fit", "master"), coord.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: api.WorkerRunning, Gen: 1}),
+		kv(t, coord.WorkerKey("fit", "pserver-1"), coord.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: api.WorkerRunning, Restarts: 1, Gen: 1}),
+		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2, Gen: 1}),
 		kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, Addr: "127.0.0.1:4000", CheckpointStep: 1200}),
 		kv(t, coord.TrainerKey("fit", 0), coord.TrainerRecord{ID: 0, Worker: "trainer-1"}),
 		kv(t, coord.TrainerKey("fit", 1), coord.TrainerRecord{ID: 1, Worker: "trainer-0"}),
@@ -69,7 +72,7 @@ func TestJobStatus(t *testing.T) {
 		SamplesApplied: []int64{404, 404, 404}, ModelDir: "/m",
 		Metrics: api.Metrics{TrainLoss: ptrTo(21.3), TestLoss: ptrTo(23.9)},
 	}
-	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StateRunning, progress, 250)))
+	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StateRunning, progress, 250)), noneDown)
 	if st.Name != "fit" || st.State != api.StateRunning || st.Reason != "why" || st.Mode != "sync" ||
 		st.Pass != 3 || st.Passes != 30 || st.Step != 1234 || st.Tasks.Done != 14 || st.ModelDir != "/m" ||
 		!slices.Equal(st.SamplesApplied, []int64{404, 404, 404}) || *st.Metrics.TestLoss != 23.9 || !st.Created.Equal(created) {
@@ -98,7 +101,7 @@ func TestJobStatus(t *testing.T) {
 }
 
 func TestJobStatusWithoutProgress(t *testing.T) {
-	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StatePending, nil, 0)))
+	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StatePending, nil, 0)), noneDown)
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -140,11 +143,7 @@ func TestJobRow(t *testing.T) {
 }
 
 func TestWorkerRows(t *testing.T) {
-	rows := workerRows(snapshotOf(t, testJobKVs(t, api.StateRunning, nil, 0)))
-	var got []string
-	for _, r := range rows {
-		got = append(got, fmt.Sprintf("%s@%s:%s", r.Name, r.Node, r.State))
-	}
+	got := rowSummary(workerRows(snapshotOf(t, testJobKVs(t, api.StateRunning, nil, 0)), noneDown))
 	want := []string{"master@n1:running", "pserver-0@n2:pending", "pserver-1@n1:running", "trainer-0@n2:restarting", "trainer-1@n1:pending"}
 	if !slices.Equal(got, want) {
 		t.Errorf("worker rows = %v, want %v", got, want)
@@ -155,22 +154,29 @@ func TestNodeRows(t *testing.T) {
 	kvs := testJobKVs(t, api.StateRunning, nil, 0)
 	ended := jobspec.Spec{Name: "old", Trainers: 1, Pservers: 1}
 	kvs = append(kvs,
-		kv(t, coord.JobKey("old"), coord.JobRecord{Spec: ended, Placement: map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n1"}}),
+		kv(t, coord.JobKey("old"), coord.JobRecord{Spec: ended}),
+		kv(t, coord.PlacementKey("old"), coord.PlacementRecord{Workers: map[string]coord.Assignment{
+			"master": {Node: "n1"}, "pserver-0": {Node: "n1"}, "trainer-0": {Node: "n1"}}}),
 		kv(t, coord.StateKey("old"), coord.StateRecord{State: api.StateSucceeded}))
 	jobs, err := snapshotJobs(kvs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := []coord.NodeRecord{
-		{Name: "n2", APIAddr: "b:7164", State: api.NodeReady, CPU: 8, Memory: 1 << 30},
-		{Name: "n1", APIAddr: "a:7164", State: api.NodeReady, CPU: 4},
-		{Name: "n3", APIAddr: "c:7164", State: api.NodeReady},
+	node := func(name, addr string, c coord.Capacity, live, draining bool) clusterNode {
+		return clusterNode{name: name, record: coord.NodeRecord{Name: name, APIAddr: addr, Capacity: c}, live: live, draining: draining}
+	}
+	nodes := []clusterNode{
+		node("n2", "b:7164", coord.Capacity{CPU: 8, Memory: 1 << 30}, true, false),
+		node("n1", "a:7164", coord.Capacity{CPU: 4}, true, false),
+		node("n3", "c:7164", coord.Capacity{}, true, true),
+		node("n4", "d:7164", coord.Capacity{}, false, true),
 	}
 	rows := nodeRows(nodes, jobs, func(n string) bool { return n == "n2" })
 	want := []api.NodeRow{
 		{Name: "n1", Addr: "a:7164", State: "ready", CPU: 4, Roles: []string{"fit/master", "fit/pserver-1", "fit/trainer-1"}},
 		{Name: "n2", Addr: "b:7164", State: "down", CPU: 8, Memory: 1 << 30, Roles: []string{"fit/pserver-0", "fit/trainer-0"}},
-		{Name: "n3", Addr: "c:7164", State: "ready", Roles: []string{}},
+		{Name: "n3", Addr: "c:7164", State: "draining", Roles: []string{}},
+		{Name: "n4", Addr: "d:7164", State: "down", Roles: []string{}},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("rows = %+v", rows)
@@ -179,6 +185,58 @@ func TestNodeRows(t *testing.T) {
 		r, w := rows[i], want[i]
 		if r.Name != w.Name || r.Addr != w.Addr || r.State != w.State || r.CPU != w.CPU || r.Memory != w.Memory || !slices.Equal(r.Roles, w.Roles) || r.Roles == nil {
 			t.Errorf("row %d = %+v, want %+v", i, r, w)
+		}
+	}
+}
+
+func noneDown(string) bool { return false }
+
+// rowSummary is each worker row as "name@node:state".
+func rowSummary(rows []api.WorkerRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s@%s:%s", r.Name, r.Node, r.State))
+	}
+	return out
+}
+
+// A worker is never shown running on a node that is down, nor on the node
+// it moved away from; the reason says why a job waits.
+func TestWorkerViewNeverLies(t *testing.T) {
+	kvs := testJobKVs(t, api.StateRunning, nil, 0)
+	moved := coord.PlacementRecord{Gen: 2, Reason: "needs 1 cpu for trainer-1", Workers: map[string]coord.Assignment{
+		"master": {Node: "n1", Gen: 1}, "pserver-0": {Node: "n2", Gen: 1}, "pserver-1": {Node: "n3", Gen: 2}, "trainer-0": {Node: "n2", Gen: 1}}}
+	kvs = append(kvs, kv(t, coord.PlacementKey("fit"), moved))
+	s := snapshotOf(t, kvs)
+	s.state = coord.StateRecord{State: api.StateRunning}
+	got := rowSummary(workerRows(s, func(n string) bool { return n == "n2" }))
+	want := []string{"master@n1:running", "pserver-0@n2:pending", "pserver-1@n3:pending", "trainer-0@n2:lost", "trainer-1@:pending"}
+	if !slices.Equal(got, want) {
+		t.Errorf("worker rows = %v, want %v", got, want)
+	}
+	if st := jobStatus(s, noneDown); st.Reason != "needs 1 cpu for trainer-1" {
+		t.Errorf("reason of a running job the scheduler cannot complete = %q", st.Reason)
+	}
+	if s.record.Placement["pserver-1"] != "n3" {
+		t.Errorf("the job record's placement = %v, want the placement record's", s.record.Placement)
+	}
+	for _, tc := range []struct {
+		state     coord.StateRecord
+		placement bool
+		want      string
+	}{
+		{coord.StateRecord{State: api.StatePending}, false, "waiting for the scheduler to place it"},
+		{coord.StateRecord{State: api.StatePending}, true, "needs 1 cpu for trainer-1"},
+		{coord.StateRecord{State: api.StateFailed, Reason: "trainer-0 crashed"}, true, "trainer-0 crashed"},
+		{coord.StateRecord{State: api.StateSucceeded}, true, ""},
+	} {
+		s.state = tc.state
+		s.placement = nil
+		if tc.placement {
+			s.placement = &moved
+		}
+		if got := s.reason(); got != tc.want {
+			t.Errorf("reason of %+v (placement %v) = %q, want %q", tc.state, tc.placement, got, tc.want)
 		}
 	}
 }

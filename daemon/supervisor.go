@@ -21,9 +21,11 @@ import (
 const resyncPause = time.Second
 
 // supervisor keeps, for every job that places workers on this node and has
-// not ended, one runner per such worker. It follows the jobs through an
+// not ended, one runner per such worker: it starts what the scheduler
+// places here and stops what it moves away. It follows the jobs through an
 // etcd watch on coord.JobsPrefix (an initial read, then the watch from the
-// next revision, and a full re-read whenever the watch breaks).
+// next revision, and a full re-read whenever the watch breaks). It also
+// answers the scheduler's storage checks of the jobs placed here.
 type supervisor struct {
 	cli           *clientv3.Client
 	node          string
@@ -37,11 +39,16 @@ type supervisor struct {
 	now           func() time.Time
 	log           *slog.Logger
 
+	// ctx ends with stop; the storage checks give up with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu      sync.Mutex
 	jobs    map[string]*jobEntry
 	purges  map[string]chan struct{} // job -> closed when its latest purge is done
+	checks  map[string]string        // job -> token of the storage check this node took part in
 	closing bool
-	wg      sync.WaitGroup // runners and purges
+	wg      sync.WaitGroup // runners, purges and storage checks
 }
 
 // jobEntry is what the supervisor knows of one job.
@@ -50,11 +57,15 @@ type jobEntry struct {
 	hasRecord bool
 	fence     int64 // create revision of the job record
 	state     api.JobState
+	placement coord.PlacementRecord
 	runners   map[string]*runner
 }
 
 func newSupervisor(cli *clientv3.Client, cfg Config, endpoints []string, now func() time.Time) *supervisor {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &supervisor{
+		ctx:           ctx,
+		cancel:        cancel,
 		cli:           cli,
 		node:          cfg.NodeName,
 		dataDir:       cfg.DataDir,
@@ -68,6 +79,7 @@ func newSupervisor(cli *clientv3.Client, cfg Config, endpoints []string, now fun
 		log:           cfg.Log,
 		jobs:          map[string]*jobEntry{},
 		purges:        map[string]chan struct{}{},
+		checks:        map[string]string{},
 	}
 }
 
@@ -98,22 +110,26 @@ func (s *supervisor) resync(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read jobs: %w", err)
 	}
 	type seen struct {
-		record *mvccpb.KeyValue
-		state  *mvccpb.KeyValue
+		record, state, placement *mvccpb.KeyValue
 	}
 	jobs := map[string]*seen{}
 	for _, kv := range resp.Kvs {
 		key, ok := coord.ParseJobKey(string(kv.Key))
-		if !ok || (key.Kind != coord.JobKeyRecord && key.Kind != coord.JobKeyState) {
+		if !ok {
 			continue
 		}
-		if jobs[key.Job] == nil {
-			jobs[key.Job] = &seen{}
+		j := jobs[key.Job]
+		if j == nil {
+			j = &seen{}
+			jobs[key.Job] = j
 		}
-		if key.Kind == coord.JobKeyRecord {
-			jobs[key.Job].record = kv
-		} else {
-			jobs[key.Job].state = kv
+		switch key.Kind {
+		case coord.JobKeyRecord:
+			j.record = kv
+		case coord.JobKeyState:
+			j.state = kv
+		case coord.JobKeyPlacement:
+			j.placement = kv
 		}
 	}
 	s.mu.Lock()
@@ -129,6 +145,9 @@ func (s *supervisor) resync(ctx context.Context) (int64, error) {
 		}
 		if j.state != nil {
 			s.applyStateLocked(job, j.state.Value)
+		}
+		if j.placement != nil {
+			s.applyPlacementLocked(job, j.placement.Value)
 		}
 		s.reconcileLocked(job)
 	}
@@ -165,6 +184,8 @@ func (s *supervisor) apply(events []*clientv3.Event) {
 			s.applyRecordLocked(key.Job, ev.Kv)
 		case key.Kind == coord.JobKeyState && ev.Type == clientv3.EventTypePut:
 			s.applyStateLocked(key.Job, ev.Kv.Value)
+		case key.Kind == coord.JobKeyPlacement && ev.Type == clientv3.EventTypePut:
+			s.applyPlacementLocked(key.Job, ev.Kv.Value)
 		default:
 			continue
 		}
@@ -207,7 +228,19 @@ func (s *supervisor) applyStateLocked(job string, raw []byte) {
 	s.entryLocked(job).state = st.State
 }
 
-// reconcileLocked makes the runners of job match its record and state.
+func (s *supervisor) applyPlacementLocked(job string, raw []byte) {
+	var p coord.PlacementRecord
+	if err := json.Unmarshal(raw, &p); err != nil {
+		s.log.Error("undecodable placement", "job", job, "err", err)
+		return
+	}
+	s.entryLocked(job).placement = p
+}
+
+// reconcileLocked makes the runners of job match its record, state and
+// placement: a worker assigned here gets a runner (once this node verified
+// the job's shared checkpoint.dir, if it has one), a runner whose worker
+// was moved away, or assigned anew, is stopped.
 func (s *supervisor) reconcileLocked(job string) {
 	e := s.jobs[job]
 	if e == nil || !e.hasRecord {
@@ -220,22 +253,28 @@ func (s *supervisor) reconcileLocked(job string) {
 		return
 	}
 	for worker, r := range e.runners {
-		if e.record.Placement[worker] != s.node {
+		if a := e.placement.Workers[worker]; a.Node != s.node || a.Gen != r.gen {
 			r.requestStop(unplaced)
 		}
 	}
 	if s.closing {
 		return
 	}
+	s.checkStorageLocked(job, e)
+	if e.record.Spec.Checkpoint.Dir != "" && !e.placement.IsVerified(s.node) {
+		return
+	}
 	for _, worker := range e.record.Spec.Workers() {
-		if e.record.Placement[worker] != s.node || e.runners[worker] != nil {
+		a := e.placement.Workers[worker]
+		old := e.runners[worker]
+		if a.Node != s.node || (old != nil && old.gen == a.Gen) {
 			continue
 		}
 		if _, _, err := workerRole(worker); err != nil {
 			s.log.Error("cannot run worker", "job", job, "err", err)
 			continue
 		}
-		r := newRunner(s, job, worker, e.fence, s.purges[job])
+		r := newRunner(s, job, worker, e.fence, a.Gen, afterBoth(s.purges[job], old))
 		e.runners[worker] = r
 		s.wg.Add(1)
 		go func() {
@@ -243,6 +282,25 @@ func (s *supervisor) reconcileLocked(job string) {
 			r.run()
 		}()
 	}
+}
+
+// afterBoth is closed once the purge before (if any) is done and the
+// previous runner of the worker (if any) has returned: a worker placed here
+// anew starts after its old incarnation is gone.
+func afterBoth(purge <-chan struct{}, prev *runner) <-chan struct{} {
+	switch {
+	case prev == nil:
+		return purge
+	case purge == nil:
+		return prev.done
+	}
+	both := make(chan struct{})
+	go func() {
+		<-purge
+		<-prev.done
+		close(both)
+	}()
+	return both
 }
 
 // purgeLocked forgets a job whose record was deleted: its children are
@@ -257,6 +315,7 @@ func (s *supervisor) purgeLocked(job string) {
 			runners = append(runners, r)
 		}
 	}
+	delete(s.checks, job)
 	prev := s.purges[job]
 	done := make(chan struct{})
 	s.purges[job] = done
@@ -272,6 +331,9 @@ func (s *supervisor) purgeLocked(job string) {
 		if err := os.RemoveAll(jobdir.Root(s.dataDir, job)); err != nil {
 			s.log.Warn("cannot remove the directory of a purged job", "job", job, "err", err)
 		}
+		if e != nil && e.record.Spec.Checkpoint.Dir != "" {
+			_ = os.Remove(markerPath(e.record.Spec.Checkpoint.Dir, job, e.fence, s.node))
+		}
 		close(done)
 		s.mu.Lock()
 		if s.purges[job] == done {
@@ -284,6 +346,7 @@ func (s *supervisor) purgeLocked(job string) {
 // stop stops every child (SIGTERM, SIGKILL after StopGrace) and waits for
 // them and for pending purges. Call it after run has returned.
 func (s *supervisor) stop() {
+	s.cancel()
 	s.mu.Lock()
 	s.closing = true
 	for _, e := range s.jobs {

@@ -18,7 +18,7 @@ func TestTakeOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	launch := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://127.0.0.1:1"}}, dataDir: t.TempDir(), node: "n1"}
-	args, err := launch.args("sleep-take", "trainer-0")
+	args, err := launch.args("sleep-take", "trainer-0", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

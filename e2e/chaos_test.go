@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/model"
 )
 
@@ -268,7 +269,12 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	if _, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(agentDir, "jobs", "damaged", "checkpoints", fmt.Sprintf("pserver-0-step-%010d.ckpt", g.Step))
+	_, rev, err := coord.GetJobRecord(context.Background(), cli, "damaged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := checkpoint.FileName(checkpoint.Identity{Job: "damaged", Rev: rev}, "pserver-0", g.Step)
+	file := filepath.Join(agentDir, "jobs", "damaged", "checkpoints", name)
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("newest global checkpoint step %d of pserver-0: %v", g.Step, err)

@@ -13,12 +13,15 @@ var (
 	ErrInvalidInterval = errors.New("invalid checkpoint interval")
 	// ErrInvalidMemory reports a memory quantity that cannot be read as bytes.
 	ErrInvalidMemory = errors.New("invalid memory quantity")
+	// ErrMemoryTooSmall reports a memory request that cannot hold what the
+	// process keeps for the model's parameters.
+	ErrMemoryTooSmall = errors.New("memory request too small for the model")
 )
 
 // FieldError rejects one field of a job spec, named by its YAML path
 // ("optimizer.learning_rate", "model.hidden[1]"). It always matches
 // ErrInvalidSpec with errors.Is, and also the sentinel of its cause when it
-// has one (ErrInvalidName for "name", ErrInvalidInterval, ErrInvalidMemory,
+// has one (ErrInvalidName for "name", ErrInvalidInterval, ErrInvalidMemory, ErrMemoryTooSmall,
 // model.ErrInvalidSpec, or whatever CheckData's injected functions returned).
 type FieldError struct {
 	Field string

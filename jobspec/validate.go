@@ -27,6 +27,7 @@ func (s *Spec) Validate() error {
 		s.Checkpoint.validate,
 		func() *FieldError { return s.Resources.Trainer.validate("resources.trainer") },
 		func() *FieldError { return s.Resources.Pserver.validate("resources.pserver") },
+		s.validateMemoryFit,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

@@ -14,17 +14,24 @@ import (
 // jobData is what the master reads before it campaigns: the job's spec, the
 // layout of its parameters, its training tasks and its test set.
 type jobData struct {
+	// rev is the create revision of the job's record: with the name, the
+	// job's identity that its checkpoint files carry.
+	rev    int64
 	spec   *jobspec.Spec
 	layout *client.Layout
 	tasks  *TaskSet
 	test   []dataset.Example // nil: no test set
 }
 
-// loadJob reads the job's record and cuts its training data into tasks.
-func loadJob(ctx context.Context, cli *clientv3.Client, job string) (*jobData, error) {
-	var rec coord.JobRecord
-	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(job), &rec); err != nil {
+// loadJob reads the job's record (refusing one of another revision than
+// wantRev, unless 0) and cuts its training data into tasks.
+func loadJob(ctx context.Context, cli *clientv3.Client, job string, wantRev int64) (*jobData, error) {
+	rec, rev, err := coord.GetJobRecord(ctx, cli, job)
+	if err != nil {
 		return nil, fmt.Errorf("master: read job: %w", err)
+	}
+	if err := coord.CheckJobRev(job, wantRev, rev); err != nil {
+		return nil, fmt.Errorf("master: %w", err)
 	}
 	spec := &rec.Spec
 	layout, err := client.NewLayout(spec)
@@ -43,7 +50,7 @@ func loadJob(ctx context.Context, cli *clientv3.Client, job string) (*jobData, e
 	if err != nil {
 		return nil, err
 	}
-	return &jobData{spec: spec, layout: layout, tasks: tasks, test: test}, nil
+	return &jobData{rev: rev, spec: spec, layout: layout, tasks: tasks, test: test}, nil
 }
 
 // readTestSet reads every example of the test shards (pattern "": none).

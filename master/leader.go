@@ -67,7 +67,7 @@ func (l *leader) close() {
 
 func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	spec := l.job.spec
-	modelDir := jobdir.Model(l.cfg.DataDir, l.cfg.Job)
+	modelDir := jobdir.Model(l.cfg.DataDir, spec)
 	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log}
 	qcfg := DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
@@ -103,7 +103,7 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 	if l.job.spec.Mode != jobspec.ModeSync {
 		return nil
 	}
-	r, err := newRecovery(ctx, l.cli, l.lead, l.cfg, l.job.spec, l.driver, l.ps)
+	r, err := newRecovery(ctx, l.cli, l.lead, l.cfg, l.job, l.driver, l.ps)
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}

@@ -35,11 +35,14 @@ type recovery struct {
 }
 
 // newRecovery opens the master's own checkpoints of a sync job.
-func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, spec *jobspec.Spec, driver *Driver, ps *client.Dynamic) (*recovery, error) {
+func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, job *jobData, driver *Driver, ps *client.Dynamic) (*recovery, error) {
+	spec := job.spec
 	rec := checkpoint.NewEtcdRecorder(cli, func(i int) string { return coord.MasterCheckpointRecordKey(cfg.Job, i) })
 	rec.Guard = []clientv3.Cmp{lead.Guard()}
-	store, err := checkpoint.NewStore(checkpoint.Config{Dir: jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep,
-		Owner: jobspec.MasterName}, rec, cfg.Log)
+	store, err := checkpoint.NewStore(checkpoint.Config{
+		Identity: checkpoint.Identity{Job: cfg.Job, Rev: job.rev},
+		Dir:      jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Owner: jobspec.MasterName,
+	}, rec, cfg.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,13 @@ import (
 
 // Config configures the `gtraind master` process.
 type Config struct {
-	Job        string
-	Node       string
-	DataDir    string // the agent's data dir; the model goes to DataDir/jobs/JOB/model
+	Job  string
+	Node string
+	// JobRev is the create revision of the job record this master serves
+	// (the agent passes it); the master refuses to run for another record.
+	// 0 takes the record found.
+	JobRev     int64
+	DataDir    string // the agent's data dir; see jobdir.Model for where the model goes
 	ListenAddr string
 	SessionTTL int // seconds
 	LongPoll   time.Duration
@@ -52,7 +56,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	job, err := loadJob(ctx, cli, cfg.Job)
+	job, err := loadJob(ctx, cli, cfg.Job, cfg.JobRev)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,12 @@ import (
 
 // Config configures the `gtraind pserver` process.
 type Config struct {
-	Job        string
-	Index      int
+	Job   string
+	Index int
+	// JobRev is the create revision of the job record this pserver serves
+	// (the agent passes it); the pserver refuses to run for another record.
+	// 0 takes the record found.
+	JobRev     int64
 	Node       string
 	DataDir    string        // the agent's data dir; checkpoints default to jobdir.Checkpoints under it
 	ListenAddr string        // host:port; port 0 picks a free one

@@ -34,6 +34,7 @@ type process struct {
 	store   *checkpoint.Store
 	rec     *checkpoint.EtcdRecorder
 	session *concurrency.Session
+	jobRev  int64 // the create revision of the job's record: the job's identity with its name
 	record  coord.PserverRecord
 	log     *slog.Logger
 }
@@ -71,15 +72,17 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	var rec coord.JobRecord
-	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
+	rec, rev, err := coord.GetJobRecord(ctx, cli, cfg.Job)
+	if err != nil {
 		return nil, fmt.Errorf("pserver %d: read job: %w", cfg.Index, err)
 	}
-	p.spec = &rec.Spec
+	if err := coord.CheckJobRev(cfg.Job, cfg.JobRev, rev); err != nil {
+		return nil, fmt.Errorf("pserver %d: %w", cfg.Index, err)
+	}
+	p.spec, p.jobRev = &rec.Spec, rev
 	if cfg.Index >= p.spec.Pservers {
 		return nil, fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers", cfg.Index, cfg.Job, p.spec.Pservers)
 	}
-	var err error
 	if p.layout, err = client.NewLayout(p.spec); err != nil {
 		return nil, err
 	}
@@ -132,7 +135,8 @@ func (p *process) openStore() error {
 	p.rec = checkpoint.NewEtcdRecorder(p.cli, func(i int) string { return coord.CheckpointRecordKey(p.cfg.Job, i) })
 	// A checkpoint record is written only while this process holds the index.
 	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
-	cfg := checkpoint.Config{Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index}
+	cfg := checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
+		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index}
 	var err error
 	p.store, err = checkpoint.NewStore(cfg, p.rec, p.log)
 	return err

@@ -64,6 +64,13 @@ func TestJobStartRejectsInvalidSpecWithoutContactingTheAgent(t *testing.T) {
 		{"unknown field", validSpec + "bogus_field: 1\n", nil, []string{"bogus_field"}},
 		{"override breaks the spec", validSpec, []string{"--pservers", "0"}, []string{"pservers", "--pservers"}},
 		{"bad --name", validSpec, []string{"--name", "my_job"}, []string{"--name", "my_job", "no '_'"}},
+		{"parameters cannot fit the pserver's memory", strings.Replace(validSpec, "model: {kind: linear, inputs: 13}",
+			"model: {kind: mlp, inputs: 13, outputs: 1, hidden: [100000, 100000]}\nresources: {pserver: {cpu: 1, memory: 512Mi}}", 1),
+			nil, []string{"resources.pserver.memory", "512Mi", "10001600001 parameters", "2 pserver(s) hold up to 5000800001 each",
+				"request at least 18.7Gi"}},
+		{"--pservers 1 makes the share too big", strings.Replace(validSpec, "model: {kind: linear, inputs: 13}",
+			"model: {kind: mlp, inputs: 13, outputs: 1, hidden: [1000, 1000]}\nresources: {pserver: {cpu: 1, memory: 3Mi}}", 1),
+			[]string{"--pservers", "1"}, []string{"resources.pserver.memory", "1 pserver(s) hold up to 1016001 each"}},
 		{"missing file", "", nil, []string{"does not exist", "-f"}},
 	}
 	for _, tt := range tests {
@@ -219,6 +226,34 @@ func TestListings(t *testing.T) {
 	}
 }
 
+func TestNodeDrainAndUndrain(t *testing.T) {
+	f := &fakeAgent{nodes: []api.NodeRow{{Name: "n1", State: api.NodeReady, CPU: 2, Roles: []string{"fit/pserver-0", "fit/trainer-1"}}}}
+	addr := startAgent(t, f)
+	tests := []struct {
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{[]string{"node", "drain", "n1"}, exitOK, []string{"node n1 is draining: its roles (fit/pserver-0, fit/trainer-1) move to other nodes"}, nil},
+		{[]string{"node", "drain", "n1", "-o", "json"}, exitOK, []string{`"name": "n1"`, `"state": "draining"`}, nil},
+		{[]string{"node", "undrain", "n1"}, exitOK, []string{"node n1 is ready: it takes new work again"}, nil},
+		{[]string{"node", "drain", "nope"}, exitRejected, nil, []string{"gctl: drain node nope: node nope not found; see gctl node list"}},
+		{[]string{"node", "drain"}, exitRejected, nil, []string{"takes 1 argument(s) (NAME)"}},
+		{[]string{"node", "undrain", "a", "b"}, exitRejected, nil, []string{"takes 1 argument(s) (NAME)"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			a, stdout, stderr := newTestApp(t)
+			r := runGctl(t, a, stdout, stderr, append([]string{"--addr", addr}, tt.args...)...)
+			wantRun(t, r, tt.code, tt.stdout, tt.stderr)
+			if strings.Contains(r.stderr, "gctl job list") {
+				t.Errorf("a node error points at the job list: %s", r.stderr)
+			}
+		})
+	}
+}
+
 func TestJobStatus(t *testing.T) {
 	st := api.JobStatus{Name: "fit-a-line", State: api.StateRunning, Mode: "sync", Pass: 3, Passes: 30, Step: 1234,
 		SamplesApplied: []int64{404, 404}, Metrics: api.Metrics{TestLoss: ptr(23.9)}}
@@ -231,6 +266,12 @@ func TestJobStatus(t *testing.T) {
 	a, stdout, stderr = newTestApp(t)
 	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "status", "fit-a-line", "-o", "json")
 	wantRun(t, r, exitOK, []string{`"samples_applied": [`, `"test_accuracy": null`, `"step": 1234`}, nil)
+
+	pending := api.JobStatus{Name: "big", State: api.StatePending, Reason: "needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu, n2 1 cpu"}
+	addr = startAgent(t, &fakeAgent{statuses: []api.JobStatus{pending}})
+	a, stdout, stderr = newTestApp(t)
+	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "status", "big")
+	wantRun(t, r, exitOK, []string{"PENDING", "Reason:", "needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu, n2 1 cpu"}, nil)
 
 	missing := startAgent(t, &fakeAgent{getErr: status.Error(codes.NotFound, `job "nope" not found`)})
 	a, stdout, stderr = newTestApp(t)

@@ -1,6 +1,6 @@
 // Command gctl is the operator CLI of gtrain (SPEC §3): it submits and
-// monitors jobs, lists jobs, workers and nodes, streams logs, stops jobs and
-// converts raw data into record shards.
+// monitors jobs, lists jobs, workers and nodes, drains and undrains nodes,
+// streams logs, stops jobs and converts raw data into record shards.
 //
 // It owns the user-facing command line: commands, flags, help texts, table
 // and JSON output, exit codes (0 ok, 1 failure, 2 rejected input; mapped in

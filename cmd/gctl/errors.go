@@ -106,6 +106,9 @@ func (e *agentError) Error() string {
 		return fmt.Sprintf("%s: the gtrain agent at %s%s did not answer in time; check that it is healthy (gctl node list) and retry",
 			e.op, e.addr, e.fromSuffix())
 	case codes.NotFound:
+		if strings.Contains(e.op, " node ") {
+			return fmt.Sprintf("%s: %s", e.op, msg) // the agent's message names gctl node list
+		}
 		return fmt.Sprintf("%s: %s (gctl job list shows the jobs the agent knows)", e.op, msg)
 	case codes.AlreadyExists:
 		return fmt.Sprintf("%s: %s (choose another --name, or free the name with `gctl job stop NAME --purge`)", e.op, msg)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
 )
@@ -89,6 +91,28 @@ func (f *fakeAgent) ListWorkers(context.Context, *api.GetJobRequest) (*api.Docum
 
 func (f *fakeAgent) ListNodes(context.Context, *api.ListNodesRequest) (*api.Document, error) {
 	return document(f.nodes)
+}
+
+// DrainNode and UndrainNode answer the node's row with the new state, or
+// NotFound for a node not in f.nodes.
+func (f *fakeAgent) DrainNode(_ context.Context, req *api.NodeRequest) (*api.Document, error) {
+	return f.setNodeState(req.GetName(), api.NodeDraining)
+}
+
+func (f *fakeAgent) UndrainNode(_ context.Context, req *api.NodeRequest) (*api.Document, error) {
+	return f.setNodeState(req.GetName(), api.NodeReady)
+}
+
+func (f *fakeAgent) setNodeState(name string, state api.NodeState) (*api.Document, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.nodes {
+		if f.nodes[i].Name == name {
+			f.nodes[i].State = state
+			return document(f.nodes[i])
+		}
+	}
+	return nil, status.Errorf(codes.NotFound, "node %s not found; see gctl node list", name)
 }
 
 func (f *fakeAgent) GetJob(context.Context, *api.GetJobRequest) (*api.Document, error) {

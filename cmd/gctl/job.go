@@ -296,9 +296,13 @@ func (a *app) jobLogsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
 		Short: "Print the logs of a job's workers",
-		Long: `Print the logs of every worker of the job, each line prefixed with "WORKER | ",
-or of one worker (-w trainer-0, -w pserver-1, -w master) without prefix.
--f keeps streaming new lines until Ctrl-C. -o does not apply: logs are text.`,
+		Long: `Print the logs of every worker of the job, merged by the time each line was
+written and prefixed with "WORKER | ", or of one worker (-w trainer-0, -w pserver-1,
+-w master) without prefix. Any agent answers: it fetches the logs kept on other nodes
+from their agents. A worker whose log is on a node that is down gets a line saying so,
+naming the node; with -w that is an error. -n shows the last N lines of each log file.
+-f keeps streaming new lines, from every node, until the job has ended or Ctrl-C.
+-o does not apply: logs are text.`,
 		Example: "  gctl job logs fit-a-line\n  gctl job logs fit-a-line -w trainer-0 -f -n 20",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -322,7 +326,7 @@ or of one worker (-w trainer-0, -w pserver-1, -w master) without prefix.
 	f := cmd.Flags()
 	f.StringVarP(&worker, "worker", "w", "", "only this worker's log: master, pserver-N or trainer-N")
 	f.BoolVarP(&follow, "follow", "f", false, "keep streaming new lines until Ctrl-C")
-	f.IntVarP(&lines, "lines", "n", 0, "only the last N lines of each log (0: all)")
+	f.IntVarP(&lines, "lines", "n", 0, "only the last N lines of each log file (0: all)")
 	return cmd
 }
 

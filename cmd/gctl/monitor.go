@@ -56,6 +56,7 @@ type progressKey struct {
 	pass     int
 	state    api.JobState
 	testLoss string
+	reason   string // why a PENDING job waits
 }
 
 // run polls until the job reaches a terminal state and returns its last
@@ -153,11 +154,16 @@ func (m *monitor) closeLine() {
 }
 
 func progressKeyOf(st api.JobStatus) progressKey {
-	return progressKey{pass: st.Pass, state: st.State, testLoss: formatFloat(st.Metrics.TestLoss)}
+	key := progressKey{pass: st.Pass, state: st.State, testLoss: formatFloat(st.Metrics.TestLoss)}
+	if st.State == api.StatePending {
+		key.reason = st.Reason
+	}
+	return key
 }
 
 // formatProgress is the one-line view of a running job, e.g.
-// `pass 3/30  step 120  tasks todo 4 pending 2 done 14 failed 0  train_loss 21.3  test_loss 23.9  [RUNNING]`.
+// `pass 3/30  step 120  tasks todo 4 pending 2 done 14 failed 0  train_loss 21.3  test_loss 23.9  [RUNNING]`;
+// a PENDING job says why it waits: `[PENDING: needs 3 cpu for 3 trainers ...]`.
 func formatProgress(st api.JobStatus) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pass %d/%d  step %d  tasks todo %d pending %d done %d failed %d  train_loss %s  test_loss %s",
@@ -165,6 +171,10 @@ func formatProgress(st api.JobStatus) string {
 		formatFloat(st.Metrics.TrainLoss), formatFloat(st.Metrics.TestLoss))
 	if st.Metrics.TestAccuracy != nil {
 		b.WriteString("  test_accuracy " + formatFloat(st.Metrics.TestAccuracy))
+	}
+	if st.State == api.StatePending && st.Reason != "" {
+		b.WriteString("  [PENDING: " + st.Reason + "]")
+		return b.String()
 	}
 	b.WriteString("  [" + string(st.State) + "]")
 	return b.String()

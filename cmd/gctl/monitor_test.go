@@ -33,6 +33,12 @@ func TestFormatProgress(t *testing.T) {
 			"pass 0/5  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  [PENDING]",
 		},
 		{
+			"pending says why",
+			api.JobStatus{State: api.StatePending, Passes: 5, Reason: "needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu"},
+			"pass 0/5  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  " +
+				"[PENDING: needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu]",
+		},
+		{
 			"classifier shows accuracy",
 			api.JobStatus{State: api.StateRunning, Pass: 1, Passes: 2, Step: 7, Tasks: api.TaskCounts{Failed: 1},
 				Metrics: api.Metrics{TrainLoss: ptr(0.5), TestLoss: ptr(0.25), TestAccuracy: ptr(0.9125)}},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,10 +13,10 @@ import (
 func (a *app) nodeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node",
-		Short: "Inspect the cluster's nodes",
+		Short: "Inspect the cluster's nodes, drain and undrain them",
 	}
 	asGroup(cmd)
-	cmd.AddCommand(a.nodeListCommand())
+	cmd.AddCommand(a.nodeListCommand(), a.nodeDrainCommand(), a.nodeUndrainCommand())
 	return cmd
 }
 
@@ -22,9 +24,12 @@ func (a *app) nodeListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the nodes: NAME ADDR STATE CPU MEMORY ROLES",
-		Long: `List every node (gtraind agent) of the cluster, one row each. STATE is ready,
-down or draining; ROLES are the job processes running there.
-With -o json: an array of objects keyed name, addr, state, cpu, memory (bytes), roles.`,
+		Long: `List every node (gtraind agent) that joined the cluster, one row each. STATE is
+ready, down (its agent died or stopped: it stays listed) or draining; CPU and
+MEMORY are what the node offers to placement; ROLES are the job processes placed
+there.
+With -o json: an array of objects keyed name, addr, state, cpu, memory (bytes),
+gpus, labels, roles.`,
 		Example: "  gctl node list\n  gctl node list -o json",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,4 +40,72 @@ With -o json: an array of objects keyed name, addr, state, cpu, memory (bytes), 
 				func(rows []api.NodeRow) error { return writeNodeTable(a.stdout, rows) })
 		},
 	}
+}
+
+func (a *app) nodeDrainCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "drain NAME",
+		Short: "Move a node's roles to other nodes and place nothing new there",
+		Long: `Mark the node draining: the cluster's scheduler moves the roles placed on it to
+other nodes with room, and places nothing new there until ` + "`gctl node undrain`" + `.
+A moved pserver restarts on its new node from the job's newest complete global
+checkpoint, and the job rolls back to that step: steps are redone, none is lost.
+A job without checkpoint.dir keeps its checkpoints on the node's own disk and
+stays (its status says so). ` + "`gctl node list`" + ` shows when no role is left.
+With -o json: the node's row of ` + "`gctl node list -o json`" + `.`,
+		Example: "  gctl node drain n2",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.changeNode(cmd.Context(), "drain", args[0], func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
+				return c.DrainNode(ctx, &api.NodeRequest{Name: args[0]})
+			})
+		},
+	}
+}
+
+func (a *app) nodeUndrainCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "undrain NAME",
+		Short: "End a drain: the node takes new work again",
+		Long: `End the drain of the node: the scheduler places new work on it again. Roles that
+moved away stay where they are.
+With -o json: the node's row of ` + "`gctl node list -o json`" + `.`,
+		Example: "  gctl node undrain n2",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.changeNode(cmd.Context(), "undrain", args[0], func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
+				return c.UndrainNode(ctx, &api.NodeRequest{Name: args[0]})
+			})
+		},
+	}
+}
+
+// changeNode drains or undrains node and prints its row.
+func (a *app) changeNode(ctx context.Context, verb, node string, change func(context.Context, api.ControlClient) (*api.Document, error)) error {
+	client, s, done, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer done()
+	doc, err := call(ctx, s, verb+" node "+node, func(ctx context.Context) (*api.Document, error) { return change(ctx, client) })
+	if err != nil {
+		return err
+	}
+	row, err := decodeDocument[api.NodeRow](doc, "node")
+	if err != nil {
+		return err
+	}
+	if a.output == outputJSON {
+		return writeJSON(a.stdout, row)
+	}
+	switch {
+	case verb == "undrain":
+		fmt.Fprintf(a.stdout, "node %s is %s: it takes new work again\n", row.Name, row.State)
+	case len(row.Roles) == 0:
+		fmt.Fprintf(a.stdout, "node %s is %s and runs no role\n", row.Name, row.State)
+	default:
+		fmt.Fprintf(a.stdout, "node %s is %s: its roles (%s) move to other nodes; `gctl node list` shows when none is left\n",
+			row.Name, row.State, strings.Join(row.Roles, ", "))
+	}
+	return nil
 }

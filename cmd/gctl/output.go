@@ -84,8 +84,8 @@ func writeNodeTable(w io.Writer, rows []api.NodeRow) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "NAME\tADDR\tSTATE\tCPU\tMEMORY\tROLES")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.Name, dash(r.Addr), dash(r.State), r.CPU, formatBytes(r.Memory), dash(strings.Join(r.Roles, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Name, dash(r.Addr), dash(r.State), strconv.FormatFloat(r.CPU, 'f', -1, 64), formatBytes(r.Memory), dash(strings.Join(r.Roles, ",")))
 	}
 	return tw.Flush()
 }

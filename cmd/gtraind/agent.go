@@ -46,7 +46,8 @@ Ready when 'gctl node list' shows the node ready. SIGINT/SIGTERM stops the role
 processes, deregisters the node and exits 0.`,
 		Example: `  gtraind agent --dev --data-dir /tmp/gtrain
   gtraind agent --etcd-endpoints 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --api-addr 10.0.0.11:7164 --gossip-addr 10.0.0.11:7946
-  gtraind agent --config /etc/gtrain/agent.yaml`,
+  gtraind agent --config /etc/gtrain/agent.yaml
+  gtraind agent --etcd-endpoints 10.0.0.1:2379 --cpu 14 --memory 60Gi --labels zone=a,disk=ssd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f := v.GetString("config"); f != "" {
@@ -67,6 +68,9 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
 			readClusterSettings(v, &cfg)
+			if err := capacityConfig(v, &cfg); err != nil {
+				return err
+			}
 			cfg.Log = newLogger(os.Stderr, "agent")
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
@@ -87,6 +91,7 @@ processes, deregisters the node and exits 0.`,
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
 	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
 	addClusterFlags(f)
+	addCapacityFlags(f)
 	_ = v.BindPFlags(f)
 	v.SetEnvPrefix("GTRAIN")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))

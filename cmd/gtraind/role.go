@@ -22,6 +22,7 @@ type roleFlags struct {
 	job, endpoints, dataDir, node, listen string
 	index, sessionTTL                     int
 	etcd                                  coord.EtcdConfig // all but Endpoints
+	jobRev                                int64
 }
 
 func newRoleCmd(role string) *cobra.Command {
@@ -42,6 +43,9 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			if err := checkListen(role, rf.listen); err != nil {
 				return err
 			}
+			if rf.jobRev < 0 {
+				return fmt.Errorf("%w: --job-rev %d: give the job record's create revision, or 0", errUsage, rf.jobRev)
+			}
 			log := roleLogger(os.Stderr, role, rf)
 			ctx := cmd.Context()
 			etcd := rf.etcd
@@ -57,6 +61,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 	}
 	f := cmd.Flags()
 	f.StringVar(&rf.job, "job", "", "job name")
+	f.Int64Var(&rf.jobRev, "job-rev", 0, "the create revision of the job's record this process serves; it refuses another (0: any)")
 	f.StringVar(&rf.endpoints, "etcd-endpoints", "", "etcd endpoints, HOST:PORT,...")
 	f.StringVar(&rf.dataDir, "data-dir", "/var/lib/gtrain", "the agent's data dir (models, checkpoints)")
 	f.StringVar(&rf.node, "node", "", "the node this runs on (for status)")
@@ -108,15 +113,35 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 	case "master":
 		cfg := master.DefaultConfig()
 		cfg.Job, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
+		cfg.JobRev = rf.jobRev
 		return master.Run(ctx, cli, cfg)
 	case "pserver":
 		cfg := pserver.DefaultConfig()
 		cfg.Job, cfg.Index, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
+		cfg.JobRev = rf.jobRev
 		return pserver.Run(ctx, cli, cfg)
 	default:
+		// The master and the pserver check --job-rev against the record
+		// they read; the trainer keeps no files of the job, so this
+		// check only keeps a trainer of a replaced job from starting.
+		if err := checkJobRev(ctx, cli, rf); err != nil {
+			return err
+		}
 		cfg := trainer.DefaultConfig()
 		cfg.Job, cfg.Worker, cfg.Node, cfg.SessionTTL, cfg.Log = rf.job, jobspec.TrainerName(rf.index), rf.node, rf.sessionTTL, log
 		cfg.Deadline = 5 * time.Minute
 		return trainer.Run(ctx, cli, cfg)
 	}
+}
+
+// checkJobRev refuses to run for a job record other than --job-rev's.
+func checkJobRev(ctx context.Context, cli *clientv3.Client, rf roleFlags) error {
+	if rf.jobRev == 0 {
+		return nil
+	}
+	_, rev, err := coord.GetJobRecord(ctx, cli, rf.job)
+	if err != nil {
+		return fmt.Errorf("read job %s: %w", rf.job, err)
+	}
+	return coord.CheckJobRev(rf.job, rf.jobRev, rev)
 }

@@ -3,8 +3,18 @@
 //	<data-dir>/jobs/<job>/
 //	    log/                 one <worker>.log per role process (the agent writes them)
 //	    model/               the trained model the master exports
-//	    checkpoints/         the pservers' checkpoints, unless the spec's checkpoint.dir moves them
+//	    checkpoints/         the pservers' checkpoints
 //	    checkpoints/master/  the master's own checkpoints
+//
+// unless the spec sets checkpoint.dir (shared storage, which every node of a
+// multi-node job reads), which moves all but the logs there:
+//
+//	<checkpoint.dir>/               the pservers' checkpoints
+//	<checkpoint.dir>/master/        the master's own checkpoints
+//	<checkpoint.dir>/model/<job>/   the trained model
+//
+// Jobs may share a checkpoint.dir: checkpoint file names carry the job's
+// identity, and each job's model has its own directory.
 //
 // Every role derives these paths here instead of joining "jobs" itself, so
 // the layout changes in one place. Deleting Root forgets the job on this agent.

@@ -17,8 +17,17 @@ func WorkerLog(dataDir, job, worker string) string {
 	return filepath.Join(Log(dataDir, job), worker+".log")
 }
 
-// Model holds the model the master exports for job.
-func Model(dataDir, job string) string { return filepath.Join(Root(dataDir, job), "model") }
+// Model holds the model the master exports for spec's job. With the spec's
+// checkpoint.dir set (shared storage, required for multi-node jobs) it is
+// there too, in a directory of the job's own, so that a master re-placed on
+// another node goes on writing the same model and two jobs sharing the
+// checkpoint directory keep apart; else it is under the agent's data dir.
+func Model(dataDir string, spec *jobspec.Spec) string {
+	if spec.Checkpoint.Dir != "" {
+		return filepath.Join(spec.Checkpoint.Dir, "model", spec.Name)
+	}
+	return filepath.Join(Root(dataDir, spec.Name), "model")
+}
 
 // Checkpoints holds the pservers' checkpoints of spec's job: the spec's
 // checkpoint.dir when set (shared storage for multi-node jobs), else a
