@@ -161,8 +161,6 @@ func (hc *hostCluster) etcdLeader(t *testing.T) *etcdproc.Member {
 // on the live hosts, and the job SUCCEEDS with every record applied once
 // and the uninterrupted run's model, bit for bit.
 func TestClusterHostCrash(t *testing.T) {
-	t.Skip("SKIPPED until the scheduler re-places a dead node's roles (issue 7 item 3, branch c-sched, not merged into main yet): " +
-		"without it the job stalls at the step in flight")
 	hc := startHostCluster(t, netcluster.EtcdPlain)
 	ref := hc.referenceSums(t)
 	hc.submit(t, 0, "host-crash")

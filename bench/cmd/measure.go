@@ -116,11 +116,6 @@ func measureNodeRecovery(t *table, bin string) error {
 	case errors.Is(err, netcluster.ErrUnavailable):
 		fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %v\n", "recovery_node", err)
 		return nil
-	case errors.Is(err, bench.ErrNoNodeRecovery):
-		// Until the scheduler re-places a dead node's roles (cluster issue,
-		// item 3) the job stalls: say so instead of failing every benchmark.
-		fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %v\n", "recovery_node", err)
-		return nil
 	case err != nil:
 		return err
 	}

@@ -43,7 +43,9 @@ func (c *Cluster) StartAgent(h *Host, args ...string) (*Agent, error) {
 	}
 	defer logFile.Close()
 	etcdFlags, env := c.AgentEtcdFlags()
-	full := append(inNS(h.NS), filepath.Join(c.Bin, "gtraind"), "agent", "--node-name", h.Name, "--data-dir", a.DataDir)
+	// Each host offers 4 CPUs whatever the machine has: the hosts share its
+	// cores, and two of them must hold a job re-placed off a dead third.
+	full := append(inNS(h.NS), filepath.Join(c.Bin, "gtraind"), "agent", "--node-name", h.Name, "--data-dir", a.DataDir, "--cpu", "4")
 	full = append(append(full, etcdFlags...), args...)
 	a.cmd = exec.Command(full[0], full[1:]...)
 	a.cmd.Env = append(os.Environ(), env...)
