@@ -18,6 +18,13 @@
 // PlacementRecord fenced on its leadership, and the supervisors follow it.
 // Submit never places: a job is written PENDING and placed when it fits.
 //
+// Across hosts (advertise.go, role.go): every role binds and publishes the
+// node's advertise address (--advertise-addr, or the host of --api-addr),
+// never loopback in a cluster that spans hosts; the roles get the agent's
+// etcd access (TLS files and user as flags, the password in their
+// environment). Under systemd (notify.go) the agent speaks sd_notify:
+// READY=1, STOPPING=1, and WATCHDOG=1 while its supervisor answers.
+//
 // It owns the agent's lifecycle, placement, the supervisor and the Control
 // API. It must not touch the etcd key layout or record encodings (coord
 // owns them), the job spec rules (jobspec), the wire types (api), nor
