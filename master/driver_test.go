@@ -365,10 +365,11 @@ func TestDriverSyncRunsEveryPassExactlyOnce(t *testing.T) {
 		if m.Pass != pass || m.Step != start || m.PassStartStep != start || m.PassSamples != 0 {
 			t.Fatalf("pass %d starts with meta %+v, want pass %d step %d", pass, m, pass, start)
 		}
+		got := runSyncSteps(t, c, start, start+stepsPerPass-1)
 		if w := mustGetStep(t, c, 2, start+stepsPerPass-1); len(w.Slices) != 0 || w.Pass != pass {
 			t.Fatalf("last step of pass %d for trainer 2 = %+v, want pass %d and no records", pass, w, pass)
 		}
-		got := runSyncSteps(t, c, start, start+stepsPerPass)
+		got = append(got, runSyncSteps(t, c, start+stepsPerPass-1, start+stepsPerPass)...)
 		checkCoversOnce(t, ts, got, fmt.Sprintf("pass %d", pass))
 		orders = append(orders, got)
 
@@ -543,6 +544,7 @@ func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 	ctx := context.Background()
 
 	// A step beyond the pass is not handed out: WAIT after the long poll.
+	runSyncSteps(t, c, 0, 3)
 	begin := time.Now()
 	w, err := c.GetStep(ctx, 0, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT || w.Step != 4 {
@@ -552,7 +554,7 @@ func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 		t.Fatalf("WAIT after %s, before the long poll of %s", waited, cfg.LongPoll)
 	}
 
-	runSyncSteps(t, c, 0, 4)
+	runSyncSteps(t, c, 3, 4)
 	// The evaluator holds the pass end: trainers wait, the next pass is not planned.
 	w, err = c.GetStep(ctx, 1, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
@@ -1235,5 +1237,39 @@ func waitChanges(t *testing.T, c *Driver, cond func() bool) {
 		case <-timeout:
 			t.Fatal("timed out waiting for a change")
 		}
+	}
+}
+
+// A master dies with the reports of two steps the pservers applied (a
+// trainer may take a step one ahead of the commits): its successor restores
+// the older state, refuses the trainers' reports of later steps, and sends
+// them back to its own step; they redo the lost reports (the pservers make
+// them report without pushing) and the pass is counted exactly once — no
+// "step out of order" livelock. Repeated at every step of a pass.
+func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
+	const trainers, batch = 3, 4
+	for lost := int64(0); lost < 2; lost++ {
+		store := &MemStore{}
+		first := mustDriver(t, t.Context(), syncConfig(trainers, batch, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+		got := runSyncSteps(t, first, 0, lost) // committed and saved
+		// The next two steps reach the pservers, but their reports die with
+		// the master: nothing of them is saved.
+		ahead := lost + 2
+
+		next := mustDriver(t, t.Context(), syncConfig(trainers, batch, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+		if m := metaOf(next); m.Step != lost {
+			t.Fatalf("successor restored at step %d, want %d", m.Step, lost)
+		}
+		for k := 0; k < trainers; k++ {
+			err := next.StepDone(context.Background(), k, ahead, epoch0, 1, 4)
+			if !errors.Is(err, ErrBadStep) {
+				t.Fatalf("report of step %d to a master at %d: %v, want ErrBadStep", ahead, lost, err)
+			}
+			if w := mustGetStep(t, next, k, ahead); w.Step != lost {
+				t.Fatalf("trainer %d asking for step %d was sent to step %d, want the master's step %d", k, ahead, w.Step, lost)
+			}
+		}
+		got = append(got, runSyncSteps(t, next, lost, 4)...)
+		checkCoversOnce(t, coreTaskSet(), got, fmt.Sprintf("pass with reports of steps %d and %d lost", lost, lost+1))
 	}
 }

@@ -262,9 +262,10 @@ func (r *recovery) rollback(ctx context.Context, why string, target int64) error
 	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil && !errors.Is(err, coord.ErrNotFound) {
 		return err
 	}
-	target, ok := rollbackTarget(g, target)
-	if !ok {
-		return fmt.Errorf("master: rollback to step %d: not a complete global checkpoint (kept: %v in %s)", target, g.Steps, coord.GlobalCheckpointKey(r.job))
+	requested := target
+	target, exact := rollbackTarget(g, requested)
+	if !exact {
+		why = fmt.Sprintf("%s; step %d is not a complete global checkpoint (kept: %v), so the newest one below it", why, requested, g.Steps)
 	}
 	r.log.Warn("rolling back to a complete global checkpoint", "why", why, "step", target)
 	state, err := r.loadState(ctx, target)

@@ -7,10 +7,12 @@ import "github.com/gtrain/gtrain/coord"
 
 // checkPservers tells whether the pservers (their steps and epochs, by index)
 // and the master's stored state describe one step and one epoch: every
-// pserver at the same step, that step the master's or the next one (the
-// master died between the pservers applying a step and its commit), and no
-// pserver in a newer epoch. If not, the job rolls back to target, the lowest
-// pserver step.
+// pserver at the same step, that step the master's or up to two past it (the
+// master died after the pservers applied its step and the next, which a
+// trainer may take one ahead of the commits, before it committed them: the
+// trainers redo those steps' reports without pushing), and no pserver in a
+// newer epoch. If not, the job rolls back to the newest complete global
+// checkpoint at or below target, the lowest pserver step.
 func checkPservers(steps, epochs []int64, masterStep, masterEpoch int64) (target int64, consistent bool) {
 	if len(steps) == 0 {
 		return 0, true
@@ -19,7 +21,7 @@ func checkPservers(steps, epochs []int64, masterStep, masterEpoch int64) (target
 	consistent = true
 	for i, s := range steps {
 		lowest = min(lowest, s)
-		consistent = consistent && s == steps[0] && s >= masterStep && s <= masterStep+1 && epochs[i] <= masterEpoch
+		consistent = consistent && s == steps[0] && s >= masterStep && s <= masterStep+2 && epochs[i] <= masterEpoch
 	}
 	return lowest, consistent
 }
@@ -35,15 +37,20 @@ func pserverAhead(epochs []int64, masterEpoch int64) (index int, ahead bool) {
 	return 0, false
 }
 
-// rollbackTarget resolves the step a rollback goes to: requested (-1: the
-// newest global checkpoint), which must be a complete global checkpoint still
-// kept (0, the start, always is).
-func rollbackTarget(g coord.GlobalCheckpoint, requested int64) (target int64, ok bool) {
-	target = requested
-	if target < 0 {
-		target = g.Step
+// rollbackTarget resolves the step a rollback goes to: the newest complete
+// global checkpoint still kept at or below requested (-1: the newest of all;
+// 0, the start, always is one). exact is false when requested itself is not
+// one (pservers split around a step no checkpoint covers).
+func rollbackTarget(g coord.GlobalCheckpoint, requested int64) (target int64, exact bool) {
+	if requested < 0 {
+		return g.Step, true
 	}
-	return target, g.Has(target)
+	for _, s := range g.Steps {
+		if s <= requested {
+			target = max(target, s)
+		}
+	}
+	return target, target == requested
 }
 
 // nextEpoch is the epoch a rollback opens: above the master's and above any

@@ -18,7 +18,8 @@ func TestCheckPservers(t *testing.T) {
 		{"all at the master's step", []int64{7, 7, 7}, []int64{1, 1, 1}, 7, 1, true, 0},
 		{"all one step ahead (a commit not saved)", []int64{8, 8}, []int64{0, 0}, 7, 0, true, 0},
 		{"a single pserver at the master's step", []int64{7}, []int64{0}, 7, 0, true, 0},
-		{"two steps ahead", []int64{9, 9}, []int64{0, 0}, 7, 0, false, 9},
+		{"two steps ahead (two commits lost with a master)", []int64{9, 9}, []int64{0, 0}, 7, 0, true, 0},
+		{"three steps ahead", []int64{10, 10}, []int64{0, 0}, 7, 0, false, 10},
 		{"behind the master (restored from a checkpoint)", []int64{4, 4}, []int64{0, 0}, 7, 0, false, 4},
 		{"apart: the lowest", []int64{8, 4, 7}, []int64{0, 0, 0}, 7, 0, false, 4},
 		{"apart around the master's step", []int64{7, 8}, []int64{0, 0}, 7, 0, false, 7},
@@ -68,8 +69,9 @@ func TestRollbackTargetAndEpoch(t *testing.T) {
 		{"the newest", g, -1, 30, true},
 		{"an older one still kept", g, 20, 20, true},
 		{"the start", g, 0, 0, true},
-		{"not a global checkpoint", g, 25, 25, false},
-		{"one no longer kept", g, 5, 5, false},
+		{"not a global checkpoint: the newest below it", g, 25, 20, false},
+		{"above the newest: the newest", g, 35, 30, false},
+		{"below every one kept: the start", g, 5, 0, false},
 		{"none yet: the start", coord.GlobalCheckpoint{}, -1, 0, true},
 	}
 	for _, tc := range targets {
