@@ -106,7 +106,8 @@ func (s *scheduler) lead(ctx context.Context, lead *coord.Leadership) error {
 
 // follow pokes kick whenever something placement depends on changes under
 // prefix: nodes, drains, and of the jobs their records, states and storage
-// answers (not the placements this scheduler writes, nor progress).
+// answers, and their global checkpoints, which release the workers held on
+// a draining node (not the placements this scheduler writes, nor progress).
 func (s *scheduler) follow(ctx context.Context, prefix string, kick chan<- struct{}) {
 	poke := func() {
 		select {
@@ -139,6 +140,9 @@ func relevantToScheduler(key string) bool {
 	k, ok := coord.ParseJobKey(key)
 	if !ok {
 		return true // a node, node info or drain key
+	}
+	if _, kind := coord.ParseHandoverKey(key); kind == coord.HandoverCheckpoint {
+		return true
 	}
 	return k.Kind == coord.JobKeyRecord || k.Kind == coord.JobKeyState || k.Kind == coord.JobKeyStorage
 }

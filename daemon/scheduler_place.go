@@ -122,6 +122,9 @@ type placeInput struct {
 	// OneNode: the job keeps its checkpoints on the local disk of its node
 	// (no checkpoint.dir), so all its workers go on one node and stay there.
 	OneNode bool
+	// Hold names workers that stay on their node while it drains: they
+	// wait to hand over at a global checkpoint (drainHolds).
+	Hold map[string]bool
 }
 
 // placeOutput is the placement decided: Placement holds every worker
@@ -133,7 +136,8 @@ type placeOutput struct {
 }
 
 // placeJob decides where a job's workers run. It is a pure function of its
-// input. A worker stays where it runs while that node is ready; the others
+// input. A worker stays where it runs while that node is ready (or
+// drains, when in.Hold holds it there); the others
 // go, in spec order, to the ready node with room for their request that
 // holds the fewest workers of the job in the same role, then the fewest of
 // the job, then has the most free CPU, then the most free memory, then
@@ -153,7 +157,8 @@ func placeJob(in placeInput) placeOutput {
 	out := placeOutput{Placement: map[string]string{}}
 	sameRole, ofJob := map[string]int{}, map[string]int{}
 	for _, w := range in.Workers {
-		if n := byName[in.Current[w]]; n != nil && n.State == api.NodeReady {
+		n := byName[in.Current[w]]
+		if n != nil && (n.State == api.NodeReady || (n.State == api.NodeDraining && in.Hold[w])) {
 			out.Placement[w] = n.Name
 			sameRole[roleOf(w)+"@"+n.Name]++
 			ofJob[n.Name]++

@@ -25,6 +25,7 @@ type clusterNode struct {
 	record   coord.NodeRecord // the live record when there is one, else the durable one
 	live     bool             // its leased record exists: the agent is alive as far as etcd knows
 	draining bool
+	drainRev int64 // create revision of its drain mark, when draining
 }
 
 // state is how the node shows and how placement treats it: down when etcd
@@ -49,6 +50,10 @@ type clusterJob struct {
 	placement coord.PlacementRecord // zero before the first pass placed it
 	results   map[string]coord.StorageResult
 	broken    bool // a key of the job does not decode
+	// For the drain handover: the mod revision of the job's global
+	// checkpoint record (0: none), and whether its master saved state.
+	checkpointRev int64
+	started       bool
 }
 
 // placementUpdate is a placement to write, with the events that explain it.
@@ -79,8 +84,12 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 	}
 	views := make([]nodeView, 0, len(view.nodes))
 	index := map[string]int{}
+	drains := map[string]int64{}
 	for _, n := range view.nodes {
 		states[n.name] = n.state(gossipDown)
+		if states[n.name] == api.NodeDraining {
+			drains[n.name] = n.drainRev
+		}
 		capacity := n.record.Capacity
 		c := request{CPU: capacity.CPU, Memory: capacity.Memory, GPUs: capacity.GPUs}
 		index[n.name] = len(views)
@@ -91,14 +100,20 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 		if api.Terminal(j.state) {
 			continue
 		}
+		hold, held := drainHolds(handoverInput{Workers: j.spec.Workers(), Current: j.placement.Nodes(), Drains: drains,
+			Sync: j.spec.Mode == jobspec.ModeSync, Started: j.started, CheckpointRev: j.checkpointRev})
 		out := placeJob(placeInput{
 			Workers:  j.spec.Workers(),
 			Requests: requests[j.name],
 			Current:  j.placement.Nodes(),
 			Nodes:    views,
 			OneNode:  j.spec.Checkpoint.Dir == "",
+			Hold:     hold,
 		})
 		next, events := applyPlacement(j, out.Placement, states)
+		if held != "" && !strings.Contains(j.placement.Reason, held) {
+			events = append(events, held)
+		}
 		for w, a := range next.Workers {
 			if prev, ok := j.placement.Workers[w]; !ok || prev.Node != a.Node {
 				if i, ok := index[a.Node]; ok {
@@ -106,7 +121,7 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 				}
 			}
 		}
-		next.Reason = out.Reason
+		next.Reason = joinReasons(out.Reason, held)
 		if dir := j.spec.Checkpoint.Dir; dir != "" {
 			if r := advanceCheck(&next, dir, j.results, states, now, newToken); next.Reason == "" {
 				next.Reason = r
@@ -172,4 +187,9 @@ func samePlacement(a, b coord.PlacementRecord) bool {
 		b.Workers = nil
 	}
 	return coord.MustJSON(a) == coord.MustJSON(b)
+}
+
+// joinReasons joins the non-empty reasons with "; ".
+func joinReasons(reasons ...string) string {
+	return strings.Join(slices.DeleteFunc(reasons, func(r string) bool { return r == "" }), "; ")
 }

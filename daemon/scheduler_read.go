@@ -68,6 +68,7 @@ func readNodes(ctx context.Context, cli *clientv3.Client, rev int64) ([]clusterN
 	for _, kv := range drains.Kvs {
 		if name, ok := coord.ParseDrainKey(string(kv.Key)); ok && byName[name] != nil {
 			byName[name].draining = true
+			byName[name].drainRev = kv.CreateRevision
 		}
 	}
 	nodes := make([]clusterNode, 0, len(byName))
@@ -131,6 +132,13 @@ func (j *clusterJob) add(key coord.JobKeyParts, kv *mvccpb.KeyValue) error {
 			return err
 		}
 		j.results[key.Name] = r
+	case coord.JobKeyOther:
+		switch _, kind := coord.ParseHandoverKey(string(kv.Key)); kind {
+		case coord.HandoverCheckpoint:
+			j.checkpointRev = kv.ModRevision
+		case coord.HandoverMaster:
+			j.started = true
+		}
 	}
 	return nil
 }
