@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
 )
 
 // A sync job's workers leave a draining node only once a global checkpoint
@@ -84,4 +85,22 @@ func TestPlaceJobHoldsOnDrainingNode(t *testing.T) {
 				Nodes: []nodeView{ready("n1", 4, 8*gi), ready("n2", 4, 8*gi), down}},
 			map[string]string{"master": "n2", "pserver-0": "n1", "trainer-0": "n1"}, ""},
 	})
+}
+
+// The scheduler's watch wakes it when a job's global checkpoint completes
+// (that releases held workers), not on every checkpoint mark or master save.
+func TestRelevantToSchedulerSeesGlobalCheckpoints(t *testing.T) {
+	for key, want := range map[string]bool{
+		coord.GlobalCheckpointKey("j"):             true,
+		coord.StateKey("j"):                        true,
+		coord.DrainKey("n1"):                       true,
+		coord.CheckpointMarkKey("j", 10, "master"): false,
+		coord.MasterMetaKey("j"):                   false,
+		coord.ProgressKey("j"):                     false,
+		coord.PlacementKey("j"):                    false,
+	} {
+		if got := relevantToScheduler(key); got != want {
+			t.Errorf("relevantToScheduler(%q) = %v, want %v", key, got, want)
+		}
+	}
 }
