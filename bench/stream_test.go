@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
 
 func TestStreamCeilingRejectsBadInput(t *testing.T) {
 	for _, c := range []struct {
@@ -49,5 +53,21 @@ func TestTCPLoopbackMeasures(t *testing.T) {
 	}
 	if _, err := TCPLoopbackMBps(1, 0); err == nil {
 		t.Error("TCPLoopbackMBps with 0 streams succeeded")
+	}
+}
+
+func TestGroupCommitPutPerSec(t *testing.T) {
+	e, err := StartEtcd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	v, err := GroupCommitPutPerSec(e, 256, 16)
+	if err != nil || !(v > 0) {
+		t.Fatalf("GroupCommitPutPerSec = %v, %v; want > 0", v, err)
+	}
+	resp, err := e.Cli.Get(t.Context(), "/bench/group/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || resp.Count != 256 {
+		t.Fatalf("group commit wrote %d keys (%v), want every one of 16 x 16", resp.Count, err)
 	}
 }

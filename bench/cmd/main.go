@@ -106,16 +106,22 @@ func best(n int, measure func() (float64, error)) (float64, error) {
 	return top, nil
 }
 
-// bestInterleaved alternates the ceiling and the measured loop, rounds
-// times, and keeps the best of each: a burst of noise cannot favour one side.
+// bestInterleaved measures the ceiling before and after each of rounds runs
+// of the measured loop and keeps the best of each side: a burst of noise
+// cannot favour the measured side, and the ceiling, an upper bound, gets the
+// more samples to find the machine at its quietest.
 func bestInterleaved(rounds int, ceiling, measured func() (float64, error)) (c, m float64, err error) {
+	cv, err := ceiling()
+	if err != nil {
+		return 0, 0, err
+	}
+	c = cv
 	for range rounds {
-		cv, err := ceiling()
+		mv, err := measured()
 		if err != nil {
 			return 0, 0, err
 		}
-		mv, err := measured()
-		if err != nil {
+		if cv, err = ceiling(); err != nil {
 			return 0, 0, err
 		}
 		c, m = max(c, cv), max(m, mv)

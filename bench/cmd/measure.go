@@ -66,12 +66,16 @@ func measureDispatch(t *table, sz sizes) error {
 	if err != nil {
 		return err
 	}
+	group, err := best(3, func() (float64, error) { return bench.GroupCommitPutPerSec(e, 4*sz.dispatchTasks, 64) })
+	if err != nil {
+		return err
+	}
 	d64, err := bench.DispatchPerSec(e, "dispatch-64", 4*sz.dispatchTasks, 64)
 	if err != nil {
 		return err
 	}
-	t.add(bench.Result{Name: "master_dispatch_64", Value: d64, Unit: "tasks/s", Ceiling: par,
-		Note: fmt.Sprintf("ceiling: 64-way etcd put/s; serial txn/s was %.0f", serial)})
+	t.add(bench.Result{Name: "master_dispatch_64", Value: d64, Unit: "tasks/s", Ceiling: max(par, group),
+		Note: fmt.Sprintf("ceiling: the best of 64-way etcd put/s (%.0f) and 64-way group-committed put/s (%.0f, the master's batching without the master); serial txn/s was %.0f", par, group, serial)})
 	return nil
 }
 
