@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -11,9 +12,9 @@ import (
 // writes p (p += g here), Adam reads p, g, m, v and writes p, m, v.
 var streamArrays = map[string]int{"sgd": 2, "adam": 4} // arrays read; all but g are written
 
-// StreamCeiling returns parameters/s of the STREAM-style loop with kind's
-// memory traffic over n parameters, iters sweeps (vectorised like the
-// optimizer kernels of this build).
+// StreamCeiling returns parameters/s of the fastest sweep of the
+// STREAM-style loop with kind's memory traffic over n parameters, of iters
+// sweeps (vectorised like the optimizer kernels of this build).
 func StreamCeiling(kind string, n, iters int) (paramsPerSec float64, err error) {
 	arrays, ok := streamArrays[kind]
 	if !ok || n < 1 || iters < 1 {
@@ -38,13 +39,18 @@ func StreamCeiling(kind string, n, iters int) (paramsPerSec float64, err error) 
 	return paramsPerSec, nil
 }
 
+// timeSweeps returns the rate of the fastest of iters sweeps: the ceiling is
+// the loop's peak, which the optimizer's rate, an average over its sweeps,
+// cannot exceed on the same machine.
 func timeSweeps(sweep func([][]float32), a [][]float32, n, iters int) float64 {
 	sweep(a) // fault pages in before timing
-	start := time.Now()
+	fastest := time.Duration(math.MaxInt64)
 	for range iters {
+		start := time.Now()
 		sweep(a)
+		fastest = min(fastest, time.Since(start))
 	}
-	return float64(n) * float64(iters) / time.Since(start).Seconds()
+	return float64(n) / fastest.Seconds()
 }
 
 // a[0] is p, a[1] is g (read only), a[2], a[3] are Adam's moments.
