@@ -225,11 +225,12 @@ func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 		step, epoch = c.meta.Step, c.meta.Epoch
 	}
 	step = max(step, c.meta.Step)
-	if step > c.meta.Step+1 {
-		// Further ahead than a trainer can get of the commits: a previous
-		// master died with the reports of the steps between. The trainer
-		// redoes them from here; the pservers, which applied them already,
-		// have it report them without pushing again.
+	if step > c.meta.Step+2 {
+		// Further ahead than a trainer can get of the commits (it reports at
+		// most one step past them, then asks for the next): a previous master
+		// died with the reports of the steps between. The trainer redoes
+		// them from here; the pservers, which applied them already, have it
+		// report them without pushing again.
 		step = c.meta.Step
 	}
 	if c.paused || !c.plan.Contains(step) {

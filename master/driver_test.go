@@ -1265,8 +1265,12 @@ func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
 			if !errors.Is(err, ErrBadStep) {
 				t.Fatalf("report of step %d to a master at %d: %v, want ErrBadStep", ahead, lost, err)
 			}
-			if w := mustGetStep(t, next, k, ahead); w.Step != lost {
-				t.Fatalf("trainer %d asking for step %d was sent to step %d, want the master's step %d", k, ahead, w.Step, lost)
+			// A refused trainer asks where the job is (step 0: the master's).
+			if w := mustGetStep(t, next, k, 0); w.Step != lost {
+				t.Fatalf("trainer %d resyncing was sent to step %d, want the master's step %d", k, w.Step, lost)
+			}
+			if w := mustGetStep(t, next, k, ahead+1); w.Step != lost {
+				t.Fatalf("trainer %d asking for step %d was sent to step %d, want the master's step %d", k, ahead+1, w.Step, lost)
 			}
 		}
 		got = append(got, runSyncSteps(t, next, lost, 4)...)

@@ -35,7 +35,12 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			return err
 		}
 		if !done {
-			pause(ctx) // resync: ask the master again, without spinning through a rollback
+			// Resync: ask the master where the job is (step 0 means "your
+			// step"), without spinning through a rollback. Not this
+			// trainer's own step: after a master failover that lost reports,
+			// the master is behind it and must be caught up from its step.
+			pause(ctx)
+			step = 0
 			continue
 		}
 		step++
