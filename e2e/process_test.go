@@ -88,6 +88,13 @@ func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
 	if _, err := os.Stat(filepath.Join(st.ModelDir, "latest", "manifest.json")); err != nil {
 		t.Errorf("model: %v", err)
 	}
+	// Nothing was disturbed: a rollback or a restart here is a bug, even
+	// when the model comes out right.
+	for _, e := range st.Events {
+		if strings.Contains(e.What, "rolled back") || strings.Contains(e.What, "restart") {
+			t.Errorf("undisturbed run has event %q", e.What)
+		}
+	}
 }
 
 // assertFitALineListings checks the workers, job list, logs and node list
