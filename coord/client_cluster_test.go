@@ -11,6 +11,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/gtrain/gtrain/internal/etcdproc"
 )
@@ -28,6 +29,27 @@ func etcdBinary(t *testing.T) {
 }
 
 // loopbackMembers are n members of a new cluster on free loopback ports.
+// threeMembersWithSession starts a 3-member etcd on loopback and returns a
+// client of all three with a session of the TTL the agents and roles use (a
+// client-side keep-alive gives up after a TTL without an answer, and a new
+// leader takes a second or two), all closed with the test.
+func threeMembersWithSession(t *testing.T) ([]*etcdproc.Member, *clientv3.Client, *concurrency.Session) {
+	t.Helper()
+	etcdBinary(t)
+	ms := loopbackMembers(t, 3, nil)
+	cli, err := DialConfig(t.Context(), EtcdConfig{Endpoints: etcdproc.Endpoints(ms)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	sess, err := NewSession(t.Context(), cli, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return ms, cli, sess
+}
+
 func loopbackMembers(t *testing.T, n int, pki *etcdproc.PKI) []*etcdproc.Member {
 	t.Helper()
 	dir := t.TempDir()
@@ -59,20 +81,7 @@ func freePort(t *testing.T) int {
 // its watch delivering, when a follower and then the leader are SIGKILLed
 // (and the follower restarted: two of three keep the quorum).
 func TestDialConfigSurvivesAKilledMember(t *testing.T) {
-	etcdBinary(t)
-	ms := loopbackMembers(t, 3, nil)
-	cli, err := DialConfig(t.Context(), EtcdConfig{Endpoints: etcdproc.Endpoints(ms)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	// The TTL the agents and roles use: a client-side keep-alive gives up
-	// after a TTL without an answer, and a new leader takes a second or two.
-	sess, err := NewSession(t.Context(), cli, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	ms, cli, sess := threeMembersWithSession(t)
 	key := Root + "survive/" + uniqueJob(t)
 	watch := cli.Watch(t.Context(), key)
 	putFor(t, cli, key, 0, time.Second)
@@ -256,18 +265,7 @@ func enableAuth(t *testing.T, c EtcdConfig, user, password string) {
 // leader are SIGKILLed: a commit whose member died under it is sent again,
 // none fails.
 func TestFencedCommitSurvivesAKilledMember(t *testing.T) {
-	etcdBinary(t)
-	ms := loopbackMembers(t, 3, nil)
-	cli, err := DialConfig(t.Context(), EtcdConfig{Endpoints: etcdproc.Endpoints(ms)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	sess, err := NewSession(t.Context(), cli, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	ms, cli, sess := threeMembersWithSession(t)
 	job := uniqueJob(t)
 	lead, err := Campaign(t.Context(), cli, sess, Root+"fenced/"+job, "me")
 	if err != nil {
