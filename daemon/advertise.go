@@ -24,7 +24,7 @@ func resolveAdvertise(cfg Config, hostIPs func() ([]net.IP, error)) (string, err
 	if err != nil {
 		return "", fmt.Errorf("%w: APIAddr (--api-addr) %q: %v", ErrInvalidConfig, cfg.APIAddr, err)
 	}
-	if !isWildcard(host) {
+	if !IsWildcardHost(host) {
 		return host, nil
 	}
 	ips, err := hostIPs()
@@ -81,7 +81,9 @@ func interfaceIPs() ([]net.IP, error) {
 	return ips, nil
 }
 
-func isWildcard(host string) bool {
+// IsWildcardHost reports whether host ("" or an unspecified IP) binds every
+// address: nothing another host can dial.
+func IsWildcardHost(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "" || (ip != nil && ip.IsUnspecified())
 }
@@ -134,7 +136,7 @@ func endpointHost(e string) string {
 // own, or the advertise host with its port when it is bound to a wildcard.
 func published(bound net.Addr, advertise string) string {
 	host, port, err := net.SplitHostPort(bound.String())
-	if err != nil || !isWildcard(host) {
+	if err != nil || !IsWildcardHost(host) {
 		return bound.String()
 	}
 	return net.JoinHostPort(advertise, port)

@@ -244,7 +244,7 @@ func (a *agent) wait(ctx context.Context) error {
 // an IP), else its own host.
 func gossipAdvertise(cfg Config) string {
 	host, _, err := net.SplitHostPort(cfg.GossipAddr)
-	if err != nil || !isWildcard(host) {
+	if err != nil || !IsWildcardHost(host) {
 		return ""
 	}
 	if ip := net.ParseIP(cfg.AdvertiseAddr); ip != nil {

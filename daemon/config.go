@@ -186,7 +186,7 @@ func (c Config) validateCluster() error {
 		if _, _, err := net.SplitHostPort(c.AdvertiseAddr); err == nil {
 			return fmt.Errorf("AdvertiseAddr (--advertise-addr) %q has a port: give the host only; roles pick free ports", c.AdvertiseAddr)
 		}
-		if ip := net.ParseIP(c.AdvertiseAddr); ip != nil && ip.IsUnspecified() {
+		if IsWildcardHost(c.AdvertiseAddr) {
 			return fmt.Errorf("AdvertiseAddr (--advertise-addr) %q is a wildcard: give an address of this host the other nodes reach", c.AdvertiseAddr)
 		}
 	}

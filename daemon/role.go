@@ -42,9 +42,9 @@ func newRoleLaunch(cfg Config, endpoints []string) roleLaunch {
 	return roleLaunch{exe: cfg.Exe, etcd: etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr}
 }
 
-// etcdPasswordEnv carries the etcd password to role processes: a command
+// EtcdPasswordEnv carries the etcd password to role processes: a command
 // line is readable by every user of the host (ps, /proc/PID/cmdline).
-const etcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
+const EtcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
 
 // command is the child process that runs worker of job.
 func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error) {
@@ -55,10 +55,10 @@ func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error)
 	cmd := exec.Command(l.exe, args...)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return name == etcdPasswordEnv || slices.Contains(systemdEnv, name)
+		return name == EtcdPasswordEnv || slices.Contains(systemdEnv, name)
 	})
 	if l.etcd.Password != "" {
-		env = append(env, etcdPasswordEnv+"="+l.etcd.Password)
+		env = append(env, EtcdPasswordEnv+"="+l.etcd.Password)
 	}
 	cmd.Env = env
 	return cmd, nil

@@ -63,14 +63,14 @@ func TestRoleArgs(t *testing.T) {
 func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "/run/systemd/notify")
 	t.Setenv("WATCHDOG_USEC", "1000000")
-	t.Setenv(etcdPasswordEnv, "inherited")
+	t.Setenv(EtcdPasswordEnv, "inherited")
 	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
 	cmd, err := l.command("fit", "trainer-0", 42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countPrefix(cmd.Env, etcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, etcdPasswordEnv+"=s3cret") {
-		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, etcdPasswordEnv, etcdPasswordEnv)
+	if n := countPrefix(cmd.Env, EtcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, EtcdPasswordEnv+"=s3cret") {
+		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, EtcdPasswordEnv, EtcdPasswordEnv)
 	}
 	for _, v := range systemdEnv {
 		if countPrefix(cmd.Env, v+"=") != 0 {
@@ -81,7 +81,7 @@ func TestRoleCommandEnv(t *testing.T) {
 		t.Errorf("command line %q carries the password", cmd.Args)
 	}
 	l.etcd.Password = ""
-	if cmd, _ = l.command("fit", "trainer-0", 42); countPrefix(cmd.Env, etcdPasswordEnv+"=") != 0 {
+	if cmd, _ = l.command("fit", "trainer-0", 42); countPrefix(cmd.Env, EtcdPasswordEnv+"=") != 0 {
 		t.Errorf("an agent without a password passes on the one it inherited")
 	}
 }

@@ -30,8 +30,6 @@ type supervisor struct {
 	cli           *clientv3.Client
 	node          string
 	dataDir       string
-	exe           string
-	endpoints     []string
 	roles         roleLaunch
 	restartLimit  int
 	restartWindow time.Duration
@@ -69,8 +67,6 @@ func newSupervisor(cli *clientv3.Client, cfg Config, endpoints []string, now fun
 		cli:           cli,
 		node:          cfg.NodeName,
 		dataDir:       cfg.DataDir,
-		exe:           cfg.Exe,
-		endpoints:     endpoints,
 		roles:         newRoleLaunch(cfg, endpoints),
 		restartLimit:  cfg.RestartLimit,
 		restartWindow: cfg.RestartWindow,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master"
 	"github.com/gtrain/gtrain/pserver"
@@ -50,7 +51,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			ctx := cmd.Context()
 			etcd := rf.etcd
 			etcd.Endpoints = splitList(rf.endpoints)
-			etcd.Password = os.Getenv(etcdPasswordEnv)
+			etcd.Password = os.Getenv(daemon.EtcdPasswordEnv)
 			cli, err := coord.DialConfig(ctx, etcd, log)
 			if err != nil {
 				return err
@@ -69,17 +70,13 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 	f.StringVar(&rf.etcd.CACert, "etcd-cacert", "", "PEM CA file that verifies the etcd members (TLS)")
 	f.StringVar(&rf.etcd.Cert, "etcd-cert", "", "PEM client certificate for etcd")
 	f.StringVar(&rf.etcd.Key, "etcd-key", "", "PEM key of --etcd-cert")
-	f.StringVar(&rf.etcd.User, "etcd-user", "", "etcd user; the password comes from "+etcdPasswordEnv)
+	f.StringVar(&rf.etcd.User, "etcd-user", "", "etcd user; the password comes from "+daemon.EtcdPasswordEnv)
 	f.IntVar(&rf.sessionTTL, "session-ttl", 5, "seconds before this process's etcd lease expires after it dies")
 	if role != "master" {
 		f.IntVar(&rf.index, "index", 0, role+" index")
 	}
 	return cmd
 }
-
-// etcdPasswordEnv is where a role finds the etcd password: the agent
-// passes it there, not on the command line that every user can read.
-const etcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
 
 // checkListen refuses a wildcard --listen: the master and pservers publish
 // the address they bind, and trainers on other hosts dial it.
@@ -91,7 +88,7 @@ func checkListen(role, listen string) error {
 	if err != nil {
 		return fmt.Errorf("%w: --listen %q is not HOST:PORT: %v", errUsage, listen, err)
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+	if daemon.IsWildcardHost(host) {
 		return fmt.Errorf("%w: --listen %s is a wildcard, but a %s publishes the address it binds: give an address of this host the trainers reach, e.g. 10.0.0.5:0", errUsage, listen, role)
 	}
 	return nil
