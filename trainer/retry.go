@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/retry"
 )
 
@@ -30,7 +28,7 @@ func (t *trainer) retryTransient(ctx context.Context, what string, fn func() err
 		if err == nil || !transient(err) {
 			return retry.Permanent(err)
 		}
-		if st, serr := coord.JobState(ctx, t.cli, t.cfg.Job); serr == nil && api.Terminal(st.State) {
+		if _, ended := t.jobEnded(ctx); ended {
 			return retry.Permanent(ErrJobEnded)
 		}
 		return err

@@ -28,7 +28,10 @@ type Config struct {
 	Node       string
 	SessionTTL int           // seconds
 	Deadline   time.Duration // how long to keep retrying an unreachable master or pserver
-	Log        *slog.Logger
+	// JobRev is the job record's create revision the agent started this
+	// trainer for (0: any): a trainer of a purged and resubmitted job stops.
+	JobRev int64
+	Log    *slog.Logger
 }
 
 // DefaultConfig returns the defaults.
@@ -103,12 +106,14 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
-	var rec coord.JobRecord
-	if _, err := coord.GetJSON(ctx, cli, coord.JobKey(cfg.Job), &rec); err != nil {
+	rec, rev, err := coord.GetJobRecord(ctx, cli, cfg.Job)
+	if err != nil {
 		return nil, fmt.Errorf("trainer: read job: %w", err)
 	}
+	if err := coord.CheckJobRev(cfg.Job, cfg.JobRev, rev); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
 	t.spec = &rec.Spec
-	var err error
 	if t.layout, err = client.NewLayout(t.spec); err != nil {
 		return nil, err
 	}
@@ -148,11 +153,18 @@ func (t *trainer) endOr(ctx context.Context, err error) error {
 		_ = coord.AppendEvent(ctx, t.cli, t.cfg.Job, reason)
 		return err
 	}
-	if st, serr := coord.JobState(ctx, t.cli, t.cfg.Job); serr == nil && api.Terminal(st.State) {
-		t.log.Info("job ended", "state", st.State)
+	if state, ended := t.jobEnded(ctx); ended {
+		t.log.Info("job ended", "state", state)
 		return nil
 	}
 	return err
+}
+
+// jobEnded reports whether the job reached a terminal state (false when
+// etcd cannot say).
+func (t *trainer) jobEnded(ctx context.Context) (api.JobState, bool) {
+	st, err := coord.JobState(ctx, t.cli, t.cfg.Job)
+	return st.State, err == nil && api.Terminal(st.State)
 }
 
 // psErr re-discovers the pservers after a transient failure: the one that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/retry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -175,9 +176,4 @@ func resync(err error) bool { return resyncCode(status.Code(err)) }
 
 // pause keeps a trainer that must resync from spinning while a rollback is
 // under way.
-func pause(ctx context.Context) {
-	select {
-	case <-time.After(50 * time.Millisecond):
-	case <-ctx.Done():
-	}
-}
+func pause(ctx context.Context) { _ = retry.Sleep(ctx, 50*time.Millisecond) }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"time"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
@@ -118,27 +117,9 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 		cfg.JobRev = rf.jobRev
 		return pserver.Run(ctx, cli, cfg)
 	default:
-		// The master and the pserver check --job-rev against the record
-		// they read; the trainer keeps no files of the job, so this
-		// check only keeps a trainer of a replaced job from starting.
-		if err := checkJobRev(ctx, cli, rf); err != nil {
-			return err
-		}
 		cfg := trainer.DefaultConfig()
 		cfg.Job, cfg.Worker, cfg.Node, cfg.SessionTTL, cfg.Log = rf.job, jobspec.TrainerName(rf.index), rf.node, rf.sessionTTL, log
-		cfg.Deadline = 5 * time.Minute
+		cfg.JobRev = rf.jobRev
 		return trainer.Run(ctx, cli, cfg)
 	}
-}
-
-// checkJobRev refuses to run for a job record other than --job-rev's.
-func checkJobRev(ctx context.Context, cli *clientv3.Client, rf roleFlags) error {
-	if rf.jobRev == 0 {
-		return nil
-	}
-	_, rev, err := coord.GetJobRecord(ctx, cli, rf.job)
-	if err != nil {
-		return fmt.Errorf("read job %s: %w", rf.job, err)
-	}
-	return coord.CheckJobRev(rf.job, rf.jobRev, rev)
 }
