@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/etcdproc"
 	"github.com/gtrain/gtrain/internal/netcluster"
 )
 
@@ -101,17 +99,21 @@ func TestClusterEtcdMemberKilled(t *testing.T) {
 	if err := follower.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	leader := hc.etcdLeader(t)
-	t.Logf("restarted %s; SIGKILL etcd member %s (the leader) at step %d", follower.Name, leader.Name, st.Step)
-	leader.Kill()
+	hc.waitEtcdCaughtUp(t, follower)
+	leader, leaderless := hc.killEtcdLeader(t)
+	t.Logf("restarted %s; SIGKILLed etcd member %s (the leader) at step %d; %s without a leader", follower.Name, leader.Name, st.Step, leaderless.Round(time.Millisecond))
 	st = hc.waitFor(t, 0, "etcd-kill", "the job to finish", 150*time.Second, succeeded)
 	logEvents(t, st)
 	assertExact(t, st)
 	assertSameModel(t, st, ref)
 	// A role whose own etcd write was cut by the kill may restart (and the
-	// job recover from a checkpoint); the master's fenced commits are resent.
-	if st.Master.Restarts != 0 {
-		t.Errorf("the master restarted %d times while one etcd member of three was down", st.Master.Restarts)
+	// job recover from a checkpoint); the master's fenced commits are resent,
+	// so it keeps leading unless etcd had no leader for so long that its
+	// client gave up the lease's keep-alive, which a loaded machine can
+	// cause: the client gives up 5 s (the TTL) after its last answer, which
+	// came up to 5/3 s before the kill.
+	if st.Master.Restarts != 0 && leaderless < masterKeepAliveSlack {
+		t.Errorf("the master restarted %d times while one etcd member of three was down (%s without an etcd leader)", st.Master.Restarts, leaderless)
 	}
 	for _, w := range append(trainersOf(st), pserversOf(st)...) {
 		if w.restarts != 0 {
@@ -120,39 +122,13 @@ func TestClusterEtcdMemberKilled(t *testing.T) {
 	}
 }
 
+// masterKeepAliveSlack is how long etcd may go without a leader before the
+// master's etcd client may give up its lease (2/3 of the 5 s session TTL).
+const masterKeepAliveSlack = 3 * time.Second
+
 // progressedFrom holds once the job reached step (or ended well).
 func progressedFrom(step int64) func(api.JobStatus) bool {
 	return func(st api.JobStatus) bool { return st.Step >= step || st.State == api.StateSucceeded }
-}
-
-// etcdFollower is a member that does not lead the cluster's etcd now.
-func (hc *hostCluster) etcdFollower(t *testing.T) *etcdproc.Member {
-	t.Helper()
-	leader := hc.etcdLeader(t)
-	for _, m := range hc.Etcd {
-		if m != leader {
-			return m
-		}
-	}
-	return nil
-}
-
-// etcdLeader is the member that leads the cluster's etcd now.
-func (hc *hostCluster) etcdLeader(t *testing.T) *etcdproc.Member {
-	t.Helper()
-	cli, err := hc.EtcdClient(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	for _, m := range hc.Etcd {
-		st, err := cli.Status(context.Background(), m.ClientURL())
-		if err == nil && st.Leader == st.Header.MemberId {
-			return m
-		}
-	}
-	t.Fatal("no etcd member leads")
-	return nil
 }
 
 // TestClusterHostCrash: a host that runs a pserver crashes (its agent and
