@@ -76,6 +76,10 @@ type TrainerStatus struct {
 	PID      int         `json:"pid"`
 	State    WorkerState `json:"state"`
 	Restarts int         `json:"restarts"`
+	// BudgetUsed is how many of Restarts count against the job's crash
+	// budget now: crashes within the budget's window (exits after losing
+	// etcd or the master do not count).
+	BudgetUsed int `json:"budget_used"`
 }
 
 // PserverStatus is one pserver in JobStatus.
@@ -88,6 +92,7 @@ type PserverStatus struct {
 	State          WorkerState `json:"state"`
 	Restarts       int         `json:"restarts"`
 	CheckpointStep int64       `json:"checkpoint_step"`
+	BudgetUsed     int         `json:"budget_used"` // as in TrainerStatus
 }
 
 // MasterStatus is the job's master in JobStatus.
@@ -96,6 +101,15 @@ type MasterStatus struct {
 	Node     string `json:"node"`
 	PID      int    `json:"pid"`
 	Restarts int    `json:"restarts"`
+	// BudgetUsed is as in TrainerStatus.
+	BudgetUsed int `json:"budget_used"`
+}
+
+// RestartBudget is the job's crash budget, per role (SPEC §4 restarts): a
+// role that crashes more than Limit times within Window fails the job.
+type RestartBudget struct {
+	Limit  int    `json:"limit"`
+	Window string `json:"window"`
 }
 
 // Event is something an operator should know happened to the job.
@@ -118,6 +132,7 @@ type JobStatus struct {
 	Trainers       []TrainerStatus `json:"trainers"`
 	Pservers       []PserverStatus `json:"pservers"`
 	Master         MasterStatus    `json:"master"`
+	RestartBudget  RestartBudget   `json:"restart_budget"`
 	Metrics        Metrics         `json:"metrics"`
 	ModelDir       string          `json:"model_dir"`
 	Created        time.Time       `json:"created"`

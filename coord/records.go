@@ -61,6 +61,10 @@ type WorkerRecord struct {
 	// Gen is the placement generation (Assignment.Gen) the writing runner
 	// serves: a record is never overwritten by a runner of an older one.
 	Gen int64 `json:"gen,omitempty"`
+	// Crashes are the times of the crashes counted against the job's crash
+	// budget (exits after losing etcd or the master are not), so that
+	// status can show how much of the budget is used.
+	Crashes []time.Time `json:"crashes,omitempty"`
 }
 
 // PserverRecord announces a pserver shard; it lives under the pserver's lease

@@ -136,7 +136,7 @@ func TestConfigValidate(t *testing.T) {
 	d := DefaultConfig()
 	if d.DataDir != "/var/lib/gtrain" || d.APIAddr != "127.0.0.1:7164" || d.GossipAddr != "127.0.0.1:7946" ||
 		d.EtcdClientAddr != "127.0.0.1:2379" || d.EtcdPeerAddr != "127.0.0.1:2380" || d.NodeName == "" ||
-		d.SessionTTL != 4 || d.GPUs != -1 || d.RestartLimit != 5 || d.RestartWindow != time.Minute || d.StopGrace != 10*time.Second {
+		d.SessionTTL != 4 || d.GPUs != -1 || d.StopGrace != 10*time.Second {
 		t.Errorf("DefaultConfig = %+v, want SPEC §2 defaults", d)
 	}
 	if err := Run(context.Background(), Config{}, nil); !errors.Is(err, ErrInvalidConfig) {

@@ -221,7 +221,7 @@ func (c *controlServer) GetJob(ctx context.Context, req *api.GetJobRequest) (*ap
 	if err != nil {
 		return nil, err
 	}
-	return document(jobStatus(snap, down))
+	return document(jobStatus(snap, down, time.Now()))
 }
 
 func (c *controlServer) ListWorkers(ctx context.Context, req *api.GetJobRequest) (*api.Document, error) {

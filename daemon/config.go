@@ -25,10 +25,8 @@ const (
 	// DefaultSessionTTL (seconds): a dead agent's lease, and with it its
 	// node, ends within this (plus etcd's half-second expiry check), so a
 	// crashed node shows down within 5 s (cluster issue).
-	DefaultSessionTTL    = 4
-	DefaultRestartLimit  = 5
-	DefaultRestartWindow = 60 * time.Second
-	DefaultStopGrace     = 10 * time.Second
+	DefaultSessionTTL = 4
+	DefaultStopGrace  = 10 * time.Second
 )
 
 // Config is everything `gtraind agent` needs; cmd/gtraind fills it from
@@ -47,10 +45,6 @@ type Config struct {
 	EtcdClientAddr string // with Dev
 	EtcdPeerAddr   string // with Dev
 	SessionTTL     int    // seconds the node record outlives a silent agent
-	// A worker that crashes more than RestartLimit times within
-	// RestartWindow fails its job.
-	RestartLimit  int
-	RestartWindow time.Duration
 	// StopGrace is how long a role gets to exit after being asked to.
 	StopGrace time.Duration
 	// Cluster across hosts (cluster issue).
@@ -93,8 +87,6 @@ func DefaultConfig() Config {
 		EtcdClientAddr: DefaultEtcdClientAddr,
 		EtcdPeerAddr:   DefaultEtcdPeerAddr,
 		SessionTTL:     DefaultSessionTTL,
-		RestartLimit:   DefaultRestartLimit,
-		RestartWindow:  DefaultRestartWindow,
 		StopGrace:      DefaultStopGrace,
 		GPUs:           -1,
 	}
@@ -150,8 +142,6 @@ func (c Config) Validate() error {
 		v     int64
 	}{
 		{"SessionTTL", int64(c.SessionTTL)},
-		{"RestartLimit", int64(c.RestartLimit)},
-		{"RestartWindow", int64(c.RestartWindow)},
 		{"StopGrace", int64(c.StopGrace)},
 	} {
 		if n.v < 0 {
@@ -232,12 +222,6 @@ func validateNodeName(name string) error {
 func (c Config) withDefaults() (Config, error) {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.RestartLimit == 0 {
-		c.RestartLimit = DefaultRestartLimit
-	}
-	if c.RestartWindow == 0 {
-		c.RestartWindow = DefaultRestartWindow
 	}
 	if c.StopGrace == 0 {
 		c.StopGrace = DefaultStopGrace

@@ -77,8 +77,6 @@ func testConfig(t *testing.T, node, endpoint string) Config {
 		GossipAddr:    "127.0.0.1:0",
 		EtcdEndpoints: []string{endpoint},
 		SessionTTL:    2,
-		RestartLimit:  10,
-		RestartWindow: time.Minute,
 		StopGrace:     300 * time.Millisecond,
 		Exe:           exe,
 		Log:           testLog(t),
@@ -168,6 +166,7 @@ func specJSON(t *testing.T, name, train, test string, trainers, pservers int, ed
 		"optimizer":  map[string]any{"kind": "sgd", "learning_rate": 0.01},
 		"data":       map[string]any{"train": train, "test": test, "chunks_per_task": 1},
 		"checkpoint": map[string]any{"every": "10s", "keep": 3},
+		"restarts":   map[string]any{"limit": 10, "window": "1m"},
 	}
 	if edit != nil {
 		edit(spec)

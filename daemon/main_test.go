@@ -21,6 +21,9 @@ import (
 //	sleep-*    prints a tick every 50ms until SIGTERM, then exits 0
 //	stubborn-* ignores SIGTERM and sleeps (only SIGKILL ends it)
 //	mixed-*    trainers crash, the other workers sleep
+//	lost-*     trainers exit ExitLostContact on their first 4 starts (counted
+//	           in a file in the working directory), then sleep; the other
+//	           workers sleep
 //	slog-*     like sleep-*, but logs through slog as the roles do
 const childEnv = "GTRAIN_DAEMON_TEST_CHILD"
 
@@ -51,11 +54,14 @@ func testChild(args []string) int {
 		}
 	}
 	behaviour, _, _ := strings.Cut(job, "-")
-	if behaviour == "mixed" {
+	switch {
+	case behaviour == "mixed" && role == roleTrainer:
+		behaviour = "crash"
+	case behaviour == "lost" && role == roleTrainer && startsOf(job+"-"+index) <= 4:
+		fmt.Fprintln(os.Stderr, "lost etcd, on purpose")
+		return ExitLostContact
+	case behaviour == "mixed" || behaviour == "lost":
 		behaviour = "sleep"
-		if role == roleTrainer {
-			behaviour = "crash"
-		}
 	}
 	fmt.Printf("%s %s of %s: %s (pid %d)\n", role, index, job, behaviour, os.Getpid())
 	switch behaviour {
@@ -101,4 +107,13 @@ func tickUntilTerm(tick func(n int), bye func()) int {
 			tick(n)
 		}
 	}
+}
+
+// startsOf counts the starts of a test child in a file named name in the
+// working directory (the agent's data dir).
+func startsOf(name string) int {
+	b, _ := os.ReadFile(name)
+	n := len(b) + 1
+	_ = os.WriteFile(name, append(b, '.'), 0o600)
+	return n
 }

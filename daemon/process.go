@@ -53,6 +53,8 @@ type runner struct {
 	// gen is the placement generation (coord.Assignment.Gen) that put the
 	// worker here: the runner never overwrites the record of a newer one.
 	gen int64
+	// budget counts the worker's crashes against its job's restarts spec.
+	budget crashBudget
 	// after is closed once the purge of a previous job of the same name has
 	// removed its directory and the worker's previous runner here has
 	// returned (nil when there was neither).
@@ -140,7 +142,6 @@ func (r *runner) run() {
 			takeOver(prev.PID, r.job, r.worker, log)
 		}
 	}
-	budget := crashBudget{limit: r.sup.restartLimit, window: r.sup.restartWindow}
 	quickCrashes := 0
 	for attempt := rec.Restarts + 1; ; attempt++ {
 		if reason := r.stopReason(); reason != keepRunning {
@@ -170,19 +171,13 @@ func (r *runner) run() {
 			return
 		}
 		now := r.sup.now()
-		crashes, exceeded := budget.crash(now)
-		if exceeded {
-			r.failJob(&rec, crashes, exit, log)
+		if !r.countCrash(&rec, exit, now, log) {
 			return
 		}
-		if now.Sub(started) >= r.sup.restartWindow {
+		if now.Sub(started) >= r.budget.window {
 			quickCrashes = 0
 		}
 		quickCrashes++
-		rec.Restarts++
-		what := fmt.Sprintf("%s exited (%s); restarting (restart %d)", r.worker, exit.desc, rec.Restarts)
-		log.Warn(what)
-		r.event(what)
 		rec.State, rec.PID = api.WorkerRestarting, 0
 		r.putRecord(rec)
 		if !r.pause(restartBackoff(quickCrashes)) {
@@ -190,6 +185,31 @@ func (r *runner) run() {
 			return
 		}
 	}
+}
+
+// countCrash books an unexpected exit: against the crash budget, unless
+// the role said it lost etcd or its master (which is no fault of its own
+// and must not fail a job through an etcd outage). It reports whether the
+// worker is to be restarted; when the budget is spent it fails the job.
+func (r *runner) countCrash(rec *coord.WorkerRecord, exit exitInfo, now time.Time, log *slog.Logger) bool {
+	rec.Restarts++
+	if exit.code == ExitLostContact {
+		what := fmt.Sprintf("%s lost etcd or its master (%s); restarting (restart %d, not counted against the crash budget)", r.worker, exit.desc, rec.Restarts)
+		log.Warn(what)
+		r.event(what)
+		return true
+	}
+	crashes, exceeded := r.budget.crash(now)
+	rec.Crashes = r.budget.times()
+	if exceeded {
+		rec.Restarts--
+		r.failJob(rec, crashes, exit, log)
+		return false
+	}
+	what := fmt.Sprintf("%s exited (%s); restarting (restart %d)", r.worker, exit.desc, rec.Restarts)
+	log.Warn(what)
+	r.event(what)
+	return true
 }
 
 // runOnce starts the child, waits for it to end and returns how it ended
@@ -294,7 +314,7 @@ func (r *runner) pause(d time.Duration) bool {
 // that says where to look.
 func (r *runner) failJob(rec *coord.WorkerRecord, crashes int, exit exitInfo, log *slog.Logger) {
 	reason := fmt.Sprintf("%s crashed %d times in %s: %s; see `gctl job logs %s -w %s`",
-		r.worker, crashes, r.sup.restartWindow, exit.desc, r.job, r.worker)
+		r.worker, crashes, r.budget.window, exit.desc, r.job, r.worker)
 	log.Warn("restart budget spent; failing the job", "reason", reason)
 	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
 	defer cancel()

@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gtrain/gtrain/internal/retry"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // restartPolicy paces a row of quick crashes: 200ms, doubling, at most 5s.
@@ -34,4 +36,29 @@ func (b *crashBudget) crash(now time.Time) (inWindow int, exceeded bool) {
 	}
 	b.crashes = append(kept, now)
 	return len(b.crashes), len(b.crashes) > b.limit
+}
+
+// usedAt counts the crashes within the window ending at now.
+func (b crashBudget) usedAt(crashes []time.Time, now time.Time) int {
+	n := 0
+	for _, t := range crashes {
+		if now.Sub(t) < b.window {
+			n++
+		}
+	}
+	return n
+}
+
+// times are the crashes the budget holds, oldest first.
+func (b *crashBudget) times() []time.Time { return slices.Clone(b.crashes) }
+
+// budgetOf is the crash budget a job's spec asks for. A record stored before
+// specs had one gets the default.
+func budgetOf(r jobspec.RestartsSpec) crashBudget {
+	window, err := r.WindowDuration()
+	if err != nil || r.Limit < 1 {
+		r.Limit = jobspec.DefaultRestartLimit
+		window, _ = jobspec.RestartsSpec{Window: jobspec.DefaultRestartWindow}.WindowDuration()
+	}
+	return crashBudget{limit: r.Limit, window: window}
 }

@@ -3,6 +3,8 @@ package daemon
 import (
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 func TestRestartBackoff(t *testing.T) {
@@ -36,5 +38,20 @@ func TestCrashBudget(t *testing.T) {
 		if n != s.inWindow || exceeded != s.exceeded {
 			t.Errorf("crash at +%s = %d, %v; want %d, %v", s.at, n, exceeded, s.inWindow, s.exceeded)
 		}
+	}
+}
+
+func TestCrashBudgetUsedAndSpec(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	b := budgetOf(jobspec.RestartsSpec{Limit: 3, Window: "1m"})
+	if b.limit != 3 || b.window != time.Minute {
+		t.Fatalf("budgetOf = %+v, want 3 per minute", b)
+	}
+	crashes := []time.Time{now.Add(-90 * time.Second), now.Add(-59 * time.Second), now.Add(-time.Second)}
+	if got := b.usedAt(crashes, now); got != 2 {
+		t.Errorf("usedAt = %d, want 2 (one crash is older than the window)", got)
+	}
+	if old := budgetOf(jobspec.RestartsSpec{}); old.limit != 5 || old.window != time.Minute {
+		t.Errorf("budgetOf a record without restarts = %+v, want the default 5 per minute", old)
 	}
 }

@@ -19,6 +19,12 @@ const (
 	roleTrainer = jobspec.RoleTrainer
 )
 
+// ExitLostContact is the exit status of a role that stopped because it lost
+// etcd, its etcd lease or its job's master (coord.LostContact): the agent
+// restarts it without counting the exit against the crash budget.
+// (EX_TEMPFAIL of sysexits.h: try again later.)
+const ExitLostContact = 75
+
 // workerRole splits a worker name into the gtraind subcommand that runs it
 // and its index (-1 for the master).
 func workerRole(worker string) (role string, index int, err error) {

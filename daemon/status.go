@@ -137,10 +137,11 @@ func (s *jobSnapshot) reason() string {
 	return ""
 }
 
-// jobStatus is the document of `gctl job status` (SPEC §5). s.record must
-// be set; nodeDown says whether a node is down.
-func jobStatus(s *jobSnapshot, nodeDown func(string) bool) api.JobStatus {
+// jobStatus is the document of `gctl job status` (SPEC §5) at now. s.record
+// must be set; nodeDown says whether a node is down.
+func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.JobStatus {
 	spec := s.record.Spec
+	budget := budgetOf(spec.Restarts)
 	st := api.JobStatus{
 		Name:           s.name,
 		State:          s.state.State,
@@ -152,6 +153,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool) api.JobStatus {
 		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
 		Created:        s.record.Created,
 		Events:         []api.Event{},
+		RestartBudget:  api.RestartBudget{Limit: budget.limit, Window: budget.window.String()},
 	}
 	if p := s.progress; p != nil {
 		st.Pass, st.Step, st.Tasks, st.Metrics, st.ModelDir = p.Pass, p.Step, p.Tasks, p.Metrics, p.ModelDir
@@ -168,6 +170,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool) api.JobStatus {
 		st.Pservers = append(st.Pservers, api.PserverStatus{
 			Index: i, Name: w.Name, Node: w.Node, PID: w.PID, Addr: ps.Addr,
 			State: w.State, Restarts: w.Restarts, CheckpointStep: ps.CheckpointStep,
+			BudgetUsed: budget.usedAt(w.Crashes, now),
 		})
 	}
 	for i := range spec.Trainers {
@@ -178,10 +181,12 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool) api.JobStatus {
 		}
 		st.Trainers = append(st.Trainers, api.TrainerStatus{
 			ID: id, Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts,
+			BudgetUsed: budget.usedAt(w.Crashes, now),
 		})
 	}
 	m := s.workerView(jobspec.MasterName, nodeDown)
-	st.Master = api.MasterStatus{Name: m.Name, Node: m.Node, PID: m.PID, Restarts: m.Restarts}
+	st.Master = api.MasterStatus{Name: m.Name, Node: m.Node, PID: m.PID, Restarts: m.Restarts,
+		BudgetUsed: budget.usedAt(m.Crashes, now)}
 	events := s.events[max(0, len(s.events)-maxEvents):]
 	st.Events = append(st.Events, events...)
 	return st

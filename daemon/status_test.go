@@ -42,7 +42,8 @@ func testJobKVs(t *testing.T, state api.JobState, progress *coord.ProgressRecord
 		kv(t, coord.StateKey("fit"), coord.StateRecord{State: state, Reason: "why"}),
 		kv(t, coord.WorkerKey("fit", "master"), coord.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: api.WorkerRunning, Gen: 1}),
 		kv(t, coord.WorkerKey("fit", "pserver-1"), coord.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: api.WorkerRunning, Restarts: 1, Gen: 1}),
-		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2, Gen: 1}),
+		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2, Gen: 1,
+			Crashes: []time.Time{time.Now().Add(-2 * time.Minute), time.Now().Add(-time.Second)}}),
 		kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, Addr: "127.0.0.1:4000", CheckpointStep: 1200}),
 		kv(t, coord.TrainerKey("fit", 0), coord.TrainerRecord{ID: 0, Worker: "trainer-1"}),
 		kv(t, coord.TrainerKey("fit", 1), coord.TrainerRecord{ID: 1, Worker: "trainer-0"}),
@@ -72,14 +73,14 @@ func TestJobStatus(t *testing.T) {
 		SamplesApplied: []int64{404, 404, 404}, ModelDir: "/m",
 		Metrics: api.Metrics{TrainLoss: ptrTo(21.3), TestLoss: ptrTo(23.9)},
 	}
-	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StateRunning, progress, 250)), noneDown)
+	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StateRunning, progress, 250)), noneDown, time.Now())
 	if st.Name != "fit" || st.State != api.StateRunning || st.Reason != "why" || st.Mode != "sync" ||
 		st.Pass != 3 || st.Passes != 30 || st.Step != 1234 || st.Tasks.Done != 14 || st.ModelDir != "/m" ||
 		!slices.Equal(st.SamplesApplied, []int64{404, 404, 404}) || *st.Metrics.TestLoss != 23.9 || !st.Created.Equal(created) {
 		t.Errorf("status = %+v", st)
 	}
 	wantTrainers := []api.TrainerStatus{
-		{ID: 1, Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2},
+		{ID: 1, Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2, BudgetUsed: 1},
 		{ID: 0, Name: "trainer-1", Node: "n1", State: api.WorkerPending}, // no record yet: placed on n1
 	}
 	if !slices.Equal(st.Trainers, wantTrainers) {
@@ -92,6 +93,9 @@ func TestJobStatus(t *testing.T) {
 	if !slices.Equal(st.Pservers, wantPservers) {
 		t.Errorf("pservers = %+v, want %+v", st.Pservers, wantPservers)
 	}
+	if st.RestartBudget != (api.RestartBudget{Limit: 5, Window: "1m0s"}) {
+		t.Errorf("restart budget = %+v, want the default 5 per 1m0s", st.RestartBudget)
+	}
 	if st.Master != (api.MasterStatus{Name: "master", Node: "n1", PID: 41}) {
 		t.Errorf("master = %+v", st.Master)
 	}
@@ -101,7 +105,7 @@ func TestJobStatus(t *testing.T) {
 }
 
 func TestJobStatusWithoutProgress(t *testing.T) {
-	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StatePending, nil, 0)), noneDown)
+	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StatePending, nil, 0)), noneDown, time.Now())
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +218,7 @@ func TestWorkerViewNeverLies(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("worker rows = %v, want %v", got, want)
 	}
-	if st := jobStatus(s, noneDown); st.Reason != "needs 1 cpu for trainer-1" {
+	if st := jobStatus(s, noneDown, time.Now()); st.Reason != "needs 1 cpu for trainer-1" {
 		t.Errorf("reason of a running job the scheduler cannot complete = %q", st.Reason)
 	}
 	if s.record.Placement["pserver-1"] != "n3" {

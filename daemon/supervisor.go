@@ -27,15 +27,13 @@ const resyncPause = time.Second
 // next revision, and a full re-read whenever the watch breaks). It also
 // answers the scheduler's storage checks of the jobs placed here.
 type supervisor struct {
-	cli           *clientv3.Client
-	node          string
-	dataDir       string
-	roles         roleLaunch
-	restartLimit  int
-	restartWindow time.Duration
-	stopGrace     time.Duration
-	now           func() time.Time
-	log           *slog.Logger
+	cli       *clientv3.Client
+	node      string
+	dataDir   string
+	roles     roleLaunch
+	stopGrace time.Duration
+	now       func() time.Time
+	log       *slog.Logger
 
 	// ctx ends with stop; the storage checks give up with it.
 	ctx    context.Context
@@ -62,20 +60,18 @@ type jobEntry struct {
 func newSupervisor(cli *clientv3.Client, cfg Config, endpoints []string, now func() time.Time) *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &supervisor{
-		ctx:           ctx,
-		cancel:        cancel,
-		cli:           cli,
-		node:          cfg.NodeName,
-		dataDir:       cfg.DataDir,
-		roles:         newRoleLaunch(cfg, endpoints),
-		restartLimit:  cfg.RestartLimit,
-		restartWindow: cfg.RestartWindow,
-		stopGrace:     cfg.StopGrace,
-		now:           now,
-		log:           cfg.Log,
-		jobs:          map[string]*jobEntry{},
-		purges:        map[string]chan struct{}{},
-		checks:        map[string]string{},
+		ctx:       ctx,
+		cancel:    cancel,
+		cli:       cli,
+		node:      cfg.NodeName,
+		dataDir:   cfg.DataDir,
+		roles:     newRoleLaunch(cfg, endpoints),
+		stopGrace: cfg.StopGrace,
+		now:       now,
+		log:       cfg.Log,
+		jobs:      map[string]*jobEntry{},
+		purges:    map[string]chan struct{}{},
+		checks:    map[string]string{},
 	}
 }
 
@@ -271,6 +267,7 @@ func (s *supervisor) reconcileLocked(job string) {
 			continue
 		}
 		r := newRunner(s, job, worker, e.fence, a.Gen, afterBoth(s.purges[job], old))
+		r.budget = budgetOf(e.record.Spec.Restarts)
 		e.runners[worker] = r
 		s.wg.Add(1)
 		go func() {

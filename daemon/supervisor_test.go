@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,32 @@ import (
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
+// A trainer that exits because it lost etcd or its master is restarted as
+// often as that happens, and none of it counts against the crash budget.
+func TestSupervisorDoesNotCountLostContact(t *testing.T) {
+	t.Parallel()
+	endpoint := startEtcd(t)
+	cli := etcdClient(t, endpoint)
+	a := startAgent(t, testConfig(t, "n1", endpoint))
+	const job = "lost-contact"
+	submitSpec(t, a, job, 1, 1, func(m map[string]any) { m["restarts"] = map[string]any{"limit": 2, "window": "1m"} })
+	var rec coord.WorkerRecord
+	eventually(t, 30*time.Second, func() (bool, string) {
+		rec = workers(t, cli, job)["trainer-0"]
+		return rec.State == api.WorkerRunning && rec.Restarts == 4, fmt.Sprintf("trainer-0 record %+v", rec)
+	})
+	if st, _ := coord.JobState(context.Background(), cli, job); st.State == api.StateFailed {
+		t.Errorf("job FAILED (%s): exits after lost contact spent the budget", st.Reason)
+	}
+	if len(rec.Crashes) != 0 {
+		t.Errorf("trainer-0 counted crashes %v, want none", rec.Crashes)
+	}
+	want := "trainer-0 lost etcd or its master (exit status 75); restarting (restart 4, not counted against the crash budget)"
+	if evs := events(t, cli, job); !slices.Contains(evs, want) {
+		t.Errorf("events %q lack %q", evs, want)
+	}
+}
+
 // A crashing trainer is restarted and counted; when it spends the restart
 // budget the job fails with a reason naming it, and the job's other
 // children are then stopped.
@@ -25,10 +52,9 @@ func TestSupervisorRestartsUntilBudgetFailsJob(t *testing.T) {
 	endpoint := startEtcd(t)
 	cli := etcdClient(t, endpoint)
 	cfg := testConfig(t, "n1", endpoint)
-	cfg.RestartLimit = 2
 	a := startAgent(t, cfg)
 	const job = "mixed-budget"
-	submit(t, a, job, 1, 1)
+	submitSpec(t, a, job, 1, 1, func(m map[string]any) { m["restarts"] = map[string]any{"limit": 2, "window": "1m"} })
 
 	var st coord.StateRecord
 	eventually(t, 20*time.Second, func() (bool, string) {

@@ -195,8 +195,15 @@ func succeeded(st api.JobStatus) bool { return st.State == api.StateSucceeded }
 // assertExact: every pass applied each training record exactly once.
 func assertExact(t *testing.T, st api.JobStatus) {
 	t.Helper()
-	if st.State != api.StateSucceeded || len(st.SamplesApplied) != clusterPasses {
-		t.Errorf("job %s: state %s, samples_applied over %d passes, want SUCCEEDED over %d", st.Name, st.State, len(st.SamplesApplied), clusterPasses)
+	assertExactPasses(t, st, clusterPasses)
+}
+
+// assertExactPasses: the job SUCCEEDED after passes passes, each applying
+// each training record exactly once.
+func assertExactPasses(t *testing.T, st api.JobStatus, passes int) {
+	t.Helper()
+	if st.State != api.StateSucceeded || len(st.SamplesApplied) != passes {
+		t.Errorf("job %s: state %s, samples_applied over %d passes, want SUCCEEDED over %d", st.Name, st.State, len(st.SamplesApplied), passes)
 	}
 	for p, n := range st.SamplesApplied {
 		if n != 404 {

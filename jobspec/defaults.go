@@ -47,6 +47,8 @@ func (s *Spec) ApplyDefaults() {
 	setInt(&s.Data.ChunksPerTask, DefaultChunksPerTask)
 	setString(&s.Checkpoint.Every, DefaultCheckpointEvery)
 	setInt(&s.Checkpoint.Keep, DefaultCheckpointKeep)
+	setInt(&s.Restarts.Limit, DefaultRestartLimit)
+	setString(&s.Restarts.Window, DefaultRestartWindow)
 }
 
 func setString[S ~string](v *S, def S) {

@@ -11,6 +11,9 @@ var (
 	// ErrInvalidInterval reports a checkpoint.every that is neither a positive
 	// Go duration nor a positive step count.
 	ErrInvalidInterval = errors.New("invalid checkpoint interval")
+	// ErrInvalidWindow reports a restarts.window that is not a positive Go
+	// duration of at most a day.
+	ErrInvalidWindow = errors.New("invalid restart window")
 	// ErrInvalidMemory reports a memory quantity that cannot be read as bytes.
 	ErrInvalidMemory = errors.New("invalid memory quantity")
 	// ErrMemoryTooSmall reports a memory request that cannot hold what the

@@ -41,6 +41,7 @@ type Spec struct {
 	Data       DataSpec       `yaml:"data" json:"data"`
 	Checkpoint CheckpointSpec `yaml:"checkpoint" json:"checkpoint"`
 	Resources  ResourcesSpec  `yaml:"resources" json:"resources"`
+	Restarts   RestartsSpec   `yaml:"restarts" json:"restarts"`
 }
 
 // ModelSpec selects a built-in model; see model.Spec for the meaning of each field.

@@ -28,6 +28,7 @@ func (s *Spec) Validate() error {
 		func() *FieldError { return s.Resources.Trainer.validate("resources.trainer") },
 		func() *FieldError { return s.Resources.Pserver.validate("resources.pserver") },
 		s.validateMemoryFit,
+		s.Restarts.validate,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

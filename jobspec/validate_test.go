@@ -51,6 +51,11 @@ func TestValidateRejectsEachRule(t *testing.T) {
 		{"pserver cpu", func(s *Spec) { s.Resources.Pserver.CPU = math.NaN() }, "resources.pserver.cpu", nil},
 		{"pserver memory", func(s *Spec) { s.Resources.Pserver.Memory = "512Q" }, "resources.pserver.memory", []string{`"Q"`}},
 		{"pserver memory zero", func(s *Spec) { s.Resources.Pserver.Memory = "0Mi" }, "resources.pserver.memory", []string{"more than 0"}},
+		{"restarts limit", func(s *Spec) { s.Restarts.Limit = -1 }, "restarts.limit", []string{"between 1 and 1000"}},
+		{"restarts limit huge", func(s *Spec) { s.Restarts.Limit = 1001 }, "restarts.limit", nil},
+		{"restarts window", func(s *Spec) { s.Restarts.Window = "a minute" }, "restarts.window", []string{`"a minute"`}},
+		{"restarts window negative", func(s *Spec) { s.Restarts.Window = "-1s" }, "restarts.window", []string{"positive"}},
+		{"restarts window too long", func(s *Spec) { s.Restarts.Window = "25h" }, "restarts.window", []string{"at most 24h0m0s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package master
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -28,7 +27,9 @@ const stallAfter = 30 * time.Second
 const epochCheckEvery = 5 * time.Second
 
 // ErrLeadershipLost ends Run when the etcd session ends under a live master.
-var ErrLeadershipLost = errors.New("master: leadership lost")
+// It wraps coord.ErrSessionLost: the agent restarts such a master without
+// counting it against the job's crash budget.
+var ErrLeadershipLost = fmt.Errorf("master: leadership lost: %w", coord.ErrSessionLost)
 
 // leader is this process once it leads the job: what the steps of Run share.
 type leader struct {

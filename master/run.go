@@ -75,6 +75,17 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	defer cancel()
 	go cancelOnLostLead(leadCtx, cancel, lead, cfg.Log)
 
+	err = runAsMaster(ctx, leadCtx, cancel, cli, cfg, job, lead, lis)
+	if err != nil && ctx.Err() == nil && leadCtx.Err() != nil {
+		// Whatever stopped first, the cause is the lapsed authority.
+		return fmt.Errorf("%w (stopped at: %v)", ErrLeadershipLost, err)
+	}
+	return err
+}
+
+// runAsMaster runs the job as its master until it ends, leadCtx ends or
+// something fails.
+func runAsMaster(ctx, leadCtx context.Context, cancel context.CancelFunc, cli *clientv3.Client, cfg Config, job *jobData, lead *coord.Leadership, lis net.Listener) error {
 	l, err := newLeader(leadCtx, cli, cfg, job, lead)
 	if err != nil {
 		return err

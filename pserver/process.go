@@ -179,7 +179,7 @@ func (p *process) runUntilEnd(ctx context.Context, serveErr <-chan error) error 
 		p.log.Info("job ended; pserver exits", "step", p.shard.Step())
 		return nil
 	case <-p.session.Done():
-		return fmt.Errorf("pserver %d: etcd session lost", p.cfg.Index)
+		return fmt.Errorf("pserver %d: %w", p.cfg.Index, coord.ErrSessionLost)
 	case err := <-serveErr:
 		return fmt.Errorf("pserver %d: serve: %w", p.cfg.Index, err)
 	case err := <-ckErr:

@@ -109,6 +109,7 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 	fmt.Fprintf(tw, "Model dir:\t%s\n", dash(st.ModelDir))
 	fmt.Fprintf(tw, "Master:\t%s on %s, pid %s, %d restarts\n",
 		dash(st.Master.Name), dash(st.Master.Node), formatPID(st.Master.PID), st.Master.Restarts)
+	fmt.Fprintf(tw, "Crash budget:\t%s\n", formatBudget(st))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -247,4 +248,29 @@ func dash[S ~string](s S) string {
 		return "-"
 	}
 	return string(s)
+}
+
+// formatBudget is the job's crash budget and which roles used some of it.
+func formatBudget(st api.JobStatus) string {
+	b := st.RestartBudget
+	if b.Limit == 0 {
+		return "-"
+	}
+	var used []string
+	add := func(name string, n int) {
+		if n > 0 {
+			used = append(used, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	add(st.Master.Name, st.Master.BudgetUsed)
+	for _, p := range st.Pservers {
+		add(p.Name, p.BudgetUsed)
+	}
+	for _, t := range st.Trainers {
+		add(t.Name, t.BudgetUsed)
+	}
+	if len(used) == 0 {
+		return fmt.Sprintf("%d crashes per %s per role; none used", b.Limit, b.Window)
+	}
+	return fmt.Sprintf("%d crashes per %s per role; used: %s", b.Limit, b.Window, strings.Join(used, ", "))
 }

@@ -104,8 +104,9 @@ func TestWriteJobStatus(t *testing.T) {
 		Tasks:          api.TaskCounts{Todo: 4, Pending: 2, Done: 14, Failed: 1},
 		SamplesApplied: []int64{404, 404, 404},
 		Trainers:       []api.TrainerStatus{{ID: 0, Name: "trainer-0", Node: "n1", PID: 4242, State: "running"}},
-		Pservers:       []api.PserverStatus{{Index: 1, Name: "pserver-1", Node: "n1", PID: 4243, Addr: "127.0.0.1:40123", State: "running", Restarts: 1, CheckpointStep: 1200}},
+		Pservers:       []api.PserverStatus{{Index: 1, Name: "pserver-1", Node: "n1", PID: 4243, Addr: "127.0.0.1:40123", State: "running", Restarts: 1, CheckpointStep: 1200, BudgetUsed: 1}},
 		Master:         api.MasterStatus{Name: "master", Node: "n1", PID: 4241},
+		RestartBudget:  api.RestartBudget{Limit: 5, Window: "1m0s"},
 		Metrics:        api.Metrics{TrainLoss: ptr(21.3), TestLoss: ptr(23.9)},
 		ModelDir:       "/var/lib/gtrain/jobs/fit-a-line/model",
 	}
@@ -122,6 +123,7 @@ func TestWriteJobStatus(t *testing.T) {
 		"Tasks: todo 4 pending 2 done 14 failed 1", "Samples applied: 404 404 404",
 		"Metrics: train_loss 21.3 test_loss 23.9", "Model dir: /var/lib/gtrain/jobs/fit-a-line/model",
 		"Master: master on n1, pid 4241, 0 restarts",
+		"Crash budget: 5 crashes per 1m0s per role; used: pserver-1 1",
 		"0 trainer-0 n1 4242 running 0",
 		"1 pserver-1 n1 4243 127.0.0.1:40123 running 1 1200",
 		"Events (newest 10 of 12):", "2026-11-21 12:00:11 event l",

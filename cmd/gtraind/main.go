@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon"
 )
 
 func main() {
@@ -28,7 +31,24 @@ func exitCode(err error) int {
 	case errors.Is(err, errUsage):
 		fmt.Fprintln(os.Stderr, "gtraind:", err)
 		return 2
+	case errors.As(err, new(lostContactError)):
+		fmt.Fprintln(os.Stderr, "gtraind:", err)
+		return daemon.ExitLostContact
 	}
 	fmt.Fprintln(os.Stderr, "gtraind:", err)
 	return 1
+}
+
+// lostContactError is a role's end caused by losing etcd, its lease or its
+// master (coord.LostContact): its exit status tells the agent so.
+type lostContactError struct{ err error }
+
+func (e lostContactError) Error() string { return e.err.Error() }
+func (e lostContactError) Unwrap() error { return e.err }
+
+func markLostContact(err error) error {
+	if coord.LostContact(err) {
+		return lostContactError{err}
+	}
+	return err
 }

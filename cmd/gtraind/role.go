@@ -53,10 +53,10 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			etcd.Password = os.Getenv(daemon.EtcdPasswordEnv)
 			cli, err := coord.DialConfig(ctx, etcd, log)
 			if err != nil {
-				return err
+				return markLostContact(err)
 			}
 			defer cli.Close()
-			return runRole(ctx, role, rf, cli, log)
+			return markLostContact(runRole(ctx, role, rf, cli, log))
 		},
 	}
 	f := cmd.Flags()

@@ -216,6 +216,13 @@ func (m *Member) Kill() {
 	<-m.exited
 }
 
+// Pause stops the member with SIGSTOP: it holds its connections and its
+// data but answers nothing, as a hung or partitioned member does.
+func (m *Member) Pause() error { return m.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused member with SIGCONT.
+func (m *Member) Resume() error { return m.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Running reports whether the member's process lives.
 func (m *Member) Running() bool {
 	if m.exited == nil {

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/netcluster"
+)
+
+// TestClusterEtcdOutage: every etcd member is SIGSTOPped in the middle of a
+// sync job across three hosts, for 15 s and for 45 s (and 5 min with
+// GTRAIN_LONG_TESTS=1). The roles wait for etcd instead of spending their
+// crash budgets, the job resumes by itself once etcd answers again, and it
+// SUCCEEDS with every record applied once and the uninterrupted run's model.
+func TestClusterEtcdOutage(t *testing.T) {
+	outages := []time.Duration{15 * time.Second, 45 * time.Second}
+	if os.Getenv("GTRAIN_LONG_TESTS") != "" {
+		outages = append(outages, 5*time.Minute)
+	}
+	hc := startHostCluster(t, netcluster.EtcdCertUser)
+	ref := hc.referenceSums(t)
+	hc.submit(t, 0, "etcd-outage")
+	st := hc.waitFor(t, 0, "etcd-outage", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	for _, outage := range outages {
+		hc.pauseEtcd(t, outage, st.Step)
+		resumed := time.Now()
+		st = hc.waitFor(t, 0, "etcd-outage", "training to go on after the outage", 60*time.Second, progressedFrom(st.Step+50))
+		t.Logf("the job stepped on %s after etcd's return, at step %d", time.Since(resumed).Round(time.Millisecond), st.Step)
+	}
+	st = hc.waitFor(t, 0, "etcd-outage", "the job to finish", 150*time.Second, succeeded)
+	logEvents(t, st)
+	assertExact(t, st)
+	assertSameModel(t, st, ref)
+	t.Logf("restarts: master %d, %+v, %+v", st.Master.Restarts, trainersOf(st), pserversOf(st))
+}
+
+// pauseEtcd SIGSTOPs every etcd member for d, then SIGCONTs them all.
+func (hc *hostCluster) pauseEtcd(t *testing.T, d time.Duration, step int64) {
+	t.Helper()
+	t.Logf("SIGSTOP every etcd member for %s at step %d", d, step)
+	for _, m := range hc.Etcd {
+		if err := m.Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resume := func() {
+		for _, m := range hc.Etcd {
+			_ = m.Resume()
+		}
+	}
+	defer resume()
+	time.Sleep(d)
+	resume()
+}

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+const budgetPasses = 40
+
+// budgetYAML is the chaos job made long enough for eight master deaths,
+// with the default crash budget (5 per 60 s).
+func budgetYAML(name string) string {
+	return strings.Replace(chaosYAML(name), "passes: 25", fmt.Sprintf("passes: %d", budgetPasses), 1)
+}
+
+// TestChaosMasterKilledEightTimes: the master of a sync job dies eight
+// times at random moments: four SIGKILLs (an operator or the OOM killer:
+// each counts against the crash budget) and four SIGSTOPs longer than its
+// lease, then SIGCONT (it finds its authority lapsed and exits without
+// acting; that does not count). The job SUCCEEDS inside its budget, every
+// record applied once, the model that of an uninterrupted run; status
+// shows the master's eight restarts and the budget it used.
+func TestChaosMasterKilledEightTimes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: real processes, SIGKILL, SIGSTOP")
+	}
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	a := startAgent(t, filepath.Join(work, "agent"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, budgetYAML("reference"))); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, errs)
+	}
+	ref := manifestSums(t, a.status(t, "reference").ModelDir)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, budgetYAML("budget")), "--detach"); code != 0 {
+		t.Fatalf("chaos run: exit %d: %s", code, errs)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
+	for i := range 8 {
+		stopInstead := i%2 == 1
+		killMasterAtRandom(t, a, "budget", stopInstead, rng)
+	}
+	st := a.waitFor(t, "budget", "the job to finish", 180*time.Second, succeeded)
+	logEvents(t, st)
+	assertExactPasses(t, st, budgetPasses)
+	if sums := manifestSums(t, st.ModelDir); sums != ref {
+		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, ref)
+	}
+	if st.Master.Restarts != 8 || st.Master.BudgetUsed > 4 || st.RestartBudget.Limit != 5 {
+		t.Errorf("master: %d restarts, %d of the budget %+v used; want 8 restarts, at most the 4 SIGKILLs counted",
+			st.Master.Restarts, st.Master.BudgetUsed, st.RestartBudget)
+	}
+	if n := countEvents(st, "master lost etcd or its master"); n != 4 {
+		t.Errorf("%d events of the master exiting uncounted, want 4 (one per SIGSTOP)", n)
+	}
+}
+
+// killMasterAtRandom waits until the job's master leads and the job made
+// progress under it, waits a random moment more, then SIGKILLs the master,
+// or SIGSTOPs it for longer than its lease (5 s) and SIGCONTs it.
+func killMasterAtRandom(t *testing.T, a *agent, job string, stopInstead bool, rng *rand.Rand) {
+	t.Helper()
+	st := a.waitFor(t, job, "a master leading", 60*time.Second, func(st api.JobStatus) bool {
+		return st.Master.PID > 0 && st.Step > 0
+	})
+	st = a.waitFor(t, job, "progress under the master", 60*time.Second, progressedFrom(st.Step+5))
+	time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
+	pid := a.pidOf(t, job, "master")
+	if !stopInstead {
+		t.Logf("SIGKILL the master (pid %d) near step %d", pid, st.Step)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return
+	}
+	t.Logf("SIGSTOP the master (pid %d) near step %d for 7 s", pid, st.Step)
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	time.Sleep(7 * time.Second)
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	deadline := time.Now().Add(30 * time.Second)
+	for processAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if processAlive(pid) {
+		t.Fatalf("the master (pid %d) still runs 30 s after its lease lapsed", pid)
+	}
+}
+
+func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func countEvents(st api.JobStatus, prefix string) int {
+	n := 0
+	for _, e := range st.Events {
+		if strings.HasPrefix(e.What, prefix) {
+			n++
+		}
+	}
+	return n
+}
