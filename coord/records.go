@@ -54,7 +54,8 @@ type WorkerRecord struct {
 	Name     string          `json:"name"`
 	Node     string          `json:"node"`
 	PID      int             `json:"pid"`
-	State    api.WorkerState `json:"state"` // never api.WorkerPending
+	Host     string          `json:"host,omitempty"` // HostID of the agent that started it: where PID means something
+	State    api.WorkerState `json:"state"`          // never api.WorkerPending
 	Restarts int             `json:"restarts"`
 	Start    time.Time       `json:"start"`
 	ExitCode int             `json:"exit_code"`

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,7 @@ var nameWaitPolicy = retry.Policy{Initial: time.Second}
 func claimWaiting(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int, log *slog.Logger) (*concurrency.Session, error) {
 	var sess *concurrency.Session
 	var wait time.Duration
+	var holder string
 	start := time.Now()
 	err := retry.Do(ctx, nameWaitPolicy, func() error {
 		var err error
@@ -34,46 +36,59 @@ func claimWaiting(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecor
 			return retry.Permanent(err)
 		}
 		if wait == 0 {
-			wait = holderTTL(ctx, cli, rec.Name, ttl) + time.Second
+			var h coord.NodeRecord
+			h, wait = nameHolder(ctx, cli, rec.Name, ttl)
+			wait += time.Second
+			holder = describeAgent(h)
 		}
 		if time.Since(start) >= wait {
 			return retry.Permanent(err)
 		}
 		return err
-	}, retry.OnRetry(func(_ int, err error, _ time.Duration) {
+	}, retry.OnRetry(func(int, error, time.Duration) {
 		log.Warn("node name held by another agent; waiting for its lease to expire before refusing",
-			"waited", time.Since(start).Round(time.Second).String(), "up_to", wait.String(), "err", err)
+			"holder", holder, "waited", time.Since(start).Round(time.Second).String(), "up_to", wait.String())
 	}))
 	return sess, err
 }
 
-// holderTTL is the TTL the lease holding the node name was granted (fall
-// back: ttl seconds, this agent's own).
-func holderTTL(ctx context.Context, cli *clientv3.Client, name string, ttl int) time.Duration {
-	fallback := time.Duration(ttl) * time.Second
+// nameHolder is the agent holding the node name and the TTL its lease was
+// granted (fall back: ttl seconds, this agent's own).
+func nameHolder(ctx context.Context, cli *clientv3.Client, name string, ttl int) (coord.NodeRecord, time.Duration) {
+	var h coord.NodeRecord
+	granted := time.Duration(ttl) * time.Second
 	resp, err := cli.Get(ctx, coord.NodeKey(name))
-	if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
-		return fallback
+	if err != nil || len(resp.Kvs) == 0 {
+		return h, granted
+	}
+	_ = json.Unmarshal(resp.Kvs[0].Value, &h)
+	if resp.Kvs[0].Lease == 0 {
+		return h, granted
 	}
 	lease, err := cli.TimeToLive(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
-	if err != nil || lease.GrantedTTL <= 0 {
-		return fallback
+	if err == nil && lease.GrantedTTL > 0 {
+		granted = time.Duration(lease.GrantedTTL) * time.Second
 	}
-	return time.Duration(lease.GrantedTTL) * time.Second
+	return h, granted
+}
+
+// describeAgent says where an agent runs: "pid 123 on host H, api A".
+func describeAgent(h coord.NodeRecord) string {
+	host := h.Host
+	if host == "" {
+		host = "unknown" // written by an agent older than HostID
+	}
+	return fmt.Sprintf("pid %d on host %s, api %s", h.PID, host, h.APIAddr)
 }
 
 // nameTaken is the refusal of a node name held by another agent: it names
-// the holder (its PID, its host, its API) and what the operator can do.
+// the holder and what the operator can do.
 func nameTaken(ctx context.Context, cli *clientv3.Client, name string, claimErr error) error {
 	var h coord.NodeRecord
 	if _, err := coord.GetJSON(ctx, cli, coord.NodeKey(name), &h); err != nil {
 		return fmt.Errorf("%w: node name %q is held by another agent (%v); give this agent another --node-name, or stop that one",
 			ErrNodeNameTaken, name, claimErr)
 	}
-	host := h.Host
-	if host == "" {
-		host = "unknown"
-	}
-	return fmt.Errorf("%w: node name %q is held by a live agent (pid %d on host %s, api %s); give this agent another --node-name, or stop that one",
-		ErrNodeNameTaken, name, h.PID, host, h.APIAddr)
+	return fmt.Errorf("%w: node name %q is held by a live agent (%s); give this agent another --node-name, or stop that one",
+		ErrNodeNameTaken, name, describeAgent(h))
 }
