@@ -2,10 +2,8 @@ package coord
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"syscall"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -102,38 +100,4 @@ func Claim(ctx context.Context, cli *clientv3.Client, key, value string, lease c
 		return fmt.Errorf("%s held by %s: %w", key, holder, ErrClaimed)
 	}
 	return nil
-}
-
-// Holder identifies the process behind a leadership or a claim. Records that
-// RevokeIfDead inspects carry these two fields (PserverRecord does too).
-type Holder struct {
-	Node string `json:"node"`
-	PID  int    `json:"pid"`
-}
-
-// RevokeIfDead revokes the lease that holds key when the record there names a
-// process on node (any node when node is "", for keys that name the node
-// themselves) and that process is gone: a crashed holder's lease otherwise
-// lives on for a whole TTL, and its successor would wait that long. It
-// reports whether it revoked anything.
-func RevokeIfDead(ctx context.Context, cli *clientv3.Client, key, node string, alive func(pid int) bool) bool {
-	resp, err := cli.Get(ctx, key)
-	if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
-		return false
-	}
-	var h Holder
-	if json.Unmarshal(resp.Kvs[0].Value, &h) != nil || h.PID <= 0 || (node != "" && h.Node != node) || alive(h.PID) {
-		return false
-	}
-	_, err = cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
-	return err == nil
-}
-
-// ProcessAlive reports whether a process with this PID exists on this host.
-func ProcessAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -3,8 +3,6 @@ package coord
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -247,85 +245,5 @@ func TestClaim(t *testing.T) {
 	}
 	if string(resp.Kvs[0].Value) != "holder-two" || clientv3.LeaseID(resp.Kvs[0].Lease) != l2.ID {
 		t.Errorf("after re-claim: value %q lease %x, want holder-two under %x", resp.Kvs[0].Value, resp.Kvs[0].Lease, l2.ID)
-	}
-}
-
-func TestRevokeIfDead(t *testing.T) {
-	const deadPID, livePID = 4242, 4343
-	alive := func(pid int) bool { return pid == livePID }
-	cases := []struct {
-		name        string
-		holderNode  string
-		pid         int
-		askNode     string
-		wantRevoked bool
-	}{
-		{"dead holder on this node", "n1", deadPID, "n1", true},
-		{"live holder on this node", "n1", livePID, "n1", false},
-		{"dead holder on another node", "n2", deadPID, "n1", false},
-		{"holder without pid", "n1", 0, "n1", false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cli := dialTest(t)
-			ctx := t.Context()
-			lease, err := cli.Grant(ctx, 30)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cli.Revoke(context.Background(), lease.ID) })
-			key := MasterHolderKey(uniqueJob(t))
-			h := Holder{Node: c.holderNode, PID: c.pid}
-			if err := PutJSON(ctx, cli, key, h, clientv3.WithLease(lease.ID)); err != nil {
-				t.Fatal(err)
-			}
-			if got := RevokeIfDead(ctx, cli, key, c.askNode, alive); got != c.wantRevoked {
-				t.Errorf("RevokeIfDead = %v, want %v", got, c.wantRevoked)
-			}
-			ttl, err := cli.TimeToLive(ctx, lease.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if revoked := ttl.TTL == -1; revoked != c.wantRevoked {
-				t.Errorf("lease revoked = %v (TTL %d), want %v", revoked, ttl.TTL, c.wantRevoked)
-			}
-			if keyAbsent(t, cli, key) != c.wantRevoked {
-				t.Errorf("holder key absent = %v, want %v", !c.wantRevoked, c.wantRevoked)
-			}
-		})
-	}
-}
-
-func TestRevokeIfDeadWithoutHolder(t *testing.T) {
-	cli := dialTest(t)
-	called := false
-	alive := func(int) bool { called = true; return false }
-	if RevokeIfDead(t.Context(), cli, MasterHolderKey(uniqueJob(t)), "n1", alive) {
-		t.Error("RevokeIfDead revoked something with no holder recorded")
-	}
-	if called {
-		t.Error("RevokeIfDead asked about a pid with no holder recorded")
-	}
-}
-
-func TestProcessAlive(t *testing.T) {
-	if !ProcessAlive(os.Getpid()) {
-		t.Error("ProcessAlive(own pid) = false")
-	}
-	for _, pid := range []int{0, -1} {
-		if ProcessAlive(pid) {
-			t.Errorf("ProcessAlive(%d) = true", pid)
-		}
-	}
-	cmd := exec.Command("true")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start true: %v", err)
-	}
-	pid := cmd.Process.Pid
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("wait true: %v", err)
-	}
-	if ProcessAlive(pid) {
-		t.Errorf("ProcessAlive(%d) = true for a reaped child", pid)
 	}
 }

@@ -27,7 +27,8 @@ type NodeRecord struct {
 	DataDir    string        `json:"data_dir"`
 	State      api.NodeState `json:"state"`
 	Started    time.Time     `json:"started"`
-	PID        int           `json:"pid"` // the agent's process: a dead one's name may be reclaimed at once
+	PID        int           `json:"pid"`            // the agent's process: a dead one's name may be reclaimed at once
+	Host       string        `json:"host,omitempty"` // HostID of the agent: where PID means something
 }
 
 // JobRecord is the desired state of a job: its spec, written once at submit.
@@ -53,7 +54,8 @@ type WorkerRecord struct {
 	Name     string          `json:"name"`
 	Node     string          `json:"node"`
 	PID      int             `json:"pid"`
-	State    api.WorkerState `json:"state"` // never api.WorkerPending
+	Host     string          `json:"host,omitempty"` // HostID of the agent that started it: where PID means something
+	State    api.WorkerState `json:"state"`          // never api.WorkerPending
 	Restarts int             `json:"restarts"`
 	Start    time.Time       `json:"start"`
 	ExitCode int             `json:"exit_code"`
@@ -74,6 +76,7 @@ type PserverRecord struct {
 	Addr           string `json:"addr"`
 	Node           string `json:"node"`
 	PID            int    `json:"pid"`
+	Host           string `json:"host,omitempty"` // HostID of the process: where PID means something
 	CheckpointStep int64  `json:"checkpoint_step"`
 	RestoredStep   int64  `json:"restored_step"` // the step this incarnation started from
 	Ready          bool   `json:"ready"`         // restored and serving

@@ -150,6 +150,7 @@ func (a *agent) listen() error {
 func (a *agent) join(ctx context.Context) error {
 	a.rec = coord.NodeRecord{
 		PID:        os.Getpid(),
+		Host:       coord.HostID(),
 		Name:       a.cfg.NodeName,
 		APIAddr:    published(a.lis.Addr(), a.cfg.AdvertiseAddr),
 		GossipAddr: a.cfg.GossipAddr,

@@ -11,7 +11,7 @@ var (
 	// names the field (and the flag that sets it).
 	ErrInvalidConfig = errors.New("invalid agent config")
 	// ErrNodeNameTaken means a live agent already holds this node name.
-	ErrNodeNameTaken = errors.New("node name already registered by a live agent")
+	ErrNodeNameTaken = errors.New("duplicate node name")
 	// ErrEtcdFailed reports a fatal error of the embedded etcd server.
 	ErrEtcdFailed = errors.New("embedded etcd failed")
 	// ErrAPIServer reports that the Control API server stopped serving.

@@ -131,14 +131,16 @@ func (r *runner) run() {
 		}
 	}
 	log := r.sup.log.With("job", r.job, "worker", r.worker)
-	rec := coord.WorkerRecord{Name: r.worker, Node: r.sup.node}
+	rec := coord.WorkerRecord{Name: r.worker, Node: r.sup.node, Host: coord.HostID()}
 	if prev, ok := r.previousRecord(); ok {
 		if prev.State == api.WorkerExited {
 			// The role finished before this agent (re)started; it must not run twice.
 			return
 		}
 		rec.Restarts = prev.Restarts
-		if prev.State.Active() && prev.PID > 0 && prev.Node == r.sup.node {
+		// The PID means something only on the host that wrote it: the node
+		// name may have moved to another machine since.
+		if prev.State.Active() && prev.PID > 0 && prev.Node == r.sup.node && coord.IsLocalHost(prev.Host) {
 			takeOver(prev.PID, r.job, r.worker, log)
 		}
 	}

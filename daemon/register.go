@@ -38,10 +38,11 @@ type registration struct {
 	done   chan struct{}
 }
 
-// register claims the node name. A live agent with the same name makes it
-// fail with ErrNodeNameTaken.
+// register claims the node name. A name held by another agent is waited
+// for up to that agent's lease TTL (see claimWaiting); still held then, the
+// holder is live, and register fails with ErrNodeNameTaken.
 func register(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int, log *slog.Logger) (*registration, error) {
-	sess, err := claimNode(ctx, cli, rec, ttl)
+	sess, err := claimWaiting(ctx, cli, rec, ttl, log)
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +55,9 @@ func register(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, t
 	return r, nil
 }
 
+// claimNode claims the node name once. A holder that is a dead agent of
+// this host is revoked first; any other holder makes it fail with
+// ErrNodeNameTaken, naming the holder.
 func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int) (*concurrency.Session, error) {
 	sess, err := coord.NewSession(ctx, cli, ttl)
 	if err != nil {
@@ -71,15 +75,10 @@ func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, 
 	if !errors.Is(err, coord.ErrClaimed) {
 		return nil, fmt.Errorf("register node %s: %w", rec.Name, err)
 	}
-	var holder coord.NodeRecord
 	if revokeDeadAgent(ctx, cli, rec) {
 		return claimNode(ctx, cli, rec, ttl)
 	}
-	if _, gerr := coord.GetJSON(ctx, cli, coord.NodeKey(rec.Name), &holder); gerr == nil {
-		return nil, fmt.Errorf("%w: node %q is served by the agent at %s (started %s); stop it, or give this agent another --node-name",
-			ErrNodeNameTaken, rec.Name, holder.APIAddr, holder.Started.Format(time.RFC3339))
-	}
-	return nil, fmt.Errorf("%w: node %q (%v); stop that agent, or give this agent another --node-name", ErrNodeNameTaken, rec.Name, err)
+	return nil, nameTaken(ctx, cli, rec.Name, err)
 }
 
 // update rewrites the record (e.g. with the bound gossip address).
@@ -160,7 +159,9 @@ func (r *registration) close() {
 // revokeDeadAgent frees the node name held by a previous agent of this node
 // whose process is gone (it was killed; its lease lives on for a TTL, and an
 // etcd restart renews it): waiting it out would delay recovery for nothing.
-// A live holder (this very agent included) is refused, not revoked.
+// Only an agent of this host (coord.HostID) is judged by its PID: one on
+// another host (the same --node-name given twice) is never revoked. A live
+// holder (this very agent included) is refused, not revoked.
 func revokeDeadAgent(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord) bool {
 	return coord.RevokeIfDead(ctx, cli, coord.NodeKey(rec.Name), "", coord.ProcessAlive)
 }

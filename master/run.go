@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
@@ -122,7 +121,7 @@ func elect(ctx context.Context, cli *clientv3.Client, cfg Config, addr string) (
 		return nil, fmt.Errorf("master: %w", err)
 	}
 	cfg.Log.Info("leading", "term", lead.Rev())
-	holder := coord.Holder{Node: cfg.Node, PID: os.Getpid()}
+	holder := coord.SelfHolder(cfg.Node)
 	if err := lead.Commit(ctx, clientv3.OpPut(coord.MasterHolderKey(cfg.Job), coord.MustJSON(holder), clientv3.WithLease(session.Lease()))); err != nil {
 		lead.Release()
 		return nil, fmt.Errorf("master: %w", err)

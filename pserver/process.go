@@ -117,7 +117,7 @@ func (p *process) claimAndRestore(ctx context.Context) (lis net.Listener, err er
 			lis.Close()
 		}
 	}()
-	p.record = coord.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid()}
+	p.record = coord.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid(), Host: coord.HostID()}
 	if err := p.claim(ctx); err != nil {
 		return nil, err
 	}

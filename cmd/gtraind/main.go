@@ -24,11 +24,15 @@ func main() {
 // errUsage marks a rejected command line (exit 2).
 var errUsage = errors.New("usage")
 
+// exitCode is 0 on success; 2 for a rejected setting: a bad command line,
+// or a --node-name that a live agent holds (the operator must change it);
+// 1 for any other failure.
+
 func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, errUsage), errors.Is(err, daemon.ErrNodeNameTaken):
 		fmt.Fprintln(os.Stderr, "gtraind:", err)
 		return 2
 	case errors.As(err, new(lostContactError)):

@@ -35,6 +35,19 @@ type Agent struct {
 // StartAgent starts the agent of h with the cluster's etcd and args (its
 // addresses), and waits until the cluster lists its node ready.
 func (c *Cluster) StartAgent(h *Host, args ...string) (*Agent, error) {
+	a, err := c.LaunchAgent(h, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitReady(a, 60*time.Second); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// LaunchAgent starts the agent of h like StartAgent, but does not wait
+// for it to be ready: for an agent that must be refused (Exited, ExitCode).
+func (c *Cluster) LaunchAgent(h *Host, args ...string) (*Agent, error) {
 	a := &Agent{Host: h, API: net.JoinHostPort(h.IP, APIPort),
 		DataDir: filepath.Join(c.Dir, h.Name, "agent"), LogPath: filepath.Join(c.Dir, h.Name, "agent.log")}
 	logFile, err := os.OpenFile(a.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -45,7 +58,8 @@ func (c *Cluster) StartAgent(h *Host, args ...string) (*Agent, error) {
 	etcdFlags, env := c.AgentEtcdFlags()
 	// Each host offers 4 CPUs whatever the machine has: the hosts share its
 	// cores, and two of them must hold a job re-placed off a dead third.
-	full := append(inNS(h.NS), filepath.Join(c.Bin, "gtraind"), "agent", "--node-name", h.Name, "--data-dir", a.DataDir, "--cpu", "4")
+	full := append(inNS(h.NS), h.pidNS()...)
+	full = append(full, filepath.Join(c.Bin, "gtraind"), "agent", "--node-name", h.Name, "--data-dir", a.DataDir, "--cpu", "4")
 	full = append(append(full, etcdFlags...), args...)
 	a.cmd = exec.Command(full[0], full[1:]...)
 	a.cmd.Env = append(os.Environ(), env...)
@@ -60,9 +74,6 @@ func (c *Cluster) StartAgent(h *Host, args ...string) (*Agent, error) {
 		close(a.exited)
 	}()
 	h.Agent = a
-	if err := c.waitReady(a, 60*time.Second); err != nil {
-		return nil, err
-	}
 	return a, nil
 }
 
@@ -125,7 +136,7 @@ func (a *Agent) Stop(grace time.Duration) {
 		return
 	default:
 	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	_ = syscall.Kill(a.agentPID(), syscall.SIGTERM)
 	select {
 	case <-a.exited:
 	case <-time.After(grace):
@@ -135,6 +146,17 @@ func (a *Agent) Stop(grace time.Duration) {
 
 // Exited is closed when the agent's process has ended.
 func (a *Agent) Exited() <-chan struct{} { return a.exited }
+
+// ExitCode is the agent's exit status once Exited is closed (-1 before,
+// or when a signal ended it).
+func (a *Agent) ExitCode() int {
+	select {
+	case <-a.exited:
+		return a.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
 
 // Processes lists the live processes whose command line names dir (an
 // agent's roles carry its data dir).

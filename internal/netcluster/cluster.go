@@ -46,6 +46,9 @@ type Host struct {
 	NS    string
 	IP    string
 	Agent *Agent // nil until StartAgent
+	// OwnPIDNamespace runs its agent in a PID namespace of its own, as on
+	// another machine or in a container: its PIDs are not the test's.
+	OwnPIDNamespace bool
 }
 
 // Options say what cluster to make.
