@@ -67,7 +67,9 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
-			readClusterSettings(v, &cfg)
+			if err := readClusterSettings(v, &cfg); err != nil {
+				return err
+			}
 			if err := capacityConfig(v, &cfg); err != nil {
 				return err
 			}

@@ -1,0 +1,64 @@
+package daemon
+
+import (
+	"fmt"
+	"net"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// validateTLS checks the transport security settings (issue 10): the TLS
+// files go together and load, a gossip key is one memberlist takes, and a
+// Control API others can reach is not served in the clear unless Insecure.
+func (c Config) validateTLS() error {
+	if err := c.TLS.Validate(); err != nil {
+		return err
+	}
+	if c.TLS.Enabled() {
+		if _, err := c.TLS.ServerConfig(); err != nil {
+			return err
+		}
+	}
+	switch len(c.GossipKey) {
+	case 0, 16, 24, 32:
+	default:
+		return fmt.Errorf("GossipKey (--gossip-key) has %d bytes, want 16, 24 or 32", len(c.GossipKey))
+	}
+	host, _, err := net.SplitHostPort(c.APIAddr)
+	if err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
+		return nil // a bad APIAddr is reported by Validate
+	}
+	return fmt.Errorf("APIAddr (--api-addr) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", c.APIAddr)
+}
+
+// warnInsecure says loudly that the API has no transport security.
+func (c Config) warnInsecure() {
+	if c.Insecure && !c.TLS.Enabled() {
+		c.Log.Warn("INSECURE: --insecure given: the Control API, the roles' RPCs and the log relay run without TLS or authentication; anyone who reaches them controls the cluster",
+			"api", c.APIAddr)
+	}
+	if len(c.GossipKey) == 0 && !isLoopbackAddr(c.GossipAddr) {
+		c.Log.Warn("gossip is not encrypted: pass --gossip-key (see gtraind cert init)", "gossip", c.GossipAddr)
+	}
+}
+
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && isLoopback(host)
+}
+
+// peerCreds are the credentials the agent dials other agents with: its node
+// certificate, or plaintext without TLS.
+func peerCreds(c Config) (credentials.TransportCredentials, error) {
+	return c.TLS.ClientCreds()
+}
+
+// dialCreds is what the log relay dials with; plaintext when unset (tests
+// that build a controlServer by hand).
+func (c *controlServer) dialCreds() credentials.TransportCredentials {
+	if c.peerCreds == nil {
+		return insecure.NewCredentials()
+	}
+	return c.peerCreds
+}
