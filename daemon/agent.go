@@ -84,12 +84,10 @@ func prepare(cfg Config) (Config, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return cfg, fmt.Errorf("data dir (--data-dir) %s: %w", cfg.DataDir, err)
 	}
-	if cfg.TLS.Enabled() { // the files load: say so before anything starts
-		if _, err := cfg.TLS.ServerConfig(); err != nil {
-			return cfg, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
-		}
-	}
 	if cfg.AdvertiseAddr, err = resolveAdvertise(cfg, interfaceIPs); err != nil {
+		return cfg, err
+	}
+	if err := checkNodeCert(cfg); err != nil {
 		return cfg, err
 	}
 	var etcd []string // --dev's etcd is on loopback

@@ -1,11 +1,14 @@
 package daemon
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/gtrain/gtrain/pki"
 )
 
 // validateTLS checks the transport security settings (issue 10): the TLS
@@ -26,6 +29,37 @@ func (c Config) validateTLS() error {
 		return nil // a bad APIAddr is reported by Validate
 	}
 	return fmt.Errorf("APIAddr (--api-addr) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", c.APIAddr)
+}
+
+// checkNodeCert makes sure, before anything starts, that the TLS files
+// load and hold a node certificate for the address this node advertises:
+// peers dial that address and check it against the certificate, and would
+// otherwise fail later with a handshake error far from the cause.
+func checkNodeCert(c Config) error {
+	if !c.TLS.Enabled() {
+		return nil
+	}
+	conf, err := c.TLS.ServerConfig()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	leaf, err := x509.ParseCertificate(conf.Certificates[0].Certificate[0])
+	if err != nil {
+		return fmt.Errorf("%w: --tls-cert %s: %v", ErrInvalidConfig, c.TLS.Cert, err)
+	}
+	name, role := pki.Identity(leaf)
+	if role != pki.RoleNode {
+		return fmt.Errorf("%w: --tls-cert %s is a %q certificate of %s, not a node certificate: use gtraind cert issue --node %s",
+			ErrInvalidConfig, c.TLS.Cert, role, name, c.NodeName)
+	}
+	if err := leaf.VerifyHostname(c.AdvertiseAddr); err != nil {
+		return fmt.Errorf("%w: --tls-cert %s does not cover the address this node advertises, %s (it has %v %v): reissue it with gtraind cert issue --node %s --addr %s --force",
+			ErrInvalidConfig, c.TLS.Cert, c.AdvertiseAddr, leaf.IPAddresses, leaf.DNSNames, c.NodeName, c.AdvertiseAddr)
+	}
+	if name != c.NodeName {
+		c.Log.Warn("the node certificate names another node", "cert", c.TLS.Cert, "cert_name", name, "node", c.NodeName)
+	}
+	return nil
 }
 
 // warnInsecure says loudly that the API has no transport security.

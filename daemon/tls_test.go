@@ -180,3 +180,22 @@ func TestTLSServerNameIsTheAddressDialled(t *testing.T) {
 		t.Errorf("dialled as localhost (a SAN): %v", err)
 	}
 }
+
+// An agent refuses, at start, a certificate that is not a node
+// certificate, or one that does not cover the address it advertises.
+func TestAgentChecksItsCertificate(t *testing.T) {
+	dir := testPKI(t, map[string]string{"n1": pki.RoleNode, "alice": pki.RoleAdmin})
+	for _, tc := range []struct {
+		cert, advertise, want string
+	}{
+		{"alice", "", "not a node certificate"},
+		{"n1", "10.9.9.9", "--addr 10.9.9.9"},
+	} {
+		cfg := testConfig(t, "n1", "127.0.0.1:1")
+		cfg.TLS, cfg.AdvertiseAddr = filesOf(dir, tc.cert), tc.advertise
+		err := Run(t.Context(), cfg, func(string) { t.Errorf("%s: the agent started", tc.cert) })
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s advertising %q: %v, want ErrInvalidConfig naming %q", tc.cert, tc.advertise, err, tc.want)
+		}
+	}
+}
