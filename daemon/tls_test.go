@@ -199,3 +199,25 @@ func TestAgentChecksItsCertificate(t *testing.T) {
 		}
 	}
 }
+
+// The roles get the agent's TLS files (absolute: they may run elsewhere).
+func TestRolesGetTheTLSFiles(t *testing.T) {
+	cfg := testConfig(t, "n1", "127.0.0.1:1")
+	cfg.TLS = pki.Files{CA: "pki/ca.crt", Cert: "pki/n1.crt", Key: "pki/n1.key"}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, worker := range []string{"master", "pserver-0", "trainer-1"} {
+		args, err := newRoleLaunch(cfg, []string{"127.0.0.1:1"}).args("j", worker, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Join(args, " ")
+		for _, flag := range []string{"--tls-ca /", "--tls-cert /", "--tls-key /"} {
+			if !strings.Contains(line, flag) || !strings.Contains(line, "pki/n1.key") {
+				t.Errorf("%s: %s lacks %s<absolute path>", worker, line, flag)
+			}
+		}
+	}
+}

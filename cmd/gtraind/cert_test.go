@@ -123,3 +123,11 @@ func TestAgentRefusesAnInsecureAPI(t *testing.T) {
 		t.Errorf("--insecure: %v, insecure=%v", err, cfg.Insecure)
 	}
 }
+
+// A role's TLS flags go together, too.
+func TestRoleTLSFlagsGoTogether(t *testing.T) {
+	out, code := gtraind(t, "pserver", "--job", "j", "--etcd-endpoints", "127.0.0.1:1", "--listen", "127.0.0.1:0", "--tls-ca", "ca.crt")
+	if code != 2 || !strings.Contains(out, "--tls-cert") {
+		t.Errorf("pserver --tls-ca alone: exit %d, %q; want exit 2 naming --tls-cert", code, out)
+	}
+}
