@@ -72,7 +72,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		}
 	}
 	for t := 0; t < trainers; t++ {
-		c, err := client.NewClient(addrs, blocks)
+		c, err := client.NewClient(addrs, blocks, nil) // plaintext on loopback
 		if err != nil {
 			return nil, err
 		}

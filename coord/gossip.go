@@ -24,6 +24,10 @@ type GossipConfig struct {
 	Log       *slog.Logger
 	// OnChange is called when a member joins (alive=true) or is declared dead.
 	OnChange func(name string, alive bool)
+	// SecretKey (16, 24 or 32 bytes: AES-128/192/256) encrypts and
+	// authenticates every gossip message; members without it are not heard.
+	// nil is plaintext.
+	SecretKey []byte
 }
 
 // Validate names the bad field.
@@ -69,6 +73,7 @@ func StartGossip(c GossipConfig) (*Gossip, error) {
 	// (a restarted agent on port 0) is a fresh member at once, instead of a
 	// conflict ignored until the dead one is forgotten (30 s later).
 	mc.DeadNodeReclaimTime = time.Second
+	mc.SecretKey = c.SecretKey // memberlist then verifies incoming and encrypts outgoing
 	if c.OnChange != nil {
 		mc.Events = &gossipEvents{onChange: c.OnChange}
 	}

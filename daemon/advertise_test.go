@@ -118,6 +118,7 @@ func TestAgentPublishesAdvertiseForWildcards(t *testing.T) {
 	endpoint := startEtcd(t)
 	cfg := testConfig(t, "wild", endpoint)
 	cfg.APIAddr, cfg.GossipAddr, cfg.AdvertiseAddr = "0.0.0.0:0", "0.0.0.0:0", "127.0.0.1"
+	cfg.Insecure = true // a wildcard API without TLS
 	a := startAgent(t, cfg)
 	var rec coord.NodeRecord
 	if _, err := coord.GetJSON(t.Context(), etcdClient(t, endpoint), coord.NodeKey("wild"), &rec); err != nil {

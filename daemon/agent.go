@@ -31,6 +31,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	}
 	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now, notify: newNotifier(cfg.Log)}
 	defer a.close()
+	cfg.warnInsecure()
 	if err := a.connectEtcd(ctx); err != nil {
 		return err
 	}
@@ -86,6 +87,9 @@ func prepare(cfg Config) (Config, error) {
 	if cfg.AdvertiseAddr, err = resolveAdvertise(cfg, interfaceIPs); err != nil {
 		return cfg, err
 	}
+	if err := checkNodeCert(cfg); err != nil {
+		return cfg, err
+	}
 	var etcd []string // --dev's etcd is on loopback
 	if !cfg.Dev {
 		etcd = cfg.EtcdEndpoints
@@ -139,8 +143,18 @@ func (a *agent) listen() error {
 	if err != nil {
 		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
 	}
-	a.lis, a.srv = lis, grpc.NewServer()
-	api.RegisterControlServer(a.srv, newControlServer(a.cli, a.cfg, a.sup, a.peers, a.now))
+	creds, err := a.cfg.TLS.ServerCreds()
+	if err != nil {
+		_ = lis.Close()
+		return fmt.Errorf("control API TLS: %w", err)
+	}
+	ctl := newControlServer(a.cli, a.cfg, a.sup, a.peers, a.now)
+	if ctl.peerCreds, err = peerCreds(a.cfg); err != nil {
+		_ = lis.Close()
+		return fmt.Errorf("log relay TLS: %w", err)
+	}
+	a.lis, a.srv = lis, grpc.NewServer(grpc.Creds(creds))
+	api.RegisterControlServer(a.srv, ctl)
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil
 }
@@ -170,6 +184,7 @@ func (a *agent) join(ctx context.Context) error {
 		Join:      gossipPeers(ctx, a.cli, a.cfg),
 		Log:       a.log,
 		OnChange:  a.peers.change,
+		SecretKey: a.cfg.GossipKey,
 	})
 	if err != nil {
 		reg.close()

@@ -14,6 +14,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
@@ -41,6 +42,8 @@ type controlServer struct {
 	peers   *members
 	now     func() time.Time
 	log     *slog.Logger
+
+	peerCreds credentials.TransportCredentials // dials other agents (log relay); nil is plaintext
 
 	purgeTimeout, purgePoll time.Duration
 	logPoll, logQuiet       time.Duration

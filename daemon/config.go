@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/pki"
 )
 
 // Defaults of SPEC §2 and of the supervisor.
@@ -59,6 +60,14 @@ type Config struct {
 	// The password reaches role processes through their environment.
 	EtcdCACert, EtcdCert, EtcdKey string
 	EtcdUser, EtcdPassword        string
+
+	// Transport security (issue 10). TLS (all three files or none) makes the
+	// Control API, the log relay and the roles' RPCs mutual TLS with this
+	// node's certificate. GossipKey (16, 24 or 32 bytes) encrypts gossip.
+	// Insecure allows a non-loopback APIAddr without TLS.
+	TLS       pki.Files
+	GossipKey []byte
+	Insecure  bool
 
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
@@ -125,6 +134,9 @@ func (c Config) Validate() error {
 		return bad("EtcdEndpoints is empty: pass --etcd-endpoints HOST:PORT,... to use an etcd cluster, or --dev for an embedded single-node etcd")
 	}
 	if err := c.validateCluster(); err != nil {
+		return bad("%v", err)
+	}
+	if err := c.validateTLS(); err != nil {
 		return bad("%v", err)
 	}
 	if c.Dev {
@@ -247,6 +259,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: DataDir (--data-dir) %q: %v", ErrInvalidConfig, c.DataDir, err)
 	}
 	c.DataDir = abs
+	if c.TLS, err = c.TLS.Abs(); err != nil { // the roles get these paths
+		return c, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}

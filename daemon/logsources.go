@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
@@ -119,7 +118,7 @@ func (c *controlServer) relaySource(ctx context.Context, node coord.NodeRecord, 
 // must come within relayTimeout (the time out spends waiting for the merge
 // does not count).
 func (c *controlServer) relay(ctx context.Context, node coord.NodeRecord, req *api.LogsRequest, out chan<- logEvent) error {
-	conn, err := grpc.NewClient(node.APIAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(node.APIAddr, grpc.WithTransportCredentials(c.dialCreds()))
 	if err != nil {
 		return err
 	}

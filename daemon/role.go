@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pki"
 )
 
 // Role subcommands of gtraind (SPEC §2): the roles of the worker names.
@@ -40,12 +41,14 @@ type roleLaunch struct {
 	// advertise is the host the master and pservers bind (port 0) and
 	// publish: an address of this node the other nodes can reach.
 	advertise string
+	tls       pki.Files // this node's certificate, for the roles' RPCs
 }
 
 func newRoleLaunch(cfg Config, endpoints []string) roleLaunch {
 	etcd := cfg.etcdConfig()
 	etcd.Endpoints = endpoints
-	return roleLaunch{exe: cfg.Exe, etcd: etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr}
+	return roleLaunch{exe: cfg.Exe, etcd: etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr,
+		tls: cfg.TLS}
 }
 
 // EtcdPasswordEnv carries the etcd password to role processes: a command
@@ -72,7 +75,7 @@ func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error)
 
 // args is the command line (after the executable) that runs worker:
 // ROLE --job JOB --job-rev REV --etcd-endpoints E1,E2 [--etcd-cacert F ...
-// --etcd-user U] --data-dir DIR --node NODE [--listen HOST:0] [--index I].
+// --etcd-user U] [--tls-ca F --tls-cert F --tls-key F] --data-dir DIR --node NODE [--listen HOST:0] [--index I].
 // jobRev is the create revision of the job's record (the runner's fence): a
 // role refuses to run for a record of another revision, and its checkpoint
 // files carry it.
@@ -93,6 +96,9 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 		{"--etcd-cert", l.etcd.Cert},
 		{"--etcd-key", l.etcd.Key},
 		{"--etcd-user", l.etcd.User},
+		{"--tls-ca", l.tls.CA},
+		{"--tls-cert", l.tls.Cert},
+		{"--tls-key", l.tls.Key},
 	} {
 		if f.value != "" {
 			args = append(args, f.flag, f.value)

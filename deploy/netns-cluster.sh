@@ -85,7 +85,8 @@ agents() {
 	for i in 0 1 2; do
 		local h=${hosts[$i]} a; a=$(ip_of $i)
 		start "agent-$h" "$prefix-$h" "$dir/$h/agent.log" "$bin/gtraind" agent --node-name "$h" \
-			--data-dir "$dir/$h/agent" --api-addr "$a:7164" --gossip-addr "$a:7946" --etcd-endpoints "$(endpoints)"
+			--data-dir "$dir/$h/agent" --api-addr "$a:7164" --gossip-addr "$a:7946" --etcd-endpoints "$(endpoints)" \
+			--insecure # a private bridge; see README "Secure a cluster" for TLS
 	done
 }
 

@@ -52,7 +52,9 @@ func startHostCluster(t *testing.T, auth netcluster.EtcdAuth) *hostCluster {
 		{"--advertise-addr", h[2].IP, "--api-addr", "0.0.0.0:" + netcluster.APIPort, "--gossip-addr", "0.0.0.0:7946"},
 	}
 	for i, host := range h {
-		if _, err := c.StartAgent(host, flags[i]...); err != nil {
+		// Plaintext on purpose (these tests are about placement and
+		// recovery); the TLS cluster is TestTLSCluster's.
+		if _, err := c.StartAgent(host, append(flags[i], "--insecure")...); err != nil {
 			t.Fatal(err)
 		}
 	}

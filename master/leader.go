@@ -16,6 +16,7 @@ import (
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // stallAfter is how long a sync step may wait for its trainers before the
@@ -39,19 +40,28 @@ type leader struct {
 	lead   *coord.Leadership
 	ps     *client.Dynamic
 	driver *Driver
-	recov  *recovery    // sync only
-	srv    *grpc.Server // nil until serve
+	recov  *recovery                        // sync only
+	srv    *grpc.Server                     // nil until serve
+	creds  credentials.TransportCredentials // serves trainers with
 
 	stallReported int64 // the step last reported stalled
 }
 
 // newLeader connects to the pservers and restores the master's state.
 func newLeader(ctx context.Context, cli *clientv3.Client, cfg Config, job *jobData, lead *coord.Leadership) (*leader, error) {
-	ps, err := client.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, cfg.Log)
+	serverCreds, err := cfg.TLS.ServerCreds()
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	l := &leader{cli: cli, cfg: cfg, job: job, lead: lead, ps: ps, stallReported: -1}
+	clientCreds, err := cfg.TLS.ClientCreds()
+	if err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	ps, err := client.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, clientCreds, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	l := &leader{cli: cli, cfg: cfg, job: job, lead: lead, ps: ps, creds: serverCreds, stallReported: -1}
 	if l.driver, err = l.newDriver(ctx); err != nil {
 		ps.Close()
 		return nil, err
@@ -117,7 +127,7 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 
 // serve starts the Master gRPC service on lis; the channel gets its end.
 func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
-	l.srv = grpc.NewServer()
+	l.srv = grpc.NewServer(grpc.Creds(l.creds))
 	ms := NewServer(l.driver, NewTrainerRegistry(l.cli, l.lead, l.cfg.Job, l.job.spec.Trainers), l.job.spec.Trainers)
 	if l.recov != nil {
 		ms.rollback = func(_ context.Context, epoch int64, why string) error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/pki"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,7 +25,10 @@ type Config struct {
 	ListenAddr string
 	SessionTTL int // seconds
 	LongPoll   time.Duration
-	Log        *slog.Logger
+	// TLS is the node certificate the master serves trainers with and dials
+	// the pservers with (mutual TLS); the zero value is plaintext.
+	TLS pki.Files
+	Log *slog.Logger
 }
 
 // DefaultConfig returns the defaults.

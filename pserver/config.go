@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/gtrain/gtrain/pki"
 )
 
 // Config configures the `gtraind pserver` process.
@@ -20,7 +22,10 @@ type Config struct {
 	ListenAddr string        // host:port; port 0 picks a free one
 	SessionTTL int           // seconds; the registration dies this long after the process
 	ClaimWait  time.Duration // how long to wait for a live previous holder's lease to expire
-	Log        *slog.Logger
+	// TLS is the node certificate the pserver serves with (mutual TLS); the
+	// zero value is plaintext.
+	TLS pki.Files
+	Log *slog.Logger
 }
 
 // DefaultConfig returns a config with the defaults filled in.

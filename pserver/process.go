@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // process is one run of `gtraind pserver`: the shard it serves and how it
@@ -36,6 +37,7 @@ type process struct {
 	session *concurrency.Session
 	jobRev  int64 // the create revision of the job's record: the job's identity with its name
 	record  coord.PserverRecord
+	creds   credentials.TransportCredentials // of the server
 	log     *slog.Logger
 }
 
@@ -71,6 +73,10 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	p := &process{cfg: cfg, cli: cli, log: cfg.Log, name: jobspec.PserverName(cfg.Index), key: coord.PserverKey(cfg.Job, cfg.Index)}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if p.creds, err = cfg.TLS.ServerCreds(); err != nil {
+		return nil, fmt.Errorf("pserver %d: %w", cfg.Index, err)
 	}
 	rec, rev, err := coord.GetJobRecord(ctx, cli, cfg.Job)
 	if err != nil {
@@ -144,7 +150,7 @@ func (p *process) openStore() error {
 
 // serve starts the gRPC server on lis; its end arrives on the channel.
 func (p *process) serve(lis net.Listener) (*grpc.Server, <-chan error) {
-	srv := grpc.NewServer(wire.ServerOptions()...)
+	srv := grpc.NewServer(append(wire.ServerOptions(), grpc.Creds(p.creds))...)
 	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()

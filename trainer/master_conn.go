@@ -49,7 +49,11 @@ func (m *masterConn) connect(ctx context.Context) error {
 	if addr == m.addr && m.conn != nil {
 		return nil
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := m.t.creds
+	if creds == nil { // a trainer built without newTrainer (tests)
+		creds = insecure.NewCredentials()
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("trainer: master at %s: %w", addr, err)
 	}

@@ -11,10 +11,12 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pki"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 )
 
@@ -31,7 +33,10 @@ type Config struct {
 	// JobRev is the job record's create revision the agent started this
 	// trainer for (0: any): a trainer of a purged and resubmitted job stops.
 	JobRev int64
-	Log    *slog.Logger
+	// TLS is the node certificate the trainer dials the master and the
+	// pservers with (mutual TLS); the zero value is plaintext.
+	TLS pki.Files
+	Log *slog.Logger
 }
 
 // DefaultConfig returns the defaults.
@@ -64,6 +69,7 @@ type trainer struct {
 	grads  [][]float32
 	data   *chunkCache
 	log    *slog.Logger
+	creds  credentials.TransportCredentials // dials the master and the pservers
 }
 
 // Run trains until the master says the job is done.
@@ -80,7 +86,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("trainer: etcd session: %w", err)
 	}
 	defer session.Close()
-	ps, err := client.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.log)
+	ps, err := client.NewDynamic(ctx, cli, cfg.Job, t.spec.Pservers, t.layout.Blocks, t.creds, t.log)
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
@@ -105,6 +111,10 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, data: newChunkCache(256)}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if t.creds, err = cfg.TLS.ClientCreds(); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	rec, rev, err := coord.GetJobRecord(ctx, cli, cfg.Job)
 	if err != nil {

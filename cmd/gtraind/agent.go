@@ -38,6 +38,11 @@ password in GTRAIN_ETCD_PASSWORD or the config file, not on the command line), a
 of --api-addr, or the first non-loopback address when that is 0.0.0.0). Under systemd
 (deploy/systemd, Type=notify) it reports READY=1 once it serves and feeds WatchdogSec=.
 
+Off loopback the API is served only with mutual TLS: --tls-ca, --tls-cert and --tls-key
+name the cluster CA and this node's certificate (gtraind cert), which the log relay and
+the roles' RPCs use too; --gossip-key encrypts gossip. --insecure serves such an API in
+the clear instead, unauthenticated (logged as a warning at start).
+
 Settings come from flags, then GTRAIN_* environment variables (GTRAIN_DATA_DIR,
 GTRAIN_NODE_NAME, GTRAIN_ETCD_ENDPOINTS, ...), then the --config YAML file (keys as the
 flag names: data-dir, node-name, ...), then the defaults.
@@ -47,6 +52,7 @@ processes, deregisters the node and exits 0.`,
 		Example: `  gtraind agent --dev --data-dir /tmp/gtrain
   gtraind agent --etcd-endpoints 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --api-addr 10.0.0.11:7164 --gossip-addr 10.0.0.11:7946
   gtraind agent --config /etc/gtrain/agent.yaml
+  gtraind agent --etcd-endpoints 10.0.0.1:2379 --api-addr 10.0.0.11:7164 --tls-ca pki/ca.crt --tls-cert pki/n1.crt --tls-key pki/n1.key --gossip-key @pki/gossip.key
   gtraind agent --etcd-endpoints 10.0.0.1:2379 --cpu 14 --memory 60Gi --labels zone=a,disk=ssd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +73,9 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
-			readClusterSettings(v, &cfg)
+			if err := readClusterSettings(v, &cfg); err != nil {
+				return err
+			}
 			if err := capacityConfig(v, &cfg); err != nil {
 				return err
 			}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/gtrain/gtrain/daemon"
+	"github.com/gtrain/gtrain/pki"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -15,14 +18,30 @@ func addClusterFlags(f *pflag.FlagSet) {
 	f.String("etcd-cert", "", "PEM client certificate for etcd (with --etcd-key)")
 	f.String("etcd-key", "", "PEM key of --etcd-cert")
 	f.String("etcd-user", "", "etcd user (etcd auth enabled)")
+	f.String("tls-ca", "", "PEM cluster CA (gtraind cert init): with --tls-cert and --tls-key, the API, the log relay and the roles' RPCs use mutual TLS")
+	f.String("tls-cert", "", "PEM node certificate of this agent (gtraind cert issue --node NAME --addr ADVERTISE-IP)")
+	f.String("tls-key", "", "PEM key of --tls-cert")
+	f.String("gossip-key", "", "base64 key (16, 24 or 32 bytes) encrypting gossip, or @FILE holding it (gtraind cert init writes gossip.key)")
+	f.Bool("insecure", false, "allow a non-loopback --api-addr without TLS: anyone who reaches it controls the cluster")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")
 }
 
-func readClusterSettings(v *viper.Viper, cfg *daemon.Config) {
+// readClusterSettings reads them into cfg; a bad --gossip-key is bad usage.
+func readClusterSettings(v *viper.Viper, cfg *daemon.Config) error {
 	cfg.AdvertiseAddr = v.GetString("advertise-addr")
 	cfg.EtcdCACert = v.GetString("etcd-cacert")
 	cfg.EtcdCert = v.GetString("etcd-cert")
 	cfg.EtcdKey = v.GetString("etcd-key")
 	cfg.EtcdUser = v.GetString("etcd-user")
 	cfg.EtcdPassword = v.GetString("etcd-password")
+	cfg.TLS = pki.Files{CA: v.GetString("tls-ca"), Cert: v.GetString("tls-cert"), Key: v.GetString("tls-key")}
+	cfg.Insecure = v.GetBool("insecure")
+	if k := v.GetString("gossip-key"); k != "" {
+		key, err := pki.ParseGossipKey(k)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		cfg.GossipKey = key
+	}
+	return nil
 }

@@ -66,6 +66,10 @@ func TestDeployAgentYAML(t *testing.T) {
 	if cfg.AdvertiseAddr == "" || cfg.EtcdCACert == "" || cfg.EtcdUser == "" || len(cfg.EtcdEndpoints) != 3 || cfg.Dev {
 		t.Errorf("deploy/agent.yaml reads as %+v: want an advertise address, etcd TLS and user, 3 endpoints", cfg)
 	}
+	if cfg.TLS.Validate() != nil || !cfg.TLS.Enabled() || cfg.Insecure || len(cfg.GossipKey) != 0 {
+		t.Errorf("deploy/agent.yaml: TLS %+v insecure %v gossip key %d bytes: want the API on mutual TLS, not --insecure",
+			cfg.TLS, cfg.Insecure, len(cfg.GossipKey))
+	}
 }
 
 // Bad cluster settings are usage errors (exit 2) naming the flag.

@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/daemon"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master"
+	"github.com/gtrain/gtrain/pki"
 	"github.com/gtrain/gtrain/pserver"
 	"github.com/gtrain/gtrain/trainer"
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ type roleFlags struct {
 	job, endpoints, dataDir, node, listen string
 	index, sessionTTL                     int
 	etcd                                  coord.EtcdConfig // all but Endpoints
+	tls                                   pki.Files
 	jobRev                                int64
 }
 
@@ -42,6 +44,9 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			}
 			if err := checkListen(role, rf.listen); err != nil {
 				return err
+			}
+			if err := rf.tls.Validate(); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
 			}
 			if rf.jobRev < 0 {
 				return fmt.Errorf("%w: --job-rev %d: give the job record's create revision, or 0", errUsage, rf.jobRev)
@@ -70,6 +75,9 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 	f.StringVar(&rf.etcd.Cert, "etcd-cert", "", "PEM client certificate for etcd")
 	f.StringVar(&rf.etcd.Key, "etcd-key", "", "PEM key of --etcd-cert")
 	f.StringVar(&rf.etcd.User, "etcd-user", "", "etcd user; the password comes from "+daemon.EtcdPasswordEnv)
+	f.StringVar(&rf.tls.CA, "tls-ca", "", "PEM cluster CA: with --tls-cert and --tls-key, serve and dial the job's RPCs with mutual TLS")
+	f.StringVar(&rf.tls.Cert, "tls-cert", "", "PEM node certificate (gtraind cert issue --node)")
+	f.StringVar(&rf.tls.Key, "tls-key", "", "PEM key of --tls-cert")
 	f.IntVar(&rf.sessionTTL, "session-ttl", 5, "seconds before this process's etcd lease expires after it dies")
 	if role != "master" {
 		f.IntVar(&rf.index, "index", 0, role+" index")
@@ -109,17 +117,17 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 	case "master":
 		cfg := master.DefaultConfig()
 		cfg.Job, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
-		cfg.JobRev = rf.jobRev
+		cfg.JobRev, cfg.TLS = rf.jobRev, rf.tls
 		return master.Run(ctx, cli, cfg)
 	case "pserver":
 		cfg := pserver.DefaultConfig()
 		cfg.Job, cfg.Index, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
-		cfg.JobRev = rf.jobRev
+		cfg.JobRev, cfg.TLS = rf.jobRev, rf.tls
 		return pserver.Run(ctx, cli, cfg)
 	default:
 		cfg := trainer.DefaultConfig()
 		cfg.Job, cfg.Worker, cfg.Node, cfg.SessionTTL, cfg.Log = rf.job, jobspec.TrainerName(rf.index), rf.node, rf.sessionTTL, log
-		cfg.JobRev = rf.jobRev
+		cfg.JobRev, cfg.TLS = rf.jobRev, rf.tls
 		return trainer.Run(ctx, cli, cfg)
 	}
 }

@@ -29,7 +29,7 @@ debugging, as Fluid's TRAINING_ROLE split allowed.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see %s --help)", errUsage, err, c.CommandPath())
 	})
-	root.AddCommand(newAgentCmd(), newRoleCmd("master"), newRoleCmd("pserver"), newRoleCmd("trainer"))
+	root.AddCommand(newAgentCmd(), newCertCmd(), newRoleCmd("master"), newRoleCmd("pserver"), newRoleCmd("trainer"))
 	return root
 }
 

@@ -104,6 +104,9 @@ func (c *Cluster) Gctl(addr string, args ...string) (string, string, int, error)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	full := append(inNS(c.clientNS), filepath.Join(c.Bin, "gctl"), "--addr", addr)
+	if c.GctlConfig != "" { // a context with TLS files; --addr overrides only its endpoint
+		full = append(full, "--config", c.GctlConfig)
+	}
 	cmd := exec.CommandContext(ctx, full[0], append(full[1:], args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

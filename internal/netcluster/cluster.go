@@ -36,6 +36,9 @@ type Cluster struct {
 	// PKI is the etcd's TLS (nil with EtcdPlain).
 	PKI  *etcdproc.PKI
 	auth EtcdAuth
+	// GctlConfig, when set, is the gctl config file (a context with TLS
+	// files) Gctl and StartAgent's readiness check use.
+	GctlConfig string
 
 	switchNS, clientNS string
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gtrain/gtrain/pserver/wire"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // Client talks to every pserver of a job; it scatters gradients and gathers
@@ -19,15 +20,16 @@ type Client struct {
 	byID    map[int]Block
 }
 
-// NewClient dials the pservers at addrs (index order). blocks is the job's
-// partition (Partition over the model's parameter sizes).
-func NewClient(addrs []string, blocks []Block) (*Client, error) {
+// NewClient dials the pservers at addrs (index order) with creds (nil:
+// plaintext). blocks is the job's partition (Partition over the model's
+// parameter sizes).
+func NewClient(addrs []string, blocks []Block, creds credentials.TransportCredentials) (*Client, error) {
 	c := &Client{blocks: blocks, byID: map[int]Block{}}
 	for _, b := range blocks {
 		c.byID[b.ID] = b
 	}
 	for i, a := range addrs {
-		conn, err := grpc.NewClient(a, wire.DialOptions()...)
+		conn, err := grpc.NewClient(a, wire.DialOptions(creds)...)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("pserver %d at %s: %w", i, a, err)

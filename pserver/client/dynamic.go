@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/credentials"
 )
 
 // Dynamic is a Client that follows the pservers' registrations: a restarted
@@ -17,15 +18,17 @@ type Dynamic struct {
 	n      int
 	blocks []Block
 	log    *slog.Logger
+	creds  credentials.TransportCredentials
 
 	mu    sync.Mutex
 	addrs []string
 	c     *Client
 }
 
-// NewDynamic waits for all n pservers of job and connects to them.
-func NewDynamic(ctx context.Context, cli *clientv3.Client, job string, n int, blocks []Block, log *slog.Logger) (*Dynamic, error) {
-	d := &Dynamic{cli: cli, job: job, n: n, blocks: blocks, log: log}
+// NewDynamic waits for all n pservers of job and connects to them with
+// creds (nil: plaintext).
+func NewDynamic(ctx context.Context, cli *clientv3.Client, job string, n int, blocks []Block, creds credentials.TransportCredentials, log *slog.Logger) (*Dynamic, error) {
+	d := &Dynamic{cli: cli, job: job, n: n, blocks: blocks, log: log, creds: creds}
 	if err := d.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -51,7 +54,7 @@ func (d *Dynamic) Refresh(ctx context.Context) error {
 	if d.c != nil && slices.Equal(addrs, d.addrs) {
 		return nil
 	}
-	c, err := NewClient(addrs, d.blocks)
+	c, err := NewClient(addrs, d.blocks, d.creds)
 	if err != nil {
 		return err
 	}

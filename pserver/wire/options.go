@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 )
@@ -39,10 +40,14 @@ func ServerOptions() []grpc.ServerOption {
 	}
 }
 
-// DialOptions are the gRPC options of a pserver client.
-func DialOptions() []grpc.DialOption {
+// DialOptions are the gRPC options of a pserver client dialling with creds
+// (nil: plaintext; mutual TLS with the node certificate in a TLS cluster).
+func DialOptions(creds credentials.TransportCredentials) []grpc.DialOption {
+	if creds == nil {
+		creds = insecure.NewCredentials()
+	}
 	return []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 		grpc.WithInitialWindowSize(window),
 		grpc.WithInitialConnWindowSize(window),

@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"crypto/x509"
+	"fmt"
+	"net"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/gtrain/gtrain/pki"
+)
+
+// validateTLS checks the transport security settings (issue 10): the TLS
+// files go together, a gossip key is one memberlist takes, and a Control
+// API others can reach is not served in the clear unless Insecure. (Whether
+// the files load is found when the agent starts.)
+func (c Config) validateTLS() error {
+	if err := c.TLS.Validate(); err != nil {
+		return err
+	}
+	switch len(c.GossipKey) {
+	case 0, 16, 24, 32:
+	default:
+		return fmt.Errorf("GossipKey (--gossip-key) has %d bytes, want 16, 24 or 32", len(c.GossipKey))
+	}
+	host, _, err := net.SplitHostPort(c.APIAddr)
+	if err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
+		return nil // a bad APIAddr is reported by Validate
+	}
+	return fmt.Errorf("APIAddr (--api-addr) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", c.APIAddr)
+}
+
+// checkNodeCert makes sure, before anything starts, that the TLS files
+// load and hold a node certificate for the address this node advertises:
+// peers dial that address and check it against the certificate, and would
+// otherwise fail later with a handshake error far from the cause.
+func checkNodeCert(c Config) error {
+	if !c.TLS.Enabled() {
+		return nil
+	}
+	conf, err := c.TLS.ServerConfig()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	leaf, err := x509.ParseCertificate(conf.Certificates[0].Certificate[0])
+	if err != nil {
+		return fmt.Errorf("%w: --tls-cert %s: %v", ErrInvalidConfig, c.TLS.Cert, err)
+	}
+	name, role := pki.Identity(leaf)
+	if role != pki.RoleNode {
+		return fmt.Errorf("%w: --tls-cert %s is a %q certificate of %s, not a node certificate: use gtraind cert issue --node %s",
+			ErrInvalidConfig, c.TLS.Cert, role, name, c.NodeName)
+	}
+	if err := leaf.VerifyHostname(c.AdvertiseAddr); err != nil {
+		return fmt.Errorf("%w: --tls-cert %s does not cover the address this node advertises, %s (it has %v %v): reissue it with gtraind cert issue --node %s --addr %s --force",
+			ErrInvalidConfig, c.TLS.Cert, c.AdvertiseAddr, leaf.IPAddresses, leaf.DNSNames, c.NodeName, c.AdvertiseAddr)
+	}
+	if name != c.NodeName {
+		c.Log.Warn("the node certificate names another node", "cert", c.TLS.Cert, "cert_name", name, "node", c.NodeName)
+	}
+	return nil
+}
+
+// warnInsecure says loudly that the API has no transport security.
+func (c Config) warnInsecure() {
+	if c.Insecure && !c.TLS.Enabled() {
+		c.Log.Warn("INSECURE: --insecure given: the Control API, the roles' RPCs and the log relay run without TLS or authentication; anyone who reaches them controls the cluster",
+			"api", c.APIAddr)
+	}
+	if len(c.GossipKey) == 0 && !isLoopbackAddr(c.GossipAddr) {
+		c.Log.Warn("gossip is not encrypted: pass --gossip-key (see gtraind cert init)", "gossip", c.GossipAddr)
+	}
+}
+
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && isLoopback(host)
+}
+
+// peerCreds are the credentials the agent dials other agents with: its node
+// certificate, or plaintext without TLS.
+func peerCreds(c Config) (credentials.TransportCredentials, error) {
+	return c.TLS.ClientCreds()
+}
+
+// dialCreds is what the log relay dials with; plaintext when unset (tests
+// that build a controlServer by hand).
+func (c *controlServer) dialCreds() credentials.TransportCredentials {
+	if c.peerCreds == nil {
+		return insecure.NewCredentials()
+	}
+	return c.peerCreds
+}

@@ -1,0 +1,223 @@
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/pki"
+)
+
+// testPKI writes a CA into a temp dir and issues what names asks for
+// (name -> role); node certificates cover loopback only.
+func testPKI(t *testing.T, names map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := pki.NewCA("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pki.WriteCA(dir, ca, false); err != nil {
+		t.Fatal(err)
+	}
+	for name, role := range names {
+		is, err := ca.Issue(pki.Request{Name: name, Role: role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pki.WriteIssued(dir, name, is, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func filesOf(dir, name string) pki.Files {
+	return pki.Files{CA: filepath.Join(dir, pki.CACertFile), Cert: pki.CertPath(dir, name), Key: pki.KeyPath(dir, name)}
+}
+
+// listNodes calls ListNodes on addr with creds.
+func listNodesWith(t *testing.T, addr string, creds credentials.TransportCredentials) ([]api.NodeRow, error) {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	doc, err := api.NewControlClient(conn).ListNodes(ctx, &api.ListNodesRequest{})
+	if err != nil {
+		return nil, err
+	}
+	var rows []api.NodeRow
+	if err := json.Unmarshal(doc.GetJson(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows, nil
+}
+
+func clientCreds(t *testing.T, f pki.Files) credentials.TransportCredentials {
+	t.Helper()
+	c, err := f.ClientCreds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Two agents with node certificates serve mutual TLS: a client with a
+// certificate of the CA lists both nodes; a plaintext client and one that
+// trusts another CA cannot; the log relay reaches the other agent with the
+// node certificate, and would not without it.
+func TestTLSAgents(t *testing.T) {
+	dir := testPKI(t, map[string]string{"n1": pki.RoleNode, "n2": pki.RoleNode, "alice": pki.RoleAdmin})
+	other := testPKI(t, map[string]string{"mallory": pki.RoleAdmin})
+	ep := startEtcd(t)
+	var agents []*testAgent
+	for _, n := range []string{"n1", "n2"} {
+		cfg := testConfig(t, n, ep)
+		cfg.TLS = filesOf(dir, n)
+		cfg.GossipKey = []byte("0123456789abcdef")
+		agents = append(agents, startAgent(t, cfg))
+	}
+	rows, err := listNodesWith(t, agents[0].addr, clientCreds(t, filesOf(dir, "alice")))
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("ListNodes with alice's certificate: %d nodes, %v; want both", len(rows), err)
+	}
+	if _, err := listNodesWith(t, agents[0].addr, insecure.NewCredentials()); status.Code(err) != codes.Unavailable {
+		t.Errorf("a plaintext client: %v, want Unavailable (no TLS handshake)", err)
+	}
+	if _, err := listNodesWith(t, agents[0].addr, clientCreds(t, filesOf(other, "mallory"))); status.Code(err) != codes.Unavailable ||
+		!strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a client trusting another CA: %v, want Unavailable naming the certificate", err)
+	}
+	relayTo(t, agents[0], agents[1])
+}
+
+// relayTo fetches from b the logs of a job that does not exist, the way a's
+// log relay does: the answer (NotFound) proves the TLS handshake passed.
+func relayTo(t *testing.T, a, b *testAgent) {
+	t.Helper()
+	ctl := &controlServer{log: a.cfg.Log}
+	node := coord.NodeRecord{Name: b.cfg.NodeName, APIAddr: b.addr}
+	req := &api.LogsRequest{Job: "nosuchjob"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ctl.relay(ctx, node, req, make(chan logEvent, 1)); status.Code(err) != codes.Unavailable {
+		t.Errorf("relay without the node certificate: %v, want Unavailable", err)
+	}
+	var err error
+	if ctl.peerCreds, err = peerCreds(a.cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.relay(ctx, node, req, make(chan logEvent, 1)); status.Code(err) != codes.NotFound {
+		t.Errorf("relay with the node certificate: %v, want NotFound from the other agent", err)
+	}
+}
+
+// An API off loopback needs TLS or Insecure; TLS files go together.
+func TestValidateTLS(t *testing.T) {
+	dir := testPKI(t, map[string]string{"n1": pki.RoleNode})
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string // "" accepted
+	}{
+		{"loopback plaintext", func(c *Config) {}, ""},
+		{"wildcard plaintext", func(c *Config) { c.APIAddr = "0.0.0.0:7164" }, "--insecure"},
+		{"address plaintext", func(c *Config) { c.APIAddr = "10.1.1.1:7164" }, "--tls-ca"},
+		{"wildcard insecure", func(c *Config) { c.APIAddr, c.Insecure = "0.0.0.0:7164", true }, ""},
+		{"wildcard TLS", func(c *Config) { c.APIAddr, c.TLS = "0.0.0.0:7164", filesOf(dir, "n1") }, ""},
+		{"half TLS", func(c *Config) { c.TLS = pki.Files{CA: "ca.crt"} }, "--tls-cert"},
+		{"short gossip key", func(c *Config) { c.GossipKey = []byte("short") }, "--gossip-key"},
+	} {
+		cfg := testConfig(t, "n1", "127.0.0.1:2379")
+		tc.edit(&cfg)
+		err := cfg.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Validate = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A node certificate that does not cover the address dialled is refused:
+// why `cert issue --node` needs --addr.
+func TestTLSServerNameIsTheAddressDialled(t *testing.T) {
+	dir := testPKI(t, map[string]string{"n1": pki.RoleNode, "alice": pki.RoleViewer})
+	ep := startEtcd(t)
+	cfg := testConfig(t, "n1", ep)
+	cfg.TLS = filesOf(dir, "n1")
+	a := startAgent(t, cfg)
+	_, port, _ := net.SplitHostPort(a.addr)
+	conf, err := filesOf(dir, "alice").ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf.ServerName = "10.9.9.9" // as if dialled at an address the certificate lacks
+	_, err = listNodesWith(t, net.JoinHostPort("127.0.0.1", port), credentials.NewTLS(conf))
+	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "10.9.9.9") {
+		t.Errorf("server name outside the SANs: %v, want Unavailable naming 10.9.9.9", err)
+	}
+	conf = conf.Clone()
+	conf.ServerName = ""
+	conf.MinVersion = tls.VersionTLS13
+	if _, err := listNodesWith(t, net.JoinHostPort("localhost", port), credentials.NewTLS(conf)); err != nil {
+		t.Errorf("dialled as localhost (a SAN): %v", err)
+	}
+}
+
+// An agent refuses, at start, a certificate that is not a node
+// certificate, or one that does not cover the address it advertises.
+func TestAgentChecksItsCertificate(t *testing.T) {
+	dir := testPKI(t, map[string]string{"n1": pki.RoleNode, "alice": pki.RoleAdmin})
+	for _, tc := range []struct {
+		cert, advertise, want string
+	}{
+		{"alice", "", "not a node certificate"},
+		{"n1", "10.9.9.9", "--addr 10.9.9.9"},
+	} {
+		cfg := testConfig(t, "n1", "127.0.0.1:1")
+		cfg.TLS, cfg.AdvertiseAddr = filesOf(dir, tc.cert), tc.advertise
+		err := Run(t.Context(), cfg, func(string) { t.Errorf("%s: the agent started", tc.cert) })
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s advertising %q: %v, want ErrInvalidConfig naming %q", tc.cert, tc.advertise, err, tc.want)
+		}
+	}
+}
+
+// The roles get the agent's TLS files (absolute: they may run elsewhere).
+func TestRolesGetTheTLSFiles(t *testing.T) {
+	cfg := testConfig(t, "n1", "127.0.0.1:1")
+	cfg.TLS = pki.Files{CA: "pki/ca.crt", Cert: "pki/n1.crt", Key: "pki/n1.key"}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, worker := range []string{"master", "pserver-0", "trainer-1"} {
+		args, err := newRoleLaunch(cfg, []string{"127.0.0.1:1"}).args("j", worker, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Join(args, " ")
+		for _, flag := range []string{"--tls-ca /", "--tls-cert /", "--tls-key /"} {
+			if !strings.Contains(line, flag) || !strings.Contains(line, "pki/n1.key") {
+				t.Errorf("%s: %s lacks %s<absolute path>", worker, line, flag)
+			}
+		}
+	}
+}
