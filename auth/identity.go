@@ -31,8 +31,14 @@ type Identity struct {
 // admin, since nothing proves who it is.
 func Anonymous() Identity { return Identity{Name: AnonymousName, Role: Admin, Via: ViaNone} }
 
-// String is how events and messages name the caller: "alice (operator)".
-func (id Identity) String() string { return fmt.Sprintf("%s (%s)", id.Name, id.Role) }
+// String is how events and messages name the caller: "alice (operator)",
+// or "anonymous" on an agent without TLS.
+func (id Identity) String() string {
+	if id.Via == ViaNone {
+		return id.Name
+	}
+	return fmt.Sprintf("%s (%s)", id.Name, id.Role)
+}
 
 // FromCertificate is the identity a verified client or node certificate
 // names: CommonName is the name, OrganizationalUnit[0] the role.

@@ -135,11 +135,15 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 func (a *agent) listen() error {
 	a.peers = newMembers(a.log, a.cfg.SessionTTL)
 	a.sup = newSupervisor(a.cli, a.cfg, a.endpoints, a.now)
+	authz, err := newAuthorizer(a.cfg)
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", a.cfg.APIAddr)
 	if err != nil {
 		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
 	}
-	a.lis, a.srv = lis, grpc.NewServer()
+	a.lis, a.srv = lis, grpc.NewServer(authz.serverOptions()...)
 	api.RegisterControlServer(a.srv, newControlServer(a.cli, a.cfg, a.sup, a.peers, a.now))
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil

@@ -65,6 +65,10 @@ type Config struct {
 	// The password reaches role processes through their environment.
 	EtcdCACert, EtcdCert, EtcdKey string
 	EtcdUser, EtcdPassword        string
+	// Mutual TLS (security issue): the cluster CA, which also verifies
+	// bearer tokens, and this node's certificate and key (PEM files).
+	// Without TLSCA every caller of the Control API is an anonymous admin.
+	TLSCA, TLSCert, TLSKey string
 
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
