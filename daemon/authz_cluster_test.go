@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/testpki"
 )
 
 // Callers identified by client certificates over mutual TLS, each allowed
@@ -94,7 +95,7 @@ func TestAuthorizationByCertificate(t *testing.T) {
 func TestAuthorizationByToken(t *testing.T) {
 	t.Parallel()
 	c := startAuthzCluster(t)
-	tokenOnly := dialTLS(t, c.tls, c.pki.clientTLS())
+	tokenOnly := dialTLS(t, c.tls, c.pki.ClientTLS())
 	dave := withToken(mustToken(t, c.pki, "dave", auth.Operator))
 
 	_, err := tokenOnly.ListJobs(context.Background(), &api.ListJobsRequest{})
@@ -104,7 +105,7 @@ func TestAuthorizationByToken(t *testing.T) {
 		_, err = logs.Recv()
 	}
 	assertStatus(t, "logs without credentials", err, codes.Unauthenticated, msgNoCredentials)
-	other := newTestPKI(t)
+	other := testpki.New(t)
 	_, err = tokenOnly.ListJobs(withToken(mustToken(t, other, "mallory", auth.Admin)), &api.ListJobsRequest{})
 	assertStatus(t, "token of another CA", err, codes.Unauthenticated, "invalid bearer token")
 

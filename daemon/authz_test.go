@@ -19,6 +19,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/internal/logcheck"
+	"github.com/gtrain/gtrain/internal/testpki"
 )
 
 // logBuffer collects an agent's log as JSON lines, safe for concurrent use.
@@ -59,7 +60,7 @@ func (b *logBuffer) hasAudit(who, role, action, target, result string) bool {
 // serveTLS serves the Control API of agent a's cluster over mutual TLS,
 // with the authorizer the agent installs. (The agent itself serves TLS once
 // the TLS work lands; until then this is the same server behind TLS.)
-func serveTLS(t *testing.T, a *testAgent, pki *testPKI) string {
+func serveTLS(t *testing.T, a *testAgent, pki *testpki.CA) string {
 	t.Helper()
 	cfg := a.cfg
 	cli := etcdClient(t, cfg.EtcdEndpoints[0])
@@ -67,7 +68,7 @@ func serveTLS(t *testing.T, a *testAgent, pki *testPKI) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(append(z.serverOptions(), grpc.Creds(credentials.NewTLS(pki.serverTLS(t, cfg.NodeName))))...)
+	srv := grpc.NewServer(append(z.serverOptions(), grpc.Creds(credentials.NewTLS(pki.ServerTLS(t, cfg.NodeName))))...)
 	ctl := newControlServer(cli, cfg, newSupervisor(cli, cfg, cfg.EtcdEndpoints, time.Now), newMembers(cfg.Log, cfg.SessionTTL), time.Now)
 	api.RegisterControlServer(srv, ctl)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -94,9 +95,9 @@ func withToken(token string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
 }
 
-func mustToken(t *testing.T, pki *testPKI, name string, role auth.Role) string {
+func mustToken(t *testing.T, pki *testpki.CA, name string, role auth.Role) string {
 	t.Helper()
-	tok, err := auth.SignToken(pki.key, name, role, time.Minute)
+	tok, err := auth.SignToken(pki.Key, name, role, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func submitAs(t *testing.T, ctx context.Context, client api.ControlClient, name 
 // authzCluster is an agent whose API needs credentials (Config.TLSCA), and
 // the same API over mutual TLS.
 type authzCluster struct {
-	pki   *testPKI
+	pki   *testpki.CA
 	agent *testAgent
 	tls   string // address of the API over mutual TLS
 	log   *logBuffer
@@ -122,16 +123,16 @@ type authzCluster struct {
 
 func startAuthzCluster(t *testing.T) *authzCluster {
 	t.Helper()
-	pki := newTestPKI(t)
+	pki := testpki.New(t)
 	cfg := testConfig(t, "node-a", startEtcd(t))
-	cfg.TLSCA = pki.caFile
+	cfg.TLSCA = pki.File
 	log := captureLog(t, &cfg)
 	a := startAgent(t, cfg)
 	return &authzCluster{pki: pki, agent: a, tls: serveTLS(t, a, pki), log: log}
 }
 
 func (c *authzCluster) client(t *testing.T, name, ou string) api.ControlClient {
-	return dialTLS(t, c.tls, c.pki.clientTLS(c.pki.issue(t, name, ou)))
+	return dialTLS(t, c.tls, c.pki.ClientTLS(c.pki.Issue(t, name, ou)))
 }
 
 // hasEvent reports whether one of job's events says what.

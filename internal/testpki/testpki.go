@@ -1,4 +1,8 @@
-package daemon
+// Package testpki is a throwaway cluster CA for tests, laid out as
+// `gtraind cert` lays it out (ECDSA P-256; a node certificate has OU
+// "node" and serves and calls, a client certificate has OU = its role).
+// It is test plumbing: the real certificates come from package pki.
+package testpki
 
 import (
 	"crypto/ecdsa"
@@ -16,17 +20,17 @@ import (
 	"time"
 )
 
-// testPKI is a throwaway cluster CA, laid out as `gtraind cert` lays it
-// out (ECDSA P-256; OU = role, "node" for agents).
-type testPKI struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	caFile string // PEM, for Config.TLSCA
-	pool   *x509.CertPool
+// CA is a throwaway cluster CA.
+type CA struct {
+	Cert   *x509.Certificate
+	Key    *ecdsa.PrivateKey
+	File   string // the certificate as PEM (for --tls-ca)
+	Pool   *x509.CertPool
 	serial int64
 }
 
-func newTestPKI(t *testing.T) *testPKI {
+// New makes a CA that lives as long as the test.
+func New(t testing.TB) *CA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -45,17 +49,17 @@ func newTestPKI(t *testing.T) *testPKI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &testPKI{cert: cert, key: key, caFile: filepath.Join(t.TempDir(), "ca.crt"), pool: x509.NewCertPool(), serial: 1}
-	p.pool.AddCert(cert)
-	if err := os.WriteFile(p.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	p := &CA{Cert: cert, Key: key, File: filepath.Join(t.TempDir(), "ca.crt"), Pool: x509.NewCertPool(), serial: 1}
+	p.Pool.AddCert(cert)
+	if err := os.WriteFile(p.File, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-// issue is a certificate for name with OU ou: a node certificate (server and
+// Issue is a certificate for name with OU ou: a node certificate (server and
 // client, SAN 127.0.0.1) when ou is "node", else a client certificate.
-func (p *testPKI) issue(t *testing.T, name, ou string) tls.Certificate {
+func (p *CA) Issue(t testing.TB, name, ou string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -72,23 +76,23 @@ func (p *testPKI) issue(t *testing.T, name, ou string) tls.Certificate {
 		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
 		tmpl.DNSNames = []string{"localhost"}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, key.Public(), p.key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.Cert, key.Public(), p.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
-// serverTLS is the agent side of mutual TLS: a node certificate, client
+// ServerTLS is the agent side of mutual TLS: a node certificate, client
 // certificates verified against the CA when given (a token may stand in).
-func (p *testPKI) serverTLS(t *testing.T, node string) *tls.Config {
+func (p *CA) ServerTLS(t testing.TB, node string) *tls.Config {
 	return &tls.Config{
-		MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{p.issue(t, node, "node")},
-		ClientCAs: p.pool, ClientAuth: tls.VerifyClientCertIfGiven,
+		MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{p.Issue(t, node, "node")},
+		ClientCAs: p.Pool, ClientAuth: tls.VerifyClientCertIfGiven,
 	}
 }
 
-// clientTLS trusts the CA and presents certs (none for a token-only client).
-func (p *testPKI) clientTLS(certs ...tls.Certificate) *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: p.pool, Certificates: certs}
+// ClientTLS trusts the CA and presents certs (none for a token-only client).
+func (p *CA) ClientTLS(certs ...tls.Certificate) *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: p.Pool, Certificates: certs}
 }
