@@ -2,36 +2,26 @@ package auth
 
 import (
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testpki"
 )
 
-// writeCA writes a throwaway CA as ca.crt and ca.key (PKCS#8) in dir.
-func writeCA(t *testing.T, dir string) (*x509.Certificate, string, string) {
+// writeCA writes a throwaway CA as ca.crt and ca.key (PKCS#8).
+func writeCA(t *testing.T) (*x509.Certificate, string, string) {
 	t.Helper()
-	ca, key := testCA(t)
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crt, kf := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
-	if err := os.WriteFile(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(kf, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return ca, crt, kf
+	ca := testpki.New(t)
+	return ca.Cert, ca.File, ca.WriteKey(t)
 }
 
 func TestWriteClientToken(t *testing.T) {
 	dir := t.TempDir()
-	ca, crt, kf := writeCA(t, dir)
+	ca, crt, kf := writeCA(t)
 	path, err := WriteClientToken(dir, crt, kf, "carol", Operator, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -57,9 +47,9 @@ func TestWriteClientToken(t *testing.T) {
 }
 
 func TestWriteClientTokenRejectsAForeignKey(t *testing.T) {
-	dir, other := t.TempDir(), t.TempDir()
-	_, crt, _ := writeCA(t, dir)
-	_, _, otherKey := writeCA(t, other)
+	dir := t.TempDir()
+	_, crt, _ := writeCA(t)
+	_, _, otherKey := writeCA(t)
 	if _, err := WriteClientToken(dir, crt, otherKey, "carol", Admin, time.Hour); !errors.Is(err, ErrBadKey) {
 		t.Errorf("got %v, want ErrBadKey", err)
 	}

@@ -96,3 +96,18 @@ func (p *CA) ServerTLS(t testing.TB, node string) *tls.Config {
 func (p *CA) ClientTLS(certs ...tls.Certificate) *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: p.Pool, Certificates: certs}
 }
+
+// WriteKey writes the CA's key (PKCS#8 PEM, mode 0600) next to its
+// certificate and returns its path.
+func (p *CA) WriteKey(t testing.TB) string {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(p.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(filepath.Dir(p.File), "ca.key")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
