@@ -40,6 +40,7 @@ type JobRecord struct {
 	// workers run now.
 	Placement map[string]string `json:"placement,omitempty"`
 	Created   time.Time         `json:"created"`
+	Submitter *Submitter        `json:"submitter,omitempty"` // nil: submitted before roles existed
 }
 
 // StateRecord is the job's lifecycle state.

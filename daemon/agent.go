@@ -139,6 +139,10 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 func (a *agent) listen() error {
 	a.peers = newMembers(a.log, a.cfg.SessionTTL)
 	a.sup = newSupervisor(a.cli, a.cfg, a.endpoints, a.now)
+	authz, err := newAuthorizer(a.cfg)
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", a.cfg.APIAddr)
 	if err != nil {
 		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
@@ -153,7 +157,7 @@ func (a *agent) listen() error {
 		_ = lis.Close()
 		return fmt.Errorf("log relay TLS: %w", err)
 	}
-	a.lis, a.srv = lis, grpc.NewServer(grpc.Creds(creds))
+	a.lis, a.srv = lis, grpc.NewServer(append(authz.serverOptions(), grpc.Creds(creds))...)
 	api.RegisterControlServer(a.srv, ctl)
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil

@@ -94,8 +94,8 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	now := c.now().UTC()
-	record := coord.JobRecord{Spec: *spec, Created: now}
+	now, who := c.now().UTC(), caller(ctx)
+	record := coord.JobRecord{Spec: *spec, Created: now, Submitter: submitter(who)}
 	state := coord.StateRecord{State: api.StatePending, Updated: now}
 	key := coord.JobKey(spec.Name)
 	resp, err := c.cli.Txn(ctx).
@@ -109,7 +109,7 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 		return nil, status.Errorf(codes.AlreadyExists,
 			"job %s already exists; stop it with `gctl job stop %s --purge` to reuse the name", spec.Name, spec.Name)
 	}
-	if err := coord.AppendEvent(ctx, c.cli, spec.Name, "job submitted by "+c.node); err != nil {
+	if err := coord.AppendEvent(ctx, c.cli, spec.Name, "job submitted by "+who.String()+" via "+c.node); err != nil {
 		c.log.Warn("cannot record job event", "job", spec.Name, "err", err)
 	}
 	c.log.Info("job submitted", "job", spec.Name)
@@ -248,18 +248,22 @@ func (c *controlServer) StopJob(ctx context.Context, req *api.StopJobRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	who := caller(ctx)
+	if err := mayChangeJob(who, name, snap.record, "stop"); err != nil {
+		return nil, err
+	}
 	var stopped []string
 	for _, w := range snap.record.Spec.Workers() {
 		if rec, ok := snap.workers[w]; ok && rec.State.Active() {
 			stopped = append(stopped, w)
 		}
 	}
-	changed, err := coord.SetJobState(ctx, c.cli, name, api.StateStopped, "stopped by operator")
+	changed, err := coord.SetJobState(ctx, c.cli, name, api.StateStopped, "stopped by "+who.String())
 	if err != nil {
 		return nil, etcdUnavailable("stop job "+name, err)
 	}
 	if changed {
-		if err := coord.AppendEvent(ctx, c.cli, name, "job stopped by operator (via "+c.node+")"); err != nil {
+		if err := coord.AppendEvent(ctx, c.cli, name, "job stopped by "+who.String()+" via "+c.node); err != nil {
 			c.log.Warn("cannot record job event", "job", name, "err", err)
 		}
 	}

@@ -165,7 +165,7 @@ func checkJobStatus(t *testing.T, a *testAgent, job string) {
 	if st.Master.Name != "master" || st.Master.Node != "node-a" || st.Master.PID == 0 {
 		t.Errorf("master = %+v", st.Master)
 	}
-	if len(st.Events) == 0 || st.Events[0].What != "job submitted by node-a" {
+	if len(st.Events) == 0 || st.Events[0].What != "job submitted by anonymous via node-a" {
 		t.Errorf("events = %+v, want the submission first", st.Events)
 	}
 	// Arrays are never null: scripts index them.

@@ -60,10 +60,10 @@ type Config struct {
 	// The password reaches role processes through their environment.
 	EtcdCACert, EtcdCert, EtcdKey string
 	EtcdUser, EtcdPassword        string
-
 	// Transport security (issue 10). TLS (all three files or none) makes the
 	// Control API, the log relay and the roles' RPCs mutual TLS with this
-	// node's certificate. GossipKey (16, 24 or 32 bytes) encrypts gossip.
+	// node's certificate; its CA also verifies bearer tokens, and without
+	// TLS every caller of the Control API is an anonymous admin. GossipKey (16, 24 or 32 bytes) encrypts gossip.
 	// Insecure allows a non-loopback APIAddr without TLS.
 	TLS       pki.Files
 	GossipKey []byte

@@ -25,6 +25,13 @@
 // environment). Under systemd (notify.go) the agent speaks sd_notify:
 // READY=1, STOPPING=1, and WATCHDOG=1 while its supervisor answers.
 //
+// Authorization (authz*.go, audit.go): with a cluster CA (--tls-ca) every
+// Control API call is made by an identity (a verified client certificate,
+// else a bearer token, see package auth) whose role the table controlRules
+// checks; operators stop only the jobs they submitted (the job record names
+// its submitter). Without a CA every caller is an anonymous admin. Every
+// start, stop, purge, drain and undrain is logged as an "audit" line.
+//
 // It owns the agent's lifecycle, placement, the supervisor and the Control
 // API. It must not touch the etcd key layout or record encodings (coord
 // owns them), the job spec rules (jobspec), the wire types (api), nor

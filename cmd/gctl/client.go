@@ -40,6 +40,10 @@ type configContext struct {
 	Name     string    `mapstructure:"name"`
 	Endpoint string    `mapstructure:"endpoint"`
 	TLS      tlsConfig `mapstructure:"tls"`
+	// A bearer token (`gtraind cert issue --client`), inline or in a file,
+	// for clients without a certificate; sent only over TLS.
+	Token     string `mapstructure:"token"`
+	TokenFile string `mapstructure:"token_file"`
 }
 
 type tlsConfig struct {
@@ -56,6 +60,7 @@ type settings struct {
 	AddrFrom string // "--addr", "GCTL_ADDR", `context "x" in FILE` or "default"
 	Context  string // empty when no context applies
 	TLS      tlsConfig
+	Token    bearer // the context's token, if any
 }
 
 // resolveSettings applies flag > env > config file > default to the agent
@@ -100,6 +105,8 @@ func resolveSettings(addrFlag, configFlag, contextFlag *pflag.Flag, home string)
 		s.Addr = ctx.Endpoint
 		s.AddrFrom = fmt.Sprintf("context %q in %s", ctx.Name, configPath)
 		s.TLS = resolveTLSPaths(ctx.TLS, filepath.Dir(configPath), home)
+		s.Token = bearer{token: strings.TrimSpace(ctx.Token), file: resolvePath(ctx.TokenFile, filepath.Dir(configPath), home),
+			context: ctx.Name, config: configPath}
 	}
 
 	// The context's endpoint sits in viper's default layer, under the flag
@@ -135,7 +142,7 @@ func readConfig(path string, named bool) (configFile, error) {
 		return cfg, fmt.Errorf("%w: config file %s is not valid YAML: %v", ErrConfig, path, err)
 	}
 	if err := v.UnmarshalExact(&cfg); err != nil {
-		return cfg, fmt.Errorf("%w: config file %s: %v (known keys: current-context, contexts[].name, .endpoint, .tls.ca, .tls.cert, .tls.key)",
+		return cfg, fmt.Errorf("%w: config file %s: %v (known keys: current-context, contexts[].name, .endpoint, .tls.ca, .tls.cert, .tls.key, .token, .token_file)",
 			ErrConfig, path, err)
 	}
 	return cfg, nil
@@ -151,6 +158,9 @@ func findContext(cfg configFile, name, path string) (configContext, error) {
 			if (c.TLS.Cert == "") != (c.TLS.Key == "") {
 				return c, fmt.Errorf("%w: context %q in %s: tls.cert and tls.key must be given together", ErrConfig, name, path)
 			}
+			if c.Token != "" && c.TokenFile != "" {
+				return c, fmt.Errorf("%w: context %q in %s has both token and token_file: keep one", ErrConfig, name, path)
+			}
 			return c, nil
 		}
 		names = append(names, c.Name)
@@ -160,17 +170,20 @@ func findContext(cfg configFile, name, path string) (configContext, error) {
 }
 
 func resolveTLSPaths(t tlsConfig, dir, home string) tlsConfig {
-	abs := func(p string) string {
-		if p == "" {
-			return ""
-		}
-		p = expandHome(p, home)
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		return p
+	return tlsConfig{CA: resolvePath(t.CA, dir, home), Cert: resolvePath(t.Cert, dir, home), Key: resolvePath(t.Key, dir, home)}
+}
+
+// resolvePath is a path of the config file: "~/" is home, and a relative
+// path is relative to the file's directory dir.
+func resolvePath(p, dir, home string) string {
+	if p == "" {
+		return ""
 	}
-	return tlsConfig{CA: abs(t.CA), Cert: abs(t.Cert), Key: abs(t.Key)}
+	p = expandHome(p, home)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return p
 }
 
 func expandHome(path, home string) string {
@@ -217,7 +230,15 @@ func dialAgent(s settings) (api.ControlClient, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	conn, err := grpc.NewClient(s.Addr, grpc.WithTransportCredentials(creds))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	token, err := s.Token.credentials(s.TLS.enabled())
+	if err != nil {
+		return nil, nil, err
+	}
+	if token != nil {
+		opts = append(opts, grpc.WithPerRPCCredentials(token))
+	}
+	conn, err := grpc.NewClient(s.Addr, opts...)
 	if err != nil {
 		return nil, nil, usagef("agent address %q (from %s) is not usable: %v; give HOST:PORT", s.Addr, s.AddrFrom, err)
 	}

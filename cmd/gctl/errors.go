@@ -118,8 +118,11 @@ func (e *agentError) Error() string {
 		return fmt.Sprintf("%s: %s", e.op, msg)
 	case codes.Unimplemented:
 		return fmt.Sprintf("%s: the agent at %s does not implement this call (%s); use a gctl of the same release as the agent", e.op, e.addr, msg)
-	case codes.Unauthenticated, codes.PermissionDenied:
-		return fmt.Sprintf("%s: the agent at %s refused the credentials: %s (check the tls files of your context in --config)", e.op, e.addr, msg)
+	case codes.Unauthenticated:
+		return fmt.Sprintf("%s: the agent at %s does not know who you are: %s (see the tls files and token of your context in --config)",
+			e.op, e.addr, msg)
+	case codes.PermissionDenied:
+		return fmt.Sprintf("%s: %s", e.op, msg) // the agent's message names the role needed
 	default:
 		return fmt.Sprintf("%s: %s: %s", e.op, strings.ToLower(st.Code().String()), msg)
 	}

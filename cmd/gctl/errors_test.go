@@ -36,6 +36,8 @@ func TestExitCode(t *testing.T) {
 		{"FailedPrecondition", agent(codes.FailedPrecondition), exitFailure},
 		{"DeadlineExceeded", agent(codes.DeadlineExceeded), exitFailure},
 		{"Internal", agent(codes.Internal), exitFailure},
+		{"PermissionDenied", agent(codes.PermissionDenied), exitFailure},
+		{"Unauthenticated", agent(codes.Unauthenticated), exitFailure},
 		{"job failed", fmt.Errorf("%w: job x FAILED", ErrJobNotSucceeded), exitFailure},
 		{"not supported", fmt.Errorf("job scale is %w", ErrNotSupported), exitFailure},
 		{"bad document", fmt.Errorf("%w: job list", ErrBadDocument), exitFailure},
@@ -61,6 +63,8 @@ func TestAgentErrorMessages(t *testing.T) {
 		{codes.AlreadyExists, []string{"server says no", "--purge"}},
 		{codes.InvalidArgument, []string{"rejected by the agent", "server says no"}},
 		{codes.DeadlineExceeded, []string{"did not answer in time", "10.0.0.1:7164"}},
+		{codes.PermissionDenied, []string{`get job "x": server says no`}},
+		{codes.Unauthenticated, []string{"10.0.0.1:7164", "server says no", "token"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.code.String(), func(t *testing.T) {

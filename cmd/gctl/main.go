@@ -101,11 +101,16 @@ Config file (--config, GCTL_CONFIG, default ~/.gtrain/config.yaml; it may be abs
     - name: prod
       endpoint: agent1.example.org:7164
       tls: {ca: ca.pem, cert: me.pem, key: me-key.pem}   # optional; paths relative to the file
+    - name: ci
+      endpoint: agent1.example.org:7164
+      tls: {ca: ca.pem}
+      token_file: ci.token     # or token: ...; a bearer token instead of a certificate (TLS only)
     - name: dev
       endpoint: 127.0.0.1:7164
 
---context (GCTL_CONTEXT) picks another context. A context's tls settings apply
-even when --addr or GCTL_ADDR replaces its endpoint.
+--context (GCTL_CONTEXT) picks another context. A context's tls settings and
+token apply even when --addr or GCTL_ADDR replaces its endpoint. A call the
+agent refuses for your role ends with exit 1 and names the role needed.
 
 Exit codes: 0 ok; 1 failure (agent unreachable, job ended FAILED or STOPPED
 while monitored, ...); 2 rejected input (bad flags or arguments, invalid job

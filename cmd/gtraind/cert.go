@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/spf13/cobra"
 )
@@ -82,6 +84,7 @@ type issueFlags struct {
 	dir, node, client, role string
 	addrs, dns              []string
 	force                   bool
+	tokenTTL                time.Duration
 }
 
 func newCertIssueCmd() *cobra.Command {
@@ -113,7 +116,10 @@ func newCertIssueCmd() *cobra.Command {
 			if req.Role == pki.RoleNode && len(req.IPs) == 0 && len(req.DNS) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s covers only 127.0.0.1 and localhost; give --addr with its advertise address for a cluster across hosts\n", req.Name)
 			}
-			return nil
+			if req.Role == pki.RoleNode {
+				return nil
+			}
+			return writeToken(cmd.OutOrStdout(), f, req)
 		},
 	}
 	fl := cmd.Flags()
@@ -124,7 +130,31 @@ func newCertIssueCmd() *cobra.Command {
 	fl.StringSliceVar(&f.addrs, "addr", nil, "IP addresses the node is reached at (its --advertise-addr), comma separated")
 	fl.StringSliceVar(&f.dns, "dns", nil, "DNS names the node is reached at, comma separated")
 	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")
+	fl.DurationVar(&f.tokenTTL, "token-ttl", defaultTokenTTL, "how long the bearer token written with a client certificate (NAME.token) is valid")
 	return cmd
+}
+
+// defaultTokenTTL is the life of a client's bearer token: long enough for a
+// CI job's configuration, short enough that a leaked one expires.
+const defaultTokenTTL = 90 * 24 * time.Hour
+
+// writeToken writes NAME.token beside a client certificate: the same
+// identity and role as a bearer token, for a gctl context without
+// certificates.
+func writeToken(out io.Writer, f issueFlags, req pki.Request) error {
+	role, err := auth.ParseRole(req.Role)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if f.tokenTTL <= 0 {
+		return fmt.Errorf("%w: --token-ttl %s must be positive", errUsage, f.tokenTTL)
+	}
+	path, err := auth.WriteClientToken(f.dir, filepath.Join(f.dir, pki.CACertFile), filepath.Join(f.dir, pki.CAKeyFile), req.Name, role, f.tokenTTL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote %s (a bearer token for a gctl context's token_file, valid until %s)\n", path, time.Now().Add(f.tokenTTL).Format("2006-01-02"))
+	return nil
 }
 
 // request checks the flags and says what to issue.

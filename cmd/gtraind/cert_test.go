@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/pki"
 )
 
@@ -52,6 +53,18 @@ func TestCertInitAndIssue(t *testing.T) {
 	}
 	if st, err := os.Stat(pki.KeyPath(dir, "alice")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("alice.key: %v %v, want mode 0600", st.Mode(), err)
+	}
+	// The client also gets a bearer token with the same identity.
+	tok, err := os.ReadFile(filepath.Join(dir, "alice.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := parseCert(t, filepath.Join(dir, pki.CACertFile))
+	if id, err := auth.VerifyToken(ca, strings.TrimSpace(string(tok))); err != nil || id.Name != "alice" || id.Role != auth.Viewer {
+		t.Errorf("alice.token: %+v, %v; want alice as viewer", id, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n1.token")); err == nil {
+		t.Errorf("a node certificate got a token")
 	}
 }
 

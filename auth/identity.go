@@ -1,0 +1,71 @@
+package auth
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+)
+
+// ErrNoRole marks a client certificate whose subject names no role.
+var ErrNoRole = errors.New("certificate names no role")
+
+// How a caller was identified (Identity.Via).
+const (
+	ViaCertificate = "certificate"
+	ViaToken       = "token"
+	ViaNone        = "none" // an agent without TLS: everyone is admin
+)
+
+// AnonymousName is the name of a caller of an agent without TLS.
+const AnonymousName = "anonymous"
+
+// Identity is a caller of the Control API.
+type Identity struct {
+	Name string
+	Role Role
+	Via  string // ViaCertificate, ViaToken or ViaNone
+}
+
+// Anonymous is every caller of an agent without TLS (--dev, --insecure):
+// admin, since nothing proves who it is.
+func Anonymous() Identity { return Identity{Name: AnonymousName, Role: Admin, Via: ViaNone} }
+
+// String is how events and messages name the caller: "alice (operator)",
+// or "anonymous" on an agent without TLS.
+func (id Identity) String() string {
+	if id.Via == ViaNone {
+		return id.Name
+	}
+	return fmt.Sprintf("%s (%s)", id.Name, id.Role)
+}
+
+// FromCertificate is the identity a verified client or node certificate
+// names: CommonName is the name, OrganizationalUnit[0] the role.
+func FromCertificate(cert *x509.Certificate) (Identity, error) {
+	name := cert.Subject.CommonName
+	if name == "" {
+		return Identity{}, fmt.Errorf("%w: the certificate has no CommonName", ErrNoRole)
+	}
+	if len(cert.Subject.OrganizationalUnit) == 0 {
+		return Identity{}, fmt.Errorf("%w: certificate %q has no OrganizationalUnit; issue it with `gtraind cert issue --client NAME --role ROLE`", ErrNoRole, name)
+	}
+	role, err := CertRole(cert.Subject.OrganizationalUnit[0])
+	if err != nil {
+		return Identity{}, fmt.Errorf("certificate %q: %w", name, err)
+	}
+	return Identity{Name: name, Role: role, Via: ViaCertificate}, nil
+}
+
+type identityKey struct{}
+
+// NewContext carries id to the handlers of a request.
+func NewContext(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// FromContext is the identity NewContext put in ctx.
+func FromContext(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}

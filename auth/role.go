@@ -1,0 +1,60 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrUnknownRole marks a role name that is none of viewer, operator, admin
+// (or node, in a certificate).
+var ErrUnknownRole = errors.New("unknown role")
+
+// Role is what a caller may do; a higher role may do everything a lower one
+// may.
+type Role int
+
+// The roles, lowest first. The zero Role is no role: it allows nothing.
+const (
+	Viewer Role = iota + 1
+	Operator
+	Admin
+)
+
+// NodeRole is the OrganizationalUnit of a node certificate; it acts as
+// Admin (agent-to-agent calls such as the log relay).
+const NodeRole = "node"
+
+// String is the role's name as certificates and tokens spell it.
+func (r Role) String() string {
+	switch r {
+	case Viewer:
+		return "viewer"
+	case Operator:
+		return "operator"
+	case Admin:
+		return "admin"
+	}
+	return fmt.Sprintf("role(%d)", int(r))
+}
+
+// Allows reports whether r may do what needs the role need.
+func (r Role) Allows(need Role) bool { return r >= Viewer && r >= need }
+
+// ParseRole is the role of a name: viewer, operator or admin.
+func ParseRole(name string) (Role, error) {
+	for _, r := range []Role{Viewer, Operator, Admin} {
+		if name == r.String() {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q: want viewer, operator or admin", ErrUnknownRole, name)
+}
+
+// CertRole is the role a certificate's OrganizationalUnit grants: a client
+// role, or NodeRole, which acts as Admin.
+func CertRole(ou string) (Role, error) {
+	if ou == NodeRole {
+		return Admin, nil
+	}
+	return ParseRole(ou)
+}
