@@ -45,7 +45,48 @@ func TestTLSCluster(t *testing.T) {
 	})
 	hc.assertPserverTLS(t, st.Pservers[0].Addr)
 	hc.assertRefused(t)
-	hc.waitFor(t, 0, "tls", "the job to finish", 90*time.Second, succeeded)
+	hc.assertRolesChecked(t, "tls")
+	st = hc.waitFor(t, 0, "tls", "the job to finish", 90*time.Second, succeeded)
+	if countEvents(st, "job submitted by alice (operator)") != 1 {
+		t.Errorf("no event records that alice (operator) submitted the job: %+v", st.Events)
+	}
+}
+
+// assertRolesChecked: a viewer's certificate cannot stop the running job
+// (exit 1, the role needed named); a client with the CA but neither a
+// certificate nor a token is refused; the operator's bearer token from
+// `gtraind cert issue` works in a context without certificates.
+func (hc *hostCluster) assertRolesChecked(t *testing.T, job string) {
+	t.Helper()
+	certs := filepath.Join(hc.Dir, "pki")
+	certCmd(t, "issue", "--dir", certs, "--client", "bob", "--role", "viewer")
+	good := hc.GctlConfig
+	defer func() { hc.GctlConfig = good }()
+	hc.GctlConfig = gctlConfig(t, hc.Dir, "bob", certs, "bob")
+	if _, errs, code := hc.gctl(t, 0, "job", "stop", job); code != 1 || !strings.Contains(errs, "bob (viewer) may not stop jobs: needs operator") {
+		t.Errorf("a viewer stops the job: exit %d, %q; want exit 1 naming the operator role", code, errs)
+	}
+	if _, errs, code := hc.gctl(t, 0, "job", "status", job); code != 0 {
+		t.Errorf("a viewer reads the job's status: exit %d: %s", code, errs)
+	}
+	for name, extra := range map[string]string{
+		"no certificate, no token": "",
+		"alice's token":            fmt.Sprintf("    token_file: %s\n", filepath.Join(certs, "alice.token")),
+	} {
+		hc.GctlConfig = filepath.Join(hc.Dir, "notcert.yaml")
+		conf := fmt.Sprintf("current-context: c\ncontexts:\n  - name: c\n    endpoint: 127.0.0.1:1\n    tls: {ca: %s}\n%s",
+			filepath.Join(certs, pki.CACertFile), extra)
+		if err := os.WriteFile(hc.GctlConfig, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, errs, code := hc.gctl(t, 0, "node", "list")
+		switch {
+		case extra == "" && (code != 1 || !strings.Contains(errs, "client certificate or a bearer token")):
+			t.Errorf("gctl with %s: exit %d, %q; want exit 1 asking for a certificate or token", name, code, errs)
+		case extra != "" && code != 0:
+			t.Errorf("gctl with %s: exit %d: %s", name, code, errs)
+		}
+	}
 }
 
 // startTLSCluster makes the PKI with the gtraind binary and starts an agent
