@@ -101,3 +101,52 @@ func countEvents(st api.JobStatus, prefix string) int {
 	}
 	return n
 }
+
+// TestChaosMasterFailoverTwentyTimes: the master is SIGKILLed twenty times
+// at random moments, so that some die with a trainer's step report in
+// flight while another trainer is already ahead. Every successor resumes
+// the job (no livelock on "step out of order"); it SUCCEEDS with every
+// record applied once and the uninterrupted run's model.
+func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: real processes, SIGKILL")
+	}
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	a := startAgent(t, filepath.Join(work, "agent"))
+	failoverYAML := func(name string) string {
+		return budgetYAML(name) + "restarts: {limit: 25, window: 10m}\n"
+	}
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, failoverYAML("reference"))); code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, errs)
+	}
+	ref := manifestSums(t, a.status(t, "reference").ModelDir)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, failoverYAML("failover")), "--detach"); code != 0 {
+		t.Fatalf("chaos run: exit %d: %s", code, errs)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
+	var step int64
+	var pid int
+	for range 20 {
+		// A successor must get a step done before it dies in turn: killing
+		// masters faster than they start proves nothing about the protocol.
+		st := a.waitFor(t, "failover", "a new master's first step", 60*time.Second, func(st api.JobStatus) bool {
+			return st.State == api.StateSucceeded || st.Step > step && st.Master.PID > 0 && st.Master.PID != pid
+		})
+		if st.State == api.StateSucceeded {
+			t.Fatalf("the job finished before the 20 failovers; make it longer")
+		}
+		step, pid = st.Step, st.Master.PID
+		time.Sleep(time.Duration(rng.Int64N(int64(700 * time.Millisecond))))
+		t.Logf("SIGKILL the master (pid %d) near step %d", pid, st.Step)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	st := a.waitFor(t, "failover", "the job to finish", 180*time.Second, succeeded)
+	assertExactPasses(t, st, budgetPasses)
+	if sums := manifestSums(t, st.ModelDir); sums != ref {
+		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, ref)
+	}
+	if st.Master.Restarts != 20 {
+		t.Errorf("master restarted %d times, want 20", st.Master.Restarts)
+	}
+}

@@ -191,10 +191,12 @@ func (t *trainer) psErr(ctx context.Context, err error) error {
 }
 
 // transient errors are retried in place; Aborted (a rollback) is not one: it
-// sends a sync trainer back to the master (see resync).
+// sends a sync trainer back to the master (see resync). Unimplemented is:
+// the address of a dead master or pserver, still published until its lease
+// expires, may already be reused by another gRPC server on that host.
 func transient(err error) bool {
 	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded:
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Unimplemented:
 		return true
 	}
 	return false
