@@ -80,7 +80,7 @@ func prepare(cfg Config) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return cfg, fmt.Errorf("data dir (--data-dir) %s: %w", cfg.DataDir, err)
 	}
 	if cfg.AdvertiseAddr, err = resolveAdvertise(cfg, interfaceIPs); err != nil {

@@ -66,6 +66,11 @@ type Config struct {
 	EtcdCACert, EtcdCert, EtcdKey string
 	EtcdUser, EtcdPassword        string
 
+	// AllowedPaths (--allowed-path) are the directories, besides DataDir
+	// and the submitted spec file's own directory, that job specs may name
+	// data, checkpoint and model paths under.
+	AllowedPaths []string
+
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
 	Log *slog.Logger
@@ -263,6 +268,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: DataDir (--data-dir) %q: %v", ErrInvalidConfig, c.DataDir, err)
 	}
 	c.DataDir = abs
+	if c.AllowedPaths, err = absPaths(c.AllowedPaths); err != nil {
+		return c, err
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}

@@ -17,7 +17,7 @@ func (r Roots) Glob(pattern string) (string, error) {
 	prefix, rest := splitGlob(filepath.Clean(pattern))
 	real, err := r.Path(prefix)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("pattern %q: %w", pattern, err)
 	}
 	resolved := real
 	if rest != "" {
