@@ -139,7 +139,7 @@ func (a *agent) listen() error {
 	if err != nil {
 		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
 	}
-	a.lis, a.srv = lis, grpc.NewServer()
+	a.lis, a.srv = lis, grpc.NewServer(controlServerOptions()...)
 	api.RegisterControlServer(a.srv, newControlServer(a.cli, a.cfg, a.sup, a.peers, a.now))
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil
