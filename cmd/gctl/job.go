@@ -113,11 +113,7 @@ following but leaves the job running.`,
 				}
 				return fmt.Errorf("%s: %w", file, err)
 			}
-			specJSON, err := json.Marshal(spec)
-			if err != nil {
-				return fmt.Errorf("encode job spec %s: %w", file, err)
-			}
-			req, err := submitRequest(file, specJSON)
+			req, err := submitRequest(file, spec)
 			if err != nil {
 				return err
 			}
@@ -150,7 +146,11 @@ func loadSpec(file string) (*jobspec.Spec, error) {
 // submitRequest carries the spec and names the file it came from, with the
 // file's SHA-256: an agent that reads the same file there lets the job's
 // paths lie under the file's directory (README "Confined paths and limits").
-func submitRequest(file string, specJSON []byte) (*api.SubmitJobRequest, error) {
+func submitRequest(file string, spec *jobspec.Spec) (*api.SubmitJobRequest, error) {
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encode job spec %s: %w", file, err)
+	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, fmt.Errorf("job spec %s: %w", file, err)

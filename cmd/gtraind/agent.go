@@ -68,7 +68,6 @@ processes, deregisters the node and exits 0.`,
 			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 			cfg.SessionTTL = v.GetInt("session-ttl")
 			readClusterSettings(v, &cfg)
-			readPathSettings(v, &cfg)
 			if err := capacityConfig(v, &cfg); err != nil {
 				return err
 			}
@@ -92,7 +91,6 @@ processes, deregisters the node and exits 0.`,
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
 	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
 	addClusterFlags(f)
-	addPathFlags(f)
 	addCapacityFlags(f)
 	_ = v.BindPFlags(f)
 	v.SetEnvPrefix("GTRAIN")

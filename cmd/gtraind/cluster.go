@@ -16,6 +16,7 @@ func addClusterFlags(f *pflag.FlagSet) {
 	f.String("etcd-key", "", "PEM key of --etcd-cert")
 	f.String("etcd-user", "", "etcd user (etcd auth enabled)")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")
+	addPathFlags(f)
 }
 
 func readClusterSettings(v *viper.Viper, cfg *daemon.Config) {
@@ -25,4 +26,5 @@ func readClusterSettings(v *viper.Viper, cfg *daemon.Config) {
 	cfg.EtcdKey = v.GetString("etcd-key")
 	cfg.EtcdUser = v.GetString("etcd-user")
 	cfg.EtcdPassword = v.GetString("etcd-password")
+	readPathSettings(v, cfg)
 }
