@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 var (
@@ -117,7 +118,10 @@ func Resolve(p string) (string, error) {
 				real = filepath.Join(real, rest[i])
 			}
 			return real, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
+		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			// ENOTDIR (a component is a file) is as good as missing here:
+			// where the path points is decided; whether it is usable is the
+			// caller's check.
 			return "", fmt.Errorf("%w %q: %v", ErrUnresolvable, p, err)
 		}
 		if parent := filepath.Dir(cur); parent == cur {
