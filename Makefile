@@ -4,7 +4,7 @@ BIN       := bin
 # The pserver's optimizer loops use AVX2 through Go's simd/archsimd package
 # (bit-identical to the scalar loops, which builds without it still use).
 export GOEXPERIMENT := simd
-.PHONY: all build test test-short demo bench proto vet clean check-binaries
+.PHONY: all build test test-short fuzz demo bench proto vet clean check-binaries
 
 all: build
 
@@ -24,6 +24,22 @@ check-binaries:
 test: check-binaries build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 15m ./...
 	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
+
+# Go native fuzzing of what reads hostile input: record shards, checkpoint
+# files, job specs, tensor messages. `make test` runs each for FUZZTIME_TEST;
+# `make fuzz FUZZTIME=5m` searches longer. One target per go test run (go test
+# fuzzes one target at a time); -run '^$$' skips the package's other tests.
+FUZZTIME      ?= 5s
+FUZZTIME_TEST ?= 3s
+FUZZ_TARGETS  := ./recordio:FuzzReadIndex ./dataset:FuzzReadShard ./checkpoint:FuzzDecodeSnapshot \
+	./jobspec:FuzzParse ./pserver/wire:FuzzCodecDecode
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 test-short: build
 	$(GO) test -short ./...

@@ -28,7 +28,14 @@ const (
 type SubmitJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// spec_json is a jobspec.Spec encoded as JSON, with paths already absolute.
-	SpecJson      []byte `protobuf:"bytes,1,opt,name=spec_json,json=specJson,proto3" json:"spec_json,omitempty"`
+	SpecJson []byte `protobuf:"bytes,1,opt,name=spec_json,json=specJson,proto3" json:"spec_json,omitempty"`
+	// spec_file is the absolute path of the YAML file the spec came from and
+	// spec_sha256 the SHA-256 of its bytes. When the agent reads a job spec
+	// with those bytes at that path, the file's directory tree is one of the
+	// roots the job's paths may lie under (besides the agent's data dir and
+	// its --allowed-path directories). Both empty: no such root.
+	SpecFile      string `protobuf:"bytes,2,opt,name=spec_file,json=specFile,proto3" json:"spec_file,omitempty"`
+	SpecSha256    []byte `protobuf:"bytes,3,opt,name=spec_sha256,json=specSha256,proto3" json:"spec_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -66,6 +73,20 @@ func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
 func (x *SubmitJobRequest) GetSpecJson() []byte {
 	if x != nil {
 		return x.SpecJson
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetSpecFile() string {
+	if x != nil {
+		return x.SpecFile
+	}
+	return ""
+}
+
+func (x *SubmitJobRequest) GetSpecSha256() []byte {
+	if x != nil {
+		return x.SpecSha256
 	}
 	return nil
 }
@@ -580,9 +601,12 @@ var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
 	"\n" +
-	"\rcontrol.proto\x12\tgtrain.v1\"/\n" +
+	"\rcontrol.proto\x12\tgtrain.v1\"m\n" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
-	"\tspec_json\x18\x01 \x01(\fR\bspecJson\"A\n" +
+	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1b\n" +
+	"\tspec_file\x18\x02 \x01(\tR\bspecFile\x12\x1f\n" +
+	"\vspec_sha256\x18\x03 \x01(\fR\n" +
+	"specSha256\"A\n" +
 	"\x11SubmitJobResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aworkers\x18\x02 \x03(\tR\aworkers\"\x11\n" +

@@ -88,6 +88,7 @@ func startBenchAgent(binDir, work string) (*benchAgent, error) {
 	etcdAddr, apiAddr := freeAddr(), freeAddr()
 	a := &benchAgent{}
 	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
+		"--allowed-path", work, // the data is beside the data dir, and submit sends no spec file
 		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
 		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr())
 	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log

@@ -213,7 +213,7 @@ func (c *contentReader) readFloats(dst []float32, what string) error {
 func decodeSnapshot(ra io.ReaderAt, size int64) (*Snapshot, [sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	if size < headerSize+trailerSize {
-		return nil, sum, fmt.Errorf("%w: file is %d bytes, shorter than an empty checkpoint (%d); truncated", ErrCorrupt, size, headerSize+trailerSize)
+		return nil, sum, fmt.Errorf("%w: file is %d bytes (offset %d is its end), shorter than an empty checkpoint (%d); truncated", ErrCorrupt, size, size, headerSize+trailerSize)
 	}
 	trailer := make([]byte, trailerSize)
 	if _, err := ra.ReadAt(trailer, size-trailerSize); err != nil {
@@ -224,7 +224,7 @@ func decodeSnapshot(ra io.ReaderAt, size int64) (*Snapshot, [sha256.Size]byte, e
 	}
 	contentLen := binary.LittleEndian.Uint64(trailer)
 	if contentLen != uint64(size-trailerSize) {
-		return nil, sum, fmt.Errorf("%w: trailer says content is %d bytes but the file holds %d", ErrCorrupt, contentLen, size-trailerSize)
+		return nil, sum, fmt.Errorf("%w: trailer at offset %d says content is %d bytes but the file holds %d", ErrCorrupt, size-trailerSize, contentLen, size-trailerSize)
 	}
 	copy(sum[:], trailer[8:])
 
@@ -239,7 +239,7 @@ func decodeSnapshot(ra io.ReaderAt, size int64) (*Snapshot, [sha256.Size]byte, e
 		return nil, sum, err
 	}
 	if got := c.h.Sum(nil); !bytes.Equal(got, sum[:]) {
-		return nil, sum, fmt.Errorf("%w: content sha256 is %x but the trailer records %x", ErrCorrupt, got, sum)
+		return nil, sum, fmt.Errorf("%w: content (offset 0 to %d) has sha256 %x but the trailer records %x", ErrCorrupt, contentLen, got, sum)
 	}
 	return snap, sum, nil
 }
@@ -265,7 +265,7 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 		return nil, err
 	}
 	if index > math.MaxInt32 || step > math.MaxInt64 {
-		return nil, fmt.Errorf("%w: header index %d / step %d out of range", ErrCorrupt, index, step)
+		return nil, fmt.Errorf("%w: header index %d / step %d at offset %d out of range", ErrCorrupt, index, step, c.off-16)
 	}
 	metaLen, err := c.readUint32("meta length")
 	if err != nil {

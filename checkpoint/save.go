@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/gtrain/gtrain/internal/atomicfile"
+	"github.com/gtrain/gtrain/internal/fileperm"
 )
 
 // Save commits snap as the newest checkpoint (see the package doc for the
@@ -55,7 +56,7 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 // the debris a crash would.
 func (s *Store) writeDurable(ctx context.Context, snap Snapshot, name string) (sum [sha256.Size]byte, err error) {
 	final := filepath.Join(s.cfg.Dir, name)
-	f, err := atomicfile.Create(final, 0o600)
+	f, err := atomicfile.Create(final, fileperm.File)
 	if err != nil {
 		return sum, fmt.Errorf("checkpoint: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+
+	"github.com/gtrain/gtrain/internal/fileperm"
 )
 
 // Store saves and loads the checkpoints of one owner (Config.OwnerName) of
@@ -55,7 +57,7 @@ func NewStore(cfg Config, rec Recorder, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, fileperm.Dir); err != nil {
 		return nil, fmt.Errorf("checkpoint: creating directory %s: %w", cfg.Dir, err)
 	}
 	cfg.Owner = cfg.OwnerName()

@@ -81,7 +81,7 @@ func prepare(cfg Config) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return cfg, fmt.Errorf("data dir (--data-dir) %s: %w", cfg.DataDir, err)
 	}
 	if cfg.AdvertiseAddr, err = resolveAdvertise(cfg, interfaceIPs); err != nil {
@@ -157,7 +157,7 @@ func (a *agent) listen() error {
 		_ = lis.Close()
 		return fmt.Errorf("log relay TLS: %w", err)
 	}
-	a.lis, a.srv = lis, grpc.NewServer(append(authz.serverOptions(), grpc.Creds(creds))...)
+	a.lis, a.srv = lis, grpc.NewServer(append(append(authz.serverOptions(), controlServerOptions()...), grpc.Creds(creds))...)
 	api.RegisterControlServer(a.srv, ctl)
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil

@@ -38,6 +38,7 @@ type controlServer struct {
 	cli     *clientv3.Client
 	node    string
 	dataDir string
+	allowed []string // roots of every job's paths besides its spec's directory (paths.go)
 	sup     *supervisor
 	peers   *members
 	now     func() time.Time
@@ -51,7 +52,7 @@ type controlServer struct {
 
 func newControlServer(cli *clientv3.Client, cfg Config, sup *supervisor, peers *members, now func() time.Time) *controlServer {
 	return &controlServer{
-		cli: cli, node: cfg.NodeName, dataDir: cfg.DataDir, sup: sup, peers: peers, now: now, log: cfg.Log,
+		cli: cli, node: cfg.NodeName, dataDir: cfg.DataDir, allowed: append([]string{cfg.DataDir}, cfg.AllowedPaths...), sup: sup, peers: peers, now: now, log: cfg.Log,
 		purgeTimeout: purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
 	}
 }
@@ -91,6 +92,12 @@ func checkName(name string) error {
 // it (at once when there is room, else when capacity appears).
 func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api.SubmitJobResponse, error) {
 	spec, err := decodeSpec(req.GetSpecJson())
+	if err == nil {
+		err = c.confineSpec(req, spec) // before CheckData reads any file the spec names
+	}
+	if err == nil {
+		err = spec.CheckData(globFiles, shardFeatures)
+	}
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -116,9 +123,9 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	return &api.SubmitJobResponse{Name: spec.Name, Workers: spec.Workers()}, nil
 }
 
-// decodeSpec turns the submitted JSON into a spec that can run here: known
-// fields only, defaults applied, valid, absolute data paths that match
-// record shards whose features fit the model.
+// decodeSpec turns the submitted JSON into a valid spec: known fields only,
+// defaults applied, absolute paths. SubmitJob then confines the paths and
+// checks that they match record shards whose features fit the model.
 func decodeSpec(raw []byte) (*jobspec.Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -140,9 +147,6 @@ func decodeSpec(raw []byte) (*jobspec.Spec, error) {
 			return nil, &jobspec.FieldError{Field: p.field, Msg: fmt.Sprintf(
 				"%q is relative; the agent has no spec file to resolve it against: give an absolute path", p.path)}
 		}
-	}
-	if err := spec.CheckData(globFiles, shardFeatures); err != nil {
-		return nil, err
 	}
 	return &spec, nil
 }

@@ -69,6 +69,11 @@ type Config struct {
 	GossipKey []byte
 	Insecure  bool
 
+	// AllowedPaths (--allowed-path) are the directories, besides DataDir
+	// and the submitted spec file's own directory, that job specs may name
+	// data, checkpoint and model paths under.
+	AllowedPaths []string
+
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
 	Log *slog.Logger
@@ -261,6 +266,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.DataDir = abs
 	if c.TLS, err = c.TLS.Abs(); err != nil { // the roles get these paths
 		return c, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if c.AllowedPaths, err = absPaths(c.AllowedPaths); err != nil {
+		return c, err
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)

@@ -80,6 +80,10 @@ func testConfig(t *testing.T, node, endpoint string) Config {
 		StopGrace:     300 * time.Millisecond,
 		Exe:           exe,
 		Log:           testLog(t),
+		// The tests' shards and checkpoint dirs are t.TempDir()s, and they
+		// submit without a spec file: allow the temp dir (paths_test.go
+		// narrows this).
+		AllowedPaths: []string{os.TempDir()},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/fileperm"
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
@@ -393,11 +394,11 @@ func signalGroup(pid int, sig syscall.Signal) {
 // openWorkerLog opens the worker's log for appending, starting on a fresh
 // line if a previous attempt died mid-line.
 func openWorkerLog(dataDir, job, worker string) (*os.File, error) {
-	if err := os.MkdirAll(jobdir.Log(dataDir, job), 0o755); err != nil {
+	if err := os.MkdirAll(jobdir.Log(dataDir, job), fileperm.Dir); err != nil {
 		return nil, fmt.Errorf("create log directory of job %s: %w", job, err)
 	}
 	path := jobdir.WorkerLog(dataDir, job, worker)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, fileperm.File)
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", path, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/atomicfile"
+	"github.com/gtrain/gtrain/internal/fileperm"
 )
 
 // markerDir holds the storage markers inside a job's checkpoint.dir.
@@ -48,10 +49,10 @@ var ErrNotShared = errors.New("checkpoint.dir is not shared")
 func verifyStorage(ctx context.Context, c coord.StorageCheck, job string, fence int64, node string, wait time.Duration) error {
 	own := markerPath(c.Dir, job, fence, node)
 	content := markerContent(job, fence, node, c.Token)
-	if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(own), fileperm.Dir); err != nil {
 		return fmt.Errorf("cannot create %s: %w", filepath.Dir(own), err)
 	}
-	if err := atomicfile.WriteFile(own, []byte(content), 0o644); err != nil {
+	if err := atomicfile.WriteFile(own, []byte(content), fileperm.File); err != nil {
 		return fmt.Errorf("cannot write marker %s: %w", own, err)
 	}
 	if got, err := os.ReadFile(own); err != nil || string(got) != content {

@@ -30,8 +30,14 @@ func DecodeExample(b []byte, features int) (Example, error) {
 	if features < 0 {
 		return Example{}, fmt.Errorf("%w: %d features requested", ErrExampleSize, features)
 	}
-	if want := (features + 1) * float32Size; len(b) != want {
-		return Example{}, fmt.Errorf("%w: record is %d bytes, want %d (%d features + label, 4 bytes each)",
+	// Compared as a record length first: (features+1)*4 overflows for a
+	// features count read from a damaged or hostile shard header.
+	if features > len(b)/float32Size-1 || (features+1)*float32Size != len(b) {
+		want := "(features + 1) × 4"
+		if features < math.MaxInt/float32Size-1 {
+			want = fmt.Sprint((features + 1) * float32Size)
+		}
+		return Example{}, fmt.Errorf("%w: record is %d bytes, want %s (%d features + label, 4 bytes each)",
 			ErrExampleSize, len(b), want, features)
 	}
 	e := Example{Features: make([]float32, features)}

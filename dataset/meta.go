@@ -22,10 +22,17 @@ type ShardMeta struct {
 	Part    string `json:"part"` // PartTrain or PartTest
 }
 
+// MaxFeatures bounds ShardMeta.Features (the widest model input a job spec
+// accepts), so that a hostile header cannot size an allocation.
+const MaxFeatures = 1 << 24
+
+// maxMetaQuote is how much of an unreadable header meta an error quotes.
+const maxMetaQuote = 64
+
 func (m ShardMeta) validate() error {
 	switch {
-	case m.Features < 1:
-		return fmt.Errorf("features is %d, must be at least 1", m.Features)
+	case m.Features < 1 || m.Features > MaxFeatures:
+		return fmt.Errorf("features is %d, must be in [1, %d]", m.Features, MaxFeatures)
 	case m.Classes < 0:
 		return fmt.Errorf("classes is %d, must be 0 (regression) or more", m.Classes)
 	case m.Part != PartTrain && m.Part != PartTest:
@@ -58,10 +65,12 @@ func decodeMeta(ix *recordio.Index) (ShardMeta, error) {
 	// stay readable.
 	var m ShardMeta
 	if err := json.Unmarshal(ix.Meta, &m); err != nil {
-		return ShardMeta{}, fmt.Errorf("%w: %s: header meta %q: %v", ErrBadMeta, ix.Path, ix.Meta, err)
+		quote := ix.Meta[:min(len(ix.Meta), maxMetaQuote)]
+		return ShardMeta{}, fmt.Errorf("%w: %s: offset %d: header meta %q (%d bytes): %v",
+			ErrBadMeta, ix.Path, recordio.MetaOffset, quote, len(ix.Meta), err)
 	}
 	if err := m.validate(); err != nil {
-		return ShardMeta{}, fmt.Errorf("%w: %s: %v", ErrBadMeta, ix.Path, err)
+		return ShardMeta{}, fmt.Errorf("%w: %s: offset %d: header meta: %v", ErrBadMeta, ix.Path, recordio.MetaOffset, err)
 	}
 	return m, nil
 }

@@ -74,7 +74,7 @@ func TestValidateRejectsMemoryThatCannotHoldTheModel(t *testing.T) {
 	s.Resources.Trainer.Memory = "100"
 	wantFieldError(t, s.Validate(), "resources.trainer.memory", "14 parameters: 14 × 4 bytes × 2 = 112", "at least 112")
 	s.Resources.Trainer.Memory = ""
-	s.Model = ModelSpec{Kind: "mlp", Inputs: 13, Outputs: 1, Hidden: []int{100000, 100000}}
+	s.Model = ModelSpec{Kind: "mlp", Inputs: 13, Outputs: 1, Hidden: []int{10000, 10000}} // 10^8 parameters, under MaxParams
 	if err := s.Validate(); err != nil {
 		t.Errorf("an unstated request is left to placement, got %v", err)
 	}

@@ -2,13 +2,33 @@ package jobspec
 
 import "path/filepath"
 
+// PathField is one path of a spec: its YAML field, the value (to read or
+// rewrite), and whether it is a glob.
+type PathField struct {
+	Field string
+	Path  *string
+	Glob  bool
+}
+
+// PathFields lists every path the spec names, in YAML order. Everything a
+// job reads or writes is under one of them (the model and the master's
+// checkpoints go under checkpoint.dir when it is set), so confining these
+// confines the job.
+func (s *Spec) PathFields() []PathField {
+	return []PathField{
+		{Field: "data.train", Path: &s.Data.Train, Glob: true},
+		{Field: "data.test", Path: &s.Data.Test, Glob: true},
+		{Field: "checkpoint.dir", Path: &s.Checkpoint.Dir},
+	}
+}
+
 // ResolvePaths makes the relative data.train, data.test and checkpoint.dir
 // absolute against dir (the directory of the spec file), because the spec is
 // read by the server, whose working directory is not the user's. dir should
 // itself be absolute; empty paths stay empty.
 func (s *Spec) ResolvePaths(dir string) {
-	for _, p := range []*string{&s.Data.Train, &s.Data.Test, &s.Checkpoint.Dir} {
-		if *p != "" && !filepath.IsAbs(*p) {
+	for _, f := range s.PathFields() {
+		if p := f.Path; *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 func (s *Spec) Validate() error {
 	checks := []func() *FieldError{
 		s.validateName,
+		s.validateLimits,
 		s.validateMode,
 		func() *FieldError { return atLeastOne("trainers", s.Trainers) },
 		func() *FieldError { return atLeastOne("pservers", s.Pservers) },
@@ -29,6 +30,7 @@ func (s *Spec) Validate() error {
 		func() *FieldError { return s.Resources.Pserver.validate("resources.pserver") },
 		s.validateMemoryFit,
 		s.Restarts.validate,
+		s.validateParams, // after the memory fit, which names the request to change
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

@@ -127,7 +127,7 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 
 // serve starts the Master gRPC service on lis; the channel gets its end.
 func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
-	l.srv = grpc.NewServer(grpc.Creds(l.creds))
+	l.srv = grpc.NewServer(append(serverOptions(), grpc.Creds(l.creds))...)
 	ms := NewServer(l.driver, NewTrainerRegistry(l.cli, l.lead, l.cfg.Job, l.job.spec.Trainers), l.job.spec.Trainers)
 	if l.recov != nil {
 		ms.rollback = func(_ context.Context, epoch int64, why string) error {

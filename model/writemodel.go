@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/gtrain/gtrain/internal/atomicfile"
+	"github.com/gtrain/gtrain/internal/fileperm"
 )
 
 // WriteModel writes params as modelDir/pass-NNNNN/ (one raw little-endian
@@ -29,7 +30,7 @@ func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float
 	if err := CheckParams(m, params); err != nil {
 		return "", fmt.Errorf("model: write %s: %w", modelDir, err)
 	}
-	if err := os.MkdirAll(modelDir, 0o755); err != nil {
+	if err := os.MkdirAll(modelDir, fileperm.Dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
 	name := PassDirName(pass)
@@ -42,7 +43,7 @@ func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float
 			_ = os.RemoveAll(tmp)
 		}
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, fileperm.Dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
 	if err := writePassFiles(tmp, manifestHeader(m.Spec(), pass, step), m.Params(), params); err != nil {
@@ -68,7 +69,7 @@ func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]fl
 		data := Float32Bytes(params[j])
 		sum := sha256.Sum256(data)
 		file := p.Name + ParamFileExt
-		if err := atomicfile.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, file), data, fileperm.File); err != nil {
 			return err
 		}
 		manifest.Params = append(manifest.Params, ParamManifest{
@@ -79,5 +80,5 @@ func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]fl
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", ManifestFile, err)
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(encoded, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(encoded, '\n'), fileperm.File)
 }

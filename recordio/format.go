@@ -19,6 +19,9 @@ const (
 	headerFixedSize = 4 + 2 + 4
 	crcSize         = 4
 
+	// MetaOffset is where the header's meta bytes start in a file.
+	MetaOffset = headerFixedSize
+
 	// ChunkHeaderSize is the size of the header in front of every chunk payload.
 	ChunkHeaderSize = 4 + 4 + 4 + 4
 

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,11 +113,11 @@ following but leaves the job running.`,
 				}
 				return fmt.Errorf("%s: %w", file, err)
 			}
-			specJSON, err := json.Marshal(spec)
+			req, err := submitRequest(file, spec)
 			if err != nil {
-				return fmt.Errorf("encode job spec %s: %w", file, err)
+				return err
 			}
-			return a.startJob(cmd.Context(), specJSON, spec.Name, detach)
+			return a.startJob(cmd.Context(), req, spec.Name, detach)
 		},
 	}
 	f := cmd.Flags()
@@ -140,7 +143,27 @@ func loadSpec(file string) (*jobspec.Spec, error) {
 	return nil, err // jobspec names the file
 }
 
-func (a *app) startJob(ctx context.Context, specJSON []byte, name string, detach bool) error {
+// submitRequest carries the spec and names the file it came from, with the
+// file's SHA-256: an agent that reads the same file there lets the job's
+// paths lie under the file's directory (README "Confined paths and limits").
+func submitRequest(file string, spec *jobspec.Spec) (*api.SubmitJobRequest, error) {
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encode job spec %s: %w", file, err)
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, fmt.Errorf("job spec %s: %w", file, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("reading job spec: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return &api.SubmitJobRequest{SpecJson: specJSON, SpecFile: abs, SpecSha256: sum[:]}, nil
+}
+
+func (a *app) startJob(ctx context.Context, req *api.SubmitJobRequest, name string, detach bool) error {
 	client, s, done, err := a.connect()
 	if err != nil {
 		return err
@@ -148,7 +171,7 @@ func (a *app) startJob(ctx context.Context, specJSON []byte, name string, detach
 	defer done()
 
 	resp, err := call(ctx, s, fmt.Sprintf("submit job %q", name), func(ctx context.Context) (*api.SubmitJobResponse, error) {
-		return client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: specJSON})
+		return client.SubmitJob(ctx, req)
 	})
 	if err != nil {
 		return err

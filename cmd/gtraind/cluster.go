@@ -24,6 +24,7 @@ func addClusterFlags(f *pflag.FlagSet) {
 	f.String("gossip-key", "", "base64 key (16, 24 or 32 bytes) encrypting gossip, or @FILE holding it (gtraind cert init writes gossip.key)")
 	f.Bool("insecure", false, "allow a non-loopback --api-addr without TLS: anyone who reaches it controls the cluster")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")
+	addPathFlags(f)
 }
 
 // readClusterSettings reads them into cfg; a bad --gossip-key is bad usage.
@@ -43,5 +44,6 @@ func readClusterSettings(v *viper.Viper, cfg *daemon.Config) error {
 		}
 		cfg.GossipKey = key
 	}
+	readPathSettings(v, cfg)
 	return nil
 }

@@ -126,7 +126,8 @@ func skip(r *mem.Reader, num protowire.Number, n int) error {
 // FloatBytes checks that n bytes are whole floats fitting in dst[offset:] and
 // returns that memory as bytes to decode into; what names dst in the error.
 func FloatBytes(dst []float32, offset int64, n int, what string) ([]byte, error) {
-	if n%4 != 0 || offset < 0 || offset+int64(n/4) > int64(len(dst)) {
+	// offset comes off the wire: compared without adding, which could overflow.
+	if n < 0 || n%4 != 0 || offset < 0 || offset > int64(len(dst)) || int64(n/4) > int64(len(dst))-offset {
 		return nil, fmt.Errorf("%w: %s: %d bytes at float offset %d of %d", ErrMalformed, what, n, offset, len(dst))
 	}
 	return model.Float32Bytes(dst[offset : offset+int64(n/4)]), nil

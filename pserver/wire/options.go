@@ -20,9 +20,17 @@ const (
 // Bulk tensors move in messages of ChunkFloats (1 MiB), well under the
 // message limit; large flow-control windows keep a loopback or LAN link busy
 // instead of waiting for window updates.
+//
+// maxMsg is also the server's receive limit (README "Confined paths and
+// limits"): a push chunk is ChunkFloats floats (1 MiB) plus a few scalars,
+// so 16 MiB leaves room without letting one message hold much more memory.
+// maxStreams bounds the concurrent calls of one connection: a trainer or
+// the master has one push, one pull and an Info or Restore in flight per
+// pserver.
 const (
-	maxMsg = 16 << 20
-	window = 16 << 20
+	maxMsg     = 16 << 20
+	window     = 16 << 20
+	maxStreams = 64
 )
 
 // ServerOptions are the gRPC options of a pserver.
@@ -30,6 +38,7 @@ func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMsg),
 		grpc.MaxSendMsgSize(maxMsg),
+		grpc.MaxConcurrentStreams(maxStreams),
 		grpc.InitialWindowSize(window),
 		grpc.InitialConnWindowSize(window),
 		grpc.ReadBufferSize(1 << 20),

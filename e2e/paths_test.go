@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProcessConfinedPaths (issue 10): through gctl and a real agent, a spec
+// naming /etc, a ../../ escape or a symlink out of its directory is refused
+// at submit with exit 2, naming the path and the allowed roots, and nothing
+// is created; a spec over oversized counts is exit 2 too. A valid job run
+// from the spec's directory leaves only files other users cannot read.
+func TestProcessConfinedPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	work := t.TempDir()
+	a := startAgent(t, filepath.Join(work, "agent"))
+	job := filepath.Join(work, "job")
+	housing(t, filepath.Join(job, "data"))
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(job, "out")); err != nil {
+		t.Fatal(err)
+	}
+	escape := filepath.Join(filepath.Dir(work), "gtrain-escape-"+filepath.Base(work))
+	spec := func(extra string) string { return writeSpec(t, job, fitALineYAML("confined", "sync", 1, "data")+extra) }
+	for _, c := range []struct{ name, args, want string }{
+		{"/etc", "checkpoint: {dir: /etc/gtrain-pwn}\n", "/etc/gtrain-pwn"},
+		{"../../x", "checkpoint: {dir: ../../" + filepath.Base(escape) + "}\n", escape},
+		{"symlink out", "checkpoint: {dir: out/ckpt}\n", "out/ckpt"},
+		{"oversized count", "", "trainers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := spec(c.args)
+			if c.name == "oversized count" {
+				file = writeSpec(t, job, strings.Replace(fitALineYAML("confined", "sync", 1, "data"), "trainers: 2", "trainers: 100000", 1))
+			}
+			_, errs, code := a.gctl(t, "job", "start", "-f", file)
+			if code != 2 || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, want 2 naming %q: %s", code, c.want, errs)
+			}
+			if c.name != "oversized count" && (!strings.Contains(errs, a.dataDir) || !strings.Contains(errs, job)) {
+				t.Errorf("the message does not name the allowed roots %s and %s: %s", a.dataDir, job, errs)
+			}
+		})
+	}
+	for _, p := range []string{"/etc/gtrain-pwn", escape, filepath.Join(outside, "ckpt")} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after the rejected submits (%v)", p, err)
+		}
+	}
+	if out, _, _ := a.gctl(t, "job", "list"); strings.Contains(out, "confined") {
+		t.Errorf("a rejected job is listed:\n%s", out)
+	}
+
+	if _, errs, code := a.gctl(t, "job", "start", "-f", spec("checkpoint: {every: \"5\", dir: ckpt}\n")); code != 0 {
+		t.Fatalf("a job under its spec's directory: exit %d: %s", code, errs)
+	}
+	assertPrivate(t, filepath.Join(a.dataDir, "jobs"))
+	assertPrivate(t, filepath.Join(job, "ckpt"))
+}
+
+// assertPrivate fails for any file or directory under root (root included)
+// that users other than the owner can read, write or enter.
+func assertPrivate(t *testing.T, root string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil || info.Mode()&fs.ModeSymlink != 0 {
+			return err // a symlink's own mode means nothing
+		}
+		n++
+		if perm := info.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("%s has mode %v: other users can reach it", p, perm)
+		}
+		return nil
+	})
+	if err != nil || n < 3 {
+		t.Errorf("walking %s: %v (%d entries)", root, err, n)
+	}
+}
