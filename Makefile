@@ -22,7 +22,7 @@ check-binaries:
 # The whole suite, every package under the race detector: unit tests, tests over a
 # real embedded etcd and gRPC on loopback, and tests of real gtraind processes.
 test: check-binaries build vet
-	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 15m ./...
+	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 25m ./...
 	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
 
