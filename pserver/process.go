@@ -142,7 +142,8 @@ func (p *process) openStore() error {
 	// A checkpoint record is written only while this process holds the index.
 	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
 	cfg := checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
-		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index}
+		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index,
+		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, p.cli, p.cfg.Job) }}
 	var err error
 	p.store, err = checkpoint.NewStore(cfg, p.rec, p.log)
 	return err
