@@ -37,8 +37,10 @@ type process struct {
 	session *concurrency.Session
 	jobRev  int64 // the create revision of the job's record: the job's identity with its name
 	record  coord.PserverRecord
-	creds   credentials.TransportCredentials // of the server
-	log     *slog.Logger
+	// ckptHealth is the checkpointer's: whether writes fail, and why.
+	ckptHealth ckptHealth
+	creds      credentials.TransportCredentials // of the server
+	log        *slog.Logger
 }
 
 // Run serves pserver cfg.Index of cfg.Job until the job ends (nil) or the
