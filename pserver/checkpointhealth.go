@@ -3,6 +3,7 @@ package pserver
 import (
 	"errors"
 	"fmt"
+	"os"
 )
 
 // ckptHealth follows whether this pserver's checkpoint writes fail, so that
@@ -17,14 +18,30 @@ type ckptHealth struct {
 // It returns the warning to publish and true when this is a new failure (the
 // first, or another root cause than the last one's); false for a repeat.
 func (h *ckptHealth) failed(name, dir string, step int64, err error) (string, bool) {
-	cause := rootCause(err).Error()
+	cause := failureCause(err)
 	if cause == h.cause {
 		return h.warning, false
 	}
 	h.cause = cause
-	h.warning = fmt.Sprintf("%s cannot write checkpoint step %d to %s: %v; training goes on, recovery will use older checkpoints",
-		name, step, dir, err)
+	h.warning = fmt.Sprintf("%s cannot write checkpoint step %d to %s: %s; training goes on, recovery will use older checkpoints",
+		name, step, dir, cause)
 	return h.warning, true
+}
+
+// failureCause says what failed without the paths and temp names the full
+// error (in the log) repeats: "rename: file exists", "write: no space left
+// on device".
+func failureCause(err error) string {
+	cause := rootCause(err).Error()
+	var link *os.LinkError
+	var path *os.PathError
+	switch {
+	case errors.As(err, &link):
+		return link.Op + ": " + cause
+	case errors.As(err, &path):
+		return path.Op + ": " + cause
+	}
+	return cause
 }
 
 // succeeded records that the checkpoint of step was written and returns the
