@@ -137,6 +137,9 @@ type JobStatus struct {
 	ModelDir       string          `json:"model_dir"`
 	Created        time.Time       `json:"created"`
 	Events         []Event         `json:"events"`
+	// Warnings are conditions the job survives but an operator should fix,
+	// e.g. a pserver whose checkpoint writes fail; empty when there are none.
+	Warnings []string `json:"warnings"`
 }
 
 // JobRow is one row of `gctl job list`.

@@ -1,6 +1,9 @@
 package checkpoint
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Config says where a Store keeps the checkpoints of one owner of one job.
 type Config struct {
@@ -11,8 +14,15 @@ type Config struct {
 	// Dir holds the checkpoint files; shared storage for multi-node jobs.
 	// Required: the caller derives it (jobdir.Checkpoints for a job's pservers).
 	Dir string
-	// Keep is how many checkpoint files of this owner survive a Save (>= 1).
+	// Keep is how many checkpoint files of this owner survive a Save (>= 1),
+	// besides those of the steps KeepSteps names.
 	Keep int
+	// KeepSteps, if set, names the steps whose files a Save must never
+	// delete whatever Keep says: a sync job's kept global checkpoints, which
+	// an owner may be far past when another owner's writes failed. An error
+	// makes that Save delete nothing. The caller reads them (etcd's layout is
+	// coord's).
+	KeepSteps func(ctx context.Context) ([]int64, error)
 	// Index is the shard index these checkpoints hold (>= 0): the key of the
 	// owner's record in the Recorder and the index written in every file.
 	Index int

@@ -24,7 +24,9 @@
 //     (steps 1-3 through internal/atomicfile);
 //  4. record it in the Recorder with a compare-and-swap against the record this
 //     Store last saw (a fenced-out writer gets ErrConflict);
-//  5. only then delete files beyond Config.Keep, oldest first.
+//  5. only then delete files beyond Config.Keep, oldest first, except those
+//     of the steps Config.KeepSteps names (a sync job's kept global
+//     checkpoints, which must survive while another owner's writes fail).
 //
 // Store.Load never answers "no checkpoint" while a valid one exists: it tries the
 // recorded file and every file of its owner and job, newest step first, and

@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/gtrain/gtrain/internal/atomicfile"
 	"github.com/gtrain/gtrain/internal/fileperm"
@@ -44,7 +42,7 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 	if err := s.crash(pointAfterRecord); err != nil {
 		return Record{}, err
 	}
-	s.prune(rec)
+	s.prune(ctx, rec)
 	if err := s.crash(pointAfterDelete); err != nil {
 		return Record{}, err
 	}
@@ -111,46 +109,6 @@ func (s *Store) recordFailed(ctx context.Context, rec Record, casErr error) erro
 		}
 	}
 	return fmt.Errorf("checkpoint: recording %s (step %d): %w", path, rec.Step, casErr)
-}
-
-// prune is step 5: after rec is recorded, keep it and the newest Keep-1 older
-// files of this index; delete the rest oldest first, plus files newer than rec
-// (a history abandoned after a fallback) and temp files left by crashed Saves.
-func (s *Store) prune(rec Record) {
-	entries, err := os.ReadDir(s.cfg.Dir)
-	if err != nil {
-		s.log.Warn("checkpoint: listing for cleanup", "dir", s.cfg.Dir, "err", err)
-		return
-	}
-	type file struct {
-		name string
-		step int64
-	}
-	var ours []file
-	for _, e := range entries {
-		if step, ok := parseFileName(e.Name(), s.stem); ok {
-			ours = append(ours, file{e.Name(), step})
-		} else if isTempFor(e.Name(), s.stem) {
-			s.remove(e.Name())
-		}
-	}
-	slices.SortFunc(ours, func(a, b file) int { return cmp.Compare(b.step, a.step) })
-	var doomed []file
-	kept := 0
-	for _, f := range ours {
-		switch {
-		case f.name == rec.File:
-			kept++
-		case f.step > rec.Step || kept >= s.cfg.Keep:
-			doomed = append(doomed, f)
-		default:
-			kept++
-		}
-	}
-	slices.SortFunc(doomed, func(a, b file) int { return cmp.Compare(a.step, b.step) })
-	for _, f := range doomed {
-		s.remove(f.name)
-	}
 }
 
 func (s *Store) remove(name string) {

@@ -81,6 +81,9 @@ type PserverRecord struct {
 	CheckpointStep int64  `json:"checkpoint_step"`
 	RestoredStep   int64  `json:"restored_step"` // the step this incarnation started from
 	Ready          bool   `json:"ready"`         // restored and serving
+	// CheckpointWarning says why this pserver's checkpoint writes fail
+	// ("" while they succeed); status lists it under warnings.
+	CheckpointWarning string `json:"checkpoint_warning,omitempty"`
 }
 
 // GlobalCheckpoint is the newest step at which the whole job is on disk.

@@ -153,6 +153,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
 		Created:        s.record.Created,
 		Events:         []api.Event{},
+		Warnings:       s.warnings(spec.Pservers),
 		RestartBudget:  api.RestartBudget{Limit: budget.limit, Window: budget.window.String()},
 	}
 	if p := s.progress; p != nil {

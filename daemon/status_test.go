@@ -104,6 +104,23 @@ func TestJobStatus(t *testing.T) {
 	}
 }
 
+func TestJobStatusWarnsOfFailingCheckpointWrites(t *testing.T) {
+	kvs := testJobKVs(t, api.StateRunning, nil, 0)
+	st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now())
+	if st.Warnings == nil || len(st.Warnings) != 0 {
+		t.Errorf("warnings = %#v, want an empty list", st.Warnings)
+	}
+	const w = "pserver-1 cannot write checkpoint step 300 to /c: is a directory; training goes on, recovery will use older checkpoints"
+	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, CheckpointWarning: w}))
+	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{w}) {
+		t.Errorf("warnings = %q, want %q", st.Warnings, w)
+	}
+	kvs = append(kvs, kv(t, coord.StateKey("fit"), coord.StateRecord{State: api.StateSucceeded}))
+	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); len(st.Warnings) != 0 {
+		t.Errorf("a job that ended still warns: %q", st.Warnings)
+	}
+}
+
 func TestJobStatusWithoutProgress(t *testing.T) {
 	st := jobStatus(snapshotOf(t, testJobKVs(t, api.StatePending, nil, 0)), noneDown, time.Now())
 	b, err := json.Marshal(st)

@@ -42,6 +42,8 @@ func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadersh
 	store, err := checkpoint.NewStore(checkpoint.Config{
 		Identity: checkpoint.Identity{Job: cfg.Job, Rev: job.rev},
 		Dir:      jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Owner: jobspec.MasterName,
+		// A pserver whose writes fail holds back the global checkpoint: keep its steps' files too.
+		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, cli, cfg.Job) },
 	}, rec, cfg.Log)
 	if err != nil {
 		return nil, err

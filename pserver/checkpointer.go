@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -26,7 +27,9 @@ func (p *process) checkpointer(ctx context.Context) error {
 			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)
 		}
 		if err != nil {
-			p.log.Error("checkpoint failed; training goes on", "step", snap.Step, "err", err)
+			if err := p.checkpointFailed(ctx, snap.Step, err); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := p.markCheckpoint(ctx, rec); err != nil {
@@ -40,10 +43,28 @@ func (p *process) checkpointer(ctx context.Context) error {
 // durable (its mark) and updates the registration's checkpoint step.
 func (p *process) markCheckpoint(ctx context.Context, rec checkpoint.Record) error {
 	p.record.CheckpointStep = rec.Step
+	if event, recovered := p.ckptHealth.succeeded(p.name, rec.Step); recovered {
+		p.record.CheckpointWarning = ""
+		p.event(ctx, event)
+	}
 	mark := clientv3.OpPut(coord.PserverCheckpointMarkKey(p.cfg.Job, rec.Step, p.cfg.Index), rec.File)
 	if _, err := p.cli.Txn(ctx).If(p.rec.Guard...).Then(mark).Commit(); err != nil {
 		p.log.Error("checkpoint mark", "err", err)
 	}
+	return p.publish(ctx)
+}
+
+// checkpointFailed keeps training going after a checkpoint of step could
+// not be written: logged every time, and on a new failure an event and a
+// warning in the registration, which status shows until a write succeeds.
+func (p *process) checkpointFailed(ctx context.Context, step int64, err error) error {
+	p.log.Error("checkpoint failed; training goes on", "step", step, "err", err)
+	warning, isNew := p.ckptHealth.failed(p.name, jobdir.Checkpoints(p.cfg.DataDir, p.spec), step, err)
+	if !isNew {
+		return nil
+	}
+	p.record.CheckpointWarning = warning
+	p.event(ctx, warning)
 	return p.publish(ctx)
 }
 

@@ -37,8 +37,10 @@ type process struct {
 	session *concurrency.Session
 	jobRev  int64 // the create revision of the job's record: the job's identity with its name
 	record  coord.PserverRecord
-	creds   credentials.TransportCredentials // of the server
-	log     *slog.Logger
+	// ckptHealth is the checkpointer's: whether writes fail, and why.
+	ckptHealth ckptHealth
+	creds      credentials.TransportCredentials // of the server
+	log        *slog.Logger
 }
 
 // Run serves pserver cfg.Index of cfg.Job until the job ends (nil) or the
@@ -142,7 +144,8 @@ func (p *process) openStore() error {
 	// A checkpoint record is written only while this process holds the index.
 	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
 	cfg := checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
-		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index}
+		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index,
+		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, p.cli, p.cfg.Job) }}
 	var err error
 	p.store, err = checkpoint.NewStore(cfg, p.rec, p.log)
 	return err

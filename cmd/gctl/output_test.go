@@ -137,6 +137,26 @@ func TestWriteJobStatus(t *testing.T) {
 	}
 }
 
+func TestWriteJobStatusWarnings(t *testing.T) {
+	st := api.JobStatus{Name: "j", State: api.StateRunning}
+	var b bytes.Buffer
+	if err := writeJobStatus(&b, st, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Warnings") {
+		t.Errorf("a job without warnings shows a Warnings line:\n%s", b.String())
+	}
+	st.Warnings = []string{"pserver-1 cannot write checkpoint step 300 to /c: disk full", "second"}
+	b.Reset()
+	if err := writeJobStatus(&b, st, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(lines(b.String()), "\n")
+	if !strings.Contains(out, "Warnings: pserver-1 cannot write checkpoint step 300 to /c: disk full\nsecond") {
+		t.Errorf("status view does not list the warnings:\n%s", b.String())
+	}
+}
+
 func TestFormatters(t *testing.T) {
 	floats := []struct {
 		v    *float64

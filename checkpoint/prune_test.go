@@ -1,0 +1,99 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestDoomedFilesKeepsPinnedSteps(t *testing.T) {
+	var files []stepFile
+	for _, step := range []int64{100, 200, 300, 400, 500, 600, 700, 800} {
+		files = append(files, stepFile{pserverFile(0, step), step})
+	}
+	rec := Record{Step: 700, File: pserverFile(0, 700)}
+	steps := func(fs []stepFile) (out []int64) {
+		for _, f := range fs {
+			out = append(out, f.step)
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		pinned []int64
+		want   []int64
+	}{
+		{"own newest only", nil, []int64{100, 200, 300, 400, 800}},
+		{"kept global checkpoints survive", []int64{200, 300}, []int64{100, 400, 800}},
+		{"a pinned step newer than rec survives", []int64{800}, []int64{100, 200, 300, 400}},
+	}
+	for _, c := range cases {
+		if got := steps(doomedFiles(files, rec, 3, c.pinned)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: doomed %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPruneKeepsGlobalCheckpointsWhileAnotherOwnerFails: pserver-1 cannot
+// write step 400 on (a directory holds its file's name); pserver-0 goes on to
+// step 700. The job's newest complete global checkpoint is 300, so pserver-0
+// must keep its files of the kept global steps, or the rollback finds nothing.
+func TestPruneKeepsGlobalCheckpointsWhileAnotherOwnerFails(t *testing.T) {
+	dir := t.TempDir()
+	rec := NewMemRecorder()
+	global := []int64{100, 200, 300}
+	stores := make([]*Store, 2)
+	for i := range stores {
+		s, err := NewStore(Config{Identity: testID, Dir: dir, Keep: 2, Index: i,
+			KeepSteps: func(context.Context) ([]int64, error) { return global, nil }}, rec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[i] = s
+	}
+	for _, step := range global {
+		mustSave(t, stores[0], step)
+		mustSave(t, stores[1], step)
+	}
+	blocker := ckptPath(dir, 1, 400)
+	if err := os.MkdirAll(filepath.Join(blocker, "full"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[1].Save(context.Background(), testSnapshot(1, 400)); err == nil {
+		t.Fatal("Save over a directory succeeded")
+	}
+	for _, step := range []int64{400, 500, 600, 700} {
+		mustSave(t, stores[0], step)
+	}
+	for _, step := range global {
+		snap, err := stores[0].LoadStep(context.Background(), step)
+		if err != nil {
+			t.Fatalf("pserver-0 lost kept global checkpoint step %d: %v (files %v)", step, err, ckptFiles(t, dir))
+		}
+		assertSameSnapshot(t, testSnapshot(0, step), snap)
+	}
+	if _, err := os.Stat(ckptPath(dir, 0, 500)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pserver-0 step 500 (neither global nor among the 2 newest) was kept: %v", err)
+	}
+	if _, err := os.Stat(blocker); err != nil {
+		t.Errorf("the blocking directory went away: %v", err)
+	}
+}
+
+func TestPruneDeletesNothingWhenKeptStepsAreUnknown(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewStore(Config{Identity: testID, Dir: dir, Keep: 1, Index: 0,
+		KeepSteps: func(context.Context) ([]int64, error) { return nil, errors.New("etcd unreachable") }}, NewMemRecorder(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []int64{100, 200, 300} {
+		mustSave(t, s, step)
+	}
+	if got := ckptFiles(t, dir); len(got) != 3 {
+		t.Errorf("files %v, want all 3 kept while the kept steps are unknown", got)
+	}
+}

@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/coord"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// TestChaosCheckpointWritesFail (issue 8 scenario 5): pserver-1 of a sync
+// job cannot write its checkpoints (a non-empty directory holds each file's
+// name, as a full or broken disk would refuse them) while pserver-0 and the
+// master go on writing theirs, for more checkpoints than checkpoint.keep.
+// Status must warn and an event say so once; pserver-0 must still hold the
+// newest complete global checkpoint when it is SIGKILLed and restore from
+// it; once the fault is gone the warning clears; the job ends with exact
+// samples_applied and the uninterrupted run's model.
+func TestChaosCheckpointWritesFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: real processes, SIGKILL")
+	}
+	a, work, refSt := chaosSetup(t)
+	refSums := manifestSums(t, refSt.ModelDir)
+	const job = "ckptfail"
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML(job)), "--detach"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	st := a.waitFor(t, job, "a global checkpoint", 60*time.Second, func(st api.JobStatus) bool {
+		steps, err := coord.KeptGlobalSteps(context.Background(), cli, job)
+		return err == nil && len(steps) > 0 && st.Step >= 50
+	})
+	_, rev, err := coord.GetJobRecord(context.Background(), cli, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := checkpoint.Identity{Job: job, Rev: rev}
+	dir := filepath.Join(a.dataDir, "jobs", job, "checkpoints")
+	first := (st.Step/25 + 2) * 25
+	unblock := blockCheckpoints(t, dir, id, "pserver-1", first, first+400)
+	t.Logf("at step %d: pserver-1 cannot write checkpoints of steps %d..%d", st.Step, first, first+400)
+
+	warned := func(st api.JobStatus) bool {
+		return len(st.Warnings) == 1 && strings.Contains(st.Warnings[0], "pserver-1 cannot write checkpoint step")
+	}
+	st = a.waitFor(t, job, "the warning, and pserver-0 four checkpoints past the fault", 120*time.Second, func(st api.JobStatus) bool {
+		return warned(st) && st.Step >= first+110
+	})
+	t.Logf("warning: %s", st.Warnings[0])
+	if n := countEvents(st, "pserver-1 cannot write checkpoint"); n != 1 {
+		t.Errorf("%d events of the failing writes, want 1 (once per distinct failure): %+v", n, st.Events)
+	}
+	assertGlobalKept(t, cli, dir, id, job, first)
+	g := pauseAndKill(t, a, cli, job, "pserver-0")
+
+	restored := fmt.Sprintf("pserver-0 restored from checkpoint step %d", g)
+	a.waitFor(t, job, "pserver-0 to restore from the global checkpoint", 90*time.Second, func(st api.JobStatus) bool {
+		return countEvents(st, restored) > 0 && warned(st)
+	})
+	unblock()
+	st = a.waitFor(t, job, "the warning to clear", 120*time.Second, func(st api.JobStatus) bool {
+		return len(st.Warnings) == 0 && countEvents(st, "pserver-1 writes checkpoints again") == 1
+	})
+	st = a.waitFor(t, job, "the job to finish", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	assertExactRun(t, st, refSt, refSums)
+}
+
+// blockCheckpoints puts a non-empty directory at the name of owner's
+// checkpoint of every step in [from, to], so that renaming a written
+// checkpoint there fails; the returned func removes them.
+func blockCheckpoints(t *testing.T, dir string, id checkpoint.Identity, owner string, from, to int64) func() {
+	t.Helper()
+	var paths []string
+	for step := from; step <= to; step++ {
+		p := filepath.Join(dir, checkpoint.FileName(id, owner, step))
+		if err := os.MkdirAll(filepath.Join(p, "disk-full"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return func() {
+		for _, p := range paths {
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// assertGlobalKept: the newest global checkpoint is older than the fault
+// (pserver-1 marked nothing since), and pserver-0 and the master, though
+// past it by more than checkpoint.keep files, still hold its files.
+func assertGlobalKept(t *testing.T, cli *clientv3.Client, dir string, id checkpoint.Identity, job string, first int64) {
+	t.Helper()
+	steps, err := coord.KeptGlobalSteps(context.Background(), cli, job)
+	if err != nil || len(steps) == 0 {
+		t.Fatalf("global checkpoints: %v %v", steps, err)
+	}
+	g := slices.Max(steps)
+	if g >= first {
+		t.Fatalf("global checkpoint step %d is past the first blocked step %d", g, first)
+	}
+	for _, f := range []string{filepath.Join(dir, checkpoint.FileName(id, "pserver-0", g)),
+		filepath.Join(dir, "master", checkpoint.FileName(id, "master", g))} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("file of the kept global checkpoint step %d was pruned: %v", g, err)
+		}
+	}
+}
+
+// pauseAndKill SIGKILLs victim and returns the newest global checkpoint
+// step read just before, which the job must roll back to.
+func pauseAndKill(t *testing.T, a *agent, cli *clientv3.Client, job, victim string) int64 {
+	t.Helper()
+	pid := a.pidOf(t, job, victim)
+	steps, err := coord.KeptGlobalSteps(context.Background(), cli, job)
+	if err != nil || len(steps) == 0 {
+		t.Fatalf("global checkpoints: %v %v", steps, err)
+	}
+	t.Logf("SIGKILL %s (pid %d); newest global checkpoint %d", victim, pid, slices.Max(steps))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	return slices.Max(steps)
+}
+
+// assertExactRun: every pass applied each training record exactly once and
+// the model is the uninterrupted run's, bit for bit.
+func assertExactRun(t *testing.T, st, refSt api.JobStatus, refSums string) {
+	t.Helper()
+	for _, e := range st.Events {
+		t.Logf("  %s  %s", e.Time.Format("15:04:05.000"), e.What)
+	}
+	if len(st.SamplesApplied) != len(refSt.SamplesApplied) {
+		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), len(refSt.SamplesApplied))
+	}
+	for p, n := range st.SamplesApplied {
+		if n != 404 {
+			t.Errorf("pass %d: samples_applied %d, want 404 (exactly once)", p, n)
+		}
+	}
+	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+		t.Errorf("final model differs from the uninterrupted run:\n %s\n %s", sums, refSums)
+	}
+}
