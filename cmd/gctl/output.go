@@ -110,6 +110,9 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 	fmt.Fprintf(tw, "Master:\t%s on %s, pid %s, %d restarts\n",
 		dash(st.Master.Name), dash(st.Master.Node), formatPID(st.Master.PID), st.Master.Restarts)
 	fmt.Fprintf(tw, "Crash budget:\t%s\n", formatBudget(st))
+	for _, reason := range hungReasons(st) {
+		fmt.Fprintf(tw, "Hung:\t%s\n", reason)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
