@@ -47,7 +47,10 @@ func TestChaosHungWorkers(t *testing.T) {
 	}
 	st = a.waitFor(t, "hung", "the job to finish", 180*time.Second, succeeded)
 	logEvents(t, st)
-	assertChaosRunMatches(t, st, refSt, manifestSums(t, refSt.ModelDir))
+	assertExactPasses(t, st, 25)
+	if sums, ref := manifestSums(t, st.ModelDir), manifestSums(t, refSt.ModelDir); sums != ref {
+		t.Errorf("final model differs from the uninterrupted run:\n hung      %s\n reference %s", sums, ref)
+	}
 	for _, w := range append(trainersOf(st), pserversOf(st)...) {
 		want := 0
 		if w.name == "trainer-1" || w.name == "pserver-0" {

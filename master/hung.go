@@ -31,8 +31,10 @@ type stepStall struct {
 type hungWatch struct {
 	after    time.Duration
 	seen     map[string]incarnation // worker -> its current process
-	answered map[int]time.Time      // pserver index -> last answer (or when its clock (re)started)
-	silent   map[int]bool           // pserver index -> its last probe timed out
+	// silentSince holds, for each pserver whose probes time out, when the
+	// first of those probes was sent: its silence is measured from then,
+	// not from its last answer (up to a probe interval earlier).
+	silentSince map[int]time.Time
 }
 
 // incarnation is one process of a worker and when it was first seen: a
@@ -43,7 +45,7 @@ type incarnation struct {
 }
 
 func newHungWatch(after time.Duration) *hungWatch {
-	return &hungWatch{after: after, seen: map[string]incarnation{}, answered: map[int]time.Time{}, silent: map[int]bool{}}
+	return &hungWatch{after: after, seen: map[string]incarnation{}, silentSince: map[int]time.Time{}}
 }
 
 // observe notes the running processes (worker -> PID; workers that do not
@@ -61,12 +63,15 @@ func (h *hungWatch) observe(pids map[string]int, now time.Time) {
 	}
 }
 
-// probed notes pserver index's health at now. Only silence keeps its clock
-// running: an unreachable pserver is dead or moving, not hung.
-func (h *hungWatch) probed(index int, health client.Health, now time.Time) {
-	h.silent[index] = health == client.Silent
-	if _, ok := h.answered[index]; !ok || health != client.Silent {
-		h.answered[index] = now
+// probed notes the health of pserver index by a probe sent at sent. Only
+// silence counts: an unreachable pserver is dead or moving, not hung.
+func (h *hungWatch) probed(index int, health client.Health, sent time.Time) {
+	if health != client.Silent {
+		delete(h.silentSince, index)
+		return
+	}
+	if _, ok := h.silentSince[index]; !ok {
+		h.silentSince[index] = sent
 	}
 }
 
@@ -82,12 +87,12 @@ func (h *hungWatch) find(now time.Time, st stepStall, pservers int, trainerWorke
 	out := map[string]hungFinding{}
 	pserversSilent := false
 	for i := range pservers {
-		last, ok := h.answered[i]
-		pserversSilent = pserversSilent || h.silent[i]
+		since, silent := h.silentSince[i]
+		pserversSilent = pserversSilent || silent
 		w := jobspec.PserverName(i)
-		if pid, alive := h.running(w, now); ok && alive && h.silent[i] && now.Sub(last) >= h.after {
-			out[w] = hungFinding{PID: pid, Since: last,
-				Reason: fmt.Sprintf("%s has not answered a health probe for %s", w, now.Sub(last).Round(time.Second))}
+		if pid, alive := h.running(w, now); alive && silent && now.Sub(since) >= h.after {
+			out[w] = hungFinding{PID: pid, Since: since,
+				Reason: fmt.Sprintf("%s has not answered a health probe for %s", w, now.Sub(since).Round(time.Second))}
 		}
 	}
 	// A step waits for every trainer when a pserver is silent, and for all

@@ -79,10 +79,11 @@ func (h *hungLeader) probe(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		sent := time.Now()
 		health := h.ps.Client().Probe(ctx, timeout)
 		h.mu.Lock()
 		for i, hl := range health {
-			h.watch.probed(i, hl, time.Now())
+			h.watch.probed(i, hl, sent)
 		}
 		h.mu.Unlock()
 	}
