@@ -38,24 +38,22 @@ type RestartsSpec struct {
 
 // WindowDuration is Window as a duration.
 func (r RestartsSpec) WindowDuration() (time.Duration, error) {
-	d, err := time.ParseDuration(r.Window)
-	if err != nil {
-		return 0, fmt.Errorf("%w %q: want a Go duration such as \"60s\" or \"5m\"", ErrInvalidWindow, r.Window)
-	}
-	if d <= 0 || d > maxRestartWindow {
-		return 0, fmt.Errorf("%w %q: must be positive and at most %s", ErrInvalidWindow, r.Window, maxRestartWindow)
-	}
-	return d, nil
+	return boundedDuration(r.Window, maxRestartWindow, ErrInvalidWindow)
 }
 
 // HungAfterDuration is HungAfter as a duration.
 func (r RestartsSpec) HungAfterDuration() (time.Duration, error) {
-	d, err := time.ParseDuration(r.HungAfter)
+	return boundedDuration(r.HungAfter, maxHungAfter, ErrInvalidHungAfter)
+}
+
+// boundedDuration reads s as a Go duration in (0, most]; invalid wraps the error.
+func boundedDuration(s string, most time.Duration, invalid error) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%w %q: want a Go duration such as \"60s\"", ErrInvalidHungAfter, r.HungAfter)
+		return 0, fmt.Errorf("%w %q: want a Go duration such as \"60s\" or \"5m\"", invalid, s)
 	}
-	if d <= 0 || d > maxHungAfter {
-		return 0, fmt.Errorf("%w %q: must be positive and at most %s", ErrInvalidHungAfter, r.HungAfter, maxHungAfter)
+	if d <= 0 || d > most {
+		return 0, fmt.Errorf("%w %q: must be positive and at most %s", invalid, s, most)
 	}
 	return d, nil
 }
