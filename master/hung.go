@@ -29,8 +29,8 @@ type stepStall struct {
 // the workers' PIDs, the probes' results and the time — so that it can be
 // tested with any clock.
 type hungWatch struct {
-	after    time.Duration
-	seen     map[string]incarnation // worker -> its current process
+	after time.Duration
+	seen  map[string]incarnation // worker -> its current process
 	// silentSince holds, for each pserver whose probes time out, when the
 	// first of those probes was sent: its silence is measured from then,
 	// not from its last answer (up to a probe interval earlier).
