@@ -35,12 +35,16 @@ const (
 	// WorkerLost is a worker whose record says it runs on a node that is
 	// down: whatever it was doing, it is not running. Only shown, never written.
 	WorkerLost WorkerState = "lost"
+	// WorkerHung is a running worker that the job's master found alive but
+	// not progressing for the job's restarts.hung_after; its agent kills it
+	// to restart it. Only shown, never written by an agent.
+	WorkerHung WorkerState = "hung"
 )
 
 // Active reports whether a worker in this state has (or is about to have)
 // a live process.
 func (s WorkerState) Active() bool {
-	return s == WorkerStarting || s == WorkerRunning || s == WorkerRestarting
+	return s == WorkerStarting || s == WorkerRunning || s == WorkerRestarting || s == WorkerHung
 }
 
 // NodeState is a node as `gctl node list` shows it (SPEC §3).
@@ -80,6 +84,9 @@ type TrainerStatus struct {
 	// budget now: crashes within the budget's window (exits after losing
 	// etcd or the master do not count).
 	BudgetUsed int `json:"budget_used"`
+	// Reason says why the state is what it is, when that is not obvious
+	// (state "hung": what the master saw).
+	Reason string `json:"reason,omitempty"`
 }
 
 // PserverStatus is one pserver in JobStatus.
@@ -93,6 +100,7 @@ type PserverStatus struct {
 	Restarts       int         `json:"restarts"`
 	CheckpointStep int64       `json:"checkpoint_step"`
 	BudgetUsed     int         `json:"budget_used"` // as in TrainerStatus
+	Reason         string      `json:"reason,omitempty"`
 }
 
 // MasterStatus is the job's master in JobStatus.

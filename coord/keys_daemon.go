@@ -24,6 +24,7 @@ const (
 	JobKeyEvent                       // EventKey: an api.Event
 	JobKeyPlacement                   // PlacementKey: the PlacementRecord
 	JobKeyStorage                     // StorageKey: a StorageResult, Name is the node
+	JobKeyHung                        // HungKey: a HungRecord, Name is the worker
 )
 
 // JobKeyParts is a key under JobsPrefix taken apart.
@@ -67,6 +68,7 @@ func collectionKey(job, key string) (JobKeyKind, string) {
 		{TrainerPrefix(job), JobKeyTrainer},
 		{EventPrefix(job), JobKeyEvent},
 		{StoragePrefix(job), JobKeyStorage},
+		{HungPrefix(job), JobKeyHung},
 	}
 	for _, c := range collections {
 		name, ok := strings.CutPrefix(key, c.prefix)

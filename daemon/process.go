@@ -66,6 +66,7 @@ type runner struct {
 
 	mu     sync.Mutex
 	reason stopReason
+	pid    int // the child's, while it runs (see killHung)
 }
 
 func newRunner(s *supervisor, job, worker string, fence, gen int64, after <-chan struct{}) *runner {
@@ -227,6 +228,8 @@ func (r *runner) runOnce(attempt int, rec *coord.WorkerRecord, log *slog.Logger)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	rec.State, rec.PID = api.WorkerRunning, cmd.Process.Pid
+	r.setPID(rec.PID)
+	defer r.setPID(0)
 	r.putRecord(*rec)
 	log.Info("worker started", "pid", rec.PID, "attempt", attempt)
 	signalled := r.supervise(cmd.Process.Pid, exited)

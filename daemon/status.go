@@ -28,7 +28,8 @@ type jobSnapshot struct {
 	workers   map[string]coord.WorkerRecord
 	pservers  map[int]coord.PserverRecord
 	trainerID map[string]int // worker name -> dense trainer ID
-	events    []api.Event    // in key (= time) order
+	hung      map[string]coord.HungRecord
+	events    []api.Event // in key (= time) order
 }
 
 // snapshotJobs groups the key-values read under coord.JobsPrefix (or one
@@ -43,7 +44,7 @@ func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
 		snap := jobs[key.Job]
 		if snap == nil {
 			snap = &jobSnapshot{name: key.Job, workers: map[string]coord.WorkerRecord{},
-				pservers: map[int]coord.PserverRecord{}, trainerID: map[string]int{}}
+				pservers: map[int]coord.PserverRecord{}, trainerID: map[string]int{}, hung: map[string]coord.HungRecord{}}
 			jobs[key.Job] = snap
 		}
 		if err := snap.add(key, kv.Value); err != nil {
@@ -89,6 +90,12 @@ func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
 			return err
 		}
 		s.trainerID[t.Worker] = t.ID
+	case coord.JobKeyHung:
+		var h coord.HungRecord
+		if err := json.Unmarshal(value, &h); err != nil {
+			return err
+		}
+		s.hung[key.Name] = h
 	case coord.JobKeyEvent:
 		var e api.Event
 		if err := json.Unmarshal(value, &e); err != nil {
@@ -118,6 +125,9 @@ func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coor
 	}
 	if w.State.Active() && nodeDown(w.Node) {
 		w.State = api.WorkerLost
+	}
+	if s.hungReason(w) != "" {
+		w.State = api.WorkerHung
 	}
 	return w
 }
@@ -171,7 +181,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		st.Pservers = append(st.Pservers, api.PserverStatus{
 			Index: i, Name: w.Name, Node: w.Node, PID: w.PID, Addr: ps.Addr,
 			State: w.State, Restarts: w.Restarts, CheckpointStep: ps.CheckpointStep,
-			BudgetUsed: budget.usedAt(w.Crashes, now),
+			BudgetUsed: budget.usedAt(w.Crashes, now), Reason: s.hungReason(w),
 		})
 	}
 	for i := range spec.Trainers {
@@ -182,7 +192,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		}
 		st.Trainers = append(st.Trainers, api.TrainerStatus{
 			ID: id, Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts,
-			BudgetUsed: budget.usedAt(w.Crashes, now),
+			BudgetUsed: budget.usedAt(w.Crashes, now), Reason: s.hungReason(w),
 		})
 	}
 	m := s.workerView(jobspec.MasterName, nodeDown)

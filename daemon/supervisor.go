@@ -143,6 +143,7 @@ func (s *supervisor) resync(ctx context.Context) (int64, error) {
 		}
 		s.reconcileLocked(job)
 	}
+	s.applyHungKVsLocked(resp.Kvs)
 	return resp.Header.Revision, nil
 }
 
@@ -178,6 +179,9 @@ func (s *supervisor) apply(events []*clientv3.Event) {
 			s.applyStateLocked(key.Job, ev.Kv.Value)
 		case key.Kind == coord.JobKeyPlacement && ev.Type == clientv3.EventTypePut:
 			s.applyPlacementLocked(key.Job, ev.Kv.Value)
+		case key.Kind == coord.JobKeyHung && ev.Type == clientv3.EventTypePut:
+			s.applyHungLocked(key.Job, key.Name, ev.Kv.Value)
+			continue
 		default:
 			continue
 		}

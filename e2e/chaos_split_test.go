@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,14 +41,4 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 	st = a.waitFor(t, "split", "the job to finish", 180*time.Second, succeeded)
 	assertChaosRunMatches(t, st, refSt, refSums, "master", "trainer-0", "trainer-1", "trainer-2")
 	t.Logf("%d rollbacks", countEventsContaining(st, "rolled back"))
-}
-
-func countEventsContaining(st api.JobStatus, part string) int {
-	n := 0
-	for _, e := range st.Events {
-		if strings.Contains(e.What, part) {
-			n++
-		}
-	}
-	return n
 }

@@ -49,6 +49,7 @@ func (s *Spec) ApplyDefaults() {
 	setInt(&s.Checkpoint.Keep, DefaultCheckpointKeep)
 	setInt(&s.Restarts.Limit, DefaultRestartLimit)
 	setString(&s.Restarts.Window, DefaultRestartWindow)
+	setString(&s.Restarts.HungAfter, DefaultHungAfter)
 }
 
 func setString[S ~string](v *S, def S) {

@@ -14,6 +14,9 @@ var (
 	// ErrInvalidWindow reports a restarts.window that is not a positive Go
 	// duration of at most a day.
 	ErrInvalidWindow = errors.New("invalid restart window")
+	// ErrInvalidHungAfter reports a restarts.hung_after that is not a
+	// positive Go duration of at most an hour.
+	ErrInvalidHungAfter = errors.New("invalid restarts.hung_after")
 	// ErrInvalidMemory reports a memory quantity that cannot be read as bytes.
 	ErrInvalidMemory = errors.New("invalid memory quantity")
 	// ErrMemoryTooSmall reports a memory request that cannot hold what the

@@ -29,7 +29,7 @@ func TestExampleFitALineParsesAndValidates(t *testing.T) {
 		Data:       DataSpec{Train: filepath.Join(examples, "data", "housing-train-*"), Test: filepath.Join(examples, "data", "housing-test-*"), ChunksPerTask: 1},
 		Checkpoint: CheckpointSpec{Every: "10s", Keep: 3},
 		Resources:  ResourcesSpec{Trainer: Resource{CPU: 0.25, Memory: "64Mi"}, Pserver: Resource{CPU: 0.25, Memory: "64Mi"}},
-		Restarts:   RestartsSpec{Limit: 5, Window: "60s"},
+		Restarts:   RestartsSpec{Limit: 5, Window: "60s", HungAfter: "60s"},
 	}
 	if !reflect.DeepEqual(*s, want) {
 		t.Errorf("parsed example:\n got %+v\nwant %+v", *s, want)
@@ -47,7 +47,7 @@ func TestParseAppliesDefaults(t *testing.T) {
 		Optimizer:  OptimizerSpec{Kind: "sgd", LearningRate: 0.01, Momentum: 0.9, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8},
 		Data:       DataSpec{Train: "x", ChunksPerTask: 1},
 		Checkpoint: CheckpointSpec{Every: "10s", Keep: 3},
-		Restarts:   RestartsSpec{Limit: 5, Window: "60s"},
+		Restarts:   RestartsSpec{Limit: 5, Window: "60s", HungAfter: "60s"},
 	}
 	if !reflect.DeepEqual(*s, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", *s, want)

@@ -30,3 +30,37 @@ func TestRestartsAreReadFromTheSpec(t *testing.T) {
 		t.Errorf("Validate with window %q = %v, want ErrInvalidWindow and ErrInvalidSpec", s.Restarts.Window, err)
 	}
 }
+
+func TestHungAfter(t *testing.T) {
+	base := "name: j\nmodel: {kind: linear, inputs: 2}\ndata: {train: /d/train-*}\n"
+	for _, tc := range []struct {
+		yaml string
+		want time.Duration
+		err  error
+	}{
+		{"", time.Minute, nil},
+		{"restarts: {hung_after: 5s}\n", 5 * time.Second, nil},
+		{"restarts: {hung_after: 1h}\n", time.Hour, nil},
+		{"restarts: {hung_after: 61m}\n", 0, ErrInvalidHungAfter},
+		{"restarts: {hung_after: 0s}\n", 0, ErrInvalidHungAfter},
+		{"restarts: {hung_after: -5s}\n", 0, ErrInvalidHungAfter},
+		{"restarts: {hung_after: soon}\n", 0, ErrInvalidHungAfter},
+	} {
+		s, err := Parse([]byte(base + tc.yaml))
+		if fe := s.Restarts.validate(); err == nil && fe != nil {
+			err = fe
+		}
+		if tc.err != nil {
+			if !errors.Is(err, tc.err) || !errors.Is(err, ErrInvalidSpec) {
+				t.Errorf("%q: Parse = %v, want %v", tc.yaml, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if d, err := s.Restarts.HungAfterDuration(); d != tc.want || err != nil {
+			t.Errorf("%q: hung_after = %v, %v; want %v", tc.yaml, d, err, tc.want)
+		}
+	}
+}

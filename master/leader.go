@@ -41,6 +41,7 @@ type leader struct {
 	ps     *client.Dynamic
 	driver *Driver
 	recov  *recovery                        // sync only
+	hung   *hungLeader                      // sync only
 	srv    *grpc.Server                     // nil until serve
 	creds  credentials.TransportCredentials // serves trainers with
 
@@ -152,6 +153,8 @@ func (l *leader) loop(ctx, leadCtx context.Context, serveErr <-chan error) error
 		t := time.NewTicker(epochCheckEvery)
 		defer t.Stop()
 		epochCheck = t.C
+		l.hung = newHungLeader(l)
+		go l.hung.probe(leadCtx)
 	}
 	for {
 		select {
@@ -194,6 +197,11 @@ func (l *leader) tick(ctx context.Context) error {
 	}
 	if err := l.driver.FlushProgress(ctx); err != nil {
 		return err
+	}
+	if l.hung != nil {
+		if err := l.hung.check(ctx); err != nil {
+			l.cfg.Log.Warn("hung check", "err", err) // the next tick retries
+		}
 	}
 	step, missing, stalled := l.driver.Stalled(stallAfter)
 	if !stalled || step == l.stallReported {

@@ -241,7 +241,11 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 // checkEpochs rolls back when a pserver is in a newer epoch than the master:
 // a rollback was cut short (its master died after restoring some pservers).
 func (r *recovery) checkEpochs(ctx context.Context) error {
-	_, epochs, err := r.ps.Client().Steps(ctx)
+	// Bounded: a stopped pserver must not stall the master's loop (the
+	// hung check runs there).
+	sctx, cancel := context.WithTimeout(ctx, maxProbeTimeout)
+	_, epochs, err := r.ps.Client().Steps(sctx)
+	cancel()
 	if err != nil {
 		return nil // a pserver restarting: its return triggers its own rollback
 	}

@@ -117,6 +117,9 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", label, w)
 	}
+	for _, reason := range hungReasons(st) {
+		fmt.Fprintf(tw, "Hung:\t%s\n", reason)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
