@@ -42,3 +42,37 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 	assertChaosRunMatches(t, st, refSt, refSums, "master", "trainer-0", "trainer-1", "trainer-2")
 	t.Logf("%d rollbacks", countEventsContaining(st, "rolled back"))
 }
+
+// TestChaosPserverCutOffFromEtcd: a pserver is SIGSTOPped for longer than
+// its lease, then SIGCONTed. It finds its authority lapsed and exits by
+// itself (uncounted: exit 75) instead of serving on; its restart restores
+// the newest global checkpoint and the job SUCCEEDS with every record
+// applied once and the uninterrupted run's model.
+func TestChaosPserverCutOffFromEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: real processes, SIGSTOP")
+	}
+	a, work, refSt := chaosSetup(t)
+	refSums := manifestSums(t, refSt.ModelDir)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("cutoff")), "--detach"); code != 0 {
+		t.Fatalf("cutoff run: exit %d: %s", code, errs)
+	}
+	st := a.waitFor(t, "cutoff", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	pid := a.pidOf(t, "cutoff", "pserver-0")
+	t.Logf("SIGSTOP pserver-0 (pid %d) near step %d for 8 s, past its 5 s lease", pid, st.Step)
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	time.Sleep(8 * time.Second)
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	deadline := time.Now().Add(20 * time.Second)
+	for processAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if processAlive(pid) {
+		t.Fatalf("pserver-0 (pid %d) still runs 20 s after its lease lapsed", pid)
+	}
+	st = a.waitFor(t, "cutoff", "the job to finish", 180*time.Second, succeeded)
+	assertChaosRunMatches(t, st, refSt, refSums, "pserver-0")
+	if st.Pservers[0].BudgetUsed != 0 {
+		t.Errorf("pserver-0 used %d of the crash budget; an exit after losing its lease is not a crash", st.Pservers[0].BudgetUsed)
+	}
+}
