@@ -62,26 +62,9 @@ processes, deregisters the node and exits 0.`,
 					return fmt.Errorf("%w: --config %s: %v", errUsage, f, err)
 				}
 			}
-			cfg := daemon.DefaultConfig()
-			cfg.Dev = v.GetBool("dev")
-			cfg.DataDir = v.GetString("data-dir")
-			cfg.NodeName = v.GetString("node-name")
-			cfg.APIAddr = v.GetString("api-addr")
-			cfg.GossipAddr = v.GetString("gossip-addr")
-			cfg.Join = splitList(v.GetString("join"))
-			cfg.EtcdEndpoints = splitList(v.GetString("etcd-endpoints"))
-			cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
-			cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
-			cfg.SessionTTL = v.GetInt("session-ttl")
-			if err := readClusterSettings(v, &cfg); err != nil {
+			cfg, err := agentConfig(v)
+			if err != nil {
 				return err
-			}
-			if err := capacityConfig(v, &cfg); err != nil {
-				return err
-			}
-			cfg.Log = newLogger(os.Stderr, "agent")
-			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
 			}
 			return run(cmd.Context(), cfg)
 		},
@@ -105,6 +88,32 @@ processes, deregisters the node and exits 0.`,
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
 	return cmd
+}
+
+// agentConfig reads the agent's settings from v (flags, env, file).
+func agentConfig(v *viper.Viper) (daemon.Config, error) {
+	cfg := daemon.DefaultConfig()
+	cfg.Dev = v.GetBool("dev")
+	cfg.DataDir = v.GetString("data-dir")
+	cfg.NodeName = v.GetString("node-name")
+	cfg.APIAddr = v.GetString("api-addr")
+	cfg.GossipAddr = v.GetString("gossip-addr")
+	cfg.Join = splitList(v.GetString("join"))
+	cfg.EtcdEndpoints = splitList(v.GetString("etcd-endpoints"))
+	cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
+	cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
+	cfg.SessionTTL = v.GetInt("session-ttl")
+	if err := readClusterSettings(v, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := capacityConfig(v, &cfg); err != nil {
+		return cfg, err
+	}
+	cfg.Log = newLogger(os.Stderr, "agent")
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return cfg, nil
 }
 
 func splitList(s string) []string {
