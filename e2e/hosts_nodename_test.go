@@ -33,7 +33,7 @@ func TestClusterDuplicateNodeName(t *testing.T) {
 	}
 	hc := startTwoHosts(t)
 	h1, h2 := hc.Hosts[0], hc.Hosts[1]
-	first, err := hc.StartAgent(h1, "--api-addr", h1.IP+":"+netcluster.APIPort, "--gossip-addr", h1.IP+":7946")
+	first, err := hc.StartAgent(h1, "--api-addr", h1.IP+":"+netcluster.APIPort, "--gossip-addr", h1.IP+":7946", "--insecure")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestClusterDuplicateNodeName(t *testing.T) {
 	}
 
 	h2.OwnPIDNamespace = true
-	second, err := hc.LaunchAgent(h2, "--node-name", "h1", "--api-addr", h2.IP+":"+netcluster.APIPort, "--gossip-addr", h2.IP+":7946")
+	second, err := hc.LaunchAgent(h2, "--node-name", "h1", "--api-addr", h2.IP+":"+netcluster.APIPort, "--gossip-addr", h2.IP+":7946", "--insecure")
 	if err != nil {
 		t.Fatal(err)
 	}
