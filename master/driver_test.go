@@ -17,10 +17,12 @@ import (
 
 // --- fakes -----------------------------------------------------------------
 
-// fakeClock is a settable Clock.
+// fakeClock is a settable Clock: Advance moves the wall and the monotonic
+// clock together, Jump only the wall clock (a step by NTP or an operator).
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu   sync.Mutex
+	now  time.Time
+	mono time.Duration
 }
 
 func newFakeClock() *fakeClock {
@@ -33,7 +35,20 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
+func (c *fakeClock) Monotonic() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
+}
+
 func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.mono += d
+}
+
+func (c *fakeClock) Jump(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
