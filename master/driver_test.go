@@ -1011,6 +1011,12 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	if m := metaOf(c); !reflect.DeepEqual(m, oldMeta) || m.PassSamples != int64(x.Records+z.Records) {
 		t.Fatalf("restored meta %+v, want %+v", m, oldMeta)
 	}
+	// The same statuses, but every deadline re-based on the new master's clock.
+	for i := range oldStatuses {
+		if oldStatuses[i].State == Pending {
+			oldStatuses[i].Deadline = clock.Now().Add(cfg.Queue.Timeout)
+		}
+	}
 	if !reflect.DeepEqual(statusesOf(c), oldStatuses) {
 		t.Fatalf("restored statuses %+v, want %+v", statusesOf(c), oldStatuses)
 	}
@@ -1022,8 +1028,11 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	if st := statusOf(c, x2.ID); st.State != Done {
 		t.Fatalf("task finished on the restored master: %+v, want done", st)
 	}
-	// y's trainer never comes back: y times out on the new master, alone.
-	clock.Advance(cfg.Queue.Timeout / 2)
+	// y's trainer never comes back: y times out on the new master, alone, as
+	// trainers 0 and 2 are alive.
+	c.TrainerUp(0)
+	c.TrainerUp(2)
+	clock.Advance(cfg.Queue.Timeout)
 	if err := c.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
