@@ -61,6 +61,10 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			lossSum += loss
 			records += int64(len(batch))
 		}
+		if !t.leaseAlive(ctx) {
+			// Stalled past the lease: the master gave the task to another.
+			return errLeaseLost
+		}
 		finished = task.Id
 	}
 }

@@ -1,0 +1,44 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtrain/gtrain/coord"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// errLeaseLost is the cause of an async trainer's stop when its registration
+// lease ended under it (a stall past its TTL: SIGSTOP, a frozen VM, a long
+// partition from etcd). The master has given its task to another trainer
+// by then, so this one must neither push more of it nor report it. It wraps
+// coord.ErrSessionLost: the agent restarts the trainer, which registers
+// again, without counting it against the job's crash budget.
+var errLeaseLost = fmt.Errorf("trainer: registration lease lost: %w", coord.ErrSessionLost)
+
+// stopOnLeaseLoss returns ctx cancelled, with errLeaseLost as its cause,
+// when session ends.
+func stopOnLeaseLoss(ctx context.Context, session *concurrency.Session) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-session.Done():
+			cancel(errLeaseLost)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// leaseAlive asks etcd whether the registration lease still lives. The
+// keep-alive loop notices an expired lease only at its next renewal; a
+// trainer resumed after a stall asks before reporting a task, so that it
+// does not report (and count twice) a task already handed to another.
+// When etcd cannot say, the lease counts as alive: the master decides.
+func (t *trainer) leaseAlive(ctx context.Context) bool {
+	if t.lease == 0 {
+		return true // a trainer built without a session (tests)
+	}
+	resp, err := t.cli.TimeToLive(ctx, t.lease)
+	return err != nil || resp.TTL > 0
+}
