@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// asyncStallPasses makes the job outlast the stall: passes go on at one
+// trainer's pace while the other is stopped.
+const asyncStallPasses = 400
+
+// asyncStall is longer than the master's task timeout (30 s, not
+// configurable in the job spec), so a deadline-only master would have
+// timed out the stalled trainer's task, and longer than the trainer's
+// lease (5 s), which is what takes the task back here.
+const asyncStall = 35 * time.Second
+
+func asyncStallYAML(name string) string {
+	return fmt.Sprintf(`name: %s
+mode: async
+trainers: 2
+pservers: 1
+passes: %d
+batch_size: 20
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.003}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+`, name, asyncStallPasses)
+}
+
+// TestAsyncTrainerStalledPastTheTaskTimeout: an async job where trainer-1 is
+// SIGSTOPped for longer than the task timeout while it holds a task, then
+// SIGCONTed. The job succeeds, no task is ever marked failed, and, as the
+// README documents for a stall past the lease, every pass counts each
+// record exactly once: the stalled trainer's task ran again elsewhere, and
+// the trainer, resumed, neither reports it nor pushes more of it.
+func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: real processes, SIGSTOP")
+	}
+	work := t.TempDir()
+	res := housing(t, filepath.Join(work, "data"))
+	a := startAgent(t, filepath.Join(work, "agent"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncStallYAML("stall")), "--detach"); code != 0 {
+		t.Fatalf("job start: exit %d: %s", code, errs)
+	}
+	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateRunning && st.Pass >= 1
+	})
+	pid := a.pidOf(t, "stall", "trainer-1")
+	t.Logf("SIGSTOP trainer-1 (pid %d) at pass %d for %s", pid, st.Pass, asyncStall)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	for end := time.Now().Add(asyncStall); time.Now().Before(end); time.Sleep(time.Second) {
+		if st = a.status(t, "stall"); st.Tasks.Failed != 0 {
+			t.Fatalf("a task failed while trainer-1 was stopped: %+v", st.Tasks)
+		}
+	}
+	if st.State != api.StateRunning {
+		t.Fatalf("job %s before the trainer resumed (pass %d of %d); make it longer", st.State, st.Pass, st.Passes)
+	}
+	t.Logf("SIGCONT trainer-1 at pass %d", st.Pass)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	st = a.waitFor(t, "stall", "the job to succeed", 60*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateSucceeded
+	})
+	if st.Tasks.Failed != 0 {
+		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
+	}
+	if len(st.SamplesApplied) != asyncStallPasses {
+		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), asyncStallPasses)
+	}
+	for p, n := range st.SamplesApplied {
+		if n != int64(res.TrainRecords) {
+			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, res.TrainRecords)
+		}
+	}
+}
