@@ -12,7 +12,7 @@ import (
 
 // asyncStallPasses makes the job outlast the stall: passes go on at one
 // trainer's pace while the other is stopped.
-const asyncStallPasses = 400
+const asyncStallPasses = 300
 
 // asyncStall is longer than the master's task timeout (30 s, not
 // configurable in the job spec), so a deadline-only master would have

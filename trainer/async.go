@@ -15,6 +15,11 @@ func (t *trainer) runAsync(ctx context.Context) error {
 	var lossSum float64
 	var records int64
 	for {
+		if !t.leaseAlive(ctx) {
+			// Stalled past the lease: the master gave the task to another;
+			// neither report it nor take another under an ID no longer ours.
+			return errLeaseLost
+		}
 		var w *api.GetTaskResponse
 		err := t.master.call(ctx, "get a task", func(m api.MasterClient) error {
 			var err error
@@ -60,10 +65,6 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			}
 			lossSum += loss
 			records += int64(len(batch))
-		}
-		if !t.leaseAlive(ctx) {
-			// Stalled past the lease: the master gave the task to another.
-			return errLeaseLost
 		}
 		finished = task.Id
 	}

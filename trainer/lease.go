@@ -31,9 +31,10 @@ func stopOnLeaseLoss(ctx context.Context, session *concurrency.Session) (context
 }
 
 // leaseAlive asks etcd whether the registration lease still lives. The
-// keep-alive loop notices an expired lease only at its next renewal; a
-// trainer resumed after a stall asks before reporting a task, so that it
-// does not report (and count twice) a task already handed to another.
+// keep-alive loop notices an expired lease only at its next renewal; an
+// async trainer asks before each call for work (which carries its report),
+// so that, resumed after a stall, it neither reports (and counts twice) a
+// task already handed to another nor takes one under an ID no longer its.
 // When etcd cannot say, the lease counts as alive: the master decides.
 func (t *trainer) leaseAlive(ctx context.Context) bool {
 	if t.lease == 0 {
