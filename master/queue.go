@@ -357,16 +357,6 @@ func (q *Queue) RenewTrainer(trainer int, now time.Time) int {
 	return len(q.byTrainer[trainer])
 }
 
-// Holds returns the IDs of the tasks trainer holds, ascending.
-func (q *Queue) Holds(trainer int) []int {
-	ids := make([]int, 0, len(q.byTrainer[trainer]))
-	for id := range q.byTrainer[trainer] {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // Finish marks a task the trainer holds as done. A stale finish (the task
 // was taken back, handed to someone else, or is already done) returns
 // ErrNotOwner and changes nothing.
