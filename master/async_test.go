@@ -171,3 +171,34 @@ func TestAsyncRepeatedReportCountsOnce(t *testing.T) {
 	}
 	finishAsync(t, d, store, map[int]*Task{0: &again}, []int64{int64(ts.Records)})
 }
+
+func TestAsyncRepeatedReportAcrossAPassEndCountsOnce(t *testing.T) {
+	// The last report of pass 0 is saved with the pass end and the first
+	// dispatch of pass 1, then its answer is lost: the repeat names pass 0
+	// and must not count in pass 1, where the same task is todo again.
+	ts := manyTaskSet(1)
+	store := &MemStore{}
+	cfg := asyncConfig(1, 2, 2)
+	cfg.LongPoll = 5 * time.Second
+	d := mustDriver(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, newFakeClock())
+	a := mustReady(t, mustGetTask(t, d, 0, -1, 0))
+	ctx := context.Background()
+	lost, err := d.GetTaskPass(ctx, 0, 0, a.ID, -1, 3, 3)
+	if err != nil || lost.Pass != 1 {
+		t.Fatalf("report closing pass 0 = %+v, %v; want a task of pass 1", lost, err)
+	}
+	again, err := d.GetTaskPass(ctx, 0, 0, a.ID, -1, 3, 3)
+	if err != nil || again.Pass != 1 || again.Task.ID != lost.Task.ID {
+		t.Fatalf("repeated report = %+v, %v; want task %d of pass 1 again", again, err, lost.Task.ID)
+	}
+	if m := metaOf(d); m.PassSamples != 0 || !slices.Equal(m.SamplesApplied, []int64{3}) {
+		t.Fatalf("after the repeat: %+v, want pass 1 with no samples yet", m)
+	}
+	if _, err := d.GetTaskPass(ctx, 0, 1, again.Task.ID, -1, 3, 3); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, d)
+	if meta, _ := storedState(t, store); !meta.Done || !slices.Equal(meta.SamplesApplied, []int64{3, 3}) {
+		t.Fatalf("stored meta at the end %+v, want done with samples_applied [3 3]", meta)
+	}
+}

@@ -341,7 +341,20 @@ func (c *Core) commitStep(step int64, now time.Time) *State {
 // the repeat of a report whose answer was lost (a master that died after
 // saving it), or a late finish after the re-run finished first.
 func (c *Core) Report(trainer, finished, failed int, lossSum float64, records int64) Effects {
+	return c.ReportPass(trainer, c.meta.Pass, finished, failed, lossSum, records)
+}
+
+// ReportPass is Report of tasks handed out in pass. A report of an earlier
+// pass changes nothing: that pass ended, so every task of it was reported
+// done, this one included; it is the repeat of a report whose answer was
+// lost (the master died after saving it and the pass end).
+func (c *Core) ReportPass(trainer, pass, finished, failed int, lossSum float64, records int64) Effects {
 	var eff Effects
+	if pass != c.meta.Pass && (finished >= 0 || failed >= 0) {
+		c.log.Warn("report of a task of another pass: a repeat; ignored", "trainer", trainer, "pass", pass,
+			"current_pass", c.meta.Pass, "finished", finished, "failed", failed)
+		return eff
+	}
 	if finished >= 0 {
 		if st, ok := c.q.Status(finished); ok && st.State == Done {
 			c.log.Warn("finish of a task already done: a repeated report; not counted again", "task", finished, "trainer", trainer)

@@ -300,11 +300,24 @@ func (d *Driver) StepDone(ctx context.Context, trainer int, step, epoch int64, l
 // waiting up to the long poll for one. The report and the next dispatch are
 // saved in one commit: one etcd transaction per task for a lone trainer.
 func (d *Driver) GetTask(ctx context.Context, trainer, finished, failed int, lossSum float64, records int64) (Work, error) {
+	return d.GetTaskPass(ctx, trainer, CurrentPass, finished, failed, lossSum, records)
+}
+
+// CurrentPass, as GetTaskPass's pass, reports tasks of the current pass.
+const CurrentPass = -1
+
+// GetTaskPass is GetTask reporting tasks handed out in pass (see
+// Core.ReportPass): a trainer names the pass of the task it reports, so a
+// repeat sent after the pass ended does not count in the next one.
+func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, failed int, lossSum float64, records int64) (Work, error) {
 	if err := d.core.CheckTrainer(trainer); err != nil {
 		return Work{}, err
 	}
 	d.mu.Lock()
-	gen := d.applyLocked(d.core.Report(trainer, finished, failed, lossSum, records))
+	if pass == CurrentPass {
+		pass, _ = d.core.Position()
+	}
+	gen := d.applyLocked(d.core.ReportPass(trainer, pass, finished, failed, lossSum, records))
 	d.mu.Unlock()
 	poll, cancel := context.WithTimeout(ctx, d.longPoll)
 	defer cancel()
