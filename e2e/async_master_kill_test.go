@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,8 +24,7 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 	work := t.TempDir()
 	res := housing(t, filepath.Join(work, "data"))
 	a := startAgent(t, filepath.Join(work, "agent"))
-	spec := strings.Replace(asyncStallYAML("mkill"), "passes: 300", "passes: 150", 1)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec), "--detach"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("mkill", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
 	st := a.waitFor(t, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {

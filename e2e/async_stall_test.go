@@ -21,7 +21,7 @@ const asyncStallPasses = 200
 // lease (5 s), which is what takes the task back here.
 const asyncStall = 35 * time.Second
 
-func asyncStallYAML(name string) string {
+func asyncYAML(name string, passes int) string {
 	return fmt.Sprintf(`name: %s
 mode: async
 trainers: 2
@@ -32,7 +32,7 @@ seed: 1
 model: {kind: linear, inputs: 13, outputs: 1}
 optimizer: {kind: sgd, learning_rate: 0.003}
 data: {train: data/housing-train-*, test: data/housing-test-*}
-`, name, asyncStallPasses)
+`, name, passes)
 }
 
 // TestAsyncTrainerStalledPastTheTaskTimeout: an async job where trainer-1 is
@@ -48,7 +48,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	work := t.TempDir()
 	res := housing(t, filepath.Join(work, "data"))
 	a := startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncStallYAML("stall")), "--detach"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("stall", asyncStallPasses)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
 	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
