@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gtrain/gtrain/coord"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -35,11 +36,17 @@ func stopOnLeaseLoss(ctx context.Context, session *concurrency.Session) (context
 // async trainer asks before each call for work (which carries its report),
 // so that, resumed after a stall, it neither reports (and counts twice) a
 // task already handed to another nor takes one under an ID no longer its.
-// When etcd cannot say, the lease counts as alive: the master decides.
+// When etcd cannot say in leaseCheckTimeout, the lease counts as alive: the
+// master decides, and an etcd outage does not stop training.
 func (t *trainer) leaseAlive(ctx context.Context) bool {
 	if t.lease == 0 {
 		return true // a trainer built without a session (tests)
 	}
+	ctx, cancel := context.WithTimeout(ctx, leaseCheckTimeout)
+	defer cancel()
 	resp, err := t.cli.TimeToLive(ctx, t.lease)
 	return err != nil || resp.TTL > 0
 }
+
+// leaseCheckTimeout bounds leaseAlive's question to etcd.
+const leaseCheckTimeout = 2 * time.Second
