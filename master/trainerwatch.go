@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,6 +15,19 @@ import (
 // watch broke (etcd unreachable, or the watched revision compacted).
 const relistAfter = time.Second
 
+// startTrainerWatch lists the live trainers, then follows them in the
+// background (see watchTrainers). It runs before the master serves: no
+// trainer can take a task from this master before the listing, which would
+// otherwise give back a task a trainer registered just after it holds.
+func startTrainerWatch(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger) error {
+	rev, err := listTrainers(ctx, cli, job, driver)
+	if err != nil {
+		return fmt.Errorf("master: list trainers: %w", err)
+	}
+	go watchTrainersFrom(ctx, cli, job, driver, log, rev)
+	return nil
+}
+
 // watchTrainers feeds the driver the trainers' liveness: an ID key under the
 // trainer's lease exists while the trainer lives. It lists the keys (the
 // tasks of a trainer not listed go back), then follows their puts (alive)
@@ -21,13 +35,22 @@ const relistAfter = time.Second
 // watch breaks. While etcd cannot be reached the last known set stands: an
 // outage of etcd takes no task from a trainer.
 func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger) {
+	watchTrainersFrom(ctx, cli, job, driver, log, 0)
+}
+
+// watchTrainersFrom is watchTrainers after a listing at rev (0: none yet).
+func watchTrainersFrom(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger, rev int64) {
 	for ctx.Err() == nil {
-		rev, err := listTrainers(ctx, cli, job, driver)
+		var err error
+		if rev == 0 {
+			rev, err = listTrainers(ctx, cli, job, driver)
+		}
 		if err == nil {
 			followTrainers(ctx, cli, job, rev, driver, log)
 		} else if ctx.Err() == nil {
 			log.Warn("list trainers", "err", err)
 		}
+		rev = 0
 		select {
 		case <-ctx.Done():
 		case <-time.After(relistAfter):
