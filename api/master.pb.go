@@ -264,12 +264,16 @@ func (x *Task) GetRecords() int32 {
 }
 
 type GetTaskRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
-	FinishedTask  int32                  `protobuf:"varint,2,opt,name=finished_task,json=finishedTask,proto3" json:"finished_task,omitempty"` // -1: none
-	FailedTask    int32                  `protobuf:"varint,3,opt,name=failed_task,json=failedTask,proto3" json:"failed_task,omitempty"`       // -1: none
-	LossSum       float64                `protobuf:"fixed64,4,opt,name=loss_sum,json=lossSum,proto3" json:"loss_sum,omitempty"`               // over the finished task's records
-	Records       int64                  `protobuf:"varint,5,opt,name=records,proto3" json:"records,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	TrainerId    int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
+	FinishedTask int32                  `protobuf:"varint,2,opt,name=finished_task,json=finishedTask,proto3" json:"finished_task,omitempty"` // -1: none
+	FailedTask   int32                  `protobuf:"varint,3,opt,name=failed_task,json=failedTask,proto3" json:"failed_task,omitempty"`       // -1: none
+	LossSum      float64                `protobuf:"fixed64,4,opt,name=loss_sum,json=lossSum,proto3" json:"loss_sum,omitempty"`               // over the finished task's records
+	Records      int64                  `protobuf:"varint,5,opt,name=records,proto3" json:"records,omitempty"`
+	// The pass the finished or failed task was handed out in (the
+	// GetTaskResponse's pass). A report of an earlier pass is a repeat whose
+	// answer was lost across the pass end: it is ignored. Unset: the current pass.
+	TaskPass      *int32 `protobuf:"varint,6,opt,name=task_pass,json=taskPass,proto3,oneof" json:"task_pass,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -335,6 +339,13 @@ func (x *GetTaskRequest) GetLossSum() float64 {
 func (x *GetTaskRequest) GetRecords() int64 {
 	if x != nil {
 		return x.Records
+	}
+	return 0
+}
+
+func (x *GetTaskRequest) GetTaskPass() int32 {
+	if x != nil && x.TaskPass != nil {
+		return *x.TaskPass
 	}
 	return 0
 }
@@ -839,7 +850,7 @@ const file_master_proto_rawDesc = "" +
 	"\vfirst_chunk\x18\x03 \x01(\x05R\n" +
 	"firstChunk\x12\x16\n" +
 	"\x06chunks\x18\x04 \x01(\x05R\x06chunks\x12\x18\n" +
-	"\arecords\x18\x05 \x01(\x05R\arecords\"\xaa\x01\n" +
+	"\arecords\x18\x05 \x01(\x05R\arecords\"\xda\x01\n" +
 	"\x0eGetTaskRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12#\n" +
@@ -847,7 +858,10 @@ const file_master_proto_rawDesc = "" +
 	"\vfailed_task\x18\x03 \x01(\x05R\n" +
 	"failedTask\x12\x19\n" +
 	"\bloss_sum\x18\x04 \x01(\x01R\alossSum\x12\x18\n" +
-	"\arecords\x18\x05 \x01(\x03R\arecords\"y\n" +
+	"\arecords\x18\x05 \x01(\x03R\arecords\x12 \n" +
+	"\ttask_pass\x18\x06 \x01(\x05H\x00R\btaskPass\x88\x01\x01B\f\n" +
+	"\n" +
+	"_task_pass\"y\n" +
 	"\x0fGetTaskResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.gtrain.v1.WorkStatusR\x06status\x12#\n" +
 	"\x04task\x18\x02 \x01(\v2\x0f.gtrain.v1.TaskR\x04task\x12\x12\n" +
@@ -955,6 +969,7 @@ func file_master_proto_init() {
 	if File_master_proto != nil {
 		return
 	}
+	file_master_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -122,6 +122,7 @@ type Core struct {
 	ending  bool                         // a pass end is being evaluated
 	paused  bool                         // sync: a rollback is under way; hand out nothing
 	saveAll bool                         // the next save writes every task (after a rollback)
+	live    map[int]bool                 // async: trainers whose etcd lease is alive (see TrainerUp)
 
 	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
 	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
@@ -143,7 +144,7 @@ func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Core{cfg: cfg, tasks: tasks, log: log, reports: map[int64]map[int]stepReport{},
-		checkpointAfter: map[int64]bool{}, lastCheckpoint: now}
+		checkpointAfter: map[int64]bool{}, lastCheckpoint: now, live: map[int]bool{}}
 	var eff Effects
 	var err error
 	if stored == nil {
@@ -159,6 +160,7 @@ func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus
 		if c.q, err = RestoreQueue(cfg.Queue, tasks.Tasks, stored.Pass, statuses); err != nil {
 			return nil, Effects{}, fmt.Errorf("master: restore: %w", err)
 		}
+		c.q.RebaseDeadlines(now) // stored deadlines are another clock's
 		c.meta = *stored
 		log.Info("master state restored", "pass", stored.Pass, "step", stored.Step, "counts", c.q.Counts())
 	}
@@ -330,18 +332,43 @@ func (c *Core) commitStep(step int64, now time.Time) *State {
 
 // Report (async) accounts a trainer's finished task and fails its failed
 // one (-1: none).
+//
+// samples_applied counts the records of every finished task once: a finish
+// on time counts; a late finish (the task was taken back from a trainer not
+// known alive, and is todo or pending elsewhere) counts too, as its
+// gradients are in the model and the re-run's will be as well
+// (at-least-once); a finish of a task already done does not count: it is
+// the repeat of a report whose answer was lost (a master that died after
+// saving it), or a late finish after the re-run finished first.
 func (c *Core) Report(trainer, finished, failed int, lossSum float64, records int64) Effects {
+	return c.ReportPass(trainer, c.meta.Pass, finished, failed, lossSum, records)
+}
+
+// ReportPass is Report of tasks handed out in pass. A report of an earlier
+// pass changes nothing: that pass ended, so every task of it was reported
+// done, this one included; it is the repeat of a report whose answer was
+// lost (the master died after saving it and the pass end).
+func (c *Core) ReportPass(trainer, pass, finished, failed int, lossSum float64, records int64) Effects {
 	var eff Effects
+	if pass != c.meta.Pass && (finished >= 0 || failed >= 0) {
+		c.log.Warn("report of a task of another pass: a repeat; ignored", "trainer", trainer, "pass", pass,
+			"current_pass", c.meta.Pass, "finished", finished, "failed", failed)
+		return eff
+	}
 	if finished >= 0 {
-		if err := c.q.Finish(finished, trainer); err != nil {
-			c.log.Warn("late finish: the task was taken back; its gradients were applied all the same", "task", finished, "trainer", trainer, "err", err)
+		if st, ok := c.q.Status(finished); ok && st.State == Done {
+			c.log.Warn("finish of a task already done: a repeated report; not counted again", "task", finished, "trainer", trainer)
+		} else {
+			if err := c.q.Finish(finished, trainer); err != nil {
+				c.log.Warn("late finish: the task was taken back; its gradients were applied all the same", "task", finished, "trainer", trainer, "err", err)
+			}
+			// Async pushes are applied as they come: these records' gradients are in
+			// the model whether or not the finish was on time (at-least-once).
+			c.meta.PassSamples += records
+			c.meta.PassLossSum += lossSum
+			c.meta.Step += (records + int64(c.cfg.Batch) - 1) / int64(c.cfg.Batch)
+			eff.Changed = true
 		}
-		// Async pushes are applied as they come: these records' gradients are in
-		// the model whether or not the finish was on time (at-least-once).
-		c.meta.PassSamples += records
-		c.meta.PassLossSum += lossSum
-		c.meta.Step += (records + int64(c.cfg.Batch) - 1) / int64(c.cfg.Batch)
-		eff.Changed = true
 	}
 	if failed >= 0 {
 		if err := c.q.Fail(failed, trainer); err != nil {
@@ -358,13 +385,25 @@ func (c *Core) Task(trainer int, now time.Time) (Work, Effects) {
 	if c.meta.Done {
 		return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes}, Effects{}
 	}
+	var eff Effects
+	// An async trainer asking for work holds nothing (its finished task is
+	// reported first): a task still pending for it was dispatched in an
+	// answer it never got (a master that died after saving the dispatch, a
+	// request cut off) or by a dead incarnation of the same trainer ID. It
+	// goes back to the front of todo, without a failure, so the trainer
+	// usually gets it again at once.
+	if back := c.q.ReleaseTrainer(trainer); len(back) > 0 {
+		c.log.Warn("trainer asks for work while holding tasks it never got; re-queued", "trainer", trainer, "tasks", back)
+		eff.Changed = true
+	}
 	if c.ending {
-		return Work{Status: api.WorkStatus_WORK_WAIT}, Effects{}
+		return Work{Status: api.WorkStatus_WORK_WAIT}, eff
 	}
 	if t, err := c.q.Dispatch(trainer, now); err == nil {
 		return Work{Status: api.WorkStatus_WORK_READY, Pass: c.meta.Pass, Task: t}, Effects{Changed: true}
 	}
-	return Work{Status: api.WorkStatus_WORK_WAIT}, Effects{PassEnd: c.maybeEndPass()}
+	eff.PassEnd = c.maybeEndPass()
+	return Work{Status: api.WorkStatus_WORK_WAIT}, eff
 }
 
 // Stalled reports (sync) a step that has waited longer than after for its
@@ -398,10 +437,15 @@ func (c *Core) FlushProgress() Effects {
 	return Effects{Changed: true}
 }
 
-// Tick takes back (async) tasks whose trainer went silent past the timeout.
+// Tick takes back (async) tasks whose trainer is not known alive and went
+// silent past the timeout; the tasks of live trainers are renewed first, so
+// a slow live trainer never loses its task.
 func (c *Core) Tick(now time.Time) Effects {
 	if c.cfg.Sync || c.meta.Done {
 		return Effects{}
+	}
+	for trainer := range c.live {
+		c.q.RenewTrainer(trainer, now)
 	}
 	expired := c.q.Expire(now)
 	if len(expired) == 0 {
@@ -414,6 +458,7 @@ func (c *Core) Tick(now time.Time) Effects {
 // TrainerLost gives a vanished trainer's tasks (async) back at once, without
 // waiting for their timeout.
 func (c *Core) TrainerLost(trainer int) Effects {
+	delete(c.live, trainer)
 	if c.cfg.Sync {
 		return Effects{}
 	}
@@ -494,7 +539,7 @@ func (c *Core) Pause() Effects {
 // Rollback puts the master back at a complete global checkpoint: state is the
 // master's state saved at that step, nil for the very start. The epoch grows
 // (to epoch at least), so reports and plans of the abandoned steps are void.
-func (c *Core) Rollback(state *State, epoch int64) (Effects, error) {
+func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, error) {
 	var q *Queue
 	var meta Meta
 	var err error
@@ -503,6 +548,9 @@ func (c *Core) Rollback(state *State, epoch int64) (Effects, error) {
 		meta = Meta{Tasks: len(c.tasks.Tasks)}
 	} else {
 		q, err = RestoreQueue(c.cfg.Queue, c.tasks.Tasks, state.Meta.Pass, state.Statuses)
+		if err == nil {
+			q.RebaseDeadlines(now)
+		}
 		meta = state.Meta
 	}
 	if err != nil {
@@ -525,11 +573,12 @@ func (c *Core) Rollback(state *State, epoch int64) (Effects, error) {
 // TakeSave returns what the next commit writes: the meta, the task statuses
 // changed since the last TakeSave (every one after a rollback) and the
 // progress record when due. A rewrite of every task goes to the other slot.
-func (c *Core) TakeSave(now time.Time) Save {
+// now paces the progress record; wall is the time it shows.
+func (c *Core) TakeSave(now, wall time.Time) Save {
 	_, changed := c.q.TakeChanges()
 	var progress *coord.ProgressRecord
 	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= progressEvery {
-		p := c.progress(now)
+		p := c.progress(wall)
 		progress, c.progressAt, c.progressPass = &p, now, c.meta.Pass
 	}
 	c.progressStale = progress == nil
@@ -542,12 +591,12 @@ func (c *Core) TakeSave(now time.Time) Save {
 	return Save{Meta: c.Meta(), Changed: changed, Progress: progress}
 }
 
-func (c *Core) progress(now time.Time) coord.ProgressRecord {
+func (c *Core) progress(wall time.Time) coord.ProgressRecord {
 	n := c.q.Counts()
 	return coord.ProgressRecord{
 		Pass: c.meta.Pass, Passes: c.cfg.Passes, Step: c.meta.Step,
 		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
 		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
-		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: now.UTC(),
+		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: wall.UTC(),
 	}
 }

@@ -203,7 +203,7 @@ func TestCoreTakeSave(t *testing.T) {
 			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, false, 1},
 		{"progressEvery after the last one", 500 * time.Millisecond, dispatch, 1, true, 1},
 		{"a rollback rewrites every task into the other slot", 600 * time.Millisecond,
-			func(c *Core, _ time.Time) Effects { eff, _ := c.Rollback(nil, 1); return eff }, 6, true, 0},
+			func(c *Core, _ time.Time) Effects { eff, _ := c.Rollback(nil, 1, t0); return eff }, 6, true, 0},
 	}
 	for _, st := range steps {
 		now := t0.Add(st.at)
@@ -213,7 +213,7 @@ func TestCoreTakeSave(t *testing.T) {
 				t.Fatalf("%s: effects %+v", st.name, eff)
 			}
 		}
-		s := c.TakeSave(now)
+		s := c.TakeSave(now, now)
 		if len(s.Changed) != st.wantChanged || (s.Progress != nil) != st.wantProgress || s.Meta.Slot != st.wantSlot {
 			t.Fatalf("%s: save of %d statuses, progress %v, slot %d; want %d, %v, %d",
 				st.name, len(s.Changed), s.Progress != nil, s.Meta.Slot, st.wantChanged, st.wantProgress, st.wantSlot)
@@ -234,8 +234,9 @@ func TestCoreTaskAnswers(t *testing.T) {
 	}{
 		{"a task to hand out", nil, api.WorkStatus_WORK_READY, true, false},
 		{"every task held", func(c *Core) {
-			for range c.tasks.Tasks {
-				c.Task(1, t0)
+			// One task per holder: a trainer asking again gives back what it held.
+			for i := range c.tasks.Tasks {
+				c.Task(1+i, t0)
 			}
 		}, api.WorkStatus_WORK_WAIT, false, false},
 		{"every task done ends the pass", func(c *Core) {
@@ -368,7 +369,7 @@ func TestCoreRollback(t *testing.T) {
 			commitSteps(t, c, tc.toStep, 3, t0)
 			c.StepDone(0, 3, 0, 1, 4, t0) // a report of the abandoned history
 			c.Pause()
-			eff, err := c.Rollback(state, tc.epoch)
+			eff, err := c.Rollback(state, tc.epoch, t0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,9 @@
 // queue state machine), plan.go (which records each trainer computes at a
 // sync step), core.go (the master's state machine: it takes the time and a
 // request, changes the state and returns Effects: a change to save, states to
-// checkpoint, a pass end to evaluate) and recoveryrules.go (the decisions of
+// checkpoint, a pass end to evaluate; core_live.go takes the trainers'
+// liveness, which keeps a live trainer's async tasks from timing out) and
+// recoveryrules.go (the decisions of
 // sync recovery: are the pservers consistent, where to roll back, the next
 // epoch, which global checkpoints to keep).
 //
@@ -16,7 +18,7 @@
 // batched (group commit) when many trainers ask at once. etcdstore.go is the
 // Store on etcd, every write fenced on the election key's revision;
 // recovery.go carries out sync recovery's decisions on etcd and the
-// pservers; run.go and leader.go are the `gtraind master` process
+// pservers; trainerwatch.go follows the trainers' lease-bound ID keys; run.go and leader.go are the `gtraind master` process
 // (concurrency.Election, standby-ready) as named steps.
 //
 // It must not touch parameters except to read them for evaluation and to

@@ -39,6 +39,7 @@ type Driver struct {
 	store    Store
 	eval     Evaluator
 	clock    Clock
+	mono     monotonicTime // the core's time (see monotonicTime)
 	log      *slog.Logger
 	longPoll time.Duration
 
@@ -70,11 +71,12 @@ func NewDriver(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store,
 	if err != nil {
 		return nil, fmt.Errorf("master: load state: %w", err)
 	}
-	core, eff, err := NewCore(cfg, tasks, meta, statuses, clock.Now(), log)
+	mono := newMonotonicTime(clock)
+	core, eff, err := NewCore(cfg, tasks, meta, statuses, mono.now(), log)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{store: store, eval: eval, clock: clock, log: log, longPoll: cfg.LongPoll, core: core,
+	d := &Driver{store: store, eval: eval, clock: clock, mono: mono, log: log, longPoll: cfg.LongPoll, core: core,
 		changed: make(chan struct{}), saved: make(chan struct{}), snapshots: make(chan State, 1), wake: make(chan struct{}, 1)}
 	d.mu.Lock()
 	gen := d.applyLocked(Effects{Changed: eff.Changed})
@@ -168,7 +170,7 @@ func (d *Driver) save(ctx context.Context) error {
 		return nil
 	}
 	target := d.dirty
-	s := d.core.TakeSave(d.clock.Now())
+	s := d.core.TakeSave(d.mono.now(), d.clock.Now())
 	d.mu.Unlock()
 
 	sctx, cancel := context.WithTimeout(ctx, saveTimeout)
@@ -220,7 +222,7 @@ func (d *Driver) commit(ctx context.Context, gen uint64) error {
 // change applies one change of the core and waits until it is saved.
 func (d *Driver) change(ctx context.Context, f func(now time.Time) Effects) error {
 	d.mu.Lock()
-	gen := d.applyLocked(f(d.clock.Now()))
+	gen := d.applyLocked(f(d.mono.now()))
 	d.mu.Unlock()
 	if gen == 0 {
 		return nil
@@ -252,7 +254,7 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (W
 			defer d.mu.Unlock()
 			return Work{}, d.fatal
 		}
-		w := d.core.Step(trainer, step, epoch, d.clock.Now())
+		w := d.core.Step(trainer, step, epoch, d.mono.now())
 		gen, durable, changed := d.dirty, d.durable, d.changed
 		d.mu.Unlock()
 		switch w.Status {
@@ -285,7 +287,7 @@ func (d *Driver) StepDone(ctx context.Context, trainer int, step, epoch int64, l
 		defer d.mu.Unlock()
 		return d.fatal
 	}
-	eff, err := d.core.StepDone(trainer, step, epoch, lossSum, records, d.clock.Now())
+	eff, err := d.core.StepDone(trainer, step, epoch, lossSum, records, d.mono.now())
 	gen := d.applyLocked(eff)
 	d.mu.Unlock()
 	if err != nil || gen == 0 {
@@ -298,11 +300,24 @@ func (d *Driver) StepDone(ctx context.Context, trainer int, step, epoch int64, l
 // waiting up to the long poll for one. The report and the next dispatch are
 // saved in one commit: one etcd transaction per task for a lone trainer.
 func (d *Driver) GetTask(ctx context.Context, trainer, finished, failed int, lossSum float64, records int64) (Work, error) {
+	return d.GetTaskPass(ctx, trainer, CurrentPass, finished, failed, lossSum, records)
+}
+
+// CurrentPass, as GetTaskPass's pass, reports tasks of the current pass.
+const CurrentPass = -1
+
+// GetTaskPass is GetTask reporting tasks handed out in pass (see
+// Core.ReportPass): a trainer names the pass of the task it reports, so a
+// repeat sent after the pass ended does not count in the next one.
+func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, failed int, lossSum float64, records int64) (Work, error) {
 	if err := d.core.CheckTrainer(trainer); err != nil {
 		return Work{}, err
 	}
 	d.mu.Lock()
-	gen := d.applyLocked(d.core.Report(trainer, finished, failed, lossSum, records))
+	if pass == CurrentPass {
+		pass, _ = d.core.Position()
+	}
+	gen := d.applyLocked(d.core.ReportPass(trainer, pass, finished, failed, lossSum, records))
 	d.mu.Unlock()
 	poll, cancel := context.WithTimeout(ctx, d.longPoll)
 	defer cancel()
@@ -312,7 +327,7 @@ func (d *Driver) GetTask(ctx context.Context, trainer, finished, failed int, los
 			defer d.mu.Unlock()
 			return Work{}, d.fatal
 		}
-		w, eff := d.core.Task(trainer, d.clock.Now())
+		w, eff := d.core.Task(trainer, d.mono.now())
 		if g := d.applyLocked(eff); g > 0 {
 			gen = g
 		}
@@ -350,6 +365,20 @@ func (d *Driver) TrainerLost(ctx context.Context, trainer int) error {
 	return d.change(ctx, func(time.Time) Effects { return d.core.TrainerLost(trainer) })
 }
 
+// TrainerUp records that trainer's lease is alive: its tasks are renewed
+// instead of timing out.
+func (d *Driver) TrainerUp(trainer int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.core.TrainerUp(trainer)
+}
+
+// TrainersLive sets the live trainers to those listed and gives back the
+// tasks of any other (see Core.TrainersLive).
+func (d *Driver) TrainersLive(ctx context.Context, trainers []int) error {
+	return d.change(ctx, func(time.Time) Effects { return d.core.TrainersLive(trainers) })
+}
+
 // FlushProgress saves the progress record if a save skipped it.
 func (d *Driver) FlushProgress(ctx context.Context) error {
 	if d.Fatal() != nil {
@@ -370,7 +399,7 @@ func (d *Driver) Pause() {
 // Core.Rollback) and saves it.
 func (d *Driver) Rollback(ctx context.Context, state *State, epoch int64) error {
 	d.mu.Lock()
-	eff, err := d.core.Rollback(state, epoch)
+	eff, err := d.core.Rollback(state, epoch, d.mono.now())
 	gen := d.applyLocked(eff)
 	d.mu.Unlock()
 	if err != nil {
@@ -469,5 +498,5 @@ func (d *Driver) Position() (int, int64) {
 func (d *Driver) Stalled(after time.Duration) (step int64, missing []int, stalled bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.core.Stalled(after, d.clock.Now())
+	return d.core.Stalled(after, d.mono.now())
 }

@@ -17,10 +17,12 @@ import (
 
 // --- fakes -----------------------------------------------------------------
 
-// fakeClock is a settable Clock.
+// fakeClock is a settable Clock: Advance moves the wall and the monotonic
+// clock together, Jump only the wall clock (a step by NTP or an operator).
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu   sync.Mutex
+	now  time.Time
+	mono time.Duration
 }
 
 func newFakeClock() *fakeClock {
@@ -33,7 +35,20 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
+func (c *fakeClock) Monotonic() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
+}
+
 func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.mono += d
+}
+
+func (c *fakeClock) Jump(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -996,6 +1011,12 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	if m := metaOf(c); !reflect.DeepEqual(m, oldMeta) || m.PassSamples != int64(x.Records+z.Records) {
 		t.Fatalf("restored meta %+v, want %+v", m, oldMeta)
 	}
+	// The same statuses, but every deadline re-based on the new master's clock.
+	for i := range oldStatuses {
+		if oldStatuses[i].State == Pending {
+			oldStatuses[i].Deadline = clock.Now().Add(cfg.Queue.Timeout)
+		}
+	}
 	if !reflect.DeepEqual(statusesOf(c), oldStatuses) {
 		t.Fatalf("restored statuses %+v, want %+v", statusesOf(c), oldStatuses)
 	}
@@ -1007,8 +1028,11 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	if st := statusOf(c, x2.ID); st.State != Done {
 		t.Fatalf("task finished on the restored master: %+v, want done", st)
 	}
-	// y's trainer never comes back: y times out on the new master, alone.
-	clock.Advance(cfg.Queue.Timeout / 2)
+	// y's trainer never comes back: y times out on the new master, alone, as
+	// trainers 0 and 2 are alive.
+	c.TrainerUp(0)
+	c.TrainerUp(2)
+	clock.Advance(cfg.Queue.Timeout)
 	if err := c.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}

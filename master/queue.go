@@ -40,7 +40,9 @@ const NoTrainer = -1
 // QueueConfig tunes the queue.
 type QueueConfig struct {
 	// Timeout is how long a dispatched task stays with a trainer without a
-	// Renew before Expire takes it back.
+	// renewal (Renew, RenewTrainer) before Expire takes it back. The master
+	// renews the tasks of every trainer whose etcd lease is alive, so only a
+	// trainer not known to be alive loses its tasks to the timeout.
 	Timeout time.Duration
 	// MaxFailures is how many failures (Fail or timeout) a task may have in
 	// one pass and still be retried; one more marks it failed.
@@ -136,7 +138,8 @@ func NewQueue(cfg QueueConfig, tasks []Task) (*Queue, error) {
 // pass and one status per task (for example the union of every TakeChanges,
 // later statuses replacing earlier ones). Todo tasks are ordered by Order;
 // pending tasks keep their trainer and deadline, so Expire takes them back
-// if their trainer does not renew. Nothing counts as changed afterwards.
+// if their trainer does not renew; a master restoring a stored state calls
+// RebaseDeadlines next. Nothing counts as changed afterwards.
 func RestoreQueue(cfg QueueConfig, tasks []Task, pass int, statuses []TaskStatus) (*Queue, error) {
 	if pass < 0 {
 		return nil, fmt.Errorf("%w: negative pass %d", ErrInconsistentState, pass)
@@ -307,10 +310,12 @@ func (q *Queue) Dispatch(trainer int, now time.Time) (Task, error) {
 	return e.task, nil
 }
 
-// deadlineAfter drops the monotonic clock reading so that a deadline
-// compares the same before and after a persist/restore round trip.
+// deadlineAfter keeps now's monotonic clock reading, if it has one (as
+// time.Now's has): deadlines are then compared by the monotonic clock, and a
+// step of the wall clock neither expires a task early nor keeps it forever.
+// Persisted deadlines are informational (RestoreQueue re-bases them).
 func deadlineAfter(now time.Time, timeout time.Duration) time.Time {
-	return now.Add(timeout).Round(0)
+	return now.Add(timeout)
 }
 
 // Renew is a trainer's heartbeat for a task it holds: the deadline becomes
@@ -324,6 +329,32 @@ func (q *Queue) Renew(id, trainer int, now time.Time) error {
 	heap.Fix(&q.deadlines, e.heapIndex)
 	q.markChanged(e)
 	return nil
+}
+
+// RebaseDeadlines sets the deadline of every pending task to now+Timeout.
+// A restoring master calls it: a stored deadline is a wall time written by
+// another process, or before a step of the wall clock, and comparing it
+// with this process's clock could take a task back at once, or never. Like
+// a renewal, it is not a change to persist.
+func (q *Queue) RebaseDeadlines(now time.Time) {
+	deadline := deadlineAfter(now, q.cfg.Timeout)
+	for _, e := range q.deadlines {
+		e.deadline = deadline
+	}
+	heap.Init(&q.deadlines)
+}
+
+// RenewTrainer pushes the deadline of every task trainer holds to
+// now+Timeout: the trainer is known to be alive, and a live trainer keeps
+// its tasks however slow it is. A renewal is not a change to persist:
+// RestoreQueue re-bases deadlines anyway. It returns how many were renewed.
+func (q *Queue) RenewTrainer(trainer int, now time.Time) int {
+	deadline := deadlineAfter(now, q.cfg.Timeout)
+	for _, e := range q.byTrainer[trainer] {
+		e.deadline = deadline
+		heap.Fix(&q.deadlines, e.heapIndex)
+	}
+	return len(q.byTrainer[trainer])
 }
 
 // Finish marks a task the trainer holds as done. A stale finish (the task

@@ -101,8 +101,10 @@ func runAsMaster(ctx, leadCtx context.Context, cancel context.CancelFunc, cli *c
 	if err := l.startRecovery(leadCtx, cancel); err != nil {
 		return err
 	}
+	if err := startTrainerWatch(leadCtx, cli, cfg.Job, l.driver, cfg.Log); err != nil {
+		return err
+	}
 	serveErr := l.serve(leadCtx, lis)
-	go watchTrainers(leadCtx, cli, cfg.Job, l.driver, cfg.Log)
 	return l.loop(ctx, leadCtx, serveErr)
 }
 

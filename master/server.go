@@ -36,7 +36,11 @@ func (s *Server) RegisterTrainer(ctx context.Context, req *api.RegisterTrainerRe
 
 // GetTask serves async trainers.
 func (s *Server) GetTask(ctx context.Context, req *api.GetTaskRequest) (*api.GetTaskResponse, error) {
-	w, err := s.driver.GetTask(ctx, int(req.TrainerId), int(req.FinishedTask), int(req.FailedTask), req.LossSum, req.Records)
+	pass := CurrentPass
+	if req.TaskPass != nil {
+		pass = int(*req.TaskPass)
+	}
+	w, err := s.driver.GetTaskPass(ctx, int(req.TrainerId), pass, int(req.FinishedTask), int(req.FailedTask), req.LossSum, req.Records)
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
 		return nil, s.grpcErr(err)
 	}

@@ -55,7 +55,9 @@ type TaskStatus struct {
 	Failures int // failures in the current pass; reset when a pass starts
 	Trainer  int // owner while pending, -1 otherwise
 	// Deadline is when a pending task is taken back from its trainer; zero
-	// unless pending.
+	// unless pending. In memory it carries the monotonic clock reading of
+	// the time it was set from; the stored copy is informational, as a
+	// restore re-bases it (see RestoreQueue).
 	Deadline time.Time
 	// Order sorts the todo list: the front of todo has the smallest Order.
 	// Tasks re-queued at the front get a smaller Order than any task already

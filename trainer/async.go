@@ -12,13 +12,19 @@ import (
 // pulling and pushing at its own pace.
 func (t *trainer) runAsync(ctx context.Context) error {
 	finished, failed := int32(-1), int32(-1)
+	var pass *int32 // of the task reported
 	var lossSum float64
 	var records int64
 	for {
+		if !t.leaseAlive(ctx) {
+			// Stalled past the lease: the master gave the task to another;
+			// neither report it nor take another under an ID no longer ours.
+			return errLeaseLost
+		}
 		var w *api.GetTaskResponse
 		err := t.master.call(ctx, "get a task", func(m api.MasterClient) error {
 			var err error
-			w, err = m.GetTask(ctx, &api.GetTaskRequest{TrainerId: int32(t.id), FinishedTask: finished, FailedTask: failed, LossSum: lossSum, Records: records})
+			w, err = m.GetTask(ctx, &api.GetTaskRequest{TrainerId: int32(t.id), FinishedTask: finished, FailedTask: failed, LossSum: lossSum, Records: records, TaskPass: pass})
 			return err
 		})
 		if err != nil {
@@ -32,7 +38,8 @@ func (t *trainer) runAsync(ctx context.Context) error {
 		case api.WorkStatus_WORK_WAIT:
 			continue
 		}
-		task := w.Task
+		task, taskPass := w.Task, w.Pass
+		pass = &taskPass
 		var ex []dataset.Example
 		for c := task.FirstChunk; c < task.FirstChunk+task.Chunks; c++ {
 			part, err := t.data.get(task.File, int(c))

@@ -70,6 +70,7 @@ type trainer struct {
 	data   *chunkCache
 	log    *slog.Logger
 	creds  credentials.TransportCredentials // dials the master and the pservers
+	lease  clientv3.LeaseID                 // the registration's lease (0: none)
 }
 
 // Run trains until the master says the job is done.
@@ -94,14 +95,20 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	t.ps = dynamicPservers{ps}
 	t.master = &masterConn{t: t}
 	defer t.master.close()
-	reg, err := t.register(ctx, int64(session.Lease()))
+	t.lease = session.Lease()
+	reg, err := t.register(ctx, int64(t.lease))
 	if err != nil {
 		return t.endOr(ctx, err)
 	}
 	if t.spec.Mode == jobspec.ModeSync {
 		err = t.runSync(ctx, reg.NextStep)
 	} else {
-		err = t.runAsync(ctx)
+		actx, cancel := stopOnLeaseLoss(ctx, session)
+		err = t.runAsync(actx)
+		if errors.Is(context.Cause(actx), errLeaseLost) && ctx.Err() == nil {
+			err = errLeaseLost
+		}
+		cancel(nil)
 	}
 	return t.endOr(ctx, err)
 }

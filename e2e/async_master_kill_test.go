@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// TestAsyncMasterKilledWhileDispatching: an async job whose master is
+// SIGKILLed three times while the trainers take tasks as fast as they can,
+// so a kill often falls between the etcd commit of a report and dispatch
+// and the answer to the trainer. The trainers retry on the next master: the
+// job succeeds, no task failed, and, as the README documents for this case,
+// every pass counts each record exactly once (a repeated report is not
+// counted again; the dispatch never heard goes out again).
+func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: real processes, SIGKILL")
+	}
+	const passes = 150
+	work := t.TempDir()
+	res := housing(t, filepath.Join(work, "data"))
+	a := startAgent(t, filepath.Join(work, "agent"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("mkill", passes)), "--detach"); code != 0 {
+		t.Fatalf("job start: exit %d: %s", code, errs)
+	}
+	st := a.waitFor(t, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateRunning && st.Pass >= 1
+	})
+	for kill := range 3 {
+		from := st.Pass
+		st = a.waitFor(t, "mkill", "progress", 60*time.Second, func(st api.JobStatus) bool {
+			return st.State == api.StateRunning && st.Pass >= from+10
+		})
+		pid := a.pidOf(t, "mkill", "master")
+		t.Logf("SIGKILL %d: the master (pid %d) at pass %d", kill+1, pid, st.Pass)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if st.Pass >= passes-15 {
+			t.Fatalf("the job is about to end before kill %d; make it longer", kill+1)
+		}
+	}
+	st = a.waitFor(t, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateSucceeded
+	})
+	if st.Tasks.Failed != 0 {
+		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
+	}
+	if len(st.SamplesApplied) != passes {
+		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), passes)
+	}
+	for p, n := range st.SamplesApplied {
+		if n != int64(res.TrainRecords) {
+			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, res.TrainRecords)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// asyncStallPasses usually makes the job outlast the stall (passes go on at
+// one trainer's pace while the other is stopped, from 2.5 to 6 a second
+// here, depending on the machine's load) without making it long.
+const asyncStallPasses = 200
+
+// asyncStall is longer than the master's task timeout (30 s, not
+// configurable in the job spec), so a deadline-only master would have
+// timed out the stalled trainer's task, and longer than the trainer's
+// lease (5 s), which is what takes the task back here.
+const asyncStall = 35 * time.Second
+
+func asyncYAML(name string, passes int) string {
+	return fmt.Sprintf(`name: %s
+mode: async
+trainers: 2
+pservers: 1
+passes: %d
+batch_size: 20
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.003}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+`, name, passes)
+}
+
+// TestAsyncTrainerStalledPastTheTaskTimeout: an async job where trainer-1 is
+// SIGSTOPped for longer than the task timeout while it holds a task, then
+// SIGCONTed. The job succeeds, no task is ever marked failed, and, as the
+// README documents for a stall past the lease, every pass counts each
+// record exactly once: the stalled trainer's task ran again elsewhere, and
+// the trainer, resumed, neither reports it nor pushes more of it.
+func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: real processes, SIGSTOP")
+	}
+	work := t.TempDir()
+	res := housing(t, filepath.Join(work, "data"))
+	a := startAgent(t, filepath.Join(work, "agent"))
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("stall", asyncStallPasses)), "--detach"); code != 0 {
+		t.Fatalf("job start: exit %d: %s", code, errs)
+	}
+	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateRunning && st.Pass >= 1
+	})
+	pid := a.pidOf(t, "stall", "trainer-1")
+	t.Logf("SIGSTOP trainer-1 (pid %d) at pass %d for %s", pid, st.Pass, asyncStall)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	for end := time.Now().Add(asyncStall); time.Now().Before(end); time.Sleep(time.Second) {
+		if st = a.status(t, "stall"); st.Tasks.Failed != 0 {
+			t.Fatalf("a task failed while trainer-1 was stopped: %+v", st.Tasks)
+		}
+	}
+	resumedInTime := st.State == api.StateRunning
+	t.Logf("SIGCONT trainer-1 at pass %d, job %s", st.Pass, st.State)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	st = a.waitFor(t, "stall", "the job to succeed", 120*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateSucceeded
+	})
+	if resumedInTime {
+		// Its lease gone, the resumed trainer stopped without reporting and
+		// was restarted as one that lost contact, not as a crash.
+		for _, w := range st.Trainers {
+			if w.Name == "trainer-1" && (w.Restarts != 1 || w.BudgetUsed != 0) {
+				t.Errorf("trainer-1 after its stall: %+v, want one restart, none counted", w)
+			}
+		}
+	}
+	if st.Tasks.Failed != 0 {
+		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
+	}
+	if len(st.SamplesApplied) != asyncStallPasses {
+		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), asyncStallPasses)
+	}
+	for p, n := range st.SamplesApplied {
+		if n != int64(res.TrainRecords) {
+			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, res.TrainRecords)
+		}
+	}
+}
