@@ -1,0 +1,89 @@
+package master
+
+import (
+	"testing"
+	"time"
+)
+
+// TestEtcdStoreMillionTasks: the state of a job of 1,000,000 tasks (every
+// task written, as at a pass start or a rollback) saves and restores, into
+// a fresh store as a new master does, well within saveTimeout. The bound is
+// one of correctness (a save slower than saveTimeout stops the master, a
+// restore that slow delays every failover), not a benchmark: it holds with
+// -race on a busy machine.
+func TestEtcdStoreMillionTasks(t *testing.T) {
+	const n = 1_000_000
+	cli := dialTest(t, startTestEtcd(t))
+	_, lead := leadJob(t, cli, "million", "m")
+	tasks := make([]Task, n)
+	for i := range tasks {
+		tasks[i] = Task{ID: i, File: "f", FirstChunk: i, Chunks: 1, Records: 1}
+	}
+	cfg := DefaultQueueConfig()
+	q, err := NewQueue(cfg, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixStates(t, q)
+	pass, changed := q.TakeChanges()
+	meta := Meta{Tasks: n, Pass: pass, Step: 12345, Slot: 1}
+
+	start := time.Now()
+	if err := NewEtcdStore(cli, lead, "million").Save(t.Context(), meta, changed, nil); err != nil {
+		t.Fatal(err)
+	}
+	saved := time.Since(start)
+	start = time.Now()
+	gotMeta, sts, err := NewEtcdStore(cli, lead, "million").Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := time.Since(start)
+	restored, err := RestoreQueue(cfg, tasks, gotMeta.Pass, sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	t.Logf("%d tasks: saved in %v, loaded in %v, restored in %v", n, saved, loaded, took)
+	if saved > saveTimeout/3 || took > saveTimeout/3 {
+		t.Fatalf("save %v, restore %v: want both under %v (saveTimeout/3)", saved, took, saveTimeout/3)
+	}
+	want, got := q.Statuses(), restored.Statuses()
+	for i := range want {
+		if !sameStatus(got[i], want[i]) {
+			t.Fatalf("task %d restored as %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if gotMeta.Step != meta.Step || q.Counts() != restored.Counts() {
+		t.Fatalf("restored step %d counts %+v, want %d %+v", gotMeta.Step, restored.Counts(), meta.Step, q.Counts())
+	}
+}
+
+// mixStates moves a queue into every state: done, pending, failed, re-queued.
+func mixStates(t *testing.T, q *Queue) {
+	t.Helper()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 3000 {
+		task, err := q.Dispatch(i%7, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 3 {
+		case 0:
+			err = q.Finish(task.ID, i%7)
+		case 1:
+			err = q.Fail(task.ID, i%7)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	q.Expire(now.Add(time.Hour)) // fails some a second time...
+	for range 10 {
+		for i := range 7 {
+			if task, err := q.Dispatch(i, now); err == nil {
+				_ = q.Fail(task.ID, i) // ...and some for good
+			}
+		}
+	}
+}
