@@ -80,8 +80,8 @@ func (c Counts) Total() int { return c.Todo + c.Pending + c.Done + c.Failed }
 // Every operation is O(1) or O(log n) except NextPass, Statuses and the
 // constructors (O(n)) and TakeChanges (O(k log k) for k changed tasks).
 type Queue struct {
-	cfg   QueueConfig
-	pass  int
+	cfg  QueueConfig
+	pass int
 	// entries holds every task, by ascending ID, in one allocation that is
 	// never resized (the lists point into it); dense: entries[i] has ID i.
 	entries []queueEntry
