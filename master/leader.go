@@ -2,9 +2,7 @@ package master
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -218,30 +216,4 @@ func (l *leader) finish(ctx context.Context) error {
 	time.Sleep(l.cfg.LongPoll + 500*time.Millisecond)
 	l.srv.GracefulStop()
 	return nil
-}
-
-// watchTrainers tells the driver when a trainer's ID key vanishes with its lease.
-func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger) {
-	for ev := range cli.Watch(ctx, coord.TrainerPrefix(job), clientv3.WithPrefix(), clientv3.WithPrevKV()) {
-		for _, e := range ev.Events {
-			if e.Type != clientv3.EventTypeDelete {
-				continue
-			}
-			id, ok := coord.ParseTrainerKey(job, string(e.Kv.Key))
-			if !ok {
-				continue
-			}
-			var rec coord.TrainerRecord
-			if e.PrevKv != nil {
-				_ = json.Unmarshal(e.PrevKv.Value, &rec)
-			}
-			if driver.Done() {
-				continue // trainers leave at the end
-			}
-			log.Warn("trainer gone", "id", id, "worker", rec.Worker)
-			if err := driver.TrainerLost(ctx, id); err != nil {
-				log.Error("release trainer", "id", id, "err", err)
-			}
-		}
-	}
 }
