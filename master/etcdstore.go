@@ -2,7 +2,7 @@ package master
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -54,15 +54,22 @@ func NewEtcdStore(cli *clientv3.Client, lead Committer, job string) *EtcdStore {
 func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var meta Meta
-	rev, err := coord.GetJSON(ctx, s.cli, coord.MasterMetaKey(s.job), &meta)
+	resp, err := s.cli.Get(ctx, coord.MasterMetaKey(s.job))
 	if err != nil {
-		if errors.Is(err, coord.ErrNotFound) {
-			s.slot, s.blocks = -1, map[int][]byte{}
-			return nil, nil, nil
-		}
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("load master state of %s: %w", s.job, err)
 	}
+	if len(resp.Kvs) == 0 {
+		s.slot, s.blocks = -1, map[int][]byte{}
+		return nil, nil, nil
+	}
+	var meta Meta
+	if err := json.Unmarshal(resp.Kvs[0].Value, &meta); err != nil {
+		return nil, nil, fmt.Errorf("decode %s: %w", resp.Kvs[0].Key, err)
+	}
+	// The blocks are read at the revision of this read, not at Meta's own:
+	// that one may be older than etcd's compaction (a job idle for longer
+	// than the retention) and no longer readable.
+	rev := resp.Header.Revision
 	blocks, err := s.readBlocks(ctx, meta.Slot, rev)
 	if err != nil {
 		return nil, nil, err
