@@ -70,10 +70,14 @@ func JobState(ctx context.Context, kv clientv3.KV, job string) (StateRecord, err
 }
 
 // AppendEvent records something an operator should see in `gctl job status`.
-// Keys sort by time, so a range read lists events in order.
+// Keys sort by time, so a range read lists events in order. A job keeps
+// the newest MaxJobEvents (see TrimEvents).
 func AppendEvent(ctx context.Context, kv clientv3.KV, job, what string) error {
 	now := time.Now().UTC()
-	return PutJSON(ctx, kv, EventKey(job, now, shortID()), api.Event{Time: now, What: what})
+	if err := PutJSON(ctx, kv, EventKey(job, now, shortID()), api.Event{Time: now, What: what}); err != nil {
+		return err
+	}
+	return TrimEvents(ctx, kv, job)
 }
 
 func shortID() string {

@@ -48,6 +48,9 @@ type Config struct {
 	SessionTTL     int    // seconds the node record outlives a silent agent
 	// StopGrace is how long a role gets to exit after being asked to.
 	StopGrace time.Duration
+	// CompactEvery and CompactRetain: the scheduler compacts etcd's history
+	// this often, keeping this much (DefaultCompactEvery, DefaultCompactRetain).
+	CompactEvery, CompactRetain time.Duration
 	// Cluster across hosts (cluster issue).
 	//
 	// AdvertiseAddr is the host (no port) this node's master and pservers
@@ -160,6 +163,8 @@ func (c Config) Validate() error {
 	}{
 		{"SessionTTL", int64(c.SessionTTL)},
 		{"StopGrace", int64(c.StopGrace)},
+		{"CompactEvery", int64(c.CompactEvery)},
+		{"CompactRetain", int64(c.CompactRetain)},
 	} {
 		if n.v < 0 {
 			return bad("%s is negative (%d); use 0 for the default", n.field, n.v)
@@ -242,6 +247,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StopGrace == 0 {
 		c.StopGrace = DefaultStopGrace
+	}
+	if c.CompactEvery == 0 {
+		c.CompactEvery = DefaultCompactEvery
+	}
+	if c.CompactRetain == 0 {
+		c.CompactRetain = DefaultCompactRetain
 	}
 	if c.CPU == 0 {
 		c.CPU = float64(runtime.NumCPU())

@@ -36,10 +36,13 @@ type scheduler struct {
 	peers *members
 	now   func() time.Time
 	log   *slog.Logger
+
+	compactEvery, compactRetain time.Duration // see compactor.go
 }
 
 func newScheduler(cli *clientv3.Client, cfg Config, peers *members, now func() time.Time) *scheduler {
-	return &scheduler{cli: cli, node: cfg.NodeName, ttl: cfg.SessionTTL, peers: peers, now: now, log: cfg.Log}
+	return &scheduler{cli: cli, node: cfg.NodeName, ttl: cfg.SessionTTL, peers: peers, now: now, log: cfg.Log,
+		compactEvery: cfg.CompactEvery, compactRetain: cfg.CompactRetain}
 }
 
 // run campaigns and, while it leads, schedules, until ctx ends.
@@ -82,6 +85,7 @@ func (s *scheduler) lead(ctx context.Context, lead *coord.Leadership) error {
 	for _, prefix := range []string{coord.JobsPrefix(), coord.NodePrefix(), coord.NodeInfoPrefix(), coord.DrainPrefix()} {
 		go s.follow(lctx, prefix, kick)
 	}
+	go s.compact(lctx)
 	tick := time.NewTicker(schedResync)
 	defer tick.Stop()
 	for {

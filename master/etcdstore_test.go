@@ -133,31 +133,29 @@ func testStoreRoundTrip(t *testing.T, endpoint string) {
 	_, lead := leadJob(t, cli, job, "m1")
 	rec := &recordingCommitter{inner: lead}
 	s := NewEtcdStore(cli, rec, job)
+	s.maxOps = 5 // several commits per save at this size
 
 	if meta, sts, err := s.Load(t.Context()); err != nil || meta != nil || sts != nil {
 		t.Fatalf("Load of an empty store = %+v, %v, %v; want nothing", meta, sts, err)
 	}
-	// Every boundary of the 120-op split: statuses + Meta + progress ops.
-	for _, n := range []int{0, 1, 117, 118, 119, 120, 238, 239, 300} {
+	const total = 3000 // 12 blocks
+	// Block boundaries, and commit boundaries of blocks + Meta + progress.
+	for _, n := range []int{0, 1, 255, 256, 257, 300, 1023, 1025, 3000} {
 		meta := storeMeta(int64(1000 + n))
-		statuses := storeStatuses(300, n)
-		if n == 0 { // nothing changed: only Meta and progress
-			statuses = nil
-		}
-		changed := statuses[:min(n, len(statuses))]
+		changed := storeStatuses(total, n)[:n]
 		progress := &coord.ProgressRecord{Pass: 2, Passes: 5, Step: int64(n)}
 		if err := s.Save(t.Context(), meta, changed, progress); err != nil {
 			t.Fatalf("Save of %d statuses: %v", n, err)
 		}
-		checkSaveCommits(t, job, n, rec.take())
+		checkSaveCommits(t, job, n, s.maxOps, rec.take())
 		checkLoad(t, cli, s, job, meta, changed, int64(n))
 	}
-	// The last save (300) wrote every task: Load returns all, by ID, later saves winning.
-	_, sts, err := s.Load(t.Context())
+	// The last save wrote every task: Load returns all, by ID, later saves winning.
+	_, sts, err := NewEtcdStore(cli, lead, job).Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := storeStatuses(300, 300)
+	want := storeStatuses(total, total)
 	if len(sts) != len(want) {
 		t.Fatalf("Load returned %d statuses, want %d", len(sts), len(want))
 	}
@@ -168,18 +166,18 @@ func testStoreRoundTrip(t *testing.T, endpoint string) {
 	}
 }
 
-// checkSaveCommits checks the commits of a save of n statuses: none over
-// maxOpsPerTxn, Meta and progress last, together.
-func checkSaveCommits(t *testing.T, job string, n int, commits [][]clientv3.Op) {
+// checkSaveCommits checks the commits of a save of n statuses (IDs 0..n-1):
+// one put per block touched, none over maxOps, Meta and progress last, together.
+func checkSaveCommits(t *testing.T, job string, n, maxOps int, commits [][]clientv3.Op) {
 	t.Helper()
-	wantCommits := max(1, (n+2+maxOpsPerTxn-1)/maxOpsPerTxn)
-	if len(commits) != wantCommits {
-		t.Fatalf("Save of %d statuses made %d commits, want %d", n, len(commits), wantCommits)
+	blocks := (n + tasksPerBlock - 1) / tasksPerBlock
+	if want := max(1, (blocks+2+maxOps-1)/maxOps); len(commits) < want {
+		t.Fatalf("Save of %d statuses made %d commits, want at least %d", n, len(commits), want)
 	}
 	total := 0
 	for i, c := range commits {
 		total += len(c)
-		if len(c) > maxOpsPerTxn || len(c) == 0 {
+		if len(c) > maxOps || len(c) == 0 {
 			t.Fatalf("Save of %d statuses: commit %d has %d ops", n, i, len(c))
 		}
 		for j, op := range c {
@@ -190,8 +188,8 @@ func checkSaveCommits(t *testing.T, job string, n int, commits [][]clientv3.Op) 
 			}
 		}
 	}
-	if total != n+2 {
-		t.Fatalf("Save of %d statuses wrote %d ops", n, total)
+	if total != blocks+2 {
+		t.Fatalf("Save of %d statuses wrote %d ops, want %d blocks + 2", n, total, blocks)
 	}
 }
 
@@ -311,14 +309,14 @@ func testDeposedMaster(t *testing.T, endpoint, how string) {
 	leadB := stepDown(t, how, sessA, leadA, wonB)
 
 	before, beforeCore := snapshotJob(t, cliB, job), snapshotJob(t, cliB, coreJob)
-	if len(before) != 202 {
-		t.Fatalf("%d keys of A's state in etcd, want 202", len(before))
+	if len(before) != 3 { // 200 tasks in one block, Meta, progress
+		t.Fatalf("%d keys of A's state in etcd, want 3", len(before))
 	}
 	checkDeposedWritesNothing(t, cliA, leadA, storeA, coreA, job)
 	if after := snapshotJob(t, cliB, job); !reflect.DeepEqual(after, before) {
 		t.Fatalf("deposed A changed etcd: %d keys before, %d after", len(before), len(after))
 	}
-	if after := snapshotJob(t, cliB, coreJob); !reflect.DeepEqual(after, beforeCore) || len(after) != 132 {
+	if after := snapshotJob(t, cliB, coreJob); !reflect.DeepEqual(after, beforeCore) || len(after) != 3 { // 130 tasks in one block, Meta, progress
 		t.Fatalf("deposed A's core changed etcd: %d keys before, %d after", len(beforeCore), len(after))
 	}
 	if resp, err := cliB.Get(t.Context(), coord.TrainerPrefix(job), clientv3.WithPrefix()); err != nil || len(resp.Kvs) != 0 {

@@ -32,7 +32,7 @@ func TestEtcdStoreFullRewriteIsAtomic(t *testing.T) {
 	cli := dialTest(t, startTestEtcd(t))
 	ctx := context.Background()
 	_, lead := leadJob(t, cli, "torn", "m")
-	const n = 300 // three transactions' worth
+	const n = 300 // two blocks
 	before := storeStatuses(n, 1)
 	meta := storeMeta(40)
 	meta.Slot = 1
@@ -42,6 +42,7 @@ func TestEtcdStoreFullRewriteIsAtomic(t *testing.T) {
 	next := meta
 	next.Pass, next.Step, next.Slot = 3, 50, 0 // the Core flips the slot for a full rewrite
 	dying := NewEtcdStore(cli, &dyingCommitter{inner: lead, left: 1}, "torn")
+	dying.maxOps = 2 // the two blocks in one commit, Meta in the next
 	if err := dying.Save(ctx, next, storeStatuses(n, 2), nil); !errors.Is(err, errDied) {
 		t.Fatalf("save through a dying committer: %v", err)
 	}

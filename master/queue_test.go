@@ -757,8 +757,8 @@ func checkQueueInvariants(t testing.TB, q *Queue) {
 			t.Fatalf("%v task %d has %d failures > MaxFailures", s.State, s.ID, s.Failures)
 		}
 	}
-	if got := q.Counts(); got != counts || got.Total() != len(q.ids) {
-		t.Fatalf("Counts() = %+v, statuses say %+v over %d tasks", got, counts, len(q.ids))
+	if got := q.Counts(); got != counts || got.Total() != len(q.entries) {
+		t.Fatalf("Counts() = %+v, statuses say %+v over %d tasks", got, counts, len(q.entries))
 	}
 	prevOrder, inTodo := 0, 0
 	for el := q.todo.Front(); el != nil; el = el.Next() {
@@ -792,7 +792,8 @@ func checkQueueInvariants(t testing.TB, q *Queue) {
 			t.Fatalf("heap order broken at slot %d", i)
 		}
 	}
-	for _, e := range q.tasks {
+	for i := range q.entries {
+		e := &q.entries[i]
 		if (e.state == Todo) != (e.todoElem != nil) || (e.state == Pending) != (e.heapIndex >= 0) {
 			t.Fatalf("task %d in state %v: todoElem %v heapIndex %d", e.task.ID, e.state, e.todoElem != nil, e.heapIndex)
 		}

@@ -5,107 +5,155 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// relistAfter is the pause before listing the trainers again after their
+// trainerResync is the pause before listing the trainers again after their
 // watch broke (etcd unreachable, or the watched revision compacted).
-const relistAfter = time.Second
+const trainerResync = time.Second
+
+// trainerHooks is what the trainer watch tells: every listing of the live
+// trainers, a trainer (re)registered, a trainer gone.
+type trainerHooks struct {
+	listed func(ids []int) error
+	up     func(id int)
+	lost   func(id int, worker string)
+}
+
+// driverHooks feeds the driver the trainers' liveness: an ID key under the
+// trainer's lease exists while the trainer lives.
+func driverHooks(ctx context.Context, driver *Driver, log *slog.Logger) trainerHooks {
+	return trainerHooks{
+		listed: func(ids []int) error { return driver.TrainersLive(ctx, ids) },
+		up:     driver.TrainerUp,
+		lost: func(id int, worker string) {
+			if driver.Done() {
+				return // trainers leave at the end
+			}
+			log.Warn("trainer gone", "id", id, "worker", worker)
+			if err := driver.TrainerLost(ctx, id); err != nil {
+				log.Error("release trainer", "id", id, "err", err)
+			}
+		},
+	}
+}
 
 // startTrainerWatch lists the live trainers, then follows them in the
-// background (see watchTrainers). It runs before the master serves: no
-// trainer can take a task from this master before the listing, which would
-// otherwise give back a task a trainer registered just after it holds.
+// background. It runs before the master serves: no trainer can take a task
+// from this master before the listing, which would otherwise give back a
+// task a trainer registered just after it holds.
 func startTrainerWatch(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger) error {
-	rev, err := listTrainers(ctx, cli, job, driver)
+	hooks := driverHooks(ctx, driver, log)
+	known, rev, err := listTrainers(ctx, cli, job, hooks)
 	if err != nil {
 		return fmt.Errorf("master: list trainers: %w", err)
 	}
-	go watchTrainersFrom(ctx, cli, job, driver, log, rev)
+	go followTrainers(ctx, cli, job, known, rev, hooks)
 	return nil
 }
 
-// watchTrainers feeds the driver the trainers' liveness: an ID key under the
-// trainer's lease exists while the trainer lives. It lists the keys (the
-// tasks of a trainer not listed go back), then follows their puts (alive)
-// and deletes (gone: its tasks go back at once), listing again whenever the
-// watch breaks. While etcd cannot be reached the last known set stands: an
-// outage of etcd takes no task from a trainer.
+// watchTrainers is startTrainerWatch without the first listing's error:
+// it lists (retrying while etcd is away), then follows.
 func watchTrainers(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger) {
-	watchTrainersFrom(ctx, cli, job, driver, log, 0)
-}
-
-// watchTrainersFrom is watchTrainers after a listing at rev (0: none yet).
-func watchTrainersFrom(ctx context.Context, cli *clientv3.Client, job string, driver *Driver, log *slog.Logger, rev int64) {
+	hooks := driverHooks(ctx, driver, log)
 	for ctx.Err() == nil {
-		var err error
-		if rev == 0 {
-			rev, err = listTrainers(ctx, cli, job, driver)
-		}
+		known, rev, err := listTrainers(ctx, cli, job, hooks)
 		if err == nil {
-			followTrainers(ctx, cli, job, rev, driver, log)
-		} else if ctx.Err() == nil {
-			log.Warn("list trainers", "err", err)
-		}
-		rev = 0
-		select {
-		case <-ctx.Done():
-		case <-time.After(relistAfter):
-		}
-	}
-}
-
-// listTrainers gives the driver the trainers alive now and returns the
-// revision of that listing.
-func listTrainers(ctx context.Context, cli *clientv3.Client, job string, driver *Driver) (int64, error) {
-	resp, err := cli.Get(ctx, coord.TrainerPrefix(job), clientv3.WithPrefix(), clientv3.WithKeysOnly())
-	if err != nil {
-		return 0, err
-	}
-	ids := make([]int, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		if id, ok := coord.ParseTrainerKey(job, string(kv.Key)); ok {
-			ids = append(ids, id)
-		}
-	}
-	if err := driver.TrainersLive(ctx, ids); err != nil {
-		return 0, err
-	}
-	return resp.Header.Revision, nil
-}
-
-// followTrainers applies the trainer key events after rev until the watch
-// ends.
-func followTrainers(ctx context.Context, cli *clientv3.Client, job string, rev int64, driver *Driver, log *slog.Logger) {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
-	for ev := range cli.Watch(wctx, coord.TrainerPrefix(job), clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(rev+1)) {
-		if ev.Err() != nil {
-			log.Warn("trainer watch broke; listing again", "err", ev.Err())
+			followTrainers(ctx, cli, job, known, rev, hooks)
 			return
 		}
-		for _, e := range ev.Events {
+		log.Warn("list trainers; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(trainerResync):
+		}
+	}
+}
+
+// followTrainers follows the trainers of known (listed at rev) until ctx
+// ends. A watch that breaks (its revision compacted away after a long cut
+// from etcd, a closed stream) is not the end: the trainers are listed
+// again, those gone meanwhile reported lost, and the watch resumes from
+// there. While etcd cannot be reached the last known set stands: an outage
+// takes no task from a trainer.
+func followTrainers(ctx context.Context, cli *clientv3.Client, job string, known map[int]string, rev int64, hooks trainerHooks) {
+	for {
+		watchTrainerKeys(ctx, cli, job, known, rev+1, hooks)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(trainerResync):
+		}
+		cur, curRev, err := listTrainers(ctx, cli, job, hooks)
+		if err != nil {
+			continue // etcd away: list again after the pause, then watch
+		}
+		for id, worker := range known {
+			if _, ok := cur[id]; !ok && hooks.lost != nil {
+				hooks.lost(id, worker)
+			}
+		}
+		known, rev = cur, curRev
+	}
+}
+
+// listTrainers returns the registered trainers (ID -> worker) and the
+// revision read, and tells hooks.listed.
+func listTrainers(ctx context.Context, cli *clientv3.Client, job string, hooks trainerHooks) (map[int]string, int64, error) {
+	resp, err := cli.Get(ctx, coord.TrainerPrefix(job), clientv3.WithPrefix())
+	if err != nil {
+		return nil, 0, fmt.Errorf("read trainers of %s: %w", job, err)
+	}
+	out := make(map[int]string, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if id, ok := coord.ParseTrainerKey(job, string(kv.Key)); ok {
+			var rec coord.TrainerRecord
+			_ = json.Unmarshal(kv.Value, &rec)
+			out[id] = rec.Worker
+		}
+	}
+	if hooks.listed != nil {
+		if err := hooks.listed(slices.Sorted(maps.Keys(out))); err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, resp.Header.Revision, nil
+}
+
+// watchTrainerKeys follows the trainer keys from rev, keeping known up to
+// date, until the watch breaks or ctx ends.
+func watchTrainerKeys(ctx context.Context, cli *clientv3.Client, job string, known map[int]string, rev int64, hooks trainerHooks) {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for resp := range cli.Watch(wctx, coord.TrainerPrefix(job), clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(rev)) {
+		if resp.Err() != nil {
+			return
+		}
+		for _, e := range resp.Events {
 			id, ok := coord.ParseTrainerKey(job, string(e.Kv.Key))
 			if !ok {
 				continue
 			}
-			if e.Type == clientv3.EventTypePut {
-				driver.TrainerUp(id)
+			var rec coord.TrainerRecord
+			if e.Type != clientv3.EventTypeDelete {
+				_ = json.Unmarshal(e.Kv.Value, &rec)
+				known[id] = rec.Worker
+				if hooks.up != nil {
+					hooks.up(id)
+				}
 				continue
 			}
-			var rec coord.TrainerRecord
+			delete(known, id)
 			if e.PrevKv != nil {
 				_ = json.Unmarshal(e.PrevKv.Value, &rec)
 			}
-			if driver.Done() {
-				continue // trainers leave at the end
-			}
-			log.Warn("trainer gone", "id", id, "worker", rec.Worker)
-			if err := driver.TrainerLost(ctx, id); err != nil {
-				log.Error("release trainer", "id", id, "err", err)
+			if hooks.lost != nil {
+				hooks.lost(id, rec.Worker)
 			}
 		}
 	}

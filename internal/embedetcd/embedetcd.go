@@ -17,6 +17,10 @@ import (
 	"go.uber.org/zap"
 )
 
+// CompactionRetention is how much history the member keeps: etcd compacts
+// away the revisions older than this, about every tenth of it.
+const CompactionRetention = 10 * time.Minute
+
 // readyTimeout bounds the wait for a new member to serve.
 const readyTimeout = 60 * time.Second
 
@@ -97,6 +101,11 @@ func config(c Config) (*embed.Config, error) {
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zl)
 	// A training cluster's etcd holds small records; keep the WAL snappy.
 	cfg.SnapshotCount = 10000
+	// Keep CompactionRetention of history and drop the rest, so a long job
+	// does not grow the database without bound; a watcher cut off for less
+	// than that resumes where it was.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = CompactionRetention.String()
 	return cfg, nil
 }
 

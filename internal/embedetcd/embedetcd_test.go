@@ -35,6 +35,9 @@ func TestConfig(t *testing.T) {
 		if got := cfg.ListenClientUrls[0].String(); got != "http://127.0.0.1:1" || cfg.AdvertiseClientUrls[0].String() != got {
 			t.Errorf("%s: client URLs %v / %v", tc.name, cfg.ListenClientUrls, cfg.AdvertiseClientUrls)
 		}
+		if cfg.AutoCompactionMode != "periodic" || cfg.AutoCompactionRetention != "10m0s" {
+			t.Errorf("%s: auto-compaction %q %q, want periodic 10m0s", tc.name, cfg.AutoCompactionMode, cfg.AutoCompactionRetention)
+		}
 		if want := tc.wantName + "=http://127.0.0.1:2"; cfg.InitialCluster != want {
 			t.Errorf("%s: initial cluster %q, want %q", tc.name, cfg.InitialCluster, want)
 		}
