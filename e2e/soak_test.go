@@ -14,7 +14,7 @@ import (
 )
 
 // soakDefault bounds the soak in `make test`; GTRAIN_SOAK=30m runs longer.
-const soakDefault = 90 * time.Second
+const soakDefault = 60 * time.Second
 
 // TestSoak runs sync jobs across three hosts, one after another, while a
 // random schedule (its seed is logged; GTRAIN_SOAK_SEED replays it)
