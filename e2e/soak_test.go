@@ -22,6 +22,7 @@ const soakDefault = 60 * time.Second
 // pauses every etcd member. Every job SUCCEEDS with each record applied
 // once and the uninterrupted run's model.
 func TestSoak(t *testing.T) {
+	t.Parallel() // with the 5-minute etcd outage, whose cluster sits idle meanwhile
 	d := soakDefault
 	if v := os.Getenv("GTRAIN_SOAK"); v != "" {
 		var err error
