@@ -151,9 +151,7 @@ func (a *benchAgent) stop() {
 func (m *measurer) killEachRole() (*Recovery, error) {
 	out := &Recovery{}
 	var err error
-	if out.Trainer, err = m.killAndTime("trainer-1", func(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
-		return func(p coord.ProgressRecord) bool { return p.Epoch == at.Epoch && p.Step >= at.Step+2 }
-	}); err != nil {
+	if out.Trainer, err = m.killAndTime("trainer-1", steppedOn); err != nil {
 		return nil, err
 	}
 	if out.Pserver, err = m.killAndTime("pserver-0", steppedAfterRollback); err != nil {
@@ -165,6 +163,16 @@ func (m *measurer) killEachRole() (*Recovery, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// steppedOn is the recovery of a trainer: two steps on in the same epoch,
+// or, when its death cut a push so that the pservers disagreed and the job
+// rolled back, a step after the rollback.
+func steppedOn(at coord.ProgressRecord) func(coord.ProgressRecord) bool {
+	afterRollback := steppedAfterRollback(at)
+	return func(p coord.ProgressRecord) bool {
+		return p.Epoch == at.Epoch && p.Step >= at.Step+2 || afterRollback(p)
+	}
 }
 
 // steppedAfterRollback is the recovery of a pserver: the job rolled back to
