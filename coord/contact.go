@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // ErrSessionLost reports that a process's etcd session (its lease) ended
@@ -26,14 +24,6 @@ func LostContact(err error) bool {
 	case errors.Is(err, ErrSessionLost), errors.Is(err, ErrFenced), errors.Is(err, context.DeadlineExceeded):
 		return true
 	}
-	var etcdErr rpctypes.EtcdError
-	if errors.As(err, &etcdErr) {
-		return etcdErr.Code() == codes.Unavailable || etcdErr.Code() == codes.DeadlineExceeded
-	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if c := status.Code(e); c == codes.Unavailable || c == codes.DeadlineExceeded {
-			return true
-		}
-	}
-	return false
+	c := rpcCode(err)
+	return c == codes.Unavailable || c == codes.DeadlineExceeded
 }

@@ -42,9 +42,15 @@ func unknownOutcome(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
+	return rpcCode(err) == codes.Unavailable
+}
+
+// rpcCode is the gRPC code of an etcd error (etcd's own, or the
+// transport's), wherever it is in err's chain; codes.Unknown for others.
+func rpcCode(err error) codes.Code {
 	var etcdErr rpctypes.EtcdError
 	if errors.As(err, &etcdErr) {
-		return etcdErr.Code() == codes.Unavailable
+		return etcdErr.Code()
 	}
-	return status.Code(err) == codes.Unavailable
+	return status.Code(err)
 }

@@ -196,21 +196,18 @@ func (r *runner) run() {
 // and must not fail a job through an etcd outage). It reports whether the
 // worker is to be restarted; when the budget is spent it fails the job.
 func (r *runner) countCrash(rec *coord.WorkerRecord, exit exitInfo, now time.Time, log *slog.Logger) bool {
-	rec.Restarts++
+	what := fmt.Sprintf("%s exited (%s); restarting (restart %d)", r.worker, exit.desc, rec.Restarts+1)
 	if exit.code == ExitLostContact {
-		what := fmt.Sprintf("%s lost etcd or its master (%s); restarting (restart %d, not counted against the crash budget)", r.worker, exit.desc, rec.Restarts)
-		log.Warn(what)
-		r.event(what)
-		return true
+		what = fmt.Sprintf("%s lost etcd or its master (%s); restarting (restart %d, not counted against the crash budget)", r.worker, exit.desc, rec.Restarts+1)
+	} else {
+		crashes, exceeded := r.budget.crash(now)
+		rec.Crashes = r.budget.times()
+		if exceeded {
+			r.failJob(rec, crashes, exit, log)
+			return false
+		}
 	}
-	crashes, exceeded := r.budget.crash(now)
-	rec.Crashes = r.budget.times()
-	if exceeded {
-		rec.Restarts--
-		r.failJob(rec, crashes, exit, log)
-		return false
-	}
-	what := fmt.Sprintf("%s exited (%s); restarting (restart %d)", r.worker, exit.desc, rec.Restarts)
+	rec.Restarts++
 	log.Warn(what)
 	r.event(what)
 	return true

@@ -28,13 +28,8 @@ type crashBudget struct {
 // crash records a crash at now and returns the number of crashes within the
 // window ending at now and whether that exceeds the limit.
 func (b *crashBudget) crash(now time.Time) (inWindow int, exceeded bool) {
-	kept := b.crashes[:0]
-	for _, t := range b.crashes {
-		if now.Sub(t) < b.window {
-			kept = append(kept, t)
-		}
-	}
-	b.crashes = append(kept, now)
+	b.crashes = slices.DeleteFunc(b.crashes, func(t time.Time) bool { return !b.within(t, now) })
+	b.crashes = append(b.crashes, now)
 	return len(b.crashes), len(b.crashes) > b.limit
 }
 
@@ -42,12 +37,15 @@ func (b *crashBudget) crash(now time.Time) (inWindow int, exceeded bool) {
 func (b crashBudget) usedAt(crashes []time.Time, now time.Time) int {
 	n := 0
 	for _, t := range crashes {
-		if now.Sub(t) < b.window {
+		if b.within(t, now) {
 			n++
 		}
 	}
 	return n
 }
+
+// within reports whether a crash at t falls in the window ending at now.
+func (b crashBudget) within(t, now time.Time) bool { return now.Sub(t) < b.window }
 
 // times are the crashes the budget holds, oldest first.
 func (b *crashBudget) times() []time.Time { return slices.Clone(b.crashes) }

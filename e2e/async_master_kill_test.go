@@ -47,15 +47,5 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 	st = a.waitFor(t, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
-	if st.Tasks.Failed != 0 {
-		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
-	}
-	if len(st.SamplesApplied) != passes {
-		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), passes)
-	}
-	for p, n := range st.SamplesApplied {
-		if n != int64(res.TrainRecords) {
-			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, res.TrainRecords)
-		}
-	}
+	assertAsyncCounts(t, st, passes, res.TrainRecords)
 }

@@ -82,15 +82,22 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 			}
 		}
 	}
+	assertAsyncCounts(t, st, asyncStallPasses, res.TrainRecords)
+}
+
+// assertAsyncCounts: no task failed and every pass of an async job counted
+// each of its records once.
+func assertAsyncCounts(t *testing.T, st api.JobStatus, passes, records int) {
+	t.Helper()
 	if st.Tasks.Failed != 0 {
 		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
 	}
-	if len(st.SamplesApplied) != asyncStallPasses {
-		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), asyncStallPasses)
+	if len(st.SamplesApplied) != passes {
+		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), passes)
 	}
 	for p, n := range st.SamplesApplied {
-		if n != int64(res.TrainRecords) {
-			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, res.TrainRecords)
+		if n != int64(records) {
+			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, records)
 		}
 	}
 }

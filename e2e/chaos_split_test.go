@@ -22,9 +22,7 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 	}
 	a, work, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("split")), "--detach"); code != 0 {
-		t.Fatalf("split run: exit %d: %s", code, errs)
-	}
+	a.startDetached(t, work, "split", chaosYAML("split"))
 	st := a.waitFor(t, "split", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	victims := []int{a.pidOf(t, "split", "master")}
 	for _, tr := range st.Trainers {
@@ -54,22 +52,11 @@ func TestChaosPserverCutOffFromEtcd(t *testing.T) {
 	}
 	a, work, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("cutoff")), "--detach"); code != 0 {
-		t.Fatalf("cutoff run: exit %d: %s", code, errs)
-	}
+	a.startDetached(t, work, "cutoff", chaosYAML("cutoff"))
 	st := a.waitFor(t, "cutoff", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	pid := a.pidOf(t, "cutoff", "pserver-0")
 	t.Logf("SIGSTOP pserver-0 (pid %d) near step %d for 8 s, past its 5 s lease", pid, st.Step)
-	_ = syscall.Kill(pid, syscall.SIGSTOP)
-	time.Sleep(8 * time.Second)
-	_ = syscall.Kill(pid, syscall.SIGCONT)
-	deadline := time.Now().Add(20 * time.Second)
-	for processAlive(pid) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if processAlive(pid) {
-		t.Fatalf("pserver-0 (pid %d) still runs 20 s after its lease lapsed", pid)
-	}
+	stopPastLease(t, "pserver-0", pid, 8*time.Second, 20*time.Second)
 	st = a.waitFor(t, "cutoff", "the job to finish", 180*time.Second, succeeded)
 	assertChaosRunMatches(t, st, refSt, refSums, "pserver-0")
 	if st.Pservers[0].BudgetUsed != 0 {

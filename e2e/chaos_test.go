@@ -3,13 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gtrain/gtrain/coord"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/coord"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
@@ -35,13 +36,28 @@ checkpoint: {every: "25", keep: 3}
 // once uninterrupted: the reference the chaos runs must match.
 func chaosSetup(t *testing.T) (a *agent, work string, ref api.JobStatus) {
 	t.Helper()
+	return referenceSetup(t, chaosYAML)
+}
+
+// referenceSetup starts an agent over the housing data and runs specOf's
+// job once uninterrupted, as "reference".
+func referenceSetup(t *testing.T, specOf func(name string) string) (a *agent, work string, ref api.JobStatus) {
+	t.Helper()
 	work = t.TempDir()
 	housing(t, filepath.Join(work, "data"))
 	a = startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("reference"))); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, specOf("reference"))); code != 0 {
 		t.Fatalf("reference run: exit %d: %s", code, errs)
 	}
 	return a, work, a.status(t, "reference")
+}
+
+// startDetached submits the job of spec (a YAML body) without monitoring it.
+func (a *agent) startDetached(t *testing.T, work, name, spec string) {
+	t.Helper()
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec), "--detach"); code != 0 {
+		t.Fatalf("job start %s: exit %d: %s", name, code, errs)
+	}
 }
 
 func (a *agent) status(t *testing.T, job string) api.JobStatus {
@@ -111,10 +127,7 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 	a, work, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
 
-	spec := writeSpec(t, work, chaosYAML("chaos"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", spec, "--detach"); code != 0 {
-		t.Fatalf("chaos run: exit %d: %s", code, errs)
-	}
+	a.startDetached(t, work, "chaos", chaosYAML("chaos"))
 	st := killEveryWorkerRole(t, a)
 	assertOnlyVictimsRestarted(t, st)
 
@@ -249,9 +262,7 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	agentDir := a.dataDir
 	refSums := manifestSums(t, refSt.ModelDir)
 
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML("damaged")), "--detach"); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+	a.startDetached(t, work, "damaged", chaosYAML("damaged"))
 	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -32,9 +32,7 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	a, work, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
 	const job = "ckptfail"
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, chaosYAML(job)), "--detach"); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+	a.startDetached(t, work, job, chaosYAML(job))
 	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
 	if err != nil {
 		t.Fatal(err)

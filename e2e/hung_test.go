@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,19 +27,11 @@ func TestChaosHungWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGSTOP")
 	}
-	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	a := startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, hungYAML("reference"))); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, errs)
-	}
-	refSt := a.status(t, "reference")
+	a, work, refSt := referenceSetup(t, hungYAML)
 	if n := countEventsContaining(refSt, "hung"); n != 0 {
 		t.Errorf("the uninterrupted run has %d hung events, want none: %+v", n, refSt.Events)
 	}
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, hungYAML("hung")), "--detach"); code != 0 {
-		t.Fatalf("hung run: exit %d: %s", code, errs)
-	}
+	a.startDetached(t, work, "hung", hungYAML("hung"))
 	st := a.waitFor(t, "hung", "training to start", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 40 })
 	for _, victim := range []string{"trainer-1", "pserver-0"} {
 		st = stopUntilRestarted(t, a, victim, st.Step)

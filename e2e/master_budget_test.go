@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,16 +30,9 @@ func TestChaosMasterKilledEightTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL, SIGSTOP")
 	}
-	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	a := startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, budgetYAML("reference"))); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, errs)
-	}
-	ref := manifestSums(t, a.status(t, "reference").ModelDir)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, budgetYAML("budget")), "--detach"); code != 0 {
-		t.Fatalf("chaos run: exit %d: %s", code, errs)
-	}
+	a, work, refSt := referenceSetup(t, budgetYAML)
+	ref := manifestSums(t, refSt.ModelDir)
+	a.startDetached(t, work, "budget", budgetYAML("budget"))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 	for i := range 8 {
 		stopInstead := i%2 == 1
@@ -78,15 +70,23 @@ func killMasterAtRandom(t *testing.T, a *agent, job string, stopInstead bool, rn
 		return
 	}
 	t.Logf("SIGSTOP the master (pid %d) near step %d for 7 s", pid, st.Step)
+	stopPastLease(t, "the master", pid, 7*time.Second, 30*time.Second)
+}
+
+// stopPastLease SIGSTOPs pid for pause (longer than its lease), SIGCONTs
+// it and fails the test unless it exits by itself within grace: a process
+// whose authority lapsed must not go on.
+func stopPastLease(t *testing.T, what string, pid int, pause, grace time.Duration) {
+	t.Helper()
 	_ = syscall.Kill(pid, syscall.SIGSTOP)
-	time.Sleep(7 * time.Second)
+	time.Sleep(pause)
 	_ = syscall.Kill(pid, syscall.SIGCONT)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(grace)
 	for processAlive(pid) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if processAlive(pid) {
-		t.Fatalf("the master (pid %d) still runs 30 s after its lease lapsed", pid)
+		t.Fatalf("%s (pid %d) still runs %s after its lease lapsed", what, pid, grace)
 	}
 }
 
@@ -111,19 +111,12 @@ func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	a := startAgent(t, filepath.Join(work, "agent"))
 	failoverYAML := func(name string) string {
 		return budgetYAML(name) + "restarts: {limit: 25, window: 10m}\n"
 	}
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, failoverYAML("reference"))); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, errs)
-	}
-	ref := manifestSums(t, a.status(t, "reference").ModelDir)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, failoverYAML("failover")), "--detach"); code != 0 {
-		t.Fatalf("chaos run: exit %d: %s", code, errs)
-	}
+	a, work, refSt := referenceSetup(t, failoverYAML)
+	ref := manifestSums(t, refSt.ModelDir)
+	a.startDetached(t, work, "failover", failoverYAML("failover"))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
 	var step int64
 	var pid int
