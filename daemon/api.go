@@ -98,6 +98,9 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	if err == nil {
 		err = spec.CheckData(globFiles, shardFeatures)
 	}
+	if err == nil {
+		err = c.declareProgram(ctx, spec)
+	}
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -142,6 +145,7 @@ func decodeSpec(raw []byte) (*jobspec.Spec, error) {
 	}
 	for _, p := range []struct{ field, path string }{
 		{"data.train", spec.Data.Train}, {"data.test", spec.Data.Test}, {"checkpoint.dir", spec.Checkpoint.Dir},
+		{"model.workspace", spec.Model.Workspace},
 	} {
 		if p.path != "" && !filepath.IsAbs(p.path) {
 			return nil, &jobspec.FieldError{Field: p.field, Msg: fmt.Sprintf(
