@@ -34,15 +34,15 @@ type Config struct {
 // Client is one running program. Its methods are not safe for concurrent
 // use; after any failure every later call returns the same error.
 type Client struct {
-	cfg    Config
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	tail   *stderrTail
-	exited chan struct{} // closed when Wait returned
-	waitMu sync.Mutex
+	cfg     Config
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *bufio.Reader
+	tail    *stderrTail
+	exited  chan struct{} // closed when Wait returned
+	waitMu  sync.Mutex
 	waitErr error
-	broken *Error
+	broken  *Error
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
