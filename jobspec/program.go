@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 // KindProgram is the model kind of a user's program: the trainer runs
 // model.entry inside model.workspace and asks it for gradient sums.
-const KindProgram = "program"
+const KindProgram = model.KindProgram
 
 // MaxProgramTimeout bounds model.timeout: a longer wait is a hang.
 const MaxProgramTimeout = time.Hour

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -59,6 +60,8 @@ func Start(cfg Config) (*Client, error) {
 	}
 	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
 	cmd.Dir = cfg.Dir
+	// A workspace may be shared and read-only: no __pycache__ written into it.
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	// Its own process group, so a timeout kills what it forked too; and it
 	// dies with its parent, so a SIGKILLed trainer leaves no program behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
