@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/program"
@@ -31,11 +30,7 @@ func (l *leader) failJobForProgram(ctx context.Context, err error) {
 	if !program.IsProgramError(err) || ctx.Err() != nil {
 		return
 	}
-	reason := fmt.Sprintf("master: %v", err)
-	if _, serr := coord.SetJobState(ctx, l.cli, l.cfg.Job, api.StateFailed, reason, l.lead.Guard()); serr != nil {
-		l.cfg.Log.Error("could not fail the job", "err", serr)
-	}
-	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, reason)
+	coord.FailJob(ctx, l.cli, l.cfg.Job, fmt.Sprintf("master: %v", err), l.cfg.Log, l.lead.Guard())
 }
 
 // evaluateProgram is Evaluate with the program computing the losses.

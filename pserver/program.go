@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/program"
 )
@@ -20,11 +19,7 @@ func (p *process) declareProgram(ctx context.Context) error {
 	c, d, err := program.StartForJob(ctx, p.spec, p.log.With("program", p.name))
 	if err != nil {
 		if program.IsProgramError(err) && ctx.Err() == nil {
-			reason := fmt.Sprintf("%s: %v", p.name, err)
-			if _, serr := coord.SetJobState(ctx, p.cli, p.cfg.Job, api.StateFailed, reason); serr != nil {
-				p.log.Error("could not fail the job", "err", serr)
-			}
-			_ = coord.AppendEvent(ctx, p.cli, p.cfg.Job, reason)
+			coord.FailJob(ctx, p.cli, p.cfg.Job, fmt.Sprintf("%s: %v", p.name, err), p.log)
 		}
 		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
@@ -55,9 +54,5 @@ func (t *trainer) gradient(b model.Batch) (float64, error) {
 // would meet the same program, and training on around it could give a wrong
 // model. The program's error and stderr tail become the job's reason.
 func (t *trainer) failJobForProgram(ctx context.Context, err error) {
-	reason := fmt.Sprintf("%s: %v", t.cfg.Worker, err)
-	if _, serr := coord.SetJobState(ctx, t.cli, t.cfg.Job, api.StateFailed, reason); serr != nil {
-		t.log.Error("could not fail the job", "err", serr)
-	}
-	_ = coord.AppendEvent(ctx, t.cli, t.cfg.Job, reason)
+	coord.FailJob(ctx, t.cli, t.cfg.Job, fmt.Sprintf("%s: %v", t.cfg.Worker, err), t.log)
 }
