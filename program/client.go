@@ -114,7 +114,11 @@ func (c *Client) kill() {
 
 // call sends one request and reads its answer within the timeout. A
 // failure breaks the client for good: the stream may be out of step.
-func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float32, resp *wire.Response) ([]float32, error) {
+//
+// want says, from the decoded header, how many floats the answer must carry:
+// the payload is read only when the header's "floats" equals it, so that a
+// program cannot make the trainer allocate what it claims.
+func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float32, resp *wire.Response, want func() int) ([]float32, error) {
 	if c.broken != nil {
 		return nil, c.broken
 	}
@@ -128,7 +132,18 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
 			return
 		}
-		data, err := wire.ReadFrame(c.stdout, resp, func() (int, error) { return resp.Floats, nil })
+		data, err := wire.ReadFrame(c.stdout, resp, func() (int, error) {
+			w := want()
+			if resp.Error != "" {
+				w = 0 // an error answer has no payload
+			} else if w < 0 {
+				return 0, fmt.Errorf("%w: declared shapes %v are not all positive, or over %d values in all", wire.ErrMalformed, resp.Params, MaxParams)
+			}
+			if resp.Floats != w {
+				return 0, fmt.Errorf("%w: the answer announces %d floats, want %d", wire.ErrMalformed, resp.Floats, w)
+			}
+			return resp.Floats, nil
+		})
 		done <- result{data, err}
 	}()
 	timer := time.NewTimer(c.cfg.Timeout)

@@ -39,7 +39,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 	req := &wire.Request{Op: wire.OpDeclare, Version: wire.Version, Seed: a.Seed,
 		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden}
 	var resp wire.Response
-	data, err := c.call(ctx, req, nil, &resp)
+	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) })
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 func (c *Client) Gradient(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32) (float64, error) {
 	req, payload := batchRequest(wire.OpGradient, ps, params, b)
 	var resp wire.Response
-	data, err := c.call(ctx, req, payload, &resp)
+	data, err := c.call(ctx, req, payload, &resp, func() int { return model.TotalSize(ps) })
 	if err != nil {
 		return 0, err
 	}
@@ -104,7 +104,7 @@ func (c *Client) Gradient(ctx context.Context, ps []model.ParamSpec, params [][]
 func (c *Client) Evaluate(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch) (float64, int, error) {
 	req, payload := batchRequest(wire.OpEvaluate, ps, params, b)
 	var resp wire.Response
-	data, err := c.call(ctx, req, payload, &resp)
+	data, err := c.call(ctx, req, payload, &resp, func() int { return 0 })
 	if err != nil {
 		return 0, 0, err
 	}
@@ -148,6 +148,20 @@ func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.B
 		y[i] = float32(v)
 	}
 	return req, append([][]float32{x, y}, params...)
+}
+
+// declaredSize is how many initial values a declaration announces; -1
+// (never a valid count) when a shape is bad or the total is over MaxParams.
+func declaredSize(ts []wire.Tensor) int {
+	total := 0
+	for _, t := range ts {
+		s := t.Size()
+		if s == 0 || total+s > MaxParams {
+			return -1
+		}
+		total += s
+	}
+	return total
 }
 
 func split(data []float32, ps []model.ParamSpec) [][]float32 {

@@ -56,7 +56,7 @@ func TestMisbehavingPrograms(t *testing.T) {
 		{"exit3", ErrExited, "exit status 3"},
 		{"hang", ErrTimeout, "took over"},
 		{"garbage", ErrProtocol, "malformed"},
-		{"wrong-shape", ErrProtocol, "8 floats in the answer, want 9"},
+		{"wrong-shape", ErrProtocol, "announces 8 floats, want 9"},
 		{"nan-count", ErrProtocol, "malformed"},
 		{"wrong-count", ErrProtocol, "count = 3, want 2"},
 		{"nan-grad", ErrProtocol, "NaN"},
