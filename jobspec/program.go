@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -29,6 +30,8 @@ type DeclaredParam struct {
 	Name  string `json:"name"`
 	Shape []int  `json:"shape"`
 }
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // IsProgram reports whether the model is a user's program.
 func (m ModelSpec) IsProgram() bool { return m.Kind == KindProgram }
@@ -60,8 +63,12 @@ func (s *Spec) validateProgram() *FieldError {
 	switch {
 	case len(m.EntryArgv()) == 0:
 		return fieldError("model.entry", `is required for kind program: the command to run in the workspace, e.g. "/usr/bin/python3 model.py"`, nil)
-	case m.Workspace == "":
-		return fieldError("model.workspace", "is required for kind program: the directory holding the program", nil)
+	case m.Workspace == "" && m.Package == "":
+		return fieldError("model.workspace", "is required for kind program: the directory holding the program (or upload one with gctl job start --package DIR)", nil)
+	case m.Workspace != "" && m.Package != "":
+		return fieldError("model.workspace", "and an uploaded package (--package) exclude each other: leave model.workspace out", nil)
+	case m.Package != "" && !sha256Hex.MatchString(m.Package):
+		return fieldError("model.package", fmt.Sprintf("%q is not a lowercase hex SHA-256", m.Package), nil)
 	case m.Inputs <= 0:
 		return fieldError("model.inputs", fmt.Sprintf("must be > 0, got %d", m.Inputs), nil)
 	case m.Outputs <= 0:
@@ -83,6 +90,7 @@ func (s *Spec) validateProgram() *FieldError {
 func (s *Spec) checkProgramFieldsUnused() *FieldError {
 	for _, f := range []struct{ field, v string }{
 		{"model.entry", s.Model.Entry}, {"model.workspace", s.Model.Workspace}, {"model.timeout", s.Model.Timeout},
+		{"model.package", s.Model.Package},
 	} {
 		if f.v != "" {
 			return fieldError(f.field, fmt.Sprintf("is for kind %s only, not %s", KindProgram, s.Model.Kind), nil)

@@ -56,6 +56,9 @@ type ModelSpec struct {
 	Entry     string `yaml:"entry" json:"entry,omitempty"`
 	Workspace string `yaml:"workspace" json:"workspace,omitempty"`
 	Timeout   string `yaml:"timeout" json:"timeout,omitempty"`
+	// Package is the SHA-256 of the workspace uploaded with the job
+	// (`gctl job start --package DIR`), instead of Workspace; set by gctl.
+	Package string `yaml:"-" json:"package,omitempty"`
 	// Declared is filled by the agent that accepts the job, never by the
 	// user (no YAML field): what the program declared at submit.
 	Declared *Declared `yaml:"-" json:"declared,omitempty"`

@@ -44,6 +44,8 @@ type Client struct {
 	waitMu  sync.Mutex
 	waitErr error
 	broken  *Error
+	// cleanup removes an unpacked workspace after the program ended.
+	cleanup func()
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
@@ -102,6 +104,9 @@ func (c *Client) Close() error {
 	case <-time.After(2 * time.Second):
 		c.kill()
 		<-c.exited
+	}
+	if c.cleanup != nil {
+		c.cleanup()
 	}
 	return nil
 }

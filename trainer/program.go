@@ -15,7 +15,7 @@ func (t *trainer) startProgram(ctx context.Context) error {
 	if !t.spec.Model.IsProgram() {
 		return nil
 	}
-	c, _, err := program.StartForJob(ctx, t.spec, t.log.With("program", t.cfg.Worker))
+	c, _, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.log.With("program", t.cfg.Worker))
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}

@@ -57,6 +57,7 @@ func (a *app) jobStartCommand() *cobra.Command {
 		name                       string
 		trainers, pservers, passes int
 		detach                     bool
+		pkgDir                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "start -f FILE",
@@ -76,7 +77,8 @@ the spec or a flag is invalid (nothing is submitted then). Ctrl-C stops
 following but leaves the job running.`,
 		Example: `  gctl job start -f fit-a-line.yaml
   gctl job start -f fit-a-line.yaml --name fit-a-line-2 --trainers 4 --passes 10
-  gctl job start -f fit-a-line.yaml --detach`,
+  gctl job start -f fit-a-line.yaml --detach
+  gctl job start -f my-model.yaml --package ./my-model   # upload the program's workspace`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -106,6 +108,12 @@ following but leaves the job running.`,
 			if overridden["passes"] {
 				spec.Passes = passes
 			}
+			var pkg []byte
+			if pkgDir != "" {
+				if pkg, err = packWorkspace(spec, pkgDir); err != nil {
+					return err
+				}
+			}
 			if err := spec.Validate(); err != nil {
 				var fe *jobspec.FieldError
 				if errors.As(err, &fe) && overridden[fe.Field] {
@@ -117,6 +125,7 @@ following but leaves the job running.`,
 			if err != nil {
 				return err
 			}
+			req.Package = pkg
 			return a.startJob(cmd.Context(), req, spec.Name, detach)
 		},
 	}
@@ -127,6 +136,7 @@ following but leaves the job running.`,
 	f.IntVar(&pservers, "pservers", 0, "number of pservers, overriding the spec")
 	f.IntVar(&passes, "passes", 0, "number of passes over the training data, overriding the spec")
 	f.BoolVar(&detach, "detach", false, "submit and return at once instead of following the job")
+	f.StringVar(&pkgDir, "package", "", "upload DIR as the model program's workspace (instead of model.workspace on shared storage)")
 	return cmd
 }
 
