@@ -217,3 +217,33 @@ func TestProgramSubmitRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramPackage: the workspace uploaded with the job (`--package DIR`)
+// reaches the roles, and the job trains from it.
+func TestProgramPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	a, work := programSetup(t)
+	withWS := strings.Replace(programYAML("prog-pkg", ""), "passes: 3", "passes: 1", 1)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, withWS), "--package", filepath.Join(work, "ws")); code != 2 ||
+		!strings.Contains(errs, "leave model.workspace out") {
+		t.Errorf("--package with model.workspace: exit %d: %s", code, errs)
+	}
+	spec := writeSpec(t, work, strings.Replace(withWS, "  workspace: ws\n", "", 1))
+	pkg := filepath.Join(t.TempDir(), "upload")
+	if err := os.Rename(filepath.Join(work, "ws"), pkg); err != nil { // not readable through the spec any more
+		t.Fatal(err)
+	}
+	out, errs, code := a.gctl(t, "job", "start", "-f", spec, "--package", pkg)
+	if code != 0 {
+		t.Fatalf("job start --package: exit %d\n%s%s", code, out, errs)
+	}
+	st := a.status(t, "prog-pkg")
+	if st.State != api.StateSucceeded || st.Metrics.TestAccuracy == nil {
+		t.Fatalf("state %s, metrics %+v", st.State, st.Metrics)
+	}
+	if _, errs, code := a.gctl(t, "job", "stop", "prog-pkg", "--purge"); code != 0 {
+		t.Fatalf("purge: exit %d: %s", code, errs)
+	}
+}

@@ -88,25 +88,9 @@ following but leaves the job running.`,
 			if err != nil {
 				return err
 			}
-			flags := cmd.Flags()
-			overridden := map[string]bool{}
-			for _, f := range []string{"name", "trainers", "pservers", "passes"} {
-				overridden[f] = flags.Changed(f)
-			}
-			if overridden["name"] {
-				if err := jobspec.ValidateName(name); err != nil {
-					return fmt.Errorf("--name: %w", err)
-				}
-				spec.Name = name
-			}
-			if overridden["trainers"] {
-				spec.Trainers = trainers
-			}
-			if overridden["pservers"] {
-				spec.Pservers = pservers
-			}
-			if overridden["passes"] {
-				spec.Passes = passes
+			overridden, err := applyOverrides(cmd, spec, name, trainers, pservers, passes)
+			if err != nil {
+				return err
 			}
 			var pkg []byte
 			if pkgDir != "" {
@@ -138,6 +122,32 @@ following but leaves the job running.`,
 	f.BoolVar(&detach, "detach", false, "submit and return at once instead of following the job")
 	f.StringVar(&pkgDir, "package", "", "upload DIR as the model program's workspace (instead of model.workspace on shared storage)")
 	return cmd
+}
+
+// applyOverrides sets the spec fields whose flags were given and returns
+// which were.
+func applyOverrides(cmd *cobra.Command, spec *jobspec.Spec, name string, trainers, pservers, passes int) (map[string]bool, error) {
+	flags := cmd.Flags()
+	overridden := map[string]bool{}
+	for _, f := range []string{"name", "trainers", "pservers", "passes"} {
+		overridden[f] = flags.Changed(f)
+	}
+	if overridden["name"] {
+		if err := jobspec.ValidateName(name); err != nil {
+			return nil, fmt.Errorf("--name: %w", err)
+		}
+		spec.Name = name
+	}
+	if overridden["trainers"] {
+		spec.Trainers = trainers
+	}
+	if overridden["pservers"] {
+		spec.Pservers = pservers
+	}
+	if overridden["passes"] {
+		spec.Passes = passes
+	}
+	return overridden, nil
 }
 
 // loadSpec parses the spec file; a missing file is the operator's typo, so
