@@ -33,7 +33,7 @@ test: check-binaries build vet
 FUZZTIME      ?= 5s
 FUZZTIME_TEST ?= 3s
 FUZZ_TARGETS  := ./recordio:FuzzReadIndex ./dataset:FuzzReadShard ./checkpoint:FuzzDecodeSnapshot \
-	./jobspec:FuzzParse ./pserver/wire:FuzzCodecDecode
+	./jobspec:FuzzParse ./pserver/wire:FuzzCodecDecode ./program/wire:FuzzReadFrame
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

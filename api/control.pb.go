@@ -34,8 +34,13 @@ type SubmitJobRequest struct {
 	// with those bytes at that path, the file's directory tree is one of the
 	// roots the job's paths may lie under (besides the agent's data dir and
 	// its --allowed-path directories). Both empty: no such root.
-	SpecFile      string `protobuf:"bytes,2,opt,name=spec_file,json=specFile,proto3" json:"spec_file,omitempty"`
-	SpecSha256    []byte `protobuf:"bytes,3,opt,name=spec_sha256,json=specSha256,proto3" json:"spec_sha256,omitempty"`
+	SpecFile   string `protobuf:"bytes,2,opt,name=spec_file,json=specFile,proto3" json:"spec_file,omitempty"`
+	SpecSha256 []byte `protobuf:"bytes,3,opt,name=spec_sha256,json=specSha256,proto3" json:"spec_sha256,omitempty"`
+	// package is the job's workspace uploaded with it (`gctl job start
+	// --package DIR`): a gzipped tar whose SHA-256 the spec names in
+	// model.package. The agent stores it in etcd; the roles that run the
+	// program fetch it and check the sum. Empty: none.
+	Package       []byte `protobuf:"bytes,4,opt,name=package,proto3" json:"package,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -87,6 +92,13 @@ func (x *SubmitJobRequest) GetSpecFile() string {
 func (x *SubmitJobRequest) GetSpecSha256() []byte {
 	if x != nil {
 		return x.SpecSha256
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetPackage() []byte {
+	if x != nil {
+		return x.Package
 	}
 	return nil
 }
@@ -601,12 +613,13 @@ var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
 	"\n" +
-	"\rcontrol.proto\x12\tgtrain.v1\"m\n" +
+	"\rcontrol.proto\x12\tgtrain.v1\"\x87\x01\n" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1b\n" +
 	"\tspec_file\x18\x02 \x01(\tR\bspecFile\x12\x1f\n" +
 	"\vspec_sha256\x18\x03 \x01(\fR\n" +
-	"specSha256\"A\n" +
+	"specSha256\x12\x18\n" +
+	"\apackage\x18\x04 \x01(\fR\apackage\"A\n" +
 	"\x11SubmitJobResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aworkers\x18\x02 \x03(\tR\aworkers\"\x11\n" +

@@ -85,11 +85,12 @@ func EventKey(job string, at time.Time, id string) string {
 	return fmt.Sprintf("%s%020d-%s", EventPrefix(job), at.UnixNano(), id)
 }
 
-// PurgeJobOps deletes everything a job keeps in etcd: its records and its
-// task states. Run them in one transaction.
+// PurgeJobOps deletes everything a job keeps in etcd: its records, its
+// task states and its uploaded package. Run them in one transaction.
 func PurgeJobOps(job string) []clientv3.Op {
 	return []clientv3.Op{
 		clientv3.OpDelete(JobPrefix(job), clientv3.WithPrefix()),
 		clientv3.OpDelete(TaskPrefix(job), clientv3.WithPrefix()),
+		clientv3.OpDelete(PackageKey(job)),
 	}
 }

@@ -98,6 +98,9 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	if err == nil {
 		err = spec.CheckData(globFiles, shardFeatures)
 	}
+	if err == nil {
+		err = c.declareProgram(ctx, req, spec)
+	}
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -107,7 +110,8 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 	key := coord.JobKey(spec.Name)
 	resp, err := c.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, coord.MustJSON(record)), clientv3.OpPut(coord.StateKey(spec.Name), coord.MustJSON(state))).
+		Then(append([]clientv3.Op{clientv3.OpPut(key, coord.MustJSON(record)), clientv3.OpPut(coord.StateKey(spec.Name), coord.MustJSON(state))},
+			packageOps(req, spec)...)...).
 		Commit()
 	if err != nil {
 		return nil, etcdUnavailable("submit job "+spec.Name, err)
@@ -142,6 +146,7 @@ func decodeSpec(raw []byte) (*jobspec.Spec, error) {
 	}
 	for _, p := range []struct{ field, path string }{
 		{"data.train", spec.Data.Train}, {"data.test", spec.Data.Test}, {"checkpoint.dir", spec.Checkpoint.Dir},
+		{"model.workspace", spec.Model.Workspace},
 	} {
 		if p.path != "" && !filepath.IsAbs(p.path) {
 			return nil, &jobspec.FieldError{Field: p.field, Msg: fmt.Sprintf(

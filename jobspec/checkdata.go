@@ -56,5 +56,5 @@ func (s *Spec) checkRecords(field, file string, features func(string) (int, int,
 }
 
 func (s *Spec) isClassifier() bool {
-	return s.Model.Kind == model.KindSoftmax || (s.Model.Kind == model.KindMLP && s.Model.Outputs > 1)
+	return s.Model.Kind == model.KindSoftmax || ((s.Model.Kind == model.KindMLP || s.Model.IsProgram()) && s.Model.Outputs > 1)
 }

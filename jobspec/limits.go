@@ -66,6 +66,9 @@ func (s *Spec) validateStringLimits() *FieldError {
 	}{
 		{"mode", string(s.Mode), MaxFieldLength},
 		{"model.kind", s.Model.Kind, MaxFieldLength},
+		{"model.entry", s.Model.Entry, MaxPathLength},
+		{"model.workspace", s.Model.Workspace, MaxPathLength},
+		{"model.timeout", s.Model.Timeout, MaxFieldLength},
 		{"optimizer.kind", s.Optimizer.Kind, MaxFieldLength},
 		{"data.train", s.Data.Train, MaxPathLength},
 		{"data.test", s.Data.Test, MaxPathLength},

@@ -31,12 +31,12 @@ type MemoryNeed struct {
 // overflow an int64 saturate at math.MaxInt64. It fails only for a model
 // that model.Spec.Validate rejects.
 func (s *Spec) MemoryNeed() (MemoryNeed, error) {
-	m, err := model.New(s.Model.ToModel())
+	ps, err := s.paramSpecs()
 	if err != nil {
 		return MemoryNeed{}, err
 	}
 	var n MemoryNeed
-	for _, p := range m.Params() {
+	for _, p := range ps {
 		size := int64(1)
 		for _, d := range p.Shape {
 			size = satMul(size, int64(d))
@@ -52,6 +52,25 @@ func (s *Spec) MemoryNeed() (MemoryNeed, error) {
 	n.Trainer = satMul(n.Params, 2*bytesPerParam)
 	n.Master = satMul(n.Params, bytesPerParam)
 	return n, nil
+}
+
+// paramSpecs lists the model's parameters: a built-in model's, or what a
+// program declared at submit (none before that).
+func (s *Spec) paramSpecs() ([]model.ParamSpec, error) {
+	if s.Model.IsProgram() {
+		var ps []model.ParamSpec
+		if d := s.Model.Declared; d != nil {
+			for _, p := range d.Params {
+				ps = append(ps, model.ParamSpec{Name: p.Name, Shape: p.Shape})
+			}
+		}
+		return ps, nil
+	}
+	m, err := model.New(s.Model.ToModel())
+	if err != nil {
+		return nil, err
+	}
+	return m.Params(), nil
 }
 
 // optimizerSlots is how many state vectors per parameter the optimizer

@@ -19,10 +19,11 @@ func (s *Spec) PathFields() []PathField {
 		{Field: "data.train", Path: &s.Data.Train, Glob: true},
 		{Field: "data.test", Path: &s.Data.Test, Glob: true},
 		{Field: "checkpoint.dir", Path: &s.Checkpoint.Dir},
+		{Field: "model.workspace", Path: &s.Model.Workspace},
 	}
 }
 
-// ResolvePaths makes the relative data.train, data.test and checkpoint.dir
+// ResolvePaths makes the relative data.train, data.test, checkpoint.dir and model.workspace
 // absolute against dir (the directory of the spec file), because the spec is
 // read by the server, whose working directory is not the user's. dir should
 // itself be absolute; empty paths stay empty.

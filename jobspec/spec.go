@@ -44,12 +44,24 @@ type Spec struct {
 	Restarts   RestartsSpec   `yaml:"restarts" json:"restarts"`
 }
 
-// ModelSpec selects a built-in model; see model.Spec for the meaning of each field.
+// ModelSpec selects a built-in model (see model.Spec for the meaning of each
+// field) or a user's program (Kind "program": Entry, Workspace, Timeout; see
+// program.go and docs/program-protocol.md).
 type ModelSpec struct {
 	Kind    string `yaml:"kind" json:"kind"`
 	Inputs  int    `yaml:"inputs" json:"inputs"`
 	Outputs int    `yaml:"outputs" json:"outputs"`
 	Hidden  []int  `yaml:"hidden" json:"hidden"`
+	// Program models only.
+	Entry     string `yaml:"entry" json:"entry,omitempty"`
+	Workspace string `yaml:"workspace" json:"workspace,omitempty"`
+	Timeout   string `yaml:"timeout" json:"timeout,omitempty"`
+	// Package is the SHA-256 of the workspace uploaded with the job
+	// (`gctl job start --package DIR`), instead of Workspace; set by gctl.
+	Package string `yaml:"-" json:"package,omitempty"`
+	// Declared is filled by the agent that accepts the job, never by the
+	// user (no YAML field): what the program declared at submit.
+	Declared *Declared `yaml:"-" json:"declared,omitempty"`
 }
 
 // ToModel is the model section in the model package's terms.

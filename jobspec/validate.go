@@ -57,6 +57,12 @@ func (s *Spec) validateMode() *FieldError {
 // validateModel defers to model.Spec.Validate, which owns the model rules,
 // and lifts the field name it reports into a FieldError.
 func (s *Spec) validateModel() *FieldError {
+	if s.Model.IsProgram() {
+		return s.validateProgram()
+	}
+	if err := s.checkProgramFieldsUnused(); err != nil {
+		return err
+	}
 	err := s.Model.ToModel().Validate()
 	if err == nil {
 		return nil

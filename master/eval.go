@@ -9,6 +9,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -23,6 +24,10 @@ type PassEvaluator struct {
 	Test     []dataset.Example // nil: no test set
 	ModelDir string
 	Log      *slog.Logger
+	// Program evaluates a model program's parameters (model.kind program);
+	// FailJob fails the job when it fails.
+	Program *program.Client
+	FailJob func(ctx context.Context, err error)
 }
 
 // EndPass implements Evaluator.
@@ -35,16 +40,19 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	}
 	var m api.Metrics
 	if len(e.Test) > 0 {
-		loss, acc := Evaluate(e.Layout.Model, params, e.Test)
+		loss, acc, err := e.evaluate(ctx, params)
+		if err != nil {
+			return api.Metrics{}, fmt.Errorf("pass %d: evaluate: %w", pass, err)
+		}
 		m.TestLoss = &loss
-		if e.Layout.Model.Spec().Kind != model.KindLinear && e.Layout.Model.Spec().Outputs > 1 {
+		if e.Layout.Spec.Kind != model.KindLinear && e.Layout.Spec.Outputs > 1 {
 			m.TestAccuracy = &acc
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return api.Metrics{}, err // rolled back meanwhile: this pass's model is not the surviving one
 	}
-	dir, err := model.WriteModel(e.ModelDir, pass, got, e.Layout.Model, params)
+	dir, err := model.WriteParams(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params)
 	if err != nil {
 		return api.Metrics{}, fmt.Errorf("pass %d: write model: %w", pass, err)
 	}
@@ -52,6 +60,14 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 		e.Log.Info("model written", "dir", dir, "step", got)
 	}
 	return m, nil
+}
+
+func (e *PassEvaluator) evaluate(ctx context.Context, params [][]float32) (loss, acc float64, err error) {
+	if e.Program != nil {
+		return evaluateProgram(ctx, e, params)
+	}
+	loss, acc = Evaluate(e.Layout.Model, params, e.Test)
+	return loss, acc, nil
 }
 
 // Evaluate returns the mean loss and the accuracy of params on examples.

@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
@@ -42,6 +43,7 @@ type leader struct {
 	hung   *hungLeader                      // sync only
 	srv    *grpc.Server                     // nil until serve
 	creds  credentials.TransportCredentials // serves trainers with
+	prog   *program.Client                  // evaluates a model program; nil for built-in models
 
 	stallReported int64 // the step last reported stalled
 }
@@ -73,12 +75,20 @@ func (l *leader) close() {
 		l.srv.Stop()
 	}
 	l.ps.Close()
+	if l.prog != nil {
+		l.prog.Close()
+	}
 }
 
 func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	spec := l.job.spec
 	modelDir := jobdir.Model(l.cfg.DataDir, spec)
 	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log}
+	var err error
+	if l.prog, err = l.startProgram(ctx); err != nil {
+		return nil, err
+	}
+	eval.Program, eval.FailJob = l.prog, l.failJobForProgram
 	qcfg := DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
 	sync := spec.Mode == jobspec.ModeSync

@@ -25,20 +25,53 @@ func ReadModel(dir string) (Manifest, [][]float32, error) {
 	if err := json.Unmarshal(raw, &man); err != nil {
 		return Manifest{}, nil, fmt.Errorf("model: %s: %w: %w", manifestPath, ErrCorruptModel, err)
 	}
-	m, err := New(man.Spec())
+	want, err := manifestParamSpecs(man)
 	if err != nil {
 		return Manifest{}, nil, fmt.Errorf("model: %s: %w: %w", manifestPath, ErrCorruptModel, err)
 	}
-	if err := matchManifestParams(m.Params(), man.Params); err != nil {
+	if err := matchManifestParams(want, man.Params); err != nil {
 		return Manifest{}, nil, fmt.Errorf("model: %s: %w", manifestPath, err)
 	}
 	params := make([][]float32, len(man.Params))
 	for j, pm := range man.Params {
-		if params[j], err = readParamFile(dir, pm, m.Params()[j].Size()); err != nil {
+		if params[j], err = readParamFile(dir, pm, want[j].Size()); err != nil {
 			return Manifest{}, nil, fmt.Errorf("model: %w", err)
 		}
 	}
 	return man, params, nil
+}
+
+// maxProgramParams bounds the parameters of a program model's manifest
+// (1 Gi floats, the job spec's maximum).
+const maxProgramParams = 1 << 30
+
+// manifestParamSpecs is what the parameters of the manifest's model must be:
+// a built-in model's own, or, for a user's program (KindProgram), the
+// manifest's list itself with sane shapes.
+func manifestParamSpecs(man Manifest) ([]ParamSpec, error) {
+	if man.Kind != KindProgram {
+		m, err := New(man.Spec())
+		if err != nil {
+			return nil, err
+		}
+		return m.Params(), nil
+	}
+	ps := make([]ParamSpec, 0, len(man.Params))
+	total := 0
+	for _, p := range man.Params {
+		size := 1
+		for _, d := range p.Shape {
+			if d <= 0 || d > maxProgramParams || size > maxProgramParams/d {
+				return nil, fmt.Errorf("param %q: shape %v", p.Name, p.Shape)
+			}
+			size *= d
+		}
+		if total += size; len(p.Shape) == 0 || total > maxProgramParams {
+			return nil, fmt.Errorf("param %q: shape %v: empty, or over %d floats in all", p.Name, p.Shape, maxProgramParams)
+		}
+		ps = append(ps, ParamSpec{Name: p.Name, Shape: p.Shape})
+	}
+	return ps, nil
 }
 
 func matchManifestParams(want []ParamSpec, got []ParamManifest) error {

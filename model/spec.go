@@ -7,6 +7,10 @@ const (
 	KindLinear  = "linear"
 	KindSoftmax = "softmax"
 	KindMLP     = "mlp"
+	// KindProgram marks parameters computed by a user's program, not by a
+	// model of this package: New refuses it, WriteParams and ReadModel take
+	// the parameter list as given.
+	KindProgram = "program"
 )
 
 // Spec describes a built-in model. Outputs is the number of regression

@@ -24,10 +24,16 @@ import (
 // pass directory already exists it is replaced, and latest always follows
 // the pass written last.
 func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float32) (dir string, err error) {
+	return WriteParams(modelDir, pass, step, m.Spec(), m.Params(), params)
+}
+
+// WriteParams is WriteModel for parameters that no built-in model computes
+// (a user's program): s goes into the manifest, ps names the files.
+func WriteParams(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, params [][]float32) (dir string, err error) {
 	if pass < 0 {
 		return "", fmt.Errorf("model: write %s: pass %d must be >= 0: %w", modelDir, pass, ErrInvalidPass)
 	}
-	if err := CheckParams(m, params); err != nil {
+	if err := checkParams(ps, params); err != nil {
 		return "", fmt.Errorf("model: write %s: %w", modelDir, err)
 	}
 	if err := os.MkdirAll(modelDir, fileperm.Dir); err != nil {
@@ -46,7 +52,7 @@ func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float
 	if err := os.Chmod(tmp, fileperm.Dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
-	if err := writePassFiles(tmp, manifestHeader(m.Spec(), pass, step), m.Params(), params); err != nil {
+	if err := writePassFiles(tmp, manifestHeader(s, pass, step), ps, params); err != nil {
 		return "", fmt.Errorf("model: write %s: %w", filepath.Join(modelDir, name), err)
 	}
 	dir = filepath.Join(modelDir, name)

@@ -41,6 +41,9 @@ type process struct {
 	ckptHealth ckptHealth
 	creds      credentials.TransportCredentials // of the server
 	log        *slog.Logger
+	// programInit holds the initial values a model program declared
+	// (model.kind program); nil for a built-in model.
+	programInit [][]float32
 }
 
 // Run serves pserver cfg.Index of cfg.Job until the job ends (nil) or the
@@ -94,6 +97,9 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.layout, err = client.NewLayout(p.spec); err != nil {
 		return nil, err
 	}
+	if err := p.declareProgram(ctx); err != nil {
+		return nil, err
+	}
 	p.mode = p.spec.Mode
 	shardCfg := ShardConfig{Mode: p.mode, Trainers: p.spec.Trainers, Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
@@ -110,6 +116,10 @@ func OptimizerOf(spec *jobspec.Spec) OptimizerConfig {
 }
 
 func (p *process) init(b client.Block, dst []float32) {
+	if p.programInit != nil {
+		copy(dst, p.programInit[b.Param][b.Offset:b.Offset+len(dst)])
+		return
+	}
 	model.InitRange(p.layout.Model, p.spec.Seed, b.Param, b.Offset, dst)
 }
 

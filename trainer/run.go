@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
+	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -71,6 +72,7 @@ type trainer struct {
 	log    *slog.Logger
 	creds  credentials.TransportCredentials // dials the master and the pservers
 	lease  clientv3.LeaseID                 // the registration's lease (0: none)
+	prog   *program.Client                  // the model program (model.kind program), else nil
 }
 
 // Run trains until the master says the job is done.
@@ -81,6 +83,10 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	t, err := newTrainer(ctx, cli, cfg)
 	if err != nil {
 		return err
+	}
+	defer t.closeProgram()
+	if err := t.startProgram(ctx); err != nil {
+		return t.endOr(ctx, err)
 	}
 	session, err := coord.NewSession(ctx, cli, cfg.SessionTTL)
 	if err != nil {
@@ -170,6 +176,10 @@ func (t *trainer) endOr(ctx context.Context, err error) error {
 		_ = coord.AppendEvent(ctx, t.cli, t.cfg.Job, reason)
 		return err
 	}
+	if program.IsProgramError(err) && ctx.Err() == nil {
+		t.failJobForProgram(ctx, err)
+		return err
+	}
 	if state, ended := t.jobEnded(ctx); ended {
 		t.log.Info("job ended", "state", state)
 		return nil
@@ -217,11 +227,7 @@ func (t *trainer) compute(ex []dataset.Example) (float64, error) {
 	if len(ex) == 0 {
 		return 0, nil
 	}
-	b := dataset.ToBatch(ex)
-	if err := t.layout.Model.Spec().CheckBatch(b); err != nil {
-		return 0, fmt.Errorf("trainer: bad records: %w", err)
-	}
-	return t.layout.Model.Gradient(t.params, b, t.grads), nil
+	return t.gradient(dataset.ToBatch(ex))
 }
 
 func safeMean(sum float64, n int) float64 {

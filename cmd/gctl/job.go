@@ -57,6 +57,7 @@ func (a *app) jobStartCommand() *cobra.Command {
 		name                       string
 		trainers, pservers, passes int
 		detach                     bool
+		pkgDir                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "start -f FILE",
@@ -76,7 +77,8 @@ the spec or a flag is invalid (nothing is submitted then). Ctrl-C stops
 following but leaves the job running.`,
 		Example: `  gctl job start -f fit-a-line.yaml
   gctl job start -f fit-a-line.yaml --name fit-a-line-2 --trainers 4 --passes 10
-  gctl job start -f fit-a-line.yaml --detach`,
+  gctl job start -f fit-a-line.yaml --detach
+  gctl job start -f my-model.yaml --package ./my-model   # upload the program's workspace`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -86,25 +88,15 @@ following but leaves the job running.`,
 			if err != nil {
 				return err
 			}
-			flags := cmd.Flags()
-			overridden := map[string]bool{}
-			for _, f := range []string{"name", "trainers", "pservers", "passes"} {
-				overridden[f] = flags.Changed(f)
+			overridden, err := applyOverrides(cmd, spec, name, trainers, pservers, passes)
+			if err != nil {
+				return err
 			}
-			if overridden["name"] {
-				if err := jobspec.ValidateName(name); err != nil {
-					return fmt.Errorf("--name: %w", err)
+			var pkg []byte
+			if pkgDir != "" {
+				if pkg, err = packWorkspace(spec, pkgDir); err != nil {
+					return err
 				}
-				spec.Name = name
-			}
-			if overridden["trainers"] {
-				spec.Trainers = trainers
-			}
-			if overridden["pservers"] {
-				spec.Pservers = pservers
-			}
-			if overridden["passes"] {
-				spec.Passes = passes
 			}
 			if err := spec.Validate(); err != nil {
 				var fe *jobspec.FieldError
@@ -117,6 +109,7 @@ following but leaves the job running.`,
 			if err != nil {
 				return err
 			}
+			req.Package = pkg
 			return a.startJob(cmd.Context(), req, spec.Name, detach)
 		},
 	}
@@ -127,7 +120,34 @@ following but leaves the job running.`,
 	f.IntVar(&pservers, "pservers", 0, "number of pservers, overriding the spec")
 	f.IntVar(&passes, "passes", 0, "number of passes over the training data, overriding the spec")
 	f.BoolVar(&detach, "detach", false, "submit and return at once instead of following the job")
+	f.StringVar(&pkgDir, "package", "", "upload DIR as the model program's workspace (instead of model.workspace on shared storage)")
 	return cmd
+}
+
+// applyOverrides sets the spec fields whose flags were given and returns
+// which were.
+func applyOverrides(cmd *cobra.Command, spec *jobspec.Spec, name string, trainers, pservers, passes int) (map[string]bool, error) {
+	flags := cmd.Flags()
+	overridden := map[string]bool{}
+	for _, f := range []string{"name", "trainers", "pservers", "passes"} {
+		overridden[f] = flags.Changed(f)
+	}
+	if overridden["name"] {
+		if err := jobspec.ValidateName(name); err != nil {
+			return nil, fmt.Errorf("--name: %w", err)
+		}
+		spec.Name = name
+	}
+	if overridden["trainers"] {
+		spec.Trainers = trainers
+	}
+	if overridden["pservers"] {
+		spec.Pservers = pservers
+	}
+	if overridden["passes"] {
+		spec.Passes = passes
+	}
+	return overridden, nil
 }
 
 // loadSpec parses the spec file; a missing file is the operator's typo, so

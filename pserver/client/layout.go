@@ -14,26 +14,43 @@ const MaxBlockFloats = 1 << 20
 // Layout is what every role derives identically from the job spec: the model
 // and how its parameters are cut into blocks over the pservers.
 type Layout struct {
+	// Model is nil for a user's program (model.kind program): the program
+	// computes, and Spec and Params come from what it declared at submit.
 	Model  model.Model
+	Spec   model.Spec
+	Params []model.ParamSpec
 	Sizes  []int
 	Blocks []Block
 }
 
 // NewLayout derives the layout of spec.
 func NewLayout(spec *jobspec.Spec) (*Layout, error) {
-	m, err := model.New(spec.Model.ToModel())
-	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", spec.Name, err)
+	l := &Layout{Spec: spec.Model.ToModel()}
+	if spec.Model.IsProgram() {
+		d := spec.Model.Declared
+		if d == nil || len(d.Params) == 0 {
+			return nil, fmt.Errorf("job %s: the program's parameters were not declared at submit", spec.Name)
+		}
+		for _, p := range d.Params {
+			l.Params = append(l.Params, model.ParamSpec{Name: p.Name, Shape: p.Shape})
+		}
+	} else {
+		m, err := model.New(l.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", spec.Name, err)
+		}
+		l.Model, l.Params = m, m.Params()
 	}
 	var sizes []int
-	for _, p := range m.Params() {
+	for _, p := range l.Params {
 		sizes = append(sizes, p.Size())
 	}
 	blocks, err := Partition(sizes, spec.Pservers, MaxBlockFloats)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", spec.Name, err)
 	}
-	return &Layout{Model: m, Sizes: sizes, Blocks: blocks}, nil
+	l.Sizes, l.Blocks = sizes, blocks
+	return l, nil
 }
 
 // NewParams allocates one zeroed slice per parameter.

@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"compress/gzip"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// fashionDir is Debian's dataset-fashion-mnist (CI installs it).
+const fashionDir = "/usr/share/datasets/fashion-mnist"
+
+// programRecords is how many Fashion-MNIST records the program jobs use:
+// enough for the MLP to learn, few enough for a lean e2e.
+const programRecords = 2000
+
+// programYAML is a job of the reference Python MLP program over the
+// Fashion-MNIST subset in work/data, with the program in work/ws.
+func programYAML(name, extraArgs string) string {
+	return fmt.Sprintf(`name: %s
+mode: sync
+trainers: 2
+pservers: 2
+passes: 3
+batch_size: 25
+seed: 1
+model:
+  kind: program
+  entry: "/usr/bin/python3 mlp.py%s"
+  workspace: ws
+  inputs: 784
+  outputs: 10
+  hidden: [32]
+  timeout: 30s
+optimizer: {kind: sgd, learning_rate: 0.05}
+data: {train: data/fashion-train-*, test: data/fashion-test-*}
+checkpoint: {every: "20", keep: 3}
+`, name, extraArgs)
+}
+
+// programSetup starts an agent over a Fashion-MNIST subset converted with
+// gctl and a workspace holding a copy of examples/program.
+func programSetup(t *testing.T) (*agent, string) {
+	t.Helper()
+	work := t.TempDir()
+	a := startAgent(t, filepath.Join(work, "agent"))
+	images, labels := filepath.Join(work, "images.idx"), filepath.Join(work, "labels.idx")
+	idxHead(t, filepath.Join(fashionDir, "train-images-idx3-ubyte.gz"), images, programRecords)
+	idxHead(t, filepath.Join(fashionDir, "train-labels-idx1-ubyte.gz"), labels, programRecords)
+	if _, errs, code := a.gctl(t, "data", "convert", "--format", "idx", "--input", images, "--labels", labels,
+		"--out", filepath.Join(work, "data", "fashion"), "--shards", "2", "--test-fraction", "0.2", "--seed", "1"); code != 0 {
+		t.Fatalf("data convert: exit %d: %s", code, errs)
+	}
+	ws := filepath.Join(work, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"mlp.py", "gtrainprog.py"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "program", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, work
+}
+
+// idxHead writes the first n items of the gzipped IDX file src to dst,
+// with the count in the header set to n.
+func idxHead(t *testing.T, src, dst string, n int) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatalf("%v (CI installs dataset-fashion-mnist)", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 8)
+	if _, err := io.ReadFull(zr, head); err != nil {
+		t.Fatal(err)
+	}
+	dims, item := int(head[3]), 1
+	rest := make([]byte, 4*(dims-1))
+	if _, err := io.ReadFull(zr, rest); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < dims-1; i++ {
+		item *= int(binary.BigEndian.Uint32(rest[4*i:]))
+	}
+	binary.BigEndian.PutUint32(head[4:], uint32(n))
+	body := make([]byte, n*item)
+	if _, err := io.ReadFull(zr, body); err != nil {
+		t.Fatal(err)
+	}
+	out := append(append(head, rest...), body...)
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProgramJob: the Python MLP program trains Fashion-MNIST records to a
+// useful accuracy; a second run whose trainer is SIGKILLed mid-training ends
+// with the same model bit for bit.
+func TestProgramJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	a, work := programSetup(t)
+	started := time.Now()
+	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, programYAML("prog-ref", "")))
+	if code != 0 {
+		t.Fatalf("job start: exit %d\n%s%s", code, out, errs)
+	}
+	ref := a.status(t, "prog-ref")
+	if ref.State != api.StateSucceeded || ref.Metrics.TestAccuracy == nil || *ref.Metrics.TestAccuracy < 0.6 {
+		t.Fatalf("reference: state %s, accuracy %v (want >= 0.6)", ref.State, ref.Metrics.TestAccuracy)
+	}
+	t.Logf("reference run: %s, accuracy %.3f", time.Since(started).Round(time.Millisecond), *ref.Metrics.TestAccuracy)
+	refSums := manifestSums(t, ref.ModelDir)
+
+	a.startDetached(t, work, "prog-kill", programYAML("prog-kill", ""))
+	st := a.waitFor(t, "prog-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateRunning && st.Step > 30
+	})
+	pid := a.pidOf(t, "prog-kill", "trainer-1")
+	t.Logf("SIGKILL trainer-1 (pid %d) at step %d", pid, st.Step)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st = a.waitFor(t, "prog-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	restarted := false
+	for _, w := range st.Trainers {
+		restarted = restarted || (w.Name == "trainer-1" && w.Restarts > 0)
+	}
+	if !restarted {
+		t.Errorf("status does not show trainer-1 restarted: %+v", st.Trainers)
+	}
+	for p, n := range st.SamplesApplied {
+		if n != ref.SamplesApplied[p] {
+			t.Errorf("pass %d: %d samples applied, reference %d", p, n, ref.SamplesApplied[p])
+		}
+	}
+	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+		t.Errorf("the model differs from the uninterrupted run:\n killed    %s\n reference %s", sums, refSums)
+	}
+}
+
+// TestProgramExit3 : a program that exits with status 3 in the middle of a
+// step fails the job, and status shows the program's own error text.
+func TestProgramExit3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	a, work := programSetup(t)
+	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, programYAML("prog-fail", " --fail-after 5")))
+	if code == 0 {
+		t.Fatalf("job start of a failing program: exit 0\n%s%s", out, errs)
+	}
+	st := a.status(t, "prog-fail")
+	t.Logf("reason: %s", st.Reason)
+	if st.State != api.StateFailed {
+		t.Fatalf("state %s, want FAILED", st.State)
+	}
+	for _, want := range []string{"exit status 3", "mlp.py: injected failure at gradient request 6"} {
+		if !strings.Contains(st.Reason, want) {
+			t.Errorf("reason %q lacks %q", st.Reason, want)
+		}
+	}
+	found := false
+	for _, e := range st.Events {
+		found = found || strings.Contains(e.What, "injected failure")
+	}
+	if !found {
+		t.Errorf("no event names the program's error: %+v", st.Events)
+	}
+	if st.Master.Restarts != 0 {
+		t.Errorf("the master restarted %d times for a program's failure", st.Master.Restarts)
+	}
+}
+
+// TestProgramSubmitRefused: a program job whose workspace or entry would
+// leave the workspace, or whose program cannot declare, is refused at submit
+// with exit 2 and the field named.
+func TestProgramSubmitRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	a, work := programSetup(t)
+	if err := os.Symlink("/etc", filepath.Join(work, "ws", "out")); err != nil {
+		t.Fatal(err)
+	}
+	spec := programYAML("refused", "")
+	for _, tc := range []struct{ from, to, field, msg string }{
+		{"workspace: ws", "workspace: /etc", "model.workspace", "outside"},
+		{"python3 mlp.py", "python3 ../ws/mlp.py", "model.entry", "leaves the workspace"},
+		{"python3 mlp.py", "python3 out/hostname", "model.entry", "outside the workspace"},
+		{"python3 mlp.py", "python3 mlp.py --bogus", "model.entry", "unknown argument"},
+		{"inputs: 784", "inputs: 0", "model.inputs", "> 0"},
+	} {
+		body := strings.Replace(spec, tc.from, tc.to, 1)
+		_, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, body), "--detach")
+		if code != 2 || !strings.Contains(errs, tc.field) || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%s: exit %d, want 2 naming %s and %q: %s", tc.to, code, tc.field, tc.msg, errs)
+		}
+	}
+}
+
+// TestProgramPackage: the workspace uploaded with the job (`--package DIR`)
+// reaches the roles, and the job trains from it.
+func TestProgramPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	a, work := programSetup(t)
+	withWS := strings.Replace(programYAML("prog-pkg", ""), "passes: 3", "passes: 1", 1)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, withWS), "--package", filepath.Join(work, "ws")); code != 2 ||
+		!strings.Contains(errs, "leave model.workspace out") {
+		t.Errorf("--package with model.workspace: exit %d: %s", code, errs)
+	}
+	spec := writeSpec(t, work, strings.Replace(withWS, "  workspace: ws\n", "", 1))
+	pkg := filepath.Join(t.TempDir(), "upload")
+	if err := os.Rename(filepath.Join(work, "ws"), pkg); err != nil { // not readable through the spec any more
+		t.Fatal(err)
+	}
+	out, errs, code := a.gctl(t, "job", "start", "-f", spec, "--package", pkg)
+	if code != 0 {
+		t.Fatalf("job start --package: exit %d\n%s%s", code, out, errs)
+	}
+	st := a.status(t, "prog-pkg")
+	if st.State != api.StateSucceeded || st.Metrics.TestAccuracy == nil {
+		t.Fatalf("state %s, metrics %+v", st.State, st.Metrics)
+	}
+	if _, errs, code := a.gctl(t, "job", "stop", "prog-pkg", "--purge"); code != 0 {
+		t.Fatalf("purge: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,56 @@
+package master
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/program"
+)
+
+// startProgram starts the job's model program for the end-of-pass
+// evaluation when the model is kind program and there is a test set (the
+// model files need no program). A failure fails the job.
+func (l *leader) startProgram(ctx context.Context) (*program.Client, error) {
+	if !l.job.spec.Model.IsProgram() || len(l.job.test) == 0 {
+		return nil, nil
+	}
+	c, _, err := program.StartForJob(ctx, l.job.spec, coord.PackageFetcher(l.cli, l.cfg.Job), l.cfg.Log.With("program", "master"))
+	if err != nil {
+		l.failJobForProgram(ctx, err)
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	return c, nil
+}
+
+// failJobForProgram fails the job with a model program's error: a retry or
+// a restart meets the same program.
+func (l *leader) failJobForProgram(ctx context.Context, err error) {
+	if !program.IsProgramError(err) || ctx.Err() != nil {
+		return
+	}
+	coord.FailJob(ctx, l.cli, l.cfg.Job, fmt.Sprintf("master: %v", err), l.cfg.Log, l.lead.Guard())
+}
+
+// evaluateProgram is Evaluate with the program computing the losses.
+func evaluateProgram(ctx context.Context, e *PassEvaluator, params [][]float32) (meanLoss, accuracy float64, err error) {
+	var loss float64
+	var correct int
+	for lo := 0; lo < len(e.Test); lo += evalBatch {
+		b := dataset.ToBatch(e.Test[lo:min(lo+evalBatch, len(e.Test))])
+		// Not cancelled with ctx (a rollback): a request cut short would
+		// leave the program's stream out of step. The timeout still bounds it.
+		l, c, err := e.Program.Evaluate(context.WithoutCancel(ctx), e.Layout.Params, params, b)
+		if err != nil {
+			if e.FailJob != nil {
+				e.FailJob(ctx, err)
+			}
+			return 0, 0, err
+		}
+		loss += l
+		correct += c
+	}
+	n := float64(len(e.Test))
+	return loss / n, float64(correct) / n, nil
+}

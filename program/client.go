@@ -1,0 +1,233 @@
+package program
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gtrain/gtrain/program/wire"
+)
+
+// DefaultTimeout bounds one request when the spec sets no model.timeout: long
+// enough for an interpreter to import numpy and for a large batch, short
+// enough that a hung program fails the job within a minute.
+const DefaultTimeout = 60 * time.Second
+
+// stderrKeep is how much of the program's stderr an error quotes.
+const stderrKeep = 2048
+
+// Config says how to run a program.
+type Config struct {
+	Argv    []string      // the resolved entry: program and arguments
+	Dir     string        // the workspace: the program's working directory
+	Timeout time.Duration // per request; 0 means DefaultTimeout
+	Log     *slog.Logger
+}
+
+// Client is one running program. Its methods are not safe for concurrent
+// use; after any failure every later call returns the same error.
+type Client struct {
+	cfg     Config
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *bufio.Reader
+	tail    *stderrTail
+	exited  chan struct{} // closed when Wait returned
+	waitMu  sync.Mutex
+	waitErr error
+	broken  *Error
+	// cleanup removes an unpacked workspace after the program ended.
+	cleanup func()
+}
+
+// Start runs the program. It does not talk to it yet: Declare is the first
+// request.
+func Start(cfg Config) (*Client, error) {
+	if len(cfg.Argv) == 0 {
+		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: empty command", ErrEntry)}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
+	cmd.Dir = cfg.Dir
+	// A workspace may be shared and read-only: no __pycache__ written into it.
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	// Its own process group, so a timeout kills what it forked too; and it
+	// dies with its parent, so a SIGKILLed trainer leaves no program behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = time.Second
+	c := &Client{cfg: cfg, cmd: cmd, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
+	cmd.Stderr = c.tail
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, &Error{Op: "start", Err: err}
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, &Error{Op: "start", Err: err}
+	}
+	c.stdout = bufio.NewReaderSize(out, 1<<16)
+	if err := cmd.Start(); err != nil {
+		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: %v", ErrEntry, err)}
+	}
+	go c.wait()
+	cfg.Log.Debug("model program started", "argv", cfg.Argv, "dir", cfg.Dir, "pid", cmd.Process.Pid)
+	return c, nil
+}
+
+func (c *Client) wait() {
+	err := c.cmd.Wait()
+	c.waitMu.Lock()
+	c.waitErr = err
+	c.waitMu.Unlock()
+	close(c.exited)
+}
+
+// Close ends the program: stdin closes (a well-behaved program exits at
+// end of input), and after a short grace the process group is killed.
+func (c *Client) Close() error {
+	c.stdin.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(2 * time.Second):
+		c.kill()
+		<-c.exited
+	}
+	if c.cleanup != nil {
+		c.cleanup()
+	}
+	return nil
+}
+
+func (c *Client) kill() {
+	if p := c.cmd.Process; p != nil {
+		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+	}
+}
+
+// call sends one request and reads its answer within the timeout. A
+// failure breaks the client for good: the stream may be out of step.
+//
+// want says, from the decoded header, how many floats the answer must carry:
+// the payload is read only when the header's "floats" equals it, so that a
+// program cannot make the trainer allocate what it claims.
+func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float32, resp *wire.Response, want func() int) ([]float32, error) {
+	if c.broken != nil {
+		return nil, c.broken
+	}
+	type result struct {
+		data []float32
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if err := wire.WriteFrame(c.stdin, req, payload...); err != nil {
+			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
+			return
+		}
+		data, err := wire.ReadFrame(c.stdout, resp, func() (int, error) {
+			w := want()
+			if resp.Error != "" {
+				w = 0 // an error answer has no payload
+			} else if w < 0 {
+				return 0, fmt.Errorf("%w: declared shapes %v are not all positive, or over %d values in all", wire.ErrMalformed, resp.Params, MaxParams)
+			}
+			if resp.Floats != w {
+				return 0, fmt.Errorf("%w: the answer announces %d floats, want %d", wire.ErrMalformed, resp.Floats, w)
+			}
+			return resp.Floats, nil
+		})
+		done <- result{data, err}
+	}()
+	timer := time.NewTimer(c.cfg.Timeout)
+	defer timer.Stop()
+	var r result
+	select {
+	case r = <-done:
+	case <-timer.C:
+		c.kill()
+		r.err = fmt.Errorf("%w: %s request took over %s", ErrTimeout, req.Op, c.cfg.Timeout)
+	case <-ctx.Done():
+		// Not the program's fault: the role is stopping. No ErrProgram, so
+		// nobody fails the job for it.
+		c.kill()
+		c.broken = &Error{Op: req.Op, Err: ctx.Err()}
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		return nil, c.fail(req.Op, c.explain(r.err))
+	}
+	if resp.Error != "" {
+		return nil, c.fail(req.Op, fmt.Errorf("%w: %s", ErrProgramSet, clipText(resp.Error)))
+	}
+	return r.data, nil
+}
+
+// explain turns a broken stream into what happened to the process: an exit
+// status says more than "unexpected EOF".
+func (c *Client) explain(err error) error {
+	if errors.Is(err, ErrTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, wire.ErrMalformed) {
+		c.kill()
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(2 * time.Second):
+		c.kill()
+		<-c.exited
+	}
+	c.waitMu.Lock()
+	werr := c.waitErr
+	c.waitMu.Unlock()
+	var exit *exec.ExitError
+	if errors.As(werr, &exit) {
+		return fmt.Errorf("%w: %v", ErrExited, exit)
+	}
+	return fmt.Errorf("%w: stdout closed: %v", ErrExited, err)
+}
+
+func (c *Client) fail(op string, err error) *Error {
+	if c.broken == nil {
+		c.kill()
+		// Give the stderr copy a moment to take the program's last words.
+		select {
+		case <-c.exited:
+		case <-time.After(time.Second):
+		}
+		c.broken = &Error{Op: op, Err: err, Stderr: c.tail.String()}
+		c.cfg.Log.Error("model program failed", "op", op, "err", c.broken)
+	}
+	return c.broken
+}
+
+// Pid is the program's process id.
+func (c *Client) Pid() int { return c.cmd.Process.Pid }
+
+// protocolError is a well-formed frame with content that breaks the
+// protocol (wrong shape, count, non-finite value).
+func (c *Client) protocolError(op, format string, args ...any) *Error {
+	return c.fail(op, fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...)))
+}
+
+func clipText(s string) string {
+	const max = 1000
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}

@@ -1,0 +1,24 @@
+// Package program runs a user's model program (job spec `model.kind:
+// program`) and talks to it over the protocol of package program/wire,
+// documented in docs/program-protocol.md.
+//
+// A Client owns one program process: it starts the entry command inside the
+// workspace, sends declare, gradient and evaluate requests, and checks every
+// answer strictly (shapes, counts, finite numbers, a deadline per request).
+// Any failure is an *Error that carries the tail of the program's stderr and
+// wraps ErrProgram; the roles fail the job with it instead of training on a
+// wrong answer, because a restart would meet the same program.
+//
+// Where declare runs: the agent that accepts the job runs it once at submit
+// time and records the declared layout (names, shapes) and the SHA-256 of
+// the initial values in the job record (jobspec.Declared); the memory-fit
+// check and the pservers' block partition use that record. Every role that
+// needs the program (trainers for gradients, the master for evaluation,
+// pservers for the initial values of their blocks) runs declare again when it
+// starts and refuses a declaration that differs from the record: the program
+// must be deterministic for a seed, which is also what makes its models
+// bit-identical across crashes.
+//
+// Nothing else lives here: pservers, optimizers, checkpoints and task
+// accounting stay gtrain's.
+package program

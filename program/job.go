@@ -1,0 +1,123 @@
+package program
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
+)
+
+// StartForJob starts the program of a job whose model is kind program, asks
+// it to declare its parameters, and, when the job record holds the
+// declaration made at submit, checks that this one is identical. The caller
+// closes the client.
+//
+// A job whose workspace was uploaded (model.package) needs fetch, which
+// returns the package's bytes; they are checked against the SHA-256 and
+// unpacked into a private directory that Close removes.
+func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, log *slog.Logger) (*Client, *Declaration, error) {
+	m := spec.Model
+	ws, cleanup, err := workspaceOf(ctx, spec, fetch)
+	if err != nil {
+		return nil, nil, &Error{Op: "start", Err: err}
+	}
+	dir, argv, err := ResolveEntry(ws, m.EntryArgv())
+	if err != nil {
+		cleanup()
+		return nil, nil, &Error{Op: "start", Err: err}
+	}
+	timeout, err := m.ProgramTimeout()
+	if err != nil {
+		cleanup()
+		return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: model.timeout: %v", ErrEntry, err)}
+	}
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	c.cleanup = cleanup
+	d, err := c.Declare(ctx, DeclareArgs{Seed: spec.Seed, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: m.Hidden})
+	if err == nil && m.Declared != nil {
+		err = c.checkRecord(d, m.Declared)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, d, nil
+}
+
+// checkRecord compares a declaration with the one recorded at submit.
+func (c *Client) checkRecord(d *Declaration, rec *jobspec.Declared) error {
+	got := d.Record()
+	if !slices.EqualFunc(got.Params, rec.Params, func(a, b jobspec.DeclaredParam) bool {
+		return a.Name == b.Name && slices.Equal(a.Shape, b.Shape)
+	}) {
+		return c.fail("declare", fmt.Errorf("%w: parameters %v, recorded %v", ErrMismatch, got.Params, rec.Params))
+	}
+	if got.InitSHA256 != rec.InitSHA256 {
+		return c.fail("declare", fmt.Errorf("%w: initial values have sha256 %s, recorded %s (the program must be deterministic for a seed)",
+			ErrMismatch, got.InitSHA256, rec.InitSHA256))
+	}
+	return nil
+}
+
+// PackageFetcher returns the bytes of a job's uploaded workspace.
+type PackageFetcher func(ctx context.Context) ([]byte, error)
+
+// workspaceOf is the directory the program runs in: model.workspace, or the
+// uploaded package unpacked into a fresh private directory.
+func workspaceOf(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher) (dir string, cleanup func(), err error) {
+	if spec.Model.Package == "" {
+		return spec.Model.Workspace, func() {}, nil
+	}
+	if fetch == nil {
+		return "", nil, fmt.Errorf("%w: the job's workspace was uploaded, and this process cannot fetch it", ErrPackage)
+	}
+	data, err := fetch(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: fetch: %v", ErrPackage, err)
+	}
+	if dir, err = os.MkdirTemp("", "gtrain-workspace-"); err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if err := Unpack(data, spec.Model.Package, dir); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return dir, cleanup, nil
+}
+
+// Record is the declaration as the job record keeps it.
+func (d *Declaration) Record() *jobspec.Declared {
+	rec := &jobspec.Declared{}
+	h := sha256.New()
+	for j, p := range d.Params {
+		rec.Params = append(rec.Params, jobspec.DeclaredParam{Name: p.Name, Shape: slices.Clone(p.Shape)})
+		h.Write(model.Float32Bytes(d.Init[j]))
+	}
+	rec.InitSHA256 = hex.EncodeToString(h.Sum(nil))
+	return rec
+}
+
+// DeclareForSubmit runs the program of spec once, records its declaration in
+// spec.Model.Declared and stops it: what the agent does when it accepts a
+// job.
+func DeclareForSubmit(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, log *slog.Logger) error {
+	spec.Model.Declared = nil // never trust a submitted one
+	c, d, err := StartForJob(ctx, spec, fetch, log)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	spec.Model.Declared = d.Record()
+	return nil
+}

@@ -1,0 +1,191 @@
+package program
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/program/wire"
+)
+
+// MaxParams bounds a declaration (1 Gi floats, as jobspec.MaxParams).
+const MaxParams = 1 << 30
+
+// maxParamTensors bounds how many tensors a program may declare.
+const maxParamTensors = 4096
+
+// paramName is what a parameter may be called: it names a file in the model
+// directory (NAME.f32), so nothing that could leave it.
+var paramName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+
+// DeclareArgs is what a program learns about the model it must declare.
+type DeclareArgs struct {
+	Seed    uint64
+	Inputs  int
+	Outputs int
+	Hidden  []int
+}
+
+// Declaration is a program's parameters and their initial values.
+type Declaration struct {
+	Params []model.ParamSpec
+	Init   [][]float32
+}
+
+// Declare asks the program for its parameters and their initial values.
+func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, error) {
+	req := &wire.Request{Op: wire.OpDeclare, Version: wire.Version, Seed: a.Seed,
+		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden}
+	var resp wire.Response
+	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) })
+	if err != nil {
+		return nil, err
+	}
+	if resp.Version != wire.Version {
+		return nil, c.protocolError("declare", "version %d, want %d", resp.Version, wire.Version)
+	}
+	if n := len(resp.Params); n == 0 || n > maxParamTensors {
+		return nil, c.protocolError("declare", "%d parameters declared, want 1 to %d", n, maxParamTensors)
+	}
+	d := &Declaration{}
+	seen, total := map[string]bool{}, 0
+	for i, t := range resp.Params {
+		if !paramName.MatchString(t.Name) || seen[t.Name] {
+			return nil, c.protocolError("declare", "parameter %d: name %q is empty, repeated or not [A-Za-z0-9_.-]{1,64}", i, t.Name)
+		}
+		seen[t.Name] = true
+		size := t.Size()
+		if size == 0 || len(t.Shape) == 0 || total+size > MaxParams {
+			return nil, c.protocolError("declare", "parameter %q: shape %v is empty, not positive or over %d elements in all", t.Name, t.Shape, MaxParams)
+		}
+		total += size
+		d.Params = append(d.Params, model.ParamSpec{Name: t.Name, Shape: t.Shape})
+	}
+	if len(data) != total {
+		return nil, c.protocolError("declare", "%d initial values for %d parameters", len(data), total)
+	}
+	if i := firstNonFinite(data); i >= 0 {
+		return nil, c.protocolError("declare", "initial value %d is %v", i, data[i])
+	}
+	d.Init = split(data, d.Params)
+	return d, nil
+}
+
+// Gradient adds to grads the gradient sums the program computed for batch b
+// at params, and returns the loss sum. grads keeps its value on error.
+func (c *Client) Gradient(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32) (float64, error) {
+	req, payload := batchRequest(wire.OpGradient, ps, params, b)
+	var resp wire.Response
+	data, err := c.call(ctx, req, payload, &resp, func() int { return model.TotalSize(ps) })
+	if err != nil {
+		return 0, err
+	}
+	if err := c.checkCounts("gradient", &resp, b.N, len(data), model.TotalSize(ps)); err != nil {
+		return 0, err
+	}
+	if resp.Correct != nil {
+		return 0, c.protocolError("gradient", "a gradient answer has no correct count")
+	}
+	if i := firstNonFinite(data); i >= 0 {
+		return 0, c.protocolError("gradient", "gradient value %d is %v", i, data[i])
+	}
+	for j, g := range split(data, ps) {
+		for k, v := range g {
+			grads[j][k] += v
+		}
+	}
+	return *resp.LossSum, nil
+}
+
+// Evaluate returns the loss sum and the number of correct predictions the
+// program computed for batch b at params.
+func (c *Client) Evaluate(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch) (float64, int, error) {
+	req, payload := batchRequest(wire.OpEvaluate, ps, params, b)
+	var resp wire.Response
+	data, err := c.call(ctx, req, payload, &resp, func() int { return 0 })
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := c.checkCounts("evaluate", &resp, b.N, len(data), 0); err != nil {
+		return 0, 0, err
+	}
+	correct := int64(0)
+	if resp.Correct != nil {
+		correct = *resp.Correct
+	}
+	if correct < 0 || correct > int64(b.N) {
+		return 0, 0, c.protocolError("evaluate", "correct = %d not in [0, %d]", correct, b.N)
+	}
+	return *resp.LossSum, int(correct), nil
+}
+
+// checkCounts checks what both batch answers share: the record count, a
+// finite loss sum, and the payload size.
+func (c *Client) checkCounts(op string, resp *wire.Response, n, floats, want int) error {
+	switch {
+	case resp.Count == nil || *resp.Count != int64(n):
+		return c.protocolError(op, "count = %s, want %d records", showInt(resp.Count), n)
+	case resp.LossSum == nil || math.IsNaN(*resp.LossSum) || math.IsInf(*resp.LossSum, 0):
+		return c.protocolError(op, "loss_sum missing or not finite")
+	case floats != want:
+		return c.protocolError(op, "%d floats in the answer, want %d", floats, want)
+	}
+	return nil
+}
+
+func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.Batch) (*wire.Request, [][]float32) {
+	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N}
+	for _, p := range ps {
+		req.Params = append(req.Params, wire.Tensor{Name: p.Name, Shape: p.Shape})
+	}
+	x, y := make([]float32, len(b.X)), make([]float32, len(b.Y))
+	for i, v := range b.X {
+		x[i] = float32(v)
+	}
+	for i, v := range b.Y {
+		y[i] = float32(v)
+	}
+	return req, append([][]float32{x, y}, params...)
+}
+
+// declaredSize is how many initial values a declaration announces; -1
+// (never a valid count) when a shape is bad or the total is over MaxParams.
+func declaredSize(ts []wire.Tensor) int {
+	total := 0
+	for _, t := range ts {
+		s := t.Size()
+		if s == 0 || total+s > MaxParams {
+			return -1
+		}
+		total += s
+	}
+	return total
+}
+
+func split(data []float32, ps []model.ParamSpec) [][]float32 {
+	out := make([][]float32, len(ps))
+	off := 0
+	for j, p := range ps {
+		out[j] = data[off : off+p.Size() : off+p.Size()]
+		off += p.Size()
+	}
+	return out
+}
+
+func firstNonFinite(v []float32) int {
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+func showInt(p *int64) string {
+	if p == nil {
+		return "missing"
+	}
+	return fmt.Sprint(*p)
+}

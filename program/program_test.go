@@ -1,0 +1,180 @@
+package program
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/model"
+)
+
+// python is Debian's interpreter, which has numpy (CI installs python3-numpy).
+const python = "/usr/bin/python3"
+
+func repoDir(t *testing.T, rel string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func startBad(t *testing.T, mode string, timeout time.Duration) *Client {
+	t.Helper()
+	dir, argv, err := ResolveEntry(repoDir(t, "program/testdata"), []string{python, "bad.py", mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func smallBatch() model.Batch {
+	return model.Batch{N: 2, Inputs: 2, X: []float64{1, 2, 3, 4}, Y: []float64{0, 1}}
+}
+
+var badParams = []model.ParamSpec{{Name: "w", Shape: []int{2, 3}}, {Name: "b", Shape: []int{3}}}
+
+func TestMisbehavingPrograms(t *testing.T) {
+	for _, tc := range []struct {
+		mode   string
+		want   error
+		inText string
+	}{
+		{"exit3", ErrExited, "exit status 3"},
+		{"hang", ErrTimeout, "took over"},
+		{"garbage", ErrProtocol, "malformed"},
+		{"wrong-shape", ErrProtocol, "announces 8 floats, want 9"},
+		{"nan-count", ErrProtocol, "malformed"},
+		{"wrong-count", ErrProtocol, "count = 3, want 2"},
+		{"nan-grad", ErrProtocol, "NaN"},
+		{"error", ErrProgramSet, "labels out of range"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c := startBad(t, tc.mode, 2*time.Second)
+			ctx := context.Background()
+			d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			grads := [][]float32{make([]float32, 6), make([]float32, 3)}
+			_, err = c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads)
+			if !errors.Is(err, ErrProgram) || !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.inText) {
+				t.Fatalf("got %v, want %v containing %q", err, tc.want, tc.inText)
+			}
+			if tc.mode != "garbage" && !strings.Contains(err.Error(), "bad.py: "+tc.mode) {
+				t.Errorf("the error lacks the program's stderr: %v", err)
+			}
+			for _, g := range grads {
+				for _, v := range g {
+					if v != 0 {
+						t.Fatalf("gradients changed by a failed request: %v", grads)
+					}
+				}
+			}
+			if _, err2 := c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads); err2 != err {
+				t.Fatalf("a broken client answered again: %v", err2)
+			}
+		})
+	}
+}
+
+func TestDeclareFailures(t *testing.T) {
+	for _, tc := range []struct{ mode, inText string }{
+		{"declare-exit", "cannot import torch"},
+		{"bad-name", `name "../w"`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c := startBad(t, tc.mode, 5*time.Second)
+			_, err := c.Declare(context.Background(), DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+			if !errors.Is(err, ErrProgram) || !strings.Contains(err.Error(), tc.inText) {
+				t.Fatalf("got %v, want an error with %q", err, tc.inText)
+			}
+		})
+	}
+}
+
+// TestMLPMatchesBuiltin runs the Python reference program and checks its
+// declaration is deterministic and its gradients and evaluation agree with
+// gtrain's built-in MLP at the same parameters.
+func TestMLPMatchesBuiltin(t *testing.T) {
+	ws := repoDir(t, "examples/program")
+	start := func() (*Client, *Declaration) {
+		dir, argv, err := ResolveEntry(ws, []string{python, "mlp.py"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Start(Config{Argv: argv, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		d, err := c.Declare(context.Background(), DeclareArgs{Seed: 7, Inputs: 4, Outputs: 3, Hidden: []int{5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, d
+	}
+	c, d := start()
+	_, d2 := start()
+	if d.Record().InitSHA256 != d2.Record().InitSHA256 {
+		t.Fatal("the MLP's initial values differ between two runs with one seed")
+	}
+	builtin, err := model.New(model.Spec{Kind: model.KindMLP, Inputs: 4, Outputs: 3, Hidden: []int{5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, p := range builtin.Params() {
+		if p.Name != d.Params[j].Name || p.Size() != d.Params[j].Size() {
+			t.Fatalf("param %d: program %v, built-in %v", j, d.Params[j], p)
+		}
+	}
+	b := model.Batch{N: 3, Inputs: 4, X: []float64{1, -2, 0.5, 3, 0, 1, 1, -1, 2, 2, -0.5, 0}, Y: []float64{2, 0, 1}}
+	got, want := zeros(d.Params), zeros(d.Params)
+	loss, err := c.Gradient(context.Background(), d.Params, d.Init, b, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLoss := builtin.Gradient(d.Init, b, want)
+	if math.Abs(loss-wantLoss) > 1e-6*math.Max(1, math.Abs(wantLoss)) {
+		t.Fatalf("loss sum %v, built-in %v", loss, wantLoss)
+	}
+	for j := range got {
+		for k := range got[j] {
+			if math.Abs(float64(got[j][k]-want[j][k])) > 1e-5 {
+				t.Fatalf("grad %s[%d] = %v, built-in %v", d.Params[j].Name, k, got[j][k], want[j][k])
+			}
+		}
+	}
+	eloss, correct, err := c.Evaluate(context.Background(), d.Params, d.Init, b)
+	bloss, bcorrect := builtin.Evaluate(d.Init, b)
+	if err != nil || math.Abs(eloss-bloss) > 1e-6*math.Max(1, bloss) || correct != bcorrect {
+		t.Fatalf("evaluate: %v %d %v, built-in %v %d", eloss, correct, err, bloss, bcorrect)
+	}
+}
+
+func zeros(ps []model.ParamSpec) [][]float32 {
+	out := make([][]float32, len(ps))
+	for j, p := range ps {
+		out[j] = make([]float32, p.Size())
+	}
+	return out
+}
+
+func TestPythonIsThere(t *testing.T) {
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("%s is missing (CI installs python3 and python3-numpy): %v", python, err)
+	}
+}

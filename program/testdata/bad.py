@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""A misbehaving model program for the tests of package program. argv[1]
+chooses how it breaks; declare is always answered correctly (a 2x3 "w" and a
+3 "b"), unless the mode breaks declare itself."""
+import json
+import struct
+import sys
+import time
+
+mode = sys.argv[1]
+
+
+def read_exact(n):
+    buf = b""
+    while len(buf) < n:
+        c = sys.stdin.buffer.read(n - len(buf))
+        if not c:
+            sys.exit(0)
+        buf += c
+    return buf
+
+
+def read():
+    (n,) = struct.unpack("<I", read_exact(4))
+    req = json.loads(read_exact(n))
+    floats = 0
+    if req["op"] != "declare":
+        floats = req["n"] * req["inputs"] + req["n"] + sum(p["shape"][0] * (p["shape"][1] if len(p["shape"]) > 1 else 1) for p in req["params"])
+    read_exact(4 * floats)
+    return req
+
+
+def write(h, floats=()):
+    h = dict(h)
+    h.setdefault("floats", len(floats))
+    b = json.dumps(h).encode()
+    sys.stdout.buffer.write(struct.pack("<I", len(b)) + b + struct.pack("<%df" % len(floats), *floats))
+    sys.stdout.buffer.flush()
+
+
+def declare(req):
+    if mode == "declare-exit":
+        print("cannot import torch", file=sys.stderr)
+        sys.exit(1)
+    if mode == "bad-name":
+        write({"version": 1, "params": [{"name": "../w", "shape": [2, 3]}]}, [0.0] * 6)
+        return
+    if mode == "nondeterministic":
+        write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [time.time() % 1] * 9)
+        return
+    write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [0.5] * 9)
+
+
+while True:
+    req = read()
+    if req["op"] == "declare":
+        declare(req)
+        continue
+    n = req["n"]
+    print("bad.py: %s on %s of %d records" % (mode, req["op"], n), file=sys.stderr)
+    sys.stderr.flush()
+    if mode == "exit3":
+        sys.exit(3)
+    if mode == "hang":
+        time.sleep(3600)
+    if mode == "garbage":
+        sys.stdout.buffer.write(b"Traceback (most recent call last):\n")
+        sys.stdout.buffer.flush()
+        sys.exit(0)
+    if mode == "wrong-shape":
+        write({"count": n, "loss_sum": 1.0}, [0.0] * 8)
+    elif mode == "nan-count":
+        sys.stdout.buffer.write(b"")
+        write({"count": float("nan"), "loss_sum": 1.0}, [0.0] * 9)
+    elif mode == "wrong-count":
+        write({"count": n + 1, "loss_sum": 1.0}, [0.0] * 9)
+    elif mode == "nan-grad":
+        write({"count": n, "loss_sum": 1.0}, [float("nan")] + [0.0] * 8)
+    elif mode == "error":
+        write({"error": "ValueError: labels out of range"})
+    else:
+        write({"count": n, "loss_sum": 1.0}, [1.0] * 9)

@@ -1,0 +1,69 @@
+package gtrainprog
+
+import (
+	"fmt"
+
+	"github.com/gtrain/gtrain/program/wire"
+)
+
+func handle(m Model, req *wire.Request, data []float32) (*wire.Response, [][]float32, error) {
+	if req.Op == wire.OpDeclare {
+		return declare(m, req)
+	}
+	params, b := splitBatch(req, data)
+	switch req.Op {
+	case wire.OpGradient:
+		grads := make([][]float32, len(params))
+		for j, p := range params {
+			grads[j] = make([]float32, len(p))
+		}
+		loss, err := m.Gradient(params, b, grads)
+		if err != nil {
+			return nil, nil, err
+		}
+		count := int64(b.N)
+		return &wire.Response{Count: &count, LossSum: &loss}, grads, nil
+	case wire.OpEvaluate:
+		loss, correct, err := m.Evaluate(params, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		count, c := int64(b.N), int64(correct)
+		return &wire.Response{Count: &count, LossSum: &loss, Correct: &c}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("unknown op %q", req.Op)
+}
+
+func declare(m Model, req *wire.Request) (*wire.Response, [][]float32, error) {
+	if req.Version != wire.Version {
+		return nil, nil, fmt.Errorf("protocol version %d, this SDK speaks %d", req.Version, wire.Version)
+	}
+	ps, err := m.Declare(Config{Seed: req.Seed, Inputs: req.Inputs, Outputs: req.Outputs, Hidden: req.Hidden})
+	if err != nil {
+		return nil, nil, err
+	}
+	resp := &wire.Response{Version: wire.Version}
+	var payload [][]float32
+	for _, p := range ps {
+		t := wire.Tensor{Name: p.Name, Shape: p.Shape}
+		if t.Size() != len(p.Init) {
+			return nil, nil, fmt.Errorf("param %q: %d initial values for shape %v", p.Name, len(p.Init), p.Shape)
+		}
+		resp.Params = append(resp.Params, t)
+		payload = append(payload, p.Init)
+	}
+	return resp, payload, nil
+}
+
+// splitBatch cuts a batch request's payload (PayloadFloats checked its size).
+func splitBatch(req *wire.Request, data []float32) ([][]float32, Batch) {
+	nx := req.N * req.Inputs
+	b := Batch{N: req.N, Inputs: req.Inputs, X: data[:nx], Y: data[nx : nx+req.N]}
+	off := nx + req.N
+	params := make([][]float32, len(req.Params))
+	for j, t := range req.Params {
+		params[j] = data[off : off+t.Size()]
+		off += t.Size()
+	}
+	return params, b
+}

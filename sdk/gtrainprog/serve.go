@@ -1,0 +1,87 @@
+package gtrainprog
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gtrain/gtrain/program/wire"
+)
+
+// Param is one declared parameter: its name (a file name in the model
+// directory: [A-Za-z0-9_.-]), row-major shape and initial values.
+type Param struct {
+	Name  string
+	Shape []int
+	Init  []float32
+}
+
+// Config is what gtrain tells the program about the model: the job spec's
+// seed, model.inputs, model.outputs and model.hidden.
+type Config struct {
+	Seed    uint64
+	Inputs  int
+	Outputs int
+	Hidden  []int
+}
+
+// Batch is N records: X row-major (N×Inputs), Y one label each.
+type Batch struct {
+	N, Inputs int
+	X, Y      []float32
+}
+
+// Model is a user's model. Declare must be deterministic for a Config: every
+// gtrain process that starts the program asks again and compares.
+type Model interface {
+	Declare(c Config) ([]Param, error)
+	// Gradient adds to grads (zeroed, shaped as declared) the sum over the
+	// batch of the gradient of each record's loss, and returns the loss sum.
+	Gradient(params [][]float32, b Batch, grads [][]float32) (lossSum float64, err error)
+	// Evaluate returns the loss sum and the number of correct predictions.
+	Evaluate(params [][]float32, b Batch) (lossSum float64, correct int, err error)
+}
+
+// Serve answers gtrain's requests on stdin and stdout until stdin ends.
+func Serve(m Model) error {
+	out := bufio.NewWriter(os.Stdout)
+	return ServeStreams(m, bufio.NewReader(os.Stdin), out, func() error { return out.Flush() })
+}
+
+// ServeStreams is Serve on any streams; flush is called after every answer.
+// An error a Model method returns is sent as an error answer (the job fails
+// with its text); a broken stream ends the loop with an error.
+func ServeStreams(m Model, r io.Reader, w io.Writer, flush func() error) error {
+	for {
+		var req wire.Request
+		data, err := wire.ReadFrame(r, &req, req.PayloadFloats)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("gtrainprog: read request: %w", err)
+		}
+		header, payload, err := handle(m, &req, data)
+		if err != nil {
+			header, payload = &wire.Response{Error: err.Error()}, nil
+		}
+		if err := writeAnswer(w, header, payload); err != nil {
+			return err
+		}
+		if err := flush(); err != nil {
+			return fmt.Errorf("gtrainprog: write answer: %w", err)
+		}
+	}
+}
+
+func writeAnswer(w io.Writer, h *wire.Response, payload [][]float32) error {
+	for _, p := range payload {
+		h.Floats += len(p)
+	}
+	if err := wire.WriteFrame(w, h, payload...); err != nil {
+		return fmt.Errorf("gtrainprog: write answer: %w", err)
+	}
+	return nil
+}

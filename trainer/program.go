@@ -1,0 +1,58 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/program"
+)
+
+// startProgram starts the job's model program when the model is kind
+// program; the trainer then asks it for every gradient.
+func (t *trainer) startProgram(ctx context.Context) error {
+	if !t.spec.Model.IsProgram() {
+		return nil
+	}
+	c, _, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.log.With("program", t.cfg.Worker))
+	if err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	t.prog = c
+	return nil
+}
+
+func (t *trainer) closeProgram() {
+	if t.prog != nil {
+		t.prog.Close()
+	}
+}
+
+// gradient accumulates the gradient sums of b into t.grads: the program's
+// when there is one, else the built-in model's.
+func (t *trainer) gradient(b model.Batch) (float64, error) {
+	if t.prog == nil {
+		if err := t.layout.Model.Spec().CheckBatch(b); err != nil {
+			return 0, fmt.Errorf("trainer: bad records: %w", err)
+		}
+		return t.layout.Model.Gradient(t.params, b, t.grads), nil
+	}
+	// A program's spec checks inputs and lengths only: the labels are the
+	// program's to interpret.
+	if err := t.layout.Spec.CheckBatch(b); err != nil {
+		return 0, fmt.Errorf("trainer: bad records: %w", err)
+	}
+	loss, err := t.prog.Gradient(context.Background(), t.layout.Params, t.params, b, t.grads)
+	if err != nil {
+		return 0, fmt.Errorf("trainer: %w", err)
+	}
+	return loss, nil
+}
+
+// failJobForProgram fails the job when the model program failed: a restart
+// would meet the same program, and training on around it could give a wrong
+// model. The program's error and stderr tail become the job's reason.
+func (t *trainer) failJobForProgram(ctx context.Context, err error) {
+	coord.FailJob(ctx, t.cli, t.cfg.Job, fmt.Sprintf("%s: %v", t.cfg.Worker, err), t.log)
+}
