@@ -91,5 +91,6 @@ func PurgeJobOps(job string) []clientv3.Op {
 	return []clientv3.Op{
 		clientv3.OpDelete(JobPrefix(job), clientv3.WithPrefix()),
 		clientv3.OpDelete(TaskPrefix(job), clientv3.WithPrefix()),
+		DeleteHistoryOp(job),
 	}
 }
