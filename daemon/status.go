@@ -29,7 +29,7 @@ type jobSnapshot struct {
 	pservers  map[int]coord.PserverRecord
 	trainerID map[string]int // worker name -> dense trainer ID
 	hung      map[string]coord.HungRecord
-	events    []api.Event // in key (= time) order
+	events    []api.Event       // in key (= time) order
 	history   []api.PassHistory // read apart (see readHistory); nil: not read
 }
 
