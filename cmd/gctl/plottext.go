@@ -21,7 +21,6 @@ var curveMarks = []byte{'*', 'o', '+', 'x'}
 // bothMark is a cell where curves meet.
 const bothMark = '#'
 
-
 // textChart draws curves (one value per history entry) as lines of text:
 // a title, height rows with the value axis on the left, the pass axis and
 // a legend. Passes are spread over width columns; when there are more
