@@ -41,7 +41,8 @@ func NewAgentHandler(workers func() []Worker) http.Handler {
 		workerCollector{workers: workers}, scrapeErrors)
 	children := childGatherer{workers: workers, errors: scrapeErrors,
 		client: &http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{Proxy: nil}}}
-	return promhttp.HandlerFor(prometheus.Gatherers{own, children}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	// The children first: a failed scrape is counted in the same answer.
+	return promhttp.HandlerFor(prometheus.Gatherers{children, own}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 var (
