@@ -154,3 +154,24 @@ func TestHistoryBrief(t *testing.T) {
 		t.Errorf("history brief shows more than the newest 5 passes:\n%s", out)
 	}
 }
+
+// `job plot` refuses an --out that is not a PNG (exit 2) and says so when
+// there is nothing to plot yet; with history it prints the text chart.
+func TestJobPlotCommand(t *testing.T) {
+	st := api.JobStatus{Name: "fit", State: api.StateRunning, Mode: "sync", Passes: 30}
+	done := st
+	done.Pass, done.History = 5, testHistory(5, true)
+	addr := startAgent(t, &fakeAgent{statuses: []api.JobStatus{st, done}})
+
+	a, stdout, stderr := newTestApp(t)
+	r := runGctl(t, a, stdout, stderr, "--addr", addr, "job", "plot", "fit", "--out", "loss.txt")
+	wantRun(t, r, exitRejected, nil, []string{"ending in .png"})
+
+	a, stdout, stderr = newTestApp(t)
+	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "plot", "fit")
+	wantRun(t, r, exitOK, []string{"job fit has no finished pass yet"}, nil)
+
+	a, stdout, stderr = newTestApp(t)
+	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "plot", "fit")
+	wantRun(t, r, exitOK, []string{"fit: loss per pass", "fit: test accuracy per pass", "* test accuracy"}, nil)
+}
