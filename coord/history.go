@@ -36,15 +36,20 @@ func HistoryBlockKey(job string, block int) string {
 
 // ParseHistoryBlockKey returns the block index of a key of HistoryBlockKey.
 func ParseHistoryBlockKey(job, key string) (block int, ok bool) {
-	rest, ok := strings.CutPrefix(key, HistoryPrefix(job)+"b")
+	return indexAfter(HistoryPrefix(job)+"b", key)
+}
+
+// indexAfter parses the non-negative index that follows prefix in key.
+func indexAfter(prefix, key string) (int, bool) {
+	rest, ok := strings.CutPrefix(key, prefix)
 	if !ok {
 		return 0, false
 	}
-	block, err := strconv.Atoi(rest)
-	if err != nil || block < 0 {
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 0 {
 		return 0, false
 	}
-	return block, true
+	return i, true
 }
 
 // HistoryBlockOf is the block that holds pass.
