@@ -76,6 +76,11 @@ func TestObserveAJob(t *testing.T) {
 		}
 	}
 
+	// Sync pservers checkpoint at every pass end: the pause is timed.
+	waitFor(t, 30*time.Second, "a timed checkpoint pause", func() bool {
+		return metricValue(t, metricsAddr, "gtrain_pserver_checkpoint_pause_seconds_count", `worker="pserver-0"`) > 0
+	})
+
 	killWorker(t, a, "obs", "trainer-1")
 	waitFor(t, 30*time.Second, "the restart to be counted", func() bool {
 		return metricValue(t, metricsAddr, "gtrain_worker_restarts_total", `worker="trainer-1"`) == 1
