@@ -609,6 +609,58 @@ func (x *LogChunk) GetCaughtUp() bool {
 	return false
 }
 
+type JobEventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Follow        bool                   `protobuf:"varint,2,opt,name=follow,proto3" json:"follow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobEventsRequest) Reset() {
+	*x = JobEventsRequest{}
+	mi := &file_control_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobEventsRequest) ProtoMessage() {}
+
+func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobEventsRequest.ProtoReflect.Descriptor instead.
+func (*JobEventsRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *JobEventsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobEventsRequest) GetFollow() bool {
+	if x != nil {
+		return x.Follow
+	}
+	return false
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -646,7 +698,10 @@ const file_control_proto_rawDesc = "" +
 	"\bLogChunk\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1b\n" +
-	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp2\xb3\x04\n" +
+	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp\">\n" +
+	"\x10JobEventsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06follow\x18\x02 \x01(\bR\x06follow2\xf4\x04\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -656,7 +711,8 @@ const file_control_proto_rawDesc = "" +
 	"\x04Logs\x12\x16.gtrain.v1.LogsRequest\x1a\x13.gtrain.v1.LogChunk0\x01\x12=\n" +
 	"\tListNodes\x12\x1b.gtrain.v1.ListNodesRequest\x1a\x13.gtrain.v1.Document\x128\n" +
 	"\tDrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12:\n" +
-	"\vUndrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.DocumentB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\vUndrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12?\n" +
+	"\tJobEvents\x12\x1b.gtrain.v1.JobEventsRequest\x1a\x13.gtrain.v1.Document0\x01B\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -670,7 +726,7 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_control_proto_goTypes = []any{
 	(*SubmitJobRequest)(nil),  // 0: gtrain.v1.SubmitJobRequest
 	(*SubmitJobResponse)(nil), // 1: gtrain.v1.SubmitJobResponse
@@ -683,6 +739,7 @@ var file_control_proto_goTypes = []any{
 	(*StopJobResponse)(nil),   // 8: gtrain.v1.StopJobResponse
 	(*LogsRequest)(nil),       // 9: gtrain.v1.LogsRequest
 	(*LogChunk)(nil),          // 10: gtrain.v1.LogChunk
+	(*JobEventsRequest)(nil),  // 11: gtrain.v1.JobEventsRequest
 }
 var file_control_proto_depIdxs = []int32{
 	0,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
@@ -694,17 +751,19 @@ var file_control_proto_depIdxs = []int32{
 	3,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
 	4,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
 	4,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
-	1,  // 9: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	6,  // 10: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	6,  // 11: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	6,  // 12: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	8,  // 13: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	10, // 14: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	6,  // 15: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	6,  // 16: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
-	6,  // 17: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
-	9,  // [9:18] is the sub-list for method output_type
-	0,  // [0:9] is the sub-list for method input_type
+	11, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
+	1,  // 10: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	6,  // 11: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	6,  // 12: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	6,  // 13: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	8,  // 14: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	10, // 15: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	6,  // 16: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	6,  // 17: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	6,  // 18: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	6,  // 19: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
+	10, // [10:20] is the sub-list for method output_type
+	0,  // [0:10] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -721,7 +780,7 @@ func file_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

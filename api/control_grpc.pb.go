@@ -32,6 +32,7 @@ const (
 	Control_ListNodes_FullMethodName   = "/gtrain.v1.Control/ListNodes"
 	Control_DrainNode_FullMethodName   = "/gtrain.v1.Control/DrainNode"
 	Control_UndrainNode_FullMethodName = "/gtrain.v1.Control/UndrainNode"
+	Control_JobEvents_FullMethodName   = "/gtrain.v1.Control/JobEvents"
 )
 
 // ControlClient is the client API for Control service.
@@ -50,6 +51,10 @@ type ControlClient interface {
 	DrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error)
 	// UndrainNode ends a drain. Answers the node's NodeRow.
 	UndrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error)
+	// JobEvents answers the job's events, oldest first, each Document a JSON
+	// array of api.Event; with follow it goes on streaming new ones as they
+	// are recorded, until the job has ended or the caller cancels.
+	JobEvents(ctx context.Context, in *JobEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Document], error)
 }
 
 type controlClient struct {
@@ -159,6 +164,25 @@ func (c *controlClient) UndrainNode(ctx context.Context, in *NodeRequest, opts .
 	return out, nil
 }
 
+func (c *controlClient) JobEvents(ctx context.Context, in *JobEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Document], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Control_ServiceDesc.Streams[1], Control_JobEvents_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[JobEventsRequest, Document]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_JobEventsClient = grpc.ServerStreamingClient[Document]
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -175,6 +199,10 @@ type ControlServer interface {
 	DrainNode(context.Context, *NodeRequest) (*Document, error)
 	// UndrainNode ends a drain. Answers the node's NodeRow.
 	UndrainNode(context.Context, *NodeRequest) (*Document, error)
+	// JobEvents answers the job's events, oldest first, each Document a JSON
+	// array of api.Event; with follow it goes on streaming new ones as they
+	// are recorded, until the job has ended or the caller cancels.
+	JobEvents(*JobEventsRequest, grpc.ServerStreamingServer[Document]) error
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -211,6 +239,9 @@ func (UnimplementedControlServer) DrainNode(context.Context, *NodeRequest) (*Doc
 }
 func (UnimplementedControlServer) UndrainNode(context.Context, *NodeRequest) (*Document, error) {
 	return nil, status.Error(codes.Unimplemented, "method UndrainNode not implemented")
+}
+func (UnimplementedControlServer) JobEvents(*JobEventsRequest, grpc.ServerStreamingServer[Document]) error {
+	return status.Error(codes.Unimplemented, "method JobEvents not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -388,6 +419,17 @@ func _Control_UndrainNode_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_JobEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(JobEventsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControlServer).JobEvents(m, &grpc.GenericServerStream[JobEventsRequest, Document]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_JobEventsServer = grpc.ServerStreamingServer[Document]
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -432,6 +474,11 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Logs",
 			Handler:       _Control_Logs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "JobEvents",
+			Handler:       _Control_JobEvents_Handler,
 			ServerStreams: true,
 		},
 	},

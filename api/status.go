@@ -148,6 +148,8 @@ type JobStatus struct {
 	// Warnings are conditions the job survives but an operator should fix,
 	// e.g. a pserver whose checkpoint writes fail; empty when there are none.
 	Warnings []string `json:"warnings"`
+	// History is one entry per finished pass, oldest first (see PassHistory).
+	History []PassHistory `json:"history"`
 }
 
 // JobRow is one row of `gctl job list`.

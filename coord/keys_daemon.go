@@ -92,5 +92,6 @@ func PurgeJobOps(job string) []clientv3.Op {
 		clientv3.OpDelete(JobPrefix(job), clientv3.WithPrefix()),
 		clientv3.OpDelete(TaskPrefix(job), clientv3.WithPrefix()),
 		clientv3.OpDelete(PackageKey(job)),
+		DeleteHistoryOp(job),
 	}
 }

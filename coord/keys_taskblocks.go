@@ -1,10 +1,6 @@
 package coord
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
+import "fmt"
 
 // TaskBlockPrefix holds the blocks of one slot's task states. A block packs
 // the states of a run of task IDs into one value, so that a job of a million
@@ -21,13 +17,5 @@ func TaskBlockKey(job string, slot, block int) string {
 // ParseTaskBlockKey returns the block index of a key written by TaskBlockKey
 // into slot.
 func ParseTaskBlockKey(job string, slot int, key string) (block int, ok bool) {
-	rest, ok := strings.CutPrefix(key, TaskBlockPrefix(job, slot))
-	if !ok {
-		return 0, false
-	}
-	block, err := strconv.Atoi(rest)
-	if err != nil || block < 0 {
-		return 0, false
-	}
-	return block, true
+	return indexAfter(TaskBlockPrefix(job, slot), key)
 }

@@ -41,6 +41,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err := a.join(ctx); err != nil {
 		return err
 	}
+	if err := a.serveMetrics(); err != nil {
+		return err
+	}
 	a.serve()
 	a.log.Info("agent ready", "node", cfg.NodeName, "api", a.rec.APIAddr, "gossip", a.rec.GossipAddr,
 		"advertise", cfg.AdvertiseAddr, "etcd", a.endpoints)

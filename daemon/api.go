@@ -229,6 +229,9 @@ func (c *controlServer) GetJob(ctx context.Context, req *api.GetJobRequest) (*ap
 	if err != nil {
 		return nil, err
 	}
+	if err := c.readHistory(ctx, snap); err != nil {
+		return nil, err
+	}
 	down, err := c.nodeDown(ctx)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,7 @@ var controlRules = map[string]rule{
 	api.Control_ListWorkers_FullMethodName: fixed(auth.Viewer, "list workers", ""),
 	api.Control_Logs_FullMethodName:        fixed(auth.Viewer, "read logs", ""),
 	api.Control_ListNodes_FullMethodName:   fixed(auth.Viewer, "list nodes", ""),
+	api.Control_JobEvents_FullMethodName:   fixed(auth.Viewer, "read events", ""),
 	api.Control_SubmitJob_FullMethodName:   fixed(auth.Operator, "start jobs", "start"),
 	api.Control_StopJob_FullMethodName:     stopRule,
 	api.Control_DrainNode_FullMethodName:   fixed(auth.Admin, "drain nodes", "drain"),

@@ -88,6 +88,10 @@ type Config struct {
 	Memory int64 // bytes
 	GPUs   int
 	Labels map[string]string
+
+	// MetricsAddr (--metrics-addr HOST:PORT) serves Prometheus /metrics
+	// over plain HTTP (see package metrics); "" serves none.
+	MetricsAddr string
 }
 
 // DefaultConfig is the configuration of SPEC §2 before flags apply.
@@ -127,6 +131,11 @@ func (c Config) Validate() error {
 	} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return bad("%s (%s) %q is not HOST:PORT: %v", a.field, a.flag, a.addr, err)
+		}
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return bad("MetricsAddr (--metrics-addr) %q is not HOST:PORT: %v", c.MetricsAddr, err)
 		}
 	}
 	for _, j := range c.Join {

@@ -64,9 +64,10 @@ type runner struct {
 	poke chan struct{} // a stop request arrived
 	done chan struct{} // run returned
 
-	mu     sync.Mutex
-	reason stopReason
-	pid    int // the child's, while it runs (see killHung)
+	mu       sync.Mutex
+	reason   stopReason
+	pid      int // the child's, while it runs (see killHung)
+	restarts int // as last recorded, for /metrics
 }
 
 func newRunner(s *supervisor, job, worker string, fence, gen int64, after <-chan struct{}) *runner {
@@ -354,6 +355,7 @@ func (r *runner) putRecord(rec coord.WorkerRecord) {
 	}
 	rec.Node, rec.Gen = r.sup.node, r.gen
 	rec.Updated = r.sup.now().UTC()
+	r.noteRestarts(rec.Restarts)
 	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
 	defer cancel()
 	if err := writeWorkerRecord(ctx, r.sup.cli, r.job, r.guard(), rec); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
 )
@@ -42,13 +43,14 @@ type roleLaunch struct {
 	// publish: an address of this node the other nodes can reach.
 	advertise string
 	tls       pki.Files // this node's certificate, for the roles' RPCs
+	metrics   bool      // roles serve their metrics for the agent's /metrics
 }
 
 func newRoleLaunch(cfg Config, endpoints []string) roleLaunch {
 	etcd := cfg.etcdConfig()
 	etcd.Endpoints = endpoints
 	return roleLaunch{exe: cfg.Exe, etcd: etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr,
-		tls: cfg.TLS}
+		tls: cfg.TLS, metrics: cfg.MetricsAddr != ""}
 }
 
 // EtcdPasswordEnv carries the etcd password to role processes: a command
@@ -109,6 +111,9 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 	}
 	if index >= 0 {
 		args = append(args, "--index", strconv.Itoa(index))
+	}
+	if l.metrics {
+		args = append(args, "--metrics-file", jobdir.MetricsAddr(l.dataDir, job, worker))
 	}
 	return args, nil
 }

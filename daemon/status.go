@@ -29,7 +29,8 @@ type jobSnapshot struct {
 	pservers  map[int]coord.PserverRecord
 	trainerID map[string]int // worker name -> dense trainer ID
 	hung      map[string]coord.HungRecord
-	events    []api.Event // in key (= time) order
+	events    []api.Event       // in key (= time) order
+	history   []api.PassHistory // read apart (see readHistory); nil: not read
 }
 
 // snapshotJobs groups the key-values read under coord.JobsPrefix (or one
@@ -200,6 +201,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		BudgetUsed: budget.usedAt(m.Crashes, now)}
 	events := s.events[max(0, len(s.events)-maxEvents):]
 	st.Events = append(st.Events, events...)
+	st.History = append([]api.PassHistory{}, s.history...)
 	return st
 }
 

@@ -151,7 +151,7 @@ func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus
 		if c.q, err = NewQueue(cfg.Queue, tasks.Tasks); err != nil {
 			return nil, Effects{}, err
 		}
-		c.meta = Meta{Tasks: len(tasks.Tasks)}
+		c.meta = Meta{Tasks: len(tasks.Tasks), PassStart: now}
 		eff.Changed = true
 	} else {
 		if stored.Tasks != len(tasks.Tasks) {
@@ -162,6 +162,9 @@ func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus
 		}
 		c.q.RebaseDeadlines(now) // stored deadlines are another clock's
 		c.meta = *stored
+		if c.meta.PassStart.IsZero() {
+			c.meta.PassStart = now // stored by a master that kept no pass times
+		}
 		log.Info("master state restored", "pass", stored.Pass, "step", stored.Step, "counts", c.q.Counts())
 	}
 	if cfg.Sync && !c.meta.Done {
@@ -492,7 +495,7 @@ func (c *Core) maybeEndPass() *PassEnd {
 // pass evaluated; training of the next pass waited for it, so the evaluated
 // parameters are exactly the pass's. A pass end voided by a rollback meanwhile
 // changes nothing (the rollback's own pass end will come).
-func (c *Core) PassEnded(end PassEnd, metrics api.Metrics) Effects {
+func (c *Core) PassEnded(end PassEnd, metrics api.Metrics, now time.Time) Effects {
 	if c.meta.Epoch != end.Epoch || c.meta.Pass != end.Pass {
 		return Effects{}
 	}
@@ -502,6 +505,8 @@ func (c *Core) PassEnded(end PassEnd, metrics api.Metrics) Effects {
 		metrics.TrainLoss = &tl
 	}
 	c.meta.Metrics = metrics
+	c.meta.LastPass = passHistory(m, end, metrics, now)
+	c.meta.PassStart = now
 	c.meta.SamplesApplied = append(c.meta.SamplesApplied, m.PassSamples)
 	c.meta.PassSamples, c.meta.PassLossSum = 0, 0
 	c.meta.Pass++
@@ -545,7 +550,7 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 	var err error
 	if state == nil {
 		q, err = NewQueue(c.cfg.Queue, c.tasks.Tasks)
-		meta = Meta{Tasks: len(c.tasks.Tasks)}
+		meta = Meta{Tasks: len(c.tasks.Tasks), PassStart: now}
 	} else {
 		q, err = RestoreQueue(c.cfg.Queue, c.tasks.Tasks, state.Meta.Pass, state.Statuses)
 		if err == nil {

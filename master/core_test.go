@@ -321,7 +321,7 @@ func TestCorePassEnded(t *testing.T) {
 			if eff.PassEnd == nil || *eff.PassEnd != (PassEnd{Pass: 0, Step: 4}) {
 				t.Fatalf("the last step's pass end %+v, want pass 0 at step 4", eff.PassEnd)
 			}
-			if got := c.PassEnded(tc.end, metrics); got.Changed != tc.changed {
+			if got := c.PassEnded(tc.end, metrics, time.Unix(100, 0)); got.Changed != tc.changed {
 				t.Fatalf("PassEnded(%+v) effects %+v, want changed %v", tc.end, got, tc.changed)
 			}
 			m := c.Meta()

@@ -429,7 +429,7 @@ func (d *Driver) endPass(ctx context.Context, end PassEnd) {
 		return // cancelled: a rollback or the end of this master
 	}
 	d.mu.Lock()
-	gen := d.applyLocked(d.core.PassEnded(end, metrics))
+	gen := d.applyLocked(d.core.PassEnded(end, metrics, d.mono.now()))
 	d.mu.Unlock()
 	if gen == 0 {
 		return

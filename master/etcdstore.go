@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -42,6 +43,8 @@ type EtcdStore struct {
 	mu     sync.Mutex
 	slot   int            // the slot blocks describe; -1: none yet
 	blocks map[int][]byte // encoded blocks of slot, as stored
+	// history is the Meta.LastPass known to be in the job's history.
+	history *api.PassHistory
 }
 
 // NewEtcdStore returns the store of job.
@@ -80,6 +83,7 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 			return nil, nil, fmt.Errorf("load tasks of %s: block %d: %w", s.job, b.index, err)
 		}
 	}
+	s.history = meta.LastPass // committed with this Meta
 	s.slot, s.blocks = meta.Slot, make(map[int][]byte, len(blocks))
 	for _, b := range blocks {
 		s.blocks[b.index] = b.data
@@ -135,6 +139,11 @@ func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, p
 	if progress != nil {
 		tail = append(tail, clientv3.OpPut(coord.ProgressKey(s.job), coord.MustJSON(progress)))
 	}
+	if h, err := s.historyPut(ctx, meta.LastPass); err != nil {
+		return fmt.Errorf("save master state of %s: %w", s.job, err)
+	} else if h != nil {
+		tail = append(tail, *h)
+	}
 	batches := batchPuts(puts, len(tail), s.maxOps, s.maxBytes)
 	for bi, batch := range batches {
 		ops := make([]clientv3.Op, 0, len(batch)+len(tail))
@@ -151,7 +160,22 @@ func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, p
 			s.blocks[p.index] = p.data
 		}
 	}
+	s.history = meta.LastPass
 	return nil
+}
+
+// historyPut is the write that adds last (a newly finished pass) to the
+// job's history, in the commit of the Meta that carries it; nil when it is
+// there already.
+func (s *EtcdStore) historyPut(ctx context.Context, last *api.PassHistory) (*clientv3.Op, error) {
+	if last == nil || (s.history != nil && s.history.Pass == last.Pass && s.history.Ended.Equal(last.Ended)) {
+		return nil, nil
+	}
+	op, err := coord.HistoryPut(ctx, s.cli, s.job, *last)
+	if err != nil {
+		return nil, err
+	}
+	return &op, nil
 }
 
 type blockPut struct {

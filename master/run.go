@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/metrics"
 	"github.com/gtrain/gtrain/pki"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -29,6 +31,8 @@ type Config struct {
 	// the pservers with (mutual TLS); the zero value is plaintext.
 	TLS pki.Files
 	Log *slog.Logger
+	// Metrics is where the process records its metrics (nil: nowhere).
+	Metrics prometheus.Registerer
 }
 
 // DefaultConfig returns the defaults.
@@ -94,6 +98,7 @@ func runAsMaster(ctx, leadCtx context.Context, cancel context.CancelFunc, cli *c
 		return err
 	}
 	defer l.close()
+	metrics.RegisterMaster(cfg.Metrics, l.driver)
 	go l.driver.Run(leadCtx)
 	if err := l.announce(leadCtx); err != nil {
 		return err

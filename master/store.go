@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
@@ -22,6 +23,11 @@ type Meta struct {
 	Done           bool        `json:"done"`
 	Epoch          int64       `json:"epoch"` // sync: bumped by every rollback; older reports are void
 	Slot           int         `json:"slot"`  // which copy of the task states is current (see coord.TaskSlotPrefix)
+	// PassStart is when the current pass started (the core's time), for
+	// the history's seconds; LastPass is the newest finished pass, which
+	// a Store writes into the job's history in the commit of this Meta.
+	PassStart time.Time        `json:"pass_start,omitzero"`
+	LastPass  *api.PassHistory `json:"last_pass,omitempty"`
 }
 
 // Store persists the master's state. Save must be atomic per call or, where

@@ -21,7 +21,9 @@ func (p *process) checkpointer(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
+		start := time.Now()
 		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Sections: snap.Sections})
+		p.metrics.Checkpointed(snap.Pause, time.Since(start), err == nil)
 		p.shard.Release(snap)
 		if errors.Is(err, checkpoint.ErrConflict) {
 			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/pki"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures the `gtraind pserver` process.
@@ -26,6 +27,8 @@ type Config struct {
 	// zero value is plaintext.
 	TLS pki.Files
 	Log *slog.Logger
+	// Metrics is where the process records its metrics (nil: nowhere).
+	Metrics prometheus.Registerer
 }
 
 // DefaultConfig returns a config with the defaults filled in.

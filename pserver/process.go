@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/metrics"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
@@ -41,6 +42,7 @@ type process struct {
 	ckptHealth ckptHealth
 	creds      credentials.TransportCredentials // of the server
 	log        *slog.Logger
+	metrics    *metrics.Pserver // nil: none
 	// programInit holds the initial values a model program declared
 	// (model.kind program); nil for a built-in model.
 	programInit [][]float32
@@ -105,6 +107,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}
+	p.metrics = metrics.NewPserver(cfg.Metrics, p.shard.Step)
 	return p, nil
 }
 

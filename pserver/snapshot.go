@@ -3,6 +3,7 @@ package pserver
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -15,6 +16,7 @@ var ErrShapeMismatch = errors.New("checkpoint does not match the shard's blocks"
 type Snapshot struct {
 	Step     int64
 	Sections []checkpoint.Section
+	Pause    time.Duration // how long taking it stopped the shard (for metrics)
 }
 
 func paramSection(block int) string      { return fmt.Sprintf("param/%d", block) }
@@ -47,6 +49,7 @@ func (s *Shard) snapshotLocked() bool {
 	if len(s.snapshots) == cap(s.snapshots) {
 		return false // the writer is still busy with the previous one
 	}
+	start := time.Now()
 	var snap *Snapshot
 	select {
 	case snap = <-s.spare:
@@ -70,7 +73,7 @@ func (s *Shard) snapshotLocked() bool {
 			i++
 		}
 	}
-	snap.Step = s.step
+	snap.Step, snap.Pause = s.step, time.Since(start)
 	s.snapshots <- snap
 	return true
 }

@@ -11,10 +11,12 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/metrics"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/recordio"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -38,6 +40,8 @@ type Config struct {
 	// pservers with (mutual TLS); the zero value is plaintext.
 	TLS pki.Files
 	Log *slog.Logger
+	// Metrics is where the trainer records its metrics (nil: nowhere).
+	Metrics prometheus.Registerer
 }
 
 // DefaultConfig returns the defaults.
@@ -98,7 +102,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	defer ps.Close()
-	t.ps = dynamicPservers{ps}
+	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: metrics.NewTrainer(t.cfg.Metrics)}
 	t.master = &masterConn{t: t}
 	defer t.master.close()
 	t.lease = session.Lease()

@@ -261,7 +261,7 @@ func TestJobStatus(t *testing.T) {
 
 	a, stdout, stderr := newTestApp(t)
 	r := runGctl(t, a, stdout, stderr, "--addr", addr, "job", "status", "fit-a-line")
-	wantRun(t, r, exitOK, []string{"State:", "RUNNING", "Pass:", "3/30", "404 404", "test_loss 23.9"}, nil)
+	wantRun(t, r, exitOK, []string{"State:", "RUNNING", "Pass:", "3/30", "exact, 404 per pass × 2 passes", "test_loss 23.9"}, nil)
 
 	a, stdout, stderr = newTestApp(t)
 	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "status", "fit-a-line", "-o", "json")

@@ -33,6 +33,8 @@ func (a *app) jobCommand() *cobra.Command {
 		a.jobLogsCommand(),
 		a.jobStopCommand(),
 		a.jobScaleCommand(),
+		a.jobEventsCommand(),
+		a.jobPlotCommand(),
 	)
 	return cmd
 }

@@ -38,6 +38,9 @@ type monitor struct {
 	poll func(ctx context.Context) (api.JobStatus, error)
 	wait func(ctx context.Context) error // returns when the next poll is due
 
+	now  func() time.Time // nil: time.Now
+	rate etaEstimator
+
 	seen      map[eventKey]bool
 	lastPlain progressKey
 	printed   bool // a plain progress line has been printed
@@ -133,7 +136,12 @@ func (m *monitor) show(st api.JobStatus) error {
 		fmt.Fprintf(&b, "event %s  %s\n", formatClock(e.Time, m.loc), e.What)
 	}
 
-	line := formatProgress(st)
+	now := time.Now
+	if m.now != nil {
+		now = m.now
+	}
+	m.rate.add(now(), st)
+	line := formatProgress(st) + m.rate.suffix(st)
 	if m.tty {
 		b.WriteString(clearLine + line)
 		m.lineOpen = true
@@ -195,7 +203,7 @@ func writeFinal(w io.Writer, st api.JobStatus) error {
 		fmt.Fprintf(&b, "reason: %s\n", st.Reason)
 	}
 	fmt.Fprintf(&b, "metrics: %s\n", formatMetrics(st.Metrics))
-	fmt.Fprintf(&b, "samples applied per pass: %s\n", formatSamples(st.SamplesApplied))
+	fmt.Fprintf(&b, "samples applied: %s\n", formatSamplesApplied(st.SamplesApplied, st.Mode))
 	fmt.Fprintf(&b, "model_dir: %s\n", dash(st.ModelDir))
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -104,7 +104,7 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 	fmt.Fprintf(tw, "Pass:\t%d/%d\n", st.Pass, st.Passes)
 	fmt.Fprintf(tw, "Step:\t%d\n", st.Step)
 	fmt.Fprintf(tw, "Tasks:\t%s\n", formatTasks(st.Tasks))
-	fmt.Fprintf(tw, "Samples applied:\t%s\n", formatSamples(st.SamplesApplied))
+	fmt.Fprintf(tw, "Samples applied:\t%s\n", formatSamplesApplied(st.SamplesApplied, st.Mode))
 	fmt.Fprintf(tw, "Metrics:\t%s\n", formatMetrics(st.Metrics))
 	fmt.Fprintf(tw, "Model dir:\t%s\n", dash(st.ModelDir))
 	fmt.Fprintf(tw, "Master:\t%s on %s, pid %s, %d restarts\n",
@@ -149,6 +149,10 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 		}
 	}
 
+	if err := writeHistoryBrief(w, st.History); err != nil {
+		return err
+	}
+
 	events := st.Events
 	if len(events) > eventsShown {
 		events = events[len(events)-eventsShown:]
@@ -166,17 +170,6 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 
 func formatTasks(t api.TaskCounts) string {
 	return fmt.Sprintf("todo %d  pending %d  done %d  failed %d", t.Todo, t.Pending, t.Done, t.Failed)
-}
-
-func formatSamples(samples []int64) string {
-	if len(samples) == 0 {
-		return "-"
-	}
-	parts := make([]string, len(samples))
-	for i, n := range samples {
-		parts[i] = strconv.FormatInt(n, 10)
-	}
-	return strings.Join(parts, " ")
 }
 
 func formatMetrics(m api.Metrics) string {

@@ -120,7 +120,7 @@ func TestWriteJobStatus(t *testing.T) {
 	out := strings.Join(lines(b.String()), "\n")
 	for _, want := range []string{
 		"Name: fit-a-line", "State: FAILED", "Reason: pserver-1 crashed 5 times", "Pass: 3/30", "Step: 1234",
-		"Tasks: todo 4 pending 2 done 14 failed 1", "Samples applied: 404 404 404",
+		"Tasks: todo 4 pending 2 done 14 failed 1", "Samples applied: exact, 404 per pass × 3 passes",
 		"Metrics: train_loss 21.3 test_loss 23.9", "Model dir: /var/lib/gtrain/jobs/fit-a-line/model",
 		"Master: master on n1, pid 4241, 0 restarts",
 		"Crash budget: 5 crashes per 1m0s per role; used: pserver-1 1",

@@ -81,6 +81,7 @@ processes, deregisters the node and exits 0.`,
 	f.String("etcd-peer-addr", def.EtcdPeerAddr, "with --dev: the embedded etcd's peer address")
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
 	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
+	f.String("metrics-addr", "", "serve Prometheus /metrics (plain HTTP) on this HOST:PORT, e.g. 127.0.0.1:9164; \"\": none")
 	addClusterFlags(f)
 	addCapacityFlags(f)
 	_ = v.BindPFlags(f)
@@ -103,6 +104,7 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 	cfg.EtcdClientAddr = v.GetString("etcd-client-addr")
 	cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 	cfg.SessionTTL = v.GetInt("session-ttl")
+	cfg.MetricsAddr = v.GetString("metrics-addr")
 	if err := readClusterSettings(v, &cfg); err != nil {
 		return cfg, err
 	}

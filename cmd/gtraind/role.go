@@ -25,6 +25,7 @@ type roleFlags struct {
 	etcd                                  coord.EtcdConfig // all but Endpoints
 	tls                                   pki.Files
 	jobRev                                int64
+	metricsFile                           string
 }
 
 func newRoleCmd(role string) *cobra.Command {
@@ -79,6 +80,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 	f.StringVar(&rf.tls.Cert, "tls-cert", "", "PEM node certificate (gtraind cert issue --node)")
 	f.StringVar(&rf.tls.Key, "tls-key", "", "PEM key of --tls-cert")
 	f.IntVar(&rf.sessionTTL, "session-ttl", 5, "seconds before this process's etcd lease expires after it dies")
+	f.StringVar(&rf.metricsFile, "metrics-file", "", "serve this process's metrics on a loopback port and write its address into this file (the agent passes it with --metrics-addr)")
 	if role != "master" {
 		f.IntVar(&rf.index, "index", 0, role+" index")
 	}
@@ -113,21 +115,25 @@ func roleLogger(w io.Writer, role string, rf roleFlags) *slog.Logger {
 }
 
 func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Client, log *slog.Logger) error {
+	reg, err := roleMetrics(ctx, rf.metricsFile, log)
+	if err != nil {
+		return err
+	}
 	switch role {
 	case "master":
 		cfg := master.DefaultConfig()
 		cfg.Job, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
-		cfg.JobRev, cfg.TLS = rf.jobRev, rf.tls
+		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
 		return master.Run(ctx, cli, cfg)
 	case "pserver":
 		cfg := pserver.DefaultConfig()
 		cfg.Job, cfg.Index, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
-		cfg.JobRev, cfg.TLS = rf.jobRev, rf.tls
+		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
 		return pserver.Run(ctx, cli, cfg)
 	default:
 		cfg := trainer.DefaultConfig()
 		cfg.Job, cfg.Worker, cfg.Node, cfg.SessionTTL, cfg.Log = rf.job, jobspec.TrainerName(rf.index), rf.node, rf.sessionTTL, log
-		cfg.JobRev, cfg.TLS = rf.jobRev, rf.tls
+		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
 		return trainer.Run(ctx, cli, cfg)
 	}
 }

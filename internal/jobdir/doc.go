@@ -2,6 +2,7 @@
 //
 //	<data-dir>/jobs/<job>/
 //	    log/                 one <worker>.log per role process (the agent writes them)
+//	    metrics/             one <worker>.addr per role process serving metrics (package metrics)
 //	    model/               the trained model the master exports
 //	    checkpoints/         the pservers' checkpoints
 //	    checkpoints/master/  the master's own checkpoints

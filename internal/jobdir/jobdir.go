@@ -44,3 +44,10 @@ func Checkpoints(dataDir string, spec *jobspec.Spec) string {
 func MasterCheckpoints(dataDir string, spec *jobspec.Spec) string {
 	return filepath.Join(Checkpoints(dataDir, spec), "master")
 }
+
+// MetricsAddr is the file in which a role process of job started with
+// --metrics-file writes the loopback address of its metrics, for the
+// agent's /metrics to scrape.
+func MetricsAddr(dataDir, job, worker string) string {
+	return filepath.Join(Root(dataDir, job), "metrics", worker+".addr")
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/atomicfile"
+)
+
+func (a *app) jobPlotCommand() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "plot NAME [--out F.png]",
+		Short: "Draw the job's loss and accuracy per pass",
+		Long: `Draw the job's train and test loss per pass and, for classifiers, the test
+accuracy, from the history of its status (one point per finished pass). With --out
+a PNG is written to that file; without, a text chart is printed. -o does not apply.`,
+		Example: "  gctl job plot fit-a-line\n  gctl job plot fit-a-line --out loss.png",
+		Args:    exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := jobNameArg(args)
+			if err != nil {
+				return err
+			}
+			if out != "" && !strings.HasSuffix(strings.ToLower(out), ".png") {
+				return usagef("--out %s: the plot is a PNG; give a file name ending in .png", out)
+			}
+			client, s, done, err := a.connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			st, err := a.getJob(cmd.Context(), client, s, name)
+			if err != nil {
+				return err
+			}
+			return a.plot(st, out)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write a PNG to this file instead of printing a text chart")
+	return cmd
+}
+
+func (a *app) plot(st api.JobStatus, out string) error {
+	if len(st.History) == 0 {
+		_, err := fmt.Fprintf(a.stdout, "job %s has no finished pass yet: nothing to plot (state %s, pass %d/%d)\n",
+			st.Name, st.State, st.Pass, st.Passes)
+		return err
+	}
+	if out != "" {
+		if err := atomicfile.WriteFunc(out, 0o644, func(w io.Writer) error { return writePNG(w, st.Name, st.History) }); err != nil {
+			return fmt.Errorf("plot of job %s: %w", st.Name, err)
+		}
+		_, err := fmt.Fprintf(a.stdout, "wrote %s (%d passes of job %s)\n", out, len(st.History), st.Name)
+		return err
+	}
+	loss, accuracy := curves(st.History)
+	lines := textChart(st.Name+": loss per pass", st.History, loss, textChartWidth, textChartHeight)
+	if len(accuracy) > 0 {
+		lines = append(lines, "")
+		lines = append(lines, textChart(st.Name+": test accuracy per pass", st.History, accuracy, textChartWidth, textChartHeight)...)
+	}
+	_, err := fmt.Fprintln(a.stdout, strings.Join(lines, "\n"))
+	return err
+}

@@ -1,0 +1,31 @@
+package trainer
+
+import (
+	"context"
+	"time"
+
+	"github.com/gtrain/gtrain/metrics"
+)
+
+// timedPservers records the latency of every push and pull, and the steps
+// and records pushed, for /metrics.
+type timedPservers struct {
+	pservers
+	m *metrics.Trainer
+}
+
+func (p timedPservers) Pull(ctx context.Context, minStep, epoch int64, params [][]float32) (int64, int64, error) {
+	start := time.Now()
+	lo, hi, err := p.pservers.Pull(ctx, minStep, epoch, params)
+	if err == nil {
+		p.m.Pulled(time.Since(start))
+	}
+	return lo, hi, err
+}
+
+func (p timedPservers) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error {
+	start := time.Now()
+	err := p.pservers.Push(ctx, trainer, step, epoch, records, checkpoint, grads)
+	p.m.Pushed(time.Since(start), records, err == nil)
+	return err
+}
