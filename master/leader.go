@@ -81,6 +81,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log}
 	qcfg := DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
+	qcfg.NoShuffle = !spec.Data.ShuffleRecords()
 	sync := spec.Mode == jobspec.ModeSync
 	if sync {
 		qcfg.Timeout = 24 * time.Hour * 365 // sync tasks belong to the step group, not to one trainer
