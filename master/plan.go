@@ -20,12 +20,13 @@ type PassPlan struct {
 	StartStep int64
 	Trainers  int
 	Batch     int
+	tasks     []Task
+	chunks    [][]int // records per chunk, per task
+	ends      []int   // cumulative record count at the end of each task
+
 	// Order is which record of a task each stream position reads (nil:
 	// the stored order); set by the Core from the job's seed and data.shuffle.
-	Order  *RecordOrder
-	tasks  []Task
-	chunks [][]int // records per chunk, per task
-	ends   []int   // cumulative record count at the end of each task
+	Order *RecordOrder
 }
 
 // NewPassPlan lays out tasks (in order) for a pass starting at startStep.
