@@ -4,7 +4,7 @@ BIN       := bin
 # The pserver's optimizer loops use AVX2 through Go's simd/archsimd package
 # (bit-identical to the scalar loops, which builds without it still use).
 export GOEXPERIMENT := simd
-.PHONY: all build test test-short fuzz demo bench proto vet clean check-binaries
+.PHONY: all build test test-short fuzz demo bench fashion proto vet clean check-binaries
 
 all: build
 
@@ -49,6 +49,12 @@ demo: build
 
 bench: build
 	$(GO) run ./bench/cmd -out bench/results.json
+
+# Fashion-MNIST softmax and MLP on the full 60k training set, tested on the official t10k
+# set (Debian's dataset-fashion-mnist): accuracy and records/s, also in bench/fashion.json.
+# Several minutes; not part of `make test` or `make bench`.
+fashion: build
+	./scripts/fashion.sh
 
 # Regenerate api/*.pb.go (needs protoc, protoc-gen-go, protoc-gen-go-grpc on PATH).
 proto:

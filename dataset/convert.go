@@ -22,9 +22,11 @@ type ConvertOptions struct {
 	Shards       int     // >= 1
 	TestFraction float64 // in [0,1); default 0
 	Seed         uint64  // 0 means the default, 1
-	Normalize    bool
-	ChunkRecords int // records per chunk; 0 -> DefaultChunkRecords
-	Classes      int // 0 = infer: idx -> max(10, max label+1); text -> 0 (regression)
+	Normalize    bool    // scale features with statistics of the train part, written beside the shards
+	Stats        string  // a statistics file (written by Normalize) to scale with instead; excludes Normalize
+	Part         string  // PartTrain (default): split by TestFraction; PartTest: every record is a test record
+	ChunkRecords int     // records per chunk; 0 -> DefaultChunkRecords
+	Classes      int     // 0 = infer: idx -> max(10, max label+1); text -> 0 (regression)
 }
 
 // ConvertResult says what Convert wrote.
@@ -37,9 +39,9 @@ type ConvertResult struct {
 }
 
 // Convert reads raw data, splits it into train and test parts, optionally
-// normalises the features with train-part statistics, and writes the parts as
-// shards PREFIX-train-00000-of-0000N... The output depends only on the input
-// and the options.
+// normalises the features (with train-part statistics, or with Stats read
+// from a file), and writes the parts as shards PREFIX-train-00000-of-0000N...
+// The output depends only on the input and the options.
 func Convert(opts ConvertOptions) (*ConvertResult, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -50,19 +52,15 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 		return nil, err
 	}
 	features := len(examples[0].Features)
-	train, test := split(examples, testCount(o.TestFraction, len(examples)), o.Seed)
-	if len(train) == 0 {
-		return nil, fmt.Errorf("%w: test fraction %v of %d records leaves none for training", ErrNoRecords, o.TestFraction, len(examples))
+	train, test, err := o.parts(examples)
+	if err != nil {
+		return nil, err
 	}
-
 	res := &ConvertResult{TrainRecords: len(train), TestRecords: len(test), Features: features, Classes: classes}
-	var stats Stats
-	if o.Normalize {
-		stats = computeStats(train, features)
-		stats.Apply(train)
-		stats.Apply(test)
+	computed, err := o.normalise(train, test, features)
+	if err != nil {
+		return nil, err
 	}
-
 	if err := os.MkdirAll(filepath.Dir(o.OutPrefix), 0o755); err != nil {
 		return nil, fmt.Errorf("dataset: creating output directory: %w", err)
 	}
@@ -72,17 +70,62 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 	if res.TestFiles, err = writePart(o, PartTest, test, features, classes); err != nil {
 		return nil, err
 	}
+	res.StatsFile = o.Stats
 	if o.Normalize {
 		res.StatsFile = StatsPath(o.OutPrefix)
-		data, err := json.Marshal(stats)
-		if err != nil {
-			return nil, fmt.Errorf("dataset: encoding stats: %w", err)
-		}
-		if err := atomicfile.WriteFile(res.StatsFile, append(data, '\n'), 0o644); err != nil {
-			return nil, fmt.Errorf("dataset: writing %s: %w", res.StatsFile, err)
+		if err := writeStats(res.StatsFile, computed); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// parts splits the records as o says: all of them into o.Part, or a seeded
+// TestFraction into the test part and the rest into the train part.
+func (o ConvertOptions) parts(examples []Example) (train, test []Example, err error) {
+	if o.Part == PartTest {
+		return nil, examples, nil
+	}
+	train, test = split(examples, testCount(o.TestFraction, len(examples)), o.Seed)
+	if len(train) == 0 {
+		return nil, nil, fmt.Errorf("%w: test fraction %v of %d records leaves none for training", ErrNoRecords, o.TestFraction, len(examples))
+	}
+	return train, test, nil
+}
+
+// normalise scales both parts in place: with o.Stats read from its file, or
+// (Normalize) with statistics of the train part, which it returns to be
+// written beside the shards.
+func (o ConvertOptions) normalise(train, test []Example, features int) (computed Stats, err error) {
+	var stats Stats
+	switch {
+	case o.Stats != "":
+		if stats, err = ReadStats(o.Stats); err != nil {
+			return Stats{}, err
+		}
+		if err := stats.check(o.Stats, features); err != nil {
+			return Stats{}, err
+		}
+	case o.Normalize:
+		stats = computeStats(train, features)
+		computed = stats
+	default:
+		return Stats{}, nil
+	}
+	stats.Apply(train)
+	stats.Apply(test)
+	return computed, nil
+}
+
+func writeStats(path string, stats Stats) error {
+	data, err := json.Marshal(stats)
+	if err != nil {
+		return fmt.Errorf("dataset: encoding stats: %w", err)
+	}
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("dataset: writing %s: %w", path, err)
+	}
+	return nil
 }
 
 func (o ConvertOptions) withDefaults() (ConvertOptions, error) {
@@ -124,6 +167,28 @@ func (o ConvertOptions) withDefaults() (ConvertOptions, error) {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	return o.withPart()
+}
+
+// withPart checks Part and the normalisation options, which depend on it:
+// statistics come from training data only, so a test part needs Stats.
+func (o ConvertOptions) withPart() (ConvertOptions, error) {
+	bad := func(format string, args ...any) (ConvertOptions, error) {
+		return ConvertOptions{}, fmt.Errorf("%w: %s", ErrBadOptions, fmt.Sprintf(format, args...))
+	}
+	if o.Part == "" {
+		o.Part = PartTrain
+	}
+	switch {
+	case o.Part != PartTrain && o.Part != PartTest:
+		return bad("part %q, want %q or %q", o.Part, PartTrain, PartTest)
+	case o.Normalize && o.Stats != "":
+		return bad("normalize computes statistics from this input and stats %q applies existing ones: choose one", o.Stats)
+	case o.Part == PartTest && o.Normalize:
+		return bad("part %q with normalize: statistics come from a training set; apply the training set's with stats FILE", PartTest)
+	case o.Part == PartTest && o.TestFraction != 0:
+		return bad("part %q writes every record as a test record; test fraction %v splits a training input", PartTest, o.TestFraction)
 	}
 	return o, nil
 }

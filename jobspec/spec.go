@@ -86,6 +86,10 @@ type DataSpec struct {
 	Train         string `yaml:"train" json:"train"`
 	Test          string `yaml:"test" json:"test"`
 	ChunksPerTask int    `yaml:"chunks_per_task" json:"chunks_per_task"`
+	// Shuffle: each pass reads the tasks, and the records within each task,
+	// in an order seeded by the job's seed and the pass; false keeps the
+	// stored order. Unset means true (see ShuffleRecords).
+	Shuffle *bool `yaml:"shuffle" json:"shuffle,omitempty"`
 }
 
 // CheckpointSpec says how often pservers snapshot and how many snapshots they

@@ -188,7 +188,9 @@ func (c *Core) passPlan() *PassPlan {
 		t, _ := c.q.Task(s.ID)
 		ordered = append(ordered, t)
 	}
-	return NewPassPlan(c.meta.Pass, c.meta.PassStartStep, c.cfg.Trainers, c.cfg.Batch, ordered, c.tasks.ChunkRecords)
+	p := NewPassPlan(c.meta.Pass, c.meta.PassStartStep, c.cfg.Trainers, c.cfg.Batch, ordered, c.tasks.ChunkRecords)
+	p.Order = NewRecordOrder(c.cfg.Queue.Seed, !c.cfg.Queue.NoShuffle, c.meta.Pass)
+	return p
 }
 
 // CheckTrainer refuses a trainer ID out of range.

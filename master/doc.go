@@ -5,7 +5,8 @@
 //
 // Pure parts, tested without etcd, sockets or sleeps: queue.go (the task
 // queue state machine), plan.go (which records each trainer computes at a
-// sync step), core.go (the master's state machine: it takes the time and a
+// sync step; recordorder.go maps a task's stream positions to its records
+// in the pass's seeded order), core.go (the master's state machine: it takes the time and a
 // request, changes the state and returns Effects: a change to save, states to
 // checkpoint, a pass end to evaluate; core_live.go takes the trainers'
 // liveness, which keeps a live trainer's async tasks from timing out) and

@@ -91,6 +91,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	eval.Program, eval.FailJob = l.prog, l.failJobForProgram
 	qcfg := DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
+	qcfg.NoShuffle = !spec.Data.ShuffleRecords()
 	sync := spec.Mode == jobspec.ModeSync
 	if sync {
 		qcfg.Timeout = 24 * time.Hour * 365 // sync tasks belong to the step group, not to one trainer

@@ -23,6 +23,10 @@ type PassPlan struct {
 	tasks     []Task
 	chunks    [][]int // records per chunk, per task
 	ends      []int   // cumulative record count at the end of each task
+
+	// Order is which record of a task each stream position reads (nil:
+	// the stored order); set by the Core from the job's seed and data.shuffle.
+	Order *RecordOrder
 }
 
 // NewPassPlan lays out tasks (in order) for a pass starting at startStep.
@@ -74,19 +78,9 @@ func (p *PassPlan) Slices(s int64, trainer int) []Slice {
 		ti := sort.SearchInts(p.ends, lo+1) // first task whose end > lo
 		t := p.tasks[ti]
 		pos := lo - (p.ends[ti] - t.Records) // offset within the task
-		for ci, n := range p.chunks[ti] {
-			if pos >= n {
-				pos -= n
-				continue
-			}
-			take := min(n-pos, hi-lo)
-			out = append(out, Slice{File: t.File, Chunk: t.FirstChunk + ci, First: pos, Count: take})
-			lo += take
-			pos = 0
-			if lo >= hi {
-				break
-			}
-		}
+		take := min(t.Records-pos, hi-lo)
+		out = p.Order.taskSlices(out, t, p.chunks[ti], pos, take)
+		lo += take
 	}
 	return out
 }

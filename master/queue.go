@@ -49,6 +49,10 @@ type QueueConfig struct {
 	MaxFailures int
 	// Seed, with the pass number, seeds each pass's dispatch order.
 	Seed uint64
+	// NoShuffle dispatches every pass in task ID order, the stored order
+	// (data.shuffle: false); the sync plan then keeps each task's records
+	// in their stored order too.
+	NoShuffle bool
 }
 
 // DefaultQueueConfig returns the defaults; heartbeat settings elsewhere may
@@ -281,9 +285,11 @@ func (q *Queue) fillTodoForPass() {
 	for i := range order {
 		order[i] = i
 	}
-	rand.New(rand.NewPCG(q.cfg.Seed, uint64(q.pass))).Shuffle(len(order), func(i, j int) {
-		order[i], order[j] = order[j], order[i]
-	})
+	if !q.cfg.NoShuffle {
+		rand.New(rand.NewPCG(q.cfg.Seed, uint64(q.pass))).Shuffle(len(order), func(i, j int) {
+			order[i], order[j] = order[j], order[i]
+		})
+	}
 	next := 0
 	for _, i := range order {
 		e := &q.entries[i]

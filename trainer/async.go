@@ -2,10 +2,8 @@ package trainer
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/dataset"
 )
 
 // runAsync trains the master's tasks, each in minibatches of batch_size,
@@ -40,13 +38,9 @@ func (t *trainer) runAsync(ctx context.Context) error {
 		}
 		task, taskPass := w.Task, w.Pass
 		pass = &taskPass
-		var ex []dataset.Example
-		for c := task.FirstChunk; c < task.FirstChunk+task.Chunks; c++ {
-			part, err := t.data.get(task.File, int(c))
-			if err != nil {
-				return fmt.Errorf("trainer: task %d: %w", task.Id, err)
-			}
-			ex = append(ex, part...)
+		ex, err := t.taskExamples(task.File, int(task.FirstChunk), int(task.Chunks), int(taskPass), int(task.Id))
+		if err != nil {
+			return err
 		}
 		for lo := 0; lo < len(ex); lo += t.spec.BatchSize {
 			batch := ex[lo:min(lo+t.spec.BatchSize, len(ex))]

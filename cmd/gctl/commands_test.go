@@ -355,6 +355,10 @@ func TestRejectedCommandLines(t *testing.T) {
 		{[]string{"data", "convert", "--format", "idx", "--input", "x", "--out", "d/p", "--shards", "1"}, []string{"--labels"}},
 		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p"}, []string{"--shards"}},
 		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p", "--shards", "2", "--test-fraction", "1"}, []string{"--test-fraction"}},
+		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p", "--shards", "1", "--part", "dev"}, []string{`--part "dev"`}},
+		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p", "--shards", "1", "--normalize", "--stats", "s"}, []string{"--normalize", "--stats"}},
+		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p", "--shards", "1", "--part", "test", "--normalize"}, []string{"--stats FILE"}},
+		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p", "--shards", "1", "--part", "test", "--test-fraction", "0.1"}, []string{"--test-fraction"}},
 		{[]string{"--config", "/nonexistent/gctl.yaml", "job", "list"}, []string{"/nonexistent/gctl.yaml"}},
 	}
 	for _, tt := range tests {

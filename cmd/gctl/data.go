@@ -35,6 +35,7 @@ type convertOutput struct {
 	Features     int      `json:"features"`
 	Classes      int      `json:"classes"`
 	StatsFile    string   `json:"stats_file"`
+	statsGiven   bool     // StatsFile was --stats (applied), not written by --normalize
 }
 
 func (a *app) dataConvertCommand() *cobra.Command {
@@ -47,15 +48,30 @@ PREFIX-train-00000-of-0000N, ... and, with --test-fraction, PREFIX-test-....
 
 Formats: whitespace or csv (numbers, one record per line, the last column is the
 label; UCI housing is whitespace) and idx (MNIST-style: --input the images file,
---labels the labels file). Records are shuffled with --seed before the split.
+--labels the labels file). Gzip-compressed inputs are read directly (recognised
+by their first bytes; a file named .gz that is not gzip is refused). Records are
+shuffled with --seed before the split.
+
 --normalize scales each feature column with statistics of the training part
-only and stores them beside the shards. The output directory is created.
+only and stores them beside the shards as PREFIX-stats.json. --stats FILE
+applies such a file instead of computing statistics, so that a separate test
+set is scaled exactly like its training set.
+
+--part test writes every input record as the test part (PREFIX-test-*): use it
+for a separately distributed test set (MNIST's t10k files), with the training
+set's --stats when the training set was normalised. The default, --part train,
+writes the training part and, with --test-fraction, a test part cut from it.
+The output directory is created.
 
 This command runs locally; it does not contact the agent.
 With -o json: {"train_files", "test_files", "train_records", "test_records",
-"features", "classes", "stats_file"}.`,
+"features", "classes", "stats_file"}; stats_file is the statistics written
+(--normalize) or applied (--stats), empty without either.`,
 		Example: `  gctl data convert --format whitespace --input housing.data --out data/housing --shards 4 --test-fraction 0.2 --normalize
-  gctl data convert --format idx --input train-images-idx3-ubyte --labels train-labels-idx1-ubyte --out data/mnist --shards 8`,
+  gctl data convert --format idx --input train-images-idx3-ubyte.gz --labels train-labels-idx1-ubyte.gz \
+    --out data/fashion --shards 8 --normalize
+  gctl data convert --format idx --input t10k-images-idx3-ubyte.gz --labels t10k-labels-idx1-ubyte.gz \
+    --out data/fashion --shards 2 --part test --stats data/fashion-stats.json`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkConvertOptions(opts); err != nil {
@@ -63,7 +79,7 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 			}
 			res, err := dataset.Convert(opts)
 			if errors.Is(err, fs.ErrNotExist) {
-				return usagef("data convert: %v: give existing files with --input/--labels", err)
+				return usagef("data convert: %v: give existing files with --input/--labels/--stats", err)
 			}
 			if err != nil {
 				return fmt.Errorf("data convert %s: %w", opts.Input, err)
@@ -76,6 +92,7 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 				Features:     res.Features,
 				Classes:      res.Classes,
 				StatsFile:    res.StatsFile,
+				statsGiven:   opts.Stats != "",
 			}
 			if a.output == outputJSON {
 				return writeJSON(a.stdout, out)
@@ -91,7 +108,9 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 	f.IntVar(&opts.Shards, "shards", 0, "number of training shards (and of test shards)")
 	f.Float64Var(&opts.TestFraction, "test-fraction", 0, "fraction of the records held out as the test part, in [0, 1)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the shuffle before the train/test split")
-	f.BoolVar(&opts.Normalize, "normalize", false, "scale each feature column with statistics of the training part")
+	f.BoolVar(&opts.Normalize, "normalize", false, "scale each feature column with statistics of the training part, written to PREFIX-stats.json")
+	f.StringVar(&opts.Stats, "stats", "", "scale with the statistics in FILE (PREFIX-stats.json of a training set) instead of computing them")
+	f.StringVar(&opts.Part, "part", dataset.PartTrain, "which part the input becomes: train (split off a test part with --test-fraction) or test (every record)")
 	f.IntVar(&opts.ChunkRecords, "chunk-records", 16, "records per chunk: the unit a task is cut from")
 	f.IntVar(&opts.Classes, "classes", 0, "number of label classes (0: infer; idx gives max(10, largest label+1), text gives 0 = regression)")
 	return cmd
@@ -122,12 +141,31 @@ func checkConvertOptions(o dataset.ConvertOptions) error {
 	case o.Classes < 0:
 		return usagef("--classes %d: the number of classes cannot be negative", o.Classes)
 	}
+	return checkConvertPart(o)
+}
+
+// checkConvertPart checks --part and the flags that depend on it.
+func checkConvertPart(o dataset.ConvertOptions) error {
+	switch {
+	case o.Part != dataset.PartTrain && o.Part != dataset.PartTest:
+		return usagef("--part %q: use --part train or --part test", o.Part)
+	case o.Normalize && o.Stats != "":
+		return usagef("--normalize computes statistics and --stats applies existing ones: give one of them")
+	case o.Part == dataset.PartTest && o.Normalize:
+		return usagef("--part test with --normalize: statistics come from the training set; give its statistics with --stats FILE")
+	case o.Part == dataset.PartTest && o.TestFraction != 0:
+		return usagef("--part test writes every record as a test record; drop --test-fraction")
+	}
 	return nil
 }
 
 func writeConvertOutput(w io.Writer, o convertOutput) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "train: %d records, %d features, %d shards\n", o.TrainRecords, o.Features, len(o.TrainFiles))
+	if len(o.TrainFiles) > 0 {
+		fmt.Fprintf(&b, "train: %d records, %d features, %d shards\n", o.TrainRecords, o.Features, len(o.TrainFiles))
+	} else {
+		fmt.Fprintf(&b, "%d features\n", o.Features)
+	}
 	if o.Classes > 0 {
 		fmt.Fprintf(&b, "classes: %d\n", o.Classes)
 	}
@@ -140,7 +178,10 @@ func writeConvertOutput(w io.Writer, o convertOutput) error {
 			fmt.Fprintf(&b, "  %s\n", f)
 		}
 	}
-	if o.StatsFile != "" {
+	switch {
+	case o.statsGiven:
+		fmt.Fprintf(&b, "normalized with the statistics of %s\n", o.StatsFile)
+	case o.StatsFile != "":
 		fmt.Fprintf(&b, "normalization statistics: %s\n", o.StatsFile)
 	}
 	_, err := io.WriteString(w, b.String())
