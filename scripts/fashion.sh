@@ -5,7 +5,8 @@
 # training set's statistics), starts `gtraind agent --dev` in a temporary directory, runs
 # examples/fashion_mnist_softmax.yaml and examples/fashion_mnist_mlp.yaml to the end, and
 # reports each job's test accuracy on t10k and its training throughput (records/s).
-# Writes bench/fashion.json in the format of bench/results.json.
+# Writes bench/fashion.json in the format of bench/results.json and each job's loss and
+# accuracy curves to bench/fashion-JOB.png (gctl job plot).
 # FASHION_JOBS="softmax" runs a subset; FASHION_PASSES=N overrides the examples' passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +79,7 @@ for job in $JOBS; do
   "$BIN/gctl" job start -f "$spec" --name "$name" "${extra[@]}"
   end=$(date +%s.%N)
   "$BIN/gctl" job status "$name" -o json >"$WORK/$name.json"
+  "$BIN/gctl" job plot "$name" --out "bench/fashion-$job.png"
   acc=$(field "$WORK/$name.json" 'metrics["test_accuracy"]')
   loss=$(field "$WORK/$name.json" 'metrics["test_loss"]')
   samples=$(field "$WORK/$name.json" 'sum(samples_applied)')
