@@ -22,6 +22,7 @@ func (s *Spec) Validate() error {
 		func() *FieldError { return atLeastOne("pservers", s.Pservers) },
 		func() *FieldError { return atLeastOne("passes", s.Passes) },
 		func() *FieldError { return atLeastOne("batch_size", s.BatchSize) },
+		s.validateGlobalBatch,
 		s.validateModel,
 		s.Optimizer.validate,
 		s.Data.validate,

@@ -89,7 +89,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master: checkpoint.every: %w", err)
 	}
-	ccfg := CoreConfig{Sync: sync, Trainers: spec.Trainers, Batch: spec.BatchSize, Passes: spec.Passes,
+	ccfg := CoreConfig{Sync: sync, Trainers: spec.Trainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
 		Queue: qcfg, ModelDir: modelDir, LongPoll: l.cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
 	store := NewEtcdStore(l.cli, l.lead, l.cfg.Job)
 	return NewDriver(ctx, ccfg, l.job.tasks, store, eval, SystemClock{}, l.cfg.Log)
