@@ -40,6 +40,13 @@ type Spec struct {
 	// see FixGlobalBatch); BatchSize is then the micro-batch.
 	GlobalBatch int `yaml:"global_batch" json:"global_batch,omitempty"`
 
+	// Bounds of the counts (bounds.go): set from the YAML mapping form
+	// `trainers: {count, min, max}`; 0 means "as the count".
+	TrainersMin int `yaml:"-" json:"trainers_min,omitempty"`
+	TrainersMax int `yaml:"-" json:"trainers_max,omitempty"`
+	PserversMin int `yaml:"-" json:"pservers_min,omitempty"`
+	PserversMax int `yaml:"-" json:"pservers_max,omitempty"`
+
 	Seed       uint64         `yaml:"seed" json:"seed"`
 	Model      ModelSpec      `yaml:"model" json:"model"`
 	Optimizer  OptimizerSpec  `yaml:"optimizer" json:"optimizer"`

@@ -20,6 +20,7 @@ func (s *Spec) Validate() error {
 		s.validateMode,
 		func() *FieldError { return atLeastOne("trainers", s.Trainers) },
 		func() *FieldError { return atLeastOne("pservers", s.Pservers) },
+		s.validateBounds,
 		func() *FieldError { return atLeastOne("passes", s.Passes) },
 		func() *FieldError { return atLeastOne("batch_size", s.BatchSize) },
 		s.validateGlobalBatch,
