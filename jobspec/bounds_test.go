@@ -45,7 +45,7 @@ func TestTrainersBoundsRejected(t *testing.T) {
 		{"trainers: {count: 2, most: 8}\n", "trainers.most"},
 		{"trainers: {count: two}\n", "trainers.count"},
 		{"trainers: {count: 2, max: 5000}\n", "trainers.max"},
-		{"pservers: {count: 2, min: 3, max: 4}\n", "pservers.min"},
+		{"pservers: {count: 2, min: 3, max: 4}\n", "pservers"},
 		{"batch_size: 20\nglobal_batch: 50\n", "global_batch"},
 		{"batch_size: 20\nglobal_batch: -20\n", "global_batch"},
 	}
