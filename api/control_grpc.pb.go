@@ -32,6 +32,7 @@ const (
 	Control_ListNodes_FullMethodName   = "/gtrain.v1.Control/ListNodes"
 	Control_DrainNode_FullMethodName   = "/gtrain.v1.Control/DrainNode"
 	Control_UndrainNode_FullMethodName = "/gtrain.v1.Control/UndrainNode"
+	Control_ScaleJob_FullMethodName    = "/gtrain.v1.Control/ScaleJob"
 )
 
 // ControlClient is the client API for Control service.
@@ -50,6 +51,9 @@ type ControlClient interface {
 	DrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error)
 	// UndrainNode ends a drain. Answers the node's NodeRow.
 	UndrainNode(ctx context.Context, in *NodeRequest, opts ...grpc.CallOption) (*Document, error)
+	// ScaleJob changes the desired trainer count of a job within its bounds
+	// (elastic issue). Pservers cannot change count yet.
+	ScaleJob(ctx context.Context, in *ScaleJobRequest, opts ...grpc.CallOption) (*ScaleJobResponse, error)
 }
 
 type controlClient struct {
@@ -159,6 +163,16 @@ func (c *controlClient) UndrainNode(ctx context.Context, in *NodeRequest, opts .
 	return out, nil
 }
 
+func (c *controlClient) ScaleJob(ctx context.Context, in *ScaleJobRequest, opts ...grpc.CallOption) (*ScaleJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScaleJobResponse)
+	err := c.cc.Invoke(ctx, Control_ScaleJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -175,6 +189,9 @@ type ControlServer interface {
 	DrainNode(context.Context, *NodeRequest) (*Document, error)
 	// UndrainNode ends a drain. Answers the node's NodeRow.
 	UndrainNode(context.Context, *NodeRequest) (*Document, error)
+	// ScaleJob changes the desired trainer count of a job within its bounds
+	// (elastic issue). Pservers cannot change count yet.
+	ScaleJob(context.Context, *ScaleJobRequest) (*ScaleJobResponse, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -211,6 +228,9 @@ func (UnimplementedControlServer) DrainNode(context.Context, *NodeRequest) (*Doc
 }
 func (UnimplementedControlServer) UndrainNode(context.Context, *NodeRequest) (*Document, error) {
 	return nil, status.Error(codes.Unimplemented, "method UndrainNode not implemented")
+}
+func (UnimplementedControlServer) ScaleJob(context.Context, *ScaleJobRequest) (*ScaleJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScaleJob not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -388,6 +408,24 @@ func _Control_UndrainNode_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_ScaleJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScaleJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ScaleJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ScaleJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ScaleJob(ctx, req.(*ScaleJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -426,6 +464,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UndrainNode",
 			Handler:    _Control_UndrainNode_Handler,
+		},
+		{
+			MethodName: "ScaleJob",
+			Handler:    _Control_ScaleJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

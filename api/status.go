@@ -148,6 +148,18 @@ type JobStatus struct {
 	// Warnings are conditions the job survives but an operator should fix,
 	// e.g. a pserver whose checkpoint writes fail; empty when there are none.
 	Warnings []string `json:"warnings"`
+
+	// Elastic counts (SPEC §5): the desired count and its bounds, and how
+	// many run now; global_batch is the records of a sync step.
+	TrainersCount   int `json:"trainers_count"`
+	TrainersMin     int `json:"trainers_min"`
+	TrainersMax     int `json:"trainers_max"`
+	TrainersCurrent int `json:"trainers_current"`
+	PserversCount   int `json:"pservers_count"`
+	PserversMin     int `json:"pservers_min"`
+	PserversMax     int `json:"pservers_max"`
+	PserversCurrent int `json:"pservers_current"`
+	GlobalBatch     int `json:"global_batch,omitempty"`
 }
 
 // JobRow is one row of `gctl job list`.

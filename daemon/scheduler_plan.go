@@ -171,6 +171,7 @@ func applyPlacement(j clusterJob, placed map[string]string, states map[string]ap
 	if len(fresh) > 0 {
 		events = append(events, "placed "+strings.Join(fresh, ", "))
 	}
+	events = append(events, dropScaledDown(j, next.Workers)...)
 	if len(events) > 0 {
 		next.Gen = gen
 	}

@@ -1,0 +1,29 @@
+package daemon
+
+import (
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// fillCounts sets the elastic counts of st: desired (the spec's count, which
+// `gctl job scale` moves), bounds, and the workers running now.
+func fillCounts(st *api.JobStatus, spec *jobspec.Spec) {
+	st.TrainersCount = spec.Trainers
+	st.TrainersMin, st.TrainersMax = spec.TrainerBounds()
+	st.PserversCount = spec.Pservers
+	st.PserversMin, st.PserversMax = spec.PserverBounds()
+	if spec.Mode == jobspec.ModeSync {
+		st.GlobalBatch = spec.StepRecords()
+	}
+	st.TrainersCurrent, st.PserversCurrent = 0, 0
+	for _, t := range st.Trainers {
+		if t.State == api.WorkerRunning {
+			st.TrainersCurrent++
+		}
+	}
+	for _, p := range st.Pservers {
+		if p.State == api.WorkerRunning {
+			st.PserversCurrent++
+		}
+	}
+}
