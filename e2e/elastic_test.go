@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/api"
 )
 
 // elasticYAML is fit-a-line in sync mode with a global batch of 3
@@ -58,6 +61,80 @@ func TestElasticSameModelAnyTrainerCount(t *testing.T) {
 	}
 	if sums[1] != sums[3] {
 		t.Fatalf("the model depends on the trainer count:\n1 trainer:  %s\n3 trainers: %s", sums[1], sums[3])
+	}
+	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// scaleYAML is fit-a-line in sync mode, 4 micro-batches of 10 records per
+// step, trainers as given (a number or the {count, min, max} form).
+func scaleYAML(name, trainers string) string {
+	return fmt.Sprintf(`name: %s
+mode: sync
+trainers: %s
+pservers: 2
+passes: 30
+batch_size: 10
+global_batch: 40
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.01}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+checkpoint: {every: "50", keep: 2}
+`, name, trainers)
+}
+
+// TestElasticScaleWhileTraining: a sync job starts with 1 trainer and is
+// scaled to 4, 2 and 3 while it trains, each change seen in the running
+// trainers and in steps taken after it. It succeeds, applies every record
+// once per pass, keeps its survivors running without a restart, and ends
+// with the model of a run with a fixed trainer count.
+func TestElasticScaleWhileTraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	begin := time.Now()
+	a, work, ref := referenceSetup(t, func(name string) string { return scaleYAML(name, "2") })
+	refSums := manifestSums(t, ref.ModelDir)
+	a.startDetached(t, work, "scaled", scaleYAML("scaled", "{count: 1, min: 1, max: 4}"))
+	st := a.waitFor(t, "scaled", "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
+	if st.TrainersCount != 1 || st.TrainersMin != 1 || st.TrainersMax != 4 {
+		t.Fatalf("counts %d [%d, %d], want 1 [1, 4]", st.TrainersCount, st.TrainersMin, st.TrainersMax)
+	}
+	for _, n := range []int{4, 2, 3} {
+		if out, errs, code := a.gctl(t, "job", "scale", "scaled", "--trainers", fmt.Sprint(n)); code != 0 {
+			t.Fatalf("scale to %d: exit %d: %s %s", n, code, out, errs)
+		}
+		at := a.waitFor(t, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
+			return st.TrainersCount == n && st.TrainersCurrent == n && len(st.Trainers) == n
+		}).Step
+		after := a.waitFor(t, "scaled", fmt.Sprintf("steps with %d trainers", n), 30*time.Second, func(st api.JobStatus) bool {
+			return st.Step >= at+5 || st.State == api.StateSucceeded
+		})
+		if after.State == api.StateSucceeded {
+			t.Fatalf("the job ended before 5 steps with %d trainers: make it longer", n)
+		}
+		t.Logf("%d trainers running at step %d", n, at)
+	}
+	st = a.waitFor(t, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
+		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
+	}
+	for _, tr := range st.Trainers {
+		if tr.Restarts != 0 {
+			t.Fatalf("%s restarted %d times: survivors must not restart", tr.Name, tr.Restarts)
+		}
+	}
+	scaled := 0
+	for _, e := range st.Events {
+		if strings.Contains(e.What, "trainers scaled from") {
+			scaled++
+		}
+	}
+	if scaled != 3 {
+		t.Fatalf("%d scaling events, want 3: %+v", scaled, st.Events)
+	}
+	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+		t.Fatalf("the scaled run's model differs from the fixed run's:\nscaled: %s\nfixed:  %s", sums, refSums)
 	}
 	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
 }
