@@ -31,7 +31,8 @@ type NodeRecord struct {
 	Host       string        `json:"host,omitempty"` // HostID of the agent: where PID means something
 }
 
-// JobRecord is the desired state of a job: its spec, written once at submit.
+// JobRecord is the desired state of a job: its spec, written at submit;
+// only `gctl job scale` changes it after (the trainer count, SetTrainerCount).
 type JobRecord struct {
 	Spec jobspec.Spec `json:"spec"`
 	// Placement (worker -> node) is not stored here: the scheduler keeps it
