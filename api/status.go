@@ -87,6 +87,9 @@ type TrainerStatus struct {
 	// Reason says why the state is what it is, when that is not obvious
 	// (state "hung": what the master saw).
 	Reason string `json:"reason,omitempty"`
+	// StepMs (sync) is the trainer's last micro-batch time in ms, from
+	// hand-out to report; null before its first.
+	StepMs *float64 `json:"step_ms"`
 }
 
 // PserverStatus is one pserver in JobStatus.

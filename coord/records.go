@@ -125,6 +125,9 @@ type ProgressRecord struct {
 	ModelDir       string         `json:"model_dir"`
 	Epoch          int64          `json:"epoch"` // sync: rollbacks so far
 	Updated        time.Time      `json:"updated"`
+	// StepMs (sync) is each trainer's (by ID) last micro-batch time in ms,
+	// hand-out to report: how status shows a straggler.
+	StepMs map[int]float64 `json:"step_ms,omitempty"`
 }
 
 // GetJSON reads key into v. It returns ErrNotFound (wrapped with the key) when absent,

@@ -200,7 +200,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		BudgetUsed: budget.usedAt(m.Crashes, now)}
 	events := s.events[max(0, len(s.events)-maxEvents):]
 	st.Events = append(st.Events, events...)
-	fillCounts(&st, &spec)
+	fillCounts(&st, s, &spec)
 	return st
 }
 

@@ -6,8 +6,9 @@ import (
 )
 
 // fillCounts sets the elastic counts of st: desired (the spec's count, which
-// `gctl job scale` moves), bounds, and the workers running now.
-func fillCounts(st *api.JobStatus, spec *jobspec.Spec) {
+// `gctl job scale` moves), bounds, the workers running now, and each
+// trainer's recent micro-batch time.
+func fillCounts(st *api.JobStatus, s *jobSnapshot, spec *jobspec.Spec) {
 	st.TrainersCount = spec.Trainers
 	st.TrainersMin, st.TrainersMax = spec.TrainerBounds()
 	st.PserversCount = spec.Pservers
@@ -16,6 +17,13 @@ func fillCounts(st *api.JobStatus, spec *jobspec.Spec) {
 		st.GlobalBatch = spec.StepRecords()
 	}
 	st.TrainersCurrent, st.PserversCurrent = 0, 0
+	if p := s.progress; p != nil {
+		for i := range st.Trainers {
+			if ms, ok := p.StepMs[st.Trainers[i].ID]; ok {
+				st.Trainers[i].StepMs = &ms
+			}
+		}
+	}
 	for _, t := range st.Trainers {
 		if t.State == api.WorkerRunning {
 			st.TrainersCurrent++

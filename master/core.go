@@ -30,9 +30,13 @@ type CoreConfig struct {
 	// into: the global batch over the micro-batch size.
 	MicroBatches int
 	Batch        int
-	Passes       int
-	Queue        QueueConfig
-	ModelDir     string
+	// StragglerFactor and StragglerFloor set the straggler deadline
+	// (core_straggler.go); 0: the defaults.
+	StragglerFactor int
+	StragglerFloor  time.Duration
+	Passes          int
+	Queue           QueueConfig
+	ModelDir        string
 	// LongPoll bounds how long a request waits for work before answering WAIT.
 	LongPoll time.Duration
 	// Sync checkpoints: after every CheckpointSteps steps (0: off), or the
@@ -126,6 +130,7 @@ type Core struct {
 	plan     *PassPlan                    // sync: the current pass
 	reports  map[int64]map[int]stepReport // sync: reports by step, then micro-batch
 	assigned map[int64]map[int]int        // sync: trainer holding each micro-batch, by step (core_microbatch.go)
+	timing   timing                       // sync: micro-batch times, for stragglers (core_straggler.go)
 	ending   bool                         // a pass end is being evaluated
 	paused   bool                         // sync: a rollback is under way; hand out nothing
 	saveAll  bool                         // the next save writes every task (after a rollback)
@@ -150,7 +155,7 @@ func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Core{cfg: cfg, tasks: tasks, log: log, reports: map[int64]map[int]stepReport{}, assigned: map[int64]map[int]int{},
+	c := &Core{cfg: cfg, tasks: tasks, log: log, reports: map[int64]map[int]stepReport{}, assigned: map[int64]map[int]int{}, timing: newTiming(),
 		checkpointAfter: map[int64]bool{}, lastCheckpoint: now, live: map[int]bool{}}
 	var eff Effects
 	var err error
@@ -240,7 +245,7 @@ func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 	if c.paused || !c.plan.Contains(step) {
 		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
 	}
-	s, mb, ok := c.handOut(trainer)
+	s, mb, ok := c.handOut(trainer, now)
 	if !ok {
 		// Every micro-batch within reach is held: the trainer waits for a
 		// commit (or for a lost trainer's micro-batches).
@@ -297,6 +302,7 @@ func (c *Core) StepDone(trainer, mb int, step, epoch int64, lossSum float64, rec
 	}
 	if _, repeat := c.reports[step][mb]; !repeat {
 		c.reports[step][mb] = stepReport{loss: lossSum, records: records}
+		c.timing.noteReport(trainer, now)
 	}
 	var eff Effects
 	for len(c.reports[c.meta.Step]) == c.cfg.MicroBatches && c.plan.Contains(c.meta.Step) {
@@ -320,6 +326,7 @@ func (c *Core) commitStep(step int64, now time.Time) *State {
 	}
 	delete(c.reports, step)
 	delete(c.assigned, step)
+	c.timing.forget(&step)
 	started, finished := c.plan.TasksTouched(step)
 	group := c.cfg.Trainers // the whole trainer group holds sync tasks
 	for _, id := range started {
@@ -580,6 +587,7 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 	c.plan = c.passPlan()
 	clear(c.reports)
 	clear(c.assigned)
+	c.timing.forget(nil)
 	clear(c.checkpointAfter)
 	c.ending, c.paused, c.saveAll = false, false, true
 	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)
@@ -615,5 +623,6 @@ func (c *Core) progress(wall time.Time) coord.ProgressRecord {
 		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
 		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
 		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: wall.UTC(),
+		StepMs: c.stepMs(),
 	}
 }

@@ -3,6 +3,7 @@ package master
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Micro-batches (sync). A step is MicroBatches micro-batches of the plan,
@@ -21,14 +22,21 @@ import (
 // reporting it, so the asker is one step ahead): first a micro-batch it holds and has not reported (an answer it
 // lost, or a restart under the same ID), then its home micro-batch (its own
 // ID, so a job with as many trainers as micro-batches computes exactly what
-// it did before micro-batches), then the lowest one held by nobody.
-func (c *Core) handOut(trainer int) (step int64, mb int, ok bool) {
+// it did before micro-batches), then the lowest one held by nobody; with
+// none left, a straggler's (core_straggler.go).
+func (c *Core) handOut(trainer int, now time.Time) (step int64, mb int, ok bool) {
 	for s := c.meta.Step; s <= c.meta.Step+1 && c.plan.Contains(s); s++ {
 		if mb, ok := c.pickMicroBatch(trainer, s); ok {
 			if c.assigned[s] == nil {
 				c.assigned[s] = map[int]int{}
 			}
 			c.assigned[s][mb] = trainer
+			c.timing.noteHandOut(trainer, s, mb, now)
+			return s, mb, true
+		}
+		// The next step cannot be applied before this one: a straggler's
+		// micro-batch of this one comes first.
+		if mb, ok := c.straggling(trainer, now); ok && s == c.meta.Step {
 			return s, mb, true
 		}
 	}
