@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,7 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		}
 		t.Logf("%d trainers running at step %d", n, at)
 	}
+	straggle(t, a, "scaled", "trainer-0")
 	st = a.waitFor(t, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
 		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
@@ -137,4 +139,36 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		t.Fatalf("the scaled run's model differs from the fixed run's:\nscaled: %s\nfixed:  %s", sums, refSums)
 	}
 	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// straggle SIGSTOPs worker of job for up to 8 s: the others must take
+// 10 steps meanwhile (its micro-batch is handed to another after the
+// straggler deadline), and status must show the trainers' step times.
+func straggle(t *testing.T, a *agent, job, worker string) {
+	t.Helper()
+	pid := a.pidOf(t, job, worker)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(cont)
+	defer cont()
+	time.Sleep(500 * time.Millisecond)
+	from := a.status(t, job).Step
+	st := a.waitFor(t, job, worker+" stopped: steps without it", 8*time.Second, func(st api.JobStatus) bool {
+		return st.Step >= from+10 || st.State == api.StateSucceeded
+	})
+	if st.State == api.StateSucceeded {
+		t.Fatalf("the job ended while %s was stopped: make it longer", worker)
+	}
+	timed := 0
+	for _, tr := range st.Trainers {
+		if tr.StepMs != nil {
+			timed++
+		}
+	}
+	if timed == 0 {
+		t.Fatalf("no trainer's step_ms in status: %+v", st.Trainers)
+	}
+	t.Logf("%s stopped: steps %d -> %d", worker, from, st.Step)
 }

@@ -326,7 +326,7 @@ func (c *Core) commitStep(step int64, now time.Time) *State {
 	}
 	delete(c.reports, step)
 	delete(c.assigned, step)
-	c.timing.forget(&step)
+	c.timing.committed(step, now)
 	started, finished := c.plan.TasksTouched(step)
 	group := c.cfg.Trainers // the whole trainer group holds sync tasks
 	for _, id := range started {
@@ -587,7 +587,7 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 	c.plan = c.passPlan()
 	clear(c.reports)
 	clear(c.assigned)
-	c.timing.forget(nil)
+	c.timing.reset()
 	clear(c.checkpointAfter)
 	c.ending, c.paused, c.saveAll = false, false, true
 	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)

@@ -22,17 +22,23 @@ type timing struct {
 	redone   map[int64]map[int]bool      // handed a second time (once at most)
 	mean     time.Duration               // recent mean, hand-out to report
 	last     map[int]time.Duration       // each trainer's last micro-batch time
-	started  map[int]time.Time           // when each trainer got its micro-batch (one at a time)
+	started  map[int]handOut             // what each trainer got last, when (one at a time)
+	// stepStart is when the committed step became current: a micro-batch
+	// handed out before (a trainer one step ahead) waits for it, and that
+	// wait is not the trainer's slowness.
+	stepStart time.Time
 }
 
+type handOut struct{ at time.Time }
+
 func newTiming() timing {
-	return timing{handedAt: map[int64]map[int]time.Time{}, redone: map[int64]map[int]bool{}, last: map[int]time.Duration{}, started: map[int]time.Time{}}
+	return timing{handedAt: map[int64]map[int]time.Time{}, redone: map[int64]map[int]bool{}, last: map[int]time.Duration{}, started: map[int]handOut{}}
 }
 
 // noteHandOut records when trainer got micro-batch mb of step s, and when
 // the micro-batch was first handed out.
 func (tm *timing) noteHandOut(trainer int, s int64, mb int, now time.Time) {
-	tm.started[trainer] = now
+	tm.started[trainer] = handOut{at: now}
 	if tm.handedAt[s] == nil {
 		tm.handedAt[s] = map[int]time.Time{}
 	}
@@ -44,12 +50,12 @@ func (tm *timing) noteHandOut(trainer int, s int64, mb int, now time.Time) {
 // noteReport folds the time trainer took for the micro-batch it reports
 // into the mean and its last.
 func (tm *timing) noteReport(trainer int, now time.Time) {
-	at, ok := tm.started[trainer]
+	h, ok := tm.started[trainer]
 	if !ok {
 		return
 	}
 	delete(tm.started, trainer)
-	d := now.Sub(at)
+	d := now.Sub(tm.since(h.at))
 	tm.last[trainer] = d
 	if tm.mean == 0 {
 		tm.mean = d
@@ -58,15 +64,28 @@ func (tm *timing) noteReport(trainer int, now time.Time) {
 	}
 }
 
-// forget drops what is kept of step s (committed) or of everything (nil).
-func (tm *timing) forget(s *int64) {
-	if s == nil {
-		clear(tm.handedAt)
-		clear(tm.redone)
-		return
+// since is when a micro-batch handed out at `at` could start: not before
+// the step it belongs to is current.
+func (tm *timing) since(at time.Time) time.Time {
+	if at.Before(tm.stepStart) {
+		return tm.stepStart
 	}
-	delete(tm.handedAt, *s)
-	delete(tm.redone, *s)
+	return at
+}
+
+// committed drops what is kept of step s, committed at now, and starts the
+// clock of the next.
+func (tm *timing) committed(s int64, now time.Time) {
+	delete(tm.handedAt, s)
+	delete(tm.redone, s)
+	tm.stepStart = now
+}
+
+// reset drops everything kept of steps (a rollback).
+func (tm *timing) reset() {
+	clear(tm.handedAt)
+	clear(tm.redone)
+	clear(tm.started)
 }
 
 // deadline is how long a micro-batch may take before it is handed again.
@@ -91,14 +110,14 @@ func (c *Core) straggling(trainer int, now time.Time) (int, bool) {
 		holder, held := c.assigned[s][mb]
 		_, reported := c.reports[s][mb]
 		at, handed := c.timing.handedAt[s][mb]
-		if !held || holder == trainer || reported || !handed || c.timing.redone[s][mb] || now.Sub(at) < deadline {
+		if !held || holder == trainer || reported || !handed || c.timing.redone[s][mb] || now.Sub(c.timing.since(at)) < deadline {
 			continue
 		}
 		if c.timing.redone[s] == nil {
 			c.timing.redone[s] = map[int]bool{}
 		}
 		c.timing.redone[s][mb] = true
-		c.timing.started[trainer] = now
+		c.timing.started[trainer] = handOut{at: now}
 		c.log.Warn("micro-batch past the straggler deadline; handed to another trainer too", "step", s, "micro_batch", mb,
 			"holder", holder, "trainer", trainer, "deadline", deadline)
 		return mb, true
