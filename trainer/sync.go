@@ -18,9 +18,19 @@ import (
 func (t *trainer) runSync(ctx context.Context, step int64) error {
 	var epoch int64
 	for {
+		if t.leaving() {
+			t.log.Info("told to stop; leaving between micro-batches", "step", step)
+			return t.stop.Err()
+		}
 		w, err := t.getStep(ctx, step, epoch)
 		if err != nil {
 			return err
+		}
+		if t.leaving() && w.Status == api.WorkStatus_WORK_READY {
+			// Handed out as the stop came: the master gives it to another
+			// trainer when this one's lease goes.
+			t.log.Info("told to stop; leaving a micro-batch not started", "step", w.Step, "micro_batch", w.MicroBatch)
+			return t.stop.Err()
 		}
 		switch w.Status {
 		case api.WorkStatus_WORK_DONE:
