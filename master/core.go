@@ -242,6 +242,8 @@ func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 		epoch = c.meta.Epoch
 	}
 	step = c.meta.Step
+	c.timing.seen[trainer] = now
+	delete(c.timing.started, trainer) // asking, it computes nothing
 	if c.paused || !c.plan.Contains(step) {
 		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
 	}
@@ -289,6 +291,7 @@ func (c *Core) StepDone(trainer, mb int, step, epoch int64, lossSum float64, rec
 	if err := c.checkMicroBatch(mb); err != nil {
 		return Effects{}, err
 	}
+	c.timing.seen[trainer] = now
 	if step < c.meta.Step || epoch != c.meta.Epoch || c.paused {
 		return Effects{}, nil // a repeated report of a committed step, or one voided by a rollback
 	}
@@ -431,7 +434,8 @@ func (c *Core) Task(trainer int, now time.Time) (Work, Effects) {
 
 // Stalled reports (sync) a step that has waited longer than after for its
 // trainers: which step and which trainer IDs hold a micro-batch of it not
-// reported.
+// reported; or trainers that have held a micro-batch longer than after while
+// the steps went on without them (stragglers).
 func (c *Core) Stalled(after time.Duration, now time.Time) (step int64, missing []int, stalled bool) {
 	if !c.cfg.Sync || c.meta.Done || c.paused || c.ending {
 		c.lastCommit = now // waiting for something else is not a stall
@@ -439,6 +443,10 @@ func (c *Core) Stalled(after time.Duration, now time.Time) (step int64, missing 
 	}
 	if c.lastCommit.IsZero() {
 		c.lastCommit = now
+	}
+	if stuck := c.stuckTrainers(after, now); len(stuck) > 0 {
+		// Steps go on without a straggler; it is hung all the same.
+		return c.meta.Step, stuck, true
 	}
 	if now.Sub(c.lastCommit) < after {
 		return 0, nil, false

@@ -1,6 +1,9 @@
 package master
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Stragglers (sync). A micro-batch handed out longer ago than the straggler
 // deadline and not reported is handed once more, to the next trainer that
@@ -23,22 +26,27 @@ type timing struct {
 	mean     time.Duration               // recent mean, hand-out to report
 	last     map[int]time.Duration       // each trainer's last micro-batch time
 	started  map[int]handOut             // what each trainer got last, when (one at a time)
+	seen     map[int]time.Time           // when each trainer last asked or reported
 	// stepStart is when the committed step became current: a micro-batch
 	// handed out before (a trainer one step ahead) waits for it, and that
 	// wait is not the trainer's slowness.
 	stepStart time.Time
+	current   int64 // the step stepStart is of
 }
 
-type handOut struct{ at time.Time }
+type handOut struct {
+	step int64
+	at   time.Time
+}
 
 func newTiming() timing {
-	return timing{handedAt: map[int64]map[int]time.Time{}, redone: map[int64]map[int]bool{}, last: map[int]time.Duration{}, started: map[int]handOut{}}
+	return timing{handedAt: map[int64]map[int]time.Time{}, redone: map[int64]map[int]bool{}, last: map[int]time.Duration{}, started: map[int]handOut{}, seen: map[int]time.Time{}}
 }
 
 // noteHandOut records when trainer got micro-batch mb of step s, and when
 // the micro-batch was first handed out.
 func (tm *timing) noteHandOut(trainer int, s int64, mb int, now time.Time) {
-	tm.started[trainer] = handOut{at: now}
+	tm.started[trainer] = handOut{step: s, at: now}
 	if tm.handedAt[s] == nil {
 		tm.handedAt[s] = map[int]time.Time{}
 	}
@@ -55,7 +63,7 @@ func (tm *timing) noteReport(trainer int, now time.Time) {
 		return
 	}
 	delete(tm.started, trainer)
-	d := now.Sub(tm.since(h.at))
+	d := now.Sub(tm.startOf(h))
 	tm.last[trainer] = d
 	if tm.mean == 0 {
 		tm.mean = d
@@ -73,12 +81,22 @@ func (tm *timing) since(at time.Time) time.Time {
 	return at
 }
 
+// startOf is when trainer's hand-out h could start: its step's start, for
+// a micro-batch of the current step (or a later one) handed out before;
+// a micro-batch of a step committed without it started when handed out.
+func (tm *timing) startOf(h handOut) time.Time {
+	if h.step < tm.current {
+		return h.at
+	}
+	return tm.since(h.at)
+}
+
 // committed drops what is kept of step s, committed at now, and starts the
 // clock of the next.
 func (tm *timing) committed(s int64, now time.Time) {
 	delete(tm.handedAt, s)
 	delete(tm.redone, s)
-	tm.stepStart = now
+	tm.stepStart, tm.current = now, s+1
 }
 
 // reset drops everything kept of steps (a rollback).
@@ -117,7 +135,7 @@ func (c *Core) straggling(trainer int, now time.Time) (int, bool) {
 			c.timing.redone[s] = map[int]bool{}
 		}
 		c.timing.redone[s][mb] = true
-		c.timing.started[trainer] = handOut{at: now}
+		c.timing.started[trainer] = handOut{step: s, at: now}
 		c.log.Warn("micro-batch past the straggler deadline; handed to another trainer too", "step", s, "micro_batch", mb,
 			"holder", holder, "trainer", trainer, "deadline", deadline)
 		return mb, true
@@ -143,5 +161,29 @@ func (c *Core) stepMs() map[int]float64 {
 	for t, d := range c.timing.last {
 		out[t] = float64(d.Microseconds()) / 1000
 	}
+	return out
+}
+
+// stuckTrainers lists the trainers that have held a micro-batch longer than
+// after, counted from when its step became current, and the ones holding
+// none that have not asked for work for longer than after and three long
+// polls (a working trainer asks at least once a long poll): hung, whether or
+// not the others did their work. A trainer whose lease ended is listed too:
+// a stopped process loses its lease and still runs (the hung watch kills
+// only processes that run).
+func (c *Core) stuckTrainers(after time.Duration, now time.Time) []int {
+	var out []int
+	for t, h := range c.timing.started {
+		if now.Sub(c.timing.startOf(h)) >= after {
+			out = append(out, t)
+		}
+	}
+	idle := max(after, 3*c.cfg.LongPoll)
+	for t, seen := range c.timing.seen {
+		if _, holds := c.timing.started[t]; !holds && now.Sub(seen) >= idle {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

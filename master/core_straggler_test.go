@@ -1,6 +1,7 @@
 package master
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -33,6 +34,10 @@ func TestCoreStragglersMicroBatchIsHandedAgain(t *testing.T) {
 	c.StepDone(0, w.MicroBatch, 0, 0, 1, recs(w), at(500*time.Millisecond))
 	if c.meta.Step != 1 || c.meta.PassSamples != recs(w0)+recs(w1) {
 		t.Fatalf("step %d, samples %d; want step 0 committed with %d", c.meta.Step, c.meta.PassSamples, recs(w0)+recs(w1))
+	}
+	// Steps go on without it, but it is hung all the same.
+	if _, missing, stalled := c.Stalled(time.Second, at(1600*time.Millisecond)); !stalled || !slices.Equal(missing, []int{1}) {
+		t.Fatalf("Stalled = %v %v, want trainer 1 stuck", missing, stalled)
 	}
 	c.StepDone(1, w1.MicroBatch, 0, 0, 1, recs(w1), at(3*time.Second)) // the straggler, late
 	if c.meta.PassSamples != recs(w0)+recs(w1) {

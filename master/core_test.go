@@ -432,6 +432,7 @@ func TestCoreStalled(t *testing.T) {
 					c.Step(k, 0, 0, t0) // each holds its micro-batch
 				}
 				c.StepDone(1, 1, 0, 0, 1, 4, t0)
+				c.Step(1, 0, 0, t0.Add(tc.waited)) // a live trainer keeps asking
 			}
 			step, missing, stalled := c.Stalled(after, t0.Add(tc.waited))
 			if stalled != tc.wantStalled || !slices.Equal(missing, tc.wantMissing) || step != 0 {
