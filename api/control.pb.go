@@ -661,6 +661,143 @@ func (x *JobEventsRequest) GetFollow() bool {
 	return false
 }
 
+// ScaleJobRequest: an unset count stays as it is.
+type ScaleJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Trainers      *int32                 `protobuf:"varint,2,opt,name=trainers,proto3,oneof" json:"trainers,omitempty"`
+	Pservers      *int32                 `protobuf:"varint,3,opt,name=pservers,proto3,oneof" json:"pservers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScaleJobRequest) Reset() {
+	*x = ScaleJobRequest{}
+	mi := &file_control_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScaleJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScaleJobRequest) ProtoMessage() {}
+
+func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScaleJobRequest.ProtoReflect.Descriptor instead.
+func (*ScaleJobRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ScaleJobRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ScaleJobRequest) GetTrainers() int32 {
+	if x != nil && x.Trainers != nil {
+		return *x.Trainers
+	}
+	return 0
+}
+
+func (x *ScaleJobRequest) GetPservers() int32 {
+	if x != nil && x.Pservers != nil {
+		return *x.Pservers
+	}
+	return 0
+}
+
+type ScaleJobResponse struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Trainers         int32                  `protobuf:"varint,1,opt,name=trainers,proto3" json:"trainers,omitempty"` // the desired trainer count now
+	PreviousTrainers int32                  `protobuf:"varint,2,opt,name=previous_trainers,json=previousTrainers,proto3" json:"previous_trainers,omitempty"`
+	TrainersMin      int32                  `protobuf:"varint,3,opt,name=trainers_min,json=trainersMin,proto3" json:"trainers_min,omitempty"`
+	TrainersMax      int32                  `protobuf:"varint,4,opt,name=trainers_max,json=trainersMax,proto3" json:"trainers_max,omitempty"`
+	Pservers         int32                  `protobuf:"varint,5,opt,name=pservers,proto3" json:"pservers,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ScaleJobResponse) Reset() {
+	*x = ScaleJobResponse{}
+	mi := &file_control_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScaleJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScaleJobResponse) ProtoMessage() {}
+
+func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScaleJobResponse.ProtoReflect.Descriptor instead.
+func (*ScaleJobResponse) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ScaleJobResponse) GetTrainers() int32 {
+	if x != nil {
+		return x.Trainers
+	}
+	return 0
+}
+
+func (x *ScaleJobResponse) GetPreviousTrainers() int32 {
+	if x != nil {
+		return x.PreviousTrainers
+	}
+	return 0
+}
+
+func (x *ScaleJobResponse) GetTrainersMin() int32 {
+	if x != nil {
+		return x.TrainersMin
+	}
+	return 0
+}
+
+func (x *ScaleJobResponse) GetTrainersMax() int32 {
+	if x != nil {
+		return x.TrainersMax
+	}
+	return 0
+}
+
+func (x *ScaleJobResponse) GetPservers() int32 {
+	if x != nil {
+		return x.Pservers
+	}
+	return 0
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -701,7 +838,19 @@ const file_control_proto_rawDesc = "" +
 	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp\">\n" +
 	"\x10JobEventsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06follow\x18\x02 \x01(\bR\x06follow2\xf4\x04\n" +
+	"\x06follow\x18\x02 \x01(\bR\x06follow\"\x81\x01\n" +
+	"\x0fScaleJobRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
+	"\btrainers\x18\x02 \x01(\x05H\x00R\btrainers\x88\x01\x01\x12\x1f\n" +
+	"\bpservers\x18\x03 \x01(\x05H\x01R\bpservers\x88\x01\x01B\v\n" +
+	"\t_trainersB\v\n" +
+	"\t_pservers\"\xbd\x01\n" +
+	"\x10ScaleJobResponse\x12\x1a\n" +
+	"\btrainers\x18\x01 \x01(\x05R\btrainers\x12+\n" +
+	"\x11previous_trainers\x18\x02 \x01(\x05R\x10previousTrainers\x12!\n" +
+	"\ftrainers_min\x18\x03 \x01(\x05R\vtrainersMin\x12!\n" +
+	"\ftrainers_max\x18\x04 \x01(\x05R\vtrainersMax\x12\x1a\n" +
+	"\bpservers\x18\x05 \x01(\x05R\bpservers2\xb9\x05\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -712,7 +861,8 @@ const file_control_proto_rawDesc = "" +
 	"\tListNodes\x12\x1b.gtrain.v1.ListNodesRequest\x1a\x13.gtrain.v1.Document\x128\n" +
 	"\tDrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12:\n" +
 	"\vUndrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12?\n" +
-	"\tJobEvents\x12\x1b.gtrain.v1.JobEventsRequest\x1a\x13.gtrain.v1.Document0\x01B\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\tJobEvents\x12\x1b.gtrain.v1.JobEventsRequest\x1a\x13.gtrain.v1.Document0\x01\x12C\n" +
+	"\bScaleJob\x12\x1a.gtrain.v1.ScaleJobRequest\x1a\x1b.gtrain.v1.ScaleJobResponseB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -726,7 +876,7 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_control_proto_goTypes = []any{
 	(*SubmitJobRequest)(nil),  // 0: gtrain.v1.SubmitJobRequest
 	(*SubmitJobResponse)(nil), // 1: gtrain.v1.SubmitJobResponse
@@ -740,6 +890,8 @@ var file_control_proto_goTypes = []any{
 	(*LogsRequest)(nil),       // 9: gtrain.v1.LogsRequest
 	(*LogChunk)(nil),          // 10: gtrain.v1.LogChunk
 	(*JobEventsRequest)(nil),  // 11: gtrain.v1.JobEventsRequest
+	(*ScaleJobRequest)(nil),   // 12: gtrain.v1.ScaleJobRequest
+	(*ScaleJobResponse)(nil),  // 13: gtrain.v1.ScaleJobResponse
 }
 var file_control_proto_depIdxs = []int32{
 	0,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
@@ -752,18 +904,20 @@ var file_control_proto_depIdxs = []int32{
 	4,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
 	4,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
 	11, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
-	1,  // 10: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	6,  // 11: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	6,  // 12: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	6,  // 13: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	8,  // 14: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	10, // 15: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	6,  // 16: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	6,  // 17: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
-	6,  // 18: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
-	6,  // 19: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
-	10, // [10:20] is the sub-list for method output_type
-	0,  // [0:10] is the sub-list for method input_type
+	12, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
+	1,  // 11: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	6,  // 12: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	6,  // 13: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	6,  // 14: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	8,  // 15: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	10, // 16: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	6,  // 17: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	6,  // 18: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	6,  // 19: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	6,  // 20: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
+	13, // 21: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
+	11, // [11:22] is the sub-list for method output_type
+	0,  // [0:11] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -774,13 +928,14 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
+	file_control_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,7 @@ const (
 	Control_DrainNode_FullMethodName   = "/gtrain.v1.Control/DrainNode"
 	Control_UndrainNode_FullMethodName = "/gtrain.v1.Control/UndrainNode"
 	Control_JobEvents_FullMethodName   = "/gtrain.v1.Control/JobEvents"
+	Control_ScaleJob_FullMethodName    = "/gtrain.v1.Control/ScaleJob"
 )
 
 // ControlClient is the client API for Control service.
@@ -55,6 +56,9 @@ type ControlClient interface {
 	// array of api.Event; with follow it goes on streaming new ones as they
 	// are recorded, until the job has ended or the caller cancels.
 	JobEvents(ctx context.Context, in *JobEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Document], error)
+	// ScaleJob changes the desired trainer count of a job within its bounds
+	// (elastic issue). Pservers cannot change count yet.
+	ScaleJob(ctx context.Context, in *ScaleJobRequest, opts ...grpc.CallOption) (*ScaleJobResponse, error)
 }
 
 type controlClient struct {
@@ -183,6 +187,16 @@ func (c *controlClient) JobEvents(ctx context.Context, in *JobEventsRequest, opt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Control_JobEventsClient = grpc.ServerStreamingClient[Document]
 
+func (c *controlClient) ScaleJob(ctx context.Context, in *ScaleJobRequest, opts ...grpc.CallOption) (*ScaleJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScaleJobResponse)
+	err := c.cc.Invoke(ctx, Control_ScaleJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -203,6 +217,9 @@ type ControlServer interface {
 	// array of api.Event; with follow it goes on streaming new ones as they
 	// are recorded, until the job has ended or the caller cancels.
 	JobEvents(*JobEventsRequest, grpc.ServerStreamingServer[Document]) error
+	// ScaleJob changes the desired trainer count of a job within its bounds
+	// (elastic issue). Pservers cannot change count yet.
+	ScaleJob(context.Context, *ScaleJobRequest) (*ScaleJobResponse, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -242,6 +259,9 @@ func (UnimplementedControlServer) UndrainNode(context.Context, *NodeRequest) (*D
 }
 func (UnimplementedControlServer) JobEvents(*JobEventsRequest, grpc.ServerStreamingServer[Document]) error {
 	return status.Error(codes.Unimplemented, "method JobEvents not implemented")
+}
+func (UnimplementedControlServer) ScaleJob(context.Context, *ScaleJobRequest) (*ScaleJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScaleJob not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -430,6 +450,24 @@ func _Control_JobEvents_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Control_JobEventsServer = grpc.ServerStreamingServer[Document]
 
+func _Control_ScaleJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScaleJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ScaleJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ScaleJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ScaleJob(ctx, req.(*ScaleJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -468,6 +506,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UndrainNode",
 			Handler:    _Control_UndrainNode_Handler,
+		},
+		{
+			MethodName: "ScaleJob",
+			Handler:    _Control_ScaleJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

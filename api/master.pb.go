@@ -544,9 +544,10 @@ type GetStepResponse struct {
 	Status        WorkStatus             `protobuf:"varint,1,opt,name=status,proto3,enum=gtrain.v1.WorkStatus" json:"status,omitempty"`
 	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
 	Pass          int32                  `protobuf:"varint,3,opt,name=pass,proto3" json:"pass,omitempty"`
-	Slices        []*Slice               `protobuf:"bytes,4,rep,name=slices,proto3" json:"slices,omitempty"`          // may be empty: the trainer still pushes a zero-record gradient
-	Checkpoint    bool                   `protobuf:"varint,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // tell the pservers to checkpoint after applying this step
-	Epoch         int64                  `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`           // bumped by every rollback; reports of older epochs are void
+	Slices        []*Slice               `protobuf:"bytes,4,rep,name=slices,proto3" json:"slices,omitempty"`                            // may be empty: the trainer still pushes a zero-record gradient
+	Checkpoint    bool                   `protobuf:"varint,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`                   // tell the pservers to checkpoint after applying this step
+	Epoch         int64                  `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`                             // bumped by every rollback; reports of older epochs are void
+	MicroBatch    int32                  `protobuf:"varint,7,opt,name=micro_batch,json=microBatch,proto3" json:"micro_batch,omitempty"` // which micro-batch of the step the slices are (pushed as PushChunk.trainer_id)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -623,6 +624,13 @@ func (x *GetStepResponse) GetEpoch() int64 {
 	return 0
 }
 
+func (x *GetStepResponse) GetMicroBatch() int32 {
+	if x != nil {
+		return x.MicroBatch
+	}
+	return 0
+}
+
 type StepDoneRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
@@ -630,6 +638,7 @@ type StepDoneRequest struct {
 	LossSum       float64                `protobuf:"fixed64,3,opt,name=loss_sum,json=lossSum,proto3" json:"loss_sum,omitempty"`
 	Records       int64                  `protobuf:"varint,4,opt,name=records,proto3" json:"records,omitempty"`
 	Epoch         int64                  `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	MicroBatch    int32                  `protobuf:"varint,6,opt,name=micro_batch,json=microBatch,proto3" json:"micro_batch,omitempty"` // the micro-batch of the step reported
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -695,6 +704,13 @@ func (x *StepDoneRequest) GetRecords() int64 {
 func (x *StepDoneRequest) GetEpoch() int64 {
 	if x != nil {
 		return x.Epoch
+	}
+	return 0
+}
+
+func (x *StepDoneRequest) GetMicroBatch() int32 {
+	if x != nil {
+		return x.MicroBatch
 	}
 	return 0
 }
@@ -875,7 +891,7 @@ const file_master_proto_rawDesc = "" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\xc8\x01\n" +
+	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\xe9\x01\n" +
 	"\x0fGetStepResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.gtrain.v1.WorkStatusR\x06status\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x12\n" +
@@ -884,14 +900,18 @@ const file_master_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\bR\n" +
 	"checkpoint\x12\x14\n" +
-	"\x05epoch\x18\x06 \x01(\x03R\x05epoch\"\x8f\x01\n" +
+	"\x05epoch\x18\x06 \x01(\x03R\x05epoch\x12\x1f\n" +
+	"\vmicro_batch\x18\a \x01(\x05R\n" +
+	"microBatch\"\xb0\x01\n" +
 	"\x0fStepDoneRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x19\n" +
 	"\bloss_sum\x18\x03 \x01(\x01R\alossSum\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x14\n" +
-	"\x05epoch\x18\x05 \x01(\x03R\x05epoch\"\x12\n" +
+	"\x05epoch\x18\x05 \x01(\x03R\x05epoch\x12\x1f\n" +
+	"\vmicro_batch\x18\x06 \x01(\x05R\n" +
+	"microBatch\"\x12\n" +
 	"\x10StepDoneResponse\"e\n" +
 	"\x16RequestRollbackRequest\x12\x1d\n" +
 	"\n" +

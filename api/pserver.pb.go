@@ -26,9 +26,9 @@ const (
 
 type PushChunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"`
-	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`       // sync: the step this gradient belongs to
-	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"` // records summed into this gradient
+	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"` // sync: the micro-batch of the step (its place in the sum); async: the trainer
+	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`                            // sync: the step this gradient belongs to
+	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`                      // records summed into this gradient
 	Block         int32                  `protobuf:"varint,4,opt,name=block,proto3" json:"block,omitempty"`
 	Offset        int64                  `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`         // float offset inside the block
 	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`              // gradient SUM over the records, float32 LE

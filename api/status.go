@@ -87,6 +87,9 @@ type TrainerStatus struct {
 	// Reason says why the state is what it is, when that is not obvious
 	// (state "hung": what the master saw).
 	Reason string `json:"reason,omitempty"`
+	// StepMs (sync) is the trainer's last micro-batch time in ms, from
+	// hand-out to report; null before its first.
+	StepMs *float64 `json:"step_ms"`
 }
 
 // PserverStatus is one pserver in JobStatus.
@@ -150,6 +153,18 @@ type JobStatus struct {
 	Warnings []string `json:"warnings"`
 	// History is one entry per finished pass, oldest first (see PassHistory).
 	History []PassHistory `json:"history"`
+
+	// Elastic counts (SPEC §5): the desired count and its bounds, and how
+	// many run now; global_batch is the records of a sync step.
+	TrainersCount   int `json:"trainers_count"`
+	TrainersMin     int `json:"trainers_min"`
+	TrainersMax     int `json:"trainers_max"`
+	TrainersCurrent int `json:"trainers_current"`
+	PserversCount   int `json:"pservers_count"`
+	PserversMin     int `json:"pservers_min"`
+	PserversMax     int `json:"pservers_max"`
+	PserversCurrent int `json:"pservers_current"`
+	GlobalBatch     int `json:"global_batch,omitempty"`
 }
 
 // JobRow is one row of `gctl job list`.

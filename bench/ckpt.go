@@ -16,7 +16,7 @@ func CheckpointPause(floats, iters int) (pauseMs, copyMs float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, Trainers: 1, Blocks: blocks,
+	shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, MicroBatches: 1, Blocks: blocks,
 		Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 0.1}.WithDefaults()},
 		func(_ client.Block, dst []float32) { fill(dst) }) // real data: untouched pages would all map the zero page
 	if err != nil {

@@ -36,7 +36,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 	r := &rig{floats: floats}
 	var addrs []string
 	for i := 0; i < pservers; i++ {
-		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, Trainers: trainers, Blocks: client.BlocksOf(blocks, i),
+		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, MicroBatches: trainers, Blocks: client.BlocksOf(blocks, i),
 			Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 1e-6}.WithDefaults()},
 			func(_ client.Block, dst []float32) { fill(dst) })
 		if err != nil {

@@ -31,7 +31,8 @@ type NodeRecord struct {
 	Host       string        `json:"host,omitempty"` // HostID of the agent: where PID means something
 }
 
-// JobRecord is the desired state of a job: its spec, written once at submit.
+// JobRecord is the desired state of a job: its spec, written at submit;
+// only `gctl job scale` changes it after (the trainer count, SetTrainerCount).
 type JobRecord struct {
 	Spec jobspec.Spec `json:"spec"`
 	// Placement (worker -> node) is not stored here: the scheduler keeps it
@@ -124,6 +125,9 @@ type ProgressRecord struct {
 	ModelDir       string         `json:"model_dir"`
 	Epoch          int64          `json:"epoch"` // sync: rollbacks so far
 	Updated        time.Time      `json:"updated"`
+	// StepMs (sync) is each trainer's (by ID) last micro-batch time in ms,
+	// hand-out to report: how status shows a straggler.
+	StepMs map[int]float64 `json:"step_ms,omitempty"`
 }
 
 // GetJSON reads key into v. It returns ErrNotFound (wrapped with the key) when absent,

@@ -144,6 +144,7 @@ func decodeSpec(raw []byte) (*jobspec.Spec, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	spec.FixGlobalBatch()
 	for _, p := range []struct{ field, path string }{
 		{"data.train", spec.Data.Train}, {"data.test", spec.Data.Test}, {"checkpoint.dir", spec.Checkpoint.Dir},
 		{"model.workspace", spec.Model.Workspace},

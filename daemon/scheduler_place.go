@@ -125,6 +125,9 @@ type placeInput struct {
 	// Hold names workers that stay on their node while it drains: they
 	// wait to hand over at a global checkpoint (drainHolds).
 	Hold map[string]bool
+	// MinTrainers: a job may run with fewer trainers than it names, down
+	// to this many, when the rest do not fit (scheduler_min.go); 0: all.
+	MinTrainers int
 }
 
 // placeOutput is the placement decided: Placement holds every worker
@@ -193,7 +196,7 @@ func placeJob(in placeInput) placeOutput {
 	}
 	if len(failed) > 0 {
 		out.Reason = shortReason(failed, in.Requests, initial)
-		if kept == 0 {
+		if kept == 0 && !runsWithFewer(in, out.Placement, failed) {
 			out.Placement = map[string]string{}
 		}
 	}
@@ -218,6 +221,9 @@ func spreadOrder(a, b *nodeView, sameRole, ofJob map[string]int, role string) in
 func placeOnOneNode(in placeInput, nodes []nodeView) placeOutput {
 	if len(in.Current) > 0 {
 		return keepOnItsNode(in, nodes)
+	}
+	if fewer, ok := onOneNodeWithFewer(in, nodes); ok {
+		return fewer
 	}
 	var total request
 	for _, w := range in.Workers {

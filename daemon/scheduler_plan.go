@@ -109,6 +109,8 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 			Nodes:    views,
 			OneNode:  j.spec.Checkpoint.Dir == "",
 			Hold:     hold,
+			// A job that never ran may start with fewer trainers, down to its min.
+			MinTrainers: minTrainers(&j.spec),
 		})
 		next, events := applyPlacement(j, out.Placement, states)
 		if held != "" && !strings.Contains(j.placement.Reason, held) {
@@ -171,6 +173,7 @@ func applyPlacement(j clusterJob, placed map[string]string, states map[string]ap
 	if len(fresh) > 0 {
 		events = append(events, "placed "+strings.Join(fresh, ", "))
 	}
+	events = append(events, dropScaledDown(j, next.Workers)...)
 	if len(events) > 0 {
 		next.Gen = gen
 	}

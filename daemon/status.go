@@ -202,6 +202,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 	events := s.events[max(0, len(s.events)-maxEvents):]
 	st.Events = append(st.Events, events...)
 	st.History = append([]api.PassHistory{}, s.history...)
+	fillCounts(&st, s, &spec)
 	return st
 }
 

@@ -16,6 +16,10 @@ import (
 // named) and applies the defaults. It does not validate: call Validate.
 // Errors wrap ErrInvalidSpec.
 func Parse(data []byte) (*Spec, error) {
+	data, bounds, err := liftBounds(data)
+	if err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec
@@ -33,6 +37,7 @@ func Parse(data []byte) (*Spec, error) {
 	default:
 		return nil, fmt.Errorf("%w: line %d: a second YAML document; a job spec is one document", ErrInvalidSpec, extra.Line)
 	}
+	s.setBounds(bounds)
 	s.ApplyDefaults()
 	return &s, nil
 }

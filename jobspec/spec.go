@@ -29,12 +29,24 @@ const (
 // document, which is also the order Validate checks them in. The JSON form
 // (stored in etcd) uses the same snake_case names as the YAML.
 type Spec struct {
-	Name       string         `yaml:"name" json:"name"`
-	Mode       Mode           `yaml:"mode" json:"mode"`
-	Trainers   int            `yaml:"trainers" json:"trainers"`
-	Pservers   int            `yaml:"pservers" json:"pservers"`
-	Passes     int            `yaml:"passes" json:"passes"`
-	BatchSize  int            `yaml:"batch_size" json:"batch_size"`
+	Name      string `yaml:"name" json:"name"`
+	Mode      Mode   `yaml:"mode" json:"mode"`
+	Trainers  int    `yaml:"trainers" json:"trainers"`
+	Pservers  int    `yaml:"pservers" json:"pservers"`
+	Passes    int    `yaml:"passes" json:"passes"`
+	BatchSize int    `yaml:"batch_size" json:"batch_size"`
+
+	// GlobalBatch is the records of one sync step (0: trainers × batch_size,
+	// see FixGlobalBatch); BatchSize is then the micro-batch.
+	GlobalBatch int `yaml:"global_batch" json:"global_batch,omitempty"`
+
+	// Bounds of the counts (bounds.go): set from the YAML mapping form
+	// `trainers: {count, min, max}`; 0 means "as the count".
+	TrainersMin int `yaml:"-" json:"trainers_min,omitempty"`
+	TrainersMax int `yaml:"-" json:"trainers_max,omitempty"`
+	PserversMin int `yaml:"-" json:"pservers_min,omitempty"`
+	PserversMax int `yaml:"-" json:"pservers_max,omitempty"`
+
 	Seed       uint64         `yaml:"seed" json:"seed"`
 	Model      ModelSpec      `yaml:"model" json:"model"`
 	Optimizer  OptimizerSpec  `yaml:"optimizer" json:"optimizer"`

@@ -25,11 +25,18 @@ var (
 // CoreConfig configures the core.
 type CoreConfig struct {
 	Sync     bool
-	Trainers int
-	Batch    int
-	Passes   int
-	Queue    QueueConfig
-	ModelDir string
+	Trainers int // trainer IDs are 0..Trainers-1
+	// MicroBatches (sync) is the micro-batches of Batch records a step is cut
+	// into: the global batch over the micro-batch size.
+	MicroBatches int
+	Batch        int
+	// StragglerFactor and StragglerFloor set the straggler deadline
+	// (core_straggler.go); 0: the defaults.
+	StragglerFactor int
+	StragglerFloor  time.Duration
+	Passes          int
+	Queue           QueueConfig
+	ModelDir        string
 	// LongPoll bounds how long a request waits for work before answering WAIT.
 	LongPoll time.Duration
 	// Sync checkpoints: after every CheckpointSteps steps (0: off), or the
@@ -44,6 +51,8 @@ func (c CoreConfig) Validate() error {
 	switch {
 	case c.Trainers < 1:
 		return fmt.Errorf("master: Trainers must be >= 1, got %d", c.Trainers)
+	case c.Sync && c.MicroBatches < 1:
+		return fmt.Errorf("master: MicroBatches must be >= 1 in sync mode, got %d", c.MicroBatches)
 	case c.Batch < 1:
 		return fmt.Errorf("master: Batch must be >= 1, got %d", c.Batch)
 	case c.Passes < 1:
@@ -60,6 +69,7 @@ type Work struct {
 	Pass       int
 	Step       int64   // sync
 	Slices     []Slice // sync
+	MicroBatch int     // sync: which micro-batch of Step the slices are
 	Checkpoint bool    // sync: the pservers checkpoint after applying Step
 	Epoch      int64   // sync
 	Task       Task    // async
@@ -115,14 +125,16 @@ type Core struct {
 	tasks *TaskSet
 	log   *slog.Logger
 
-	q       *Queue
-	meta    Meta
-	plan    *PassPlan                    // sync: the current pass
-	reports map[int64]map[int]stepReport // sync: reports by step, then trainer
-	ending  bool                         // a pass end is being evaluated
-	paused  bool                         // sync: a rollback is under way; hand out nothing
-	saveAll bool                         // the next save writes every task (after a rollback)
-	live    map[int]bool                 // async: trainers whose etcd lease is alive (see TrainerUp)
+	q        *Queue
+	meta     Meta
+	plan     *PassPlan                    // sync: the current pass
+	reports  map[int64]map[int]stepReport // sync: reports by step, then micro-batch
+	assigned map[int64]map[int]int        // sync: trainer holding each micro-batch, by step (core_microbatch.go)
+	timing   timing                       // sync: micro-batch times, for stragglers (core_straggler.go)
+	ending   bool                         // a pass end is being evaluated
+	paused   bool                         // sync: a rollback is under way; hand out nothing
+	saveAll  bool                         // the next save writes every task (after a rollback)
+	live     map[int]bool                 // async: trainers whose etcd lease is alive (see TrainerUp)
 
 	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
 	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
@@ -143,7 +155,7 @@ func NewCore(cfg CoreConfig, tasks *TaskSet, stored *Meta, statuses []TaskStatus
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Core{cfg: cfg, tasks: tasks, log: log, reports: map[int64]map[int]stepReport{},
+	c := &Core{cfg: cfg, tasks: tasks, log: log, reports: map[int64]map[int]stepReport{}, assigned: map[int64]map[int]int{}, timing: newTiming(),
 		checkpointAfter: map[int64]bool{}, lastCheckpoint: now, live: map[int]bool{}}
 	var eff Effects
 	var err error
@@ -188,7 +200,7 @@ func (c *Core) passPlan() *PassPlan {
 		t, _ := c.q.Task(s.ID)
 		ordered = append(ordered, t)
 	}
-	p := NewPassPlan(c.meta.Pass, c.meta.PassStartStep, c.cfg.Trainers, c.cfg.Batch, ordered, c.tasks.ChunkRecords)
+	p := NewPassPlan(c.meta.Pass, c.meta.PassStartStep, c.cfg.MicroBatches, c.cfg.Batch, ordered, c.tasks.ChunkRecords)
 	p.Order = NewRecordOrder(c.cfg.Queue.Seed, !c.cfg.Queue.NoShuffle, c.meta.Pass)
 	return p
 }
@@ -220,31 +232,34 @@ func (c *Core) Meta() Meta {
 // state copies the whole state (meta and every task status).
 func (c *Core) state() State { return State{Meta: c.Meta(), Statuses: c.q.Statuses()} }
 
-// Step (sync) answers a trainer asking for step in epoch: READY with what it
-// computes, DONE, or WAIT with the step and epoch to ask for again. A trainer
-// of an older epoch (before a rollback), or asking for a step already
-// committed (a restarted trainer), is sent to the step the job is at.
+// Step (sync) answers a trainer asking for work in epoch: READY with a
+// micro-batch to compute (of the committed step or the next, whatever step
+// the trainer names: see handOut), DONE, or WAIT with the step and epoch to
+// ask for again. A trainer of an older epoch (before a rollback) is sent to
+// the step the job is at. A trainer may be handed a step the pservers
+// applied already (a master that died with reports unsaved): it reports it
+// without pushing again.
 func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 	if c.meta.Done {
 		return Work{Status: api.WorkStatus_WORK_DONE, Pass: c.cfg.Passes, Epoch: c.meta.Epoch}
 	}
 	if epoch != c.meta.Epoch {
-		step, epoch = c.meta.Step, c.meta.Epoch
+		epoch = c.meta.Epoch
 	}
-	step = max(step, c.meta.Step)
-	if step > c.meta.Step+2 {
-		// Further ahead than a trainer can get of the commits (it reports at
-		// most one step past them, then asks for the next): a previous master
-		// died with the reports of the steps between. The trainer redoes
-		// them from here; the pservers, which applied them already, have it
-		// report them without pushing again.
-		step = c.meta.Step
-	}
+	step = c.meta.Step
+	c.timing.seen[trainer] = now
+	delete(c.timing.started, trainer) // asking, it computes nothing
 	if c.paused || !c.plan.Contains(step) {
 		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
 	}
-	return Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: step, Slices: c.plan.Slices(step, trainer),
-		Checkpoint: c.decideCheckpoint(step, now), Epoch: c.meta.Epoch}
+	s, mb, ok := c.handOut(trainer, now)
+	if !ok {
+		// Every micro-batch within reach is held: the trainer waits for a
+		// commit (or for a lost trainer's micro-batches).
+		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
+	}
+	return Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: s, MicroBatch: mb, Slices: c.plan.Slices(s, mb),
+		Checkpoint: c.decideCheckpoint(s, now), Epoch: c.meta.Epoch}
 }
 
 // decideCheckpoint decides, once per step, whether the pservers checkpoint
@@ -269,13 +284,19 @@ func (c *Core) decideCheckpoint(step int64, now time.Time) bool {
 	return v
 }
 
-// StepDone (sync) records that trainer's gradient of step reached every
-// pserver. When every trainer reported, the step is committed: its records
-// are accounted, finished tasks marked done, and the state is to be saved.
-func (c *Core) StepDone(trainer int, step, epoch int64, lossSum float64, records int64, now time.Time) (Effects, error) {
+// StepDone (sync) records that the gradient of micro-batch mb of step,
+// computed by trainer, reached every pserver; the first report of a
+// micro-batch counts, a repeat changes nothing. When every micro-batch is
+// reported, the step is committed: its records are accounted, finished tasks
+// marked done, and the state is to be saved.
+func (c *Core) StepDone(trainer, mb int, step, epoch int64, lossSum float64, records int64, now time.Time) (Effects, error) {
 	if err := c.CheckTrainer(trainer); err != nil {
 		return Effects{}, err
 	}
+	if err := c.checkMicroBatch(mb); err != nil {
+		return Effects{}, err
+	}
+	c.timing.seen[trainer] = now
 	if step < c.meta.Step || epoch != c.meta.Epoch || c.paused {
 		return Effects{}, nil // a repeated report of a committed step, or one voided by a rollback
 	}
@@ -287,9 +308,12 @@ func (c *Core) StepDone(trainer int, step, epoch int64, lossSum float64, records
 	if c.reports[step] == nil {
 		c.reports[step] = map[int]stepReport{}
 	}
-	c.reports[step][trainer] = stepReport{loss: lossSum, records: records}
+	if _, repeat := c.reports[step][mb]; !repeat {
+		c.reports[step][mb] = stepReport{loss: lossSum, records: records}
+		c.timing.noteReport(trainer, now)
+	}
 	var eff Effects
-	for len(c.reports[c.meta.Step]) == c.cfg.Trainers && c.plan.Contains(c.meta.Step) {
+	for len(c.reports[c.meta.Step]) == c.cfg.MicroBatches && c.plan.Contains(c.meta.Step) {
 		if snap := c.commitStep(c.meta.Step, now); snap != nil {
 			eff.Snapshots = append(eff.Snapshots, *snap)
 		}
@@ -303,12 +327,14 @@ func (c *Core) StepDone(trainer int, step, epoch int64, lossSum float64, records
 
 // commitStep accounts step and returns the state to checkpoint after it, if any.
 func (c *Core) commitStep(step int64, now time.Time) *State {
-	for t := 0; t < c.cfg.Trainers; t++ {
-		r := c.reports[step][t]
+	for mb := range c.cfg.MicroBatches {
+		r := c.reports[step][mb]
 		c.meta.PassSamples += r.records
 		c.meta.PassLossSum += r.loss
 	}
 	delete(c.reports, step)
+	delete(c.assigned, step)
+	c.timing.committed(step, now)
 	started, finished := c.plan.TasksTouched(step)
 	group := c.cfg.Trainers // the whole trainer group holds sync tasks
 	for _, id := range started {
@@ -412,7 +438,9 @@ func (c *Core) Task(trainer int, now time.Time) (Work, Effects) {
 }
 
 // Stalled reports (sync) a step that has waited longer than after for its
-// trainers: which step and which trainer IDs have not reported it.
+// trainers: which step and which trainer IDs hold a micro-batch of it not
+// reported; or trainers that have held a micro-batch longer than after while
+// the steps went on without them (stragglers).
 func (c *Core) Stalled(after time.Duration, now time.Time) (step int64, missing []int, stalled bool) {
 	if !c.cfg.Sync || c.meta.Done || c.paused || c.ending {
 		c.lastCommit = now // waiting for something else is not a stall
@@ -421,15 +449,14 @@ func (c *Core) Stalled(after time.Duration, now time.Time) (step int64, missing 
 	if c.lastCommit.IsZero() {
 		c.lastCommit = now
 	}
+	if stuck := c.stuckTrainers(after, now); len(stuck) > 0 {
+		// Steps go on without a straggler; it is hung all the same.
+		return c.meta.Step, stuck, true
+	}
 	if now.Sub(c.lastCommit) < after {
 		return 0, nil, false
 	}
-	for t := 0; t < c.cfg.Trainers; t++ {
-		if _, ok := c.reports[c.meta.Step][t]; !ok {
-			missing = append(missing, t)
-		}
-	}
-	return c.meta.Step, missing, true
+	return c.meta.Step, c.holdersOf(c.meta.Step), true
 }
 
 // FlushProgress makes the next save write the progress record if a save
@@ -460,11 +487,15 @@ func (c *Core) Tick(now time.Time) Effects {
 	return Effects{Changed: true, PassEnd: c.maybeEndPass()}
 }
 
-// TrainerLost gives a vanished trainer's tasks (async) back at once, without
-// waiting for their timeout.
+// TrainerLost gives a vanished trainer's tasks (async) or micro-batches
+// (sync) back at once, without waiting for their timeout.
 func (c *Core) TrainerLost(trainer int) Effects {
 	delete(c.live, trainer)
 	if c.cfg.Sync {
+		if c.releaseTrainer(trainer) {
+			c.log.Warn("trainer lost; its micro-batches handed to others", "trainer", trainer)
+			return Effects{Changed: true}
+		}
 		return Effects{}
 	}
 	back := c.q.ReleaseTrainer(trainer)
@@ -570,6 +601,8 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 	c.q, c.meta = q, meta
 	c.plan = c.passPlan()
 	clear(c.reports)
+	clear(c.assigned)
+	c.timing.reset()
 	clear(c.checkpointAfter)
 	c.ending, c.paused, c.saveAll = false, false, true
 	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)
@@ -605,5 +638,6 @@ func (c *Core) progress(wall time.Time) coord.ProgressRecord {
 		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
 		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
 		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: wall.UTC(),
+		StepMs: c.stepMs(),
 	}
 }

@@ -34,7 +34,7 @@ func commitSteps(t *testing.T, c *Core, from, to int64, now time.Time) Effects {
 	for s := from; s < to; s++ {
 		for k := 0; k < c.cfg.Trainers; k++ {
 			w := c.Step(k, s, c.meta.Epoch, now)
-			eff, err := c.StepDone(k, s, c.meta.Epoch, 1, int64(len(sliceRecords(w.Slices))), now)
+			eff, err := c.StepDone(k, k, s, c.meta.Epoch, 1, int64(len(sliceRecords(w.Slices))), now)
 			if err != nil {
 				t.Fatalf("StepDone(trainer %d, step %d): %v", k, s, err)
 			}
@@ -55,12 +55,20 @@ func TestCoreStepAnswers(t *testing.T) {
 		{"a committed step: the job's step instead",
 			func(t *testing.T, c *Core) { commitSteps(t, c, 0, 2, t0) },
 			0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 2}},
-		{"one step ahead of the job", nil, 1, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 1}},
+		{"a step ahead of the job: the master chooses, the job's step first", nil, 1, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 0}},
 		{"an older epoch: the job's step and epoch",
 			func(t *testing.T, c *Core) { c.meta.Epoch, c.meta.Step = 3, 1 },
 			0, 2, Work{Status: api.WorkStatus_WORK_READY, Step: 1, Epoch: 3}},
-		{"past the pass", func(t *testing.T, c *Core) { commitSteps(t, c, 0, 3, t0) }, 4, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 4}},
-		{"two steps ahead (it reported the next step): handed out", nil, 2, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 2}},
+		{"past the pass", func(t *testing.T, c *Core) { commitSteps(t, c, 0, 4, t0) }, 4, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 4}},
+		{"its micro-batch of the job's step held: the next step's",
+			func(t *testing.T, c *Core) { c.Step(1, 0, 0, t0) }, 0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 0}},
+		{"every micro-batch of the job's step held: the next step's",
+			func(t *testing.T, c *Core) {
+				for k := range 3 {
+					c.Step(k, 0, 0, t0)
+				}
+				c.StepDone(1, 1, 0, 0, 1, 4, t0)
+			}, 0, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 1}},
 		{"three steps ahead (reports lost with a master): the job's step", nil, 3, 0, Work{Status: api.WorkStatus_WORK_READY, Step: 0}},
 		{"paused for a rollback", func(t *testing.T, c *Core) { c.Pause() },
 			0, 0, Work{Status: api.WorkStatus_WORK_WAIT, Step: 0}},
@@ -121,11 +129,11 @@ func TestCoreStepDone(t *testing.T) {
 				c.Step(r.trainer, r.step, r.epoch, t0) // decides the step's checkpoint flag
 			}
 			for _, r := range tc.before {
-				if _, err := c.StepDone(r.trainer, r.step, r.epoch, 1, 4, t0); err != nil {
+				if _, err := c.StepDone(r.trainer, r.trainer, r.step, r.epoch, 1, 4, t0); err != nil {
 					t.Fatalf("StepDone%+v: %v", r, err)
 				}
 			}
-			eff, err := c.StepDone(tc.report.trainer, tc.report.step, tc.report.epoch, 1, 4, t0)
+			eff, err := c.StepDone(tc.report.trainer, tc.report.trainer, tc.report.step, tc.report.epoch, 1, 4, t0)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("StepDone%+v: %v, want %v", tc.report, err, tc.wantErr)
 			}
@@ -285,6 +293,7 @@ func TestCoreTimeoutsAndLostTrainers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := asyncConfig(6, 4, 1)
 			cfg.Sync = tc.sync
+			cfg.MicroBatches = 6
 			c := newCore(t, cfg)
 			c.q.Dispatch(0, t0)
 			c.q.Dispatch(1, t0)
@@ -367,7 +376,7 @@ func TestCoreRollback(t *testing.T) {
 				state = &st
 			}
 			commitSteps(t, c, tc.toStep, 3, t0)
-			c.StepDone(0, 3, 0, 1, 4, t0) // a report of the abandoned history
+			c.StepDone(0, 0, 3, 0, 1, 4, t0) // a report of the abandoned history
 			c.Pause()
 			eff, err := c.Rollback(state, tc.epoch, t0)
 			if err != nil {
@@ -383,7 +392,7 @@ func TestCoreRollback(t *testing.T) {
 			if w := c.Step(0, 3, 0, t0); !tc.passEnd && (w.Status != api.WorkStatus_WORK_READY || w.Step != tc.toStep || w.Epoch != tc.wantEpoch) {
 				t.Fatalf("a trainer of the old epoch is answered %+v, want step %d of epoch %d", w, tc.toStep, tc.wantEpoch)
 			}
-			if eff, _ := c.StepDone(0, tc.toStep, 0, 1, 4, t0); eff.Changed || len(c.reports) != 0 {
+			if eff, _ := c.StepDone(0, 0, tc.toStep, 0, 1, 4, t0); eff.Changed || len(c.reports) != 0 {
 				t.Fatal("a report of the old epoch was counted")
 			}
 		})
@@ -419,7 +428,11 @@ func TestCoreStalled(t *testing.T) {
 				t.Fatal("stalled at once")
 			}
 			if tc.sync {
-				c.StepDone(1, 0, 0, 1, 4, t0)
+				for k := range 3 {
+					c.Step(k, 0, 0, t0) // each holds its micro-batch
+				}
+				c.StepDone(1, 1, 0, 0, 1, 4, t0)
+				c.Step(1, 0, 0, t0.Add(tc.waited)) // a live trainer keeps asking
 			}
 			step, missing, stalled := c.Stalled(after, t0.Add(tc.waited))
 			if stalled != tc.wantStalled || !slices.Equal(missing, tc.wantMissing) || step != 0 {

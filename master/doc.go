@@ -4,9 +4,10 @@
 // number, evaluates the model after each pass and writes it out.
 //
 // Pure parts, tested without etcd, sockets or sleeps: queue.go (the task
-// queue state machine), plan.go (which records each trainer computes at a
+// queue state machine), plan.go (the records of each micro-batch of a
 // sync step; recordorder.go maps a task's stream positions to its records
-// in the pass's seeded order), core.go (the master's state machine: it takes the time and a
+// in the pass's seeded order), core_microbatch.go (which trainer computes
+// which micro-batch), core.go (the master's state machine: it takes the time and a
 // request, changes the state and returns Effects: a change to save, states to
 // checkpoint, a pass end to evaluate; core_live.go takes the trainers'
 // liveness, which keeps a live trainer's async tasks from timing out) and

@@ -278,7 +278,7 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (W
 
 // StepDone (sync) records that trainer's gradient of step reached every
 // pserver, and saves the step if that committed it (see Core.StepDone).
-func (d *Driver) StepDone(ctx context.Context, trainer int, step, epoch int64, lossSum float64, records int64) error {
+func (d *Driver) StepDone(ctx context.Context, trainer, mb int, step, epoch int64, lossSum float64, records int64) error {
 	if err := d.core.CheckTrainer(trainer); err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ func (d *Driver) StepDone(ctx context.Context, trainer int, step, epoch int64, l
 		defer d.mu.Unlock()
 		return d.fatal
 	}
-	eff, err := d.core.StepDone(trainer, step, epoch, lossSum, records, d.mono.now())
+	eff, err := d.core.StepDone(trainer, mb, step, epoch, lossSum, records, d.mono.now())
 	gen := d.applyLocked(eff)
 	d.mu.Unlock()
 	if err != nil || gen == 0 {

@@ -186,7 +186,7 @@ func sliceRecords(sl []Slice) []recordRef {
 }
 
 func syncConfig(trainers, batch, passes int) CoreConfig {
-	return CoreConfig{Sync: true, Trainers: trainers, Batch: batch, Passes: passes,
+	return CoreConfig{Sync: true, Trainers: trainers, MicroBatches: trainers, Batch: batch, Passes: passes,
 		Queue:    QueueConfig{Timeout: time.Hour, MaxFailures: 3, Seed: 7},
 		ModelDir: "/models/x", LongPoll: 2 * time.Second}
 }
@@ -312,7 +312,7 @@ func mustGetStep(t *testing.T, c *Driver, trainer int, step int64) Work {
 
 func mustStepDone(t *testing.T, c *Driver, trainer int, step int64, records int) {
 	t.Helper()
-	if err := c.StepDone(context.Background(), trainer, step, epoch0, 2*float64(records), int64(records)); err != nil {
+	if err := c.StepDone(context.Background(), trainer, trainer, step, epoch0, 2*float64(records), int64(records)); err != nil {
 		t.Fatalf("StepDone(trainer %d, step %d): %v", trainer, step, err)
 	}
 }
@@ -459,7 +459,7 @@ func TestDriverSyncStepReports(t *testing.T) {
 	// Trainer 0 runs one step ahead of its peers: accepted, held back.
 	mustStepDone(t, c, 0, 0, rec[[2]int64{0, 0}])
 	mustStepDone(t, c, 0, 1, rec[[2]int64{0, 1}])
-	if err := c.StepDone(ctx, 0, 2, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
+	if err := c.StepDone(ctx, 0, 0, 2, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
 		t.Fatalf("report two steps ahead: %v, want ErrBadStep", err)
 	}
 	if m := metaOf(c); m.Step != 0 || m.PassSamples != 0 || saves(store) != savesBefore {
@@ -521,7 +521,7 @@ func checkSyncRepeatsAndRefusals(t *testing.T, c *Driver, store *MemStore) {
 	m := metaOf(c)
 	savesBefore := saves(store)
 	for _, s := range []int64{0, 1} {
-		if err := c.StepDone(ctx, 1, s, epoch0, 999, 999); err != nil {
+		if err := c.StepDone(ctx, 1, 1, s, epoch0, 999, 999); err != nil {
 			t.Fatalf("repeated report of committed step %d: %v", s, err)
 		}
 	}
@@ -536,7 +536,7 @@ func checkSyncRepeatsAndRefusals(t *testing.T, c *Driver, store *MemStore) {
 
 	// One step ahead is refused when it lies past the pass (4 steps here).
 	runSyncSteps(t, c, 2, 3)
-	if err := c.StepDone(ctx, 0, 4, epoch0, 0, 0); !errors.Is(err, ErrBadStep) {
+	if err := c.StepDone(ctx, 0, 0, 4, epoch0, 0, 0); !errors.Is(err, ErrBadStep) {
 		t.Fatalf("report of step 4 at step 3, the pass's last: %v, want ErrBadStep", err)
 	}
 
@@ -544,7 +544,7 @@ func checkSyncRepeatsAndRefusals(t *testing.T, c *Driver, store *MemStore) {
 		if _, err := c.GetStep(ctx, k, 2, epoch0); !errors.Is(err, ErrBadTrainer) {
 			t.Fatalf("GetStep(trainer %d): %v, want ErrBadTrainer", k, err)
 		}
-		if err := c.StepDone(ctx, k, 2, epoch0, 0, 0); !errors.Is(err, ErrBadTrainer) {
+		if err := c.StepDone(ctx, k, k, 2, epoch0, 0, 0); !errors.Is(err, ErrBadTrainer) {
 			t.Fatalf("StepDone(trainer %d): %v, want ErrBadTrainer", k, err)
 		}
 	}
@@ -558,24 +558,32 @@ func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 	c := mustDriver(t, t.Context(), cfg, ts, &MemStore{}, eval, newFakeClock())
 	ctx := context.Background()
 
-	// A step beyond the pass is not handed out: WAIT after the long poll.
+	// A step beyond the pass is not handed out: with the last step's
+	// micro-batches held, WAIT after the long poll.
 	runSyncSteps(t, c, 0, 3)
+	held := map[int]Work{}
+	for k := range 3 {
+		held[k] = mustGetStep(t, c, k, 3)
+	}
+	mustStepDone(t, c, 0, 3, len(sliceRecords(held[0].Slices)))
 	begin := time.Now()
 	w, err := c.GetStep(ctx, 0, 4, epoch0)
-	if err != nil || w.Status != api.WorkStatus_WORK_WAIT || w.Step != 4 {
-		t.Fatalf("GetStep past the pass = %+v, %v; want WAIT at step 4", w, err)
+	if err != nil || w.Status != api.WorkStatus_WORK_WAIT || w.Step != 3 {
+		t.Fatalf("GetStep past the pass = %+v, %v; want WAIT at step 3", w, err)
 	}
 	if waited := time.Since(begin); waited < cfg.LongPoll {
 		t.Fatalf("WAIT after %s, before the long poll of %s", waited, cfg.LongPoll)
 	}
 
-	runSyncSteps(t, c, 3, 4)
+	for k := 1; k < 3; k++ {
+		mustStepDone(t, c, k, 3, len(sliceRecords(held[k].Slices)))
+	}
 	// The evaluator holds the pass end: trainers wait, the next pass is not planned.
 	w, err = c.GetStep(ctx, 1, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
 		t.Fatalf("GetStep during evaluation = %+v, %v; want WAIT", w, err)
 	}
-	if err := c.StepDone(ctx, 1, 4, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
+	if err := c.StepDone(ctx, 1, 1, 4, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
 		t.Fatalf("report of the next pass's first step during evaluation: %v, want ErrBadStep", err)
 	}
 	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
@@ -1079,7 +1087,7 @@ func TestDriverFailedSaveIsFatal(t *testing.T) {
 		more func(c *Driver) error // a later request
 	}{
 		{"sync step commit", syncConfig(1, 4, 1),
-			func(c *Driver) error { return c.StepDone(ctx, 0, 0, epoch0, 0, 4) },
+			func(c *Driver) error { return c.StepDone(ctx, 0, 0, 0, epoch0, 0, 4) },
 			func(c *Driver) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
 		{"async dispatch", asyncConfig(2, 4, 1),
 			func(c *Driver) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
@@ -1285,7 +1293,7 @@ func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
 			t.Fatalf("successor restored at step %d, want %d", m.Step, lost)
 		}
 		for k := 0; k < trainers; k++ {
-			err := next.StepDone(context.Background(), k, ahead, epoch0, 1, 4)
+			err := next.StepDone(context.Background(), k, k, ahead, epoch0, 1, 4)
 			if !errors.Is(err, ErrBadStep) {
 				t.Fatalf("report of step %d to a master at %d: %v, want ErrBadStep", ahead, lost, err)
 			}

@@ -100,7 +100,8 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master: checkpoint.every: %w", err)
 	}
-	ccfg := CoreConfig{Sync: sync, Trainers: spec.Trainers, Batch: spec.BatchSize, Passes: spec.Passes,
+	_, maxTrainers := spec.TrainerBounds() // IDs for every trainer the job may scale to
+	ccfg := CoreConfig{Sync: sync, Trainers: maxTrainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
 		Queue: qcfg, ModelDir: modelDir, LongPoll: l.cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
 	store := NewEtcdStore(l.cli, l.lead, l.cfg.Job)
 	return NewDriver(ctx, ccfg, l.job.tasks, store, eval, SystemClock{}, l.cfg.Log)
@@ -138,7 +139,8 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 // serve starts the Master gRPC service on lis; the channel gets its end.
 func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
 	l.srv = grpc.NewServer(append(serverOptions(), grpc.Creds(l.creds))...)
-	ms := NewServer(l.driver, NewTrainerRegistry(l.cli, l.lead, l.cfg.Job, l.job.spec.Trainers), l.job.spec.Trainers)
+	_, maxTrainers := l.job.spec.TrainerBounds()
+	ms := NewServer(l.driver, NewTrainerRegistry(l.cli, l.lead, l.cfg.Job, maxTrainers), l.job.spec.Trainers)
 	if l.recov != nil {
 		ms.rollback = func(_ context.Context, epoch int64, why string) error {
 			// The rollback outlives the trainer's request.

@@ -12,17 +12,19 @@ type Slice struct {
 
 // PassPlan is a sync pass laid out as one record stream: the pass's tasks in
 // queue order, concatenated. Global step s of the pass covers the stream's
-// records [l*G, (l+1)*G) with l = s-StartStep and G = trainers*batch; trainer
-// k computes the k-th batch of it. The plan is a pure function of the task
-// order, so every master (a restarted one too) computes the same steps.
+// records [l*G, (l+1)*G) with l = s-StartStep and G = MicroBatches*Batch (the
+// global batch); micro-batch j of the step is its j-th run of Batch records,
+// whichever trainer computes it. The plan is a pure function of the task
+// order and the global batch, so every master (a restarted one too) computes
+// the same steps, and the trainer count has no part in it.
 type PassPlan struct {
-	Pass      int
-	StartStep int64
-	Trainers  int
-	Batch     int
-	tasks     []Task
-	chunks    [][]int // records per chunk, per task
-	ends      []int   // cumulative record count at the end of each task
+	Pass         int
+	StartStep    int64
+	MicroBatches int
+	Batch        int
+	tasks        []Task
+	chunks       [][]int // records per chunk, per task
+	ends         []int   // cumulative record count at the end of each task
 
 	// Order is which record of a task each stream position reads (nil:
 	// the stored order); set by the Core from the job's seed and data.shuffle.
@@ -30,8 +32,8 @@ type PassPlan struct {
 }
 
 // NewPassPlan lays out tasks (in order) for a pass starting at startStep.
-func NewPassPlan(pass int, startStep int64, trainers, batch int, tasks []Task, chunkRecords map[int][]int) *PassPlan {
-	p := &PassPlan{Pass: pass, StartStep: startStep, Trainers: trainers, Batch: batch, tasks: tasks}
+func NewPassPlan(pass int, startStep int64, microBatches, batch int, tasks []Task, chunkRecords map[int][]int) *PassPlan {
+	p := &PassPlan{Pass: pass, StartStep: startStep, MicroBatches: microBatches, Batch: batch, tasks: tasks}
 	total := 0
 	for _, t := range tasks {
 		total += t.Records
@@ -51,7 +53,7 @@ func (p *PassPlan) Records() int {
 
 // Steps in the pass.
 func (p *PassPlan) Steps() int64 {
-	g := p.Trainers * p.Batch
+	g := p.MicroBatches * p.Batch
 	return int64((p.Records() + g - 1) / g)
 }
 
@@ -63,16 +65,16 @@ func (p *PassPlan) Contains(s int64) bool { return s >= p.StartStep && s < p.End
 
 // stepRange is the stream range of global step s.
 func (p *PassPlan) stepRange(s int64) (lo, hi int) {
-	g := p.Trainers * p.Batch
+	g := p.MicroBatches * p.Batch
 	lo = int(s-p.StartStep) * g
 	return lo, min(lo+g, p.Records())
 }
 
-// Slices returns what trainer computes at global step s (possibly nothing:
-// the last step of a pass may not reach every trainer).
-func (p *PassPlan) Slices(s int64, trainer int) []Slice {
+// Slices returns the records of micro-batch mb of global step s (possibly
+// nothing: the last step of a pass may not reach every micro-batch).
+func (p *PassPlan) Slices(s int64, mb int) []Slice {
 	lo, hi := p.stepRange(s)
-	lo, hi = lo+trainer*p.Batch, min(lo+(trainer+1)*p.Batch, hi)
+	lo, hi = lo+mb*p.Batch, min(lo+(mb+1)*p.Batch, hi)
 	var out []Slice
 	for lo < hi {
 		ti := sort.SearchInts(p.ends, lo+1) // first task whose end > lo

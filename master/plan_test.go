@@ -20,7 +20,7 @@ func TestPassPlanCoversEveryRecordOnceInOrder(t *testing.T) {
 	}
 	var got []rec
 	for s := p.StartStep; s < p.EndStep(); s++ {
-		for k := 0; k < p.Trainers; k++ {
+		for k := 0; k < p.MicroBatches; k++ {
 			n := 0
 			for _, sl := range p.Slices(s, k) {
 				for i := 0; i < sl.Count; i++ {

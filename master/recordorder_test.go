@@ -18,7 +18,7 @@ type planRecord struct {
 func planRecords(p *PassPlan) []planRecord {
 	var got []planRecord
 	for s := p.StartStep; s < p.EndStep(); s++ {
-		for k := range p.Trainers {
+		for k := range p.MicroBatches {
 			for _, sl := range p.Slices(s, k) {
 				for i := range sl.Count {
 					got = append(got, planRecord{sl.File, sl.Chunk, sl.First + i})
@@ -80,7 +80,7 @@ func TestPassPlanWithoutShuffleKeepsSlices(t *testing.T) {
 	plain, off := planFixture(), planFixture()
 	off.Order = NewRecordOrder(9, false, 0)
 	for s := plain.StartStep; s < plain.EndStep(); s++ {
-		for k := range plain.Trainers {
+		for k := range plain.MicroBatches {
 			if a, b := plain.Slices(s, k), off.Slices(s, k); !reflect.DeepEqual(a, b) {
 				t.Errorf("step %d trainer %d: %v without shuffle, %v in the stored order", s, k, b, a)
 			}
@@ -89,7 +89,7 @@ func TestPassPlanWithoutShuffleKeepsSlices(t *testing.T) {
 }
 
 func rebuilt(p *PassPlan) *PassPlan {
-	q := NewPassPlan(p.Pass, p.StartStep, p.Trainers, p.Batch, p.tasks, map[int][]int{7: {3, 2}, 2: {4}, 5: {1, 2}})
+	q := NewPassPlan(p.Pass, p.StartStep, p.MicroBatches, p.Batch, p.tasks, map[int][]int{7: {3, 2}, 2: {4}, 5: {1, 2}})
 	q.Order = NewRecordOrder(p.Order.Seed, p.Order.Shuffle, p.Order.Pass)
 	return q
 }

@@ -58,7 +58,7 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
 		return nil, s.grpcErr(err)
 	}
-	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch}
+	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch, MicroBatch: int32(w.MicroBatch)}
 	for _, sl := range w.Slices {
 		r.Slices = append(r.Slices, &api.Slice{File: sl.File, Chunk: int32(sl.Chunk), First: int32(sl.First), Count: int32(sl.Count)})
 	}
@@ -67,7 +67,7 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 
 // StepDone records a sync step's report.
 func (s *Server) StepDone(ctx context.Context, req *api.StepDoneRequest) (*api.StepDoneResponse, error) {
-	if err := s.driver.StepDone(ctx, int(req.TrainerId), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
+	if err := s.driver.StepDone(ctx, int(req.TrainerId), int(req.MicroBatch), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
 		return nil, s.grpcErr(err)
 	}
 	return &api.StepDoneResponse{}, nil

@@ -4,9 +4,10 @@
 //
 // Pure parts, unit-tested without sockets or etcd: optimizer.go (sgd,
 // momentum, adagrad, adam, elementwise per block), shard.go (the step logic:
-// sync mode waits for every trainer's gradient of a step and applies their
-// record-weighted mean summed in trainer-ID order, so the result does not
-// depend on arrival order; async mode applies each push at once),
+// sync mode waits for every micro-batch's gradient of a step and applies
+// their record-weighted mean summed in micro-batch order (microbatch.go), so
+// the result depends neither on arrival order nor on which or how many
+// trainers computed them; async mode applies each push at once),
 // snapshot.go (the copy a checkpoint is written from, and restores). The
 // edges: server.go and pushsink.go (gRPC; the wire contract is pserver/wire),
 // and the `gtraind pserver` process: process.go (Run, in named steps),

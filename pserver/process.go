@@ -103,7 +103,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 		return nil, err
 	}
 	p.mode = p.spec.Mode
-	shardCfg := ShardConfig{Mode: p.mode, Trainers: p.spec.Trainers, Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}
+	shardCfg := ShardConfig{Mode: p.mode, MicroBatches: p.spec.MicroBatches(), Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}

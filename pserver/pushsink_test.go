@@ -29,8 +29,8 @@ func TestPushSinkMatchesProtoDecoding(t *testing.T) {
 		}
 	}
 	g := sink.g
-	if g.Trainer != 1 || g.Records != 3 || !g.Checkpoint || g.RollbackEpoch != 4 {
-		t.Fatalf("header: trainer %d records %d checkpoint %v rollback epoch %d", g.Trainer, g.Records, g.Checkpoint, g.RollbackEpoch)
+	if g.MicroBatch != 1 || g.Records != 3 || !g.Checkpoint || g.RollbackEpoch != 4 {
+		t.Fatalf("header: trainer %d records %d checkpoint %v rollback epoch %d", g.MicroBatch, g.Records, g.Checkpoint, g.RollbackEpoch)
 	}
 	if err := g.complete(); err != nil {
 		t.Fatal(err)

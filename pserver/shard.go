@@ -11,20 +11,20 @@ import (
 
 // Sentinel errors of the step logic.
 var (
-	ErrStaleStep   = errors.New("push for a step already applied")
-	ErrFutureStep  = errors.New("push for a step not yet reached")
-	ErrBadTrainer  = errors.New("trainer ID out of range")
-	ErrBadBlock    = errors.New("block not held by this pserver")
-	ErrBadGradient = errors.New("gradient data out of the block's bounds")
-	ErrRolledBack  = errors.New("the job rolled back past this request's rollback epoch")
+	ErrStaleStep     = errors.New("push for a step already applied")
+	ErrFutureStep    = errors.New("push for a step not yet reached")
+	ErrBadMicroBatch = errors.New("micro-batch index out of range")
+	ErrBadBlock      = errors.New("block not held by this pserver")
+	ErrBadGradient   = errors.New("gradient data out of the block's bounds")
+	ErrRolledBack    = errors.New("the job rolled back past this request's rollback epoch")
 )
 
 // ShardConfig configures a Shard.
 type ShardConfig struct {
-	Mode      jobspec.Mode   // sync: a step once every trainer pushed; async: every push at once
-	Trainers  int            // sync: pushes per step
-	Blocks    []client.Block // the blocks this pserver holds
-	Optimizer OptimizerConfig
+	Mode         jobspec.Mode   // sync: a step once every trainer pushed; async: every push at once
+	MicroBatches int            // sync: pushes per step, one per micro-batch
+	Blocks       []client.Block // the blocks this pserver holds
+	Optimizer    OptimizerConfig
 }
 
 // Validate names the bad field.
@@ -32,8 +32,8 @@ func (c ShardConfig) Validate() error {
 	if c.Mode != jobspec.ModeSync && c.Mode != jobspec.ModeAsync {
 		return fmt.Errorf("shard: Mode %q: want %s or %s", c.Mode, jobspec.ModeSync, jobspec.ModeAsync)
 	}
-	if c.Mode == jobspec.ModeSync && c.Trainers < 1 {
-		return fmt.Errorf("shard: Trainers must be >= 1 in sync mode, got %d", c.Trainers)
+	if c.Mode == jobspec.ModeSync && c.MicroBatches < 1 {
+		return fmt.Errorf("shard: MicroBatches must be >= 1 in sync mode, got %d", c.MicroBatches)
 	}
 	return c.Optimizer.Validate()
 }
@@ -44,12 +44,13 @@ type blockState struct {
 	slots [][]float32
 }
 
-// Gradient is one trainer's push for one step: per block, the SUM of the
-// gradients over Records records.
+// Gradient is one push for one step: per block, the SUM of the gradients
+// over Records records. In sync mode it is the micro-batch MicroBatch of the
+// step (the wire's trainer_id field carries it); async mode ignores it.
 type Gradient struct {
-	Trainer int
-	Step    int64
-	Records int64
+	MicroBatch int
+	Step       int64
+	Records    int64
 	// Checkpoint asks for a snapshot right after this step is applied; every
 	// trainer carries the master's flag, so every pserver snapshots the same step.
 	Checkpoint    bool
@@ -68,8 +69,8 @@ type Shard struct {
 	order  []int // block IDs ascending, the fixed order of every loop
 	step   int64 // steps applied
 
-	pending  map[int]*Gradient // sync: this step's pushes by trainer
-	advanced chan struct{}     // closed and replaced whenever step or restores changes
+	gather   gathering     // sync: this step's micro-batches
+	advanced chan struct{} // closed and replaced whenever step or restores changes
 	// restores counts Restore, Rebase and Reinit, this process's own
 	// replacements of the shard's values: a pull waiting across one aborts.
 	restores int64
@@ -91,7 +92,7 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 	if err != nil {
 		return nil, err
 	}
-	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, pending: map[int]*Gradient{}, advanced: make(chan struct{}),
+	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, gather: newGathering(), advanced: make(chan struct{}),
 		snapshots: make(chan *Snapshot, 1), spare: make(chan *Snapshot, 2)}
 	for _, b := range cfg.Blocks {
 		bs := &blockState{Block: b, param: make([]float32, b.Len)}
@@ -130,7 +131,7 @@ func (s *Shard) RollbackEpoch() int64 {
 }
 
 // NewGradient returns an empty gradient buffer sized for this shard.
-func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
+func (s *Shard) NewGradient(microBatch int, step, records int64) *Gradient {
 	g, _ := s.free.Get().(*Gradient)
 	if g == nil {
 		g = &Gradient{data: map[int][]float32{}, got: map[int]int{}}
@@ -138,7 +139,7 @@ func (s *Shard) NewGradient(trainer int, step, records int64) *Gradient {
 			g.data[id] = make([]float32, s.blocks[id].Len)
 		}
 	}
-	g.Trainer, g.Step, g.Records, g.Checkpoint, g.RollbackEpoch = trainer, step, records, false, 0
+	g.MicroBatch, g.Step, g.Records, g.Checkpoint, g.RollbackEpoch = microBatch, step, records, false, 0
 	// No clearing: a push writes every float of every block (Push checks),
 	// and zeroing a whole shard per push would cost as much as a copy.
 	clear(g.got)
@@ -170,9 +171,11 @@ func (g *Gradient) complete() error {
 }
 
 // Push hands a complete gradient to the shard. In async mode it is applied at
-// once. In sync mode it waits for the other trainers of its step; a second push
-// by the same trainer for the same step replaces the first (a restarted trainer
-// redoes its step). It returns whether a step was applied and the step count.
+// once. In sync mode it is one micro-batch of its step (see microbatch.go):
+// the step is applied once every micro-batch arrived, summed in micro-batch
+// order; the first push of a micro-batch wins, a repeat (a recomputation, a
+// restarted trainer) is dropped. It returns whether a step was applied and
+// the step count.
 func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 	if err := g.complete(); err != nil {
 		return false, s.Step(), err
@@ -184,8 +187,8 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		s.free.Put(g)
 		return true, s.step, nil
 	}
-	if g.Trainer < 0 || g.Trainer >= s.cfg.Trainers {
-		return false, s.step, fmt.Errorf("trainer %d of %d: %w", g.Trainer, s.cfg.Trainers, ErrBadTrainer)
+	if g.MicroBatch < 0 || g.MicroBatch >= s.cfg.MicroBatches {
+		return false, s.step, fmt.Errorf("micro-batch %d of %d: %w", g.MicroBatch, s.cfg.MicroBatches, ErrBadMicroBatch)
 	}
 	switch {
 	case g.RollbackEpoch < s.rollbackEpoch:
@@ -195,28 +198,7 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 	case g.Step > s.step:
 		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrFutureStep)
 	}
-	if old := s.pending[g.Trainer]; old != nil {
-		s.free.Put(old)
-	}
-	s.pending[g.Trainer] = g
-	if len(s.pending) < s.cfg.Trainers {
-		return false, s.step, nil
-	}
-	grads := make([]*Gradient, s.cfg.Trainers)
-	for t := range grads {
-		grads[t] = s.pending[t]
-	}
-	s.applyLocked(grads)
-	checkpoint := false
-	for t, g := range grads {
-		checkpoint = checkpoint || g.Checkpoint
-		delete(s.pending, t)
-		s.free.Put(g)
-	}
-	if checkpoint {
-		s.snapshotLocked()
-	}
-	return true, s.step, nil
+	return s.gatherLocked(g), s.step, nil
 }
 
 // AbortStep drops the pushes received for the current step (sync mode), so
@@ -224,13 +206,10 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 func (s *Shard) AbortStep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for t, g := range s.pending {
-		delete(s.pending, t)
-		s.free.Put(g)
-	}
+	s.gather.reset(&s.free)
 }
 
-// applyLocked sums the gradients in the given (trainer) order, divides by the
+// applyLocked sums the gradients in the given (micro-batch) order, divides by the
 // total record count and applies the optimizer: the record-weighted mean.
 func (s *Shard) applyLocked(grads []*Gradient) {
 	var records int64

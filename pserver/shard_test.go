@@ -15,7 +15,7 @@ func testShard(t *testing.T, mode jobspec.Mode, trainers int, opt string) *Shard
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewShard(ShardConfig{Mode: mode, Trainers: trainers, Blocks: blocks,
+	s, err := NewShard(ShardConfig{Mode: mode, MicroBatches: trainers, Blocks: blocks,
 		Optimizer: OptimizerConfig{Kind: opt, LearningRate: 0.1}.WithDefaults()},
 		func(b client.Block, dst []float32) {
 			for i := range dst {
@@ -101,20 +101,20 @@ func TestSyncRejectsStaleAndFutureSteps(t *testing.T) {
 	if _, _, err := s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 1 })); !errors.Is(err, ErrStaleStep) {
 		t.Fatalf("stale push: %v", err)
 	}
-	if _, _, err := s.Push(grad(s, 3, 1, 1, func(int, int) float32 { return 1 })); !errors.Is(err, ErrBadTrainer) {
+	if _, _, err := s.Push(grad(s, 3, 1, 1, func(int, int) float32 { return 1 })); !errors.Is(err, ErrBadMicroBatch) {
 		t.Fatalf("bad trainer: %v", err)
 	}
 }
 
-func TestSyncRepeatedPushReplacesAndAbortDrops(t *testing.T) {
+func TestSyncRepeatedPushFirstWinsAndAbortDrops(t *testing.T) {
 	s := testShard(t, jobspec.ModeSync, 2, "sgd")
 	before := params(s)
-	s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 100 })) // partial, then the trainer restarts
-	s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 1 }))   // its redo replaces it
+	s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 1 }))
+	s.Push(grad(s, 0, 0, 1, func(int, int) float32 { return 100 })) // a repeat of micro-batch 0: dropped
 	s.Push(grad(s, 1, 0, 1, func(int, int) float32 { return 1 }))
 	after := params(s)
 	if d := before[0] - after[0]; math.Abs(float64(d)-0.1) > 1e-6 {
-		t.Fatalf("moved by %v, want 0.1 (the replaced push must not count)", d)
+		t.Fatalf("moved by %v, want 0.1 (the repeated push must not count)", d)
 	}
 	s.Push(grad(s, 0, 1, 1, func(int, int) float32 { return 100 }))
 	s.AbortStep()

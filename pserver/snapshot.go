@@ -143,10 +143,7 @@ func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []floa
 // and waiting pulls see the restore count move. rollbackEpoch never goes
 // back (a restart's restore passes 0: none).
 func (s *Shard) resetLocked(step, rollbackEpoch int64) {
-	for t, g := range s.pending {
-		delete(s.pending, t)
-		s.free.Put(g)
-	}
+	s.gather.reset(&s.free)
 	s.step = step
 	s.restores++
 	s.rollbackEpoch = max(s.rollbackEpoch, rollbackEpoch)

@@ -3,9 +3,9 @@
 // gradients of its records with the built-in models (gonum), pushes their
 // sums back and reports its loss.
 //
-// Sync mode: per global step, the master says which records this trainer
-// computes; the trainer pulls the parameters of that step, pushes the
-// gradient sum and its record count, and reports the step done. Async mode:
+// Sync mode: the master hands out micro-batches of a step; the trainer
+// pulls the parameters of that step, pushes the micro-batch's gradient sum
+// and record count, reports it done and asks again. Async mode:
 // per task, the trainer runs minibatches of batch_size, each pull-compute-push.
 //
 // It must not decide what to train on (the master does) nor update

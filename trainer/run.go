@@ -63,6 +63,7 @@ func (c Config) Validate() error {
 }
 
 type trainer struct {
+	stop   context.Context // sync: done when told to stop (leave.go); nil: never
 	cfg    Config
 	cli    *clientv3.Client
 	spec   *jobspec.Spec
@@ -111,7 +112,10 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return t.endOr(ctx, err)
 	}
 	if t.spec.Mode == jobspec.ModeSync {
-		err = t.runSync(ctx, reg.NextStep)
+		wctx, cancel := finishOnStop(ctx, leaveGrace)
+		t.stop = ctx
+		err = t.runSync(wctx, reg.NextStep)
+		cancel()
 	} else {
 		actx, cancel := stopOnLeaseLoss(ctx, session)
 		err = t.runAsync(actx)

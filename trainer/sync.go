@@ -18,9 +18,19 @@ import (
 func (t *trainer) runSync(ctx context.Context, step int64) error {
 	var epoch int64
 	for {
+		if t.leaving() {
+			t.log.Info("told to stop; leaving between micro-batches", "step", step)
+			return t.stop.Err()
+		}
 		w, err := t.getStep(ctx, step, epoch)
 		if err != nil {
 			return err
+		}
+		if t.leaving() && w.Status == api.WorkStatus_WORK_READY {
+			// Handed out as the stop came: the master gives it to another
+			// trainer when this one's lease goes.
+			t.log.Info("told to stop; leaving a micro-batch not started", "step", w.Step, "micro_batch", w.MicroBatch)
+			return t.stop.Err()
 		}
 		switch w.Status {
 		case api.WorkStatus_WORK_DONE:
@@ -44,7 +54,8 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			step = 0
 			continue
 		}
-		step++
+		// Ask again: the master hands out the next micro-batch, of this step
+		// or the next.
 	}
 }
 
@@ -107,17 +118,28 @@ func (t *trainer) stepExamples(w *api.GetStepResponse) ([]dataset.Example, error
 	return ex, nil
 }
 
-// pullStep pulls the parameters of step into t.params.
+// pullStep pulls the parameters of step into t.params. A pull waits at
+// most pullWait for the pservers to reach step: a micro-batch of the step
+// before may have been given back by a lost trainer, and this trainer, asking
+// the master again, may be the one to compute it.
 func (t *trainer) pullStep(ctx context.Context, step, epoch int64) (pullResult, error) {
 	var pull pullResult
-	err := t.retryTransient(ctx, "pull parameters", func() error {
+	pctx, cancel := context.WithTimeout(ctx, pullWait)
+	defer cancel()
+	err := t.retryTransient(pctx, "pull parameters", func() error {
 		var err error
-		pull.lowest, pull.highest, err = t.ps.Pull(ctx, step, epoch, t.params)
-		return t.psErr(ctx, err)
+		pull.lowest, pull.highest, err = t.ps.Pull(pctx, step, epoch, t.params)
+		return t.psErr(pctx, err)
 	})
 	pull.code = status.Code(err)
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		pull.code = codes.Aborted // waited long enough: resync with the master
+	}
 	return pull, err
 }
+
+// pullWait bounds a pull's wait for the pservers to reach its step.
+const pullWait = 2 * time.Second
 
 func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, pull pullResult) error {
 	reason := fmt.Sprintf("%s found pservers at steps %d and %d for step %d", t.cfg.Worker, pull.lowest, pull.highest, w.Step)
@@ -137,7 +159,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 	}
 	if push {
 		err := t.retryTransient(ctx, "push gradients", func() error {
-			return t.psErr(ctx, t.ps.Push(ctx, t.id, w.Step, w.Epoch, int64(len(ex)), w.Checkpoint, t.grads))
+			return t.psErr(ctx, t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, int64(len(ex)), w.Checkpoint, t.grads))
 		})
 		if resync(err) {
 			return false, nil
@@ -152,7 +174,8 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 // reportStep tells the master the step is done. A report the master
 // refuses (it moved on: a rollback) sends the trainer back to it.
 func (t *trainer) reportStep(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
-	report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: w.Step, LossSum: loss, Records: int64(records), Epoch: w.Epoch}
+	report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: w.Step, LossSum: loss, Records: int64(records), Epoch: w.Epoch,
+		MicroBatch: w.MicroBatch}
 	t.master.remember(report)
 	err := t.master.call(ctx, "report the step", func(m api.MasterClient) error {
 		_, err := m.StepDone(ctx, report)

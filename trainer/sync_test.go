@@ -118,7 +118,9 @@ func TestRunSyncThroughARollback(t *testing.T) {
 		t.Fatalf("runSync: %v\n%s", err, out.String())
 	}
 	want := struct{ asked, reports, pushes []stepEpoch }{
-		asked:   []stepEpoch{{0, 0}, {1, 1}, {0, 1}, {1, 2}, {1, 2}, {0, 2}, {0, 2}, {2, 2}}, // after a resync: 0, "where the job is"
+		// After a resync: 0, "where the job is"; after a micro-batch: the
+		// same step, the master choosing the next micro-batch.
+		asked:   []stepEpoch{{0, 0}, {0, 1}, {0, 1}, {0, 2}, {0, 2}, {0, 2}, {0, 2}, {1, 2}},
 		reports: []stepEpoch{{0, 1}, {0, 2}, {1, 2}, {1, 2}},
 		pushes:  []stepEpoch{{0, 1}, {1, 2}},
 	}

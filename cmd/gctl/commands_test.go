@@ -319,9 +319,20 @@ func TestJobStopAndScale(t *testing.T) {
 	}
 
 	a, stdout, stderr = newTestApp(t)
-	offline(t, a)
-	r = runGctl(t, a, stdout, stderr, "job", "scale", "fit-a-line", "--trainers", "4")
-	wantRun(t, r, exitFailure, nil, []string{"not supported yet", "--trainers 4"})
+	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "scale", "fit-a-line", "--trainers", "4")
+	wantRun(t, r, exitOK, []string{"job fit-a-line: trainers 1 -> 4 (bounds [1, 8])"}, nil)
+	if f.scaleReq.GetName() != "fit-a-line" || f.scaleReq.GetTrainers() != 4 || f.scaleReq.Pservers != nil {
+		t.Errorf("scale request %v, want fit-a-line to 4 trainers, pservers unset", f.scaleReq)
+	}
+	a, stdout, stderr = newTestApp(t)
+	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "scale", "fit-a-line", "--trainers", "9")
+	wantRun(t, r, exitRejected, nil, []string{"--trainers 9", "bounds [min 1, max 8]"})
+	for _, args := range [][]string{{"--trainers", "0"}, {}} {
+		a, stdout, stderr = newTestApp(t)
+		offline(t, a)
+		r = runGctl(t, a, stdout, stderr, append([]string{"job", "scale", "fit-a-line"}, args...)...)
+		wantRun(t, r, exitRejected, nil, []string{"--trainers"})
+	}
 }
 
 func TestUnreachableAgent(t *testing.T) {

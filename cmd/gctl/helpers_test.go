@@ -61,6 +61,7 @@ type fakeAgent struct {
 	submitErr error
 	submitted []byte
 	stopReq   *api.StopJobRequest
+	scaleReq  *api.ScaleJobRequest
 	logReq    *api.LogsRequest
 	logs      []*api.LogChunk
 }
@@ -131,6 +132,17 @@ func (f *fakeAgent) StopJob(_ context.Context, req *api.StopJobRequest) (*api.St
 	defer f.mu.Unlock()
 	f.stopReq = req
 	return &api.StopJobResponse{State: string(api.StateStopped), Stopped: []string{"trainer-0", "pserver-0", "master"}}, nil
+}
+
+// ScaleJob answers as an agent over a job of 1 trainer within [1, 8].
+func (f *fakeAgent) ScaleJob(_ context.Context, req *api.ScaleJobRequest) (*api.ScaleJobResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scaleReq = req
+	if req.GetTrainers() > 8 {
+		return nil, status.Errorf(codes.InvalidArgument, "--trainers %d is outside job %s's bounds [min 1, max 8]", req.GetTrainers(), req.GetName())
+	}
+	return &api.ScaleJobResponse{Trainers: req.GetTrainers(), PreviousTrainers: 1, TrainersMin: 1, TrainersMax: 8, Pservers: 1}, nil
 }
 
 func (f *fakeAgent) Logs(req *api.LogsRequest, stream grpc.ServerStreamingServer[api.LogChunk]) error {

@@ -476,27 +476,3 @@ func writeStopResult(w io.Writer, r stopResult) error {
 	_, err := fmt.Fprintln(w, msg)
 	return err
 }
-
-func (a *app) jobScaleCommand() *cobra.Command {
-	var trainers int
-	cmd := &cobra.Command{
-		Use:     "scale NAME --trainers N",
-		Short:   "Change a running job's number of trainers (not supported yet)",
-		Long:    "Change the number of trainers of a running job. Not supported yet: elastic scaling comes with a later release.",
-		Example: "  gctl job scale fit-a-line --trainers 4",
-		Args:    exactArgs("NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := jobNameArg(args)
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("trainers") || trainers < 1 {
-				return usagef("job scale needs --trainers N with N >= 1")
-			}
-			return fmt.Errorf("job scale is %w: elastic scaling comes with a later release; to run %s with %d trainers, stop it and start it again with `gctl job start -f FILE --trainers %d`",
-				ErrNotSupported, name, trainers, trainers)
-		},
-	}
-	cmd.Flags().IntVar(&trainers, "trainers", 0, "the new number of trainers")
-	return cmd
-}

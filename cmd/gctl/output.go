@@ -103,6 +103,7 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 	fmt.Fprintf(tw, "Created:\t%s\n", formatTime(st.Created, loc))
 	fmt.Fprintf(tw, "Pass:\t%d/%d\n", st.Pass, st.Passes)
 	fmt.Fprintf(tw, "Step:\t%d\n", st.Step)
+	writeCounts(tw, st)
 	fmt.Fprintf(tw, "Tasks:\t%s\n", formatTasks(st.Tasks))
 	fmt.Fprintf(tw, "Samples applied:\t%s\n", formatSamplesApplied(st.SamplesApplied, st.Mode))
 	fmt.Fprintf(tw, "Metrics:\t%s\n", formatMetrics(st.Metrics))

@@ -14,11 +14,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Push sends this trainer's gradient sums (one slice per model parameter) for
-// step, worked in the master's rollbackEpoch over records records, to every
-// pserver; checkpoint asks the pservers to snapshot once the step is applied.
-func (c *Client) Push(ctx context.Context, trainer int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32) error {
-	h := pushHeader{trainer: int32(trainer), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
+// Push sends gradient sums (one slice per model parameter) of step's
+// micro-batch microBatch (sync; the wire's trainer_id field carries it; async
+// ignores it), worked in the master's rollbackEpoch over records records, to
+// every pserver; checkpoint asks the pservers to snapshot once the step is applied.
+func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32) error {
+	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
 	g, ctx := errgroup.WithContext(ctx)
 	for i, srv := range c.servers {
 		g.Go(func() error { return c.pushTo(ctx, i, srv, h, grads) })

@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// elasticYAML is fit-a-line in sync mode with a global batch of 3
+// micro-batches of 20 records, whatever the trainer count.
+func elasticYAML(name string, trainers int) string {
+	return fmt.Sprintf(`name: %s
+mode: sync
+trainers: %d
+pservers: 2
+passes: 3
+batch_size: 20
+global_batch: 60
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.01}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+checkpoint: {every: "10", keep: 2}
+`, name, trainers)
+}
+
+// TestElasticSameModelAnyTrainerCount: the same sync job with 1 and with 3
+// trainers (same global batch) ends with the same model, bit for bit, and
+// applies every record once per pass.
+func TestElasticSameModelAnyTrainerCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	begin := time.Now()
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	a := startAgent(t, filepath.Join(work, "agent"))
+	sums := map[int]string{}
+	var samples []int64
+	for _, n := range []int{1, 3} {
+		name := fmt.Sprintf("elastic-%d", n)
+		if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, elasticYAML(name, n))); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		st := a.status(t, name)
+		if len(st.Trainers) != n {
+			t.Fatalf("%s ran %d trainers, want %d", name, len(st.Trainers), n)
+		}
+		if samples == nil {
+			samples = st.SamplesApplied
+		}
+		if len(st.SamplesApplied) != 3 || !slices.Equal(st.SamplesApplied, samples) || samples[0] != samples[2] {
+			t.Fatalf("%s: samples applied %v, want 3 equal passes as %v", name, st.SamplesApplied, samples)
+		}
+		sums[n] = manifestSums(t, st.ModelDir)
+	}
+	if sums[1] != sums[3] {
+		t.Fatalf("the model depends on the trainer count:\n1 trainer:  %s\n3 trainers: %s", sums[1], sums[3])
+	}
+	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// scaleYAML is fit-a-line in sync mode, 4 micro-batches of 10 records per
+// step, trainers as given (a number or the {count, min, max} form).
+func scaleYAML(name, trainers string) string {
+	return fmt.Sprintf(`name: %s
+mode: sync
+trainers: %s
+pservers: 2
+passes: 30
+batch_size: 10
+global_batch: 40
+seed: 1
+model: {kind: linear, inputs: 13, outputs: 1}
+optimizer: {kind: sgd, learning_rate: 0.01}
+data: {train: data/housing-train-*, test: data/housing-test-*}
+checkpoint: {every: "50", keep: 2}
+`, name, trainers)
+}
+
+// TestElasticScaleWhileTraining: a sync job starts with 1 trainer and is
+// scaled to 4, 2 and 3 while it trains, each change seen in the running
+// trainers and in steps taken after it. It succeeds, applies every record
+// once per pass, keeps its survivors running without a restart, and ends
+// with the model of a run with a fixed trainer count.
+func TestElasticScaleWhileTraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	begin := time.Now()
+	a, work, ref := referenceSetup(t, func(name string) string { return scaleYAML(name, "2") })
+	refSums := manifestSums(t, ref.ModelDir)
+	a.startDetached(t, work, "scaled", scaleYAML("scaled", "{count: 1, min: 1, max: 4}"))
+	st := a.waitFor(t, "scaled", "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
+	if st.TrainersCount != 1 || st.TrainersMin != 1 || st.TrainersMax != 4 {
+		t.Fatalf("counts %d [%d, %d], want 1 [1, 4]", st.TrainersCount, st.TrainersMin, st.TrainersMax)
+	}
+	for _, n := range []int{4, 2, 3} {
+		if out, errs, code := a.gctl(t, "job", "scale", "scaled", "--trainers", fmt.Sprint(n)); code != 0 {
+			t.Fatalf("scale to %d: exit %d: %s %s", n, code, out, errs)
+		}
+		at := a.waitFor(t, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
+			return st.TrainersCount == n && st.TrainersCurrent == n && len(st.Trainers) == n
+		}).Step
+		after := a.waitFor(t, "scaled", fmt.Sprintf("steps with %d trainers", n), 30*time.Second, func(st api.JobStatus) bool {
+			return st.Step >= at+5 || st.State == api.StateSucceeded
+		})
+		if after.State == api.StateSucceeded {
+			t.Fatalf("the job ended before 5 steps with %d trainers: make it longer", n)
+		}
+		t.Logf("%d trainers running at step %d", n, at)
+	}
+	straggle(t, a, "scaled", "trainer-0")
+	st = a.waitFor(t, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
+		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
+	}
+	for _, tr := range st.Trainers {
+		if tr.Restarts != 0 {
+			t.Fatalf("%s restarted %d times: survivors must not restart", tr.Name, tr.Restarts)
+		}
+	}
+	scaled := 0
+	for _, e := range st.Events {
+		if strings.Contains(e.What, "trainers scaled from") {
+			scaled++
+		}
+	}
+	if scaled != 3 {
+		t.Fatalf("%d scaling events, want 3: %+v", scaled, st.Events)
+	}
+	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+		t.Fatalf("the scaled run's model differs from the fixed run's:\nscaled: %s\nfixed:  %s", sums, refSums)
+	}
+	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// straggle SIGSTOPs worker of job for up to 8 s: the others must take
+// 10 steps meanwhile (its micro-batch is handed to another after the
+// straggler deadline), and status must show the trainers' step times.
+func straggle(t *testing.T, a *agent, job, worker string) {
+	t.Helper()
+	pid := a.pidOf(t, job, worker)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(cont)
+	defer cont()
+	time.Sleep(500 * time.Millisecond)
+	from := a.status(t, job).Step
+	st := a.waitFor(t, job, worker+" stopped: steps without it", 8*time.Second, func(st api.JobStatus) bool {
+		return st.Step >= from+10 || st.State == api.StateSucceeded
+	})
+	if st.State == api.StateSucceeded {
+		t.Fatalf("the job ended while %s was stopped: make it longer", worker)
+	}
+	timed := 0
+	for _, tr := range st.Trainers {
+		if tr.StepMs != nil {
+			timed++
+		}
+	}
+	if timed == 0 {
+		t.Fatalf("no trainer's step_ms in status: %+v", st.Trainers)
+	}
+	t.Logf("%s stopped: steps %d -> %d", worker, from, st.Step)
+}
