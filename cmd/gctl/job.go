@@ -243,6 +243,17 @@ func (a *app) startJob(ctx context.Context, req *api.SubmitJobRequest, name stri
 	return finalError(st)
 }
 
+// fetchJob connects and reads one job's status: for commands that need
+// nothing else from the agent.
+func (a *app) fetchJob(ctx context.Context, name string) (api.JobStatus, error) {
+	client, s, done, err := a.connect()
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	defer done()
+	return a.getJob(ctx, client, s, name)
+}
+
 func (a *app) getJob(ctx context.Context, client api.ControlClient, s settings, name string) (api.JobStatus, error) {
 	doc, err := call(ctx, s, fmt.Sprintf("get job %q", name), func(ctx context.Context) (*api.Document, error) {
 		return client.GetJob(ctx, &api.GetJobRequest{Name: name})
@@ -294,12 +305,7 @@ pservers, master, metrics, model_dir, events, ...).`,
 			if err != nil {
 				return err
 			}
-			client, s, done, err := a.connect()
-			if err != nil {
-				return err
-			}
-			defer done()
-			st, err := a.getJob(cmd.Context(), client, s, name)
+			st, err := a.fetchJob(cmd.Context(), name)
 			if err != nil {
 				return err
 			}

@@ -29,12 +29,7 @@ a PNG is written to that file; without, a text chart is printed. -o does not app
 			if out != "" && !strings.HasSuffix(strings.ToLower(out), ".png") {
 				return usagef("--out %s: the plot is a PNG; give a file name ending in .png", out)
 			}
-			client, s, done, err := a.connect()
-			if err != nil {
-				return err
-			}
-			defer done()
-			st, err := a.getJob(cmd.Context(), client, s, name)
+			st, err := a.fetchJob(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
