@@ -7,17 +7,12 @@ cd "$(dirname "$0")/.."
 BIN=$PWD/bin
 WORK=$(mktemp -d -t gtrain-demo.XXXXXX)
 AGENT_PID=""
-
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+NAME=demo
+. scripts/devagent.sh
 
 cleanup() {
   local rc=$?
-  if [ -n "$AGENT_PID" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
-    say "stopping the agent (SIGTERM)"
-    kill -TERM "$AGENT_PID" 2>/dev/null || true
-    for _ in $(seq 1 150); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$AGENT_PID" 2>/dev/null || true
-  fi
+  stop_agent
   left=$(pgrep -f -- "--data-dir $WORK/data" || true)
   if [ -n "$left" ]; then
     echo "demo: processes left behind, killing: $left" >&2
@@ -29,29 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Free loopback ports, so the demo never collides with a running agent or etcd.
-free_port() {
-  local p
-  while :; do
-    p=$(( (RANDOM % 30000) + 20000 ))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
-API=127.0.0.1:$(free_port)
-export GCTL_ADDR=$API
-
-say "starting gtraind agent --dev in $WORK"
-"$BIN/gtraind" agent --dev --data-dir "$WORK/data" --node-name demo-node \
-  --api-addr "$API" --gossip-addr "127.0.0.1:$(free_port)" \
-  --etcd-client-addr "127.0.0.1:$(free_port)" --etcd-peer-addr "127.0.0.1:$(free_port)" \
-  >"$WORK/agent.log" 2>&1 &
-AGENT_PID=$!
-for i in $(seq 1 150); do
-  if "$BIN/gctl" node list 2>/dev/null | grep -q ready; then break; fi
-  kill -0 "$AGENT_PID" 2>/dev/null || { echo "demo: the agent exited; its log:" >&2; cat "$WORK/agent.log" >&2; exit 1; }
-  [ $((i % 10)) -eq 0 ] && echo "waiting for the agent to be ready ($((i / 5))s)..."
-  sleep 0.2
-done
+start_agent demo-node
 "$BIN/gctl" node list
 
 say "converting UCI housing into record shards"

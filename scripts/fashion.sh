@@ -17,16 +17,12 @@ JOBS=${FASHION_JOBS:-softmax mlp}
 RESULTS=bench/fashion.json
 WORK=$(mktemp -d -t gtrain-fashion.XXXXXX)
 AGENT_PID=""
-
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+NAME=fashion
+. scripts/devagent.sh
 
 cleanup() {
   local rc=$?
-  if [ -n "$AGENT_PID" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
-    kill -TERM "$AGENT_PID" 2>/dev/null || true
-    for _ in $(seq 1 150); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$AGENT_PID" 2>/dev/null || true
-  fi
+  stop_agent
   if [ $rc -eq 0 ]; then rm -rf "$WORK"; else echo "fashion: kept $WORK for inspection (agent log: $WORK/agent.log)" >&2; fi
   exit $rc
 }
@@ -44,26 +40,7 @@ rm -f "$OUT"/fashion-*
   --labels "$SRC/t10k-labels-idx1-ubyte.gz" --out "$OUT/fashion" --shards 1 \
   --part test --stats "$OUT/fashion-stats.json"
 
-free_port() {
-  local p
-  while :; do
-    p=$(( (RANDOM % 30000) + 20000 ))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
-API=127.0.0.1:$(free_port)
-export GCTL_ADDR=$API
-say "starting gtraind agent --dev in $WORK"
-"$BIN/gtraind" agent --dev --data-dir "$WORK/data" --node-name fashion-node \
-  --api-addr "$API" --gossip-addr "127.0.0.1:$(free_port)" \
-  --etcd-client-addr "127.0.0.1:$(free_port)" --etcd-peer-addr "127.0.0.1:$(free_port)" \
-  >"$WORK/agent.log" 2>&1 &
-AGENT_PID=$!
-for _ in $(seq 1 150); do
-  "$BIN/gctl" node list 2>/dev/null | grep -q ready && break
-  kill -0 "$AGENT_PID" 2>/dev/null || { echo "fashion: the agent exited; its log:" >&2; cat "$WORK/agent.log" >&2; exit 1; }
-  sleep 0.2
-done
+start_agent fashion-node
 
 # field JSON KEY: a number of gctl's status JSON (null when absent).
 field() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))' "$1" "$2"; }
