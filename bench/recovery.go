@@ -77,16 +77,17 @@ checkpoint: %s
 // benchAgent is a real `gtraind agent --dev` with a client of its etcd and
 // of its Control API.
 type benchAgent struct {
-	cmd  *exec.Cmd
-	log  bytes.Buffer
-	cli  *clientv3.Client
-	conn *grpc.ClientConn
-	ctl  api.ControlClient
+	apiAddr string
+	cmd     *exec.Cmd
+	log     bytes.Buffer
+	cli     *clientv3.Client
+	conn    *grpc.ClientConn
+	ctl     api.ControlClient
 }
 
 func startBenchAgent(binDir, work string) (*benchAgent, error) {
 	etcdAddr, apiAddr := freeAddr(), freeAddr()
-	a := &benchAgent{}
+	a := &benchAgent{apiAddr: apiAddr}
 	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
 		"--allowed-path", work, // the data is beside the data dir, and submit sends no spec file
 		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),

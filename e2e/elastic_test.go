@@ -86,9 +86,10 @@ checkpoint: {every: "50", keep: 2}
 
 // TestElasticScaleWhileTraining: a sync job starts with 1 trainer and is
 // scaled to 4, 2 and 3 while it trains, each change seen in the running
-// trainers and in steps taken after it. It succeeds, applies every record
-// once per pass, keeps its survivors running without a restart, and ends
-// with the model of a run with a fixed trainer count.
+// trainers and in steps taken after it; right after the scale to 4 a new
+// trainer is SIGKILLed as it computes its first micro-batches. It succeeds,
+// applies every record once per pass, keeps its survivors running without
+// a restart, and ends with the model of a run with a fixed trainer count.
 func TestElasticScaleWhileTraining(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
@@ -104,6 +105,9 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 	for _, n := range []int{4, 2, 3} {
 		if out, errs, code := a.gctl(t, "job", "scale", "scaled", "--trainers", fmt.Sprint(n)); code != 0 {
 			t.Fatalf("scale to %d: exit %d: %s %s", n, code, out, errs)
+		}
+		if n == 4 {
+			killNewTrainer(t, a, "scaled", 3)
 		}
 		at := a.waitFor(t, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
 			return st.TrainersCount == n && st.TrainersCurrent == n && len(st.Trainers) == n
@@ -171,4 +175,25 @@ func straggle(t *testing.T, a *agent, job, worker string) {
 		t.Fatalf("no trainer's step_ms in status: %+v", st.Trainers)
 	}
 	t.Logf("%s stopped: steps %d -> %d", worker, from, st.Step)
+}
+
+// killNewTrainer SIGKILLs trainer id of job, just started by a scale-up,
+// as soon as status shows its first micro-batch time (it has reported one
+// and goes on with the next ones), and waits for the agent to run it anew.
+func killNewTrainer(t *testing.T, a *agent, job string, id int) {
+	t.Helper()
+	worker := fmt.Sprintf("trainer-%d", id)
+	st := a.waitFor(t, job, worker+"'s first micro-batch", 30*time.Second, func(st api.JobStatus) bool {
+		return slices.ContainsFunc(st.Trainers, func(tr api.TrainerStatus) bool { return tr.ID == id && tr.StepMs != nil })
+	})
+	pid := a.pidOf(t, job, worker)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.waitFor(t, job, worker+" back", 30*time.Second, func(st api.JobStatus) bool {
+		return st.TrainersCurrent == id+1 && slices.ContainsFunc(st.Trainers, func(tr api.TrainerStatus) bool {
+			return tr.ID == id && tr.Restarts > 0
+		})
+	})
+	t.Logf("%s (pid %d) killed at step %d, run anew", worker, pid, st.Step)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,9 +16,10 @@ import (
 func main() {
 	out := flag.String("out", "bench/results.json", "where to write the results")
 	quick := flag.Bool("quick", false, "smaller sizes (a smoke run)")
-	bin := flag.String("bin", "bin", "directory with gtraind (for the recovery benchmarks)")
+	bin := flag.String("bin", "bin", "directory with gtraind and gctl (for the benchmarks of real jobs)")
+	only := flag.String("only", "", "comma-separated groups to run (default all): "+strings.Join(groupNames, ","))
 	flag.Parse()
-	if err := run(*out, *bin, *quick); err != nil {
+	if err := run(*out, *bin, *only, *quick); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -55,23 +57,44 @@ func (t *table) add(r bench.Result) {
 
 // lowerIsBetter names the figures whose "ceiling" is the floor they are
 // compared with (a pause against the time of a memory copy).
-var lowerIsBetter = map[string]bool{"checkpoint_pause": true}
+var lowerIsBetter = map[string]bool{"checkpoint_pause": true, "step_time": true,
+	"step_time_1": true, "step_time_4": true, "step_time_8": true, "pserver_memory": true}
 
-func run(out, bin string, quick bool) error {
+// groupNames are the benchmark groups in the order they run.
+var groupNames = []string{"pushpull", "optimizers", "dispatch", "checkpoints", "recovery", "recovery_node",
+	"step_time", "scale_up", "pserver_memory"}
+
+func groups(bin string) map[string]func(*table, sizes) error {
+	return map[string]func(*table, sizes) error{
+		"pushpull":       measurePushPull,
+		"optimizers":     measureOptimizers,
+		"dispatch":       measureDispatch,
+		"checkpoints":    measureCheckpoints,
+		"recovery":       func(t *table, _ sizes) error { return measureRecovery(t, bin) },
+		"recovery_node":  func(t *table, _ sizes) error { return measureNodeRecovery(t, bin) },
+		"step_time":      func(t *table, _ sizes) error { return measureStepTime(t, bin) },
+		"scale_up":       func(t *table, _ sizes) error { return measureScaleUp(t, bin) },
+		"pserver_memory": func(t *table, _ sizes) error { return measurePserverMemory(t, bin) },
+	}
+}
+
+func run(out, bin, only string, quick bool) error {
 	sz := sizesFor(quick)
 	t := &table{}
-	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling from this run; best of several on both sides)...")
-	steps := []func(*table, sizes) error{
-		measurePushPull,
-		measureOptimizers,
-		measureDispatch,
-		measureCheckpoints,
-		func(t *table, _ sizes) error { return measureRecovery(t, bin) },
-		func(t *table, _ sizes) error { return measureNodeRecovery(t, bin) },
+	selected := groupNames
+	if only != "" {
+		selected = strings.Split(only, ",")
 	}
-	for _, step := range steps {
-		if err := step(t, sz); err != nil {
-			return err
+	all := groups(bin)
+	for _, g := range selected {
+		if all[g] == nil {
+			return fmt.Errorf("-only: no benchmark group %q (groups: %s)", g, strings.Join(groupNames, ","))
+		}
+	}
+	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling from this run; best of several on both sides)...")
+	for _, g := range selected {
+		if err := all[g](t, sz); err != nil {
+			return fmt.Errorf("%s: %w", g, err)
 		}
 	}
 	return t.write(out)
