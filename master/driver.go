@@ -455,11 +455,13 @@ func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics
 	return metrics, err == nil
 }
 
-// Done reports whether training finished.
+// Done reports whether training finished and every change is saved: the
+// job is marked SUCCEEDED only once its last pass (samples, history) is in
+// etcd, never while that save is still under way.
 func (d *Driver) Done() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.core.Done()
+	return d.core.Done() && d.durable >= d.dirty
 }
 
 // Fatal returns the error that stopped this master, if any.
