@@ -24,6 +24,7 @@ type rig struct {
 	stop    []func()
 	floats  int
 	next    int64
+	pauses  chan time.Duration // each checkpoint's pause (pserver.Shard.Release), when checkpointing
 }
 
 // newRig starts the shards; with ckptDir set, each shard's snapshots are
@@ -33,7 +34,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rig{floats: floats}
+	r := &rig{floats: floats, pauses: make(chan time.Duration, 1024)}
 	var addrs []string
 	for i := 0; i < pservers; i++ {
 		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, MicroBatches: trainers, Blocks: client.BlocksOf(blocks, i),
@@ -63,7 +64,10 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 					select {
 					case snap := <-shard.Snapshots():
 						_, _ = store.Save(ctx, checkpoint.Snapshot{Index: i, Step: snap.Step, Sections: snap.Sections})
-						shard.Release(snap)
+						select {
+						case r.pauses <- shard.Release(snap):
+						default:
+						}
 					case <-ctx.Done():
 						return
 					}

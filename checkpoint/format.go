@@ -86,6 +86,26 @@ func (c *contentWriter) writeFloats(data []float32) error {
 	return nil
 }
 
+// writeSection writes sec's floats, from Data or a piece at a time from
+// its Source.
+func (c *contentWriter) writeSection(sec Section) error {
+	if sec.Source == nil {
+		return c.writeFloats(sec.Data)
+	}
+	piece := make([]float32, len(c.scratch)/4)
+	for off, n := 0, sec.Source.Len(); off < n; {
+		got := sec.Source.ReadFloats(piece[:min(len(piece), n-off)], off)
+		if got == 0 {
+			return fmt.Errorf("section source ended at %d of %d floats", off, n)
+		}
+		if err := c.writeFloats(piece[:got]); err != nil {
+			return err
+		}
+		off += got
+	}
+	return nil
+}
+
 // encodeSnapshot streams snap to w and returns the sha256 of the content.
 // ctx is checked between sections so a cancelled Save stops early.
 func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Size]byte, error) {
@@ -132,10 +152,10 @@ func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Si
 			err = c.write([]byte(sec.Name))
 		}
 		if err == nil {
-			err = c.writeUint64(uint64(len(sec.Data)))
+			err = c.writeUint64(uint64(sec.Len()))
 		}
 		if err == nil {
-			err = c.writeFloats(sec.Data)
+			err = c.writeSection(sec)
 		}
 		if err != nil {
 			return sum, fmt.Errorf("writing section %q: %w", sec.Name, err)

@@ -3,9 +3,30 @@ package checkpoint
 import "fmt"
 
 // Section is one named float32 slice of a shard, e.g. "param/3" or "slot/3/0".
+// Save writes Data, or, when Source is set, the floats Source supplies; Load
+// always fills Data.
 type Section struct {
-	Name string
-	Data []float32
+	Name   string
+	Data   []float32
+	Source SectionSource
+}
+
+// SectionSource supplies a section's floats while Save writes them, a piece
+// at a time, so that a caller writing values it keeps changing (a pserver's
+// live shard) need not copy them all first.
+type SectionSource interface {
+	Len() int
+	// ReadFloats copies the floats from off on into dst and returns how
+	// many it copied (len(dst) unless the section ends first).
+	ReadFloats(dst []float32, off int) int
+}
+
+// Len is the number of floats the section holds.
+func (sec Section) Len() int {
+	if sec.Source != nil {
+		return sec.Source.Len()
+	}
+	return len(sec.Data)
 }
 
 // Snapshot is what a pserver hands to Save and gets back from Load.

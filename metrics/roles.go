@@ -73,7 +73,7 @@ func NewPserver(reg prometheus.Registerer, step func() int64) *Pserver {
 	}
 	p := &Pserver{
 		pause: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_pserver_checkpoint_pause_seconds",
-			Help: "Time the pserver stopped serving to snapshot its shard for a checkpoint.", Buckets: pauseBuckets}),
+			Help: "Time the pserver held a step for a checkpoint: copying values the step changed before they were written, and waiting for the disk.", Buckets: pauseBuckets}),
 		write: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_pserver_checkpoint_seconds",
 			Help: "Time to write one checkpoint of the shard (in the background).", Buckets: latencyBuckets}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{Name: "gtrain_pserver_checkpoint_failures_total",

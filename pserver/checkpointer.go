@@ -23,8 +23,7 @@ func (p *process) checkpointer(ctx context.Context) error {
 		}
 		start := time.Now()
 		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Sections: snap.Sections})
-		p.metrics.Checkpointed(snap.Pause, time.Since(start), err == nil)
-		p.shard.Release(snap)
+		p.metrics.Checkpointed(p.shard.Release(snap), time.Since(start), err == nil)
 		if errors.Is(err, checkpoint.ErrConflict) {
 			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)
 		}

@@ -29,6 +29,10 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics is where the process records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
+	// OwnsRuntime says the pserver is its process's only tenant (`gtraind
+	// pserver`): it tunes the Go collector to its shard (see tuneRuntime).
+	// Leave it false where it shares a process, as in tests.
+	OwnsRuntime bool
 }
 
 // DefaultConfig returns a config with the defaults filled in.

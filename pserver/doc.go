@@ -8,12 +8,15 @@
 // their record-weighted mean summed in micro-batch order (microbatch.go), so
 // the result depends neither on arrival order nor on which or how many
 // trainers computed them; async mode applies each push at once),
-// snapshot.go (the copy a checkpoint is written from, and restores). The
+// snapshot.go (a checkpoint's view of the shard at one step, copied only
+// where a step changes it before it is written; snapshotwait.go bounds that
+// copy; and restores). The
 // edges: server.go and pushsink.go (gRPC; the wire contract is pserver/wire),
 // and the `gtraind pserver` process: process.go (Run, in named steps),
 // registration.go (etcd registration under a lease, claimed only if free so
 // one index is never served twice), restore.go (where a restarted shard
-// continues from), checkpointer.go (writing and marking checkpoints).
+// continues from), checkpointer.go (writing and marking checkpoints),
+// runtime.go (the collector's settings for a process that is one pserver).
 //
 // Three counters, one name each: a step is the count of updates applied; the
 // rollback epoch is the master's count of rollbacks, carried by every push,

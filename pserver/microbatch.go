@@ -1,7 +1,5 @@
 package pserver
 
-import "sync"
-
 // gathering is a sync step's micro-batches on their way to one sum. The sum
 // is built in micro-batch order whatever order the pushes arrive in: the
 // first micro-batch is the sum's start (not +0 plus it, which could differ in
@@ -22,7 +20,7 @@ func newGathering() gathering { return gathering{pending: map[int]*Gradient{}} }
 // the first push of it wins (the repeat's values are the same when the
 // trainers agree on the step's parameters, and the model must not depend on
 // which copy came first).
-func (ga *gathering) add(g *Gradient, free *sync.Pool) bool {
+func (ga *gathering) add(g *Gradient, free gradientPool) bool {
 	if g.MicroBatch < ga.next || ga.pending[g.MicroBatch] != nil {
 		free.Put(g)
 		return false
@@ -49,7 +47,7 @@ func (ga *gathering) add(g *Gradient, free *sync.Pool) bool {
 }
 
 // reset drops everything gathered.
-func (ga *gathering) reset(free *sync.Pool) {
+func (ga *gathering) reset(free gradientPool) {
 	if ga.sum != nil {
 		free.Put(ga.sum)
 	}
@@ -63,14 +61,14 @@ func (ga *gathering) reset(free *sync.Pool) {
 // gatherLocked adds a sync push to the step and applies the step once its
 // every micro-batch is summed; it reports whether it applied one.
 func (s *Shard) gatherLocked(g *Gradient) bool {
-	s.gather.add(g, &s.free)
+	s.gather.add(g, s.free)
 	if s.gather.next < s.cfg.MicroBatches {
 		return false
 	}
 	sum := s.gather.sum
 	s.applyLocked([]*Gradient{sum})
 	checkpoint := sum.Checkpoint
-	s.gather.reset(&s.free)
+	s.gather.reset(s.free)
 	if checkpoint {
 		s.snapshotLocked()
 	}

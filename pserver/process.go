@@ -107,6 +107,9 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}
+	if cfg.OwnsRuntime {
+		tuneRuntime(p.shard, p.log)
+	}
 	p.metrics = metrics.NewPserver(cfg.Metrics, p.shard.Step)
 	return p, nil
 }

@@ -25,12 +25,19 @@ type ShardConfig struct {
 	MicroBatches int            // sync: pushes per step, one per micro-batch
 	Blocks       []client.Block // the blocks this pserver holds
 	Optimizer    OptimizerConfig
+	// SnapshotCopyMax bounds the floats a checkpoint may copy (see
+	// Snapshot): a change of the values waits while more than that is left
+	// to write. 0: half the shard (parameters and slots).
+	SnapshotCopyMax int
 }
 
 // Validate names the bad field.
 func (c ShardConfig) Validate() error {
 	if c.Mode != jobspec.ModeSync && c.Mode != jobspec.ModeAsync {
 		return fmt.Errorf("shard: Mode %q: want %s or %s", c.Mode, jobspec.ModeSync, jobspec.ModeAsync)
+	}
+	if c.SnapshotCopyMax < 0 {
+		return fmt.Errorf("shard: SnapshotCopyMax must be >= 0, got %d", c.SnapshotCopyMax)
 	}
 	if c.Mode == jobspec.ModeSync && c.MicroBatches < 1 {
 		return fmt.Errorf("shard: MicroBatches must be >= 1 in sync mode, got %d", c.MicroBatches)
@@ -77,10 +84,11 @@ type Shard struct {
 	// rollbackEpoch (sync) is the newest of the master's rollback epochs this
 	// shard was restored in; pulls and pushes of older ones are refused.
 	rollbackEpoch int64
-	free          sync.Pool // of *Gradient
+	free          gradientPool
 
 	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
-	spare     chan *Snapshot // reusable snapshot buffers
+	writing   *Snapshot      // the snapshot being written, if any (see preserveLocked)
+	copyMax   int            // ShardConfig.SnapshotCopyMax, or its default
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.
@@ -92,8 +100,8 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 	if err != nil {
 		return nil, err
 	}
-	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, gather: newGathering(), advanced: make(chan struct{}),
-		snapshots: make(chan *Snapshot, 1), spare: make(chan *Snapshot, 2)}
+	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, gather: newGathering(), free: newGradientPool(), advanced: make(chan struct{}),
+		snapshots: make(chan *Snapshot, 1)}
 	for _, b := range cfg.Blocks {
 		bs := &blockState{Block: b, param: make([]float32, b.Len)}
 		for i := 0; i < opt.Slots(); i++ {
@@ -104,6 +112,10 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 		}
 		s.blocks[b.ID] = bs
 		s.order = append(s.order, b.ID)
+		s.copyMax += b.Len * (1 + opt.Slots()) / 2
+	}
+	if cfg.SnapshotCopyMax > 0 {
+		s.copyMax = cfg.SnapshotCopyMax
 	}
 	return s, nil
 }
@@ -132,7 +144,7 @@ func (s *Shard) RollbackEpoch() int64 {
 
 // NewGradient returns an empty gradient buffer sized for this shard.
 func (s *Shard) NewGradient(microBatch int, step, records int64) *Gradient {
-	g, _ := s.free.Get().(*Gradient)
+	g := s.free.Get()
 	if g == nil {
 		g = &Gradient{data: map[int][]float32{}, got: map[int]int{}}
 		for _, id := range s.order {
@@ -180,6 +192,7 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 	if err := g.complete(); err != nil {
 		return false, s.Step(), err
 	}
+	s.awaitWriter()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg.Mode == jobspec.ModeAsync {
@@ -206,7 +219,7 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 func (s *Shard) AbortStep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gather.reset(&s.free)
+	s.gather.reset(s.free)
 }
 
 // applyLocked sums the gradients in the given (micro-batch) order, divides by the
@@ -218,6 +231,7 @@ func (s *Shard) applyLocked(grads []*Gradient) {
 	}
 	t := s.step + 1
 	if records > 0 {
+		s.preserveLocked()
 		inv := float32(1) / float32(records)
 		for _, id := range s.order {
 			b := s.blocks[id]
@@ -264,6 +278,15 @@ func (s *Shard) View(fn func(step int64, b client.Block, param []float32) error)
 		}
 	}
 	return nil
+}
+
+// StateFloats is the size of the shard: its parameters and optimizer slots.
+func (s *Shard) StateFloats() int {
+	n := 0
+	for _, b := range s.blocks {
+		n += len(b.param) * (1 + len(b.slots))
+	}
+	return n
 }
 
 // Blocks lists the blocks held, in order.

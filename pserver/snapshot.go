@@ -3,6 +3,7 @@ package pserver
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gtrain/gtrain/checkpoint"
@@ -12,11 +13,47 @@ import (
 // ErrShapeMismatch is returned when a checkpoint does not fit the shard.
 var ErrShapeMismatch = errors.New("checkpoint does not match the shard's blocks")
 
-// Snapshot is a copy of the shard at one step: parameters and optimizer slots.
+// Snapshot is the shard at one step, written out while training goes on.
+// Taking it copies nothing: the checkpointer reads the shard's values a
+// piece at a time through Sections, and a change to values not yet written
+// first copies what is left of the snapshot (preserveLocked). So the file
+// holds exactly the step's values, and memory holds a second copy only of
+// what changed before it was written (a slow disk), never one kept
+// between checkpoints; awaitWriter bounds that copy.
 type Snapshot struct {
 	Step     int64
 	Sections []checkpoint.Section
-	Pause    time.Duration // how long taking it stopped the shard (for metrics)
+	pause    time.Duration // how long taking and keeping it stopped the shard
+	held     []*heldSection
+	progress chan struct{} // closed and replaced when a section is written or the snapshot ends
+}
+
+// heldSection is one section of a snapshot being written.
+type heldSection struct {
+	snap  *Snapshot
+	shard *Shard
+	live  []float32 // the shard's values
+	saved []float32 // the step's values, copied before the shard changed them; nil while live holds them
+	done  bool      // written out: nothing to keep
+}
+
+func (h *heldSection) Len() int { return len(h.live) }
+
+// ReadFloats copies a piece of the step's values, under the shard's lock so
+// that no change slips in between the check and the copy.
+func (h *heldSection) ReadFloats(dst []float32, off int) int {
+	h.shard.mu.Lock()
+	defer h.shard.mu.Unlock()
+	src := h.saved
+	if src == nil {
+		src = h.live
+	}
+	n := copy(dst, src[off:])
+	if off+n == len(src) {
+		h.done, h.saved = true, nil
+		h.snap.wroteLocked()
+	}
+	return n
 }
 
 func paramSection(block int) string      { return fmt.Sprintf("param/%d", block) }
@@ -26,12 +63,20 @@ func slotSection(block, slot int) string { return fmt.Sprintf("slot/%d/%d", bloc
 // to the checkpointer.
 func (s *Shard) Snapshots() <-chan *Snapshot { return s.snapshots }
 
-// Release returns a written snapshot's buffers for reuse.
-func (s *Shard) Release(snap *Snapshot) {
-	select {
-	case s.spare <- snap:
-	default:
+// Release ends a snapshot once written (or given up) and returns how long
+// it stopped the shard: taking it, and copying values the shard changed
+// before they were written.
+func (s *Shard) Release(snap *Snapshot) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writing == snap {
+		s.writing = nil
 	}
+	for _, h := range snap.held {
+		h.saved = nil
+	}
+	snap.wroteLocked()
+	return snap.pause
 }
 
 // SnapshotNow takes a snapshot at the current step (async mode's timed
@@ -42,40 +87,50 @@ func (s *Shard) SnapshotNow() bool {
 	return s.snapshotLocked()
 }
 
-// snapshotLocked copies the shard into a snapshot buffer: the only pause the
-// pserver takes for a checkpoint (one memory copy); the file is written
-// outside the lock.
+// snapshotLocked starts a snapshot of the current step; it is refused while
+// the previous one is still being written.
 func (s *Shard) snapshotLocked() bool {
-	if len(s.snapshots) == cap(s.snapshots) {
-		return false // the writer is still busy with the previous one
+	if s.writing != nil || len(s.snapshots) == cap(s.snapshots) {
+		return false
 	}
 	start := time.Now()
-	var snap *Snapshot
-	select {
-	case snap = <-s.spare:
-	default:
-		snap = &Snapshot{}
-		for _, id := range s.order {
-			b := s.blocks[id]
-			snap.Sections = append(snap.Sections, checkpoint.Section{Name: paramSection(id), Data: make([]float32, b.Len)})
-			for k := range b.slots {
-				snap.Sections = append(snap.Sections, checkpoint.Section{Name: slotSection(id, k), Data: make([]float32, b.Len)})
-			}
-		}
+	snap := &Snapshot{Step: s.step, progress: make(chan struct{})}
+	hold := func(name string, live []float32) {
+		h := &heldSection{snap: snap, shard: s, live: live}
+		snap.held = append(snap.held, h)
+		snap.Sections = append(snap.Sections, checkpoint.Section{Name: name, Source: h})
 	}
-	i := 0
 	for _, id := range s.order {
 		b := s.blocks[id]
-		copy(snap.Sections[i].Data, b.param)
-		i++
-		for _, slot := range b.slots {
-			copy(snap.Sections[i].Data, slot)
-			i++
+		hold(paramSection(id), b.param)
+		for k, slot := range b.slots {
+			hold(slotSection(id, k), slot)
 		}
 	}
-	snap.Step, snap.Pause = s.step, time.Since(start)
+	snap.pause = time.Since(start)
+	s.writing = snap
 	s.snapshots <- snap
 	return true
+}
+
+// preserveLocked copies the sections of the snapshot being written that are
+// not written yet; it precedes every change of the shard's values.
+func (s *Shard) preserveLocked() {
+	snap := s.writing
+	if snap == nil {
+		return
+	}
+	start := time.Now()
+	copied := false
+	for _, h := range snap.held {
+		if !h.done && h.saved == nil {
+			h.saved = slices.Clone(h.live)
+			copied = true
+		}
+	}
+	if copied {
+		snap.pause += time.Since(start)
+	}
 }
 
 // Restore puts the shard at a checkpoint's step and values (a rollback or a
@@ -89,6 +144,7 @@ func (s *Shard) Restore(step, rollbackEpoch int64, sections []checkpoint.Section
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.preserveLocked()
 	for _, id := range s.order {
 		b := s.blocks[id]
 		want := []string{paramSection(id)}
@@ -126,6 +182,7 @@ func (s *Shard) Rebase(rollbackEpoch int64) {
 func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []float32)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.preserveLocked()
 	for _, id := range s.order {
 		b := s.blocks[id]
 		clear(b.param)
@@ -143,7 +200,7 @@ func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []floa
 // and waiting pulls see the restore count move. rollbackEpoch never goes
 // back (a restart's restore passes 0: none).
 func (s *Shard) resetLocked(step, rollbackEpoch int64) {
-	s.gather.reset(&s.free)
+	s.gather.reset(s.free)
 	s.step = step
 	s.restores++
 	s.rollbackEpoch = max(s.rollbackEpoch, rollbackEpoch)

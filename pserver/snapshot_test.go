@@ -17,7 +17,7 @@ func TestRestoresCountAndRollbackEpochOnlyRises(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.SnapshotNow()
-	snap := <-s.Snapshots()
+	snap := writeOut(s, <-s.Snapshots())
 	for _, tc := range []struct {
 		name          string
 		replace       func() error

@@ -129,6 +129,7 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 		cfg := pserver.DefaultConfig()
 		cfg.Job, cfg.Index, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.index, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
 		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
+		cfg.OwnsRuntime = true
 		return pserver.Run(ctx, cli, cfg)
 	default:
 		cfg := trainer.DefaultConfig()

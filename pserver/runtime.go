@@ -1,0 +1,32 @@
+package pserver
+
+import (
+	"log/slog"
+	"runtime/debug"
+)
+
+// A pserver's heap is mostly its shard, a few large slices of floats that
+// hold no pointers and cost the collector nearly nothing to keep; the rest
+// is garbage, the message buffers of pushes and pulls. Go's default (a
+// collection when the heap doubled) lets that garbage grow as large as the
+// shard, doubling resident memory. So a pserver process collects when its
+// heap grew by gcPercent, and keeps under a soft limit: what it may hold
+// at once (the shard, one pushed gradient, a snapshot's copy bounded by
+// ShardConfig.SnapshotCopyMax) plus limitHeadroom, so that garbage never
+// adds up beyond that however large a copy a slow disk forced.
+const (
+	gcPercent     = 10
+	limitHeadroom = 32 << 20
+)
+
+// tuneRuntime sets the collector of a process serving s.
+func tuneRuntime(s *Shard, log *slog.Logger) {
+	params := 0
+	for _, b := range s.blocks {
+		params += len(b.param)
+	}
+	limit := int64(s.StateFloats()+params+s.copyMax)*4 + limitHeadroom
+	debug.SetGCPercent(gcPercent)
+	debug.SetMemoryLimit(limit)
+	log.Info("memory limit set", "bytes", limit)
+}
