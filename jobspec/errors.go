@@ -17,6 +17,9 @@ var (
 	// ErrInvalidHungAfter reports a restarts.hung_after that is not a
 	// positive Go duration of at most an hour.
 	ErrInvalidHungAfter = errors.New("invalid restarts.hung_after")
+	// ErrInvalidStragglerWait reports a stragglers.min_wait that is not a
+	// positive duration of at most maxStragglerWait.
+	ErrInvalidStragglerWait = errors.New("invalid stragglers.min_wait")
 	// ErrInvalidMemory reports a memory quantity that cannot be read as bytes.
 	ErrInvalidMemory = errors.New("invalid memory quantity")
 	// ErrMemoryTooSmall reports a memory request that cannot hold what the

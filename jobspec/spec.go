@@ -54,6 +54,7 @@ type Spec struct {
 	Checkpoint CheckpointSpec `yaml:"checkpoint" json:"checkpoint"`
 	Resources  ResourcesSpec  `yaml:"resources" json:"resources"`
 	Restarts   RestartsSpec   `yaml:"restarts" json:"restarts"`
+	Stragglers StragglersSpec `yaml:"stragglers" json:"stragglers,omitzero"`
 }
 
 // ModelSpec selects a built-in model (see model.Spec for the meaning of each

@@ -32,6 +32,7 @@ func (s *Spec) Validate() error {
 		func() *FieldError { return s.Resources.Pserver.validate("resources.pserver") },
 		s.validateMemoryFit,
 		s.Restarts.validate,
+		s.Stragglers.validate,
 		s.validateParams, // after the memory fit, which names the request to change
 	}
 	for _, check := range checks {

@@ -3,6 +3,8 @@ package master
 import (
 	"slices"
 	"time"
+
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // Stragglers (sync). A micro-batch handed out longer ago than the straggler
@@ -12,11 +14,12 @@ import (
 // same either way and a slow (not dead) trainer holds a step no longer than
 // the deadline. The deadline follows the micro-batch times seen.
 
-// Straggler deadline defaults: StragglerFactor times the recent mean time
-// of a micro-batch (hand-out to report), at least StragglerFloor.
+// Straggler deadline defaults (the job spec's `stragglers`): StragglerFactor
+// times the recent mean time of a micro-batch (hand-out to report), at
+// least StragglerFloor.
 const (
-	DefaultStragglerFactor = 4
-	DefaultStragglerFloor  = time.Second
+	DefaultStragglerFactor = jobspec.DefaultStragglerFactor
+	DefaultStragglerFloor  = jobspec.DefaultStragglerWait
 )
 
 // timing is what the core keeps of micro-batch times.

@@ -103,6 +103,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	_, maxTrainers := spec.TrainerBounds() // IDs for every trainer the job may scale to
 	ccfg := CoreConfig{Sync: sync, Trainers: maxTrainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
 		Queue: qcfg, ModelDir: modelDir, LongPoll: l.cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
+	ccfg.StragglerFactor, ccfg.StragglerFloor = spec.Stragglers.Deadline()
 	store := NewEtcdStore(l.cli, l.lead, l.cfg.Job)
 	return NewDriver(ctx, ccfg, l.job.tasks, store, eval, SystemClock{}, l.cfg.Log)
 }
