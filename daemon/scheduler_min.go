@@ -87,6 +87,32 @@ func onOneNodeWithFewer(in placeInput, nodes []nodeView) (placeOutput, bool) {
 	return placeOutput{}, false
 }
 
+// trainersFitReason opens the reason of a new job some of whose trainers
+// do not fit, so that an operator sees where it stands against its min:
+// "waits: 2 of 4 trainers fit, min 3; " or "runs with 3 of 4 trainers
+// (min 3); ". Empty when something else than trainers is missing or the
+// job has no min.
+func trainersFitReason(in placeInput, placed map[string]string, failed []string) string {
+	if in.MinTrainers < 1 {
+		return ""
+	}
+	for _, w := range failed {
+		if roleOf(w) != jobspec.RoleTrainer {
+			return ""
+		}
+	}
+	fit := 0
+	for w := range placed {
+		if roleOf(w) == jobspec.RoleTrainer {
+			fit++
+		}
+	}
+	if fit < in.MinTrainers {
+		return fmt.Sprintf("waits: %d of %d trainers fit, min %d; ", fit, fit+len(failed), in.MinTrainers)
+	}
+	return fmt.Sprintf("runs with %d of %d trainers (min %d); ", fit, fit+len(failed), in.MinTrainers)
+}
+
 // minTrainers is the trainers' min of spec.
 func minTrainers(spec *jobspec.Spec) int {
 	lo, _ := spec.TrainerBounds()

@@ -20,9 +20,9 @@ func TestPlaceJobWithFewerTrainers(t *testing.T) {
 		trainers []string // placed
 		reason   string   // a substring
 	}{
-		{"spread: 2 of 4 fit, min 2", false, 2, []string{"trainer-0", "trainer-1"}, "needs 2 cpu for 2 trainers"},
-		{"spread: 2 of 4 fit, min 3: waits", false, 3, nil, "needs 2 cpu for 2 trainers"},
-		{"spread: fixed count: waits", false, 4, nil, "needs 2 cpu"},
+		{"spread: 2 of 4 fit, min 2", false, 2, []string{"trainer-0", "trainer-1"}, "runs with 2 of 4 trainers (min 2); needs 2 cpu for 2 trainers"},
+		{"spread: 2 of 4 fit, min 3: waits", false, 3, nil, "waits: 2 of 4 trainers fit, min 3; needs 2 cpu for 2 trainers"},
+		{"spread: fixed count: waits", false, 4, nil, "waits: 2 of 4 trainers fit, min 4; needs 2 cpu"},
 		{"one node: 1 of 4 fits, min 1", true, 1, []string{"trainer-0"}, "runs with 1 of 4 trainers: node n1 has no room for more (min 1)"},
 		{"one node: min 2: waits", true, 2, nil, "needs"},
 	}

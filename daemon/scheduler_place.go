@@ -196,8 +196,11 @@ func placeJob(in placeInput) placeOutput {
 	}
 	if len(failed) > 0 {
 		out.Reason = shortReason(failed, in.Requests, initial)
-		if kept == 0 && !runsWithFewer(in, out.Placement, failed) {
-			out.Placement = map[string]string{}
+		if kept == 0 {
+			out.Reason = trainersFitReason(in, out.Placement, failed) + out.Reason
+			if !runsWithFewer(in, out.Placement, failed) {
+				out.Placement = map[string]string{}
+			}
 		}
 	}
 	return out
