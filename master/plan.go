@@ -70,11 +70,24 @@ func (p *PassPlan) stepRange(s int64) (lo, hi int) {
 	return lo, min(lo+g, p.Records())
 }
 
+// microBatchRange is the stream range of micro-batch mb of global step s
+// (empty, lo >= hi, past the end of the pass).
+func (p *PassPlan) microBatchRange(s int64, mb int) (lo, hi int) {
+	lo, hi = p.stepRange(s)
+	return lo + mb*p.Batch, min(lo+(mb+1)*p.Batch, hi)
+}
+
+// MicroBatchRecords is the record count of micro-batch mb of global step s:
+// what a trainer computing it reports.
+func (p *PassPlan) MicroBatchRecords(s int64, mb int) int {
+	lo, hi := p.microBatchRange(s, mb)
+	return max(0, hi-lo)
+}
+
 // Slices returns the records of micro-batch mb of global step s (possibly
 // nothing: the last step of a pass may not reach every micro-batch).
 func (p *PassPlan) Slices(s int64, mb int) []Slice {
-	lo, hi := p.stepRange(s)
-	lo, hi = lo+mb*p.Batch, min(lo+(mb+1)*p.Batch, hi)
+	lo, hi := p.microBatchRange(s, mb)
 	var out []Slice
 	for lo < hi {
 		ti := sort.SearchInts(p.ends, lo+1) // first task whose end > lo
