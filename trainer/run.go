@@ -89,6 +89,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	defer t.data.close()
 	defer t.closeProgram()
 	if err := t.startProgram(ctx); err != nil {
 		return t.endOr(ctx, err)
