@@ -25,15 +25,15 @@ type stepEpoch [2]int64
 // trainer tells it. The calls runSync does not make panic.
 type fakeMaster struct {
 	api.MasterClient
-	steps     []*api.GetStepResponse
-	refuse    map[int]bool // indexes of the step reports to refuse
+	steps  []*api.GetStepResponse
+	refuse map[int]bool // indexes of the step reports to refuse
 	// answerNext: a report asking for the next work gets the script's next
 	// step in its answer, as a master does.
 	answerNext bool
 	answered   int // steps handed out that way
-	asked     []stepEpoch
-	reports   []stepEpoch
-	rollbacks []string
+	asked      []stepEpoch
+	reports    []stepEpoch
+	rollbacks  []string
 }
 
 func (m *fakeMaster) GetStep(_ context.Context, r *api.GetStepRequest, _ ...grpc.CallOption) (*api.GetStepResponse, error) {
