@@ -93,11 +93,19 @@ func (t *trainer) followEpoch(epoch int64, w *api.GetStepResponse) int64 {
 // trainStep computes, pushes and reports the step w; done is false when the
 // trainer must ask the master again instead of moving to the next step.
 func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done bool, err error) {
-	ex, err := t.stepExamples(w)
-	if err != nil {
-		return false, err
-	}
+	// The records are read while the pull waits for the pservers to reach
+	// the step (the other micro-batches of the step before).
+	read := make(chan error, 1)
+	var ex []dataset.Example
+	go func() {
+		var err error
+		ex, err = t.stepExamples(w)
+		read <- err
+	}()
 	pull, err := t.pullStep(ctx, w.Step, w.Epoch)
+	if rerr := <-read; rerr != nil {
+		return false, rerr
+	}
 	switch actionAfterPull(w.Step, pull) {
 	case actionFail:
 		return false, err
