@@ -10,7 +10,8 @@ import (
 )
 
 // Meta is the master's small, whole-job state; it is written with every
-// change, beside the changed tasks, in the same commit.
+// saved change, beside the changed tasks, in the same commit (sync step
+// commits are saved in the background: see Effects.Deferred).
 type Meta struct {
 	Tasks          int     `json:"tasks"`           // task count, to refuse a state cut from other data
 	Pass           int     `json:"pass"`            // passes finished == the current pass index
