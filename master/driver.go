@@ -1,6 +1,7 @@
 package master
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -305,9 +306,11 @@ func (d *Driver) StepDone(ctx context.Context, trainer, mb int, step, epoch int6
 		return err
 	}
 	d.mu.Lock()
-	if d.fatal != nil {
+	if d.fatal != nil || d.stopped {
+		// A stopped master acknowledges nothing: its deferred commits are
+		// never saved (the trainer finds the successor, which catches up).
 		defer d.mu.Unlock()
-		return d.fatal
+		return cmp.Or(d.fatal, ErrStopped)
 	}
 	eff, err := d.core.StepDone(trainer, mb, step, epoch, lossSum, records, d.mono.now())
 	gen := d.applyLocked(eff)
