@@ -237,6 +237,9 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 	if consistent && len(steps) > 0 && steps[0] > at {
 		// Steps applied since the last save: commit them from the plan.
 		err := r.driver.CatchUp(ctx, steps[0])
+		if err == nil {
+			_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("master caught up from step %d to step %d: the steps the pservers applied since the last save, committed from the plan", at, steps[0]))
+		}
 		if !errors.Is(err, ErrBadStep) {
 			return err
 		}
