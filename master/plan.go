@@ -100,14 +100,16 @@ func (p *PassPlan) Slices(s int64, mb int) []Slice {
 	return out
 }
 
-// TasksTouched returns the tasks whose records start before the end of step
-// s, and of those the ones whose every record lies at or before it: once
-// step s is applied, the first are in flight and the second are done.
+// TasksTouched returns the tasks step s reads into (and any ending right at
+// its start), and of those the ones whose every record lies at or before
+// its end: once step s is applied, the first are in flight and the second
+// are done. Tasks wholly before it were settled by the steps before: a
+// commit looks only at its own step's tasks, not at the pass so far.
 func (p *PassPlan) TasksTouched(s int64) (started, finished []int) {
-	_, hi := p.stepRange(s)
-	for i, t := range p.tasks {
-		begin := p.ends[i] - t.Records
-		if begin >= hi {
+	lo, hi := p.stepRange(s)
+	for i := sort.SearchInts(p.ends, lo); i < len(p.tasks); i++ {
+		t := p.tasks[i]
+		if p.ends[i]-t.Records >= hi {
 			break
 		}
 		started = append(started, t.ID)
