@@ -639,6 +639,7 @@ type StepDoneRequest struct {
 	Records       int64                  `protobuf:"varint,4,opt,name=records,proto3" json:"records,omitempty"`
 	Epoch         int64                  `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	MicroBatch    int32                  `protobuf:"varint,6,opt,name=micro_batch,json=microBatch,proto3" json:"micro_batch,omitempty"` // the micro-batch of the step reported
+	WantNext      bool                   `protobuf:"varint,7,opt,name=want_next,json=wantNext,proto3" json:"want_next,omitempty"`       // answer with the trainer's next work (StepDoneResponse.next)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -715,8 +716,18 @@ func (x *StepDoneRequest) GetMicroBatch() int32 {
 	return 0
 }
 
+func (x *StepDoneRequest) GetWantNext() bool {
+	if x != nil {
+		return x.WantNext
+	}
+	return false
+}
+
 type StepDoneResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// next is the trainer's next work when want_next was set and the master
+	// could tell it; unset: ask with GetStep.
+	Next          *GetStepResponse `protobuf:"bytes,1,opt,name=next,proto3" json:"next,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -749,6 +760,13 @@ func (x *StepDoneResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use StepDoneResponse.ProtoReflect.Descriptor instead.
 func (*StepDoneResponse) Descriptor() ([]byte, []int) {
 	return file_master_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *StepDoneResponse) GetNext() *GetStepResponse {
+	if x != nil {
+		return x.Next
+	}
+	return nil
 }
 
 type RequestRollbackRequest struct {
@@ -902,7 +920,7 @@ const file_master_proto_rawDesc = "" +
 	"checkpoint\x12\x14\n" +
 	"\x05epoch\x18\x06 \x01(\x03R\x05epoch\x12\x1f\n" +
 	"\vmicro_batch\x18\a \x01(\x05R\n" +
-	"microBatch\"\xb0\x01\n" +
+	"microBatch\"\xcd\x01\n" +
 	"\x0fStepDoneRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -911,8 +929,10 @@ const file_master_proto_rawDesc = "" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x14\n" +
 	"\x05epoch\x18\x05 \x01(\x03R\x05epoch\x12\x1f\n" +
 	"\vmicro_batch\x18\x06 \x01(\x05R\n" +
-	"microBatch\"\x12\n" +
-	"\x10StepDoneResponse\"e\n" +
+	"microBatch\x12\x1b\n" +
+	"\twant_next\x18\a \x01(\bR\bwantNext\"B\n" +
+	"\x10StepDoneResponse\x12.\n" +
+	"\x04next\x18\x01 \x01(\v2\x1a.gtrain.v1.GetStepResponseR\x04next\"e\n" +
 	"\x16RequestRollbackRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x14\n" +
@@ -967,21 +987,22 @@ var file_master_proto_depIdxs = []int32{
 	3,  // 1: gtrain.v1.GetTaskResponse.task:type_name -> gtrain.v1.Task
 	0,  // 2: gtrain.v1.GetStepResponse.status:type_name -> gtrain.v1.WorkStatus
 	6,  // 3: gtrain.v1.GetStepResponse.slices:type_name -> gtrain.v1.Slice
-	1,  // 4: gtrain.v1.Master.RegisterTrainer:input_type -> gtrain.v1.RegisterTrainerRequest
-	4,  // 5: gtrain.v1.Master.GetTask:input_type -> gtrain.v1.GetTaskRequest
-	7,  // 6: gtrain.v1.Master.GetStep:input_type -> gtrain.v1.GetStepRequest
-	9,  // 7: gtrain.v1.Master.StepDone:input_type -> gtrain.v1.StepDoneRequest
-	11, // 8: gtrain.v1.Master.RequestRollback:input_type -> gtrain.v1.RequestRollbackRequest
-	2,  // 9: gtrain.v1.Master.RegisterTrainer:output_type -> gtrain.v1.RegisterTrainerResponse
-	5,  // 10: gtrain.v1.Master.GetTask:output_type -> gtrain.v1.GetTaskResponse
-	8,  // 11: gtrain.v1.Master.GetStep:output_type -> gtrain.v1.GetStepResponse
-	10, // 12: gtrain.v1.Master.StepDone:output_type -> gtrain.v1.StepDoneResponse
-	12, // 13: gtrain.v1.Master.RequestRollback:output_type -> gtrain.v1.RequestRollbackResponse
-	9,  // [9:14] is the sub-list for method output_type
-	4,  // [4:9] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	8,  // 4: gtrain.v1.StepDoneResponse.next:type_name -> gtrain.v1.GetStepResponse
+	1,  // 5: gtrain.v1.Master.RegisterTrainer:input_type -> gtrain.v1.RegisterTrainerRequest
+	4,  // 6: gtrain.v1.Master.GetTask:input_type -> gtrain.v1.GetTaskRequest
+	7,  // 7: gtrain.v1.Master.GetStep:input_type -> gtrain.v1.GetStepRequest
+	9,  // 8: gtrain.v1.Master.StepDone:input_type -> gtrain.v1.StepDoneRequest
+	11, // 9: gtrain.v1.Master.RequestRollback:input_type -> gtrain.v1.RequestRollbackRequest
+	2,  // 10: gtrain.v1.Master.RegisterTrainer:output_type -> gtrain.v1.RegisterTrainerResponse
+	5,  // 11: gtrain.v1.Master.GetTask:output_type -> gtrain.v1.GetTaskResponse
+	8,  // 12: gtrain.v1.Master.GetStep:output_type -> gtrain.v1.GetStepResponse
+	10, // 13: gtrain.v1.Master.StepDone:output_type -> gtrain.v1.StepDoneResponse
+	12, // 14: gtrain.v1.Master.RequestRollback:output_type -> gtrain.v1.RequestRollbackResponse
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_master_proto_init() }

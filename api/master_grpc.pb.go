@@ -39,7 +39,9 @@ type MasterClient interface {
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// GetStep (sync mode) returns the records this trainer computes at a global step.
 	GetStep(ctx context.Context, in *GetStepRequest, opts ...grpc.CallOption) (*GetStepResponse, error)
-	// StepDone (sync mode) reports a step whose gradients reached every pserver.
+	// StepDone (sync mode) reports a step whose gradients reached every
+	// pserver and, when want_next is set, answers with the trainer's next work
+	// as GetStep would: one master round trip per micro-batch.
 	StepDone(ctx context.Context, in *StepDoneRequest, opts ...grpc.CallOption) (*StepDoneResponse, error)
 	// RequestRollback (sync mode) reports pservers found at different steps
 	// (a trainer died mid-push): the job must go back to a global checkpoint.
@@ -115,7 +117,9 @@ type MasterServer interface {
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// GetStep (sync mode) returns the records this trainer computes at a global step.
 	GetStep(context.Context, *GetStepRequest) (*GetStepResponse, error)
-	// StepDone (sync mode) reports a step whose gradients reached every pserver.
+	// StepDone (sync mode) reports a step whose gradients reached every
+	// pserver and, when want_next is set, answers with the trainer's next work
+	// as GetStep would: one master round trip per micro-batch.
 	StepDone(context.Context, *StepDoneRequest) (*StepDoneResponse, error)
 	// RequestRollback (sync mode) reports pservers found at different steps
 	// (a trainer died mid-push): the job must go back to a global checkpoint.

@@ -50,7 +50,8 @@ resources:
 `, name, trainers, passes, batch, work, work)
 }
 
-// meta is the master's state record, rewritten with every committed step.
+// meta is the master's state record: saved at pass ends, checkpoints and
+// membership changes, and in the background (every 250 ms) while steps commit.
 type meta struct {
 	Pass  int   `json:"pass"`
 	Step  int64 `json:"step"`

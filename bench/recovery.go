@@ -193,8 +193,10 @@ type measurer struct {
 	job string
 }
 
-// progress reads the master's meta record, written with every committed step
-// (the public progress record is rate-limited, too stale to time recovery).
+// progress reads the master's meta record. Sync step commits are saved in
+// the background every 250 ms (and at once after a catch-up or a rollback),
+// so a figure timed by it may be up to 250 ms late; the public progress
+// record is written with the same saves.
 func (m *measurer) progress() (coord.ProgressRecord, error) {
 	var meta struct {
 		Step  int64 `json:"step"`

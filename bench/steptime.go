@@ -12,8 +12,8 @@ import (
 // batch of 64 (micro-batches of 64/n records) and 1 pserver. The first
 // warmup steps are skipped (processes start, connections open, caches
 // fill); the figure is the wall time of the next measured steps divided by
-// their count, read from the master's meta record (one etcd write per
-// committed step) polled every 5 ms. A pass has 928 steps, so the window
+// their count, read from the pserver's step (Info) polled every 5 ms: the
+// master saves its step commits in the background, a few times a second. A pass has 928 steps, so the window
 // lies inside the first pass: steady-state steps, no pass-end evaluation.
 func StepTimes(binDir string, trainers []int, warmup, measured int64) (map[int]float64, error) {
 	a, work, err := newFashionAgent(binDir, "gtrain-bench-step")
@@ -46,22 +46,23 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64) (float6
 		time.Sleep(time.Second) // let its processes go before the next job
 	}()
 	m := &measurer{cli: a.cli, job: name}
-	from, t0, err := m.waitMeta(120*time.Second, 5*time.Millisecond, func(v meta) bool { return v.Step >= warmup })
+	p, err := m.newStepPoller(120 * time.Second)
 	if err != nil {
 		return 0, err
 	}
-	to, t1, err := m.waitMeta(120*time.Second, 5*time.Millisecond, func(v meta) bool { return v.Step >= from.Step+measured })
+	defer p.close()
+	from, err := p.waitStep(120*time.Second, 5*time.Millisecond, warmup)
 	if err != nil {
 		return 0, err
 	}
-	if to.Epoch != from.Epoch {
-		return 0, fmt.Errorf("step_time %d trainers: the job rolled back while measured (epoch %d -> %d)", n, from.Epoch, to.Epoch)
+	to, err := p.waitStep(120*time.Second, 5*time.Millisecond, from.step+measured)
+	if err != nil {
+		return 0, err
 	}
-	steps := to.Step - from.Step
-	if steps <= 0 {
-		return 0, fmt.Errorf("step_time %d trainers: no step committed", n)
+	if to.epoch != from.epoch {
+		return 0, fmt.Errorf("step_time %d trainers: the job rolled back while measured (epoch %d -> %d)", n, from.epoch, to.epoch)
 	}
-	return float64(t1.Sub(t0).Microseconds()) / 1000 / float64(steps), nil
+	return float64(to.at.Sub(from.at).Microseconds()) / 1000 / float64(to.step-from.step), nil
 }
 
 // RoundTripMs is step_time's ceiling: the ms of one pull plus one push of a

@@ -93,8 +93,13 @@ type PassEnd struct {
 // Effects is what a change of the core asks of its driver.
 type Effects struct {
 	// Changed: waiters are woken, and the change is saved before it is
-	// acknowledged.
+	// acknowledged, unless Deferred.
 	Changed bool
+	// Deferred (sync step commits): the change is saved in the background,
+	// not before it is acknowledged. A new master recomputes it: the step
+	// plan is a pure function of the pass, and the pservers know the steps
+	// they applied (CatchUp).
+	Deferred bool
 	// Snapshots are the master's states at checkpointed steps, to write.
 	Snapshots []State
 	// PassEnd is a pass to evaluate (then report with PassEnded).
@@ -114,6 +119,9 @@ type Save struct {
 type stepReport struct {
 	loss    float64
 	records int64
+	// lossUnknown: the step was committed from the plan (CatchUp); the
+	// report and its loss went with a master that died.
+	lossUnknown bool
 }
 
 // Core is the master's state machine: the queue, the sync plan, accounting,
@@ -321,6 +329,9 @@ func (c *Core) StepDone(trainer, mb int, step, epoch int64, lossSum float64, rec
 	}
 	if eff.Changed {
 		eff.PassEnd = c.maybeEndPass()
+		// A pass end is saved before it is evaluated; any other commit is
+		// recomputed by a new master from the plan and the pservers' step.
+		eff.Deferred = eff.PassEnd == nil
 	}
 	return eff, nil
 }
@@ -331,6 +342,9 @@ func (c *Core) commitStep(step int64, now time.Time) *State {
 		r := c.reports[step][mb]
 		c.meta.PassSamples += r.records
 		c.meta.PassLossSum += r.loss
+		if r.lossUnknown {
+			c.meta.PassLossSkipped += r.records
+		}
 	}
 	delete(c.reports, step)
 	delete(c.assigned, step)
@@ -533,15 +547,15 @@ func (c *Core) PassEnded(end PassEnd, metrics api.Metrics, now time.Time) Effect
 		return Effects{}
 	}
 	m := c.meta
-	if m.PassSamples > 0 {
-		tl := m.PassLossSum / float64(m.PassSamples)
+	if n := m.PassSamples - m.PassLossSkipped; n > 0 {
+		tl := m.PassLossSum / float64(n) // the mean over the records whose loss was reported
 		metrics.TrainLoss = &tl
 	}
 	c.meta.Metrics = metrics
 	c.meta.LastPass = passHistory(m, end, metrics, now)
 	c.meta.PassStart = now
 	c.meta.SamplesApplied = append(c.meta.SamplesApplied, m.PassSamples)
-	c.meta.PassSamples, c.meta.PassLossSum = 0, 0
+	c.meta.PassSamples, c.meta.PassLossSum, c.meta.PassLossSkipped = 0, 0, 0
 	c.meta.Pass++
 	c.log.Info("pass finished", "pass", end.Pass, "step", end.Step, "samples", m.PassSamples,
 		"train_loss", ptrVal(metrics.TrainLoss), "test_loss", ptrVal(metrics.TestLoss))

@@ -9,7 +9,8 @@
 // in the pass's seeded order), core_microbatch.go (which trainer computes
 // which micro-batch), core.go (the master's state machine: it takes the time and a
 // request, changes the state and returns Effects: a change to save, states to
-// checkpoint, a pass end to evaluate; core_live.go takes the trainers'
+// checkpoint, a pass end to evaluate; core_catchup.go commits, from the plan,
+// the steps the pservers applied past the stored state; core_live.go takes the trainers'
 // liveness, which keeps a live trainer's async tasks from timing out) and
 // recoveryrules.go (the decisions of
 // sync recovery: are the pservers consistent, where to roll back, the next
@@ -17,7 +18,8 @@
 //
 // driver.go runs the core for concurrent trainers: the lock, long polls, the
 // pass-end evaluations and the saves of every change through a Store,
-// batched (group commit) when many trainers ask at once. etcdstore.go is the
+// batched (group commit) when many trainers ask at once; sync step commits
+// are saved in the background, off the step's path. etcdstore.go is the
 // Store on etcd, every write fenced on the election key's revision;
 // recovery.go carries out sync recovery's decisions on etcd and the
 // pservers; trainerwatch.go follows the trainers' lease-bound ID keys; run.go and leader.go are the `gtraind master` process

@@ -1,6 +1,7 @@
 package master
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,11 @@ import (
 // saveTimeout bounds one save; a store that does not answer in that time
 // makes this master stop so that a successor takes over.
 const saveTimeout = 30 * time.Second
+
+// deferredSaveEvery paces the background saves of deferred changes (sync
+// step commits): the pace of the public progress record, so `status` is as
+// fresh as when every commit was saved at once.
+const deferredSaveEvery = progressEvery
 
 // evalRetry is the pause between two attempts at a failed pass evaluation.
 const evalRetry = time.Second
@@ -32,9 +38,11 @@ type Evaluator interface {
 
 // Driver serves the Core to concurrent trainers: it serialises requests on
 // one lock, makes every change durable through a Store before acknowledging
-// it (one save serves every change made meanwhile: group commit), holds long
-// polls until the state changes, and evaluates pass ends. Saves and
-// evaluations run under Run's context, not a request's.
+// it (one save serves every change made meanwhile: group commit) but a
+// deferred one (a sync step commit, saved in the background every
+// deferredSaveEvery: no etcd write on a step's path), holds long polls until
+// the state changes, and evaluates pass ends. Saves and evaluations run under
+// Run's context, not a request's.
 type Driver struct {
 	store    Store
 	eval     Evaluator
@@ -48,6 +56,7 @@ type Driver struct {
 	changed   chan struct{}      // closed and replaced on every change
 	saved     chan struct{}      // closed and replaced when a save ends or Run stops
 	dirty     uint64             // changes made
+	need      uint64             // the newest change not deferred: work is handed out once it is saved
 	durable   uint64             // changes saved
 	fatal     error              // a failed save: this master must stop
 	stopped   bool               // Run returned: nothing more is saved
@@ -97,11 +106,14 @@ func NewDriver(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store,
 // ctx ends; then every change still unsaved fails with ErrStopped.
 func (d *Driver) Run(ctx context.Context) {
 	defer d.stop()
+	background := time.NewTicker(deferredSaveEvery)
+	defer background.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.wake:
+		case <-background.C: // deferred changes, if any
 		}
 		if ctx.Err() != nil {
 			return // a wake-up and the end together: the end wins
@@ -120,11 +132,19 @@ func (d *Driver) stop() {
 }
 
 // applyLocked carries out eff but its save; it returns the change's
-// generation to wait for (0: nothing changed).
+// generation to wait for (0: nothing changed, or a deferred change).
 func (d *Driver) applyLocked(eff Effects) uint64 {
 	var gen uint64
 	if eff.Changed {
 		gen = d.touchLocked()
+		if eff.Deferred {
+			gen = 0
+		} else {
+			d.need = gen
+		}
+	}
+	if len(eff.Snapshots) > 0 {
+		d.signal() // a checkpointed step: its state is saved at once, waited for or not
 	}
 	for _, st := range eff.Snapshots {
 		select {
@@ -255,14 +275,16 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (W
 			return Work{}, d.fatal
 		}
 		w := d.core.Step(trainer, step, epoch, d.mono.now())
-		gen, durable, changed := d.dirty, d.durable, d.changed
+		gen, durable, changed := d.need, d.durable, d.changed
 		d.mu.Unlock()
 		switch w.Status {
 		case api.WorkStatus_WORK_DONE:
 			return w, nil
 		case api.WorkStatus_WORK_READY:
 			if durable < gen {
-				// e.g. a new pass's plan: hand out nothing the store does not hold yet.
+				// e.g. a new pass's plan: hand out nothing the store does not hold
+				// yet. Deferred step commits are not waited for: a new master
+				// recomputes them (Core.CatchUp).
 				if err := d.commit(ctx, gen); err != nil {
 					return Work{}, err
 				}
@@ -277,15 +299,18 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (W
 }
 
 // StepDone (sync) records that trainer's gradient of step reached every
-// pserver, and saves the step if that committed it (see Core.StepDone).
+// pserver (see Core.StepDone). A step it commits is saved in the background;
+// only a pass end is saved before the answer.
 func (d *Driver) StepDone(ctx context.Context, trainer, mb int, step, epoch int64, lossSum float64, records int64) error {
 	if err := d.core.CheckTrainer(trainer); err != nil {
 		return err
 	}
 	d.mu.Lock()
-	if d.fatal != nil {
+	if d.fatal != nil || d.stopped {
+		// A stopped master acknowledges nothing: its deferred commits are
+		// never saved (the trainer finds the successor, which catches up).
 		defer d.mu.Unlock()
-		return d.fatal
+		return cmp.Or(d.fatal, ErrStopped)
 	}
 	eff, err := d.core.StepDone(trainer, mb, step, epoch, lossSum, records, d.mono.now())
 	gen := d.applyLocked(eff)
@@ -385,6 +410,32 @@ func (d *Driver) FlushProgress(ctx context.Context) error {
 		return nil
 	}
 	return d.change(ctx, func(time.Time) Effects { return d.core.FlushProgress() })
+}
+
+// Flush saves every change made so far, deferred ones included, and waits
+// for it: a master about to stop spares its successor the catch-up.
+func (d *Driver) Flush(ctx context.Context) error {
+	d.mu.Lock()
+	gen := d.dirty
+	d.mu.Unlock()
+	return d.commit(ctx, gen)
+}
+
+// CatchUp (sync) commits the steps the pservers applied past the stored
+// state (see Core.CatchUp) and saves them; ErrBadStep: they are not in this
+// master's history.
+func (d *Driver) CatchUp(ctx context.Context, step int64) error {
+	d.mu.Lock()
+	eff, err := d.core.CatchUp(step, d.mono.now())
+	if err == nil {
+		eff.Deferred = false // a recovery is saved before trainers are served
+	}
+	gen := d.applyLocked(eff)
+	d.mu.Unlock()
+	if err != nil || gen == 0 {
+		return err
+	}
+	return d.commit(ctx, gen)
 }
 
 // Pause stops handing out steps and accepting reports while a rollback is

@@ -470,8 +470,15 @@ func TestDriverSyncStepReports(t *testing.T) {
 	if m := metaOf(c); m.Step != 1 || m.PassSamples != int64(step0) || m.PassLossSum != 2*float64(step0) {
 		t.Fatalf("after step 0: meta %+v, want step 1, %d samples", m, step0)
 	}
+	// A step commit is saved in the background, not on the step's path.
+	if saves(store) != savesBefore {
+		t.Fatalf("commit of step 0 made %d saves at once, want 0 (deferred)", saves(store)-savesBefore)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if saves(store) != savesBefore+1 {
-		t.Fatalf("commit of step 0 made %d saves, want 1", saves(store)-savesBefore)
+		t.Fatalf("flushing the commit of step 0 made %d saves, want 1", saves(store)-savesBefore)
 	}
 	checkStoredAfterStep0(t, c, store)
 	mustStepDone(t, c, 1, 1, rec[[2]int64{1, 1}])
@@ -933,6 +940,9 @@ func TestDriverSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	runSyncSteps(t, old, 0, 4)
 	waitCore(t, old, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
 	runSyncSteps(t, old, 4, 6) // two of pass 1's four steps
+	if err := old.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 
 	// What the old master would have handed out for the rest of pass 1.
 	want := map[[2]int64][]Slice{}
@@ -1087,7 +1097,12 @@ func TestDriverFailedSaveIsFatal(t *testing.T) {
 		more func(c *Driver) error // a later request
 	}{
 		{"sync step commit", syncConfig(1, 4, 1),
-			func(c *Driver) error { return c.StepDone(ctx, 0, 0, 0, epoch0, 0, 4) },
+			func(c *Driver) error {
+				if err := c.StepDone(ctx, 0, 0, 0, epoch0, 0, 4); err != nil {
+					return err
+				}
+				return c.Flush(ctx) // the commit is deferred: wait for its save
+			},
 			func(c *Driver) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
 		{"async dispatch", asyncConfig(2, 4, 1),
 			func(c *Driver) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
@@ -1284,6 +1299,9 @@ func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
 		store := &MemStore{}
 		first := mustDriver(t, t.Context(), syncConfig(trainers, batch, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 		got := runSyncSteps(t, first, 0, lost) // committed and saved
+		if err := first.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		// The next two steps reach the pservers, but their reports die with
 		// the master: nothing of them is saved.
 		ahead := lost + 2

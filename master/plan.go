@@ -70,11 +70,24 @@ func (p *PassPlan) stepRange(s int64) (lo, hi int) {
 	return lo, min(lo+g, p.Records())
 }
 
+// microBatchRange is the stream range of micro-batch mb of global step s
+// (empty, lo >= hi, past the end of the pass).
+func (p *PassPlan) microBatchRange(s int64, mb int) (lo, hi int) {
+	lo, hi = p.stepRange(s)
+	return lo + mb*p.Batch, min(lo+(mb+1)*p.Batch, hi)
+}
+
+// MicroBatchRecords is the record count of micro-batch mb of global step s:
+// what a trainer computing it reports.
+func (p *PassPlan) MicroBatchRecords(s int64, mb int) int {
+	lo, hi := p.microBatchRange(s, mb)
+	return max(0, hi-lo)
+}
+
 // Slices returns the records of micro-batch mb of global step s (possibly
 // nothing: the last step of a pass may not reach every micro-batch).
 func (p *PassPlan) Slices(s int64, mb int) []Slice {
-	lo, hi := p.stepRange(s)
-	lo, hi = lo+mb*p.Batch, min(lo+(mb+1)*p.Batch, hi)
+	lo, hi := p.microBatchRange(s, mb)
 	var out []Slice
 	for lo < hi {
 		ti := sort.SearchInts(p.ends, lo+1) // first task whose end > lo
@@ -87,14 +100,16 @@ func (p *PassPlan) Slices(s int64, mb int) []Slice {
 	return out
 }
 
-// TasksTouched returns the tasks whose records start before the end of step
-// s, and of those the ones whose every record lies at or before it: once
-// step s is applied, the first are in flight and the second are done.
+// TasksTouched returns the tasks step s reads into (and any ending right at
+// its start), and of those the ones whose every record lies at or before
+// its end: once step s is applied, the first are in flight and the second
+// are done. Tasks wholly before it were settled by the steps before: a
+// commit looks only at its own step's tasks, not at the pass so far.
 func (p *PassPlan) TasksTouched(s int64) (started, finished []int) {
-	_, hi := p.stepRange(s)
-	for i, t := range p.tasks {
-		begin := p.ends[i] - t.Records
-		if begin >= hi {
+	lo, hi := p.stepRange(s)
+	for i := sort.SearchInts(p.ends, lo); i < len(p.tasks); i++ {
+		t := p.tasks[i]
+		if p.ends[i]-t.Records >= hi {
 			break
 		}
 		started = append(started, t.ID)

@@ -63,9 +63,9 @@ func TestPassPlanTasksTouched(t *testing.T) {
 		step              int64
 		started, finished []int
 	}{
-		{10, []int{7}, nil},         // records 0-3
-		{11, []int{7, 2}, []int{7}}, // records 4-7
-		{12, []int{7, 2, 5}, []int{7, 2, 5}},
+		{10, []int{7}, nil},            // records 0-3
+		{11, []int{7, 2}, []int{7}},    // records 4-7
+		{12, []int{2, 5}, []int{2, 5}}, // records 8-11: task 7 was settled by step 11
 	}
 	for _, c := range cases {
 		s, f := p.TasksTouched(c.step)

@@ -220,8 +220,9 @@ func (r *recovery) readyLeases(ctx context.Context) (int64, error) {
 	return resp.Header.Revision + 1, nil
 }
 
-// checkConsistent rolls back at start when the pservers and the stored
-// master state do not describe one step and one epoch (e.g. everything
+// checkConsistent catches the master up with the steps the pservers applied
+// since its state was last saved, and rolls back at start when the pservers
+// and the stored master state do not describe one history (e.g. everything
 // restarted after an agent crash, each pserver from a global checkpoint; or
 // a master died in the middle of a rollback).
 func (r *recovery) checkConsistent(ctx context.Context) error {
@@ -232,10 +233,22 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 	_, at := r.driver.Position()
 	epoch := r.driver.Epoch()
 	target, consistent := checkPservers(steps, epochs, at, epoch)
+	why := fmt.Sprintf("pservers at steps %v, epochs %v; the master at step %d, epoch %d", steps, epochs, at, epoch)
+	if consistent && len(steps) > 0 && steps[0] > at {
+		// Steps applied since the last save: commit them from the plan.
+		err := r.driver.CatchUp(ctx, steps[0])
+		if err == nil {
+			_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("master caught up from step %d to step %d: the steps the pservers applied since the last save, committed from the plan", at, steps[0]))
+		}
+		if !errors.Is(err, ErrBadStep) {
+			return err
+		}
+		why, consistent = fmt.Sprintf("%s: %v", why, err), false
+	}
 	if consistent {
 		return nil
 	}
-	return r.rollback(ctx, fmt.Sprintf("pservers at steps %v, epochs %v; the master at step %d, epoch %d", steps, epochs, at, epoch), target)
+	return r.rollback(ctx, why, target)
 }
 
 // checkEpochs rolls back when a pserver is in a newer epoch than the master:

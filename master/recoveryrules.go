@@ -6,13 +6,14 @@ import "github.com/gtrain/gtrain/coord"
 // gather their inputs and carry them out (recovery.go).
 
 // checkPservers tells whether the pservers (their steps and epochs, by index)
-// and the master's stored state describe one step and one epoch: every
-// pserver at the same step, that step the master's or up to two past it (the
-// master died after the pservers applied its step and the next, which a
-// trainer may take one ahead of the commits, before it committed them: the
-// trainers redo those steps' reports without pushing), and no pserver in a
-// newer epoch. If not, the job rolls back to the newest complete global
-// checkpoint at or below target, the lowest pserver step.
+// and the master's stored state describe one history: every pserver at the
+// same step, that step the master's or past it, and no pserver in a newer
+// epoch; past it only in the master's epoch. Past it is the normal case
+// after a master failover: step commits are saved in the background, so the
+// pservers may have applied steps the stored state does not count yet; the
+// new master commits them from the plan (Core.CatchUp). If not, the job
+// rolls back to the newest complete global checkpoint at or below target,
+// the lowest pserver step.
 func checkPservers(steps, epochs []int64, masterStep, masterEpoch int64) (target int64, consistent bool) {
 	if len(steps) == 0 {
 		return 0, true
@@ -21,7 +22,8 @@ func checkPservers(steps, epochs []int64, masterStep, masterEpoch int64) (target
 	consistent = true
 	for i, s := range steps {
 		lowest = min(lowest, s)
-		consistent = consistent && s == steps[0] && s >= masterStep && s <= masterStep+2 && epochs[i] <= masterEpoch
+		sameHistory := epochs[i] == masterEpoch || (epochs[i] < masterEpoch && s == masterStep)
+		consistent = consistent && s == steps[0] && s >= masterStep && sameHistory
 	}
 	return lowest, consistent
 }

@@ -65,12 +65,22 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 	return r, nil
 }
 
-// StepDone records a sync step's report.
+// StepDone records a sync step's report and, if asked, answers with the
+// trainer's next work (GetStep's answer): the report is in whatever becomes
+// of that, so a next work the master cannot tell is left unset, and the
+// trainer asks with GetStep.
 func (s *Server) StepDone(ctx context.Context, req *api.StepDoneRequest) (*api.StepDoneResponse, error) {
 	if err := s.driver.StepDone(ctx, int(req.TrainerId), int(req.MicroBatch), req.Step, req.Epoch, req.LossSum, req.Records); err != nil {
 		return nil, s.grpcErr(err)
 	}
-	return &api.StepDoneResponse{}, nil
+	if !req.WantNext {
+		return &api.StepDoneResponse{}, nil
+	}
+	next, err := s.GetStep(ctx, &api.GetStepRequest{TrainerId: req.TrainerId, Step: req.Step + 1, Epoch: req.Epoch})
+	if err != nil {
+		return &api.StepDoneResponse{}, nil
+	}
+	return &api.StepDoneResponse{Next: next}, nil
 }
 
 func (s *Server) grpcErr(err error) error {

@@ -53,3 +53,28 @@ func TestChunkCacheErrors(t *testing.T) {
 		t.Fatalf("a missing file must be an error, not damage (which fails the job): %v", err)
 	}
 }
+
+// Shards stay open across chunk reads, at most maxOpenShards of them: the
+// oldest is closed for a new one, and reading it again reopens it.
+func TestChunkCacheKeepsShardsOpen(t *testing.T) {
+	var paths []string
+	for range maxOpenShards + 1 {
+		paths = append(paths, writeShard(t, 10))
+	}
+	c := newChunkCache(1) // every read misses the chunk cache
+	defer c.close()
+	for round := range 2 {
+		for i, p := range paths {
+			got, err := c.slice(p, 1, 0, 2)
+			if err != nil || len(got) != 2 || got[0].Label != 4 {
+				t.Fatalf("round %d shard %d: %+v, %v", round, i, got, err)
+			}
+			if len(c.shards) > maxOpenShards || c.shards[p] == nil {
+				t.Fatalf("round %d shard %d: %d shards open (max %d), this one open: %v", round, i, len(c.shards), maxOpenShards, c.shards[p] != nil)
+			}
+		}
+	}
+	if _, ok := c.shards[paths[0]]; ok {
+		t.Fatal("the oldest shard was not closed")
+	}
+}

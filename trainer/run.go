@@ -74,6 +74,7 @@ type trainer struct {
 	params [][]float32
 	grads  [][]float32
 	data   *chunkCache
+	next   *api.GetStepResponse // sync: the next work, answered with the last step report
 	log    *slog.Logger
 	creds  credentials.TransportCredentials // dials the master and the pservers
 	lease  clientv3.LeaseID                 // the registration's lease (0: none)
@@ -89,6 +90,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	defer t.data.close()
 	defer t.closeProgram()
 	if err := t.startProgram(ctx); err != nil {
 		return t.endOr(ctx, err)

@@ -17,14 +17,19 @@ import (
 // (this trainer died after pushing it) is not pushed twice.
 func (t *trainer) runSync(ctx context.Context, step int64) error {
 	var epoch int64
+	var next *api.GetStepResponse // the work the last report's answer carried
 	for {
 		if t.leaving() {
 			t.log.Info("told to stop; leaving between micro-batches", "step", step)
 			return t.stop.Err()
 		}
-		w, err := t.getStep(ctx, step, epoch)
-		if err != nil {
-			return err
+		w := next
+		next = nil
+		if w == nil {
+			var err error
+			if w, err = t.getStep(ctx, step, epoch); err != nil {
+				return err
+			}
 		}
 		if t.leaving() && w.Status == api.WorkStatus_WORK_READY {
 			// Handed out as the stop came: the master gives it to another
@@ -45,7 +50,9 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 		if err != nil {
 			return err
 		}
+		next, t.next = t.next, nil
 		if !done {
+			next = nil
 			// Resync: ask the master where the job is (step 0 means "your
 			// step"), without spinning through a rollback. Not this
 			// trainer's own step: after a master failover that lost reports,
@@ -54,8 +61,8 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			step = 0
 			continue
 		}
-		// Ask again: the master hands out the next micro-batch, of this step
-		// or the next.
+		// The report's answer, or else asking again, hands out the next
+		// micro-batch, of this step or the next.
 	}
 }
 
@@ -86,11 +93,19 @@ func (t *trainer) followEpoch(epoch int64, w *api.GetStepResponse) int64 {
 // trainStep computes, pushes and reports the step w; done is false when the
 // trainer must ask the master again instead of moving to the next step.
 func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done bool, err error) {
-	ex, err := t.stepExamples(w)
-	if err != nil {
-		return false, err
-	}
+	// The records are read while the pull waits for the pservers to reach
+	// the step (the other micro-batches of the step before).
+	read := make(chan error, 1)
+	var ex []dataset.Example
+	go func() {
+		var err error
+		ex, err = t.stepExamples(w)
+		read <- err
+	}()
 	pull, err := t.pullStep(ctx, w.Step, w.Epoch)
+	if rerr := <-read; rerr != nil {
+		return false, rerr
+	}
 	switch actionAfterPull(w.Step, pull) {
 	case actionFail:
 		return false, err
@@ -171,14 +186,22 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 	return t.reportStep(ctx, w, loss, len(ex))
 }
 
-// reportStep tells the master the step is done. A report the master
-// refuses (it moved on: a rollback) sends the trainer back to it.
+// reportStep tells the master the step is done, asking for the next work
+// in the same call (kept in t.next). A report the master refuses (it moved
+// on: a rollback) sends the trainer back to it.
 func (t *trainer) reportStep(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
 	report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: w.Step, LossSum: loss, Records: int64(records), Epoch: w.Epoch,
 		MicroBatch: w.MicroBatch}
 	t.master.remember(report)
 	err := t.master.call(ctx, "report the step", func(m api.MasterClient) error {
-		_, err := m.StepDone(ctx, report)
+		// A copy asks for the next work (not when told to stop: nothing is
+		// handed to a trainer about to leave); the report remembered for a
+		// new master is re-sent without.
+		r, err := m.StepDone(ctx, &api.StepDoneRequest{TrainerId: report.TrainerId, Step: report.Step, LossSum: report.LossSum,
+			Records: report.Records, Epoch: report.Epoch, MicroBatch: report.MicroBatch, WantNext: !t.leaving()})
+		if err == nil {
+			t.next = r.GetNext()
+		}
 		return err
 	})
 	if status.Code(err) == codes.InvalidArgument {

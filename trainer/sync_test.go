@@ -25,11 +25,15 @@ type stepEpoch [2]int64
 // trainer tells it. The calls runSync does not make panic.
 type fakeMaster struct {
 	api.MasterClient
-	steps     []*api.GetStepResponse
-	refuse    map[int]bool // indexes of the step reports to refuse
-	asked     []stepEpoch
-	reports   []stepEpoch
-	rollbacks []string
+	steps  []*api.GetStepResponse
+	refuse map[int]bool // indexes of the step reports to refuse
+	// answerNext: a report asking for the next work gets the script's next
+	// step in its answer, as a master does.
+	answerNext bool
+	answered   int // steps handed out that way
+	asked      []stepEpoch
+	reports    []stepEpoch
+	rollbacks  []string
 }
 
 func (m *fakeMaster) GetStep(_ context.Context, r *api.GetStepRequest, _ ...grpc.CallOption) (*api.GetStepResponse, error) {
@@ -47,7 +51,13 @@ func (m *fakeMaster) StepDone(_ context.Context, r *api.StepDoneRequest, _ ...gr
 	if m.refuse[len(m.reports)-1] {
 		return nil, status.Error(codes.InvalidArgument, "stale report")
 	}
-	return &api.StepDoneResponse{}, nil
+	if !m.answerNext || !r.WantNext || len(m.steps) == 0 {
+		return &api.StepDoneResponse{}, nil
+	}
+	m.answered++
+	w := m.steps[0]
+	m.steps = m.steps[1:]
+	return &api.StepDoneResponse{Next: w}, nil
 }
 
 func (m *fakeMaster) RequestRollback(_ context.Context, r *api.RequestRollbackRequest, _ ...grpc.CallOption) (*api.RequestRollbackResponse, error) {
@@ -135,6 +145,39 @@ func TestRunSyncThroughARollback(t *testing.T) {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("log lacks %q:\n%s", line, out.String())
 		}
+	}
+}
+
+// The same, with the master answering each report with the next work: the
+// trainer computes, pushes and reports exactly the same, and asks with
+// GetStep only when no report carried its next work (at the start, after a
+// resync, after a WAIT).
+func TestRunSyncTakesTheNextWorkFromTheReport(t *testing.T) {
+	m := &fakeMaster{
+		steps: []*api.GetStepResponse{
+			ready(0, 1), ready(1, 1),
+			ready(0, 2), {Status: api.WorkStatus_WORK_WAIT},
+			ready(1, 2), ready(1, 2), ready(1, 2),
+			{Status: api.WorkStatus_WORK_DONE},
+		},
+		refuse:     map[int]bool{2: true},
+		answerNext: true,
+	}
+	ps := &fakePservers{pulls: []pullAnswer{
+		{0, 0, nil}, {1, 2, nil},
+		{1, 1, nil},
+		{0, 0, status.Error(codes.Aborted, "rolled back")}, {1, 1, nil}, {2, 2, nil},
+	}}
+	var out bytes.Buffer
+	if err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0); err != nil {
+		t.Fatalf("runSync: %v\n%s", err, out.String())
+	}
+	wantAsked := []stepEpoch{{0, 0}, {0, 1}, {0, 2}, {0, 2}, {0, 2}}
+	wantReports := []stepEpoch{{0, 1}, {0, 2}, {1, 2}, {1, 2}}
+	wantPushes := []stepEpoch{{0, 1}, {1, 2}}
+	if !slices.Equal(m.asked, wantAsked) || m.answered != 3 || !slices.Equal(m.reports, wantReports) || !slices.Equal(ps.pushes, wantPushes) {
+		t.Errorf("asked %v (+%d in report answers), reported %v, pushed %v; want %v (+3), %v, %v",
+			m.asked, m.answered, m.reports, ps.pushes, wantAsked, wantReports, wantPushes)
 	}
 }
 

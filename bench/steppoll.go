@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// stepPoller reads the step a job's pserver 0 applied, straight from it: the
+// master saves its step commits in the background (a few times a second),
+// so its records are too coarse to time steps of a millisecond.
+type stepPoller struct {
+	conn *grpc.ClientConn
+	ps   api.PServerClient
+}
+
+// errNoPserver: the job's pserver 0 has not announced itself ready yet.
+var errNoPserver = errors.New("pserver 0 not ready")
+
+// newStepPoller dials the job's pserver 0 once it is ready (a dev agent
+// serves without TLS).
+func (m *measurer) newStepPoller(timeout time.Duration) (*stepPoller, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var rec coord.PserverRecord
+		_, err := coord.GetJSON(context.Background(), m.cli, coord.PserverKey(m.job, 0), &rec)
+		if err == nil && !rec.Ready {
+			err = errNoPserver
+		}
+		if err == nil {
+			conn, err := grpc.NewClient(rec.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				return nil, err
+			}
+			return &stepPoller{conn: conn, ps: api.NewPServerClient(conn)}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("bench %s: %w after %s", m.job, err, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *stepPoller) close() { p.conn.Close() }
+
+// polled is what one poll of the pserver read, and when.
+type polled struct {
+	step, epoch int64
+	at          time.Time
+}
+
+// waitStep polls the pserver every poll until it applied at least step
+// steps, and returns what it read then.
+func (p *stepPoller) waitStep(timeout, poll time.Duration, step int64) (polled, error) {
+	deadline := time.Now().Add(timeout)
+	var last int64
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		r, err := p.ps.Info(ctx, &api.InfoRequest{})
+		cancel()
+		if err == nil {
+			last = r.Step
+			if r.Step >= step {
+				return polled{step: r.Step, epoch: r.Epoch, at: time.Now()}, nil
+			}
+		}
+		time.Sleep(poll)
+	}
+	return polled{step: last}, fmt.Errorf("bench: pserver at step %d, not %d, after %s", last, step, timeout)
+}
