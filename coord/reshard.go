@@ -133,7 +133,9 @@ func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp,
 
 // PutLayoutOp rewrites the layout record (the pause measured), for a
 // fenced commit.
-func PutLayoutOp(job string, l LayoutRecord) clientv3.Op { return clientv3.OpPut(LayoutKey(job), MustJSON(l)) }
+func PutLayoutOp(job string, l LayoutRecord) clientv3.Op {
+	return clientv3.OpPut(LayoutKey(job), MustJSON(l))
+}
 
 // WatchLayout closes its channel once job's layout generation is no longer
 // gen (or ctx ends): a pserver of generation gen must then re-shard. It
