@@ -94,9 +94,9 @@ func NextLayout(cur LayoutRecord, curPservers, pservers int, step int64, paused 
 	return LayoutRecord{Generation: cur.Generation + 1, Pservers: pservers, FromStep: step, SourcePservers: source, Paused: paused}
 }
 
-// ErrLayoutMoved is returned by CommitLayout when the job record or the
-// layout changed since they were read.
-var ErrLayoutMoved = errors.New("job record or layout changed under the re-shard")
+// ErrLayoutMoved is returned by CommitLayout when the job record changed
+// since it was read (read it again); a failed guard is ErrFenced.
+var ErrLayoutMoved = errors.New("job record changed under the re-shard")
 
 // CommitLayout makes next the job's layout: the layout record, the job
 // record's pserver count and the global checkpoint (only next.FromStep is
@@ -118,14 +118,17 @@ func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp,
 	}
 	rec.Spec.Pservers = next.Pservers
 	global = GlobalCheckpoint{Step: next.FromStep, Pass: global.Pass, Steps: []int64{next.FromStep}}
-	txn, err := cli.Txn(ctx).
-		If(guard, clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)).
-		Then(clientv3.OpPut(key, MustJSON(rec)), clientv3.OpPut(LayoutKey(job), MustJSON(next)),
-			clientv3.OpPut(GlobalCheckpointKey(job), MustJSON(global)), DeleteMarksFrom(job, next.FromStep+1)).Commit()
+	inner := clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)},
+		[]clientv3.Op{clientv3.OpPut(key, MustJSON(rec)), clientv3.OpPut(LayoutKey(job), MustJSON(next)),
+			clientv3.OpPut(GlobalCheckpointKey(job), MustJSON(global)), DeleteMarksFrom(job, next.FromStep+1)}, nil)
+	txn, err := cli.Txn(ctx).If(guard).Then(inner).Commit()
 	if err != nil {
 		return fmt.Errorf("job %s: commit layout generation %d: %w", job, next.Generation, err)
 	}
 	if !txn.Succeeded {
+		return fmt.Errorf("job %s: layout generation %d: %w", job, next.Generation, ErrFenced)
+	}
+	if !txn.Responses[0].GetResponseTxn().Succeeded {
 		return fmt.Errorf("job %s: layout generation %d: %w", job, next.Generation, ErrLayoutMoved)
 	}
 	return nil
