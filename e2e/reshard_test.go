@@ -84,6 +84,11 @@ func TestElasticReshardPservers(t *testing.T) {
 	if sums := manifestSums(t, st.ModelDir); sums != refSums {
 		t.Fatalf("the re-sharded run's model differs from the fixed run's:\nre-sharded: %s\nfixed:      %s", sums, refSums)
 	}
+	for _, e := range st.Events {
+		if strings.Contains(e.What, "pservers") || strings.Contains(e.What, "re-cut") {
+			t.Logf("event: %s", e.What)
+		}
+	}
 	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
 }
 
