@@ -32,7 +32,8 @@ checkpoint: {every: "50", keep: 2}
 // TestElasticReshardPservers: a sync job starts with 2 pservers and is
 // re-sharded to 3, then back to 2, while it trains; a pserver of the new
 // layout is SIGKILLed as it comes up, and the master is SIGKILLed during the
-// second re-shard. The job succeeds, applies every record once per pass,
+// second re-shard, once its new layout is committed (its successor must
+// finish it from etcd). The job succeeds, applies every record once per pass,
 // its trainers never restart, status reports each re-shard's pause, and it
 // ends with the model of a run with a fixed pserver count, bit for bit.
 func TestElasticReshardPservers(t *testing.T) {
@@ -55,7 +56,13 @@ func TestElasticReshardPservers(t *testing.T) {
 		if m == 3 {
 			killWhenUp(t, a, job, "pserver-2")
 		} else {
-			time.Sleep(300 * time.Millisecond)
+			// After the new layout is committed (a pserver restored its
+			// re-cut), before or while the master rolls back to it.
+			a.waitFor(t, job, "a pserver of the 2-pserver layout restored", 60*time.Second, func(st api.JobStatus) bool {
+				return slices.ContainsFunc(st.Events, func(e api.Event) bool {
+					return strings.Contains(e.What, "re-cut from the checkpoints of 3 pservers")
+				})
+			})
 			killWhenUp(t, a, job, "master")
 		}
 		at := a.waitFor(t, job, fmt.Sprintf("re-shard to %d pservers", m), 60*time.Second, func(st api.JobStatus) bool {
