@@ -51,7 +51,14 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		}
 		err = runGeneration(ctx, cli, cfg, gen)
 		reg.release()
-		if !errors.Is(err, errNewLayout) && !errors.Is(err, errIndexOutOfRange) {
+		switch {
+		case errors.Is(err, errIndexOutOfRange):
+			// The job record has fewer pservers than this index (a layout
+			// committed after the read above, or none yet): wait for the next.
+			if !waitLayout(ctx, cli, cfg.Job, gen.Generation) {
+				return nil
+			}
+		case !errors.Is(err, errNewLayout):
 			return err
 		}
 	}
