@@ -63,7 +63,9 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	defer cancel()
 	mctx, killMaster := context.WithCancel(ctx)
 	errs := make(chan error, 7)
-	run := func(ctx context.Context, worker string) { go func() { errs <- startRole(ctx, cli, dir, spec.Name, worker) }() }
+	run := func(ctx context.Context, worker string) {
+		go func() { errs <- startRole(ctx, cli, dir, spec.Name, worker) }()
+	}
 	for _, w := range []string{"pserver-0", "pserver-1", "trainer-0", "trainer-1"} {
 		run(ctx, w)
 	}
