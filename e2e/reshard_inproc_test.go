@@ -62,14 +62,15 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mctx, killMaster := context.WithCancel(ctx)
-	errs := make(chan error, 7)
+	errs := make(chan error, 6)
 	run := func(ctx context.Context, worker string) {
 		go func() { errs <- startRole(ctx, cli, dir, spec.Name, worker) }()
 	}
 	for _, w := range []string{"pserver-0", "pserver-1", "trainer-0", "trainer-1"} {
 		run(ctx, w)
 	}
-	run(mctx, "master")
+	// The killed master's own end (often an error: a save cut short) is no failure.
+	go func() { _ = startRole(mctx, cli, dir, spec.Name, "master") }()
 	g := waitGlobalStep(t, cli, spec.Name, 10)
 	killMaster()
 	next := coord.NextLayout(coord.LayoutRecord{}, 2, 3, g.Step, time.Now())
@@ -95,7 +96,7 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	}
 	t.Logf("re-sharded 2 -> 3 at step %d; the successor recorded a pause of %d ms", g.Step, l.PauseMs)
 	cancel()
-	for range 7 {
+	for range 6 {
 		if err := <-errs; err != nil {
 			t.Errorf("role failed: %v", err)
 		}
