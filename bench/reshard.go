@@ -13,7 +13,7 @@ import (
 
 // ReshardPause is reshard_pause: the milliseconds of training paused while
 // a sync job's pservers are re-sharded from 2 to 3, for a 64 MiB model
-// (MLP 784-4096-3300-10, 16,767,470 parameters, SGD), as the master
+// (MLP 784-4096-3300-10, 16,768,470 parameters, SGD), as the master
 // measures and `gctl job status` shows it: from when it stops handing out
 // steps (its global checkpoint taken) to the first step committed under the
 // new layout. Seconds is the whole re-shard as an operator sees it, from
@@ -22,6 +22,9 @@ type ReshardPause struct {
 	PauseMs float64
 	Seconds float64
 	Params  int64
+	// StepMs is the job's step time before the re-shard: the pause includes
+	// one step (the first under the new layout).
+	StepMs float64
 }
 
 // reshardParams is the model's parameter count: 64 MiB of float32.
@@ -57,9 +60,15 @@ resources:
 	}
 	defer a.stopJob(name)
 	m := &measurer{cli: a.cli, job: name}
-	if _, _, err := m.waitMeta(180*time.Second, 50*time.Millisecond, func(v meta) bool { return v.Step >= 3 }); err != nil {
+	first, t0, err := m.waitMeta(180*time.Second, 5*time.Millisecond, func(v meta) bool { return v.Step >= 3 })
+	if err != nil {
 		return nil, err
 	}
+	last, t1, err := m.waitMeta(180*time.Second, 5*time.Millisecond, func(v meta) bool { return v.Step >= first.Step+5 })
+	if err != nil {
+		return nil, err
+	}
+	stepMs := float64(t1.Sub(t0).Milliseconds()) / float64(last.Step-first.Step)
 	start := time.Now()
 	out, err := exec.Command(filepath.Join(binDir, "gctl"), "--addr", a.apiAddr, "job", "scale", name, "--pservers", "3").CombinedOutput()
 	if err != nil {
@@ -68,7 +77,7 @@ resources:
 	for time.Since(start) < 180*time.Second {
 		l, err := coord.GetLayout(context.Background(), a.cli, name)
 		if err == nil && l.Generation > 0 && l.PauseMs > 0 {
-			return &ReshardPause{PauseMs: float64(l.PauseMs), Seconds: time.Since(start).Seconds(), Params: reshardParams}, nil
+			return &ReshardPause{PauseMs: float64(l.PauseMs), Seconds: time.Since(start).Seconds(), Params: reshardParams, StepMs: stepMs}, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
