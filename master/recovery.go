@@ -179,7 +179,7 @@ func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 				continue
 			}
 			var rec coord.PserverRecord
-			if json.Unmarshal(ev.Kv.Value, &rec) != nil || !rec.Ready || r.knownIncarnation(rec.Index, ev.Kv.Lease) {
+			if json.Unmarshal(ev.Kv.Value, &rec) != nil || !rec.Ready || r.knownIncarnation(rec, ev.Kv.Lease) {
 				continue
 			}
 			why := fmt.Sprintf("pserver-%d restarted (pid %d)", rec.Index, rec.PID)

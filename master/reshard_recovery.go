@@ -35,15 +35,19 @@ func (r *recovery) countMarks(ctx context.Context, step int64, pservers int) (in
 	return n, nil
 }
 
-// knownIncarnation reports whether lease is the incarnation of pserver index
-// already seen ready, and records it as seen.
-func (r *recovery) knownIncarnation(index int, lease int64) bool {
+// knownIncarnation reports whether rec (under lease) is not news: the
+// incarnation of its index already seen ready, or a registration of another
+// layout generation than the one in use. The watch may deliver an old
+// generation's last publish (a checkpoint mark) after a re-shard adopted the
+// new one: taken for a restart, it would roll the job back to where that
+// old incarnation once started. Otherwise the lease is recorded as seen.
+func (r *recovery) knownIncarnation(rec coord.PserverRecord, lease int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.leases[index] == lease {
+	if rec.Generation != r.ps.Generation() || r.leases[rec.Index] == lease {
 		return true
 	}
-	r.leases[index] = lease
+	r.leases[rec.Index] = lease
 	return false
 }
 
