@@ -45,8 +45,9 @@ checkpoint: {every: "5", keep: 3}
 // pservers dies right after it committed layout generation 1 (3 pservers
 // from the newest global checkpoint), before rolling the job back to it. The
 // pservers re-shard in place, a new pserver-2 restores its re-cut, and the
-// successor master rolls back to the checkpoint, resumes and records the
-// pause. Every record is applied once per pass and the model (Adam: its
+// successor master rolls back to the checkpoint in a new epoch (the
+// trainers' reports of the step after it are void: their pushes went to the
+// old layout), resumes and records the pause. Every record is applied once per pass and the model (Adam: its
 // moments are re-cut too) equals a run with 2 pservers throughout, bit for bit.
 func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	cli := startEtcd(t)
@@ -93,6 +94,15 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	l, err := coord.GetLayout(ctx, cli, spec.Name)
 	if err != nil || l.Generation != 1 || l.PauseMs <= 0 {
 		t.Fatalf("layout %+v (%v): the successor must record the pause", l, err)
+	}
+	// The successor must not trust the trainers' reports of the old epoch:
+	// their pushes went to the old layout.
+	events, err := coord.ListJSON[api.Event](ctx, cli, coord.EventPrefix(spec.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events, func(e api.Event) bool { return strings.Contains(e.What, "was under way when the master changed") }) {
+		t.Fatalf("the successor did not roll back into a new epoch: %+v", events)
 	}
 	t.Logf("re-sharded 2 -> 3 at step %d; the successor recorded a pause of %d ms", g.Step, l.PauseMs)
 	cancel()

@@ -70,6 +70,9 @@ func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
 			stop()
 		}
 	}()
+	if err := r.rollbackIfResharding(ctx); err != nil {
+		return err
+	}
 	if err := r.checkConsistent(ctx); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/jobspec"
@@ -67,4 +68,21 @@ func (r *recovery) adoptIncarnationsLocked(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rollbackIfResharding (at start) rolls back to the newest global
+// checkpoint, in a new epoch, when a predecessor died during a re-shard it
+// had committed. The pservers and this master may well agree on a step
+// (the re-cut one), but the trainers may still hold reports of the step
+// after it, whose pushes went to the old layout and were lost with it: in
+// the same epoch this master would take them and wait forever for pservers
+// that never applied that step. The newest global checkpoint is the
+// layout's first step or a later one of the new layout (the commit kept no
+// older one).
+func (r *recovery) rollbackIfResharding(ctx context.Context) error {
+	l, err := coord.GetLayout(ctx, r.cli, r.job)
+	if err != nil || !l.Resharding() {
+		return err
+	}
+	return r.rollback(ctx, fmt.Sprintf("a re-shard to %d pservers (layout generation %d) was under way when the master changed", l.Pservers, l.Generation), -1)
 }
