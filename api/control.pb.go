@@ -728,7 +728,8 @@ type ScaleJobResponse struct {
 	PreviousTrainers int32                  `protobuf:"varint,2,opt,name=previous_trainers,json=previousTrainers,proto3" json:"previous_trainers,omitempty"`
 	TrainersMin      int32                  `protobuf:"varint,3,opt,name=trainers_min,json=trainersMin,proto3" json:"trainers_min,omitempty"`
 	TrainersMax      int32                  `protobuf:"varint,4,opt,name=trainers_max,json=trainersMax,proto3" json:"trainers_max,omitempty"`
-	Pservers         int32                  `protobuf:"varint,5,opt,name=pservers,proto3" json:"pservers,omitempty"`
+	Pservers         int32                  `protobuf:"varint,5,opt,name=pservers,proto3" json:"pservers,omitempty"` // the desired pserver count now (a re-shard may still be under way)
+	PreviousPservers int32                  `protobuf:"varint,6,opt,name=previous_pservers,json=previousPservers,proto3" json:"previous_pservers,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -798,6 +799,13 @@ func (x *ScaleJobResponse) GetPservers() int32 {
 	return 0
 }
 
+func (x *ScaleJobResponse) GetPreviousPservers() int32 {
+	if x != nil {
+		return x.PreviousPservers
+	}
+	return 0
+}
+
 var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
@@ -844,13 +852,14 @@ const file_control_proto_rawDesc = "" +
 	"\btrainers\x18\x02 \x01(\x05H\x00R\btrainers\x88\x01\x01\x12\x1f\n" +
 	"\bpservers\x18\x03 \x01(\x05H\x01R\bpservers\x88\x01\x01B\v\n" +
 	"\t_trainersB\v\n" +
-	"\t_pservers\"\xbd\x01\n" +
+	"\t_pservers\"\xea\x01\n" +
 	"\x10ScaleJobResponse\x12\x1a\n" +
 	"\btrainers\x18\x01 \x01(\x05R\btrainers\x12+\n" +
 	"\x11previous_trainers\x18\x02 \x01(\x05R\x10previousTrainers\x12!\n" +
 	"\ftrainers_min\x18\x03 \x01(\x05R\vtrainersMin\x12!\n" +
 	"\ftrainers_max\x18\x04 \x01(\x05R\vtrainersMax\x12\x1a\n" +
-	"\bpservers\x18\x05 \x01(\x05R\bpservers2\xb9\x05\n" +
+	"\bpservers\x18\x05 \x01(\x05R\bpservers\x12+\n" +
+	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xb9\x05\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +

@@ -165,6 +165,11 @@ type JobStatus struct {
 	PserversMax     int `json:"pservers_max"`
 	PserversCurrent int `json:"pservers_current"`
 	GlobalBatch     int `json:"global_batch,omitempty"`
+	// PserversResharding: training is paused (or about to be) while the
+	// pservers are re-sharded to pservers_count; ReshardPauseMs is how long
+	// the last finished re-shard paused training (0: none finished).
+	PserversResharding bool  `json:"pservers_resharding"`
+	ReshardPauseMs     int64 `json:"reshard_pause_ms"`
 }
 
 // JobRow is one row of `gctl job list`.

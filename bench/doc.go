@@ -22,6 +22,9 @@
 //     background, too seldom to time a step by).
 //   - scale_up: `gctl job scale --trainers 3` to the first progress record
 //     that shows the new trainer's step_ms (scaleup.go explains the signal).
+//   - reshard_pause: ms of training paused re-sharding a 64 MiB MLP from 2
+//     to 3 pservers, as the master records it in the layout record (what
+//     status shows); absolute, no ceiling (reshard.go).
 //   - pserver_memory: the pserver's VmHWM over parameters plus Adam's two
 //     moments for the MLP 784-2048-2048-10 with checkpoints on; the issue's
 //     goal (1.5x + 64 MiB) is in its note (pservermem.go).

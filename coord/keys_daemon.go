@@ -14,17 +14,19 @@ import (
 type JobKeyKind int
 
 const (
-	JobKeyOther     JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
-	JobKeyRecord                      // JobKey: the JobRecord
-	JobKeyState                       // StateKey: the StateRecord
-	JobKeyProgress                    // ProgressKey: the ProgressRecord
-	JobKeyWorker                      // WorkerKey: a WorkerRecord, Name is the worker
-	JobKeyPserver                     // PserverKey: a PserverRecord, Name is the index
-	JobKeyTrainer                     // TrainerKey: a TrainerRecord, Name is the trainer ID
-	JobKeyEvent                       // EventKey: an api.Event
-	JobKeyPlacement                   // PlacementKey: the PlacementRecord
-	JobKeyStorage                     // StorageKey: a StorageResult, Name is the node
-	JobKeyHung                        // HungKey: a HungRecord, Name is the worker
+	JobKeyOther          JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
+	JobKeyRecord                           // JobKey: the JobRecord
+	JobKeyState                            // StateKey: the StateRecord
+	JobKeyProgress                         // ProgressKey: the ProgressRecord
+	JobKeyWorker                           // WorkerKey: a WorkerRecord, Name is the worker
+	JobKeyPserver                          // PserverKey: a PserverRecord, Name is the index
+	JobKeyTrainer                          // TrainerKey: a TrainerRecord, Name is the trainer ID
+	JobKeyEvent                            // EventKey: an api.Event
+	JobKeyPlacement                        // PlacementKey: the PlacementRecord
+	JobKeyStorage                          // StorageKey: a StorageResult, Name is the node
+	JobKeyHung                             // HungKey: a HungRecord, Name is the worker
+	JobKeyReshardRequest                   // ReshardRequestKey: the ReshardRequest
+	JobKeyLayout                           // LayoutKey: the LayoutRecord
 )
 
 // JobKeyParts is a key under JobsPrefix taken apart.
@@ -51,6 +53,10 @@ func ParseJobKey(key string) (parts JobKeyParts, ok bool) {
 		parts.Kind = JobKeyProgress
 	case PlacementKey(job):
 		parts.Kind = JobKeyPlacement
+	case ReshardRequestKey(job):
+		parts.Kind = JobKeyReshardRequest
+	case LayoutKey(job):
+		parts.Kind = JobKeyLayout
 	default:
 		parts.Kind, parts.Name = collectionKey(job, key)
 	}

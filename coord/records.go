@@ -85,6 +85,9 @@ type PserverRecord struct {
 	// CheckpointWarning says why this pserver's checkpoint writes fail
 	// ("" while they succeed); status lists it under warnings.
 	CheckpointWarning string `json:"checkpoint_warning,omitempty"`
+	// Generation is the layout generation (LayoutRecord) this incarnation
+	// serves: clients of another generation do not count it.
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // GlobalCheckpoint is the newest step at which the whole job is on disk.

@@ -46,7 +46,7 @@ func TestScaleJob(t *testing.T) {
 		want string
 	}{
 		{&api.ScaleJobRequest{Name: job, Trainers: ptr32(4)}, codes.InvalidArgument, "bounds [min 1, max 3]"},
-		{&api.ScaleJobRequest{Name: job, Pservers: ptr32(2)}, codes.InvalidArgument, "re-sharding pservers is not supported yet"},
+		{&api.ScaleJobRequest{Name: job, Pservers: ptr32(2)}, codes.InvalidArgument, "outside job sleep-scale's bounds [min 1, max 1] (pservers:"},
 		{&api.ScaleJobRequest{Name: "nope", Trainers: ptr32(2)}, codes.NotFound, "nope"},
 	} {
 		_, err := a.client.ScaleJob(ctx, tc.req)

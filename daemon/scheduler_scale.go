@@ -9,8 +9,8 @@ import (
 )
 
 // dropScaledDown removes from workers (a placement being built) the
-// workers the job's spec no longer names: trainers past the count after
-// `gctl job scale` lowered it. Their supervisors stop them; the master
+// workers the job's spec no longer names: trainers (or, after a re-shard,
+// pservers) past the count after `gctl job scale` lowered it. Their supervisors stop them; the master
 // hands their unfinished micro-batches to the others.
 func dropScaledDown(j clusterJob, workers map[string]coord.Assignment) []string {
 	want := j.spec.Workers()
@@ -25,5 +25,5 @@ func dropScaledDown(j clusterJob, workers map[string]coord.Assignment) []string 
 		return nil
 	}
 	slices.Sort(gone)
-	return []string{fmt.Sprintf("stopped %s: scaled down to %d trainers", strings.Join(gone, ", "), j.spec.Trainers)}
+	return []string{fmt.Sprintf("stopped %s: scaled down to %d trainers, %d pservers", strings.Join(gone, ", "), j.spec.Trainers, j.spec.Pservers)}
 }

@@ -29,8 +29,10 @@ type jobSnapshot struct {
 	pservers  map[int]coord.PserverRecord
 	trainerID map[string]int // worker name -> dense trainer ID
 	hung      map[string]coord.HungRecord
-	events    []api.Event       // in key (= time) order
-	history   []api.PassHistory // read apart (see readHistory); nil: not read
+	reshard   coord.ReshardRequest // zero: pservers never scaled
+	layout    coord.LayoutRecord   // zero: never re-sharded
+	events    []api.Event          // in key (= time) order
+	history   []api.PassHistory    // read apart (see readHistory); nil: not read
 }
 
 // snapshotJobs groups the key-values read under coord.JobsPrefix (or one
@@ -91,6 +93,10 @@ func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
 			return err
 		}
 		s.trainerID[t.Worker] = t.ID
+	case coord.JobKeyReshardRequest:
+		return json.Unmarshal(value, &s.reshard)
+	case coord.JobKeyLayout:
+		return json.Unmarshal(value, &s.layout)
 	case coord.JobKeyHung:
 		var h coord.HungRecord
 		if err := json.Unmarshal(value, &h); err != nil {

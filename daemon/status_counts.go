@@ -12,6 +12,13 @@ func fillCounts(st *api.JobStatus, s *jobSnapshot, spec *jobspec.Spec) {
 	st.TrainersCount = spec.Trainers
 	st.TrainersMin, st.TrainersMax = spec.TrainerBounds()
 	st.PserversCount = spec.Pservers
+	if s.reshard.Pservers > 0 {
+		st.PserversCount = s.reshard.Pservers // desired; the spec's count moves when the re-shard commits
+	}
+	st.PserversResharding = !api.Terminal(s.state.State) && (s.layout.Resharding() || st.PserversCount != spec.Pservers)
+	if s.layout.PauseMs > 0 {
+		st.ReshardPauseMs = s.layout.PauseMs
+	}
 	st.PserversMin, st.PserversMax = spec.PserverBounds()
 	if spec.Mode == jobspec.ModeSync {
 		st.GlobalBatch = spec.StepRecords()

@@ -146,6 +146,7 @@ type Core struct {
 
 	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
 	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
+	checkpointNext  bool           // sync: the next step decided is checkpointed (a re-shard: core_reshard.go)
 	lastCommit      time.Time      // sync: when a step was last committed
 
 	// progress (the public view) is saved at most every progressEvery, and
@@ -279,9 +280,9 @@ func (c *Core) decideCheckpoint(step int64, now time.Time) bool {
 	}
 	v := step+1 == c.plan.EndStep() ||
 		(c.cfg.CheckpointSteps > 0 && (step+1)%c.cfg.CheckpointSteps == 0) ||
-		(c.cfg.CheckpointEvery > 0 && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointEvery)
+		(c.cfg.CheckpointEvery > 0 && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointEvery) || c.checkpointNext
 	if v {
-		c.lastCheckpoint = now
+		c.lastCheckpoint, c.checkpointNext = now, false
 	}
 	c.checkpointAfter[step] = v
 	for s := range c.checkpointAfter {

@@ -22,7 +22,10 @@
 // are saved in the background, off the step's path. etcdstore.go is the
 // Store on etcd, every write fenced on the election key's revision;
 // recovery.go carries out sync recovery's decisions on etcd and the
-// pservers; trainerwatch.go follows the trainers' lease-bound ID keys; run.go and leader.go are the `gtraind master` process
+// pservers; reshard.go (with reshard_pause.go, reshard_recovery.go and
+// core_reshard.go's forced checkpoint) moves a sync job to another pserver
+// count: a checkpoint, a fenced layout generation, a rollback in the new
+// cut, the pause recorded; trainerwatch.go follows the trainers' lease-bound ID keys; run.go and leader.go are the `gtraind master` process
 // (concurrency.Election, standby-ready) as named steps.
 //
 // It must not touch parameters except to read them for evaluation and to

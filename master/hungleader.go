@@ -105,7 +105,7 @@ func (h *hungLeader) check(ctx context.Context) error {
 	now := time.Now()
 	h.mu.Lock()
 	h.watch.observe(pids, now)
-	found := h.watch.find(now, st, h.spec.Pservers, h.trainerWorker)
+	found := h.watch.find(now, st, h.ps.Servers(), h.trainerWorker) // the layout in use: re-sharding moves it
 	h.mu.Unlock()
 	for w, f := range found {
 		if old, ok := h.written[w]; ok && old.PID == f.PID {

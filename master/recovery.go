@@ -21,17 +21,16 @@ import (
 // its part of a step on disk, and rolls the whole job back to the newest
 // complete one when a pserver comes back from a crash.
 type recovery struct {
-	cli      *clientv3.Client
-	lead     *coord.Leadership
-	job      string
-	pservers int
-	driver   *Driver
-	ps       *client.Dynamic
-	store    *checkpoint.Store // the master's own checkpoints
-	log      *slog.Logger
-	keep     int
-	leases   map[int]int64 // pserver index -> lease of the incarnation last seen ready
-	mu       sync.Mutex    // one rollback at a time
+	cli    *clientv3.Client
+	lead   *coord.Leadership
+	job    string
+	driver *Driver
+	ps     *client.Dynamic
+	store  *checkpoint.Store // the master's own checkpoints
+	log    *slog.Logger
+	keep   int
+	leases map[int]int64 // pserver index -> lease of the incarnation last seen ready (under mu once started)
+	mu     sync.Mutex    // one rollback or re-shard at a time
 }
 
 // newRecovery opens the master's own checkpoints of a sync job.
@@ -51,7 +50,7 @@ func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadersh
 	if _, _, err := store.Load(ctx); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 		cfg.Log.Warn("master checkpoints", "err", err)
 	}
-	return &recovery{cli: cli, lead: lead, job: cfg.Job, pservers: spec.Pservers, driver: driver, ps: ps, store: store,
+	return &recovery{cli: cli, lead: lead, job: cfg.Job, driver: driver, ps: ps, store: store,
 		log: cfg.Log, keep: spec.Checkpoint.Keep}, nil
 }
 
@@ -71,6 +70,9 @@ func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
 			stop()
 		}
 	}()
+	if err := r.rollbackIfResharding(ctx); err != nil {
+		return err
+	}
 	if err := r.checkConsistent(ctx); err != nil {
 		return err
 	}
@@ -80,6 +82,7 @@ func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
 			stop()
 		}
 	}()
+	go r.reshardLoop(ctx, stop)
 	return nil
 }
 
@@ -147,12 +150,13 @@ func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
 	if step <= global.Step {
 		return nil
 	}
-	marks, err := r.cli.Get(ctx, coord.CheckpointMarkStepPrefix(r.job, step), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	pservers := r.ps.Servers()
+	marks, err := r.countMarks(ctx, step, pservers)
 	if err != nil {
 		return err
 	}
 	pass, _ := r.driver.Position()
-	global, ok := declareGlobal(global, step, marks.Count, r.pservers+1, pass, r.keep)
+	global, ok := declareGlobal(global, step, marks, pservers+1, pass, r.keep)
 	if !ok {
 		return nil
 	}
@@ -178,10 +182,9 @@ func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
 				continue
 			}
 			var rec coord.PserverRecord
-			if json.Unmarshal(ev.Kv.Value, &rec) != nil || !rec.Ready || r.leases[rec.Index] == ev.Kv.Lease {
+			if json.Unmarshal(ev.Kv.Value, &rec) != nil || !rec.Ready || r.knownIncarnation(rec, ev.Kv.Lease) {
 				continue
 			}
-			r.leases[rec.Index] = ev.Kv.Lease
 			why := fmt.Sprintf("pserver-%d restarted (pid %d)", rec.Index, rec.PID)
 			if err := r.rollback(ctx, why, rec.RestoredStep); err != nil {
 				return err
@@ -276,6 +279,11 @@ func (r *recovery) checkEpochs(ctx context.Context) error {
 func (r *recovery) rollback(ctx context.Context, why string, target int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.rollbackLocked(ctx, why, target)
+}
+
+// rollbackLocked is rollback with r.mu held.
+func (r *recovery) rollbackLocked(ctx context.Context, why string, target int64) error {
 	r.driver.Pause()
 	var g coord.GlobalCheckpoint
 	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil && !errors.Is(err, coord.ErrNotFound) {

@@ -16,7 +16,10 @@
 // registration.go (etcd registration under a lease, claimed only if free so
 // one index is never served twice), restore.go (where a restarted shard
 // continues from), checkpointer.go (writing and marking checkpoints),
-// runtime.go (the collector's settings for a process that is one pserver).
+// runtime.go (the collector's settings for a process that is one pserver),
+// reshard.go (a re-shard: the process serves one layout generation after
+// another, restoring the first step of a new one with recut.go's Recut, the
+// pure re-cutting of the old generation's checkpoint sections).
 //
 // Three counters, one name each: a step is the count of updates applied; the
 // rollback epoch is the master's count of rollbacks, carried by every push,

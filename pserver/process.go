@@ -46,13 +46,21 @@ type process struct {
 	// programInit holds the initial values a model program declared
 	// (model.kind program); nil for a built-in model.
 	programInit [][]float32
+	// gen is the layout generation served (zero: the spec's, never re-sharded).
+	gen coord.LayoutRecord
 }
 
-// Run serves pserver cfg.Index of cfg.Job until the job ends (nil) or the
-// process loses its registration (error: the agent restarts it).
-func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
+// runGeneration serves pserver cfg.Index of cfg.Job in layout generation
+// gen until the job ends (nil), the layout moves on (errNewLayout: see Run)
+// or the process loses its registration (error: the agent restarts it).
+func runGeneration(ctx context.Context, cli *clientv3.Client, cfg Config, gen coord.LayoutRecord) error {
+	ctx, cancel := context.WithCancel(ctx) // ends this generation's goroutines
+	defer cancel()
 	p, err := newProcess(ctx, cli, cfg)
 	if err != nil {
+		return err
+	}
+	if err := p.adoptLayout(gen); err != nil {
 		return err
 	}
 	if p.session, err = coord.NewSession(ctx, cli, cfg.SessionTTL); err != nil {
@@ -94,7 +102,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	p.spec, p.jobRev = &rec.Spec, rev
 	if cfg.Index >= p.spec.Pservers {
-		return nil, fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers", cfg.Index, cfg.Job, p.spec.Pservers)
+		return nil, fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers: %w", cfg.Index, cfg.Job, p.spec.Pservers, errIndexOutOfRange)
 	}
 	if p.layout, err = client.NewLayout(p.spec); err != nil {
 		return nil, err
@@ -141,7 +149,8 @@ func (p *process) claimAndRestore(ctx context.Context) (lis net.Listener, err er
 			lis.Close()
 		}
 	}()
-	p.record = coord.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid(), Host: coord.HostID()}
+	p.record = coord.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid(), Host: coord.HostID(),
+		Generation: p.gen.Generation}
 	if err := p.claim(ctx); err != nil {
 		return nil, err
 	}
@@ -199,7 +208,11 @@ func (p *process) runUntilEnd(ctx context.Context, serveErr <-chan error) error 
 		go p.timedSnapshots(ctx)
 	}
 	ended := coord.WatchJobEnd(ctx, p.cli, p.cfg.Job)
+	relayout := p.watchLayout(ctx)
 	select {
+	case <-relayout:
+		p.log.Info("the layout moved on; re-sharding", "generation", p.gen.Generation, "step", p.shard.Step())
+		return errNewLayout
 	case <-ended:
 		p.log.Info("job ended; pserver exits", "step", p.shard.Step())
 		return nil

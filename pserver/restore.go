@@ -81,6 +81,9 @@ func (p *process) restoreStep(ctx context.Context, step, rollbackEpoch int64) er
 		p.shard.Reinit(rollbackEpoch, p.init)
 		return nil
 	}
+	if p.recutAt(step) {
+		return p.restoreRecut(ctx, step, rollbackEpoch)
+	}
 	snap, err := p.store.LoadStep(ctx, step)
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 		case api.WorkStatus_WORK_WAIT:
 			continue
 		}
+		if w.Epoch != epoch {
+			t.followLayout(ctx) // a re-shard rolls back too: layout_follow.go
+		}
 		epoch = t.followEpoch(epoch, w)
 		step = w.Step
 		done, err := t.trainStep(ctx, w)

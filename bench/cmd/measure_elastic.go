@@ -58,3 +58,13 @@ func measurePserverMemory(t *table, bin string) error {
 		Note: fmt.Sprintf("the peak RSS of pserver_memory; goal <= %.1f MiB", goal*float64(m.StateBytes)/mib)})
 	return nil
 }
+
+func measureReshardPause(t *table, bin string) error {
+	r, err := bench.MeasureReshardPause(bin)
+	if err != nil {
+		return err
+	}
+	t.add(bench.Result{Name: "reshard_pause", Value: r.PauseMs, Unit: "ms",
+		Note: fmt.Sprintf("training paused re-sharding a 64 MiB model (MLP 784-4096-3300-10, %d params, SGD, 1 trainer) from 2 to 3 pservers: from the master's stop (global checkpoint taken) to the first step under the new layout, as status shows it, so one step (%.0f ms before the re-shard) included; the whole re-shard from gctl job scale took %.1f s (the checkpoint it waits for included); absolute (no ceiling)", r.Params, r.StepMs, r.Seconds)})
+	return nil
+}

@@ -17,20 +17,26 @@ type scaleResult struct {
 	TrainersMin      int    `json:"trainers_min"`
 	TrainersMax      int    `json:"trainers_max"`
 	Pservers         int    `json:"pservers"`
+	PreviousPservers int    `json:"previous_pservers"`
 }
 
 func (a *app) jobScaleCommand() *cobra.Command {
 	var trainers, pservers int
 	cmd := &cobra.Command{
 		Use:   "scale NAME [--trainers N] [--pservers M]",
-		Short: "Change a job's desired number of trainers within its bounds",
+		Short: "Change a job's desired number of trainers or pservers within its bounds",
 		Long: `Change the desired number of trainers of a pending or running job, within the
 bounds of its spec (trainers: {count, min, max}). New trainers join at the next
 step; the highest-numbered trainers leave on a scale-down; the others never
 restart. In sync mode the model does not depend on the trainer count.
---pservers must name the current count: re-sharding pservers is not supported yet.
-With -o json: {"name", "trainers", "previous_trainers", "trainers_min", "trainers_max", "pservers"}.`,
-		Example: "  gctl job scale fit-a-line --trainers 4",
+--pservers M (sync jobs, within pservers: {count, min, max}) re-shards the
+parameters and optimizer state onto M pservers: at the next global checkpoint
+training pauses, the pservers load the new cut of it and the trainers switch
+to it without a restart; the model is the same as with a fixed count.
+"gctl job status" shows "re-sharding" until training resumes, then the pause.
+With -o json: {"name", "trainers", "previous_trainers", "trainers_min", "trainers_max",
+"pservers", "previous_pservers"}.`,
+		Example: "  gctl job scale fit-a-line --trainers 4\n  gctl job scale fit-a-line --pservers 3",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := jobNameArg(args)
@@ -60,7 +66,7 @@ With -o json: {"name", "trainers", "previous_trainers", "trainers_min", "trainer
 		},
 	}
 	cmd.Flags().IntVar(&trainers, "trainers", 0, "the new desired number of trainers")
-	cmd.Flags().IntVar(&pservers, "pservers", 0, "the number of pservers (must stay as it is: re-sharding is not supported yet)")
+	cmd.Flags().IntVar(&pservers, "pservers", 0, "the new desired number of pservers (sync jobs: re-shards at the next global checkpoint)")
 	return cmd
 }
 
@@ -77,10 +83,18 @@ func (a *app) scaleJob(ctx context.Context, req *api.ScaleJobRequest) error {
 		return err
 	}
 	res := scaleResult{Name: req.Name, Trainers: int(resp.GetTrainers()), PreviousTrainers: int(resp.GetPreviousTrainers()),
-		TrainersMin: int(resp.GetTrainersMin()), TrainersMax: int(resp.GetTrainersMax()), Pservers: int(resp.GetPservers())}
+		TrainersMin: int(resp.GetTrainersMin()), TrainersMax: int(resp.GetTrainersMax()), Pservers: int(resp.GetPservers()),
+		PreviousPservers: int(resp.GetPreviousPservers())}
 	if a.output == outputJSON {
 		return writeJSON(a.stdout, res)
 	}
-	_, err = fmt.Fprintf(a.stdout, "job %s: trainers %d -> %d (bounds [%d, %d])\n", res.Name, res.PreviousTrainers, res.Trainers, res.TrainersMin, res.TrainersMax)
+	if req.Trainers != nil || req.Pservers == nil {
+		if _, err := fmt.Fprintf(a.stdout, "job %s: trainers %d -> %d (bounds [%d, %d])\n", res.Name, res.PreviousTrainers, res.Trainers, res.TrainersMin, res.TrainersMax); err != nil {
+			return err
+		}
+	}
+	if req.Pservers != nil {
+		_, err = fmt.Fprintf(a.stdout, "job %s: pservers %d -> %d (re-sharded at the next global checkpoint; see gctl job status)\n", res.Name, res.PreviousPservers, res.Pservers)
+	}
 	return err
 }

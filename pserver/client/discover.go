@@ -11,10 +11,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Discover waits until all n pservers of job are registered in etcd, restored
-// and serving, and returns their addresses by index. It logs while it waits, so an operator
+// Discover waits until all n pservers of job's layout generation gen are
+// registered in etcd, restored and serving, and returns their addresses by
+// index (a pserver of another generation does not count: see Reshard). It logs while it waits, so an operator
 // reading the log sees what is missing.
-func Discover(ctx context.Context, cli *clientv3.Client, job string, n int, log *slog.Logger) ([]string, error) {
+func Discover(ctx context.Context, cli *clientv3.Client, job string, gen int64, n int, log *slog.Logger) ([]string, error) {
 	prefix := coord.PserverPrefix(job)
 	lastLog := time.Time{}
 	for {
@@ -26,7 +27,7 @@ func Discover(ctx context.Context, cli *clientv3.Client, job string, n int, log 
 		found := 0
 		for _, kv := range resp.Kvs {
 			var r coord.PserverRecord
-			if json.Unmarshal(kv.Value, &r) != nil || !r.Ready || r.Index < 0 || r.Index >= n {
+			if json.Unmarshal(kv.Value, &r) != nil || !r.Ready || r.Generation != gen || r.Index < 0 || r.Index >= n {
 				continue
 			}
 			if addrs[r.Index] == "" {

@@ -4,7 +4,10 @@
 // evenly over the pservers by size), the gRPC client that scatters gradients
 // and gathers parameters block by block (client.go, push.go, pull.go), and
 // discovery of the pservers' addresses in etcd, reconnecting when a restarted
-// pserver comes back elsewhere (discover.go, dynamic.go).
+// pserver comes back elsewhere (discover.go, dynamic.go), and following the
+// job's layout generation after a re-shard (dynamic_layout.go: only
+// registrations of the generation in use count, and the blocks are cut anew
+// for its pserver count).
 //
 // Partition and Layout are pure and unit-tested; the transport (codec, gRPC
 // options, message size) is pserver/wire's, shared with the server.

@@ -11,24 +11,29 @@ import (
 )
 
 // Dynamic is a Client that follows the pservers' registrations: a restarted
-// pserver comes back at a new address, and Refresh re-discovers it.
+// pserver comes back at a new address, and Refresh re-discovers it. It
+// follows the job's layout generation too (dynamic_layout.go): after a
+// re-shard, Refresh cuts the parameters over the new pservers.
 type Dynamic struct {
-	cli    *clientv3.Client
-	job    string
+	cli   *clientv3.Client
+	job   string
+	sizes []int // of the parameters, whatever the cut
+	log   *slog.Logger
+	creds credentials.TransportCredentials
+
+	mu     sync.Mutex
+	gen    int64 // layout generation of n and blocks
 	n      int
 	blocks []Block
-	log    *slog.Logger
-	creds  credentials.TransportCredentials
-
-	mu    sync.Mutex
-	addrs []string
-	c     *Client
+	addrs  []string
+	c      *Client
 }
 
-// NewDynamic waits for all n pservers of job and connects to them with
-// creds (nil: plaintext).
+// NewDynamic waits for all n pservers of job (the spec's count; a re-sharded
+// job's layout record overrides it) and connects to them with creds (nil:
+// plaintext).
 func NewDynamic(ctx context.Context, cli *clientv3.Client, job string, n int, blocks []Block, creds credentials.TransportCredentials, log *slog.Logger) (*Dynamic, error) {
-	d := &Dynamic{cli: cli, job: job, n: n, blocks: blocks, log: log, creds: creds}
+	d := &Dynamic{cli: cli, job: job, n: n, blocks: blocks, sizes: paramSizes(blocks), log: log, creds: creds}
 	if err := d.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -42,29 +47,33 @@ func (d *Dynamic) Client() *Client {
 	return d.c
 }
 
-// Refresh re-reads the registrations (waiting for missing pservers) and
-// reconnects if any address changed.
+// Refresh re-reads the layout and the registrations (waiting for missing
+// pservers) and reconnects if the layout or any address changed.
 func (d *Dynamic) Refresh(ctx context.Context) error {
-	addrs, err := Discover(ctx, d.cli, d.job, d.n, d.log)
+	gen, n, blocks, err := d.layout(ctx)
+	if err != nil {
+		return err
+	}
+	addrs, err := Discover(ctx, d.cli, d.job, gen, n, d.log)
 	if err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.c != nil && slices.Equal(addrs, d.addrs) {
+	if d.c != nil && gen == d.gen && slices.Equal(addrs, d.addrs) {
 		return nil
 	}
-	c, err := NewClient(addrs, d.blocks, d.creds)
+	c, err := NewClient(addrs, blocks, d.creds)
 	if err != nil {
 		return err
 	}
 	if d.c != nil {
 		d.c.Close()
 		if d.log != nil {
-			d.log.Info("pservers moved; reconnected", "addrs", addrs)
+			d.log.Info("pservers moved; reconnected", "addrs", addrs, "layout_generation", gen)
 		}
 	}
-	d.addrs, d.c = addrs, c
+	d.addrs, d.c, d.gen, d.n, d.blocks = addrs, c, gen, n, blocks
 	return nil
 }
 

@@ -1,0 +1,169 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Re-sharding pservers (`gctl job scale NAME --pservers M`, sync jobs) uses
+// two keys: the operator's request, which the daemon writes, and the layout
+// generation, which only the master writes (fenced on its leadership)
+// together with the job record's pserver count, in one transaction.
+
+// ReshardRequestKey holds the pserver count an operator asked for.
+func ReshardRequestKey(job string) string { return JobPrefix(job) + "reshard/request" }
+
+// LayoutKey holds the job's current LayoutRecord (absent: never re-sharded,
+// the spec's pserver count at generation 0).
+func LayoutKey(job string) string { return JobPrefix(job) + "reshard/layout" }
+
+// ReshardRequest is the pserver count wanted by `gctl job scale --pservers`.
+type ReshardRequest struct {
+	Pservers  int       `json:"pservers"`
+	By        string    `json:"by,omitempty"`
+	Requested time.Time `json:"requested"`
+}
+
+// LayoutRecord is one layout generation: the parameters are cut over
+// Pservers pservers from global checkpoint FromStep on. The checkpoint of
+// FromStep itself was written by SourcePservers pservers (the generation
+// before), so a pserver restoring exactly FromStep re-cuts their files.
+type LayoutRecord struct {
+	Generation     int64     `json:"generation"`
+	Pservers       int       `json:"pservers"`
+	FromStep       int64     `json:"from_step"`
+	SourcePservers int       `json:"source_pservers"`
+	Paused         time.Time `json:"paused"` // when the master stopped handing out steps for it
+	// PauseMs is how long training stopped, from Paused to the first step
+	// committed under this layout; 0 while that step has not come.
+	PauseMs int64 `json:"pause_ms"`
+}
+
+// Resharding reports whether the generation's pause has not ended yet.
+func (l LayoutRecord) Resharding() bool { return l.Generation > 0 && l.PauseMs == 0 }
+
+// SetReshardRequest records the pserver count an operator wants.
+func SetReshardRequest(ctx context.Context, cli *clientv3.Client, job string, req ReshardRequest) error {
+	if _, err := cli.Put(ctx, ReshardRequestKey(job), MustJSON(req)); err != nil {
+		return fmt.Errorf("job %s: record the pserver request: %w", job, err)
+	}
+	return nil
+}
+
+// GetReshard reads, at one revision, the request (zero: none) and the
+// layout (zero: generation 0) of job.
+func GetReshard(ctx context.Context, cli *clientv3.Client, job string) (ReshardRequest, LayoutRecord, error) {
+	var req ReshardRequest
+	var layout LayoutRecord
+	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ReshardRequestKey(job)), clientv3.OpGet(LayoutKey(job))).Commit()
+	if err != nil {
+		return req, layout, fmt.Errorf("job %s: read the pserver layout: %w", job, err)
+	}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		if err := json.Unmarshal(kvs[0].Value, &req); err != nil {
+			return req, layout, fmt.Errorf("job %s: decode the pserver request: %w", job, err)
+		}
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		if err := json.Unmarshal(kvs[0].Value, &layout); err != nil {
+			return req, layout, fmt.Errorf("job %s: decode the pserver layout: %w", job, err)
+		}
+	}
+	return req, layout, nil
+}
+
+// GetLayout reads job's layout generation (zero record: generation 0).
+func GetLayout(ctx context.Context, cli *clientv3.Client, job string) (LayoutRecord, error) {
+	_, l, err := GetReshard(ctx, cli, job)
+	return l, err
+}
+
+// NextLayout is the generation that re-cuts cur's parameters over pservers
+// from global checkpoint step. A generation that starts where cur started
+// (no step between) re-cuts what cur re-cut: cur wrote no file.
+func NextLayout(cur LayoutRecord, curPservers, pservers int, step int64, paused time.Time) LayoutRecord {
+	source := curPservers
+	if cur.Generation > 0 && cur.FromStep == step {
+		source = cur.SourcePservers
+	}
+	return LayoutRecord{Generation: cur.Generation + 1, Pservers: pservers, FromStep: step, SourcePservers: source, Paused: paused}
+}
+
+// ErrLayoutMoved is returned by CommitLayout when the job record changed
+// since it was read (read it again); a failed guard is ErrFenced.
+var ErrLayoutMoved = errors.New("job record changed under the re-shard")
+
+// CommitLayout makes next the job's layout: the layout record, the job
+// record's pserver count and the global checkpoint (only next.FromStep is
+// kept: no rollback may cross the generation), in one transaction guarded by
+// guard (the master's leadership) and by the job record being unchanged.
+// Marks of steps after FromStep are dropped: their files are of the old cut.
+func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp, job string, next LayoutRecord, global GlobalCheckpoint) error {
+	key := JobKey(job)
+	resp, err := cli.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("read job %s: %w", job, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return fmt.Errorf("job %s: %w", job, ErrNoJob)
+	}
+	var rec JobRecord
+	if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
+		return fmt.Errorf("job %s: decode record: %w", job, err)
+	}
+	rec.Spec.Pservers = next.Pservers
+	global = GlobalCheckpoint{Step: next.FromStep, Pass: global.Pass, Steps: []int64{next.FromStep}}
+	inner := clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)},
+		[]clientv3.Op{clientv3.OpPut(key, MustJSON(rec)), clientv3.OpPut(LayoutKey(job), MustJSON(next)),
+			clientv3.OpPut(GlobalCheckpointKey(job), MustJSON(global)), DeleteMarksFrom(job, next.FromStep+1)}, nil)
+	txn, err := cli.Txn(ctx).If(guard).Then(inner).Commit()
+	if err != nil {
+		return fmt.Errorf("job %s: commit layout generation %d: %w", job, next.Generation, err)
+	}
+	if !txn.Succeeded {
+		return fmt.Errorf("job %s: layout generation %d: %w", job, next.Generation, ErrFenced)
+	}
+	if !txn.Responses[0].GetResponseTxn().Succeeded {
+		return fmt.Errorf("job %s: layout generation %d: %w", job, next.Generation, ErrLayoutMoved)
+	}
+	return nil
+}
+
+// PutLayoutOp rewrites the layout record (the pause measured), for a
+// fenced commit.
+func PutLayoutOp(job string, l LayoutRecord) clientv3.Op {
+	return clientv3.OpPut(LayoutKey(job), MustJSON(l))
+}
+
+// WatchLayout closes its channel once job's layout generation is no longer
+// gen (or ctx ends): a pserver of generation gen must then re-shard. It
+// polls as well as watches, so a lost watch costs at most a few seconds.
+func WatchLayout(ctx context.Context, cli *clientv3.Client, job string, gen int64) <-chan struct{} {
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		for ctx.Err() == nil {
+			resp, err := cli.Get(ctx, LayoutKey(job))
+			var rev int64 // 0: watch from now (after a failed read)
+			if err == nil {
+				var l LayoutRecord
+				if len(resp.Kvs) > 0 && json.Unmarshal(resp.Kvs[0].Value, &l) == nil && l.Generation != gen {
+					return
+				}
+				rev = resp.Header.Revision + 1 // no change between the read and the watch is missed
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			select {
+			case <-cli.Watch(wctx, LayoutKey(job), clientv3.WithRev(rev)):
+			case <-wctx.Done():
+			}
+			cancel()
+		}
+	}()
+	return moved
+}
