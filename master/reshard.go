@@ -63,7 +63,10 @@ func (r *recovery) reshardLoop(ctx context.Context, stop context.CancelFunc) {
 func (r *recovery) reshardOnce(ctx context.Context) error {
 	req, layout, err := coord.GetReshard(ctx, r.cli, r.job)
 	if err != nil {
-		return err
+		// Nothing started: an etcd hiccup (a leader election) is no reason
+		// to give up the mastership; the next poll reads again.
+		r.log.Warn("cannot read the re-shard request; reading again at the next poll", "err", err)
+		return nil
 	}
 	if layout.Resharding() {
 		return r.finishReshard(ctx, layout)

