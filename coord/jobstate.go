@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -100,26 +101,15 @@ func DecodeState(raw []byte) (StateRecord, error) {
 func WatchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
-		for ctx.Err() == nil {
-			resp, err := cli.Get(ctx, StateKey(job))
-			var rev int64 // 0: watch from now (after a failed read)
-			if err == nil {
-				if len(resp.Kvs) == 0 {
-					close(done)
-					return
-				}
-				if st, derr := DecodeState(resp.Kvs[0].Value); derr == nil && api.Terminal(st.State) {
-					close(done)
-					return
-				}
-				rev = resp.Header.Revision + 1 // no change between the read and the watch is missed
+		ended := waitForKey(ctx, cli, StateKey(job), func(kv *mvccpb.KeyValue) bool {
+			if kv == nil {
+				return true
 			}
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			select {
-			case <-cli.Watch(wctx, StateKey(job), clientv3.WithRev(rev)):
-			case <-wctx.Done():
-			}
-			cancel()
+			st, err := DecodeState(kv.Value)
+			return err == nil && api.Terminal(st.State)
+		})
+		if ended {
+			close(done)
 		}
 	}()
 	return done

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -147,23 +148,10 @@ func WatchLayout(ctx context.Context, cli *clientv3.Client, job string, gen int6
 	moved := make(chan struct{})
 	go func() {
 		defer close(moved)
-		for ctx.Err() == nil {
-			resp, err := cli.Get(ctx, LayoutKey(job))
-			var rev int64 // 0: watch from now (after a failed read)
-			if err == nil {
-				var l LayoutRecord
-				if len(resp.Kvs) > 0 && json.Unmarshal(resp.Kvs[0].Value, &l) == nil && l.Generation != gen {
-					return
-				}
-				rev = resp.Header.Revision + 1 // no change between the read and the watch is missed
-			}
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			select {
-			case <-cli.Watch(wctx, LayoutKey(job), clientv3.WithRev(rev)):
-			case <-wctx.Done():
-			}
-			cancel()
-		}
+		waitForKey(ctx, cli, LayoutKey(job), func(kv *mvccpb.KeyValue) bool {
+			var l LayoutRecord
+			return kv != nil && json.Unmarshal(kv.Value, &l) == nil && l.Generation != gen
+		})
 	}()
 	return moved
 }
