@@ -16,21 +16,24 @@ import (
 // start with the workers placed: every worker left out is a trainer, and
 // at least MinTrainers trainers are placed.
 func runsWithFewer(in placeInput, placed map[string]string, failed []string) bool {
-	if in.MinTrainers < 1 {
-		return false
-	}
+	fit, onlyTrainers := trainersPlaced(placed, failed)
+	return in.MinTrainers >= 1 && onlyTrainers && fit >= in.MinTrainers
+}
+
+// trainersPlaced counts the trainers placed and reports whether every
+// worker left out is a trainer.
+func trainersPlaced(placed map[string]string, failed []string) (fit int, onlyTrainers bool) {
 	for _, w := range failed {
 		if roleOf(w) != jobspec.RoleTrainer {
-			return false
+			return 0, false
 		}
 	}
-	trainers := 0
 	for w := range placed {
 		if roleOf(w) == jobspec.RoleTrainer {
-			trainers++
+			fit++
 		}
 	}
-	return trainers >= in.MinTrainers
+	return fit, true
 }
 
 // onOneNodeWithFewer places a new one-node job whose whole does not fit on
@@ -93,21 +96,11 @@ func onOneNodeWithFewer(in placeInput, nodes []nodeView) (placeOutput, bool) {
 // (min 3); ". Empty when something else than trainers is missing or the
 // job has no min.
 func trainersFitReason(in placeInput, placed map[string]string, failed []string) string {
-	if in.MinTrainers < 1 {
+	fit, onlyTrainers := trainersPlaced(placed, failed)
+	switch {
+	case in.MinTrainers < 1 || !onlyTrainers:
 		return ""
-	}
-	for _, w := range failed {
-		if roleOf(w) != jobspec.RoleTrainer {
-			return ""
-		}
-	}
-	fit := 0
-	for w := range placed {
-		if roleOf(w) == jobspec.RoleTrainer {
-			fit++
-		}
-	}
-	if fit < in.MinTrainers {
+	case fit < in.MinTrainers:
 		return fmt.Sprintf("waits: %d of %d trainers fit, min %d; ", fit, fit+len(failed), in.MinTrainers)
 	}
 	return fmt.Sprintf("runs with %d of %d trainers (min %d); ", fit, fit+len(failed), in.MinTrainers)
