@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -16,10 +15,7 @@ import (
 // test's etcd at endpoint, offering 4 CPUs to placement.
 func startClusterAgent(t *testing.T, name, dataDir, endpoint string) *agent {
 	t.Helper()
-	a := &agent{dataDir: dataDir, api: freePort(t), log: &bytes.Buffer{}}
-	a.launch(t, "agent", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
-		"--api-addr", a.api, "--gossip-addr", freePort(t), "--cpu", "4")
-	return a
+	return startSizedAgent(t, name, dataDir, endpoint, "4")
 }
 
 // clusterYAML is the chaos job with its checkpoints in dir, so that its

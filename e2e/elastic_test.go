@@ -68,12 +68,17 @@ func TestElasticSameModelAnyTrainerCount(t *testing.T) {
 
 // scaleYAML is fit-a-line in sync mode, 4 micro-batches of 10 records per
 // step, trainers as given (a number or the {count, min, max} form).
-func scaleYAML(name, trainers string) string {
+func scaleYAML(name, trainers string) string { return elasticYAMLWith(name, trainers, "2", 30) }
+
+// elasticYAMLWith is fit-a-line in sync mode, 4 micro-batches of 10
+// records per step, with the counts as given (a number or the {count, min,
+// max} form) and passes passes.
+func elasticYAMLWith(name, trainers, pservers string, passes int) string {
 	return fmt.Sprintf(`name: %s
 mode: sync
 trainers: %s
-pservers: 2
-passes: 30
+pservers: %s
+passes: %d
 batch_size: 10
 global_batch: 40
 seed: 1
@@ -81,7 +86,7 @@ model: {kind: linear, inputs: 13, outputs: 1}
 optimizer: {kind: sgd, learning_rate: 0.01}
 data: {train: data/housing-train-*, test: data/housing-test-*}
 checkpoint: {every: "50", keep: 2}
-`, name, trainers)
+`, name, trainers, pservers, passes)
 }
 
 // TestElasticScaleWhileTraining: a sync job starts with 1 trainer and is

@@ -13,21 +13,7 @@ import (
 
 // reshardYAML is fit-a-line in sync mode with 2 trainers, 4 micro-batches
 // of 10 records per step, pservers as given (a number or {count, min, max}).
-func reshardYAML(name, pservers string) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: 2
-pservers: %s
-passes: 40
-batch_size: 10
-global_batch: 40
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-checkpoint: {every: "50", keep: 2}
-`, name, pservers)
-}
+func reshardYAML(name, pservers string) string { return elasticYAMLWith(name, "2", pservers, 40) }
 
 // TestElasticReshardPservers: a sync job starts with 2 pservers and is
 // re-sharded to 3, then back to 2, while it trains; a pserver of the new
