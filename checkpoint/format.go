@@ -51,6 +51,7 @@ type contentWriter struct {
 	h       hash.Hash
 	n       int64
 	scratch []byte
+	piece   []float32 // floats read from a SectionSource, allocated once per file
 }
 
 func (c *contentWriter) write(p []byte) error {
@@ -92,7 +93,10 @@ func (c *contentWriter) writeSection(sec Section) error {
 	if sec.Source == nil {
 		return c.writeFloats(sec.Data)
 	}
-	piece := make([]float32, len(c.scratch)/4)
+	if c.piece == nil {
+		c.piece = make([]float32, len(c.scratch)/4)
+	}
+	piece := c.piece
 	for off, n := 0, sec.Source.Len(); off < n; {
 		got := sec.Source.ReadFloats(piece[:min(len(piece), n-off)], off)
 		if got == 0 {
