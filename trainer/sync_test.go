@@ -105,10 +105,11 @@ func ready(step, epoch int64) *api.GetStepResponse {
 	return &api.GetStepResponse{Status: api.WorkStatus_WORK_READY, Step: step, Epoch: epoch}
 }
 
-// The sync loop through a rollback and the resyncs: a push the pservers
-// already applied is not pushed twice, and disagreeing pservers make the
-// trainer ask for a rollback.
-func TestRunSyncThroughARollback(t *testing.T) {
+// rollbackScenario is the master's and the pservers' script of a rollback:
+// pservers disagree at step 1, the job rolls back to step 0 (which they
+// applied), a pull aborts, a report is refused, and the step turns out
+// applied. answerNext: the master answers each report with the next work.
+func rollbackScenario(answerNext bool) (*fakeMaster, *fakePservers) {
 	m := &fakeMaster{
 		steps: []*api.GetStepResponse{
 			ready(0, 1), ready(1, 1), // pservers disagree at step 1
@@ -116,13 +117,22 @@ func TestRunSyncThroughARollback(t *testing.T) {
 			ready(1, 2), ready(1, 2), ready(1, 2), // pull aborted; report refused; pservers applied it
 			{Status: api.WorkStatus_WORK_DONE},
 		},
-		refuse: map[int]bool{2: true},
+		refuse:     map[int]bool{2: true},
+		answerNext: answerNext,
 	}
 	ps := &fakePservers{pulls: []pullAnswer{
 		{0, 0, nil}, {1, 2, nil},
 		{1, 1, nil},
 		{0, 0, status.Error(codes.Aborted, "rolled back")}, {1, 1, nil}, {2, 2, nil},
 	}}
+	return m, ps
+}
+
+// The sync loop through a rollback and the resyncs: a push the pservers
+// already applied is not pushed twice, and disagreeing pservers make the
+// trainer ask for a rollback.
+func TestRunSyncThroughARollback(t *testing.T) {
+	m, ps := rollbackScenario(false)
 	var out bytes.Buffer
 	if err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0); err != nil {
 		t.Fatalf("runSync: %v\n%s", err, out.String())
@@ -153,21 +163,7 @@ func TestRunSyncThroughARollback(t *testing.T) {
 // GetStep only when no report carried its next work (at the start, after a
 // resync, after a WAIT).
 func TestRunSyncTakesTheNextWorkFromTheReport(t *testing.T) {
-	m := &fakeMaster{
-		steps: []*api.GetStepResponse{
-			ready(0, 1), ready(1, 1),
-			ready(0, 2), {Status: api.WorkStatus_WORK_WAIT},
-			ready(1, 2), ready(1, 2), ready(1, 2),
-			{Status: api.WorkStatus_WORK_DONE},
-		},
-		refuse:     map[int]bool{2: true},
-		answerNext: true,
-	}
-	ps := &fakePservers{pulls: []pullAnswer{
-		{0, 0, nil}, {1, 2, nil},
-		{1, 1, nil},
-		{0, 0, status.Error(codes.Aborted, "rolled back")}, {1, 1, nil}, {2, 2, nil},
-	}}
+	m, ps := rollbackScenario(true)
 	var out bytes.Buffer
 	if err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0); err != nil {
 		t.Fatalf("runSync: %v\n%s", err, out.String())
