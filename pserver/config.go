@@ -30,7 +30,8 @@ type Config struct {
 	// Metrics is where the process records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
 	// OwnsRuntime says the pserver is its process's only tenant (`gtraind
-	// pserver`): it tunes the Go collector to its shard (see tuneRuntime).
+	// pserver`): it tunes the Go collector to its shard (see tuneRuntime)
+	// and GOMAXPROCS to resources.pserver.cpu.
 	// Leave it false where it shares a process, as in tests.
 	OwnsRuntime bool
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 
+	"github.com/gtrain/gtrain/internal/roleruntime"
+
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
@@ -117,6 +119,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	if cfg.OwnsRuntime {
 		tuneRuntime(p.shard, p.log)
+		roleruntime.LimitProcs(p.spec.Resources.Pserver.CPU, p.log)
 	}
 	p.metrics = metrics.NewPserver(cfg.Metrics, p.shard.Step)
 	return p, nil

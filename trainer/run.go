@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/roleruntime"
+
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
@@ -42,6 +44,10 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics is where the trainer records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
+	// OwnsRuntime says the trainer is its process's only tenant (`gtraind
+	// trainer`): GOMAXPROCS follows resources.trainer.cpu. Leave it false
+	// where it shares a process, as in tests.
+	OwnsRuntime bool
 }
 
 // DefaultConfig returns the defaults.
@@ -147,6 +153,9 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	t.spec = &rec.Spec
+	if cfg.OwnsRuntime {
+		roleruntime.LimitProcs(t.spec.Resources.Trainer.CPU, t.log)
+	}
 	if t.layout, err = client.NewLayout(t.spec); err != nil {
 		return nil, err
 	}

@@ -135,6 +135,7 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 		cfg := trainer.DefaultConfig()
 		cfg.Job, cfg.Worker, cfg.Node, cfg.SessionTTL, cfg.Log = rf.job, jobspec.TrainerName(rf.index), rf.node, rf.sessionTTL, log
 		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
+		cfg.OwnsRuntime = true
 		return trainer.Run(ctx, cli, cfg)
 	}
 }

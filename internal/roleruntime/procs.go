@@ -1,0 +1,32 @@
+// Package roleruntime sizes the Go runtime of a role process (gtraind
+// trainer, gtraind pserver) to what its job spec requested. It owns no
+// state; callers call it once, and only where the role is its process's
+// only tenant (never in tests that share a process).
+package roleruntime
+
+import (
+	"log/slog"
+	"math"
+	"os"
+	"runtime"
+)
+
+// LimitProcs sets GOMAXPROCS to the CPUs the role asked for (cpu, rounded
+// up, at least 1). A role granted a fraction of a core and given every
+// core by default spreads each step over threads that wake each other
+// (gRPC's reader and writer, gonum's matrix workers): on a small host that
+// costs more than the work. cpu 0 (not stated) and a GOMAXPROCS set in the
+// environment by the operator leave the runtime as it is. It returns the
+// value in force.
+func LimitProcs(cpu float64, log *slog.Logger) int {
+	if cpu <= 0 || os.Getenv("GOMAXPROCS") != "" {
+		return runtime.GOMAXPROCS(0)
+	}
+	n := min(int(math.Ceil(cpu)), runtime.NumCPU())
+	n = max(n, 1)
+	if n != runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(n)
+		log.Info("GOMAXPROCS set from resources", "cpu", cpu, "procs", n)
+	}
+	return n
+}

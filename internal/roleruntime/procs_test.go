@@ -1,0 +1,37 @@
+package roleruntime
+
+import (
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+)
+
+func TestLimitProcs(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cases := []struct {
+		cpu  float64
+		want int
+	}{
+		{0.1, 1},
+		{1, 1},
+		{1.5, min(2, runtime.NumCPU())},
+		{1000, runtime.NumCPU()},
+	}
+	for _, c := range cases {
+		if got := LimitProcs(c.cpu, log); got != c.want || runtime.GOMAXPROCS(0) != c.want {
+			t.Errorf("cpu %v: got %d (GOMAXPROCS %d), want %d", c.cpu, got, runtime.GOMAXPROCS(0), c.want)
+		}
+	}
+	runtime.GOMAXPROCS(before)
+	if got := LimitProcs(0, log); got != before {
+		t.Errorf("cpu 0 (not stated) changed GOMAXPROCS to %d, want %d", got, before)
+	}
+	t.Setenv("GOMAXPROCS", "7")
+	if got := LimitProcs(0.5, log); got != before {
+		t.Errorf("GOMAXPROCS in the environment was overridden: %d, want %d", got, before)
+	}
+}
