@@ -540,14 +540,18 @@ func (x *GetStepRequest) GetEpoch() int64 {
 }
 
 type GetStepResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        WorkStatus             `protobuf:"varint,1,opt,name=status,proto3,enum=gtrain.v1.WorkStatus" json:"status,omitempty"`
-	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
-	Pass          int32                  `protobuf:"varint,3,opt,name=pass,proto3" json:"pass,omitempty"`
-	Slices        []*Slice               `protobuf:"bytes,4,rep,name=slices,proto3" json:"slices,omitempty"`                            // may be empty: the trainer still pushes a zero-record gradient
-	Checkpoint    bool                   `protobuf:"varint,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`                   // tell the pservers to checkpoint after applying this step
-	Epoch         int64                  `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`                             // bumped by every rollback; reports of older epochs are void
-	MicroBatch    int32                  `protobuf:"varint,7,opt,name=micro_batch,json=microBatch,proto3" json:"micro_batch,omitempty"` // which micro-batch of the step the slices are (pushed as PushChunk.trainer_id)
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Status     WorkStatus             `protobuf:"varint,1,opt,name=status,proto3,enum=gtrain.v1.WorkStatus" json:"status,omitempty"`
+	Step       int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	Pass       int32                  `protobuf:"varint,3,opt,name=pass,proto3" json:"pass,omitempty"`
+	Slices     []*Slice               `protobuf:"bytes,4,rep,name=slices,proto3" json:"slices,omitempty"`                            // may be empty: the trainer still pushes a zero-record gradient
+	Checkpoint bool                   `protobuf:"varint,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`                   // tell the pservers to checkpoint after applying this step
+	Epoch      int64                  `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`                             // bumped by every rollback; reports of older epochs are void
+	MicroBatch int32                  `protobuf:"varint,7,opt,name=micro_batch,json=microBatch,proto3" json:"micro_batch,omitempty"` // which micro-batch of the step the slices are (pushed as PushChunk.trainer_id)
+	// pull_with_push: every other micro-batch of the step is reported, held by
+	// another trainer or the home of a live one, so the push may wait for the
+	// step (PServer.PushPull) and bring back the next step's parameters.
+	PullWithPush  bool `protobuf:"varint,8,opt,name=pull_with_push,json=pullWithPush,proto3" json:"pull_with_push,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -629,6 +633,13 @@ func (x *GetStepResponse) GetMicroBatch() int32 {
 		return x.MicroBatch
 	}
 	return 0
+}
+
+func (x *GetStepResponse) GetPullWithPush() bool {
+	if x != nil {
+		return x.PullWithPush
+	}
+	return false
 }
 
 type StepDoneRequest struct {
@@ -909,7 +920,7 @@ const file_master_proto_rawDesc = "" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\xe9\x01\n" +
+	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\x8f\x02\n" +
 	"\x0fGetStepResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.gtrain.v1.WorkStatusR\x06status\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x12\n" +
@@ -920,7 +931,8 @@ const file_master_proto_rawDesc = "" +
 	"checkpoint\x12\x14\n" +
 	"\x05epoch\x18\x06 \x01(\x03R\x05epoch\x12\x1f\n" +
 	"\vmicro_batch\x18\a \x01(\x05R\n" +
-	"microBatch\"\xcd\x01\n" +
+	"microBatch\x12$\n" +
+	"\x0epull_with_push\x18\b \x01(\bR\fpullWithPush\"\xcd\x01\n" +
 	"\x0fStepDoneRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +

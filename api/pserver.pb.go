@@ -535,10 +535,11 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\x12\x12\n" +
 	"\x04term\x18\x03 \x01(\x03R\x04term\"\"\n" +
 	"\fRestoreReply\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x03R\x04step2\xed\x01\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step2\xaa\x02\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
-	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x124\n" +
+	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x12;\n" +
+	"\bPushPull\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x124\n" +
 	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
 	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReplyB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
@@ -568,14 +569,16 @@ var file_pserver_proto_goTypes = []any{
 var file_pserver_proto_depIdxs = []int32{
 	0, // 0: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
 	2, // 1: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
-	4, // 2: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
-	6, // 3: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
-	1, // 4: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3, // 5: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	5, // 6: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	7, // 7: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
-	4, // [4:8] is the sub-list for method output_type
-	0, // [0:4] is the sub-list for method input_type
+	0, // 2: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
+	4, // 3: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
+	6, // 4: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
+	1, // 5: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3, // 6: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	3, // 7: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
+	5, // 8: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7, // 9: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	5, // [5:10] is the sub-list for method output_type
+	0, // [0:5] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

@@ -22,10 +22,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PServer_Push_FullMethodName    = "/gtrain.v1.PServer/Push"
-	PServer_Pull_FullMethodName    = "/gtrain.v1.PServer/Pull"
-	PServer_Info_FullMethodName    = "/gtrain.v1.PServer/Info"
-	PServer_Restore_FullMethodName = "/gtrain.v1.PServer/Restore"
+	PServer_Push_FullMethodName     = "/gtrain.v1.PServer/Push"
+	PServer_Pull_FullMethodName     = "/gtrain.v1.PServer/Pull"
+	PServer_PushPull_FullMethodName = "/gtrain.v1.PServer/PushPull"
+	PServer_Info_FullMethodName     = "/gtrain.v1.PServer/Info"
+	PServer_Restore_FullMethodName  = "/gtrain.v1.PServer/Restore"
 )
 
 // PServerClient is the client API for PServer service.
@@ -37,6 +38,13 @@ type PServerClient interface {
 	Push(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[PushChunk, PushReply], error)
 	// Pull streams the shard's parameters once the shard has applied min_step steps.
 	Pull(ctx context.Context, in *PullRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ParamChunk], error)
+	// PushPull (sync) is a Push whose answer is first an acknowledgement (a
+	// ParamChunk of block -1 without data: the push is in the step's sum),
+	// then, once the step is applied (every micro-batch in), the parameters of
+	// the next step as a Pull of step+1 would stream them: one call per
+	// micro-batch instead of two. A step not applied within a short wait, or a
+	// rollback meanwhile, ends it after the acknowledgement: the trainer pulls.
+	PushPull(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error)
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
@@ -83,6 +91,19 @@ func (c *pServerClient) Pull(ctx context.Context, in *PullRequest, opts ...grpc.
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PServer_PullClient = grpc.ServerStreamingClient[ParamChunk]
 
+func (c *pServerClient) PushPull(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[2], PServer_PushPull_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PushChunk, ParamChunk]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_PushPullClient = grpc.BidiStreamingClient[PushChunk, ParamChunk]
+
 func (c *pServerClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(InfoReply)
@@ -112,6 +133,13 @@ type PServerServer interface {
 	Push(grpc.ClientStreamingServer[PushChunk, PushReply]) error
 	// Pull streams the shard's parameters once the shard has applied min_step steps.
 	Pull(*PullRequest, grpc.ServerStreamingServer[ParamChunk]) error
+	// PushPull (sync) is a Push whose answer is first an acknowledgement (a
+	// ParamChunk of block -1 without data: the push is in the step's sum),
+	// then, once the step is applied (every micro-batch in), the parameters of
+	// the next step as a Pull of step+1 would stream them: one call per
+	// micro-batch instead of two. A step not applied within a short wait, or a
+	// rollback meanwhile, ends it after the acknowledgement: the trainer pulls.
+	PushPull(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
@@ -131,6 +159,9 @@ func (UnimplementedPServerServer) Push(grpc.ClientStreamingServer[PushChunk, Pus
 }
 func (UnimplementedPServerServer) Pull(*PullRequest, grpc.ServerStreamingServer[ParamChunk]) error {
 	return status.Error(codes.Unimplemented, "method Pull not implemented")
+}
+func (UnimplementedPServerServer) PushPull(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error {
+	return status.Error(codes.Unimplemented, "method PushPull not implemented")
 }
 func (UnimplementedPServerServer) Info(context.Context, *InfoRequest) (*InfoReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
@@ -176,6 +207,13 @@ func _PServer_Pull_Handler(srv interface{}, stream grpc.ServerStream) error {
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PServer_PullServer = grpc.ServerStreamingServer[ParamChunk]
+
+func _PServer_PushPull_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PServerServer).PushPull(&grpc.GenericServerStream[PushChunk, ParamChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_PushPullServer = grpc.BidiStreamingServer[PushChunk, ParamChunk]
 
 func _PServer_Info_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InfoRequest)
@@ -239,6 +277,12 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Pull",
 			Handler:       _PServer_Pull_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "PushPull",
+			Handler:       _PServer_PushPull_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "pserver.proto",

@@ -72,6 +72,10 @@ type Work struct {
 	MicroBatch int     // sync: which micro-batch of Step the slices are
 	Checkpoint bool    // sync: the pservers checkpoint after applying Step
 	Epoch      int64   // sync
+	// PullWithPush (sync): the step's other micro-batches are covered
+	// (othersCover), so the trainer's push may wait for the step to be
+	// applied and bring back the next step's parameters.
+	PullWithPush bool
 	Task       Task    // async
 }
 
@@ -268,7 +272,7 @@ func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
 	}
 	return Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: s, MicroBatch: mb, Slices: c.plan.Slices(s, mb),
-		Checkpoint: c.decideCheckpoint(s, now), Epoch: c.meta.Epoch}
+		Checkpoint: c.decideCheckpoint(s, now), Epoch: c.meta.Epoch, PullWithPush: c.othersCover(trainer, s, mb)}
 }
 
 // decideCheckpoint decides, once per step, whether the pservers checkpoint

@@ -80,6 +80,33 @@ func (c *Core) releaseTrainer(trainer int) bool {
 	return released
 }
 
+// othersCover reports whether every micro-batch of step s but mb is
+// reported, held by a trainer other than trainer, or the home of another
+// live trainer (who takes it when it asks): then nothing of s waits for
+// trainer to ask again, and its push may wait for s to be applied. It is a
+// hint; a wrong one costs the push a bounded wait, never a result.
+func (c *Core) othersCover(trainer int, s int64, mb int) bool {
+	held, done := c.assigned[s], c.reports[s]
+	for other := range c.cfg.MicroBatches {
+		if other == mb {
+			continue
+		}
+		if _, reported := done[other]; reported {
+			continue
+		}
+		if t, ok := held[other]; ok {
+			if t == trainer {
+				return false
+			}
+			continue
+		}
+		if other == trainer || !c.live[other] {
+			return false
+		}
+	}
+	return true
+}
+
 // holdersOf lists the trainers holding an unreported micro-batch of step s.
 func (c *Core) holdersOf(s int64) []int {
 	var out []int

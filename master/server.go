@@ -58,7 +58,8 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 	if err != nil && w.Status != api.WorkStatus_WORK_WAIT {
 		return nil, s.grpcErr(err)
 	}
-	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch, MicroBatch: int32(w.MicroBatch)}
+	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch, MicroBatch: int32(w.MicroBatch),
+		PullWithPush: w.PullWithPush}
 	for _, sl := range w.Slices {
 		r.Slices = append(r.Slices, &api.Slice{File: sl.File, Chunk: int32(sl.Chunk), First: int32(sl.First), Count: int32(sl.Count)})
 	}

@@ -39,23 +39,44 @@ func NewServer(index int, shard *Shard, restore RestoreFunc) *Server {
 
 // Push receives one trainer's gradient for one step.
 func (s *Server) Push(stream api.PServer_PushServer) error {
+	_, step, err := s.receiveAndPush(stream)
+	if err != nil {
+		return err
+	}
+	return stream.SendAndClose(&api.PushReply{Step: step})
+}
+
+// receiveAndPush receives a pushed gradient and hands it to the shard; it
+// returns what was pushed (the gradient's buffer goes back to the shard)
+// and the shard's step after the push.
+func (s *Server) receiveAndPush(stream pushStream) (pushed, int64, error) {
 	receive := s.receiveDecoded
 	if wire.DecodesInPlace() {
 		receive = s.receiveInto
 	}
 	g, err := receive(stream)
 	if err != nil {
-		return err
+		return pushed{}, 0, err
 	}
+	p := pushed{step: g.Step, rollbackEpoch: g.RollbackEpoch}
 	_, step, err := s.shard.Push(g)
 	if err != nil {
-		return statusOf(err)
+		return p, 0, statusOf(err)
 	}
-	return stream.SendAndClose(&api.PushReply{Step: step})
+	return p, step, nil
+}
+
+// pushed is the step and rollback epoch of a received push.
+type pushed struct{ step, rollbackEpoch int64 }
+
+// pushStream is the receiving side of Push and PushPull.
+type pushStream interface {
+	Recv() (*api.PushChunk, error)
+	RecvMsg(m any) error
 }
 
 // receiveInto decodes the stream's floats straight into a gradient buffer.
-func (s *Server) receiveInto(stream api.PServer_PushServer) (*Gradient, error) {
+func (s *Server) receiveInto(stream pushStream) (*Gradient, error) {
 	sink := &pushSink{shard: s.shard}
 	for {
 		err := stream.RecvMsg(sink)
@@ -73,7 +94,7 @@ func (s *Server) receiveInto(stream api.PServer_PushServer) (*Gradient, error) {
 }
 
 // receiveDecoded is the plain protobuf path (big-endian hosts).
-func (s *Server) receiveDecoded(stream api.PServer_PushServer) (*Gradient, error) {
+func (s *Server) receiveDecoded(stream pushStream) (*Gradient, error) {
 	var g *Gradient
 	for {
 		msg, err := stream.Recv()
@@ -112,6 +133,11 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 	if err := s.awaitStep(stream.Context(), req, restores); err != nil {
 		return err
 	}
+	return s.sendParams(stream)
+}
+
+// sendParams streams the shard's parameters, all of one step.
+func (s *Server) sendParams(stream interface{ Send(*api.ParamChunk) error }) error {
 	return s.shard.View(func(step int64, b client.Block, param []float32) error {
 		for off := 0; off < len(param); off += wire.ChunkFloats {
 			end := min(off+wire.ChunkFloats, len(param))

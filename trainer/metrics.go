@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/metrics"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // timedPservers records the latency of every push and pull, and the steps
@@ -28,4 +29,12 @@ func (p timedPservers) Push(ctx context.Context, trainer int, step, epoch, recor
 	err := p.pservers.Push(ctx, trainer, step, epoch, records, checkpoint, grads)
 	p.m.Pushed(time.Since(start), records, err == nil)
 	return err
+}
+
+// PushPull counts as a push: its time includes the wait for the step.
+func (p timedPservers) PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func()) (client.Pulled, error) {
+	start := time.Now()
+	pulled, err := p.pservers.PushPull(ctx, trainer, step, epoch, records, checkpoint, grads, params, accepted)
+	p.m.Pushed(time.Since(start), records, err == nil)
+	return pulled, err
 }

@@ -81,10 +81,13 @@ type trainer struct {
 	grads  [][]float32
 	data   *chunkCache
 	next   *api.GetStepResponse // sync: the next work, answered with the last step report
-	log    *slog.Logger
-	creds  credentials.TransportCredentials // dials the master and the pservers
-	lease  clientv3.LeaseID                 // the registration's lease (0: none)
-	prog   *program.Client                  // the model program (model.kind program), else nil
+	// prefetched (sync) is the step and epoch whose parameters the last
+	// push brought back into params (PushPull); nil: none.
+	prefetched *stepOfEpoch
+	log        *slog.Logger
+	creds      credentials.TransportCredentials // dials the master and the pservers
+	lease      clientv3.LeaseID                 // the registration's lease (0: none)
+	prog       *program.Client                  // the model program (model.kind program), else nil
 }
 
 // Run trains until the master says the job is done.

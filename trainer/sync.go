@@ -105,7 +105,7 @@ func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done b
 		ex, err = t.stepExamples(w)
 		read <- err
 	}()
-	pull, err := t.pullStep(ctx, w.Step, w.Epoch)
+	pull, err := t.paramsOf(ctx, w)
 	if rerr := <-read; rerr != nil {
 		return false, rerr
 	}
@@ -134,6 +134,20 @@ func (t *trainer) stepExamples(w *api.GetStepResponse) ([]dataset.Example, error
 		ex = append(ex, part...)
 	}
 	return ex, nil
+}
+
+// stepOfEpoch names a step's parameters: the step in a rollback epoch.
+type stepOfEpoch struct{ step, epoch int64 }
+
+// paramsOf puts the parameters of w's step in t.params: pulled, unless the
+// last push brought them back already.
+func (t *trainer) paramsOf(ctx context.Context, w *api.GetStepResponse) (pullResult, error) {
+	have := t.prefetched
+	t.prefetched = nil
+	if have != nil && *have == (stepOfEpoch{w.Step, w.Epoch}) {
+		return pullResult{code: codes.OK, lowest: w.Step, highest: w.Step}, nil
+	}
+	return t.pullStep(ctx, w.Step, w.Epoch)
 }
 
 // pullStep pulls the parameters of step into t.params. A pull waits at
@@ -176,15 +190,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		return false, err
 	}
 	if push {
-		err := t.retryTransient(ctx, "push gradients", func() error {
-			return t.psErr(ctx, t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, int64(len(ex)), w.Checkpoint, t.grads))
-		})
-		if resync(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
+		return t.pushAndReport(ctx, w, loss, len(ex))
 	}
 	return t.reportStep(ctx, w, loss, len(ex))
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/logcheck"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // stepEpoch is a (step, epoch) pair as a request carries it.
@@ -88,6 +89,17 @@ func (p *fakePservers) Pull(_ context.Context, _, _ int64, _ [][]float32) (int64
 func (p *fakePservers) Push(_ context.Context, _ int, step, epoch, _ int64, _ bool, _ [][]float32) error {
 	p.pushes = append(p.pushes, stepEpoch{step, epoch})
 	return nil
+}
+
+// PushPull never brings parameters back: the trainer pulls.
+func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, records int64, ckpt bool, grads, _ [][]float32, accepted func()) (client.Pulled, error) {
+	if err := p.Push(ctx, mb, step, epoch, records, ckpt, grads); err != nil {
+		return client.Pulled{}, err
+	}
+	if accepted != nil {
+		accepted()
+	}
+	return client.Pulled{}, nil
 }
 
 func (p *fakePservers) Refresh(context.Context) error { return nil }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 
+	"github.com/gtrain/gtrain/internal/roleruntime"
+
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
 	"github.com/gtrain/gtrain/jobspec"
@@ -124,6 +126,9 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 		cfg := master.DefaultConfig()
 		cfg.Job, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
 		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
+		// A master coordinates: its step path is RPCs that threads on other
+		// cores would only hand to each other. One core, like a 1-CPU role.
+		roleruntime.LimitProcs(1, log)
 		return master.Run(ctx, cli, cfg)
 	case "pserver":
 		cfg := pserver.DefaultConfig()

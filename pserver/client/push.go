@@ -49,6 +49,18 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
 	}
+	if err := c.sendBlocks(i, stream.Send, h, grads); err != nil {
+		return sendFailed(i, func() error { _, err := stream.CloseAndRecv(); return err }, err)
+	}
+	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("push to pserver %d: %w", i, err)
+	}
+	return nil // AlreadyExists: this pserver applied the step with our push in it
+}
+
+// sendBlocks sends the gradient of the blocks pserver i holds, or the
+// header alone if it holds none.
+func (c *Client) sendBlocks(i int, send func(*api.PushChunk) error, h pushHeader, grads [][]float32) error {
 	sent := false
 	for _, b := range c.blocks {
 		if b.Server != i {
@@ -57,28 +69,24 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 		src := grads[b.Param][b.Offset : b.Offset+b.Len]
 		for off := 0; off < len(src); off += wire.ChunkFloats {
 			end := min(off+wire.ChunkFloats, len(src))
-			if err := stream.Send(h.chunk(b.ID, off, src[off:end])); err != nil {
-				return sendFailed(i, stream, err)
+			if err := send(h.chunk(b.ID, off, src[off:end])); err != nil {
+				return err
 			}
 			sent = true
 		}
 	}
 	if !sent {
-		if err := stream.Send(h.chunk(-1, 0, nil)); err != nil {
-			return sendFailed(i, stream, err)
-		}
+		return send(h.chunk(-1, 0, nil))
 	}
-	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
-		return fmt.Errorf("push to pserver %d: %w", i, err)
-	}
-	return nil // AlreadyExists: this pserver applied the step with our push in it
+	return nil
 }
 
 // sendFailed turns a failed Send into the push's outcome: the server's real
 // status, where AlreadyExists means the step was applied with our push in it.
-func sendFailed(i int, stream api.PServer_PushClient, err error) error {
+// end reads the stream's status (Send fails with io.EOF when the server ended it).
+func sendFailed(i int, end func() error, err error) error {
 	if errors.Is(err, io.EOF) {
-		if _, rerr := stream.CloseAndRecv(); rerr != nil {
+		if rerr := end(); rerr != nil {
 			err = rerr
 		}
 	}

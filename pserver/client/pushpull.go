@@ -1,0 +1,94 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Pulled says whether a PushPull brought back the next step's parameters
+// from every pserver, and the least and the most advanced step they were of.
+type Pulled struct {
+	All             bool
+	Lowest, Highest int64
+}
+
+// PushPull pushes like Push, calls accepted (if not nil) once every
+// pserver acknowledged the push (from another goroutine, while the step may
+// still wait for other micro-batches), then fills params with the parameters
+// each pserver streams once it applied the step (PServer.PushPull). A
+// pserver that answered without parameters (the step was not complete in
+// time, a rollback, or it holds no block) leaves Pulled.All false, and
+// params partly written: the caller pulls. A nil error means the push is
+// applied, as Push's does; accepted is not called when the push was in an
+// applied step already (AlreadyExists).
+func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads, params [][]float32, accepted func()) (Pulled, error) {
+	if !wire.DecodesInPlace() {
+		return Pulled{}, c.Push(ctx, microBatch, step, rollbackEpoch, records, checkpoint, grads)
+	}
+	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
+	steps, got := make([]int64, len(c.servers)), make([]bool, len(c.servers))
+	var acks atomic.Int32
+	ack := func() {
+		if int(acks.Add(1)) == len(c.servers) && accepted != nil {
+			accepted()
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, srv := range c.servers {
+		g.Go(func() error {
+			var err error
+			steps[i], got[i], err = c.pushPullTo(gctx, i, srv, h, grads, params, ack)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Pulled{}, err
+	}
+	p := Pulled{All: true, Lowest: steps[0], Highest: steps[0]}
+	for i, s := range steps {
+		p.All = p.All && got[i]
+		p.Lowest, p.Highest = min(p.Lowest, s), max(p.Highest, s)
+	}
+	return p, nil
+}
+
+// pushPullTo pushes the blocks pserver i holds, calls ack on its
+// acknowledgement and reads back its parameters; got reports whether any
+// came. Once acknowledged, the push is applied whatever comes after.
+func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h pushHeader, grads, params [][]float32, ack func()) (step int64, got bool, err error) {
+	stream, err := srv.PushPull(ctx, grpc.ForceCodecV2(wire.Codec{}))
+	if err != nil {
+		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
+	}
+	sink := &paramSink{c: c, server: i, params: params}
+	if err := c.sendBlocks(i, stream.Send, h, grads); err != nil {
+		return 0, false, sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
+	}
+	switch err := stream.RecvMsg(sink); {
+	case status.Code(err) == codes.AlreadyExists:
+		return 0, false, nil // applied with our push in it, and past it
+	case err != nil:
+		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
+	}
+	ack()
+	for {
+		if err := stream.RecvMsg(sink); err != nil {
+			// io.EOF: the end; another error: the parameters are lost, not the push.
+			return sink.step, got && errors.Is(err, io.EOF), nil
+		}
+		got = true
+	}
+}

@@ -1,0 +1,40 @@
+package pserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// pushPullWait bounds how long PushPull waits for its step to be applied
+// before it ends without parameters. The master's hint that the step's other
+// micro-batches are on their way (api.GetStepResponse.pull_with_push) can be
+// wrong (a trainer told to leave, a lost one); then the trainer should soon
+// go back to the master, who may give it the missing micro-batch.
+const pushPullWait = 250 * time.Millisecond
+
+// PushPull receives one trainer's gradient for one step, like Push, and
+// acknowledges it (a first message without data, block -1: the trainer may
+// report the micro-batch to the master), then streams the parameters of the
+// next step once the step is applied: the pull of a sync trainer's next
+// micro-batch rides on its push. A push refused (a stale, future or
+// rolled-back step) ends it with Push's status; a step not applied within
+// pushPullWait, or a rollback meanwhile, ends it after the acknowledgement.
+func (s *Server) PushPull(stream api.PServer_PushPullServer) error {
+	_, _, restores := s.shard.Advanced()
+	p, step, err := s.receiveAndPush(stream)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&api.ParamChunk{Step: step, Block: -1}); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(stream.Context(), pushPullWait)
+	defer cancel()
+	next := &api.PullRequest{MinStep: p.step + 1, Epoch: p.rollbackEpoch}
+	if err := s.awaitStep(ctx, next, restores); err != nil {
+		return stream.Context().Err() // nil unless the trainer went away
+	}
+	return s.sendParams(stream)
+}

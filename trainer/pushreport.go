@@ -1,0 +1,71 @@
+package trainer
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// pushAndReport pushes the gradients of w's micro-batch over records
+// records and reports it to the master. A push that waits for its step
+// (push) reports as soon as every pserver took it, while the step waits
+// for its other micro-batches: the master's answer, the next work, then
+// comes with the next step's parameters instead of after them. If that
+// answer is another micro-batch of the same step (the master gave this
+// trainer one that no other took), the step cannot be applied before this
+// trainer computes it: the push stops waiting.
+func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
+	type result struct {
+		done bool
+		err  error
+	}
+	var once sync.Once
+	reported := make(chan result, 1)
+	started := false
+	pctx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	report := func() {
+		once.Do(func() {
+			started = true
+			go func() {
+				done, err := t.reportStep(ctx, w, loss, records)
+				if next := t.next; next != nil && next.Step == w.Step && next.Epoch == w.Epoch {
+					stopWaiting()
+				}
+				reported <- result{done, err}
+			}()
+		})
+	}
+	err := t.retryTransient(ctx, "push gradients", func() error { return t.psErr(ctx, t.push(pctx, w, int64(records), report)) })
+	if err != nil {
+		once.Do(func() {}) // no report after a failed push
+		if started {
+			<-reported // not expected: a push acknowledged by every pserver succeeds
+		}
+		if resync(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	report() // a plain push, or one in an applied step already
+	r := <-reported
+	return r.done, r.err
+}
+
+// push pushes the gradients of w's micro-batch over records records and
+// calls accepted once every pserver took them (not always: see
+// client.Client.PushPull). When the master said the step's other
+// micro-batches are covered, the push waits for the step and brings back the
+// next step's parameters, kept for the next micro-batch if it is of that
+// step (paramsOf).
+func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int64, accepted func()) error {
+	if !w.PullWithPush {
+		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads)
+	}
+	pulled, err := t.ps.PushPull(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, t.params, accepted)
+	if err == nil && pulled.All && pulled.Lowest == w.Step+1 && pulled.Highest == w.Step+1 {
+		t.prefetched = &stepOfEpoch{w.Step + 1, w.Epoch}
+	}
+	return err
+}
