@@ -81,3 +81,34 @@ func TestCoreLostTrainersMicroBatchGoesToAnother(t *testing.T) {
 		t.Fatalf("step %d, %d samples; want step 1 committed with 12 records once", c.meta.Step, c.meta.PassSamples)
 	}
 }
+
+// TestCorePullWithPushOnlyWhenOthersCoverTheStep: the hint that a push may
+// wait for its step is given only when every other micro-batch of the step
+// is reported, held by another trainer, or the home of another live one.
+func TestCorePullWithPushOnlyWhenOthersCoverTheStep(t *testing.T) {
+	cfg := syncConfig(2, 4, 1)
+	c := newCore(t, cfg)
+	c.TrainersLive([]int{0, 1})
+	w0 := c.Step(0, 0, 0, t0)
+	if w0.MicroBatch != 0 || !w0.PullWithPush {
+		t.Fatalf("trainer 0 with live trainer 1: %+v, want micro-batch 0 with pull_with_push", w0)
+	}
+	w1 := c.Step(1, 0, 0, t0)
+	if w1.MicroBatch != 1 || !w1.PullWithPush {
+		t.Fatalf("trainer 1, micro-batch 0 held by trainer 0: %+v, want micro-batch 1 with pull_with_push", w1)
+	}
+
+	alone := newCore(t, cfg)
+	alone.TrainersLive([]int{0})
+	w := alone.Step(0, 0, 0, t0)
+	if w.PullWithPush {
+		t.Fatalf("trainer 0 alone (trainer 1 not live): %+v, want no pull_with_push: it computes micro-batch 1 too", w)
+	}
+	if _, err := alone.StepDone(0, w.MicroBatch, w.Step, w.Epoch, 1, int64(len(sliceRecords(w.Slices))), t0); err != nil {
+		t.Fatal(err)
+	}
+	last := alone.Step(0, 0, 0, t0)
+	if last.Step != 0 || last.MicroBatch != 1 || !last.PullWithPush {
+		t.Fatalf("trainer 0's second micro-batch, the first reported: %+v, want micro-batch 1 with pull_with_push", last)
+	}
+}

@@ -70,6 +70,13 @@ func (m *fakeMaster) RequestRollback(_ context.Context, r *api.RequestRollbackRe
 type fakePservers struct {
 	pulls  []pullAnswer
 	pushes []stepEpoch
+	// A PushPull brings back the next step's parameters (bring), or the
+	// first hold ones wait for their context to end after the
+	// acknowledgement, as for a step that lacks a micro-batch.
+	bring bool
+	hold  int
+	// stuck counts held PushPulls that nobody stopped (given up after 2 s).
+	stuck int
 }
 
 type pullAnswer struct {
@@ -91,13 +98,23 @@ func (p *fakePservers) Push(_ context.Context, _ int, step, epoch, _ int64, _ bo
 	return nil
 }
 
-// PushPull never brings parameters back: the trainer pulls.
 func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, records int64, ckpt bool, grads, _ [][]float32, accepted func()) (client.Pulled, error) {
 	if err := p.Push(ctx, mb, step, epoch, records, ckpt, grads); err != nil {
 		return client.Pulled{}, err
 	}
 	if accepted != nil {
 		accepted()
+	}
+	switch {
+	case p.bring:
+		return client.Pulled{All: true, Lowest: step + 1, Highest: step + 1}, nil
+	case p.hold > 0:
+		p.hold--
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+			p.stuck++
+		}
 	}
 	return client.Pulled{}, nil
 }
@@ -197,5 +214,43 @@ func TestRunSyncFailsWithThePull(t *testing.T) {
 	err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0)
 	if status.Code(err) != codes.Internal || len(ps.pushes) != 0 || len(m.reports) != 0 {
 		t.Errorf("runSync = %v after pushing %v and reporting %v; want the pull's error, nothing pushed or reported", err, ps.pushes, m.reports)
+	}
+}
+
+// A push that brought back the next step's parameters spares the next
+// micro-batch's pull when it is of that step.
+func TestRunSyncPushBringsTheNextStep(t *testing.T) {
+	withPull := func(w *api.GetStepResponse) *api.GetStepResponse { w.PullWithPush = true; return w }
+	m := &fakeMaster{answerNext: true, steps: []*api.GetStepResponse{withPull(ready(0, 1)), withPull(ready(1, 1)),
+		{Status: api.WorkStatus_WORK_DONE}}}
+	ps := &fakePservers{bring: true, pulls: []pullAnswer{{0, 0, nil}}} // one pull: step 0's
+	var out bytes.Buffer
+	if err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0); err != nil {
+		t.Fatalf("runSync: %v (a second pull ran out of the script)\n%s", err, out.String())
+	}
+	if want := []stepEpoch{{0, 1}, {1, 1}}; !slices.Equal(ps.pushes, want) || !slices.Equal(m.reports, want) {
+		t.Errorf("pushed %v, reported %v; want %v both", ps.pushes, m.reports, want)
+	}
+}
+
+// A push waiting for its step stops waiting when the master's answer to its
+// report is another micro-batch of the same step: only this trainer can
+// complete the step.
+func TestRunSyncStopsWaitingForItsOwnStep(t *testing.T) {
+	mb := func(n int32) *api.GetStepResponse {
+		w := ready(0, 1)
+		w.MicroBatch, w.PullWithPush = n, true
+		return w
+	}
+	m := &fakeMaster{answerNext: true, steps: []*api.GetStepResponse{mb(0), mb(1), {Status: api.WorkStatus_WORK_DONE}}}
+	ps := &fakePservers{hold: 1, pulls: []pullAnswer{{0, 0, nil}, {0, 0, nil}}}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := fakeTrainer(t, m, ps, &out).runSync(ctx, 0); err != nil {
+		t.Fatalf("runSync: %v (the first push kept waiting)\n%s", err, out.String())
+	}
+	if want := []stepEpoch{{0, 1}, {0, 1}}; !slices.Equal(ps.pushes, want) || ps.stuck != 0 {
+		t.Errorf("pushed %v, want %v; %d pushes kept waiting for their step", ps.pushes, want, ps.stuck)
 	}
 }

@@ -1,0 +1,126 @@
+package pserver
+
+import (
+	"context"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// servePushPull serves a sync shard of two micro-batches over real gRPC on
+// loopback and returns a client of it.
+func servePushPull(t *testing.T) (*Shard, *client.Client) {
+	t.Helper()
+	s := testShard(t, jobspec.ModeSync, 2, "sgd")
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(wire.ServerOptions()...)
+	api.RegisterPServerServer(srv, NewServer(0, s, nil))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c, err := client.NewClient([]string{lis.Addr().String()}, s.Blocks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return s, c
+}
+
+func pushPullBuffers(fill float32) (grads, params [][]float32) {
+	grads = [][]float32{slices.Repeat([]float32{fill}, 5), slices.Repeat([]float32{fill}, 3)}
+	return grads, [][]float32{make([]float32, 5), make([]float32, 3)}
+}
+
+type pushPullResult struct {
+	pulled client.Pulled
+	err    error
+}
+
+// TestPushPullBringsTheNextStep: the first micro-batch's push is
+// acknowledged at once but answers the parameters only when the second one
+// completes the step; both get the parameters of step 1, as a pull would.
+func TestPushPullBringsTheNextStep(t *testing.T) {
+	_, c := servePushPull(t)
+	ctx := context.Background()
+	grads0, params0 := pushPullBuffers(1)
+	acked := make(chan struct{})
+	first := make(chan pushPullResult, 1)
+	go func() {
+		p, err := c.PushPull(ctx, 0, 0, 0, 1, false, grads0, params0, func() { close(acked) })
+		first <- pushPullResult{p, err}
+	}()
+	select {
+	case <-acked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the push of micro-batch 0 was not acknowledged")
+	}
+	select {
+	case r := <-first:
+		t.Fatalf("the push of micro-batch 0 answered before the step was complete: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	grads1, params1 := pushPullBuffers(2)
+	p1, err := c.PushPull(ctx, 1, 0, 0, 1, false, grads1, params1, nil)
+	if err != nil || !p1.All || p1.Lowest != 1 || p1.Highest != 1 {
+		t.Fatalf("micro-batch 1: %+v %v, want all parameters of step 1", p1, err)
+	}
+	r := <-first
+	if r.err != nil || !r.pulled.All || r.pulled.Lowest != 1 {
+		t.Fatalf("micro-batch 0: %+v %v, want all parameters of step 1", r.pulled, r.err)
+	}
+	pulled := [][]float32{make([]float32, 5), make([]float32, 3)}
+	if _, _, err := c.Pull(ctx, 1, 0, pulled); err != nil {
+		t.Fatal(err)
+	}
+	for j := range pulled {
+		if !slices.Equal(params0[j], pulled[j]) || !slices.Equal(params1[j], pulled[j]) {
+			t.Fatalf("param %d: push-pulled %v and %v, pulled %v", j, params0[j], params1[j], pulled[j])
+		}
+	}
+}
+
+// TestPushPullIncompleteStepEndsWithoutParameters: with the other
+// micro-batch missing, the push is applied and the call ends after its wait
+// without parameters; a repeat of a pushed step is neither acknowledged nor
+// an error; a push of a future step is refused.
+func TestPushPullIncompleteStepEndsWithoutParameters(t *testing.T) {
+	s, c := servePushPull(t)
+	ctx := context.Background()
+	grads, params := pushPullBuffers(1)
+	var acks atomic.Int32
+	start := time.Now()
+	p, err := c.PushPull(ctx, 0, 0, 0, 1, false, grads, params, func() { acks.Add(1) })
+	if err != nil || p.All || acks.Load() != 1 {
+		t.Fatalf("lone micro-batch: %+v %v acks %d, want no parameters, no error, one ack", p, err, acks.Load())
+	}
+	if waited := time.Since(start); waited < pushPullWait {
+		t.Fatalf("answered after %v, before the wait of %v", waited, pushPullWait)
+	}
+	if _, err := c.PushPull(ctx, 1, 0, 0, 1, false, grads, params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.Step() != 1 {
+		t.Fatalf("shard at step %d, want 1", s.Step())
+	}
+	p, err = c.PushPull(ctx, 0, 0, 0, 1, false, grads, params, func() { acks.Add(1) })
+	if err != nil || p.All || acks.Load() != 1 {
+		t.Fatalf("repeated push of an applied step: %+v %v acks %d, want nothing", p, err, acks.Load())
+	}
+	_, err = c.PushPull(ctx, 0, 5, 0, 1, false, grads, params, nil)
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("push of a future step: %v, want FailedPrecondition", err)
+	}
+}
+
