@@ -84,14 +84,22 @@ func (s *shard) chunkExamples(chunk int) ([]Example, error) {
 	}
 	out := make([]Example, len(records))
 	for i, r := range records {
-		e, err := DecodeExample(r, s.meta.Features)
-		if err == nil {
-			err = s.meta.checkLabel(e.Label)
+		if out[i], err = s.decodeRecord(chunk, i, r); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: chunk %d (offset %d), record %d: %w", s.index.Path, chunk, s.index.Chunks[chunk].Offset, i, err)
-		}
-		out[i] = e
 	}
 	return out, nil
+}
+
+// decodeRecord decodes record i of chunk and checks it against the shard's
+// metadata; an error names the file, chunk and record.
+func (s *shard) decodeRecord(chunk, i int, r []byte) (Example, error) {
+	e, err := DecodeExample(r, s.meta.Features)
+	if err == nil {
+		err = s.meta.checkLabel(e.Label)
+	}
+	if err != nil {
+		return Example{}, fmt.Errorf("%s: chunk %d (offset %d), record %d: %w", s.index.Path, chunk, s.index.Chunks[chunk].Offset, i, err)
+	}
+	return e, nil
 }

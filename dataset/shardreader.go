@@ -17,5 +17,19 @@ func OpenShard(path string) (*ShardReader, error) {
 // ChunkExamples decodes chunk number chunk (see ReadChunkExamples).
 func (r *ShardReader) ChunkExamples(chunk int) ([]Example, error) { return r.s.chunkExamples(chunk) }
 
+// ChunkRecords reads chunk number chunk's records undecoded (its checksum
+// checked): a reader that needs a few of them decodes only those
+// (DecodeRecord), as a sync trainer does with the shuffled records of its
+// micro-batches.
+func (r *ShardReader) ChunkRecords(chunk int) ([][]byte, error) {
+	return r.s.index.ReadChunk(r.s.file, chunk)
+}
+
+// DecodeRecord decodes record i of chunk, as ChunkRecords read it, checked
+// as ChunkExamples checks every record.
+func (r *ShardReader) DecodeRecord(chunk, i int, record []byte) (Example, error) {
+	return r.s.decodeRecord(chunk, i, record)
+}
+
 // Close closes the shard's file.
 func (r *ShardReader) Close() error { return r.s.file.Close() }

@@ -50,10 +50,15 @@ func batchMatrix(b Batch) *mat.Dense {
 
 func widen(p []float32) []float64 {
 	out := make([]float64, len(p))
-	for i, v := range p {
-		out[i] = float64(v)
-	}
+	widenInto(out, p)
 	return out
+}
+
+// widenInto converts p into dst, of the same length.
+func widenInto(dst []float64, p []float32) {
+	for i, v := range p {
+		dst[i] = float64(v)
+	}
 }
 
 func addInto(dst []float32, src []float64) {

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -15,6 +16,30 @@ type network struct {
 	spec   Spec
 	params []ParamSpec
 	head   lossHead
+	// scratch holds *gradScratch: Gradient's float64 copies of the
+	// parameters and weight gradients, reused across calls (a trainer calls
+	// it every step; they would be the bulk of its garbage).
+	scratch sync.Pool
+}
+
+// gradScratch is one Gradient call's float64 buffers.
+type gradScratch struct {
+	params [][]float64 // the parameters, widened
+	gw     [][]float64 // each layer's weight gradient
+}
+
+func (n *network) takeScratch() *gradScratch {
+	if sc, ok := n.scratch.Get().(*gradScratch); ok {
+		return sc
+	}
+	sc := &gradScratch{params: make([][]float64, len(n.params)), gw: make([][]float64, len(n.params)/2)}
+	for j, p := range n.params {
+		sc.params[j] = make([]float64, p.Size())
+		if j%2 == 0 {
+			sc.gw[j/2] = make([]float64, p.Size())
+		}
+	}
+	return sc
 }
 
 var _ Model = (*network)(nil)
@@ -67,11 +92,16 @@ func (n *network) Gradient(params [][]float32, b Batch, grads [][]float32) float
 	if b.N == 0 {
 		return 0
 	}
-	layers := layersFrom(n.params, widenAll(params))
+	sc := n.takeScratch()
+	defer n.scratch.Put(sc)
+	for j, p := range params {
+		widenInto(sc.params[j], p)
+	}
+	layers := layersFrom(n.params, sc.params)
 	inputs, z := forward(layers, batchMatrix(b))
 	delta := mat.NewDense(b.N, n.spec.Outputs, nil)
 	lossSum, _ := n.head.score(z, b.Y, delta)
-	backward(layers, inputs, delta, grads)
+	backward(layers, inputs, delta, grads, sc.gw)
 	return lossSum
 }
 
@@ -115,12 +145,13 @@ func forward(layers []layer, x *mat.Dense) (inputs []*mat.Dense, out *mat.Dense)
 }
 
 // backward propagates delta = dLoss/d(output pre-activation) down the layers
-// and adds each layer's weight and bias gradients into grads.
-func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]float32) {
+// and adds each layer's weight and bias gradients into grads; gwBuf holds
+// each layer's weight gradient (overwritten).
+func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]float32, gwBuf [][]float64) {
 	for l := len(layers) - 1; l >= 0; l-- {
 		ly := layers[l]
 		fanIn, fanOut := ly.w.Dims()
-		gw := mat.NewDense(fanIn, fanOut, nil)
+		gw := mat.NewDense(fanIn, fanOut, gwBuf[l])
 		gw.Mul(inputs[l].T(), delta)
 		addInto(grads[2*l], gw.RawMatrix().Data)
 		addInto(grads[2*l+1], columnSums(delta))

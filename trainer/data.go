@@ -12,11 +12,14 @@ type chunkKey struct {
 }
 
 // chunkCache keeps recently read chunks: in sync mode consecutive steps read
-// neighbouring records of the same chunk. The shards it read are kept open
-// (up to maxOpenShards): a chunk not cached costs one read, not an open.
+// neighbouring records of the same chunk. It keeps their records undecoded
+// and decodes those asked for: a sync trainer computes a few shuffled
+// records of each chunk (the other trainers the rest). The shards it read
+// are kept open (up to maxOpenShards): a chunk not cached costs one read,
+// not an open.
 type chunkCache struct {
 	max    int
-	items  map[chunkKey][]dataset.Example
+	items  map[chunkKey][][]byte
 	order  []chunkKey
 	shards map[string]*dataset.ShardReader
 	opened []string // in opening order, to close the oldest
@@ -26,7 +29,7 @@ type chunkCache struct {
 const maxOpenShards = 32
 
 func newChunkCache(max int) *chunkCache {
-	return &chunkCache{max: max, items: map[chunkKey][]dataset.Example{}, shards: map[string]*dataset.ShardReader{}}
+	return &chunkCache{max: max, items: map[chunkKey][][]byte{}, shards: map[string]*dataset.ShardReader{}}
 }
 
 // shard returns file's reader, opening it (and closing the oldest open one
@@ -58,36 +61,53 @@ func (c *chunkCache) close() {
 	c.opened = nil
 }
 
-func (c *chunkCache) get(file string, chunk int) ([]dataset.Example, error) {
-	k := chunkKey{file, chunk}
-	if ex, ok := c.items[k]; ok {
-		return ex, nil
-	}
+// records returns the undecoded records of a chunk and its shard's reader.
+func (c *chunkCache) records(file string, chunk int) ([][]byte, *dataset.ShardReader, error) {
 	r, err := c.shard(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ex, err := r.ChunkExamples(chunk)
+	k := chunkKey{file, chunk}
+	if recs, ok := c.items[k]; ok {
+		return recs, r, nil
+	}
+	recs, err := r.ChunkRecords(chunk)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(c.order) >= c.max {
 		delete(c.items, c.order[0])
 		c.order = c.order[1:]
 	}
-	c.items[k] = ex
+	c.items[k] = recs
 	c.order = append(c.order, k)
-	return ex, nil
+	return recs, r, nil
 }
 
-// slice returns count records from first of a chunk.
-func (c *chunkCache) slice(file string, chunk, first, count int) ([]dataset.Example, error) {
-	ex, err := c.get(file, chunk)
+// get returns every record of a chunk, decoded.
+func (c *chunkCache) get(file string, chunk int) ([]dataset.Example, error) {
+	recs, _, err := c.records(file, chunk)
 	if err != nil {
 		return nil, err
 	}
-	if first < 0 || count < 0 || first+count > len(ex) {
-		return nil, fmt.Errorf("%s chunk %d: records [%d,%d) out of range (chunk has %d)", file, chunk, first, first+count, len(ex))
+	return c.appendSlice(nil, file, chunk, 0, len(recs))
+}
+
+// appendSlice appends count records from first of a chunk, decoded, to dst.
+func (c *chunkCache) appendSlice(dst []dataset.Example, file string, chunk, first, count int) ([]dataset.Example, error) {
+	recs, r, err := c.records(file, chunk)
+	if err != nil {
+		return nil, err
 	}
-	return ex[first : first+count], nil
+	if first < 0 || count < 0 || first+count > len(recs) {
+		return nil, fmt.Errorf("%s chunk %d: records [%d,%d) out of range (chunk has %d)", file, chunk, first, first+count, len(recs))
+	}
+	for i := first; i < first+count; i++ {
+		e, err := r.DecodeRecord(chunk, i, recs[i])
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, e)
+	}
+	return dst, nil
 }

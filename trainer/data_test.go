@@ -24,14 +24,14 @@ func writeShard(t *testing.T, n int) string {
 func TestChunkCacheSlicesAndEvicts(t *testing.T) {
 	path := writeShard(t, 10) // chunks of 4, 4, 2
 	c := newChunkCache(2)
-	got, err := c.slice(path, 1, 1, 3)
+	got, err := c.appendSlice(nil, path, 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 || got[0].Label != 5 || got[2].Label != 7 {
 		t.Fatalf("chunk 1 records [1,4): %+v", got)
 	}
-	if _, err := c.slice(path, 2, 1, 2); err == nil {
+	if _, err := c.appendSlice(nil, path, 2, 1, 2); err == nil {
 		t.Fatal("a slice past the chunk's end was accepted")
 	}
 	c.get(path, 0)
@@ -65,7 +65,7 @@ func TestChunkCacheKeepsShardsOpen(t *testing.T) {
 	defer c.close()
 	for round := range 2 {
 		for i, p := range paths {
-			got, err := c.slice(p, 1, 0, 2)
+			got, err := c.appendSlice(nil, p, 1, 0, 2)
 			if err != nil || len(got) != 2 || got[0].Label != 4 {
 				t.Fatalf("round %d shard %d: %+v, %v", round, i, got, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/internal/roleruntime"
+	"github.com/gtrain/gtrain/model"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
@@ -81,6 +82,7 @@ type trainer struct {
 	grads  [][]float32
 	data   *chunkCache
 	next   *api.GetStepResponse // sync: the next work, answered with the last step report
+	batch  model.Batch          // the last micro-batch's records, its memory reused
 	// prefetched (sync) is the step and epoch whose parameters the last
 	// push brought back into params (PushPull); nil: none.
 	prefetched *stepOfEpoch
@@ -249,7 +251,8 @@ func (t *trainer) compute(ex []dataset.Example) (float64, error) {
 	if len(ex) == 0 {
 		return 0, nil
 	}
-	return t.gradient(dataset.ToBatch(ex))
+	t.batch = dataset.ToBatchReusing(t.batch, ex)
+	return t.gradient(t.batch)
 }
 
 func safeMean(sum float64, n int) float64 {

@@ -127,11 +127,10 @@ func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done b
 func (t *trainer) stepExamples(w *api.GetStepResponse) ([]dataset.Example, error) {
 	var ex []dataset.Example
 	for _, sl := range w.Slices {
-		part, err := t.data.slice(sl.File, int(sl.Chunk), int(sl.First), int(sl.Count))
-		if err != nil {
+		var err error
+		if ex, err = t.data.appendSlice(ex, sl.File, int(sl.Chunk), int(sl.First), int(sl.Count)); err != nil {
 			return nil, fmt.Errorf("trainer: step %d: %w", w.Step, err)
 		}
-		ex = append(ex, part...)
 	}
 	return ex, nil
 }
