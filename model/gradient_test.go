@@ -290,3 +290,18 @@ func randomBatch(s Spec, n int, rng *rand.Rand) Batch {
 	}
 	return b
 }
+
+// BenchmarkSoftmaxGradient is a step_time micro-batch: softmax 784→10 over
+// 32 records (Fashion-MNIST, 2 trainers × 32).
+func BenchmarkSoftmaxGradient(b *testing.B) {
+	spec := Spec{Kind: KindSoftmax, Inputs: 784, Outputs: 10}
+	m := mustNew(b, spec)
+	rng := rand.New(rand.NewPCG(1, 2))
+	params := randomParams(m, rng)
+	batch := randomBatch(spec, 32, rng)
+	grads := zeroParams(m)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Gradient(params, batch, grads)
+	}
+}

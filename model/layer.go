@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -31,17 +32,47 @@ func widenAll(params [][]float32) [][]float64 {
 	return out
 }
 
-// affine returns a·W + b (b added to every row).
-func (ly layer) affine(a *mat.Dense) *mat.Dense {
+// affine returns a·W + b (b added to every row); buf (may be nil) is
+// scratch memory it may grow.
+func (ly layer) affine(a *mat.Dense, buf *[]float64) *mat.Dense {
 	rows, _ := a.Dims()
 	_, fanOut := ly.w.Dims()
+	return ly.affineAs(a, buf, narrow(fanOut, rows))
+}
+
+// affineAs is affine, computed transposed or not.
+func (ly layer) affineAs(a *mat.Dense, buf *[]float64, transposed bool) *mat.Dense {
+	rows, fanIn := a.Dims()
+	_, fanOut := ly.w.Dims()
 	z := mat.NewDense(rows, fanOut, nil)
-	z.Mul(a, ly.w)
+	if transposed {
+		// zᵀ = Wᵀ·aᵀ: the same products summed in the same order (over
+		// W's rows) in rows-long strides instead of fanOut-long ones.
+		if buf == nil {
+			buf = new([]float64)
+		}
+		*buf = slices.Grow((*buf)[:0], fanIn*rows)[:fanIn*rows]
+		at := mat.NewDense(fanIn, rows, *buf)
+		at.Copy(a.T())
+		zt := mat.NewDense(fanOut, rows, nil)
+		zt.Mul(ly.w.T(), at)
+		z.Copy(zt.T())
+	} else {
+		z.Mul(a, ly.w)
+	}
 	for r := range rows {
 		floats.Add(z.RawRowView(r), ly.b)
 	}
 	return z
 }
+
+// narrow reports whether a layer of fanOut outputs over rows records is
+// computed transposed. gonum multiplies a row of one matrix into a row of
+// the result at a time: a·W goes fanOut values at a time, which for a
+// classifier's 10 outputs is mostly call overhead; transposed it goes rows
+// values at a time. Each output sums the same products in the same order
+// either way; only a sum that is exactly zero may differ in its sign.
+func narrow(fanOut, rows int) bool { return fanOut < rows }
 
 // batchMatrix views the batch features as an N × Inputs matrix without copying.
 func batchMatrix(b Batch) *mat.Dense {

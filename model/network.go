@@ -26,6 +26,7 @@ type network struct {
 type gradScratch struct {
 	params [][]float64 // the parameters, widened
 	gw     [][]float64 // each layer's weight gradient
+	input  []float64   // a layer's input, transposed (layer.affine)
 }
 
 func (n *network) takeScratch() *gradScratch {
@@ -98,7 +99,7 @@ func (n *network) Gradient(params [][]float32, b Batch, grads [][]float32) float
 		widenInto(sc.params[j], p)
 	}
 	layers := layersFrom(n.params, sc.params)
-	inputs, z := forward(layers, batchMatrix(b))
+	inputs, z := forward(layers, batchMatrix(b), &sc.input)
 	delta := mat.NewDense(b.N, n.spec.Outputs, nil)
 	lossSum, _ := n.head.score(z, b.Y, delta)
 	backward(layers, inputs, delta, grads, sc.gw)
@@ -115,7 +116,7 @@ func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
 
 // evaluate64 is Evaluate on float64 parameters; b must be non-empty and checked.
 func (n *network) evaluate64(params [][]float64, b Batch) (float64, int) {
-	_, z := forward(layersFrom(n.params, params), batchMatrix(b))
+	_, z := forward(layersFrom(n.params, params), batchMatrix(b), nil)
 	return n.head.score(z, b.Y, nil)
 }
 
@@ -130,13 +131,14 @@ func (n *network) mustFit(op string, params [][]float32, b Batch) {
 }
 
 // forward returns the input of every layer (the batch, then each hidden
-// activation) and the output layer's pre-activation.
-func forward(layers []layer, x *mat.Dense) (inputs []*mat.Dense, out *mat.Dense) {
+// activation) and the output layer's pre-activation; buf (may be nil) is
+// scratch memory it may grow.
+func forward(layers []layer, x *mat.Dense, buf *[]float64) (inputs []*mat.Dense, out *mat.Dense) {
 	inputs = make([]*mat.Dense, len(layers))
 	a := x
 	for l, ly := range layers {
 		inputs[l] = a
-		out = ly.affine(a)
+		out = ly.affine(a, buf)
 		if l < len(layers)-1 {
 			a = relu(out)
 		}
@@ -151,9 +153,7 @@ func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]f
 	for l := len(layers) - 1; l >= 0; l-- {
 		ly := layers[l]
 		fanIn, fanOut := ly.w.Dims()
-		gw := mat.NewDense(fanIn, fanOut, gwBuf[l])
-		gw.Mul(inputs[l].T(), delta)
-		addInto(grads[2*l], gw.RawMatrix().Data)
+		weightGradient(grads[2*l], gwBuf[l], inputs[l], delta, fanIn, fanOut)
 		addInto(grads[2*l+1], columnSums(delta))
 		if l == 0 {
 			break
@@ -165,6 +165,41 @@ func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]f
 		delta = below
 	}
 }
+
+// weightGradient adds inputᵀ·delta (fanIn × fanOut) into grad, computed
+// in buf. A narrow layer computes its transpose deltaᵀ·input (the same
+// products summed in the same order over the records, see narrow) in
+// column bands small enough for gonum to multiply without goroutines.
+func weightGradient(grad []float32, buf []float64, input, delta *mat.Dense, fanIn, fanOut int) {
+	rows, _ := delta.Dims()
+	weightGradientAs(grad, buf, input, delta, fanIn, fanOut, narrow(fanOut, rows))
+}
+
+// weightGradientAs is weightGradient, computed transposed or not.
+func weightGradientAs(grad []float32, buf []float64, input, delta *mat.Dense, fanIn, fanOut int, transposed bool) {
+	rows, _ := delta.Dims()
+	if !transposed {
+		gw := mat.NewDense(fanIn, fanOut, buf)
+		gw.Mul(input.T(), delta)
+		addInto(grad, gw.RawMatrix().Data)
+		return
+	}
+	gwt := mat.NewDense(fanOut, fanIn, buf)
+	for c := 0; c < fanIn; c += serialColumns {
+		end := min(c+serialColumns, fanIn)
+		band := gwt.Slice(0, fanOut, c, end).(*mat.Dense)
+		band.Mul(delta.T(), input.Slice(0, rows, c, end))
+	}
+	for i := range fanIn {
+		for j := range fanOut {
+			grad[i*fanOut+j] += float32(buf[j*fanIn+i])
+		}
+	}
+}
+
+// serialColumns is a column band gonum multiplies serially when the other
+// side is at most 64 wide (it goes parallel from 4 blocks of 64×64).
+const serialColumns = 3 * 64
 
 func columnSums(m *mat.Dense) []float64 {
 	rows, cols := m.Dims()
