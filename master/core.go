@@ -76,7 +76,7 @@ type Work struct {
 	// (othersCover), so the trainer's push may wait for the step to be
 	// applied and bring back the next step's parameters.
 	PullWithPush bool
-	Task       Task    // async
+	Task         Task // async
 }
 
 // State is the master's whole state at a step: what a sync checkpoint keeps

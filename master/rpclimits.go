@@ -1,6 +1,9 @@
 package master
 
-import "google.golang.org/grpc"
+import (
+	"github.com/gtrain/gtrain/api"
+	"google.golang.org/grpc"
+)
 
 // Limits of the Master gRPC server (README "Confined paths and limits").
 // Every request a trainer sends is a few scalars and at most a short string
@@ -17,5 +20,6 @@ const (
 )
 
 func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(masterMaxRecv), grpc.MaxConcurrentStreams(masterMaxStreams)}
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(masterMaxRecv), grpc.MaxConcurrentStreams(masterMaxStreams),
+		grpc.InitialWindowSize(api.MasterWindow), grpc.InitialConnWindowSize(api.MasterWindow)}
 }

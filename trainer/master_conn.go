@@ -53,7 +53,8 @@ func (m *masterConn) connect(ctx context.Context) error {
 	if creds == nil { // a trainer built without newTrainer (tests)
 		creds = insecure.NewCredentials()
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
+		grpc.WithInitialWindowSize(api.MasterWindow), grpc.WithInitialConnWindowSize(api.MasterWindow))
 	if err != nil {
 		return fmt.Errorf("trainer: master at %s: %w", addr, err)
 	}
