@@ -5,16 +5,18 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/dataset"
 )
 
 // pushAndReport pushes the gradients of w's micro-batch over records
 // records and reports it to the master. A push that waits for its step
 // (push) reports as soon as every pserver took it, while the step waits
 // for its other micro-batches: the master's answer, the next work, then
-// comes with the next step's parameters instead of after them. If that
-// answer is another micro-batch of the same step (the master gave this
-// trainer one that no other took), the step cannot be applied before this
-// trainer computes it: the push stops waiting.
+// comes with the next step's parameters instead of after them, and its
+// records are read meanwhile (t.readAhead). If that answer is another
+// micro-batch of the same step (the master gave this trainer one that no
+// other took), the step cannot be applied before this trainer computes it:
+// the push stops waiting.
 func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
 	type result struct {
 		done bool
@@ -32,6 +34,10 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 				done, err := t.reportStep(ctx, w, loss, records)
 				if next := t.next; next != nil && next.Step == w.Step && next.Epoch == w.Epoch {
 					stopWaiting()
+				}
+				if next := t.next; done && next != nil && next.Status == api.WorkStatus_WORK_READY {
+					ex, err := t.stepExamples(next)
+					t.readAhead = &readAhead{work: next, ex: ex, err: err}
 				}
 				reported <- result{done, err}
 			}()
@@ -68,4 +74,12 @@ func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int6
 		t.prefetched = &stepOfEpoch{w.Step + 1, w.Epoch}
 	}
 	return err
+}
+
+// readAhead is the records of the next work, read while the push waited
+// for its step.
+type readAhead struct {
+	work *api.GetStepResponse
+	ex   []dataset.Example
+	err  error
 }

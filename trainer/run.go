@@ -86,6 +86,7 @@ type trainer struct {
 	// prefetched (sync) is the step and epoch whose parameters the last
 	// push brought back into params (PushPull); nil: none.
 	prefetched *stepOfEpoch
+	readAhead  *readAhead // sync: the next work's records, read while the last push waited
 	log        *slog.Logger
 	creds      credentials.TransportCredentials // dials the master and the pservers
 	lease      clientv3.LeaseID                 // the registration's lease (0: none)

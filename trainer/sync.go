@@ -96,17 +96,8 @@ func (t *trainer) followEpoch(epoch int64, w *api.GetStepResponse) int64 {
 // trainStep computes, pushes and reports the step w; done is false when the
 // trainer must ask the master again instead of moving to the next step.
 func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done bool, err error) {
-	// The records are read while the pull waits for the pservers to reach
-	// the step (the other micro-batches of the step before).
-	read := make(chan error, 1)
-	var ex []dataset.Example
-	go func() {
-		var err error
-		ex, err = t.stepExamples(w)
-		read <- err
-	}()
-	pull, err := t.paramsOf(ctx, w)
-	if rerr := <-read; rerr != nil {
+	ex, pull, err, rerr := t.examplesAndParams(ctx, w)
+	if rerr != nil {
 		return false, rerr
 	}
 	switch actionAfterPull(w.Step, pull) {
@@ -121,6 +112,28 @@ func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done b
 	default: // actionReport
 		return t.computeAndReport(ctx, w, ex, false)
 	}
+}
+
+// examplesAndParams reads w's records (or takes them from the read ahead:
+// pushreport.go) and puts the parameters of its step in t.params; err is
+// the pull's, rerr the read's. The records are read while the pull waits
+// for the pservers to reach the step (the other micro-batches of the step
+// before).
+func (t *trainer) examplesAndParams(ctx context.Context, w *api.GetStepResponse) (ex []dataset.Example, pull pullResult, err, rerr error) {
+	ahead := t.readAhead
+	t.readAhead = nil
+	if ahead != nil && ahead.work == w {
+		pull, err = t.paramsOf(ctx, w)
+		return ahead.ex, pull, err, ahead.err
+	}
+	read := make(chan error, 1)
+	go func() {
+		var err error
+		ex, err = t.stepExamples(w)
+		read <- err
+	}()
+	pull, err = t.paramsOf(ctx, w)
+	return ex, pull, err, <-read
 }
 
 // stepExamples reads the records of the step's slices.
