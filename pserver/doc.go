@@ -12,6 +12,9 @@
 // where a step changes it before it is written; snapshotwait.go bounds that
 // copy; and restores). The
 // edges: server.go and pushsink.go (gRPC; the wire contract is pserver/wire),
+// pushpull.go (a sync push that answers, once its step is applied, with the
+// next step's parameters: one call per micro-batch instead of a push and a
+// pull),
 // and the `gtraind pserver` process: process.go (Run, in named steps),
 // registration.go (etcd registration under a lease, claimed only if free so
 // one index is never served twice), restore.go (where a restarted shard

@@ -5,7 +5,13 @@
 //
 // Sync mode: the master hands out micro-batches of a step; the trainer
 // pulls the parameters of that step, pushes the micro-batch's gradient sum
-// and record count, reports it done and asks again. Async mode:
+// and record count, reports it done and asks again (the report's answer is
+// the next work). When the master says the step's other micro-batches are
+// covered, the push waits for the step and brings back the next step's
+// parameters (PServer.PushPull), the report goes out as the pservers
+// acknowledge the push and the next records are read while the step
+// completes (pushreport.go): one pserver call and one master call per
+// micro-batch, the master's off the critical path. Async mode:
 // per task, the trainer runs minibatches of batch_size, each pull-compute-push.
 //
 // It must not decide what to train on (the master does) nor update
