@@ -6,7 +6,6 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/pserver/wire"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -51,16 +50,12 @@ func (c *Client) Close() {
 // and into the master's new rollbackEpoch; term is the master's leadership
 // term, so a deposed master's late Restore is refused.
 func (c *Client) Restore(ctx context.Context, step, rollbackEpoch, term int64) error {
-	g, ctx := errgroup.WithContext(ctx)
-	for i, srv := range c.servers {
-		g.Go(func() error {
-			if _, err := srv.Restore(ctx, &api.RestoreRequest{Step: step, Epoch: rollbackEpoch, Term: term}); err != nil {
-				return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
-			}
-			return nil
-		})
-	}
-	return g.Wait()
+	return c.eachServer(ctx, func(ctx context.Context, i int) error {
+		if _, err := c.servers[i].Restore(ctx, &api.RestoreRequest{Step: step, Epoch: rollbackEpoch, Term: term}); err != nil {
+			return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
+		}
+		return nil
+	})
 }
 
 // Steps returns each pserver's applied step count and the rollback epoch it

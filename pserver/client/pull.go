@@ -9,7 +9,6 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/wire"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -20,23 +19,21 @@ import (
 // A pserver that rolls back past rollbackEpoch meanwhile aborts the pull.
 func (c *Client) Pull(ctx context.Context, minStep, rollbackEpoch int64, params [][]float32) (lowest, highest int64, err error) {
 	steps := make([]int64, len(c.servers))
-	g, ctx := errgroup.WithContext(ctx)
-	for i, srv := range c.servers {
-		g.Go(func() error {
-			var err error
-			req := &api.PullRequest{MinStep: minStep, Epoch: rollbackEpoch}
-			if wire.DecodesInPlace() {
-				steps[i], err = c.pullInto(ctx, i, srv, req, params)
-			} else {
-				steps[i], err = c.pullDecoded(ctx, i, srv, req, params)
-			}
-			if err != nil {
-				return fmt.Errorf("pull from pserver %d: %w", i, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = c.eachServer(ctx, func(ctx context.Context, i int) error {
+		var err error
+		srv := c.servers[i]
+		req := &api.PullRequest{MinStep: minStep, Epoch: rollbackEpoch}
+		if wire.DecodesInPlace() {
+			steps[i], err = c.pullInto(ctx, i, srv, req, params)
+		} else {
+			steps[i], err = c.pullDecoded(ctx, i, srv, req, params)
+		}
+		if err != nil {
+			return fmt.Errorf("pull from pserver %d: %w", i, err)
+		}
+		return nil
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	lowest, highest = steps[0], steps[0]

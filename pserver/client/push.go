@@ -9,7 +9,6 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/wire"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -20,11 +19,7 @@ import (
 // every pserver; checkpoint asks the pservers to snapshot once the step is applied.
 func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32) error {
 	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
-	g, ctx := errgroup.WithContext(ctx)
-	for i, srv := range c.servers {
-		g.Go(func() error { return c.pushTo(ctx, i, srv, h, grads) })
-	}
-	return g.Wait()
+	return c.eachServer(ctx, func(ctx context.Context, i int) error { return c.pushTo(ctx, i, c.servers[i], h, grads) })
 }
 
 // pushHeader is what every message of one push repeats.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/pserver/wire"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -43,15 +42,12 @@ func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpo
 			accepted()
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	for i, srv := range c.servers {
-		g.Go(func() error {
-			var err error
-			steps[i], got[i], err = c.pushPullTo(gctx, i, srv, h, grads, params, ack)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := c.eachServer(ctx, func(ctx context.Context, i int) error {
+		var err error
+		steps[i], got[i], err = c.pushPullTo(ctx, i, c.servers[i], h, grads, params, ack)
+		return err
+	})
+	if err != nil {
 		return Pulled{}, err
 	}
 	p := Pulled{All: true, Lowest: steps[0], Highest: steps[0]}
