@@ -245,11 +245,15 @@ func TestMisuseAnswersWithPanicNamingTheProblem(t *testing.T) {
 }
 
 func BenchmarkLinearGradient(b *testing.B) {
-	spec := Spec{Kind: KindLinear, Inputs: 13, Outputs: 1}
+	benchGradient(b, Spec{Kind: KindLinear, Inputs: 13, Outputs: 1}, 20)
+}
+
+// benchGradient times Gradient of a model of spec over records random records.
+func benchGradient(b *testing.B, spec Spec, records int) {
 	m := mustNew(b, spec)
 	rng := rand.New(rand.NewPCG(1, 2))
 	params := randomParams(m, rng)
-	batch := randomBatch(spec, 20, rng)
+	batch := randomBatch(spec, records, rng)
 	grads := zeroParams(m)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -294,14 +298,5 @@ func randomBatch(s Spec, n int, rng *rand.Rand) Batch {
 // BenchmarkSoftmaxGradient is a step_time micro-batch: softmax 784→10 over
 // 32 records (Fashion-MNIST, 2 trainers × 32).
 func BenchmarkSoftmaxGradient(b *testing.B) {
-	spec := Spec{Kind: KindSoftmax, Inputs: 784, Outputs: 10}
-	m := mustNew(b, spec)
-	rng := rand.New(rand.NewPCG(1, 2))
-	params := randomParams(m, rng)
-	batch := randomBatch(spec, 32, rng)
-	grads := zeroParams(m)
-	b.ReportAllocs()
-	for b.Loop() {
-		m.Gradient(params, batch, grads)
-	}
+	benchGradient(b, Spec{Kind: KindSoftmax, Inputs: 784, Outputs: 10}, 32)
 }
