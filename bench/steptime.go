@@ -11,11 +11,13 @@ import (
 // trainer processes) training softmax 784→10 on Fashion-MNIST with a global
 // batch of 64 (micro-batches of 64/n records) and 1 pserver. The first
 // warmup steps are skipped (processes start, connections open, caches
-// fill); the figure is the wall time of the next measured steps divided by
-// their count, read from the pserver's step (Info) polled every 5 ms: the
-// master saves its step commits in the background, a few times a second. A pass has 928 steps, so the window
-// lies inside the first pass: steady-state steps, no pass-end evaluation.
-func StepTimes(binDir string, trainers []int, warmup, measured int64) (map[int]float64, error) {
+// fill); the figure is the best of windows windows of measured steps each
+// (wall time over step count, as the ceiling is the best of its rounds),
+// read from the pserver's step (Info) polled every stepPoll: the master saves
+// its step commits in the background, a few times a second. A pass has 928
+// steps; warmup + windows × measured stays inside the first pass:
+// steady-state steps, no pass-end evaluation.
+func StepTimes(binDir string, trainers []int, warmup, measured int64, windows int) (map[int]float64, error) {
 	a, work, err := newFashionAgent(binDir, "gtrain-bench-step")
 	if err != nil {
 		return nil, err
@@ -24,7 +26,7 @@ func StepTimes(binDir string, trainers []int, warmup, measured int64) (map[int]f
 	defer a.stop()
 	out := map[int]float64{}
 	for _, n := range trainers {
-		ms, err := stepTime(a, work, n, warmup, measured)
+		ms, err := stepTime(a, work, n, warmup, measured, windows)
 		if err != nil {
 			return nil, err
 		}
@@ -33,9 +35,12 @@ func StepTimes(binDir string, trainers []int, warmup, measured int64) (map[int]f
 	return out, nil
 }
 
-func stepTime(a *benchAgent, work string, n int, warmup, measured int64) (float64, error) {
+func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows int) (float64, error) {
 	if 64%n != 0 {
 		return 0, fmt.Errorf("step_time: %d trainers do not divide the global batch of 64", n)
+	}
+	if warmup+int64(windows)*measured >= 928 {
+		return 0, fmt.Errorf("step_time: %d warm-up and %d × %d measured steps leave the first pass (928 steps)", warmup, windows, measured)
 	}
 	name := fmt.Sprintf("step-%d", n)
 	if err := a.submit(softmaxSpec(work, name, fmt.Sprint(n), 64/n, 1000)); err != nil {
@@ -51,19 +56,34 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64) (float6
 		return 0, err
 	}
 	defer p.close()
-	from, err := p.waitStep(120*time.Second, 5*time.Millisecond, warmup)
+	from, err := p.waitStep(120*time.Second, stepPoll, warmup)
 	if err != nil {
 		return 0, err
 	}
-	to, err := p.waitStep(120*time.Second, 5*time.Millisecond, from.step+measured)
-	if err != nil {
-		return 0, err
+	best := 0.0
+	for range windows {
+		to, err := p.waitStep(120*time.Second, stepPoll, from.step+measured)
+		if err != nil {
+			return 0, err
+		}
+		if to.epoch != from.epoch {
+			return 0, fmt.Errorf("step_time %d trainers: the job rolled back while measured (epoch %d -> %d)", n, from.epoch, to.epoch)
+		}
+		ms := float64(to.at.Sub(from.at).Microseconds()) / 1000 / float64(to.step-from.step)
+		if best == 0 || ms < best {
+			best = ms
+		}
+		from = to
 	}
-	if to.epoch != from.epoch {
-		return 0, fmt.Errorf("step_time %d trainers: the job rolled back while measured (epoch %d -> %d)", n, from.epoch, to.epoch)
-	}
-	return float64(to.at.Sub(from.at).Microseconds()) / 1000 / float64(to.step-from.step), nil
+	return best, nil
 }
+
+// stepPoll paces the reads of the pserver's step. A window's time and step
+// count are both taken at poll instants, so the pace bounds nothing but how
+// soon a window ends. The probe is not free: polled every 5 ms (an Info
+// call waking the pserver 200 times a second) the figure read 1.5-2.0 ms
+// where polling every 50 ms read 1.4 ms, alternately, on the same build.
+const stepPoll = 50 * time.Millisecond
 
 // RoundTripMs is step_time's ceiling: the ms of one pull plus one push of a
 // whole floats-parameter model through one real pserver shard over real

@@ -18,7 +18,7 @@ func measureStepTime(t *table, bin string) error {
 		return err
 	}
 	counts := []int{2, 1, 4, 8}
-	ms, err := bench.StepTimes(bin, counts, 100, 500)
+	ms, err := bench.StepTimes(bin, counts, 200, 200, 3)
 	if err != nil {
 		return err
 	}
