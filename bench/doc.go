@@ -16,8 +16,8 @@
 // The elastic figures run real jobs under a real `gtraind agent --dev` on
 // Fashion-MNIST converted by the real gctl binary (elastic_job.go):
 //   - step_time (2 trainers), step_time_1/_4/_8: the same global batch of 64
-//     cut into 64/n-record micro-batches; ms per applied step, the best of
-//     3 windows of 200 steps after the first 200 of the first pass, from
+//     cut into 64/n-record micro-batches; ms per applied step, the median
+//     of 3 windows of 200 steps after the first 200 of the first pass, from
 //     pserver 0's step polled every 50 ms (steptime.go; the master saves
 //     step commits in the background, too seldom to time a step by).
 //   - scale_up: `gctl job scale --trainers 3` to the first progress record

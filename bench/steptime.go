@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -11,8 +12,8 @@ import (
 // trainer processes) training softmax 784→10 on Fashion-MNIST with a global
 // batch of 64 (micro-batches of 64/n records) and 1 pserver. The first
 // warmup steps are skipped (processes start, connections open, caches
-// fill); the figure is the best of windows windows of measured steps each
-// (wall time over step count, as the ceiling is the best of its rounds),
+// fill); the figure is the median of windows windows of measured steps each
+// (wall time over step count),
 // read from the pserver's step (Info) polled every stepPoll: the master saves
 // its step commits in the background, a few times a second. A pass has 928
 // steps; warmup + windows × measured stays inside the first pass:
@@ -60,7 +61,7 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 	if err != nil {
 		return 0, err
 	}
-	best := 0.0
+	var each []float64
 	for range windows {
 		to, err := p.waitStep(120*time.Second, stepPoll, from.step+measured)
 		if err != nil {
@@ -69,13 +70,11 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 		if to.epoch != from.epoch {
 			return 0, fmt.Errorf("step_time %d trainers: the job rolled back while measured (epoch %d -> %d)", n, from.epoch, to.epoch)
 		}
-		ms := float64(to.at.Sub(from.at).Microseconds()) / 1000 / float64(to.step-from.step)
-		if best == 0 || ms < best {
-			best = ms
-		}
+		each = append(each, float64(to.at.Sub(from.at).Microseconds())/1000/float64(to.step-from.step))
 		from = to
 	}
-	return best, nil
+	slices.Sort(each)
+	return each[len(each)/2], nil
 }
 
 // stepPoll paces the reads of the pserver's step. A window's time and step

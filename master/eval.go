@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -28,6 +29,8 @@ type PassEvaluator struct {
 	// FailJob fails the job when it fails.
 	Program *program.Client
 	FailJob func(ctx context.Context, err error)
+	// Procs is the GOMAXPROCS the evaluation may use (0: as in force).
+	Procs int
 }
 
 // EndPass implements Evaluator.
@@ -40,7 +43,9 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	}
 	var m api.Metrics
 	if len(e.Test) > 0 {
+		restore := roleruntime.Raise(e.Procs)
 		loss, acc, err := e.evaluate(ctx, params)
+		restore()
 		if err != nil {
 			return api.Metrics{}, fmt.Errorf("pass %d: evaluate: %w", pass, err)
 		}

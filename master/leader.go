@@ -83,7 +83,7 @@ func (l *leader) close() {
 func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	spec := l.job.spec
 	modelDir := jobdir.Model(l.cfg.DataDir, spec)
-	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log}
+	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log, Procs: l.cfg.EvalProcs}
 	var err error
 	if l.prog, err = l.startProgram(ctx); err != nil {
 		return nil, err

@@ -33,6 +33,10 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics is where the process records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
+	// EvalProcs is the GOMAXPROCS of the pass-end evaluation, when more
+	// than in force (0: as in force). `gtraind master` runs on one core and
+	// evaluates on all.
+	EvalProcs int
 }
 
 // DefaultConfig returns the defaults.

@@ -71,7 +71,12 @@ func (ly layer) affineAs(a *mat.Dense, buf *[]float64, transposed bool) *mat.Den
 // the result at a time: a·W goes fanOut values at a time, which for a
 // classifier's 10 outputs is mostly call overhead; transposed it goes rows
 // values at a time. Each output sums the same products in the same order
-// either way; only a sum that is exactly zero may differ in its sign.
+// either way, so finite parameters and inputs give the same values. gonum
+// skips a product whose left factor is 0: the plain form skips zero
+// inputs, the transposed one zero weights, so with an infinite weight (a
+// diverged model) on an input that is 0 one form gives NaN where the other
+// gives a number. The form depends only on the layer and the micro-batch
+// size, so every trainer computes a micro-batch the same way.
 func narrow(fanOut, rows int) bool { return fanOut < rows }
 
 // batchMatrix views the batch features as an N × Inputs matrix without copying.

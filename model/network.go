@@ -168,7 +168,8 @@ func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]f
 
 // weightGradient adds inputᵀ·delta (fanIn × fanOut) into grad, computed
 // in buf. A narrow layer computes its transpose deltaᵀ·input (the same
-// products summed in the same order over the records, see narrow) in
+// products summed in the same order over the records; see narrow for
+// non-finite values) in
 // column bands small enough for gonum to multiply without goroutines.
 func weightGradient(grad []float32, buf []float64, input, delta *mat.Dense, fanIn, fanOut int) {
 	rows, _ := delta.Dims()

@@ -7,12 +7,11 @@ import (
 	"net"
 	"os"
 
-	"github.com/gtrain/gtrain/internal/roleruntime"
-
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/metrics"
 	"github.com/gtrain/gtrain/model"

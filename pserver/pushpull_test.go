@@ -123,4 +123,3 @@ func TestPushPullIncompleteStepEndsWithoutParameters(t *testing.T) {
 		t.Fatalf("push of a future step: %v, want FailedPrecondition", err)
 	}
 }
-

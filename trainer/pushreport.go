@@ -6,6 +6,8 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // pushAndReport pushes the gradients of w's micro-batch over records
@@ -27,15 +29,18 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 	started := false
 	pctx, stopWaiting := context.WithCancel(ctx)
 	defer stopWaiting()
-	report := func() {
+	// report reports w; waiting says the push is still waiting for the
+	// step, the time to read the next work's records in.
+	report := func(waiting bool) {
 		once.Do(func() {
 			started = true
 			go func() {
 				done, err := t.reportStep(ctx, w, loss, records)
-				if next := t.next; next != nil && next.Step == w.Step && next.Epoch == w.Epoch {
+				next := t.next
+				if next != nil && next.Status == api.WorkStatus_WORK_READY && next.Step == w.Step && next.Epoch == w.Epoch {
 					stopWaiting()
 				}
-				if next := t.next; done && next != nil && next.Status == api.WorkStatus_WORK_READY {
+				if waiting && done && next != nil && next.Status == api.WorkStatus_WORK_READY {
 					ex, err := t.stepExamples(next)
 					t.readAhead = &readAhead{work: next, ex: ex, err: err}
 				}
@@ -43,7 +48,8 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 			}()
 		})
 	}
-	err := t.retryTransient(ctx, "push gradients", func() error { return t.psErr(ctx, t.push(pctx, w, int64(records), report)) })
+	accepted := func() { report(true) }
+	err := t.retryTransient(ctx, "push gradients", func() error { return t.psErr(ctx, t.push(pctx, w, int64(records), accepted)) })
 	if err != nil {
 		once.Do(func() {}) // no report after a failed push
 		if started {
@@ -54,7 +60,7 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 		}
 		return false, err
 	}
-	report() // a plain push, or one in an applied step already
+	report(false) // a plain push, or one in an applied step already
 	r := <-reported
 	return r.done, r.err
 }
@@ -70,6 +76,10 @@ func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int6
 		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads)
 	}
 	pulled, err := t.ps.PushPull(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, t.params, accepted)
+	if status.Code(err) == codes.Unimplemented {
+		// A pserver of an older build: push, and pull the next step as before.
+		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads)
+	}
 	if err == nil && pulled.All && pulled.Lowest == w.Step+1 && pulled.Highest == w.Step+1 {
 		t.prefetched = &stepOfEpoch{w.Step + 1, w.Epoch}
 	}

@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gtrain/gtrain/internal/roleruntime"
-	"github.com/gtrain/gtrain/model"
-
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/metrics"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"

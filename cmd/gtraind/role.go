@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
-
-	"github.com/gtrain/gtrain/internal/roleruntime"
+	"runtime"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
+	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master"
 	"github.com/gtrain/gtrain/pki"
@@ -127,7 +127,9 @@ func runRole(ctx context.Context, role string, rf roleFlags, cli *clientv3.Clien
 		cfg.Job, cfg.Node, cfg.DataDir, cfg.ListenAddr, cfg.SessionTTL, cfg.Log = rf.job, rf.node, rf.dataDir, rf.listen, rf.sessionTTL, log
 		cfg.JobRev, cfg.TLS, cfg.Metrics = rf.jobRev, rf.tls, reg
 		// A master coordinates: its step path is RPCs that threads on other
-		// cores would only hand to each other. One core, like a 1-CPU role.
+		// cores would only hand to each other. One core, like a 1-CPU role,
+		// but every core for the pass-end evaluation, which no step overlaps.
+		cfg.EvalProcs = runtime.GOMAXPROCS(0)
 		roleruntime.LimitProcs(1, log)
 		return master.Run(ctx, cli, cfg)
 	case "pserver":

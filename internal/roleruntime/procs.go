@@ -30,3 +30,16 @@ func LimitProcs(cpu float64, log *slog.Logger) int {
 	}
 	return n
 }
+
+// Raise sets GOMAXPROCS to n for a while, if n is more than in force, and
+// returns what puts it back. A master runs on one core, but its pass-end
+// evaluation, during which no step runs, multiplies the whole test set
+// (gonum goes parallel).
+func Raise(n int) (restore func()) {
+	before := runtime.GOMAXPROCS(0)
+	if n <= before {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(before) }
+}

@@ -35,3 +35,21 @@ func TestLimitProcs(t *testing.T) {
 		t.Errorf("GOMAXPROCS in the environment was overridden: %d, want %d", got, before)
 	}
 }
+
+func TestRaise(t *testing.T) {
+	before := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(before)
+	restore := Raise(2)
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("raised to %d, want 2", got)
+	}
+	restore()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("restored to %d, want 1", got)
+	}
+	runtime.GOMAXPROCS(3)
+	Raise(2)() // lower than in force: nothing
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Errorf("a lower Raise changed GOMAXPROCS to %d, want 3", got)
+	}
+}

@@ -12,6 +12,9 @@ import (
 // makes one or two such calls, and a goroutine per call is a wake-up more.
 func (c *Client) eachServer(ctx context.Context, fn func(ctx context.Context, i int) error) error {
 	if len(c.servers) == 1 {
+		// As errgroup does: a stream fn left open ends with the call.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		return fn(ctx, 0)
 	}
 	g, gctx := errgroup.WithContext(ctx)

@@ -26,7 +26,7 @@ type Pulled struct {
 // still wait for other micro-batches), then fills params with the parameters
 // each pserver streams once it applied the step (PServer.PushPull). A
 // pserver that answered without parameters (the step was not complete in
-// time, a rollback, or it holds no block) leaves Pulled.All false, and
+// time, a rollback) leaves Pulled.All false, and
 // params partly written: the caller pulls. A nil error means the push is
 // applied, as Push's does; accepted is not called when the push was in an
 // applied step already (AlreadyExists).
@@ -80,6 +80,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
 	ack()
+	got = !c.holdsBlocks(i) // nothing to bring: delivered
 	for {
 		if err := stream.RecvMsg(sink); err != nil {
 			// io.EOF: the end; another error: the parameters are lost, not the push.
@@ -87,4 +88,14 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		}
 		got = true
 	}
+}
+
+// holdsBlocks reports whether pserver i holds any block.
+func (c *Client) holdsBlocks(i int) bool {
+	for _, b := range c.blocks {
+		if b.Server == i {
+			return true
+		}
+	}
+	return false
 }
