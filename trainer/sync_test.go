@@ -254,3 +254,22 @@ func TestRunSyncStopsWaitingForItsOwnStep(t *testing.T) {
 		t.Errorf("pushed %v, want %v; %d pushes kept waiting for their step", ps.pushes, want, ps.stuck)
 	}
 }
+
+// Parameters a push brought back are of one step in one epoch: the next
+// work of that step in a new epoch (a rollback meanwhile) is pulled.
+func TestRunSyncPullsAfterARollbackDespiteThePush(t *testing.T) {
+	withPull := func(w *api.GetStepResponse) *api.GetStepResponse { w.PullWithPush = true; return w }
+	m := &fakeMaster{answerNext: true, steps: []*api.GetStepResponse{withPull(ready(0, 1)), withPull(ready(1, 2)),
+		{Status: api.WorkStatus_WORK_DONE}}}
+	ps := &fakePservers{bring: true, pulls: []pullAnswer{{0, 0, nil}, {1, 1, nil}}}
+	var out bytes.Buffer
+	if err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0); err != nil {
+		t.Fatalf("runSync: %v\n%s", err, out.String())
+	}
+	if len(ps.pulls) != 0 {
+		t.Errorf("%d pulls left unmade: step 1 of epoch 2 used the parameters brought for epoch 1", len(ps.pulls))
+	}
+	if want := []stepEpoch{{0, 1}, {1, 2}}; !slices.Equal(ps.pushes, want) {
+		t.Errorf("pushed %v, want %v", ps.pushes, want)
+	}
+}
