@@ -15,8 +15,8 @@ import (
 // fill); the figure is the median of windows windows of measured steps each
 // (wall time over step count),
 // read from the pserver's step (Info) polled every stepPoll: the master saves
-// its step commits in the background, a few times a second. A pass has 928
-// steps; warmup + windows × measured stays inside the first pass:
+// its step commits in the background, a few times a second. A pass has
+// firstPassSteps steps; warmup + windows × measured stays inside the first pass:
 // steady-state steps, no pass-end evaluation.
 func StepTimes(binDir string, trainers []int, warmup, measured int64, windows int) (map[int]float64, error) {
 	a, work, err := newFashionAgent(binDir, "gtrain-bench-step")
@@ -40,8 +40,8 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 	if 64%n != 0 {
 		return 0, fmt.Errorf("step_time: %d trainers do not divide the global batch of 64", n)
 	}
-	if warmup+int64(windows)*measured >= 928 {
-		return 0, fmt.Errorf("step_time: %d warm-up and %d × %d measured steps leave the first pass (928 steps)", warmup, windows, measured)
+	if warmup+int64(windows)*measured >= firstPassSteps {
+		return 0, fmt.Errorf("step_time: %d warm-up and %d × %d measured steps leave the first pass (%d steps)", warmup, windows, measured, firstPassSteps)
 	}
 	name := fmt.Sprintf("step-%d", n)
 	if err := a.submit(softmaxSpec(work, name, fmt.Sprint(n), 64/n, 1000)); err != nil {
@@ -76,6 +76,10 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 	slices.Sort(each)
 	return each[len(each)/2], nil
 }
+
+// firstPassSteps is the steps of a pass of the step_time job (Fashion-MNIST
+// converted with 1% held out for test, a global batch of 64).
+const firstPassSteps = 928
 
 // stepPoll paces the reads of the pserver's step. A window's time and step
 // count are both taken at poll instants, so the pace bounds nothing but how

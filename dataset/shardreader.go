@@ -14,9 +14,6 @@ func OpenShard(path string) (*ShardReader, error) {
 	return &ShardReader{s: s}, nil
 }
 
-// ChunkExamples decodes chunk number chunk (see ReadChunkExamples).
-func (r *ShardReader) ChunkExamples(chunk int) ([]Example, error) { return r.s.chunkExamples(chunk) }
-
 // ChunkRecords reads chunk number chunk's records undecoded (its checksum
 // checked): a reader that needs a few of them decodes only those
 // (DecodeRecord), as a sync trainer does with the shuffled records of its
@@ -26,7 +23,7 @@ func (r *ShardReader) ChunkRecords(chunk int) ([][]byte, error) {
 }
 
 // DecodeRecord decodes record i of chunk, as ChunkRecords read it, checked
-// as ChunkExamples checks every record.
+// as ReadChunkExamples checks every record.
 func (r *ShardReader) DecodeRecord(chunk, i int, record []byte) (Example, error) {
 	return r.s.decodeRecord(chunk, i, record)
 }

@@ -86,11 +86,11 @@ func (c *chunkCache) records(file string, chunk int) ([][]byte, *dataset.ShardRe
 
 // get returns every record of a chunk, decoded.
 func (c *chunkCache) get(file string, chunk int) ([]dataset.Example, error) {
-	recs, _, err := c.records(file, chunk)
+	recs, r, err := c.records(file, chunk)
 	if err != nil {
 		return nil, err
 	}
-	return c.appendSlice(nil, file, chunk, 0, len(recs))
+	return decodeRange(nil, r, recs, chunk, 0, len(recs))
 }
 
 // appendSlice appends count records from first of a chunk, decoded, to dst.
@@ -102,6 +102,11 @@ func (c *chunkCache) appendSlice(dst []dataset.Example, file string, chunk, firs
 	if first < 0 || count < 0 || first+count > len(recs) {
 		return nil, fmt.Errorf("%s chunk %d: records [%d,%d) out of range (chunk has %d)", file, chunk, first, first+count, len(recs))
 	}
+	return decodeRange(dst, r, recs, chunk, first, count)
+}
+
+// decodeRange appends recs[first:first+count] of chunk, decoded by r, to dst.
+func decodeRange(dst []dataset.Example, r *dataset.ShardReader, recs [][]byte, chunk, first, count int) ([]dataset.Example, error) {
 	for i := first; i < first+count; i++ {
 		e, err := r.DecodeRecord(chunk, i, recs[i])
 		if err != nil {

@@ -37,10 +37,11 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 			go func() {
 				done, err := t.reportStep(ctx, w, loss, records)
 				next := t.next
-				if next != nil && next.Status == api.WorkStatus_WORK_READY && next.Step == w.Step && next.Epoch == w.Epoch {
+				ready := next != nil && next.Status == api.WorkStatus_WORK_READY
+				if ready && next.Step == w.Step && next.Epoch == w.Epoch {
 					stopWaiting()
 				}
-				if waiting && done && next != nil && next.Status == api.WorkStatus_WORK_READY {
+				if waiting && done && ready {
 					ex, err := t.stepExamples(next)
 					t.readAhead = &readAhead{work: next, ex: ex, err: err}
 				}

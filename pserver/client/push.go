@@ -44,7 +44,7 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
 	}
-	if err := c.sendBlocks(i, stream.Send, h, grads); err != nil {
+	if _, err := c.sendBlocks(i, stream.Send, h, grads); err != nil {
 		return sendFailed(i, func() error { _, err := stream.CloseAndRecv(); return err }, err)
 	}
 	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
@@ -54,9 +54,8 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 }
 
 // sendBlocks sends the gradient of the blocks pserver i holds, or the
-// header alone if it holds none.
-func (c *Client) sendBlocks(i int, send func(*api.PushChunk) error, h pushHeader, grads [][]float32) error {
-	sent := false
+// header alone if it holds none; sent says whether it held any.
+func (c *Client) sendBlocks(i int, send func(*api.PushChunk) error, h pushHeader, grads [][]float32) (sent bool, err error) {
 	for _, b := range c.blocks {
 		if b.Server != i {
 			continue
@@ -65,15 +64,15 @@ func (c *Client) sendBlocks(i int, send func(*api.PushChunk) error, h pushHeader
 		for off := 0; off < len(src); off += wire.ChunkFloats {
 			end := min(off+wire.ChunkFloats, len(src))
 			if err := send(h.chunk(b.ID, off, src[off:end])); err != nil {
-				return err
+				return sent, err
 			}
 			sent = true
 		}
 	}
 	if !sent {
-		return send(h.chunk(-1, 0, nil))
+		return false, send(h.chunk(-1, 0, nil))
 	}
-	return nil
+	return true, nil
 }
 
 // sendFailed turns a failed Send into the push's outcome: the server's real

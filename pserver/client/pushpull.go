@@ -67,7 +67,8 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
 	sink := &paramSink{c: c, server: i, params: params}
-	if err := c.sendBlocks(i, stream.Send, h, grads); err != nil {
+	holds, err := c.sendBlocks(i, stream.Send, h, grads)
+	if err != nil {
 		return 0, false, sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
 	}
 	if err := stream.CloseSend(); err != nil {
@@ -80,7 +81,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
 	ack()
-	got = !c.holdsBlocks(i) // nothing to bring: delivered
+	got = !holds // nothing to bring: delivered
 	for {
 		if err := stream.RecvMsg(sink); err != nil {
 			// io.EOF: the end; another error: the parameters are lost, not the push.
@@ -88,14 +89,4 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		}
 		got = true
 	}
-}
-
-// holdsBlocks reports whether pserver i holds any block.
-func (c *Client) holdsBlocks(i int) bool {
-	for _, b := range c.blocks {
-		if b.Server == i {
-			return true
-		}
-	}
-	return false
 }
