@@ -17,19 +17,28 @@ import (
 	"github.com/gtrain/gtrain/model"
 )
 
-func chaosYAML(name string) string {
+// chaosPasses is the chaos job's length: 850 steps, one to two seconds
+// uninterrupted on 2 cores. A test whose faults need the job to run for
+// longer takes more passes (chaosYAMLPasses): the step path takes about
+// 1.7 ms a step, so a test cannot count on a slow job to leave it time.
+const chaosPasses = 25
+
+func chaosYAML(name string) string { return chaosYAMLPasses(name, chaosPasses) }
+
+// chaosYAMLPasses is the chaos job with passes passes (34 steps each).
+func chaosYAMLPasses(name string, passes int) string {
 	return fmt.Sprintf(`name: %s
 mode: sync
 trainers: 3
 pservers: 2
-passes: 25
+passes: %d
 batch_size: 4
 seed: 1
 model: {kind: linear, inputs: 13, outputs: 1}
 optimizer: {kind: sgd, learning_rate: 0.003}
 data: {train: data/housing-train-*, test: data/housing-test-*}
 checkpoint: {every: "25", keep: 3}
-`, name)
+`, name, passes)
 }
 
 // chaosSetup starts an agent over the housing data and runs the chaos spec
@@ -100,6 +109,25 @@ func (a *agent) pidOf(t *testing.T, job, worker string) int {
 	}
 	t.Fatalf("%s of %s is not running: %+v", worker, job, workers)
 	return 0
+}
+
+// waitPID waits until worker of job runs and returns its PID.
+func (a *agent) waitPID(t *testing.T, job, worker string, timeout time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var workers []api.WorkerRow
+		a.jsonOf(t, &workers, "job", "workers", job)
+		for _, w := range workers {
+			if w.Name == worker && w.State == "running" && w.PID > 0 {
+				return w.PID
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s of %s not running after %s: %+v", worker, job, timeout, workers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func manifestSums(t *testing.T, dir string) string {

@@ -29,26 +29,24 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	a, work, refSt := chaosSetup(t)
+	a, work, refSt := referenceSetup(t, ckptfailYAML)
 	refSums := manifestSums(t, refSt.ModelDir)
 	const job = "ckptfail"
-	a.startDetached(t, work, job, chaosYAML(job))
+	a.startDetached(t, work, job, ckptfailYAML(job))
 	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	// The fault is laid right after submit, at a fixed step: with the step
-	// path off etcd a run takes ~1 ms a step, and a start chosen from the
-	// (up to 250 ms late) status was already written when it was blocked.
 	_, rev, err := coord.GetJobRecord(context.Background(), cli, job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := checkpoint.Identity{Job: job, Rev: rev}
 	dir := filepath.Join(a.dataDir, "jobs", job, "checkpoints")
-	const first = 150
-	unblock := blockCheckpoints(t, dir, id, "pserver-1", first, first+400)
+	first, unblock := blockWhileHeld(t, a, job, "pserver-1", func(first int64) func() {
+		return blockCheckpoints(t, dir, id, "pserver-1", first, first+400)
+	})
 	t.Logf("pserver-1 cannot write checkpoints of steps %d..%d", first, first+400)
 
 	warned := func(st api.JobStatus) bool {
@@ -74,6 +72,33 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	})
 	st = a.waitFor(t, job, "the job to finish", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	assertExactRun(t, st, refSt, refSums)
+}
+
+// ckptfailPasses: after the fault and the restore the job must still write
+// checkpoints for the warning to clear (3,400 steps, about 6 s).
+const ckptfailPasses = 100
+
+func ckptfailYAML(name string) string { return chaosYAMLPasses(name, ckptfailPasses) }
+
+// blockWhileHeld lays a fault from a step the job has not reached: it
+// SIGSTOPs victim, which holds the job's steps (a sync step needs every
+// pserver), waits for the master's background save to show the held step,
+// calls block with the first checkpoint step at least two checkpoints
+// (of 25 steps) past it and at least 150, and SIGCONTs victim. A step
+// takes ~1.7 ms: a fault laid at a fixed step while the job runs was
+// overtaken (the job passed its first steps before the loop laid them).
+func blockWhileHeld(t *testing.T, a *agent, job, victim string, block func(first int64) func()) (int64, func()) {
+	t.Helper()
+	pid := a.waitPID(t, job, victim, 60*time.Second)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
+	time.Sleep(time.Second)
+	held := a.status(t, job).Step
+	first := max(150, (held/25+2)*25)
+	t.Logf("%s (pid %d) stopped at job step %d while the fault is laid", victim, pid, held)
+	return first, block(first)
 }
 
 // blockCheckpoints puts a non-empty directory at the name of owner's

@@ -38,7 +38,10 @@ func TestObserveAJob(t *testing.T) {
 		"--gossip-addr", freePort(t), "--etcd-client-addr", a.etcd, "--etcd-peer-addr", freePort(t),
 		"--metrics-addr", metricsAddr)
 	convertHousingWithGctl(t, a, work)
-	const passes = 40
+	// Long enough to scrape twice a second apart, see a checkpoint pause
+	// and a trainer's restart while it trains: about 10 s (a pass of 11
+	// steps takes ~25 ms; 40 passes ended within the first second).
+	const passes = 400
 	spec := writeSpec(t, work, fitALineYAML("obs", "sync", passes, "data"))
 
 	var start struct {
