@@ -3,17 +3,14 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
 )
-
-// asyncStallPasses usually makes the job outlast the stall (passes go on at
-// one trainer's pace while the other is stopped, from 2.5 to 6 a second
-// here, depending on the machine's load) without making it long.
-const asyncStallPasses = 260
 
 // resumeMargin is how many passes must be left at SIGCONT for the resumed
 // trainer to find its lease gone and be restarted before the job ends.
@@ -24,6 +21,9 @@ const resumeMargin = 20
 // timed out the stalled trainer's task, and longer than the trainer's
 // lease (5 s), which is what takes the task back here.
 const asyncStall = 35 * time.Second
+
+// trainerLease is a trainer's registration lease.
+const trainerLease = 5 * time.Second
 
 func asyncYAML(name string, passes int) string {
 	return fmt.Sprintf(`name: %s
@@ -52,7 +52,8 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	work := t.TempDir()
 	res := housing(t, filepath.Join(work, "data"))
 	a := startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("stall", asyncStallPasses)), "--detach"); code != 0 {
+	passes := asyncStallPasses(t, a, work)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("stall", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
 	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
@@ -69,27 +70,48 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 			t.Fatalf("a task failed while trainer-1 was stopped: %+v", st.Tasks)
 		}
 	}
-	resumedInTime := st.State == api.StateRunning && st.Pass < asyncStallPasses-resumeMargin
-	t.Logf("SIGCONT trainer-1 at pass %d, job %s", st.Pass, st.State)
+	t.Logf("SIGCONT trainer-1 at pass %d of %d, job %s", st.Pass, passes, st.State)
+	if st.State != api.StateRunning || st.Pass >= passes-resumeMargin {
+		t.Fatalf("the job was at pass %d of %d (%s) when the stall ended: the calibrated length was too short to see the resumed trainer restart", st.Pass, passes, st.State)
+	}
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	st = a.waitFor(t, "stall", "the job to succeed", 120*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
-	if !resumedInTime {
-		t.Logf("the job was near its end at SIGCONT: the resumed trainer's restart is not checked")
-	}
-	if resumedInTime {
-		// Its lease gone, the resumed trainer stopped without reporting and
-		// was restarted as one that lost contact, not as a crash.
-		for _, w := range st.Trainers {
-			if w.Name == "trainer-1" && (w.Restarts != 1 || w.BudgetUsed != 0) {
-				t.Errorf("trainer-1 after its stall: %+v, want one restart, none counted", w)
-			}
+	// Its lease gone, the resumed trainer stopped without reporting and
+	// was restarted as one that lost contact, not as a crash.
+	for _, w := range st.Trainers {
+		if w.Name == "trainer-1" && (w.Restarts != 1 || w.BudgetUsed != 0) {
+			t.Errorf("trainer-1 after its stall: %+v, want one restart, none counted", w)
 		}
 	}
-	assertAsyncCounts(t, st, asyncStallPasses, res.TrainRecords)
+	assertAsyncCounts(t, st, passes, res.TrainRecords)
+}
+
+// asyncStallPasses makes the stalled job outlast the stall, whatever the
+// machine's pace, without making it long: a one-trainer run of the same job
+// (the pace while trainer-1 is stopped) times its passes, and the job gets
+// 1.3 times the passes that pace makes in the stall past trainer-1's lease
+// (until the lease ends, its task holds the pass), plus two resume margins
+// (passes go from 2.5 to 30 a second on 2 cores, with the build and the
+// load: a fixed count ended before the stall did once the step path sped up).
+func asyncStallPasses(t *testing.T, a *agent, work string) int {
+	t.Helper()
+	spec := strings.Replace(asyncYAML("pace", 30), "trainers: 2", "trainers: 1", 1)
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec)); code != 0 {
+		t.Fatalf("pace run: exit %d: %s", code, errs)
+	}
+	var secs []float64
+	for _, h := range a.status(t, "pace").History[5:] { // past the start-up
+		secs = append(secs, h.Seconds)
+	}
+	slices.Sort(secs)
+	perPass := secs[len(secs)/2]
+	passes := int(1.3*(asyncStall-trainerLease).Seconds()/perPass) + 2*resumeMargin
+	t.Logf("one trainer makes a pass in %.0f ms: %d passes", perPass*1000, passes)
+	return passes
 }
 
 // assertAsyncCounts: no task failed and every pass of an async job counted
