@@ -84,7 +84,8 @@ func crashPserverHost(c *netcluster.Cluster, shared string) (float64, error) {
 	}
 	start := time.Now()
 	victim.Agent.Crash()
-	if _, err := m.waitProgress(nodeRecoveryWait, steppedAfterRollback(at)); err != nil {
+	rolled := steppedAfterRollback(polled{step: at.Step, epoch: at.Epoch})
+	if _, err := m.waitProgress(nodeRecoveryWait, func(p coord.ProgressRecord) bool { return rolled(polled{step: p.Step, epoch: p.Epoch}) }); err != nil {
 		return 0, fmt.Errorf("%w within %s (crashed %s at step %d): %v", ErrNoNodeRecovery, nodeRecoveryWait, victim.Name, at.Step, err)
 	}
 	return time.Since(start).Seconds(), nil

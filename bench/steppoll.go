@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// stepPoller reads the step a job's pserver 0 applied, straight from it: the
+// stepPoller reads the step a job's pserver applied, straight from it: the
 // master saves its step commits in the background (a few times a second),
 // so its records are too coarse to time steps of a millisecond.
 type stepPoller struct {
@@ -20,18 +20,18 @@ type stepPoller struct {
 	ps   api.PServerClient
 }
 
-// errNoPserver: the job's pserver 0 has not announced itself ready yet.
-var errNoPserver = errors.New("pserver 0 not ready")
+// errNoPserver: the job's pserver has not announced itself ready yet.
+var errNoPserver = errors.New("pserver not ready")
 
-// newStepPoller dials the job's pserver 0 once it is ready (a dev agent
-// serves without TLS).
-func (m *measurer) newStepPoller(timeout time.Duration) (*stepPoller, error) {
+// newStepPoller dials the job's pserver index once it is ready (a dev
+// agent serves without TLS).
+func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		var rec coord.PserverRecord
-		_, err := coord.GetJSON(context.Background(), m.cli, coord.PserverKey(m.job, 0), &rec)
+		_, err := coord.GetJSON(context.Background(), m.cli, coord.PserverKey(m.job, index), &rec)
 		if err == nil && !rec.Ready {
-			err = errNoPserver
+			err = fmt.Errorf("%w: pserver %d", errNoPserver, index)
 		}
 		if err == nil {
 			conn, err := grpc.NewClient(rec.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -58,19 +58,32 @@ type polled struct {
 // waitStep polls the pserver every poll until it applied at least step
 // steps, and returns what it read then.
 func (p *stepPoller) waitStep(timeout, poll time.Duration, step int64) (polled, error) {
+	return p.waitFor(timeout, poll, fmt.Sprintf("step %d", step), func(r polled) bool { return r.step >= step })
+}
+
+// read asks the pserver once.
+func (p *stepPoller) read() (polled, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	r, err := p.ps.Info(ctx, &api.InfoRequest{})
+	if err != nil {
+		return polled{}, err
+	}
+	return polled{step: r.Step, epoch: r.Epoch, at: time.Now()}, nil
+}
+
+// waitFor polls the pserver every poll until what it read meets cond, and
+// returns that read.
+func (p *stepPoller) waitFor(timeout, poll time.Duration, what string, cond func(polled) bool) (polled, error) {
 	deadline := time.Now().Add(timeout)
-	var last int64
+	var last polled
 	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		r, err := p.ps.Info(ctx, &api.InfoRequest{})
-		cancel()
-		if err == nil {
-			last = r.Step
-			if r.Step >= step {
-				return polled{step: r.Step, epoch: r.Epoch, at: time.Now()}, nil
+		if r, err := p.read(); err == nil {
+			if last = r; cond(r) {
+				return r, nil
 			}
 		}
 		time.Sleep(poll)
 	}
-	return polled{step: last}, fmt.Errorf("bench: pserver at step %d, not %d, after %s", last, step, timeout)
+	return last, fmt.Errorf("bench: pserver at step %d (epoch %d), not %s, after %s", last.step, last.epoch, what, timeout)
 }

@@ -52,7 +52,7 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 		time.Sleep(time.Second) // let its processes go before the next job
 	}()
 	m := &measurer{cli: a.cli, job: name}
-	p, err := m.newStepPoller(120 * time.Second)
+	p, err := m.newStepPoller(0, 120*time.Second)
 	if err != nil {
 		return 0, err
 	}

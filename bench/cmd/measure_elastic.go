@@ -28,7 +28,7 @@ func measureStepTime(t *table, bin string) error {
 			name = "step_time"
 		}
 		t.add(bench.Result{Name: name, Value: ms[n], Unit: "ms", Ceiling: ceiling,
-			Note: fmt.Sprintf("lower is better: ratio = ms per sync step / one push+pull round trip of the model through the real pserver (%.3f ms); softmax 784->10 (7,850 params), Fashion-MNIST, global batch 64 = %d trainers x %d, 1 pserver; steps 100-600 of pass 0 (steady state inside a pass; the first 100 are warm-up); goal 1.2 ms", ceiling, n, 64/n)})
+			Note: fmt.Sprintf("lower is better: ratio = ms per sync step / one push+pull round trip of the model through the real pserver (%.3f ms); softmax 784->10 (7,850 params), Fashion-MNIST, global batch 64 = %d trainers x %d, 1 pserver; the median of 3 windows of 200 steps after 200 of warm-up, inside pass 0; goal 1.2 ms", ceiling, n, 64/n)})
 	}
 	return nil
 }
