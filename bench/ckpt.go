@@ -11,7 +11,7 @@ import (
 // copy of that many bytes takes (the ceiling). Taking a snapshot copies
 // nothing (see pserver.Snapshot); the pause is a step applied while the
 // snapshot is still being written: the copy of what is left, and a wait
-// for the disk when more than a quarter of the shard is left.
+// for the disk while more than the copy bound (half the parameters) is left.
 func CheckpointPause(floats, steps int, dir string) (pauseMs, copyMs float64, err error) {
 	r, err := newRig(floats, 1, 1, dir)
 	if err != nil {

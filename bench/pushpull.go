@@ -60,6 +60,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 			ctx, cancel := context.WithCancel(context.Background())
 			r.stop = append(r.stop, cancel)
 			go func() {
+				shard.PrepareCopies()
 				for {
 					select {
 					case snap := <-shard.Snapshots():

@@ -413,7 +413,8 @@ func (d *Driver) FlushProgress(ctx context.Context) error {
 }
 
 // Flush saves every change made so far, deferred ones included, and waits
-// for it: a master about to stop spares its successor the catch-up.
+// for it (tests wait for a deferred save with it; a master that stops
+// leaves unsaved step commits to its successor's catch-up).
 func (d *Driver) Flush(ctx context.Context) error {
 	d.mu.Lock()
 	gen := d.dirty

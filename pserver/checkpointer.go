@@ -14,6 +14,7 @@ import (
 
 // checkpointer writes the snapshots the shard takes, then marks them in etcd.
 func (p *process) checkpointer(ctx context.Context) error {
+	p.shard.PrepareCopies()
 	for {
 		var snap *Snapshot
 		select {

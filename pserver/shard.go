@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -27,7 +28,8 @@ type ShardConfig struct {
 	Optimizer    OptimizerConfig
 	// SnapshotCopyMax bounds the floats a checkpoint may copy (see
 	// Snapshot): a change of the values waits while more than that is left
-	// to write. 0: half the shard (parameters and slots).
+	// to write. 0: half the shard's parameters (not of the optimizer's
+	// slots: for Adam, state + one gradient + that copy is 1.5x the state).
 	SnapshotCopyMax int
 }
 
@@ -89,6 +91,10 @@ type Shard struct {
 	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
 	writing   *Snapshot      // the snapshot being written, if any (see preserveLocked)
 	copyMax   int            // ShardConfig.SnapshotCopyMax, or its default
+	spare     []float32      // the buffer snapshots copy into (snapshotcopy.go)
+	// writerWait is writerWaitMax (tests shorten it).
+	writerWait time.Duration
+	spareFree  []float32 // its part no snapshot holds
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.
@@ -101,7 +107,7 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 		return nil, err
 	}
 	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, gather: newGathering(), free: newGradientPool(), advanced: make(chan struct{}),
-		snapshots: make(chan *Snapshot, 1)}
+		snapshots: make(chan *Snapshot, 1), writerWait: writerWaitMax}
 	for _, b := range cfg.Blocks {
 		bs := &blockState{Block: b, param: make([]float32, b.Len)}
 		for i := 0; i < opt.Slots(); i++ {
@@ -112,7 +118,7 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 		}
 		s.blocks[b.ID] = bs
 		s.order = append(s.order, b.ID)
-		s.copyMax += b.Len * (1 + opt.Slots()) / 2
+		s.copyMax += b.Len / 2
 	}
 	if cfg.SnapshotCopyMax > 0 {
 		s.copyMax = cfg.SnapshotCopyMax

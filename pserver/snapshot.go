@@ -3,7 +3,6 @@ package pserver
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gtrain/gtrain/checkpoint"
@@ -75,6 +74,9 @@ func (s *Shard) Release(snap *Snapshot) time.Duration {
 	for _, h := range snap.held {
 		h.saved = nil
 	}
+	if s.writing == nil {
+		s.reclaimCopiesLocked()
+	}
 	snap.wroteLocked()
 	return snap.pause
 }
@@ -124,7 +126,7 @@ func (s *Shard) preserveLocked() {
 	copied := false
 	for _, h := range snap.held {
 		if !h.done && h.saved == nil {
-			h.saved = slices.Clone(h.live)
+			h.saved = s.copyLocked(h.live)
 			copied = true
 		}
 	}

@@ -8,15 +8,18 @@ import "time"
 const writerWaitMax = 5 * time.Second
 
 // awaitWriter holds a push while the snapshot being written has more left
-// to write than preserveLocked may copy (copyMax): past that bound the disk,
-// not memory, sets the pace. The wait counts in the snapshot's pause.
+// to copy than preserveLocked may copy (copyMax): past that bound the disk,
+// not memory, sets the pace. The wait counts in the snapshot's pause. Once
+// a push copied what was left (within the bound, or all of it after
+// waiting writerWait for a stuck disk), the next ones do not wait: there
+// is nothing left to copy.
 func (s *Shard) awaitWriter() {
 	var start time.Time
 	var giveUp <-chan time.Time
 	for {
 		s.mu.Lock()
 		snap := s.writing
-		if snap == nil || snap.unwrittenLocked() <= s.copyMax {
+		if snap == nil || snap.uncopiedLocked() <= s.copyMax {
 			if snap != nil && !start.IsZero() {
 				snap.pause += time.Since(start)
 			}
@@ -27,7 +30,7 @@ func (s *Shard) awaitWriter() {
 		s.mu.Unlock()
 		if start.IsZero() {
 			start = time.Now()
-			giveUp = time.After(writerWaitMax)
+			giveUp = time.After(s.writerWait)
 		}
 		select {
 		case <-progress:
@@ -40,12 +43,13 @@ func (s *Shard) awaitWriter() {
 	}
 }
 
-// unwrittenLocked counts the snapshot's floats not written yet, copied or
-// not: what the snapshot holds, or may have to copy, beyond the shard.
-func (snap *Snapshot) unwrittenLocked() int {
+// uncopiedLocked counts the snapshot's floats neither written nor copied
+// yet: what a change of the shard would have to copy. (Counting the copied
+// ones too made every push after a stuck disk's first wait writerWait.)
+func (snap *Snapshot) uncopiedLocked() int {
 	n := 0
 	for _, h := range snap.held {
-		if !h.done {
+		if !h.done && h.saved == nil {
 			n += len(h.live)
 		}
 	}

@@ -90,7 +90,7 @@ func measureCheckpoints(t *table, sz sizes) error {
 		return err
 	}
 	t.add(bench.Result{Name: "checkpoint_pause", Value: pause, Unit: "ms", Ceiling: copyMs,
-		Note: "lower is better: the longest a step waited for a checkpoint (the copy of what was left to write, and the wait for the disk past a quarter of the shard) in 20 sync steps with a checkpoint every other step (1 pserver, 1 trainer, real checkpoint files) / time to copy the shard in memory (target <= 1.5)"})
+		Note: "lower is better: the longest a step waited for a checkpoint (the copy of what was left to write, and the wait for the disk while more than half the shard is left: the disk's pace when a checkpoint outruns it) in 20 sync steps with a checkpoint every other step (1 pserver, 1 trainer, real checkpoint files) / time to copy the shard in memory (target <= 1.5)"})
 	without, with, err := bench.CheckpointThroughput(sz.model, sz.ckptRun, sz.ckptEvery, dir)
 	if err != nil {
 		return err
