@@ -20,6 +20,9 @@ var (
 	ErrStaleState = errors.New("stored master state does not match the training data")
 	ErrBadTrainer = errors.New("trainer ID out of range")
 	ErrBadStep    = errors.New("step out of order")
+	// ErrJobDone: a finished job is not rolled back (its SUCCEEDED state
+	// and samples_applied would no longer agree).
+	ErrJobDone = errors.New("the job finished")
 )
 
 // CoreConfig configures the core.
@@ -586,6 +589,14 @@ func ptrVal(p *float64) any {
 	return *p
 }
 
+// Finishing reports whether the job finished, or evaluates its last pass:
+// nothing is left to train, and a rollback now would undo a finished job.
+// (While paused no report commits, so no pass end starts; one under way
+// still ends.)
+func (c *Core) Finishing() bool {
+	return c.meta.Done || c.ending && c.meta.Pass == c.cfg.Passes-1
+}
+
 // Pause stops handing out steps and accepting reports while a rollback is
 // prepared.
 func (c *Core) Pause() Effects {
@@ -597,6 +608,9 @@ func (c *Core) Pause() Effects {
 // master's state saved at that step, nil for the very start. The epoch grows
 // (to epoch at least), so reports and plans of the abandoned steps are void.
 func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, error) {
+	if c.meta.Done {
+		return Effects{}, fmt.Errorf("master: rollback: %w", ErrJobDone)
+	}
 	var q *Queue
 	var meta Meta
 	var err error

@@ -475,3 +475,30 @@ func TestNewCoreRestores(t *testing.T) {
 		})
 	}
 }
+
+// A job that finished, or evaluates its last pass, is finishing: a re-shard
+// must not pause it for a rollback, and a rollback of a finished job is
+// refused (it cleared Done: a SUCCEEDED job lost its last pass's samples in
+// status). A job evaluating an earlier pass is not finishing.
+func TestCoreFinishingRefusesRollback(t *testing.T) {
+	c := newCore(t, syncConfig(3, 4, 2))
+	commitSteps(t, c, 0, 4, t0)
+	if !c.ending || c.Finishing() {
+		t.Fatalf("evaluating pass 0 of 2: ending %v, finishing %v; want true, false", c.ending, c.Finishing())
+	}
+	c.PassEnded(PassEnd{Pass: 0, Step: 4}, api.Metrics{}, t0)
+	commitSteps(t, c, 4, 8, t0)
+	if !c.Finishing() {
+		t.Fatal("evaluating the last pass: not finishing")
+	}
+	c.PassEnded(PassEnd{Pass: 1, Step: 8}, api.Metrics{}, t0)
+	if !c.Meta().Done || !c.Finishing() {
+		t.Fatalf("after the last pass: done %v, finishing %v", c.Meta().Done, c.Finishing())
+	}
+	if _, err := c.Rollback(nil, 1, t0); !errors.Is(err, ErrJobDone) {
+		t.Fatalf("rollback of a finished job: %v, want ErrJobDone", err)
+	}
+	if m := c.Meta(); !m.Done || len(m.SamplesApplied) != 2 {
+		t.Fatalf("the refused rollback changed the job: %+v", m)
+	}
+}

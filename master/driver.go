@@ -447,6 +447,18 @@ func (d *Driver) Pause() {
 	d.applyLocked(d.core.Pause())
 }
 
+// PauseUnlessFinishing pauses (see Pause) unless the job finished or
+// evaluates its last pass (Core.Finishing): a re-shard then gives up.
+func (d *Driver) PauseUnlessFinishing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.core.Finishing() {
+		return false
+	}
+	d.applyLocked(d.core.Pause())
+	return true
+}
+
 // Rollback puts the master back at a complete global checkpoint (see
 // Core.Rollback) and saves it.
 func (d *Driver) Rollback(ctx context.Context, state *State, epoch int64) error {

@@ -35,8 +35,9 @@ import (
 // reshardPoll bounds how long a missed watch event delays a re-shard.
 const reshardPoll = 2 * time.Second
 
-// errReshardAbandoned: the job finished before a global checkpoint came.
-var errReshardAbandoned = errors.New("the job ended before the re-shard's checkpoint")
+// errReshardAbandoned: the job finished, or was evaluating its last pass,
+// before the re-shard could start.
+var errReshardAbandoned = errors.New("the job ended before the re-shard could start")
 
 // reshardLoop carries out the operator's pserver count until ctx ends; a
 // failure stops the master so that a successor resumes from etcd.
@@ -98,7 +99,10 @@ func (r *recovery) switchLayout(ctx context.Context, from, to int, cur coord.Lay
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	paused := time.Now()
-	r.driver.Pause()
+	if !r.driver.PauseUnlessFinishing() {
+		r.log.Info("re-shard given up: the job is finishing", "from", from, "to", to)
+		return cur, errReshardAbandoned
+	}
 	next, err := r.commitLayout(ctx, from, to, cur, paused)
 	if err != nil {
 		return next, err
