@@ -21,6 +21,10 @@ func (s *infoServer) Info(ctx context.Context, _ *api.InfoRequest) (*api.InfoRep
 		select {
 		case <-s.block:
 		case <-ctx.Done():
+			// A hung pserver never answers: its gRPC deadline (the
+			// client's, sent along) ends the call, never a reply that a
+			// loaded machine could deliver before the client's own timer.
+			return nil, ctx.Err()
 		}
 	}
 	return &api.InfoReply{}, nil
