@@ -132,7 +132,13 @@ func (a *agent) waitPID(t *testing.T, job, worker string, timeout time.Duration)
 
 func manifestSums(t *testing.T, dir string) string {
 	t.Helper()
-	m, _, err := model.ReadModel(filepath.Join(dir, "latest"))
+	return modelSums(t, filepath.Join(dir, model.LatestLink))
+}
+
+// modelSums lists the per-parameter sha256 of the model in dir.
+func modelSums(t *testing.T, dir string) string {
+	t.Helper()
+	m, _, err := model.ReadModel(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
