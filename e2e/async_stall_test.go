@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,6 +57,14 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("stall", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
+	// trainer-1 must hold tasks when it stops, not still be registering:
+	// a pass now takes ~35 ms, and one trainer finished one alone while the
+	// other's first registration retried.
+	log := filepath.Join(a.dataDir, "jobs", "stall", "log", "trainer-1.log")
+	waitFor(t, 60*time.Second, "trainer-1 to register", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "msg=registered")
+	})
 	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1
 	})

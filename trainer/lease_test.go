@@ -49,3 +49,38 @@ func TestAsyncTrainerStopsOnceItsLeaseIsGone(t *testing.T) {
 		t.Fatal("errLeaseLost is not a lost contact: the agent would count it as a crash")
 	}
 }
+
+// A trainer whose lease ends while it registers (stopped as it started,
+// resumed past its TTL) stops with errLeaseLost: it no longer retries under
+// a lease etcd does not have until the job ends (the master answered each
+// try "requested lease not found"). Here no master ever leads, so the
+// registration retries until the lease goes.
+func TestRegistrationStopsOnceItsLeaseIsGone(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cli := etcdtest.Dial(t, srv.Endpoint)
+	session, err := coord.NewSession(t.Context(), cli, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	tr := &trainer{cli: cli, cfg: Config{Job: "leaseless", Worker: "trainer-1"}, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
+	tr.master = &masterConn{t: tr}
+	defer tr.master.close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.registerWhileLeased(t.Context(), session)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // retrying: no master
+	if _, err := cli.Revoke(t.Context(), session.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, errLeaseLost) {
+			t.Fatalf("registration after the lease ended: %v, want errLeaseLost", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the registration went on retrying after its lease ended")
+	}
+}

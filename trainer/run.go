@@ -20,6 +20,7 @@ import (
 	"github.com/gtrain/gtrain/recordio"
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
@@ -120,7 +121,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	t.master = &masterConn{t: t}
 	defer t.master.close()
 	t.lease = session.Lease()
-	reg, err := t.register(ctx, int64(t.lease))
+	reg, err := t.registerWhileLeased(ctx, session)
 	if err != nil {
 		return t.endOr(ctx, err)
 	}
@@ -166,6 +167,21 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	}
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
 	return t, nil
+}
+
+// registerWhileLeased registers (see register) while its lease lives: a
+// trainer stalled past its lease as it registers (SIGSTOP, a frozen VM)
+// would retry under a lease etcd no longer has ("requested lease not
+// found") until the job ended. It stops with errLeaseLost instead, and its
+// agent runs it anew under a new lease, without counting a crash.
+func (t *trainer) registerWhileLeased(ctx context.Context, session *concurrency.Session) (*api.RegisterTrainerResponse, error) {
+	lctx, cancel := stopOnLeaseLoss(ctx, session)
+	defer cancel(nil)
+	reg, err := t.register(lctx, int64(session.Lease()))
+	if err != nil && errors.Is(context.Cause(lctx), errLeaseLost) && ctx.Err() == nil {
+		return nil, errLeaseLost
+	}
+	return reg, err
 }
 
 // register gets the trainer's dense ID from the master, and where to start.
