@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,12 +111,7 @@ func asyncStallPasses(t *testing.T, a *agent, work string) int {
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec)); code != 0 {
 		t.Fatalf("pace run: exit %d: %s", code, errs)
 	}
-	var secs []float64
-	for _, h := range a.status(t, "pace").History[5:] { // past the start-up
-		secs = append(secs, h.Seconds)
-	}
-	slices.Sort(secs)
-	perPass := secs[len(secs)/2]
+	perPass := medianPassSeconds(a.status(t, "pace"))
 	passes := int(1.3*(asyncStall-trainerLease).Seconds()/perPass) + 2*resumeMargin
 	t.Logf("one trainer makes a pass in %.0f ms: %d passes", perPass*1000, passes)
 	return passes

@@ -102,12 +102,20 @@ func (a *agent) pidOf(t *testing.T, job, worker string) int {
 	t.Helper()
 	var workers []api.WorkerRow
 	a.jsonOf(t, &workers, "job", "workers", job)
+	if pid := runningPID(workers, worker); pid > 0 {
+		return pid
+	}
+	t.Fatalf("%s of %s is not running: %+v", worker, job, workers)
+	return 0
+}
+
+// runningPID is the PID of worker among workers if it runs, else 0.
+func runningPID(workers []api.WorkerRow, worker string) int {
 	for _, w := range workers {
 		if w.Name == worker && w.State == "running" && w.PID > 0 {
 			return w.PID
 		}
 	}
-	t.Fatalf("%s of %s is not running: %+v", worker, job, workers)
 	return 0
 }
 
@@ -118,10 +126,8 @@ func (a *agent) waitPID(t *testing.T, job, worker string, timeout time.Duration)
 	for {
 		var workers []api.WorkerRow
 		a.jsonOf(t, &workers, "job", "workers", job)
-		for _, w := range workers {
-			if w.Name == worker && w.State == "running" && w.PID > 0 {
-				return w.PID
-			}
+		if pid := runningPID(workers, worker); pid > 0 {
+			return pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s of %s not running after %s: %+v", worker, job, timeout, workers)

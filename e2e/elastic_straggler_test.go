@@ -73,12 +73,18 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 // outlastingPasses is the passes that keep a job of ref's pace (its median
 // pass time) running for at least d, and at least ref's.
 func outlastingPasses(ref api.JobStatus, d time.Duration) int {
+	return max(len(ref.History), int(d.Seconds()/medianPassSeconds(ref))+1)
+}
+
+// medianPassSeconds is the median time of st's passes past the first five
+// (the start-up).
+func medianPassSeconds(st api.JobStatus) float64 {
 	var secs []float64
-	for _, h := range ref.History[min(5, len(ref.History)-1):] { // past the start-up
+	for _, h := range st.History[min(5, len(st.History)-1):] {
 		secs = append(secs, h.Seconds)
 	}
 	slices.Sort(secs)
-	return max(len(ref.History), int(d.Seconds()/secs[len(secs)/2])+1)
+	return secs[len(secs)/2]
 }
 
 // watchStalls polls job's status every 100 ms for d and returns the first

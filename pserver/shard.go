@@ -92,9 +92,9 @@ type Shard struct {
 	writing   *Snapshot      // the snapshot being written, if any (see preserveLocked)
 	copyMax   int            // ShardConfig.SnapshotCopyMax, or its default
 	spare     []float32      // the buffer snapshots copy into (snapshotcopy.go)
+	spareFree []float32      // its part no snapshot holds
 	// writerWait is writerWaitMax (tests shorten it).
 	writerWait time.Duration
-	spareFree  []float32 // its part no snapshot holds
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.

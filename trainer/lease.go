@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,15 @@ func stopOnLeaseLoss(ctx context.Context, session *concurrency.Session) (context
 		}
 	}()
 	return ctx, cancel
+}
+
+// leaseLostOr is errLeaseLost when err came from leased, a context of
+// stopOnLeaseLoss under ctx, stopped by its lease's end (not by ctx); else err.
+func leaseLostOr(ctx, leased context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(leased), errLeaseLost) && ctx.Err() == nil {
+		return errLeaseLost
+	}
+	return err
 }
 
 // leaseAlive asks etcd whether the registration lease still lives. The

@@ -9,18 +9,14 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/etcdtest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // An async trainer whose registration lease ended (a stall past its TTL)
 // stops: no call for work, no report of the task it held.
 func TestAsyncTrainerStopsOnceItsLeaseIsGone(t *testing.T) {
-	srv := etcdtest.Start(t)
-	cli := etcdtest.Dial(t, srv.Endpoint)
-	session, err := coord.NewSession(t.Context(), cli, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
+	cli, session := leasedSession(t)
 	tr := &trainer{cli: cli, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
 	if !tr.leaseAlive(t.Context()) {
 		t.Fatal("leaseAlive = false for a live lease")
@@ -56,13 +52,7 @@ func TestAsyncTrainerStopsOnceItsLeaseIsGone(t *testing.T) {
 // try "requested lease not found"). Here no master ever leads, so the
 // registration retries until the lease goes.
 func TestRegistrationStopsOnceItsLeaseIsGone(t *testing.T) {
-	srv := etcdtest.Start(t)
-	cli := etcdtest.Dial(t, srv.Endpoint)
-	session, err := coord.NewSession(t.Context(), cli, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
+	cli, session := leasedSession(t)
 	tr := &trainer{cli: cli, cfg: Config{Job: "leaseless", Worker: "trainer-1"}, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
 	tr.master = &masterConn{t: tr}
 	defer tr.master.close()
@@ -83,4 +73,17 @@ func TestRegistrationStopsOnceItsLeaseIsGone(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the registration went on retrying after its lease ended")
 	}
+}
+
+// leasedSession is a client of a fresh etcd and a session of 2 s on it.
+func leasedSession(t *testing.T) (*clientv3.Client, *concurrency.Session) {
+	t.Helper()
+	srv := etcdtest.Start(t)
+	cli := etcdtest.Dial(t, srv.Endpoint)
+	session, err := coord.NewSession(t.Context(), cli, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { session.Close() })
+	return cli, session
 }

@@ -132,10 +132,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		cancel()
 	} else {
 		actx, cancel := stopOnLeaseLoss(ctx, session)
-		err = t.runAsync(actx)
-		if errors.Is(context.Cause(actx), errLeaseLost) && ctx.Err() == nil {
-			err = errLeaseLost
-		}
+		err = leaseLostOr(ctx, actx, t.runAsync(actx))
 		cancel(nil)
 	}
 	return t.endOr(ctx, err)
@@ -178,10 +175,10 @@ func (t *trainer) registerWhileLeased(ctx context.Context, session *concurrency.
 	lctx, cancel := stopOnLeaseLoss(ctx, session)
 	defer cancel(nil)
 	reg, err := t.register(lctx, int64(session.Lease()))
-	if err != nil && errors.Is(context.Cause(lctx), errLeaseLost) && ctx.Err() == nil {
-		return nil, errLeaseLost
+	if err = leaseLostOr(ctx, lctx, err); err != nil {
+		return nil, err
 	}
-	return reg, err
+	return reg, nil
 }
 
 // register gets the trainer's dense ID from the master, and where to start.
