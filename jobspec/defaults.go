@@ -23,8 +23,10 @@ const (
 
 // ApplyDefaults fills the fields left at their zero value. It never changes a
 // value that was set, so an explicit negative count stays for Validate to
-// reject; the flip side is that an explicit 0 (seed, momentum, beta1) cannot
-// be expressed and becomes the default. Applying it twice changes nothing.
+// reject. A written 0 is told from an omitted field before this runs: Parse
+// rejects a zero count, learning rate or epsilon (checkWritten), and momentum
+// is a pointer, so momentum 0 stays 0. An explicit 0 seed, beta1 or beta2
+// still becomes the default. Applying it twice changes nothing.
 func (s *Spec) ApplyDefaults() {
 	setString(&s.Mode, DefaultMode)
 	setInt(&s.Trainers, DefaultTrainers)
@@ -40,7 +42,9 @@ func (s *Spec) ApplyDefaults() {
 	o := &s.Optimizer
 	setString(&o.Kind, DefaultOptimizer)
 	setFloat(&o.LearningRate, DefaultLearningRate)
-	setFloat(&o.Momentum, DefaultMomentum)
+	if o.Momentum == nil {
+		o.Momentum = new(float64(DefaultMomentum))
+	}
 	setFloat(&o.Beta1, DefaultBeta1)
 	setFloat(&o.Beta2, DefaultBeta2)
 	setFloat(&o.Epsilon, DefaultEpsilon)

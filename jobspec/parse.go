@@ -20,6 +20,9 @@ func Parse(data []byte) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWritten(data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec

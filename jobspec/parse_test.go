@@ -25,7 +25,7 @@ func TestExampleFitALineParsesAndValidates(t *testing.T) {
 	want := Spec{
 		Name: "fit-a-line", Mode: ModeSync, Trainers: 2, Pservers: 2, Passes: 30, BatchSize: 20, Seed: 1,
 		Model:      ModelSpec{Kind: "linear", Inputs: 13, Outputs: 1},
-		Optimizer:  OptimizerSpec{Kind: OptimizerSGD, LearningRate: 0.01, Momentum: 0.9, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8},
+		Optimizer:  OptimizerSpec{Kind: OptimizerSGD, LearningRate: 0.01, Momentum: new(0.9), Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8},
 		Data:       DataSpec{Train: filepath.Join(examples, "data", "housing-train-*"), Test: filepath.Join(examples, "data", "housing-test-*"), ChunksPerTask: 1},
 		Checkpoint: CheckpointSpec{Every: "10s", Keep: 3},
 		Resources:  ResourcesSpec{Trainer: Resource{CPU: 0.25, Memory: "64Mi"}, Pserver: Resource{CPU: 0.25, Memory: "64Mi"}},
@@ -44,7 +44,7 @@ func TestParseAppliesDefaults(t *testing.T) {
 	want := Spec{
 		Name: "j", Mode: "sync", Trainers: 1, Pservers: 1, Passes: 1, BatchSize: 20, Seed: 1,
 		Model:      ModelSpec{Kind: "linear", Inputs: 3, Outputs: 1},
-		Optimizer:  OptimizerSpec{Kind: "sgd", LearningRate: 0.01, Momentum: 0.9, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8},
+		Optimizer:  OptimizerSpec{Kind: "sgd", LearningRate: 0.01, Momentum: new(0.9), Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8},
 		Data:       DataSpec{Train: "x", ChunksPerTask: 1},
 		Checkpoint: CheckpointSpec{Every: "10s", Keep: 3},
 		Restarts:   RestartsSpec{Limit: 5, Window: "60s", HungAfter: "60s"},

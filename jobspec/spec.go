@@ -87,7 +87,10 @@ func (m ModelSpec) ToModel() model.Spec {
 type OptimizerSpec struct {
 	Kind         string  `yaml:"kind" json:"kind"`
 	LearningRate float64 `yaml:"learning_rate" json:"learning_rate"`
-	Momentum     float64 `yaml:"momentum" json:"momentum"`
+	// Momentum is a pointer so that a written 0 (plain SGD through the
+	// momentum rule) stays 0 instead of becoming the default; read it with
+	// MomentumValue.
+	Momentum *float64 `yaml:"momentum" json:"momentum"`
 	Beta1        float64 `yaml:"beta1" json:"beta1"`
 	Beta2        float64 `yaml:"beta2" json:"beta2"`
 	Epsilon      float64 `yaml:"epsilon" json:"epsilon"`
@@ -125,4 +128,13 @@ type ResourcesSpec struct {
 type Resource struct {
 	CPU    float64 `yaml:"cpu" json:"cpu"`
 	Memory string  `yaml:"memory" json:"memory"`
+}
+
+// MomentumValue is the momentum the pserver applies: the written value, 0
+// included, or DefaultMomentum when the field was omitted.
+func (o OptimizerSpec) MomentumValue() float64 {
+	if o.Momentum == nil {
+		return DefaultMomentum
+	}
+	return *o.Momentum
 }

@@ -91,7 +91,7 @@ func (o OptimizerSpec) validate() *FieldError {
 	for _, f := range []struct {
 		field string
 		value float64
-	}{{"optimizer.momentum", o.Momentum}, {"optimizer.beta1", o.Beta1}, {"optimizer.beta2", o.Beta2}} {
+	}{{"optimizer.momentum", o.MomentumValue()}, {"optimizer.beta1", o.Beta1}, {"optimizer.beta2", o.Beta2}} {
 		if !(f.value >= 0 && f.value < 1) {
 			return fieldError(f.field, fmt.Sprintf("must be in [0, 1), got %v", f.value), nil)
 		}

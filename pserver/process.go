@@ -127,8 +127,12 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 // OptimizerOf maps the job spec's optimizer section.
 func OptimizerOf(spec *jobspec.Spec) OptimizerConfig {
 	o := spec.Optimizer
-	return OptimizerConfig{Kind: o.Kind, LearningRate: o.LearningRate, Momentum: o.Momentum,
+	c := OptimizerConfig{Kind: o.Kind, LearningRate: o.LearningRate,
 		Beta1: o.Beta1, Beta2: o.Beta2, Epsilon: o.Epsilon}.WithDefaults()
+	// Set after WithDefaults, which would turn a written momentum 0 into
+	// 0.9; the spec already holds the default when the field was omitted.
+	c.Momentum = o.MomentumValue()
+	return c
 }
 
 func (p *process) init(b client.Block, dst []float32) {
