@@ -4,6 +4,13 @@ BIN       := bin
 # The pserver's optimizer loops use AVX2 through Go's simd/archsimd package
 # (bit-identical to the scalar loops, which builds without it still use).
 export GOEXPERIMENT := simd
+# The models multiply with OpenBLAS (Debian's libopenblas-dev, found by
+# pkg-config; .ci/run installs it) through gonum's netlib bindings; without
+# it every go command here builds gonum's pure-Go float32 kernels, about 8×
+# slower, and says so (model.Kernels, in the trainer's log).
+ifeq ($(shell pkg-config --exists openblas 2>/dev/null && echo yes),yes)
+export GOFLAGS := $(strip $(GOFLAGS) -tags=openblas)
+endif
 .PHONY: all build test test-short fuzz demo bench fashion proto vet clean check-binaries
 
 all: build
@@ -24,6 +31,7 @@ check-binaries:
 test: check-binaries build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 25m ./...
 	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
+	CGO_ENABLED=0 GOFLAGS= $(GO) test -count=1 ./model/   # the pure-Go kernels too
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
 
 # Go native fuzzing of what reads hostile input: record shards, checkpoint

@@ -6,7 +6,7 @@ import (
 	"github.com/gtrain/gtrain/model"
 )
 
-// ToBatch lays examples out as a model batch (float64, row-major).
+// ToBatch lays examples out as a model batch (float32, row-major).
 func ToBatch(ex []Example) model.Batch {
 	return ToBatchReusing(model.Batch{}, ex)
 }
@@ -21,10 +21,8 @@ func ToBatchReusing(reuse model.Batch, ex []Example) model.Batch {
 	in := len(ex[0].Features)
 	b := model.Batch{N: len(ex), Inputs: in, X: slices.Grow(reuse.X[:0], len(ex)*in), Y: slices.Grow(reuse.Y[:0], len(ex))}
 	for _, e := range ex {
-		for _, f := range e.Features {
-			b.X = append(b.X, float64(f))
-		}
-		b.Y = append(b.Y, float64(e.Label))
+		b.X = append(b.X, e.Features...)
+		b.Y = append(b.Y, e.Label)
 	}
 	return b
 }

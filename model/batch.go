@@ -5,13 +5,15 @@ import (
 	"math"
 )
 
-// Batch is N records of Inputs features each. X is row-major (N*Inputs
-// values); Y holds one label per record: the target value for regression
-// models, the class index (as an exact integer) for classifiers.
+// Batch is N records of Inputs features each, in float32 as the record
+// shards store them (the models compute in float32: no widening per step).
+// X is row-major (N*Inputs values); Y holds one label per record: the
+// target value for regression models, the class index (as an exact
+// integer) for classifiers.
 type Batch struct {
 	N, Inputs int
-	X         []float64
-	Y         []float64
+	X         []float32
+	Y         []float32
 }
 
 // CheckBatch reports whether b can be fed to a model built from s. Gradient
@@ -47,8 +49,8 @@ func (s Spec) isClassifier() bool {
 	return s.Kind == KindSoftmax || (s.Kind == KindMLP && s.Outputs > 1)
 }
 
-func classIndex(y float64, classes int) (int, error) {
-	if y != math.Trunc(y) || y < 0 || y >= float64(classes) {
+func classIndex(y float32, classes int) (int, error) {
+	if float64(y) != math.Trunc(float64(y)) || y < 0 || float64(y) >= float64(classes) {
 		return 0, fmt.Errorf("label %v is not a class index in [0, %d): %w", y, classes, ErrInvalidBatch)
 	}
 	return int(y), nil

@@ -1,105 +1,52 @@
 package model
 
-import (
-	"fmt"
-	"slices"
+import "fmt"
 
-	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
-)
+// layerShape is one affine map's weight shape: fanIn × fanOut, row-major
+// like the stored parameter, followed by a bias of fanOut.
+type layerShape struct{ fanIn, fanOut int }
 
-// layer is one affine map in float64, converted from the float32 parameters.
-type layer struct {
-	w *mat.Dense // fanIn × fanOut, row-major like the stored parameter
-	b []float64  // fanOut
-}
-
-// layersFrom views float64 parameters (weight, bias, weight, bias, ...) as layers without copying.
-func layersFrom(ps []ParamSpec, params [][]float64) []layer {
-	layers := make([]layer, len(ps)/2)
-	for l := range layers {
-		shape := ps[2*l].Shape
-		layers[l] = layer{w: mat.NewDense(shape[0], shape[1], params[2*l]), b: params[2*l+1]}
+func layerShapes(ps []ParamSpec) []layerShape {
+	shapes := make([]layerShape, len(ps)/2)
+	for l := range shapes {
+		shapes[l] = layerShape{fanIn: ps[2*l].Shape[0], fanOut: ps[2*l].Shape[1]}
 	}
-	return layers
+	return shapes
 }
 
-func widenAll(params [][]float32) [][]float64 {
-	out := make([][]float64, len(params))
-	for j, p := range params {
-		out[j] = widen(p)
-	}
-	return out
-}
-
-// affine returns a·W + b (b added to every row); buf (may be nil) is
-// scratch memory it may grow.
-func (ly layer) affine(a *mat.Dense, buf *[]float64) *mat.Dense {
-	rows, _ := a.Dims()
-	_, fanOut := ly.w.Dims()
-	return ly.affineAs(a, buf, narrow(fanOut, rows))
-}
-
-// affineAs is affine, computed transposed or not.
-func (ly layer) affineAs(a *mat.Dense, buf *[]float64, transposed bool) *mat.Dense {
-	rows, fanIn := a.Dims()
-	_, fanOut := ly.w.Dims()
-	z := mat.NewDense(rows, fanOut, nil)
-	if transposed {
-		// zᵀ = Wᵀ·aᵀ: the same products summed in the same order (over
-		// W's rows) in rows-long strides instead of fanOut-long ones.
-		if buf == nil {
-			buf = new([]float64)
-		}
-		*buf = slices.Grow((*buf)[:0], fanIn*rows)[:fanIn*rows]
-		at := mat.NewDense(fanIn, rows, *buf)
-		at.Copy(a.T())
-		zt := mat.NewDense(fanOut, rows, nil)
-		zt.Mul(ly.w.T(), at)
-		z.Copy(zt.T())
-	} else {
-		z.Mul(a, ly.w)
-	}
+// setRows writes v into every row of the rows×len(v) matrix m.
+func setRows(m []float32, rows int, v []float32) {
 	for r := range rows {
-		floats.Add(z.RawRowView(r), ly.b)
-	}
-	return z
-}
-
-// narrow reports whether a layer of fanOut outputs over rows records is
-// computed transposed. gonum multiplies a row of one matrix into a row of
-// the result at a time: a·W goes fanOut values at a time, which for a
-// classifier's 10 outputs is mostly call overhead; transposed it goes rows
-// values at a time. Each output sums the same products in the same order
-// either way, so finite parameters and inputs give the same values. gonum
-// skips a product whose left factor is 0: the plain form skips zero
-// inputs, the transposed one zero weights, so with an infinite weight (a
-// diverged model) on an input that is 0 one form gives NaN where the other
-// gives a number. The form depends only on the layer and the micro-batch
-// size, so every trainer computes a micro-batch the same way.
-func narrow(fanOut, rows int) bool { return fanOut < rows }
-
-// batchMatrix views the batch features as an N × Inputs matrix without copying.
-func batchMatrix(b Batch) *mat.Dense {
-	return mat.NewDense(b.N, b.Inputs, b.X)
-}
-
-func widen(p []float32) []float64 {
-	out := make([]float64, len(p))
-	widenInto(out, p)
-	return out
-}
-
-// widenInto converts p into dst, of the same length.
-func widenInto(dst []float64, p []float32) {
-	for i, v := range p {
-		dst[i] = float64(v)
+		copy(m[r*len(v):(r+1)*len(v)], v)
 	}
 }
 
-func addInto(dst []float32, src []float64) {
-	for i, v := range src {
-		dst[i] += float32(v)
+// reluInPlace replaces each value by max(v, 0).
+func reluInPlace(m []float32) {
+	for i, v := range m {
+		m[i] = max(v, 0)
+	}
+}
+
+// maskInactive zeroes the gradient of units whose ReLU output was 0 (the
+// derivative at exactly 0 is taken as 0).
+func maskInactive(grad, activation []float32) {
+	for i, a := range activation {
+		if a <= 0 {
+			grad[i] = 0
+		}
+	}
+}
+
+// addColumnSums adds the column sums of the rows×len(dst) matrix m into
+// dst, record after record (a fixed order: bias gradients are bit-stable).
+func addColumnSums(dst, m []float32, rows int) {
+	w := len(dst)
+	for r := range rows {
+		row := m[r*w : (r+1)*w]
+		for j, v := range row {
+			dst[j] += v
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func New(s Spec) (Model, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return newNetwork(s), nil
+	return newNetwork(s, Options{}), nil
 }
 
 // paramNames returns the names of the weight and bias of each layer:
@@ -37,4 +37,12 @@ func paramNames(kind string, layer int) (weight, bias string) {
 		return "w", "b"
 	}
 	return fmt.Sprintf("w%d", layer), fmt.Sprintf("b%d", layer)
+}
+
+// NewWith builds the model described by s, computing as o says.
+func NewWith(s Spec, o Options) (Model, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return newNetwork(s, o), nil
 }

@@ -5,47 +5,49 @@ import (
 	"slices"
 	"sync"
 
-	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/blas"
 )
 
 // network is a stack of affine layers with ReLU between them and a loss head
 // on top. linear and softmax are the single-layer cases; they differ from an
 // mlp without hidden layers only in parameter names and initialisation.
+//
+// Everything is float32, as the parameters are stored and sent: the
+// products go to a BLAS sgemm (gemm.go), cut into fixed tiles shared out
+// over threads, so that the values do not depend on the thread count.
 type network struct {
 	spec   Spec
 	params []ParamSpec
+	shapes []layerShape
 	head   lossHead
-	// scratch holds *gradScratch: Gradient's float64 copies of the
-	// parameters and weight gradients, reused across calls (a trainer calls
-	// it every step; they would be the bulk of its garbage).
+	th     threads
+	// scratch holds *scratch: one call's activations and deltas, reused
+	// across calls (a trainer calls Gradient every micro-batch; they would
+	// be the bulk of its garbage).
 	scratch sync.Pool
 }
 
-// gradScratch is one Gradient call's float64 buffers.
-type gradScratch struct {
-	params [][]float64 // the parameters, widened
-	gw     [][]float64 // each layer's weight gradient
-	input  []float64   // a layer's input, transposed (layer.affine)
+// scratch is one Gradient or Evaluate call's buffers, grown to the largest
+// batch seen.
+type scratch struct {
+	outs   [][]float32 // each layer's output: ReLU'd for hidden layers, the logits for the last
+	deltas [2][]float32
 }
 
-func (n *network) takeScratch() *gradScratch {
-	if sc, ok := n.scratch.Get().(*gradScratch); ok {
-		return sc
-	}
-	sc := &gradScratch{params: make([][]float64, len(n.params)), gw: make([][]float64, len(n.params)/2)}
-	for j, p := range n.params {
-		sc.params[j] = make([]float64, p.Size())
-		if j%2 == 0 {
-			sc.gw[j/2] = make([]float64, p.Size())
-		}
-	}
-	return sc
+// Options tunes how a model computes, not what: the values are the same
+// for every Options.
+type Options struct {
+	// Threads computes each product on this many threads; 0 means
+	// GOMAXPROCS at the time of the call.
+	Threads int
+	// impl replaces the build's kernels (tests compare gonum's pure-Go
+	// ones with the fast ones).
+	impl sgemm
 }
 
 var _ Model = (*network)(nil)
 
-func newNetwork(s Spec) *network {
+func newNetwork(s Spec, o Options) *network {
 	s.Hidden = slices.Clone(s.Hidden)
 	sizes := s.layerSizes()
 	params := make([]ParamSpec, 0, 2*(len(sizes)-1))
@@ -59,7 +61,35 @@ func newNetwork(s Spec) *network {
 	if s.isClassifier() {
 		head = crossEntropy{}
 	}
-	return &network{spec: s, params: params, head: head}
+	th := threads{n: o.Threads, impl: fastGemm}
+	if o.impl != nil {
+		th.impl = o.impl
+	}
+	return &network{spec: s, params: params, shapes: layerShapes(params), head: head, th: th}
+}
+
+func (n *network) takeScratch(rows int) *scratch {
+	sc, ok := n.scratch.Get().(*scratch)
+	if !ok {
+		sc = &scratch{outs: make([][]float32, len(n.shapes))}
+	}
+	widest := 0
+	for l, sh := range n.shapes {
+		sc.outs[l] = grow(sc.outs[l], rows*sh.fanOut)
+		widest = max(widest, sh.fanOut)
+	}
+	for i := range sc.deltas {
+		sc.deltas[i] = grow(sc.deltas[i], rows*widest)
+	}
+	return sc
+}
+
+// grow returns s with length n, reallocating only when it is too small.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
 }
 
 func (n *network) Spec() Spec {
@@ -93,16 +123,13 @@ func (n *network) Gradient(params [][]float32, b Batch, grads [][]float32) float
 	if b.N == 0 {
 		return 0
 	}
-	sc := n.takeScratch()
+	sc := n.takeScratch(b.N)
 	defer n.scratch.Put(sc)
-	for j, p := range params {
-		widenInto(sc.params[j], p)
-	}
-	layers := layersFrom(n.params, sc.params)
-	inputs, z := forward(layers, batchMatrix(b), &sc.input)
-	delta := mat.NewDense(b.N, n.spec.Outputs, nil)
-	lossSum, _ := n.head.score(z, b.Y, delta)
-	backward(layers, inputs, delta, grads, sc.gw)
+	n.forward(params, b, sc)
+	last := len(n.shapes) - 1
+	delta := sc.deltas[0][:b.N*n.spec.Outputs]
+	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, delta)
+	n.backward(params, b, sc, delta, grads)
 	return lossSum
 }
 
@@ -111,13 +138,10 @@ func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
 	if b.N == 0 {
 		return 0, 0
 	}
-	return n.evaluate64(widenAll(params), b)
-}
-
-// evaluate64 is Evaluate on float64 parameters; b must be non-empty and checked.
-func (n *network) evaluate64(params [][]float64, b Batch) (float64, int) {
-	_, z := forward(layersFrom(n.params, params), batchMatrix(b), nil)
-	return n.head.score(z, b.Y, nil)
+	sc := n.takeScratch(b.N)
+	defer n.scratch.Put(sc)
+	n.forward(params, b, sc)
+	return n.head.score(sc.outs[len(n.shapes)-1], n.spec.Outputs, b.Y, nil)
 }
 
 // mustFit panics on caller bugs: the signatures fixed by Model have no error.
@@ -130,109 +154,39 @@ func (n *network) mustFit(op string, params [][]float32, b Batch) {
 	}
 }
 
-// forward returns the input of every layer (the batch, then each hidden
-// activation) and the output layer's pre-activation; buf (may be nil) is
-// scratch memory it may grow.
-func forward(layers []layer, x *mat.Dense, buf *[]float64) (inputs []*mat.Dense, out *mat.Dense) {
-	inputs = make([]*mat.Dense, len(layers))
-	a := x
-	for l, ly := range layers {
-		inputs[l] = a
-		out = ly.affine(a, buf)
-		if l < len(layers)-1 {
-			a = relu(out)
+// forward fills sc.outs: out_l = in_l·W_l + b_l (the bias first, the
+// product added onto it), ReLU'd below the last layer.
+func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
+	in := b.X
+	for l, sh := range n.shapes {
+		out := sc.outs[l]
+		setRows(out, b.N, params[2*l+1])
+		n.th.mul(blas.NoTrans, blas.NoTrans, b.N, sh.fanOut, sh.fanIn, in, sh.fanIn, params[2*l], sh.fanOut, 1, out, sh.fanOut)
+		if l < len(n.shapes)-1 {
+			reluInPlace(out)
 		}
+		in = out
 	}
-	return inputs, out
 }
 
 // backward propagates delta = dLoss/d(output pre-activation) down the layers
-// and adds each layer's weight and bias gradients into grads; gwBuf holds
-// each layer's weight gradient (overwritten).
-func backward(layers []layer, inputs []*mat.Dense, delta *mat.Dense, grads [][]float32, gwBuf [][]float64) {
-	for l := len(layers) - 1; l >= 0; l-- {
-		ly := layers[l]
-		fanIn, fanOut := ly.w.Dims()
-		weightGradient(grads[2*l], gwBuf[l], inputs[l], delta, fanIn, fanOut)
-		addInto(grads[2*l+1], columnSums(delta))
+// and adds each layer's weight (inᵀ·delta) and bias (column sums of delta)
+// gradients into grads.
+func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32) {
+	for l := len(n.shapes) - 1; l >= 0; l-- {
+		sh := n.shapes[l]
+		in := b.X
+		if l > 0 {
+			in = sc.outs[l-1]
+		}
+		n.th.mul(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, 1, grads[2*l], sh.fanOut)
+		addColumnSums(grads[2*l+1], delta, b.N)
 		if l == 0 {
 			break
 		}
-		rows, _ := delta.Dims()
-		below := mat.NewDense(rows, fanIn, nil)
-		below.Mul(delta, ly.w.T())
-		maskInactive(below, inputs[l])
+		below := sc.deltas[(len(n.shapes)-l)%2][:b.N*sh.fanIn]
+		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[2*l], sh.fanOut, 0, below, sh.fanIn)
+		maskInactive(below, in)
 		delta = below
-	}
-}
-
-// weightGradient adds inputᵀ·delta (fanIn × fanOut) into grad, computed
-// in buf. A narrow layer computes its transpose deltaᵀ·input (the same
-// products summed in the same order over the records; see narrow for
-// non-finite values) in
-// column bands small enough for gonum to multiply without goroutines.
-func weightGradient(grad []float32, buf []float64, input, delta *mat.Dense, fanIn, fanOut int) {
-	rows, _ := delta.Dims()
-	weightGradientAs(grad, buf, input, delta, fanIn, fanOut, narrow(fanOut, rows))
-}
-
-// weightGradientAs is weightGradient, computed transposed or not.
-func weightGradientAs(grad []float32, buf []float64, input, delta *mat.Dense, fanIn, fanOut int, transposed bool) {
-	rows, _ := delta.Dims()
-	if !transposed {
-		gw := mat.NewDense(fanIn, fanOut, buf)
-		gw.Mul(input.T(), delta)
-		addInto(grad, gw.RawMatrix().Data)
-		return
-	}
-	gwt := mat.NewDense(fanOut, fanIn, buf)
-	for c := 0; c < fanIn; c += serialColumns {
-		end := min(c+serialColumns, fanIn)
-		band := gwt.Slice(0, fanOut, c, end).(*mat.Dense)
-		band.Mul(delta.T(), input.Slice(0, rows, c, end))
-	}
-	for i := range fanIn {
-		for j := range fanOut {
-			grad[i*fanOut+j] += float32(buf[j*fanIn+i])
-		}
-	}
-}
-
-// serialColumns is a column band gonum multiplies serially when the other
-// side is at most 64 wide (it goes parallel from 4 blocks of 64×64).
-const serialColumns = 3 * 64
-
-func columnSums(m *mat.Dense) []float64 {
-	rows, cols := m.Dims()
-	sums := make([]float64, cols)
-	for r := range rows {
-		floats.Add(sums, m.RawRowView(r))
-	}
-	return sums
-}
-
-func relu(z *mat.Dense) *mat.Dense {
-	rows, cols := z.Dims()
-	a := mat.NewDense(rows, cols, nil)
-	for r := range rows {
-		dst := a.RawRowView(r)
-		for k, v := range z.RawRowView(r) {
-			dst[k] = max(v, 0)
-		}
-	}
-	return a
-}
-
-// maskInactive zeroes the gradient of units whose ReLU output was 0 (the
-// derivative at exactly 0 is taken as 0).
-func maskInactive(grad, activation *mat.Dense) {
-	rows, _ := grad.Dims()
-	for r := range rows {
-		g := grad.RawRowView(r)
-		for k, a := range activation.RawRowView(r) {
-			if a <= 0 {
-				g[k] = 0
-			}
-		}
 	}
 }

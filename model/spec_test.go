@@ -113,15 +113,15 @@ func TestCheckBatch(t *testing.T) {
 		batch   Batch
 		wantMsg string
 	}{
-		{"ok", softmax, Batch{N: 2, Inputs: 2, X: make([]float64, 4), Y: []float64{0, 2}}, ""},
+		{"ok", softmax, Batch{N: 2, Inputs: 2, X: make([]float32, 4), Y: []float32{0, 2}}, ""},
 		{"empty", softmax, Batch{Inputs: 2}, ""},
-		{"regression label any value", linear, Batch{N: 1, Inputs: 2, X: make([]float64, 2), Y: []float64{-3.7}}, ""},
-		{"inputs", softmax, Batch{N: 1, Inputs: 3, X: make([]float64, 3), Y: []float64{0}}, "batch: inputs = 3, model.inputs = 2"},
-		{"short X", softmax, Batch{N: 2, Inputs: 2, X: make([]float64, 3), Y: []float64{0, 1}}, "batch: len(X) = 3, want N*Inputs = 4"},
-		{"short Y", softmax, Batch{N: 2, Inputs: 2, X: make([]float64, 4), Y: []float64{0}}, "batch: len(Y) = 1, want N = 2"},
-		{"class too big", softmax, Batch{N: 2, Inputs: 2, X: make([]float64, 4), Y: []float64{0, 3}}, "batch: record 1: label 3 is not a class index in [0, 3)"},
-		{"fractional class", softmax, Batch{N: 1, Inputs: 2, X: make([]float64, 2), Y: []float64{1.5}}, "batch: record 0: label 1.5"},
-		{"negative class", softmax, Batch{N: 1, Inputs: 2, X: make([]float64, 2), Y: []float64{-1}}, "batch: record 0: label -1"},
+		{"regression label any value", linear, Batch{N: 1, Inputs: 2, X: make([]float32, 2), Y: []float32{-3.7}}, ""},
+		{"inputs", softmax, Batch{N: 1, Inputs: 3, X: make([]float32, 3), Y: []float32{0}}, "batch: inputs = 3, model.inputs = 2"},
+		{"short X", softmax, Batch{N: 2, Inputs: 2, X: make([]float32, 3), Y: []float32{0, 1}}, "batch: len(X) = 3, want N*Inputs = 4"},
+		{"short Y", softmax, Batch{N: 2, Inputs: 2, X: make([]float32, 4), Y: []float32{0}}, "batch: len(Y) = 1, want N = 2"},
+		{"class too big", softmax, Batch{N: 2, Inputs: 2, X: make([]float32, 4), Y: []float32{0, 3}}, "batch: record 1: label 3 is not a class index in [0, 3)"},
+		{"fractional class", softmax, Batch{N: 1, Inputs: 2, X: make([]float32, 2), Y: []float32{1.5}}, "batch: record 0: label 1.5"},
+		{"negative class", softmax, Batch{N: 1, Inputs: 2, X: make([]float32, 2), Y: []float32{-1}}, "batch: record 0: label -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,10 @@ type DeclareArgs struct {
 	Inputs  int
 	Outputs int
 	Hidden  []int
+	// Threads is how many threads the program may compute on (the
+	// trainer's cpu); a program fixes its thread count to it, so that its
+	// answers do not depend on the machine it runs on.
+	Threads int
 }
 
 // Declaration is a program's parameters and their initial values.
@@ -37,14 +41,17 @@ type Declaration struct {
 // Declare asks the program for its parameters and their initial values.
 func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, error) {
 	req := &wire.Request{Op: wire.OpDeclare, Version: wire.Version, Seed: a.Seed,
-		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden}
+		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden, Threads: a.Threads}
+	if c.shm != nil {
+		req.Offer, req.Shm = wire.VersionShm, &wire.ShmOffer{Params: fdParams, Records: fdRecords, Grads: fdGrads}
+	}
 	var resp wire.Response
 	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) })
 	if err != nil {
 		return nil, err
 	}
-	if resp.Version != wire.Version {
-		return nil, c.protocolError("declare", "version %d, want %d", resp.Version, wire.Version)
+	if resp.Version != wire.Version && (resp.Version != wire.VersionShm || c.shm == nil) {
+		return nil, c.protocolError("declare", "version %d, want %d%s", resp.Version, wire.Version, c.offered())
 	}
 	if n := len(resp.Params); n == 0 || n > maxParamTensors {
 		return nil, c.protocolError("declare", "%d parameters declared, want 1 to %d", n, maxParamTensors)
@@ -70,12 +77,25 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		return nil, c.protocolError("declare", "initial value %d is %v", i, data[i])
 	}
 	d.Init = split(data, d.Params)
+	if err := c.useShm(resp.Version == wire.VersionShm, d.Params, a.Outputs); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
 // Gradient adds to grads the gradient sums the program computed for batch b
-// at params, and returns the loss sum. grads keeps its value on error.
+// at params, and returns the loss sum. grads keeps its value on error,
+// unless it is the client's own (Buffers).
 func (c *Client) Gradient(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32) (float64, error) {
+	return c.GradientAt(ctx, Step{}, ps, params, b, grads)
+}
+
+// GradientAt is Gradient for the micro-batch st: a program speaking
+// wire.VersionShm learns its step number and seed.
+func (c *Client) GradientAt(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32) (float64, error) {
+	if c.shared {
+		return c.gradientShm(ctx, st, ps, params, b, grads)
+	}
 	req, payload := batchRequest(wire.OpGradient, ps, params, b)
 	var resp wire.Response
 	data, err := c.call(ctx, req, payload, &resp, func() int { return model.TotalSize(ps) })
@@ -102,9 +122,15 @@ func (c *Client) Gradient(ctx context.Context, ps []model.ParamSpec, params [][]
 // Evaluate returns the loss sum and the number of correct predictions the
 // program computed for batch b at params.
 func (c *Client) Evaluate(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch) (float64, int, error) {
-	req, payload := batchRequest(wire.OpEvaluate, ps, params, b)
 	var resp wire.Response
-	data, err := c.call(ctx, req, payload, &resp, func() int { return 0 })
+	var data []float32
+	var err error
+	if c.shared {
+		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, &resp)
+	} else {
+		req, payload := batchRequest(wire.OpEvaluate, ps, params, b)
+		data, err = c.call(ctx, req, payload, &resp, func() int { return 0 })
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -140,14 +166,7 @@ func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.B
 	for _, p := range ps {
 		req.Params = append(req.Params, wire.Tensor{Name: p.Name, Shape: p.Shape})
 	}
-	x, y := make([]float32, len(b.X)), make([]float32, len(b.Y))
-	for i, v := range b.X {
-		x[i] = float32(v)
-	}
-	for i, v := range b.Y {
-		y[i] = float32(v)
-	}
-	return req, append([][]float32{x, y}, params...)
+	return req, append([][]float32{b.X, b.Y}, params...)
 }
 
 // declaredSize is how many initial values a declaration announces; -1

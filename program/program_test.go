@@ -42,7 +42,7 @@ func startBad(t *testing.T, mode string, timeout time.Duration) *Client {
 }
 
 func smallBatch() model.Batch {
-	return model.Batch{N: 2, Inputs: 2, X: []float64{1, 2, 3, 4}, Y: []float64{0, 1}}
+	return model.Batch{N: 2, Inputs: 2, X: []float32{1, 2, 3, 4}, Y: []float32{0, 1}}
 }
 
 var badParams = []model.ParamSpec{{Name: "w", Shape: []int{2, 3}}, {Name: "b", Shape: []int{3}}}
@@ -141,7 +141,7 @@ func TestMLPMatchesBuiltin(t *testing.T) {
 			t.Fatalf("param %d: program %v, built-in %v", j, d.Params[j], p)
 		}
 	}
-	b := model.Batch{N: 3, Inputs: 4, X: []float64{1, -2, 0.5, 3, 0, 1, 1, -1, 2, 2, -0.5, 0}, Y: []float64{2, 0, 1}}
+	b := model.Batch{N: 3, Inputs: 4, X: []float32{1, -2, 0.5, 3, 0, 1, 1, -1, 2, 2, -0.5, 0}, Y: []float32{2, 0, 1}}
 	got, want := zeros(d.Params), zeros(d.Params)
 	loss, err := c.Gradient(context.Background(), d.Params, d.Init, b, got)
 	if err != nil {

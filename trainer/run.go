@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -162,6 +163,9 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if t.layout, err = client.NewLayout(t.spec); err != nil {
 		return nil, err
 	}
+	// The built-in models compute each micro-batch on GOMAXPROCS threads;
+	// the kernels' name says which trainers give bit-identical gradients.
+	t.log.Info("compute", "kernels", model.Kernels(), "threads", runtime.GOMAXPROCS(0))
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
 	return t, nil
 }

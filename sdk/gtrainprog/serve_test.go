@@ -37,7 +37,7 @@ func TestGoExampleProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := model.Batch{N: 2, Inputs: 2, X: []float64{1, 2, -1, 0.5}, Y: []float64{2, 0}}
+	b := model.Batch{N: 2, Inputs: 2, X: []float32{1, 2, -1, 0.5}, Y: []float32{2, 0}}
 	got, want := builtin.Params(), [][]float32{make([]float32, 6), make([]float32, 3)}
 	grads := [][]float32{make([]float32, 6), make([]float32, 3)}
 	loss, err := c.Gradient(ctx, d.Params, d.Init, b, grads)
@@ -55,7 +55,7 @@ func TestGoExampleProgram(t *testing.T) {
 			}
 		}
 	}
-	bad := model.Batch{N: 1, Inputs: 2, X: []float64{1, 1}, Y: []float64{7}}
+	bad := model.Batch{N: 1, Inputs: 2, X: []float32{1, 1}, Y: []float32{7}}
 	if _, _, err := c.Evaluate(ctx, d.Params, d.Init, bad); !program.IsProgramError(err) {
 		t.Fatalf("a label out of range: got %v, want the program's error", err)
 	}
