@@ -131,6 +131,9 @@ type ProgressRecord struct {
 	// StepMs (sync) is each trainer's (by ID) last micro-batch time in ms,
 	// hand-out to report: how status shows a straggler.
 	StepMs map[int]float64 `json:"step_ms,omitempty"`
+	// Warnings are what the master cannot do until an operator acts (a
+	// model write that fails at a pass end); status lists them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // GetJSON reads key into v. It returns ErrNotFound (wrapped with the key) when absent,

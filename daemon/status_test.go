@@ -104,7 +104,7 @@ func TestJobStatus(t *testing.T) {
 	}
 }
 
-func TestJobStatusWarnsOfFailingCheckpointWrites(t *testing.T) {
+func TestJobStatusWarnsOfFailingWrites(t *testing.T) {
 	kvs := testJobKVs(t, api.StateRunning, nil, 0)
 	st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now())
 	if st.Warnings == nil || len(st.Warnings) != 0 {
@@ -114,6 +114,12 @@ func TestJobStatusWarnsOfFailingCheckpointWrites(t *testing.T) {
 	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, CheckpointWarning: w}))
 	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{w}) {
 		t.Errorf("warnings = %q, want %q", st.Warnings, w)
+	}
+	// The master's (a model write that fails) comes first, from its progress record.
+	const mw = "master cannot write the model of pass 3 to /m: no space left on device; training waits for it"
+	kvs = append(kvs, kv(t, coord.ProgressKey("fit"), coord.ProgressRecord{Pass: 3, Warnings: []string{mw}}))
+	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{mw, w}) {
+		t.Errorf("warnings = %q, want %q", st.Warnings, []string{mw, w})
 	}
 	kvs = append(kvs, kv(t, coord.StateKey("fit"), coord.StateRecord{State: api.StateSucceeded}))
 	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); len(st.Warnings) != 0 {

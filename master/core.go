@@ -113,6 +113,9 @@ type Effects struct {
 	PassEnd *PassEnd
 	// CancelPassEnd: the evaluation under way belongs to an abandoned history.
 	CancelPassEnd bool
+	// Fail: the job must end FAILED with this reason (it diverged:
+	// core_diverge.go); the core hands out no more work.
+	Fail string
 }
 
 // Save is one commit of the state: the meta, the task statuses changed since
@@ -150,6 +153,8 @@ type Core struct {
 	paused   bool                         // sync: a rollback is under way; hand out nothing
 	saveAll  bool                         // the next save writes every task (after a rollback)
 	live     map[int]bool                 // async: trainers whose etcd lease is alive (see TrainerUp)
+	failed   string                       // why the job must fail (it diverged); "" while it need not
+	warning  string                       // what keeps the pass end under way from finishing (PassEndWarning)
 
 	checkpointAfter map[int64]bool // sync: decided checkpoint flags by step
 	lastCheckpoint  time.Time      // sync: when the last timed checkpoint was decided
@@ -265,7 +270,7 @@ func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 	step = c.meta.Step
 	c.timing.seen[trainer] = now
 	delete(c.timing.started, trainer) // asking, it computes nothing
-	if c.paused || !c.plan.Contains(step) {
+	if c.paused || c.failed != "" || !c.plan.Contains(step) {
 		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
 	}
 	s, mb, ok := c.handOut(trainer, now)
@@ -313,8 +318,8 @@ func (c *Core) StepDone(trainer, mb int, step, epoch int64, lossSum float64, rec
 		return Effects{}, err
 	}
 	c.timing.seen[trainer] = now
-	if step < c.meta.Step || epoch != c.meta.Epoch || c.paused {
-		return Effects{}, nil // a repeated report of a committed step, or one voided by a rollback
+	if step < c.meta.Step || epoch != c.meta.Epoch || c.paused || c.failed != "" {
+		return Effects{}, nil // a repeated report of a committed step, one voided by a rollback, or of a failed job
 	}
 	// A trainer may report step s+1 before its peers report s: the pservers
 	// applied s when every push of s arrived, which precedes the reports.
@@ -325,6 +330,9 @@ func (c *Core) StepDone(trainer, mb int, step, epoch int64, lossSum float64, rec
 		c.reports[step] = map[int]stepReport{}
 	}
 	if _, repeat := c.reports[step][mb]; !repeat {
+		if eff, ok := c.checkLoss(step, lossSum); !ok {
+			return eff, nil
+		}
 		c.reports[step][mb] = stepReport{loss: lossSum, records: records}
 		c.timing.noteReport(trainer, now)
 	}
@@ -403,12 +411,18 @@ func (c *Core) Report(trainer, finished, failed int, lossSum float64, records in
 // lost (the master died after saving it and the pass end).
 func (c *Core) ReportPass(trainer, pass, finished, failed int, lossSum float64, records int64) Effects {
 	var eff Effects
+	if c.failed != "" {
+		return eff
+	}
 	if pass != c.meta.Pass && (finished >= 0 || failed >= 0) {
 		c.log.Warn("report of a task of another pass: a repeat; ignored", "trainer", trainer, "pass", pass,
 			"current_pass", c.meta.Pass, "finished", finished, "failed", failed)
 		return eff
 	}
 	if finished >= 0 {
+		if eff, ok := c.checkLoss(c.meta.Step, lossSum); !ok {
+			return eff
+		}
 		if st, ok := c.q.Status(finished); ok && st.State == Done {
 			c.log.Warn("finish of a task already done: a repeated report; not counted again", "task", finished, "trainer", trainer)
 		} else {
@@ -449,7 +463,7 @@ func (c *Core) Task(trainer int, now time.Time) (Work, Effects) {
 		c.log.Warn("trainer asks for work while holding tasks it never got; re-queued", "trainer", trainer, "tasks", back)
 		eff.Changed = true
 	}
-	if c.ending {
+	if c.ending || c.failed != "" {
 		return Work{Status: api.WorkStatus_WORK_WAIT}, eff
 	}
 	if t, err := c.q.Dispatch(trainer, now); err == nil {
@@ -530,7 +544,7 @@ func (c *Core) TrainerLost(trainer int) Effects {
 
 // maybeEndPass starts the end of the pass once all of it is applied.
 func (c *Core) maybeEndPass() *PassEnd {
-	if c.ending || c.meta.Done {
+	if c.ending || c.meta.Done || c.failed != "" {
 		return nil
 	}
 	var over bool
@@ -559,6 +573,10 @@ func (c *Core) PassEnded(end PassEnd, metrics api.Metrics, now time.Time) Effect
 		tl := m.PassLossSum / float64(n) // the mean over the records whose loss was reported
 		metrics.TrainLoss = &tl
 	}
+	if eff, ok := c.checkMetrics(end, metrics); !ok {
+		return eff
+	}
+	c.warning = ""
 	c.meta.Metrics = metrics
 	c.meta.LastPass = passHistory(m, end, metrics, now)
 	c.meta.PassStart = now
@@ -638,6 +656,7 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 	c.timing.reset()
 	clear(c.checkpointAfter)
 	c.ending, c.paused, c.saveAll = false, false, true
+	c.warning = "" // it was the abandoned pass end's
 	c.log.Warn("rolled back", "pass", meta.Pass, "step", meta.Step, "epoch", meta.Epoch)
 	// An evaluation of the abandoned history must not write a model.
 	return Effects{Changed: true, CancelPassEnd: true, PassEnd: c.maybeEndPass()}, nil
@@ -671,6 +690,6 @@ func (c *Core) progress(wall time.Time) coord.ProgressRecord {
 		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
 		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),
 		Metrics:        c.meta.Metrics, ModelDir: c.cfg.ModelDir, Epoch: c.meta.Epoch, Updated: wall.UTC(),
-		StepMs: c.stepMs(),
+		StepMs: c.stepMs(), Warnings: c.warnings(),
 	}
 }

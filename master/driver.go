@@ -163,14 +163,22 @@ func (d *Driver) applyLocked(eff Effects) uint64 {
 		d.passEnd = eff.PassEnd
 		d.signal()
 	}
+	if eff.Fail != "" {
+		d.wakeLocked() // the leader fails the job (Failed)
+	}
 	return gen
 }
 
 func (d *Driver) touchLocked() uint64 {
 	d.dirty++
+	d.wakeLocked()
+	return d.dirty
+}
+
+// wakeLocked wakes everyone waiting for a change (Changed, long polls).
+func (d *Driver) wakeLocked() {
 	close(d.changed)
 	d.changed = make(chan struct{})
-	return d.dirty
 }
 
 // signal wakes Run; a wake already pending covers this one.
@@ -504,13 +512,24 @@ func (d *Driver) endPass(ctx context.Context, end PassEnd) {
 	}
 }
 
-// evaluate runs the evaluator until it succeeds or ctx ends (ok false).
+// evaluate runs the evaluator until it succeeds or ctx ends (ok false). A
+// model that diverged fails the job; a model write that fails is the
+// operator's warning while it is retried (see ModelWriteError).
 func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics, ok bool) {
 	err := retry.Do(ctx, retry.Policy{Initial: evalRetry}, func() error {
 		var err error
 		metrics, err = d.eval.EndPass(ctx, end.Pass, end.Step)
 		if ctx.Err() != nil {
 			return retry.Permanent(ctx.Err())
+		}
+		var diverged *DivergedError
+		var write *ModelWriteError
+		switch {
+		case errors.As(err, &diverged):
+			d.apply(d.core.PassDiverged(end, diverged.What))
+			return retry.Permanent(err)
+		case errors.As(err, &write):
+			d.apply(d.core.PassEndWarning(end, write.Warning()))
 		}
 		return err
 	}, retry.OnRetry(func(attempt int, err error, _ time.Duration) {
@@ -526,6 +545,28 @@ func (d *Driver) Done() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.core.Done() && d.durable >= d.dirty
+}
+
+// apply carries out a change of the core that nobody waits for.
+func (d *Driver) apply(eff Effects) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.applyLocked(eff)
+}
+
+// Failed is the reason the job must end FAILED ("": it need not): it diverged.
+func (d *Driver) Failed() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Failed()
+}
+
+// Warning is what an operator must fix for the pass end under way to
+// finish ("": nothing).
+func (d *Driver) Warning() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Warning()
 }
 
 // Fatal returns the error that stopped this master, if any.

@@ -2,7 +2,9 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 
@@ -41,6 +43,9 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	if err != nil {
 		return api.Metrics{}, fmt.Errorf("pass %d: read parameters: %w", pass, err)
 	}
+	if what := nonFiniteParam(e.Layout.Params, params); what != "" {
+		return api.Metrics{}, &DivergedError{What: what} // no model of NaNs is written
+	}
 	var m api.Metrics
 	if len(e.Test) > 0 {
 		restore := roleruntime.Raise(e.Procs)
@@ -59,7 +64,7 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	}
 	dir, err := model.WriteParams(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params)
 	if err != nil {
-		return api.Metrics{}, fmt.Errorf("pass %d: write model: %w", pass, err)
+		return api.Metrics{}, &ModelWriteError{Pass: pass, Dir: e.ModelDir, Err: err}
 	}
 	if e.Log != nil {
 		e.Log.Info("model written", "dir", dir, "step", got)
@@ -87,4 +92,50 @@ func Evaluate(m model.Model, params [][]float32, examples []dataset.Example) (me
 	}
 	n := float64(len(examples))
 	return loss / n, float64(correct) / n
+}
+
+// DivergedError is a pass end whose parameters are not all finite: the job
+// diverged (Core.PassDiverged), and no retry can mend it.
+type DivergedError struct{ What string }
+
+func (e *DivergedError) Error() string { return "training diverged: " + e.What }
+
+// nonFiniteParam names the first parameter holding a NaN or an infinity
+// ("parameter w holds nan"); "" when every value is finite.
+func nonFiniteParam(specs []model.ParamSpec, params [][]float32) string {
+	for j, p := range params {
+		for _, v := range p {
+			if f := float64(v); !finite(f) {
+				return fmt.Sprintf("parameter %s holds %s", specs[j].Name, formatValue(f))
+			}
+		}
+	}
+	return ""
+}
+
+// ModelWriteError is a pass's model that could not be written (a full
+// disk, a directory in the way): the pass end waits and retries, and the
+// operator is told what to fix (Warning) in status and in an event.
+type ModelWriteError struct {
+	Pass int
+	Dir  string
+	Err  error
+}
+
+func (e *ModelWriteError) Error() string {
+	return fmt.Sprintf("pass %d: write model to %s: %v", e.Pass, e.Dir, e.Err)
+}
+
+func (e *ModelWriteError) Unwrap() error { return e.Err }
+
+// Warning is the operator's line: the cause without the temporary file
+// names, what waits, and what to do.
+func (e *ModelWriteError) Warning() string {
+	cause := e.Err
+	var pe *fs.PathError
+	if errors.As(cause, &pe) {
+		cause = pe.Err
+	}
+	return fmt.Sprintf("master cannot write the model of pass %d to %s: %v; training waits for it, retrying every %s: free space there or fix the directory",
+		e.Pass, e.Dir, cause, evalRetry)
 }

@@ -45,7 +45,8 @@ type leader struct {
 	creds  credentials.TransportCredentials // serves trainers with
 	prog   *program.Client                  // evaluates a model program; nil for built-in models
 
-	stallReported int64 // the step last reported stalled
+	stallReported int64  // the step last reported stalled
+	warned        string // the pass-end warning last told as an event
 }
 
 // newLeader connects to the pservers and restores the master's state.
@@ -195,6 +196,10 @@ func (l *leader) loop(ctx, leadCtx context.Context, serveErr <-chan error) error
 		if err := l.driver.Fatal(); err != nil {
 			return err
 		}
+		if reason := l.driver.Failed(); reason != "" {
+			return l.fail(leadCtx, reason)
+		}
+		l.tellWarning(leadCtx)
 		if l.driver.Done() {
 			return l.finish(leadCtx)
 		}
@@ -225,6 +230,38 @@ func (l *leader) tick(ctx context.Context) error {
 	l.cfg.Log.Warn(what)
 	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, what)
 	return nil
+}
+
+// fail ends the job FAILED with reason (it diverged) and this master with
+// it, exit 0: a restart would meet the same numbers. Should etcd refuse the
+// write, the error restarts the master, which finds the divergence again.
+func (l *leader) fail(ctx context.Context, reason string) error {
+	if _, err := coord.SetJobState(ctx, l.cli, l.cfg.Job, api.StateFailed, reason, l.lead.Guard()); err != nil {
+		return fmt.Errorf("master: fail the job (%s): %w", reason, err)
+	}
+	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, reason)
+	l.cfg.Log.Error("job failed", "reason", reason)
+	l.srv.Stop()
+	return nil
+}
+
+// tellWarning records an event when the pass end's warning (a model write
+// that fails) appears, and when it is gone because the pass ended.
+func (l *leader) tellWarning(ctx context.Context) {
+	w := l.driver.Warning()
+	if w == l.warned {
+		return
+	}
+	what := w
+	if w == "" {
+		what = "the master writes the model again; training goes on"
+	}
+	if err := coord.AppendEvent(ctx, l.cli, l.cfg.Job, what); err != nil {
+		l.cfg.Log.Warn("cannot record job event", "event", what, "err", err)
+		return // told at the next change
+	}
+	l.cfg.Log.Warn(what)
+	l.warned = w
 }
 
 // finish marks the job succeeded and stops serving.
