@@ -2,6 +2,7 @@ package program
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,9 @@ type Config struct {
 	Dir     string        // the workspace: the program's working directory
 	Timeout time.Duration // per request; 0 means DefaultTimeout
 	Log     *slog.Logger
+	// Pipe offers no shared memory: every tensor goes through the pipe, as
+	// for a program written for wire.Version (tests compare the two paths).
+	Pipe bool
 }
 
 // Client is one running program. Its methods are not safe for concurrent
@@ -46,6 +50,16 @@ type Client struct {
 	broken  *Error
 	// cleanup removes an unpacked workspace after the program ended.
 	cleanup func()
+	// shm is the shared memory offered to the program; shared says the
+	// program accepted it (wire.VersionShm) at declare.
+	shm    *shm
+	shared bool
+	// classes is model.outputs when it is > 1 (a classifier): labels then
+	// travel as integers.
+	classes int
+	// killed says the client killed the program (a timeout, a protocol
+	// violation): its death is then no crash of its own.
+	killed bool
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
@@ -79,12 +93,33 @@ func Start(cfg Config) (*Client, error) {
 		return nil, &Error{Op: "start", Err: err}
 	}
 	c.stdout = bufio.NewReaderSize(out, 1<<16)
+	c.offerShm()
 	if err := cmd.Start(); err != nil {
+		c.shm.close()
 		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: %v", ErrEntry, err)}
+	}
+	if c.shm != nil {
+		c.shm.closeChildEnds()
 	}
 	go c.wait()
 	cfg.Log.Debug("model program started", "argv", cfg.Argv, "dir", cfg.Dir, "pid", cmd.Process.Pid)
 	return c, nil
+}
+
+// offerShm creates the shared memory the program inherits as descriptors
+// 3-5, unless the config asks for the pipe. Without memfd_create the pipe
+// carries everything: slower, the same answers.
+func (c *Client) offerShm() {
+	if c.cfg.Pipe {
+		return
+	}
+	s, err := newShm()
+	if err != nil {
+		c.cfg.Log.Warn("no shared memory for the model program; tensors go through its pipe", "err", err)
+		return
+	}
+	c.shm = s
+	c.cmd.ExtraFiles = s.child
 }
 
 func (c *Client) wait() {
@@ -108,10 +143,12 @@ func (c *Client) Close() error {
 	if c.cleanup != nil {
 		c.cleanup()
 	}
+	c.shm.close()
 	return nil
 }
 
 func (c *Client) kill() {
+	c.killed = true
 	if p := c.cmd.Process; p != nil {
 		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 	}
@@ -176,20 +213,24 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 }
 
 // explain turns a broken stream into what happened to the process: an exit
-// status says more than "unexpected EOF".
+// status says more than "unexpected EOF". A program that died before
+// answering (a signal such as the OOM killer's, or an exit) is ErrExited:
+// a crash, which the role survives by restarting; a program that wrote
+// something wrong is ErrProtocol, which fails the job.
 func (c *Client) explain(err error) error {
 	if errors.Is(err, ErrTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	if errors.Is(err, wire.ErrMalformed) {
 		c.kill()
-		return fmt.Errorf("%w: %v", ErrProtocol, err)
+		return fmt.Errorf("%w: %v", ErrProtocol, c.quoteText(err))
 	}
 	select {
 	case <-c.exited:
 	case <-time.After(2 * time.Second):
 		c.kill()
 		<-c.exited
+		return fmt.Errorf("%w: the program closed its stdout but did not exit (%v)", ErrProtocol, err)
 	}
 	c.waitMu.Lock()
 	werr := c.waitErr
@@ -198,7 +239,22 @@ func (c *Client) explain(err error) error {
 	if errors.As(werr, &exit) {
 		return fmt.Errorf("%w: %v", ErrExited, exit)
 	}
-	return fmt.Errorf("%w: stdout closed: %v", ErrExited, err)
+	return fmt.Errorf("%w: exit status 0 without an answer (%v)", ErrExited, err)
+}
+
+// quoteText adds to a wire.TextError what the reader already holds of the
+// program's stray output (up to a line), so that the message shows it.
+func (c *Client) quoteText(err error) error {
+	var te *wire.TextError
+	if !errors.As(err, &te) {
+		return err
+	}
+	more, _ := c.stdout.Peek(min(c.stdout.Buffered(), 120))
+	if i := bytes.IndexByte(more, '\n'); i >= 0 {
+		more = more[:i]
+	}
+	te.Start = append(te.Start, more...)
+	return te
 }
 
 func (c *Client) fail(op string, err error) *Error {

@@ -43,7 +43,8 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		return nil, nil, err
 	}
 	c.cleanup = cleanup
-	d, err := c.Declare(ctx, DeclareArgs{Seed: spec.Seed, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: m.Hidden})
+	d, err := c.Declare(ctx, DeclareArgs{Seed: spec.Seed, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: m.Hidden,
+		Threads: ThreadsFor(spec.Resources.Trainer.CPU)})
 	if err == nil && m.Declared != nil {
 		err = c.checkRecord(d, m.Declared)
 	}
@@ -52,6 +53,13 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		return nil, nil, err
 	}
 	return c, d, nil
+}
+
+// ThreadsFor is the thread count of a program whose trainer asks for cpu:
+// the whole cores of it, at least one. Every role passes the trainers'
+// figure, so that a trainer's program and its restart compute alike.
+func ThreadsFor(cpu float64) int {
+	return max(1, int(cpu))
 }
 
 // checkRecord compares a declaration with the one recorded at submit.

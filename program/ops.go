@@ -162,10 +162,7 @@ func (c *Client) checkCounts(op string, resp *wire.Response, n, floats, want int
 }
 
 func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.Batch) (*wire.Request, [][]float32) {
-	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N}
-	for _, p := range ps {
-		req.Params = append(req.Params, wire.Tensor{Name: p.Name, Shape: p.Shape})
-	}
+	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps)}
 	return req, append([][]float32{b.X, b.Y}, params...)
 }
 

@@ -54,8 +54,9 @@ func TestMisbehavingPrograms(t *testing.T) {
 		inText string
 	}{
 		{"exit3", ErrExited, "exit status 3"},
+		{"killed", ErrExited, "signal: killed"},
 		{"hang", ErrTimeout, "took over"},
-		{"garbage", ErrProtocol, "malformed"},
+		{"garbage", ErrProtocol, `non-protocol output on stdout ("Traceback (most recent call last):"); print diagnostics to stderr`},
 		{"wrong-shape", ErrProtocol, "announces 8 floats, want 9"},
 		{"nan-count", ErrProtocol, "malformed"},
 		{"wrong-count", ErrProtocol, "count = 3, want 2"},
@@ -71,8 +72,12 @@ func TestMisbehavingPrograms(t *testing.T) {
 			}
 			grads := [][]float32{make([]float32, 6), make([]float32, 3)}
 			_, err = c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads)
-			if !errors.Is(err, ErrProgram) || !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.inText) {
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.inText) {
 				t.Fatalf("got %v, want %v containing %q", err, tc.want, tc.inText)
+			}
+			// A death is a crash (the role restarts); the rest fails the job.
+			if crash := tc.want == ErrExited; IsProgramError(err) == crash || IsCrash(err) != crash {
+				t.Fatalf("%v: IsProgramError %v, IsCrash %v", err, IsProgramError(err), IsCrash(err))
 			}
 			if tc.mode != "garbage" && !strings.Contains(err.Error(), "bad.py: "+tc.mode) {
 				t.Errorf("the error lacks the program's stderr: %v", err)
@@ -99,7 +104,7 @@ func TestDeclareFailures(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			c := startBad(t, tc.mode, 5*time.Second)
 			_, err := c.Declare(context.Background(), DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
-			if !errors.Is(err, ErrProgram) || !strings.Contains(err.Error(), tc.inText) {
+			if !errors.As(err, new(*Error)) || !strings.Contains(err.Error(), tc.inText) {
 				t.Fatalf("got %v, want an error with %q", err, tc.inText)
 			}
 		})

@@ -3,6 +3,8 @@
 chooses how it breaks; declare is always answered correctly (a 2x3 "w" and a
 3 "b"), unless the mode breaks declare itself."""
 import json
+import os
+import signal
 import struct
 import sys
 import time
@@ -61,6 +63,8 @@ while True:
     sys.stderr.flush()
     if mode == "exit3":
         sys.exit(3)
+    if mode == "killed":  # as the OOM killer does
+        os.kill(os.getpid(), signal.SIGKILL)
     if mode == "hang":
         time.sleep(3600)
     if mode == "garbage":

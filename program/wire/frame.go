@@ -62,6 +62,9 @@ func ReadFrame(r io.Reader, into any, floats func() (int, error)) ([]float32, er
 		return nil, err
 	}
 	hlen := binary.LittleEndian.Uint32(lenBuf[:])
+	if hlen > MaxHeader && isText(lenBuf[:]) {
+		return nil, &TextError{Start: append([]byte(nil), lenBuf[:]...)}
+	}
 	if hlen == 0 || hlen > MaxHeader {
 		return nil, fmt.Errorf("header length %d not in [1, %d]: %w", hlen, MaxHeader, ErrMalformed)
 	}
@@ -88,6 +91,30 @@ func ReadFrame(r io.Reader, into any, floats func() (int, error)) ([]float32, er
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out, nil
+}
+
+// TextError is text where a frame should start: a program printed to its
+// stdout, which carries frames only. A frame's length is at most MaxHeader,
+// so its top byte is 0: four printable bytes are never a length.
+type TextError struct {
+	Start []byte // what the program wrote, as far as the reader has it
+}
+
+func (e *TextError) Error() string {
+	return fmt.Sprintf("your program wrote non-protocol output on stdout (%q); print diagnostics to stderr", clip(e.Start))
+}
+
+// Unwrap makes a TextError a malformed frame.
+func (e *TextError) Unwrap() error { return ErrMalformed }
+
+// isText reports whether b is printable ASCII or white space.
+func isText(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 func unexpected(err error) error {
