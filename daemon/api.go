@@ -96,7 +96,7 @@ func (c *controlServer) SubmitJob(ctx context.Context, req *api.SubmitJobRequest
 		err = c.confineSpec(req, spec) // before CheckData reads any file the spec names
 	}
 	if err == nil {
-		err = spec.CheckData(globFiles, shardFeatures)
+		err = spec.CheckData(globFiles, shardInfo)
 	}
 	if err == nil {
 		err = c.declareProgram(ctx, req, spec)
@@ -167,9 +167,22 @@ func globFiles(pattern string) ([]string, error) {
 	return files, err
 }
 
-func shardFeatures(file string) (features, classes int, err error) {
+// shardInfo is what CheckData needs of a record file: its header's counts
+// and label range, and the shard set its name belongs to.
+func shardInfo(file string) (jobspec.ShardInfo, error) {
 	meta, _, err := dataset.ReadShardMeta(file)
-	return meta.Features, meta.Classes, err
+	if err != nil {
+		return jobspec.ShardInfo{}, err
+	}
+	si := jobspec.ShardInfo{Features: meta.Features, Classes: meta.Classes}
+	si.Set, si.Of, _ = dataset.ParseShardName(file)
+	if l := meta.Labels; l.Known() {
+		si.Labels = &jobspec.LabelRange{Min: float64(l.Min), Max: float64(l.Max)}
+		if !l.Whole {
+			si.Labels.NotWhole = new(float64(l.NotWhole))
+		}
+	}
+	return si, nil
 }
 
 // readJob reads everything under one job's prefix; NotFound when the job

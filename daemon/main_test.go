@@ -70,7 +70,7 @@ func testChild(args []string) int {
 		fmt.Println("done")
 		return 0
 	case "crash":
-		fmt.Fprintln(os.Stderr, "crashing on purpose")
+		fmt.Fprintln(os.Stderr, "gtraind: crashing on purpose") // as gtraind prints the error it exits with
 		return 3
 	case "sleep":
 		return tickUntilTerm(func(n int) { fmt.Printf("tick %d\n", n) }, func() { fmt.Println("got SIGTERM; bye") })

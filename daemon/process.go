@@ -317,8 +317,12 @@ func (r *runner) pause(d time.Duration) bool {
 // failJob spends the last of the crash budget: the job fails with a reason
 // that says where to look.
 func (r *runner) failJob(rec *coord.WorkerRecord, crashes int, exit exitInfo, log *slog.Logger) {
-	reason := fmt.Sprintf("%s crashed %d times in %s: %s; see `gctl job logs %s -w %s`",
-		r.worker, crashes, r.budget.window, exit.desc, r.job, r.worker)
+	cause := ""
+	if line := lastErrorLine(jobdir.WorkerLog(r.sup.dataDir, r.job, r.worker)); line != "" {
+		cause = fmt.Sprintf("; its last error: %q", line)
+	}
+	reason := fmt.Sprintf("%s crashed %d times in %s: %s%s; see `gctl job logs %s -w %s`",
+		r.worker, crashes, r.budget.window, exit.desc, cause, r.job, r.worker)
 	log.Warn("restart budget spent; failing the job", "reason", reason)
 	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
 	defer cancel()

@@ -61,7 +61,8 @@ func TestSupervisorRestartsUntilBudgetFailsJob(t *testing.T) {
 		st, _ = coord.JobState(context.Background(), cli, job)
 		return st.State == api.StateFailed, "job state " + string(st.State)
 	})
-	wantReason := "trainer-0 crashed 3 times in 1m0s: exit status 3; see `gctl job logs mixed-budget -w trainer-0`"
+	// The reason quotes the cause from the role's log, not only the count.
+	wantReason := "trainer-0 crashed 3 times in 1m0s: exit status 3; its last error: \"gtraind: crashing on purpose\"; see `gctl job logs mixed-budget -w trainer-0`"
 	if st.Reason != wantReason {
 		t.Errorf("reason = %q, want %q", st.Reason, wantReason)
 	}

@@ -27,6 +27,10 @@ type ConvertOptions struct {
 	Part         string  // PartTrain (default): split by TestFraction; PartTest: every record is a test record
 	ChunkRecords int     // records per chunk; 0 -> DefaultChunkRecords
 	Classes      int     // 0 = infer: idx -> max(10, max label+1); text -> 0 (regression)
+	// Replace removes the shards of PREFIX-PART with another shard count
+	// (after the new ones are written); without it Convert refuses to write
+	// beside them (ErrOtherSet).
+	Replace bool
 }
 
 // ConvertResult says what Convert wrote.
@@ -35,7 +39,9 @@ type ConvertResult struct {
 	TrainRecords, TestRecords int
 	Features                  int
 	Classes                   int
-	StatsFile                 string // empty without Normalize
+	StatsFile                 string   // empty without Normalize
+	Replaced                  []string // shards of another count removed (Replace)
+	Warnings                  []string // what the operator should look at, e.g. classes without records
 }
 
 // Convert reads raw data, splits it into train and test parts, optionally
@@ -57,6 +63,13 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 		return nil, err
 	}
 	res := &ConvertResult{TrainRecords: len(train), TestRecords: len(test), Features: features, Classes: classes}
+	if w := classWarning(o, examples, classes); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	stale, err := o.checkOutput(train, test)
+	if err != nil {
+		return nil, err
+	}
 	computed, err := o.normalise(train, test, features)
 	if err != nil {
 		return nil, err
@@ -70,6 +83,10 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 	if res.TestFiles, err = writePart(o, PartTest, test, features, classes); err != nil {
 		return nil, err
 	}
+	if err := removeFiles(stale); err != nil {
+		return nil, err
+	}
+	res.Replaced = stale
 	res.StatsFile = o.Stats
 	if o.Normalize {
 		res.StatsFile = StatsPath(o.OutPrefix)
@@ -91,6 +108,28 @@ func (o ConvertOptions) parts(examples []Example) (train, test []Example, err er
 		return nil, nil, fmt.Errorf("%w: test fraction %v of %d records leaves none for training", ErrNoRecords, o.TestFraction, len(examples))
 	}
 	return train, test, nil
+}
+
+// checkOutput runs before anything is written: every shard must get a
+// record, and the prefix may not hold a set of another shard count (unless
+// Replace: then it returns that set's files, to remove once the new set is
+// written).
+func (o ConvertOptions) checkOutput(train, test []Example) ([]string, error) {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		n    int
+	}{{PartTrain, len(train)}, {PartTest, len(test)}} {
+		if p.n == 0 {
+			continue
+		}
+		if o.Shards > p.n {
+			return nil, fmt.Errorf("%w: %d shards for the %d records of the %s part would leave %d shards empty: use at most --shards %d",
+				ErrBadOptions, o.Shards, p.n, p.name, o.Shards-p.n, p.n)
+		}
+		parts = append(parts, p.name)
+	}
+	return checkOtherSets(o, parts)
 }
 
 // normalise scales both parts in place: with o.Stats read from its file, or

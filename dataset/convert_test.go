@@ -103,7 +103,7 @@ func assertHousingShards(t *testing.T, res *ConvertResult) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if meta != (ShardMeta{Features: 13, Classes: 0, Part: part}) {
+			if meta.Features != 13 || meta.Classes != 0 || meta.Part != part || !meta.Labels.Known() || meta.Labels.Whole { // house prices such as 21.6
 				t.Errorf("%s: meta %+v", f, meta)
 			}
 			counts = append(counts, ix.Records())
@@ -281,23 +281,18 @@ func TestConvertWithoutTestPart(t *testing.T) {
 	}
 }
 
-func TestConvertFewerRecordsThanShards(t *testing.T) {
+func TestConvertRefusesMoreShardsThanRecords(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "two.txt")
 	if err := os.WriteFile(input, []byte("1 2\n3 4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Convert(ConvertOptions{Format: FormatWhitespace, Input: input, OutPrefix: filepath.Join(dir, "o", "t"), Shards: 4})
-	if err != nil {
-		t.Fatal(err)
+	_, err := Convert(ConvertOptions{Format: FormatWhitespace, Input: input, OutPrefix: filepath.Join(dir, "o", "t"), Shards: 4})
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "at most --shards 2") {
+		t.Fatalf("4 shards for 2 records: err = %v, want ErrBadOptions saying at most 2 shards", err)
 	}
-	if len(res.TrainFiles) != 4 {
-		t.Fatalf("%d train files, want 4", len(res.TrainFiles))
-	}
-	got := readFiles(t, res.TrainFiles)
-	want := []Example{{Features: []float32{1}, Label: 2}, {Features: []float32{3}, Label: 4}}
-	if !equalExamples(got, want) {
-		t.Errorf("records %v, want %v", got, want)
+	if _, err := os.Stat(filepath.Join(dir, "o")); !os.IsNotExist(err) {
+		t.Errorf("the refused conversion created its output directory (stat: %v)", err)
 	}
 }
 

@@ -25,6 +25,8 @@ var (
 	ErrBadStats = errors.New("dataset: bad statistics file")
 	// ErrStatsMismatch: statistics given to apply do not fit the records.
 	ErrStatsMismatch = errors.New("dataset: statistics do not fit the records")
+	// ErrOtherSet: the output prefix holds shards of another shard count.
+	ErrOtherSet = errors.New("dataset: the output prefix holds another set of shards")
 	// ErrNoRecords: the input holds no records, or leaves none for training.
 	ErrNoRecords = errors.New("dataset: no records")
 )

@@ -20,6 +20,9 @@ type ShardMeta struct {
 	// Classes is 0 for regression, else labels are class indices in [0, Classes).
 	Classes int    `json:"classes"`
 	Part    string `json:"part"` // PartTrain or PartTest
+	// Labels is filled by WriteShard; unknown (zero) in shards written
+	// before it was, whose labels are then not checked at submit.
+	Labels LabelStats `json:"labels,omitzero"`
 }
 
 // MaxFeatures bounds ShardMeta.Features (the widest model input a job spec
@@ -38,7 +41,7 @@ func (m ShardMeta) validate() error {
 	case m.Part != PartTrain && m.Part != PartTest:
 		return fmt.Errorf("part is %q, must be %q or %q", m.Part, PartTrain, PartTest)
 	}
-	return nil
+	return m.Labels.validate()
 }
 
 // checkLabel rejects a label that cannot be a class index of this shard.

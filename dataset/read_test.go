@@ -42,8 +42,9 @@ func TestWriteShardReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	meta.Labels = LabelStats{Min: 0, Max: 2, Whole: true} // labels i%3
 	if gotMeta != meta {
-		t.Errorf("meta = %+v, want %+v", gotMeta, meta)
+		t.Errorf("meta = %+v, want %+v (the label stats of the examples)", gotMeta, meta)
 	}
 	if len(ix.Chunks) != 3 || ix.Records() != 10 {
 		t.Errorf("index has %d chunks / %d records, want 3 / 10", len(ix.Chunks), ix.Records())

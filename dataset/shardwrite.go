@@ -14,7 +14,8 @@ const DefaultChunkRecords = 16
 
 // WriteShard writes examples as one shard at path (atomically: temp file,
 // fsync, rename). Every example must have meta.Features features, and a label
-// that fits meta.Classes.
+// that fits meta.Classes. The header's label statistics are the examples'
+// (whatever meta.Labels says).
 func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords int) error {
 	if err := meta.validate(); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrBadMeta, path, err)
@@ -27,6 +28,7 @@ func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords in
 			return fmt.Errorf("%s: example %d: %w", path, i, err)
 		}
 	}
+	meta.Labels = labelStats(examples)
 	err := atomicfile.WriteFunc(path, 0o644, func(f io.Writer) error {
 		buf := bufio.NewWriter(f)
 		w, err := recordio.NewWriter(buf, encodeMeta(meta), chunkRecords)

@@ -12,6 +12,7 @@ import (
 type fakeData struct {
 	matches  map[string][]string
 	features map[string][2]int
+	infos    map[string]ShardInfo // overrides features: names and label ranges
 	globErr  error
 	readErr  error
 	read     []string
@@ -24,13 +25,16 @@ func (f *fakeData) glob(pattern string) ([]string, error) {
 	return f.matches[pattern], nil
 }
 
-func (f *fakeData) featureCount(file string) (int, int, error) {
+func (f *fakeData) featureCount(file string) (ShardInfo, error) {
 	f.read = append(f.read, file)
 	if f.readErr != nil {
-		return 0, 0, f.readErr
+		return ShardInfo{}, f.readErr
+	}
+	if si, ok := f.infos[file]; ok {
+		return si, nil
 	}
 	c := f.features[file]
-	return c[0], c[1], nil
+	return ShardInfo{Features: c[0], Classes: c[1]}, nil
 }
 
 func housing() *fakeData {
@@ -139,5 +143,62 @@ func TestCheckDataKeepsTheCauseOfAFailedLookup(t *testing.T) {
 	}
 	if strings.Count(strings.Join(data.read, ","), "housing") != 1 {
 		t.Errorf("CheckData read on after a failure: %v", data.read)
+	}
+}
+
+func TestCheckDataRejectsAPatternMixingShardSets(t *testing.T) {
+	s, data := validSpec(t), housing()
+	files := []string{"/data/housing-train-00000-of-00002", "/data/housing-train-00001-of-00002",
+		"/data/housing-train-00000-of-00004", "/data/housing-train-00001-of-00004"}
+	data.matches["/data/housing-train-*"] = files
+	data.infos = map[string]ShardInfo{}
+	for _, f := range files {
+		of := 2
+		if strings.HasSuffix(f, "4") {
+			of = 4
+		}
+		data.infos[f] = ShardInfo{Features: 13, Set: "/data/housing-train", Of: of}
+	}
+	wantFieldError(t, s.CheckData(data.glob, data.featureCount), "data.train",
+		"/data/housing-train-*-of-00002 (2 files) and /data/housing-train-*-of-00004 (2 files)", "--replace")
+
+	// The train and test sets of one prefix are two sets, not a mix.
+	s.Data.Train = "/data/housing-*"
+	data.matches["/data/housing-*"] = []string{"/data/housing-train-00000-of-00002", "/data/housing-test-00000-of-00001"}
+	data.infos["/data/housing-test-00000-of-00001"] = ShardInfo{Features: 13, Set: "/data/housing-test", Of: 1}
+	if err := s.CheckData(data.glob, data.featureCount); err != nil {
+		t.Errorf("a pattern over one train and one test set: %v", err)
+	}
+}
+
+func TestCheckDataRejectsLabelsThatAreNotClassesOfTheModel(t *testing.T) {
+	tests := []struct {
+		name      string
+		labels    *LabelRange
+		field     string
+		fragments []string
+	}{
+		{"regression labels", &LabelRange{Min: 5, Max: 50, NotWhole: new(23.1)}, "data.train", []string{"label 23.1", "10 classes", "linear"}},
+		{"negative label", &LabelRange{Min: -1, Max: 9}, "data.train", []string{"label -1", "labels 0 to 9"}},
+		{"label past the classes", &LabelRange{Min: 0, Max: 200}, "model.outputs", []string{"label 200", "10 classes", "at least 201"}},
+		{"class indices", &LabelRange{Min: 0, Max: 9}, "", nil},
+		{"not recorded", nil, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validSpec(t)
+			s.Model = ModelSpec{Kind: "softmax", Inputs: 784, Outputs: 10}
+			s.Data = DataSpec{Train: "/d/train-*", ChunksPerTask: 1}
+			data := &fakeData{matches: map[string][]string{"/d/train-*": {"/d/train-0"}},
+				infos: map[string]ShardInfo{"/d/train-0": {Features: 784, Labels: tt.labels}}}
+			err := s.CheckData(data.glob, data.featureCount)
+			if tt.field == "" {
+				if err != nil {
+					t.Errorf("CheckData: %v", err)
+				}
+				return
+			}
+			wantFieldError(t, err, tt.field, append(tt.fragments, "/d/train-0")...)
+		})
 	}
 }

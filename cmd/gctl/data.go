@@ -35,6 +35,8 @@ type convertOutput struct {
 	Features     int      `json:"features"`
 	Classes      int      `json:"classes"`
 	StatsFile    string   `json:"stats_file"`
+	Replaced     []string `json:"replaced"` // shards of another count removed by --replace
+	Warnings     []string `json:"warnings"`
 	statsGiven   bool     // StatsFile was --stats (applied), not written by --normalize
 }
 
@@ -61,11 +63,14 @@ set is scaled exactly like its training set.
 for a separately distributed test set (MNIST's t10k files), with the training
 set's --stats when the training set was normalised. The default, --part train,
 writes the training part and, with --test-fraction, a test part cut from it.
-The output directory is created.
+The output directory is created. A prefix that already holds shards of
+another --shards count is refused (a glob would train on both sets) unless
+--replace, which removes the old set once the new one is written. More shards
+than records is refused: every shard holds at least one record.
 
 This command runs locally; it does not contact the agent.
 With -o json: {"train_files", "test_files", "train_records", "test_records",
-"features", "classes", "stats_file"}; stats_file is the statistics written
+"features", "classes", "stats_file", "replaced", "warnings"}; stats_file is the statistics written
 (--normalize) or applied (--stats), empty without either.`,
 		Example: `  gctl data convert --format whitespace --input housing.data --out data/housing --shards 4 --test-fraction 0.2 --normalize
   gctl data convert --format idx --input train-images-idx3-ubyte.gz --labels train-labels-idx1-ubyte.gz \
@@ -92,7 +97,12 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 				Features:     res.Features,
 				Classes:      res.Classes,
 				StatsFile:    res.StatsFile,
+				Replaced:     nonNil(res.Replaced),
+				Warnings:     nonNil(res.Warnings),
 				statsGiven:   opts.Stats != "",
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(a.stderr, "gctl: warning: %s\n", w)
 			}
 			if a.output == outputJSON {
 				return writeJSON(a.stdout, out)
@@ -112,6 +122,7 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 	f.StringVar(&opts.Stats, "stats", "", "scale with the statistics in FILE (PREFIX-stats.json of a training set) instead of computing them")
 	f.StringVar(&opts.Part, "part", dataset.PartTrain, "which part the input becomes: train (split off a test part with --test-fraction) or test (every record)")
 	f.IntVar(&opts.ChunkRecords, "chunk-records", 16, "records per chunk: the unit a task is cut from")
+	f.BoolVar(&opts.Replace, "replace", false, "remove the shards of another --shards count under --out (after writing the new set) instead of refusing")
 	f.IntVar(&opts.Classes, "classes", 0, "number of label classes (0: infer; idx gives max(10, largest label+1), text gives 0 = regression)")
 	return cmd
 }
@@ -175,6 +186,12 @@ func writeConvertOutput(w io.Writer, o convertOutput) error {
 	if len(o.TestFiles) > 0 {
 		fmt.Fprintf(&b, "test: %d records, %d shards\n", o.TestRecords, len(o.TestFiles))
 		for _, f := range o.TestFiles {
+			fmt.Fprintf(&b, "  %s\n", f)
+		}
+	}
+	if len(o.Replaced) > 0 {
+		fmt.Fprintf(&b, "replaced: removed the %d shards of the old set:\n", len(o.Replaced))
+		for _, f := range o.Replaced {
 			fmt.Fprintf(&b, "  %s\n", f)
 		}
 	}

@@ -46,7 +46,7 @@ func exitCode(err error) int {
 		jobspec.ErrInvalidSpec, jobspec.ErrInvalidName,
 		// data convert input that cannot be converted
 		dataset.ErrBadOptions, dataset.ErrBadLine, dataset.ErrBadIDX, dataset.ErrNoRecords,
-		dataset.ErrBadGzip, dataset.ErrBadStats, dataset.ErrStatsMismatch,
+		dataset.ErrBadGzip, dataset.ErrBadStats, dataset.ErrStatsMismatch, dataset.ErrOtherSet,
 	} {
 		if errors.Is(err, rejected) {
 			return exitRejected
