@@ -1,28 +1,38 @@
 """gtrainprog: the gtrain model-program protocol for Python (docs/program-protocol.md).
 
-A model program reads requests from stdin and writes answers to stdout. Each
-frame is a 4-byte little-endian header length, a JSON header, then raw
-little-endian float32 values. Write a class with declare, gradient and
-evaluate and call serve(model):
+A model program reads requests from stdin and writes answers to stdout (so
+print diagnostics to stderr: stdout carries frames only). Each frame is a
+4-byte little-endian header length, a JSON header, then raw little-endian
+float32 values. Write a class with declare, gradient and evaluate and call
+serve(model):
 
     declare(seed, inputs, outputs, hidden) -> [(name, shape, initial float32 array)]
     gradient(params, x, y) -> (list of gradient-sum arrays, loss_sum)
     evaluate(params, x, y) -> (loss_sum, correct)
 
-params is a list of float32 arrays shaped as declared; x is float32 (n, inputs),
-y float32 (n,). Sums over the batch, not means: gtrain weights by record counts.
-Raise an exception to fail the job with its message; anything printed to stderr
-shows in `gctl job status` when the program fails. Standard library + numpy.
+params is a list of float32 arrays shaped as declared (read-only: they are
+gtrain's); x is float32 (n, inputs); y is int64 class indices for a
+classifier (outputs > 1), float32 targets otherwise. Sums over the batch, not
+means: gtrain weights by record counts. Raise an exception to fail the job
+with its message. Standard library + numpy.
+
+When the trainer offers shared memory (protocol version 2), the helper takes
+it: parameters and records are read in place from memory the trainer wrote,
+and the gradients are added in place into memory the trainer reads, so only
+small JSON headers cross the pipe. Programs need not change for it; the
+PyTorch adapter (gtrainprog_torch.py) builds on Channel below.
 """
 
 import json
+import mmap
 import struct
 import sys
 import traceback
 
 import numpy as np
 
-VERSION = 1
+VERSION = 1  # the pipe protocol: every program speaks it
+VERSION_SHM = 2  # shared memory, offered by the trainer in declare
 
 
 def _read_exact(stream, n):
@@ -46,14 +56,18 @@ def read_frame(stream):
     header = json.loads(_read_exact(stream, hlen))
     n = payload_floats(header)
     data = _read_exact(stream, 4 * n) if n else b""
-    return header, np.frombuffer(data, dtype="<f4").astype(np.float32)
+    return header, np.frombuffer(data, dtype="<f4")
 
 
 def payload_floats(req):
-    if req["op"] == "declare":
+    if req["op"] == "declare" or "batch" in req:
         return 0
     n, inputs = req.get("n", 0), req["inputs"]
-    return n * inputs + n + sum(int(np.prod(p["shape"])) for p in req.get("params", []))
+    return n * inputs + n + sum(_size(p) for p in req.get("params", []))
+
+
+def _size(tensor):
+    return int(np.prod(tensor["shape"]))
 
 
 def write_frame(stream, header, arrays=()):
@@ -64,51 +78,140 @@ def write_frame(stream, header, arrays=()):
     stream.flush()
 
 
-def _split_batch(req, data):
-    n, inputs = req.get("n", 0), req["inputs"]
-    x = data[: n * inputs].reshape(n, inputs)
-    y = data[n * inputs : n * inputs + n]
-    params, off = [], n * inputs + n
-    for p in req["params"]:
-        size = int(np.prod(p["shape"]))
-        params.append(data[off : off + size].reshape(p["shape"]))
+class Request:
+    """One request. op is "declare", "gradient" or "evaluate"; header is the
+    JSON header. A batch request has params (read-only arrays shaped as
+    declared), x, y, step and seed (for dropout or augmentation: the same
+    for a micro-batch whichever trainer computes it), and grads: arrays
+    holding zeros to add the gradient sums into (shared memory), or None
+    (the pipe: the sums go back in the answer)."""
+
+    def __init__(self, header):
+        self.header = header
+        self.op = header["op"]
+        self.step = header.get("step", 0)
+        self.seed = header.get("seed", 0)
+        self.params = self.x = self.y = self.grads = None
+
+
+class Channel:
+    """The program's end of the protocol: requests() yields Requests,
+    answer() and fail() reply. It accepts shared memory when offered."""
+
+    def __init__(self, stdin=None, stdout=None):
+        self.stdin = stdin or sys.stdin.buffer
+        self.stdout = stdout or sys.stdout.buffer
+        self.shm = None  # the offer: {"params_fd": 3, ...}
+        self.classes = 0
+        self._params = self._grads = self._records = None
+
+    def requests(self):
+        while True:
+            header, data = read_frame(self.stdin)
+            if header is None:
+                return
+            try:
+                req = self._request(header, data)
+            except Exception as e:  # a declare of another version
+                self.fail(e)
+                continue
+            yield req
+
+    def _request(self, header, data):
+        req = Request(header)
+        if req.op == "declare":
+            if header.get("version") != VERSION:
+                raise ValueError("protocol version %r, this helper speaks %d" % (header.get("version"), VERSION))
+            self.classes = header.get("outputs", 0) if header.get("outputs", 0) > 1 else 0
+            if header.get("offer", 0) >= VERSION_SHM and header.get("shm"):
+                self.shm = header["shm"]
+        elif "batch" in header:
+            self._shared_batch(req, header)
+        else:
+            self._pipe_batch(req, header, data)
+        return req
+
+    def declare_answer(self, params):
+        """The header of a declare answer for [(name, shape)]."""
+        version = VERSION_SHM if self.shm else VERSION
+        return {"version": version, "params": [{"name": n, "shape": list(s)} for n, s in params]}
+
+    def _pipe_batch(self, req, h, data):
+        n, inputs = h.get("n", 0), h["inputs"]
+        req.x = data[: n * inputs].reshape(n, inputs)
+        y = data[n * inputs : n * inputs + n]
+        req.y = y.astype(np.int64) if self.classes else y
+        req.params = _split(data[n * inputs + n :], h["params"])
+
+    def _shared_batch(self, req, h):
+        if self._params is None:  # the parameter files never move: map once
+            total = sum(_size(p) for p in h["params"])
+            self._params = _map(self.shm["params_fd"], total * 4, mmap.PROT_READ)
+            self._grads = _map(self.shm["grads_fd"], total * 4, mmap.PROT_READ | mmap.PROT_WRITE)
+            self._pviews = _split(np.frombuffer(self._params, dtype="<f4"), h["params"])
+            self._gviews = _split(np.frombuffer(self._grads, dtype="<f4"), h["params"])
+        b = h["batch"]
+        if self._records is None or len(self._records) < b["records_size"]:
+            self._records = _map(self.shm["records_fd"], b["records_size"], mmap.PROT_READ)
+        n, inputs = h.get("n", 0), h["inputs"]
+        req.x = np.frombuffer(self._records, dtype="<f4", count=n * inputs, offset=b["x"]).reshape(n, inputs)
+        ytype = "<i4" if b["labels"] == "int32" else "<f4"
+        y = np.frombuffer(self._records, dtype=ytype, count=n, offset=b["y"])
+        req.y = y.astype(np.int64) if self.classes else y
+        req.params, req.grads = self._pviews, self._gviews
+
+    def answer(self, header, arrays=()):
+        write_frame(self.stdout, header, arrays)
+
+    def fail(self, exc):
+        """Answers an error (the job fails with its text); the traceback goes to stderr."""
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        self.answer({"error": "%s: %s" % (type(exc).__name__, exc)})
+
+
+def _map(fd, size, prot):
+    return mmap.mmap(fd, max(size, 1), flags=mmap.MAP_SHARED, prot=prot)
+
+
+def _split(flat, tensors):
+    out, off = [], 0
+    for t in tensors:
+        size = _size(t)
+        out.append(flat[off : off + size].reshape(t["shape"]))
         off += size
-    return params, x, y
+    return out
 
 
-def handle(model, req, data):
-    op = req["op"]
-    if op == "declare":
-        if req.get("version") != VERSION:
-            raise ValueError("protocol version %r, this helper speaks %d" % (req.get("version"), VERSION))
-        decl = model.declare(req.get("seed", 0), req["inputs"], req.get("outputs", 0), req.get("hidden") or [])
-        params = [{"name": name, "shape": list(shape)} for name, shape, _ in decl]
-        return {"version": VERSION, "params": params}, [v.reshape(-1) for _, _, v in decl]
-    params, x, y = _split_batch(req, data)
-    if op == "gradient":
-        grads, loss = model.gradient(params, x, y)
-        return {"count": len(y), "loss_sum": float(loss)}, [g.reshape(-1) for g in grads]
-    if op == "evaluate":
-        loss, correct = model.evaluate(params, x, y)
-        return {"count": len(y), "loss_sum": float(loss), "correct": int(correct)}, []
-    raise ValueError("unknown op %r" % op)
+def handle(model, ch, req):
+    """Answers req with a numpy model (declare, gradient, evaluate)."""
+    if req.op == "declare":
+        h = req.header
+        decl = model.declare(h.get("seed", 0), h["inputs"], h.get("outputs", 0), h.get("hidden") or [])
+        ch.answer(ch.declare_answer([(n, s) for n, s, _ in decl]), [v.reshape(-1) for _, _, v in decl])
+    elif req.op == "gradient":
+        grads, loss = model.gradient(req.params, req.x, req.y)
+        header = {"count": len(req.y), "loss_sum": float(loss)}
+        if req.grads is None:
+            ch.answer(header, [g.reshape(-1) for g in grads])
+            return
+        for into, g in zip(req.grads, grads):
+            np.add(into, np.asarray(g, dtype=np.float32).reshape(into.shape), out=into)
+        ch.answer(header)
+    elif req.op == "evaluate":
+        loss, correct = model.evaluate(req.params, req.x, req.y)
+        ch.answer({"count": len(req.y), "loss_sum": float(loss), "correct": int(correct)})
+    else:
+        raise ValueError("unknown op %r" % req.op)
 
 
 def serve(model, stdin=None, stdout=None):
     """Answers requests until stdin ends. An exception inside the model is
     answered as an error frame (the job fails with its text); the traceback
     also goes to stderr."""
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    while True:
-        req, data = read_frame(stdin)
-        if req is None:
-            return
+    ch = Channel(stdin, stdout)
+    for req in ch.requests():
         try:
-            header, arrays = handle(model, req, data)
+            handle(model, ch, req)
         except Exception as e:  # the job's reason shows it
-            traceback.print_exc(file=sys.stderr)
-            sys.stderr.flush()
-            write_frame(stdout, {"error": "%s: %s" % (type(e).__name__, e)})
-            continue
-        write_frame(stdout, header, arrays)
+            ch.fail(e)

@@ -3,6 +3,7 @@
 chooses how it breaks; declare is always answered correctly (a 2x3 "w" and a
 3 "b"), unless the mode breaks declare itself."""
 import json
+import mmap
 import os
 import signal
 import struct
@@ -10,6 +11,7 @@ import sys
 import time
 
 mode = sys.argv[1]
+offer = {}  # the shared-memory descriptors, when offered
 
 
 def read_exact(n):
@@ -25,8 +27,10 @@ def read_exact(n):
 def read():
     (n,) = struct.unpack("<I", read_exact(4))
     req = json.loads(read_exact(n))
+    if req["op"] == "declare" and req.get("shm"):
+        offer.update(req["shm"])
     floats = 0
-    if req["op"] != "declare":
+    if req["op"] != "declare" and "batch" not in req:
         floats = req["n"] * req["inputs"] + req["n"] + sum(p["shape"][0] * (p["shape"][1] if len(p["shape"]) > 1 else 1) for p in req["params"])
     read_exact(4 * floats)
     return req
@@ -50,7 +54,8 @@ def declare(req):
     if mode == "nondeterministic":
         write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [time.time() % 1] * 9)
         return
-    write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [0.5] * 9)
+    version = 2 if mode.startswith("shm-") and req.get("offer") == 2 else 1
+    write({"version": version, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [0.5] * 9)
 
 
 while True:
@@ -71,7 +76,11 @@ while True:
         sys.stdout.buffer.write(b"Traceback (most recent call last):\n")
         sys.stdout.buffer.flush()
         sys.exit(0)
-    if mode == "wrong-shape":
+    if mode == "shm-nan-grad":  # a NaN added in place, a clean header
+        grads = mmap.mmap(offer["grads_fd"], 36)
+        grads[4:8] = struct.pack("<f", float("nan"))
+        write({"count": n, "loss_sum": 1.0})
+    elif mode == "wrong-shape":
         write({"count": n, "loss_sum": 1.0}, [0.0] * 8)
     elif mode == "nan-count":
         sys.stdout.buffer.write(b"")

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,15 @@ func TestRequestPayloadFloats(t *testing.T) {
 	r = &Request{Op: OpEvaluate, Inputs: 3, N: 2, Params: []Tensor{{Name: "w", Shape: []int{3, 0}}}}
 	if _, err := r.PayloadFloats(); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("zero dimension: %v", err)
+	}
+}
+
+// TestReadFrameText: text where a frame should start (a program's print)
+// is named as such, never as an absurd header length.
+func TestReadFrameText(t *testing.T) {
+	_, err := ReadFrame(bytes.NewReader([]byte("hello world\n")), &Response{}, func() (int, error) { return 0, nil })
+	var te *TextError
+	if !errors.As(err, &te) || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "print diagnostics to stderr") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -1,0 +1,149 @@
+package program
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/model"
+)
+
+// startMLP runs the Python reference MLP (examples/program/mlp.py) through
+// the pipe or, when offered and accepted, shared memory.
+func startMLP(t *testing.T, pipe bool) (*Client, *Declaration) {
+	t.Helper()
+	dir, argv, err := ResolveEntry(repoDir(t, "examples/program"), []string{python, "mlp.py"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(Config{Argv: argv, Dir: dir, Pipe: pipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 5, Inputs: 6, Outputs: 4, Hidden: []int{7}, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Shared() == pipe {
+		t.Fatalf("pipe=%v, but Shared() = %v", pipe, c.Shared())
+	}
+	return c, d
+}
+
+// randomBatch is n records of 6 features with labels in [0, 4).
+func randomBatch(n int, seed uint64) model.Batch {
+	b := model.Batch{N: n, Inputs: 6, X: make([]float32, n*6), Y: make([]float32, n)}
+	s := seed
+	next := func() float32 { s = s*6364136223846793005 + 1442695040888963407; return float32(int64(s>>33)%2000-1000) / 500 }
+	for i := range b.X {
+		b.X[i] = next()
+	}
+	for i := range b.Y {
+		b.Y[i] = float32(i % 4)
+	}
+	return b
+}
+
+// TestShmMatchesPipe: the same program answers the same gradients, bit for
+// bit, and the same evaluation through shared memory as through the pipe,
+// with the caller's buffers or the client's own (Buffers), over batches
+// that grow (the records file is mapped again) and shrink.
+func TestShmMatchesPipe(t *testing.T) {
+	ctx := context.Background()
+	pc, pd := startMLP(t, true)
+	sc, sd := startMLP(t, false)
+	if pd.Record().InitSHA256 != sd.Record().InitSHA256 {
+		t.Fatal("the declarations differ between the pipe and shared memory")
+	}
+	sparams, sgrads := sc.Buffers()
+	for j := range sparams {
+		copy(sparams[j], sd.Init[j])
+	}
+	for i, n := range []int{3, 40, 5000, 17} {
+		b := randomBatch(n, uint64(i))
+		pg, own := zeros(pd.Params), zeros(sd.Params)
+		ploss, err := pc.GradientAt(ctx, Step{Number: int64(i)}, pd.Params, pd.Init, b, pg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sloss, err := sc.GradientAt(ctx, Step{Number: int64(i)}, sd.Params, sd.Init, b, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range sgrads {
+			clear(g)
+		}
+		aloss, err := sc.GradientAt(ctx, Step{Number: int64(i)}, sd.Params, sparams, b, sgrads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ploss != sloss || ploss != aloss {
+			t.Fatalf("batch of %d: loss sums %v (pipe), %v (shm), %v (shm, in place)", n, ploss, sloss, aloss)
+		}
+		sameBits(t, "shm", pg, own)
+		sameBits(t, "shm in place", pg, sgrads)
+		pl, pcorrect, err1 := pc.Evaluate(ctx, pd.Params, pd.Init, b)
+		sl, scorrect, err2 := sc.Evaluate(ctx, sd.Params, sd.Init, b)
+		if err1 != nil || err2 != nil || pl != sl || pcorrect != scorrect {
+			t.Fatalf("evaluate: pipe %v %d %v, shm %v %d %v", pl, pcorrect, err1, sl, scorrect, err2)
+		}
+	}
+}
+
+func sameBits(t *testing.T, what string, want, got [][]float32) {
+	t.Helper()
+	for j := range want {
+		for k := range want[j] {
+			if math.Float32bits(want[j][k]) != math.Float32bits(got[j][k]) {
+				t.Fatalf("%s: grad %d[%d] = %v, pipe %v", what, j, k, got[j][k], want[j][k])
+			}
+		}
+	}
+}
+
+// TestOldProtocolProgram: a program written for version 1 ignores the
+// offer of shared memory and keeps working over the pipe.
+func TestOldProtocolProgram(t *testing.T) {
+	c := startBad(t, "ok", 5*time.Second)
+	ctx := context.Background()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Shared() {
+		t.Fatal("a version-1 program is said to use shared memory")
+	}
+	grads := zeros(d.Params)
+	if _, err := c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads); err != nil || grads[0][0] != 1 {
+		t.Fatalf("gradient over the pipe: %v, %v", err, grads)
+	}
+}
+
+// TestShmChecks: the checks of the pipe hold on the shared buffer: a
+// non-finite gradient the program added in place fails the job, and a
+// classifier's label that is no class index is refused before the program
+// sees it.
+func TestShmChecks(t *testing.T) {
+	ctx := context.Background()
+	c, d := startMLP(t, false)
+	b := randomBatch(4, 1)
+	b.Y[2] = 4
+	_, err := c.Gradient(ctx, d.Params, d.Init, b, zeros(d.Params))
+	if !errors.Is(err, ErrRecords) || !IsProgramError(err) || !strings.Contains(err.Error(), "record 2 has label 4") {
+		t.Fatalf("label 4 of 4 classes: %v", err)
+	}
+	bad := startBad(t, "shm-nan-grad", 5*time.Second)
+	if d, err = bad.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3}); err != nil || !bad.Shared() {
+		t.Fatalf("declare: %v, shared %v", err, bad.Shared())
+	}
+	grads := zeros(d.Params)
+	_, err = bad.Gradient(ctx, d.Params, d.Init, smallBatch(), grads)
+	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `gradient value 1 of "w" is NaN`) {
+		t.Fatalf("a NaN in the shared gradients: %v", err)
+	}
+	sameBits(t, "after a refused answer", zeros(d.Params), grads)
+}
