@@ -29,8 +29,15 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err != nil {
 		return err
 	}
-	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now, notify: newNotifier(cfg.Log)}
+	unlock, err := lockDataDir(cfg)
+	if err != nil {
+		return err
+	}
+	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now, notify: newNotifier(cfg.Log), closers: []func(){unlock}}
 	defer a.close()
+	if err := checkFreeSpace(cfg); err != nil {
+		return err
+	}
 	cfg.warnInsecure()
 	if err := a.connectEtcd(ctx); err != nil {
 		return err

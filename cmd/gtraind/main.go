@@ -25,14 +25,15 @@ func main() {
 var errUsage = errors.New("usage")
 
 // exitCode is 0 on success; 2 for a rejected setting: a bad command line,
-// or a --node-name that a live agent holds (the operator must change it);
-// 1 for any other failure.
+// a --node-name that a live agent holds, or a --data-dir another agent
+// holds (the operator must change it); 1 for any other failure (a data
+// dir without the free space the agent needs among them).
 
 func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage), errors.Is(err, daemon.ErrNodeNameTaken):
+	case errors.Is(err, errUsage), errors.Is(err, daemon.ErrNodeNameTaken), errors.Is(err, daemon.ErrDataDirInUse):
 		fmt.Fprintln(os.Stderr, "gtraind:", err)
 		return 2
 	case errors.As(err, new(lostContactError)):
