@@ -124,6 +124,7 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 			}
 		}
 		next.Reason = joinReasons(out.Reason, held)
+		events = append(lostNodeEvents(j.spec.Workers(), j.placement, next, states), events...)
 		if dir := j.spec.Checkpoint.Dir; dir != "" {
 			if r := advanceCheck(&next, dir, j.results, states, now, newToken); next.Reason == "" {
 				next.Reason = r

@@ -113,7 +113,7 @@ func TestScheduleMovesWorkersOffDownNodes(t *testing.T) {
 		if ps.Node == "n2" || ps.Gen != 2 || u.record.Gen != 2 || u.record.Workers["master"].Gen != 1 {
 			t.Errorf("%s: workers %+v gen %d; want pserver-0 off n2 at gen 2, the rest at gen 1", tc.name, u.record.Workers, u.record.Gen)
 		}
-		if !slices.Equal(u.events, []string{"pserver-0 moved from n2 (down) to " + ps.Node}) {
+		if !slices.Equal(u.events, []string{"node n2 lost: pserver-0", "pserver-0 moved from n2 (down) to " + ps.Node}) {
 			t.Errorf("%s: events %q", tc.name, u.events)
 		}
 		if u.record.Reason != "" || u.record.Check != nil {
