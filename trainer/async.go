@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/program"
 )
 
 // runAsync trains the master's tasks, each in minibatches of batch_size,
@@ -50,6 +51,9 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			}); err != nil {
 				return err
 			}
+			// Async has no global step: the seed comes from the task's
+			// pass, id and minibatch, the same for a re-queued task.
+			t.progStep = program.Step{Seed: program.RequestSeed(t.spec.Seed^uint64(taskPass)<<32, int64(task.Id), lo/t.spec.BatchSize)}
 			loss, err := t.compute(batch)
 			if err != nil {
 				return err

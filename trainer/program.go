@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/model"
@@ -10,16 +11,23 @@ import (
 )
 
 // startProgram starts the job's model program when the model is kind
-// program; the trainer then asks it for every gradient.
+// program; the trainer then asks it for every gradient. When the program
+// speaks shared memory, the trainer's parameter and gradient buffers become
+// the shared ones: pulls land where the program reads, and the program adds
+// its sums where pushes read, with no copy on the way.
 func (t *trainer) startProgram(ctx context.Context) error {
 	if !t.spec.Model.IsProgram() {
 		return nil
 	}
 	c, _, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.log.With("program", t.cfg.Worker))
 	if err != nil {
-		return fmt.Errorf("trainer: %w", err)
+		return fmt.Errorf("trainer: %w", t.noteCrash(err))
 	}
 	t.prog = c
+	if params, grads := c.Buffers(); params != nil {
+		t.params, t.grads = params, grads
+	}
+	t.log.Info("model program started", "shared_memory", c.Shared())
 	return nil
 }
 
@@ -43,11 +51,27 @@ func (t *trainer) gradient(b model.Batch) (float64, error) {
 	if err := t.layout.Spec.CheckBatch(b); err != nil {
 		return 0, fmt.Errorf("trainer: bad records: %w", err)
 	}
-	loss, err := t.prog.Gradient(context.Background(), t.layout.Params, t.params, b, t.grads)
+	loss, err := t.prog.GradientAt(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads)
 	if err != nil {
-		return 0, fmt.Errorf("trainer: %w", err)
+		return 0, fmt.Errorf("trainer: %w", t.noteCrash(err))
 	}
 	return loss, nil
+}
+
+// noteCrash records a job event when the program died before answering (a
+// signal, the OOM killer, an exit): the trainer then ends with the error and
+// its agent restarts it against the crash budget, so the event is where the
+// program's stderr tail stays visible.
+func (t *trainer) noteCrash(err error) error {
+	if program.IsCrash(err) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		what := fmt.Sprintf("%s: %v; the trainer restarts (counted against the crash budget)", t.cfg.Worker, err)
+		if aerr := coord.AppendEvent(ctx, t.cli, t.cfg.Job, what); aerr != nil {
+			t.log.Warn("cannot record the program's crash", "err", aerr)
+		}
+	}
+	return err
 }
 
 // failJobForProgram fails the job when the model program failed: a restart

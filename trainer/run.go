@@ -92,6 +92,7 @@ type trainer struct {
 	creds      credentials.TransportCredentials // dials the master and the pservers
 	lease      clientv3.LeaseID                 // the registration's lease (0: none)
 	prog       *program.Client                  // the model program (model.kind program), else nil
+	progStep   program.Step                     // what the program learns of the micro-batch it computes
 }
 
 // Run trains until the master says the job is done.

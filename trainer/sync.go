@@ -8,6 +8,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/retry"
+	"github.com/gtrain/gtrain/program"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -197,6 +198,7 @@ func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, p
 // computeAndReport computes the gradients of ex, pushes them if push says
 // so, and reports the step to the master.
 func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, push bool) (bool, error) {
+	t.progStep = program.Step{Number: w.Step, Seed: program.RequestSeed(t.spec.Seed, w.Step, int(w.MicroBatch))}
 	loss, err := t.compute(ex)
 	if err != nil {
 		return false, err

@@ -6,22 +6,40 @@ import (
 	"github.com/gtrain/gtrain/program/wire"
 )
 
-func handle(m Model, req *wire.Request, data []float32) (*wire.Response, [][]float32, error) {
+// handle answers one request. Through shared memory (sh set, accepted at
+// declare) the model reads its parameters and records in place and adds
+// into the gradient buffers the trainer zeroed; the answer has no payload.
+func handle(m Model, sh *shared, req *wire.Request, data []float32) (*wire.Response, [][]float32, error) {
 	if req.Op == wire.OpDeclare {
-		return declare(m, req)
+		return declare(m, sh, req)
 	}
-	params, b := splitBatch(req, data)
+	var params, grads [][]float32
+	var b Batch
+	if req.Batch != nil && sh.offer != nil {
+		var err error
+		if params, b, grads, err = sh.batch(req); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		params, b = splitBatch(req, data)
+	}
 	switch req.Op {
 	case wire.OpGradient:
-		grads := make([][]float32, len(params))
-		for j, p := range params {
-			grads[j] = make([]float32, len(p))
+		shared := grads != nil
+		if !shared {
+			grads = make([][]float32, len(params))
+			for j, p := range params {
+				grads[j] = make([]float32, len(p))
+			}
 		}
 		loss, err := m.Gradient(params, b, grads)
 		if err != nil {
 			return nil, nil, err
 		}
 		count := int64(b.N)
+		if shared {
+			grads = nil // the sums are in place
+		}
 		return &wire.Response{Count: &count, LossSum: &loss}, grads, nil
 	case wire.OpEvaluate:
 		loss, correct, err := m.Evaluate(params, b)
@@ -34,15 +52,18 @@ func handle(m Model, req *wire.Request, data []float32) (*wire.Response, [][]flo
 	return nil, nil, fmt.Errorf("unknown op %q", req.Op)
 }
 
-func declare(m Model, req *wire.Request) (*wire.Response, [][]float32, error) {
+func declare(m Model, sh *shared, req *wire.Request) (*wire.Response, [][]float32, error) {
 	if req.Version != wire.Version {
 		return nil, nil, fmt.Errorf("protocol version %d, this SDK speaks %d", req.Version, wire.Version)
 	}
-	ps, err := m.Declare(Config{Seed: req.Seed, Inputs: req.Inputs, Outputs: req.Outputs, Hidden: req.Hidden})
+	ps, err := m.Declare(Config{Seed: req.Seed, Inputs: req.Inputs, Outputs: req.Outputs, Hidden: req.Hidden, Threads: req.Threads})
 	if err != nil {
 		return nil, nil, err
 	}
 	resp := &wire.Response{Version: wire.Version}
+	if req.Offer >= wire.VersionShm && req.Shm != nil {
+		sh.offer, resp.Version = req.Shm, wire.VersionShm
+	}
 	var payload [][]float32
 	for _, p := range ps {
 		t := wire.Tensor{Name: p.Name, Shape: p.Shape}
@@ -59,11 +80,5 @@ func declare(m Model, req *wire.Request) (*wire.Response, [][]float32, error) {
 func splitBatch(req *wire.Request, data []float32) ([][]float32, Batch) {
 	nx := req.N * req.Inputs
 	b := Batch{N: req.N, Inputs: req.Inputs, X: data[:nx], Y: data[nx : nx+req.N]}
-	off := nx + req.N
-	params := make([][]float32, len(req.Params))
-	for j, t := range req.Params {
-		params[j] = data[off : off+t.Size()]
-		off += t.Size()
-	}
-	return params, b
+	return split(data[nx+req.N:], req.Params), b
 }

@@ -25,12 +25,18 @@ type Config struct {
 	Inputs  int
 	Outputs int
 	Hidden  []int
+	// Threads is how many threads the model may compute on (the trainer's
+	// cpu); fixing it keeps the answers independent of the machine.
+	Threads int
 }
 
-// Batch is N records: X row-major (N×Inputs), Y one label each.
+// Batch is N records: X row-major (N×Inputs), Y one label each. For a
+// classifier through shared memory, Labels holds the class indices as the
+// trainer sent them (Y the same as float32). X, Y and Labels are read-only.
 type Batch struct {
 	N, Inputs int
 	X, Y      []float32
+	Labels    []int32
 }
 
 // Model is a user's model. Declare must be deterministic for a Config: every
@@ -39,6 +45,7 @@ type Model interface {
 	Declare(c Config) ([]Param, error)
 	// Gradient adds to grads (zeroed, shaped as declared) the sum over the
 	// batch of the gradient of each record's loss, and returns the loss sum.
+	// params are read-only (through shared memory, a write faults).
 	Gradient(params [][]float32, b Batch, grads [][]float32) (lossSum float64, err error)
 	// Evaluate returns the loss sum and the number of correct predictions.
 	Evaluate(params [][]float32, b Batch) (lossSum float64, correct int, err error)
@@ -54,6 +61,7 @@ func Serve(m Model) error {
 // An error a Model method returns is sent as an error answer (the job fails
 // with its text); a broken stream ends the loop with an error.
 func ServeStreams(m Model, r io.Reader, w io.Writer, flush func() error) error {
+	sh := &shared{}
 	for {
 		var req wire.Request
 		data, err := wire.ReadFrame(r, &req, req.PayloadFloats)
@@ -63,7 +71,7 @@ func ServeStreams(m Model, r io.Reader, w io.Writer, flush func() error) error {
 		if err != nil {
 			return fmt.Errorf("gtrainprog: read request: %w", err)
 		}
-		header, payload, err := handle(m, &req, data)
+		header, payload, err := handle(m, sh, &req, data)
 		if err != nil {
 			header, payload = &wire.Response{Error: err.Error()}, nil
 		}

@@ -33,6 +33,9 @@ func TestGoExampleProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !c.Shared() {
+		t.Fatal("the SDK did not accept shared memory")
+	}
 	builtin, err := model.New(model.Spec{Kind: model.KindSoftmax, Inputs: 2, Outputs: 3})
 	if err != nil {
 		t.Fatal(err)
