@@ -36,7 +36,7 @@ func TestProcessFitALine(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "already exists") {
 		t.Errorf("duplicate job: exit %d: %s", code, errs)
 	}
-	if _, errs, code = a.gctl(t, "job", "stop", "fit-a-line", "--purge"); code != 0 {
+	if _, errs, code = a.gctl(t, "job", "stop", "fit-a-line", "--purge", "--yes"); code != 0 {
 		t.Fatalf("job stop --purge: exit %d: %s", code, errs)
 	}
 	if _, _, code = a.gctl(t, "job", "status", "fit-a-line"); code != 2 {

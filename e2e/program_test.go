@@ -243,7 +243,7 @@ func TestProgramPackage(t *testing.T) {
 	if st.State != api.StateSucceeded || st.Metrics.TestAccuracy == nil {
 		t.Fatalf("state %s, metrics %+v", st.State, st.Metrics)
 	}
-	if _, errs, code := a.gctl(t, "job", "stop", "prog-pkg", "--purge"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "stop", "prog-pkg", "--purge", "--yes"); code != 0 {
 		t.Fatalf("purge: exit %d: %s", code, errs)
 	}
 }

@@ -140,7 +140,7 @@ func TestJobStartMonitorsUntilTheEnd(t *testing.T) {
 			"job fit-a-line submitted",
 			"pserver-1 restarted from checkpoint step 1200",
 			"[RUNNING]", "[SUCCEEDED]",
-			"job fit-a-line SUCCEEDED after pass 3/3",
+			"job fit-a-line SUCCEEDED after 3/3 passes",
 			"train_loss 21.3  test_loss 23.9",
 			"model_dir: /data/jobs/fit-a-line/model",
 		}, nil)
@@ -309,10 +309,10 @@ func TestJobLogs(t *testing.T) {
 }
 
 func TestJobStopAndScale(t *testing.T) {
-	f := &fakeAgent{}
+	f := &fakeAgent{statuses: []api.JobStatus{{Name: "fit-a-line", State: api.StateRunning, ModelDir: "/var/lib/gtrain/jobs/fit-a-line/model"}}}
 	addr := startAgent(t, f)
 	a, stdout, stderr := newTestApp(t)
-	r := runGctl(t, a, stdout, stderr, "--addr", addr, "job", "stop", "fit-a-line", "--purge")
+	r := runGctl(t, a, stdout, stderr, "--addr", addr, "job", "stop", "fit-a-line", "--purge", "--yes")
 	wantRun(t, r, exitOK, []string{"job fit-a-line STOPPED", "trainer-0, pserver-0, master", "name fit-a-line can be used again"}, nil)
 	if f.stopReq.GetName() != "fit-a-line" || !f.stopReq.GetPurge() {
 		t.Errorf("stop request %v, want fit-a-line with purge", f.stopReq)

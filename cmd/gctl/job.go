@@ -51,6 +51,7 @@ type stopResult struct {
 	State   api.JobState `json:"state"`
 	Stopped []string     `json:"stopped"`
 	Purged  bool         `json:"purged"`
+	Deleted []string     `json:"deleted,omitempty"` // with purged: what the purge deleted (purgeTargets)
 }
 
 func (a *app) jobStartCommand() *cobra.Command {
@@ -155,6 +156,9 @@ func applyOverrides(cmd *cobra.Command, spec *jobspec.Spec, name string, trainer
 // loadSpec parses the spec file; a missing file is the operator's typo, so
 // it is rejected input (exit 2) like an invalid spec.
 func loadSpec(file string) (*jobspec.Spec, error) {
+	if info, err := os.Stat(file); err == nil && info.IsDir() {
+		return nil, usagef("job spec %s is a directory: give the YAML file with -f, e.g. -f %s", file, filepath.Join(file, "job.yaml"))
+	}
 	spec, err := jobspec.ParseFile(file)
 	if err == nil {
 		return spec, nil
@@ -435,14 +439,18 @@ func writeLogChunk(w io.Writer, chunk *api.LogChunk, prefix bool) error {
 }
 
 func (a *app) jobStopCommand() *cobra.Command {
-	var purge bool
+	var purge, yes bool
 	cmd := &cobra.Command{
 		Use:   "stop NAME",
 		Short: "Stop every process of a job",
-		Long: `Stop every process of the job; its state becomes STOPPED. With --purge the job's
-record is removed too, so that its name can be used again.
-With -o json: {"name", "state", "stopped": [workers], "purged"}.`,
-		Example: "  gctl job stop fit-a-line\n  gctl job stop fit-a-line --purge",
+		Long: `Stop every process of the job; its state becomes STOPPED, and its model,
+checkpoints, logs and record stay. With --purge the job's record is removed too,
+so that its name can be used again, and every node deletes the job's directory:
+its logs and, unless checkpoint.dir is set, its model and checkpoints. gctl says
+what it deletes and asks on a terminal; --yes confirms without asking (scripts;
+without a terminal --purge needs it).
+With -o json: {"name", "state", "stopped": [workers], "purged", "deleted": [what]}.`,
+		Example: "  gctl job stop fit-a-line\n  gctl job stop fit-a-line --purge\n  gctl job stop fit-a-line --purge --yes",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := jobNameArg(args)
@@ -454,20 +462,27 @@ With -o json: {"name", "state", "stopped": [workers], "purged"}.`,
 				return err
 			}
 			defer done()
+			var deleted []string
+			if purge {
+				if deleted, err = a.confirmPurge(cmd.Context(), client, s, name, yes); err != nil {
+					return err
+				}
+			}
 			resp, err := call(cmd.Context(), s, fmt.Sprintf("stop job %q", name), func(ctx context.Context) (*api.StopJobResponse, error) {
 				return client.StopJob(ctx, &api.StopJobRequest{Name: name, Purge: purge})
 			})
 			if err != nil {
 				return err
 			}
-			res := stopResult{Name: name, State: api.JobState(resp.GetState()), Stopped: nonNil(resp.GetStopped()), Purged: purge}
+			res := stopResult{Name: name, State: api.JobState(resp.GetState()), Stopped: nonNil(resp.GetStopped()), Purged: purge, Deleted: deleted}
 			if a.output == outputJSON {
 				return writeJSON(a.stdout, res)
 			}
 			return writeStopResult(a.stdout, res)
 		},
 	}
-	cmd.Flags().BoolVar(&purge, "purge", false, "also remove the job's record so the name can be reused")
+	cmd.Flags().BoolVar(&purge, "purge", false, "also remove the job's record so the name can be reused, and its directory (logs, model, checkpoints) on every node")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --purge: delete without asking")
 	return cmd
 }
 
@@ -477,7 +492,7 @@ func writeStopResult(w io.Writer, r stopResult) error {
 		msg += fmt.Sprintf("; stopped %d processes: %s", len(r.Stopped), strings.Join(r.Stopped, ", "))
 	}
 	if r.Purged {
-		msg += fmt.Sprintf("\npurged; the name %s can be used again", r.Name)
+		msg += fmt.Sprintf("\npurged; the name %s can be used again; deleted: %s", r.Name, strings.Join(r.Deleted, "; "))
 	}
 	_, err := fmt.Fprintln(w, msg)
 	return err

@@ -26,6 +26,8 @@ const callTimeout = 15 * time.Second
 type app struct {
 	stdout, stderr io.Writer
 	stdoutTTY      bool
+	stdin          io.Reader // answers to questions (job stop --purge), asked only when stdinTTY
+	stdinTTY       bool
 	loc            *time.Location
 	now            func() time.Time
 	home           string
@@ -52,6 +54,8 @@ func newApp(stdout, stderr io.Writer) *app {
 		stdout:    stdout,
 		stderr:    stderr,
 		stdoutTTY: isTerminal(stdout),
+		stdin:     os.Stdin,
+		stdinTTY:  isTerminal(os.Stdin),
 		loc:       time.Local,
 		now:       time.Now,
 		home:      home,

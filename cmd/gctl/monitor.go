@@ -34,6 +34,9 @@ const clearLine = "\r\033[K"
 type monitor struct {
 	out  io.Writer
 	tty  bool // rewrite one progress line in place instead of appending lines
+	// width is the terminal's column count, asked before each rewrite (the
+	// terminal may be resized); nil: terminalWidth(out).
+	width func() int
 	loc  *time.Location
 	poll func(ctx context.Context) (api.JobStatus, error)
 	wait func(ctx context.Context) error // returns when the next poll is due
@@ -143,7 +146,7 @@ func (m *monitor) show(st api.JobStatus) error {
 	m.rate.add(now(), st)
 	line := formatProgress(st) + m.rate.suffix(st)
 	if m.tty {
-		b.WriteString(clearLine + line)
+		b.WriteString(clearLine + fitWidth(line, m.columns()))
 		m.lineOpen = true
 	} else if key := progressKeyOf(st); !m.printed || key != m.lastPlain {
 		b.WriteString(line + "\n")
@@ -151,6 +154,14 @@ func (m *monitor) show(st api.JobStatus) error {
 	}
 	_, err := io.WriteString(m.out, b.String())
 	return err
+}
+
+// columns is the terminal's width now.
+func (m *monitor) columns() int {
+	if m.width != nil {
+		return m.width()
+	}
+	return terminalWidth(m.out)
 }
 
 // closeLine ends an open progress line so what follows starts in column 0.
@@ -170,11 +181,13 @@ func progressKeyOf(st api.JobStatus) progressKey {
 }
 
 // formatProgress is the one-line view of a running job, e.g.
-// `pass 3/30  step 120  tasks todo 4 pending 2 done 14 failed 0  train_loss 21.3  test_loss 23.9  [RUNNING]`;
+// `passes 3/30 done  step 120  tasks todo 4 pending 2 done 14 failed 0  train_loss 21.3  test_loss 23.9  [RUNNING]`;
 // a PENDING job says why it waits: `[PENDING: needs 3 cpu for 3 trainers ...]`.
+// It counts the passes done (status `pass`): pass 3, the fourth, is running,
+// as history and plots number passes from 0.
 func formatProgress(st api.JobStatus) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pass %d/%d  step %d  tasks todo %d pending %d done %d failed %d  train_loss %s  test_loss %s",
+	fmt.Fprintf(&b, "passes %d/%d done  step %d  tasks todo %d pending %d done %d failed %d  train_loss %s  test_loss %s",
 		st.Pass, st.Passes, st.Step, st.Tasks.Todo, st.Tasks.Pending, st.Tasks.Done, st.Tasks.Failed,
 		formatFloat(st.Metrics.TrainLoss), formatFloat(st.Metrics.TestLoss))
 	if st.Metrics.TestAccuracy != nil {
@@ -198,7 +211,7 @@ func formatClock(t time.Time, loc *time.Location) string {
 // writeFinal is what `job start` leaves on screen when the job has ended.
 func writeFinal(w io.Writer, st api.JobStatus) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "job %s %s after pass %d/%d, step %d\n", st.Name, st.State, st.Pass, st.Passes, st.Step)
+	fmt.Fprintf(&b, "job %s %s after %d/%d passes, step %d\n", st.Name, st.State, st.Pass, st.Passes, st.Step)
 	if st.Reason != "" {
 		fmt.Fprintf(&b, "reason: %s\n", st.Reason)
 	}

@@ -25,24 +25,24 @@ func TestFormatProgress(t *testing.T) {
 			api.JobStatus{State: api.StateRunning, Pass: 3, Passes: 30, Step: 120,
 				Tasks:   api.TaskCounts{Todo: 4, Pending: 2, Done: 14},
 				Metrics: api.Metrics{TrainLoss: ptr(21.3), TestLoss: ptr(23.9)}},
-			"pass 3/30  step 120  tasks todo 4 pending 2 done 14 failed 0  train_loss 21.3  test_loss 23.9  [RUNNING]",
+			"passes 3/30 done  step 120  tasks todo 4 pending 2 done 14 failed 0  train_loss 21.3  test_loss 23.9  [RUNNING]",
 		},
 		{
 			"pending, nothing measured",
 			api.JobStatus{State: api.StatePending, Passes: 5},
-			"pass 0/5  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  [PENDING]",
+			"passes 0/5 done  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  [PENDING]",
 		},
 		{
 			"pending says why",
 			api.JobStatus{State: api.StatePending, Passes: 5, Reason: "needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu"},
-			"pass 0/5  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  " +
+			"passes 0/5 done  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  " +
 				"[PENDING: needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu]",
 		},
 		{
 			"classifier shows accuracy",
 			api.JobStatus{State: api.StateRunning, Pass: 1, Passes: 2, Step: 7, Tasks: api.TaskCounts{Failed: 1},
 				Metrics: api.Metrics{TrainLoss: ptr(0.5), TestLoss: ptr(0.25), TestAccuracy: ptr(0.9125)}},
-			"pass 1/2  step 7  tasks todo 0 pending 0 done 0 failed 1  train_loss 0.5  test_loss 0.25  test_accuracy 0.9125  [RUNNING]",
+			"passes 1/2 done  step 7  tasks todo 0 pending 0 done 0 failed 1  train_loss 0.5  test_loss 0.25  test_accuracy 0.9125  [RUNNING]",
 		},
 	}
 	for _, tt := range tests {
@@ -101,10 +101,10 @@ func TestMonitorPlainPrintsOnlyChanges(t *testing.T) {
 	}
 	want := []string{
 		"event 12:00:00  trainer-0 started",
-		"pass 0/3  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  [RUNNING]",
+		"passes 0/3 done  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss -  [RUNNING]",
 		"event 12:00:01  pserver-1 restarted from checkpoint step 1200",
-		"pass 1/3  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss 2.5  [RUNNING]",
-		"pass 3/3  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss 1.5  [SUCCEEDED]",
+		"passes 1/3 done  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss 2.5  [RUNNING]",
+		"passes 3/3 done  step 0  tasks todo 0 pending 0 done 0 failed 0  train_loss -  test_loss 1.5  [SUCCEEDED]",
 	}
 	if got := strings.TrimRight(out.String(), "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("plain monitor output:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
@@ -124,12 +124,12 @@ func TestMonitorTTYRewritesOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	if n := strings.Count(got, clearLine+"pass "); n != 3 {
+	if n := strings.Count(got, clearLine+"passes "); n != 3 {
 		t.Errorf("progress line drawn %d times, want 3 (one per poll):\n%q", n, got)
 	}
 	// The event clears the progress line, takes a line of its own, and the
 	// progress line is redrawn below it.
-	if !strings.Contains(got, "[RUNNING]"+clearLine+"event 12:00:00  trainer-1 restarted\n"+clearLine+"pass 2/3") {
+	if !strings.Contains(got, "[RUNNING]"+clearLine+"event 12:00:00  trainer-1 restarted\n"+clearLine+"passes 2/3 done") {
 		t.Errorf("event not printed on its own line between progress redraws:\n%q", got)
 	}
 	if strings.Count(got, "trainer-1 restarted") != 1 {

@@ -145,7 +145,7 @@ func TestHistoryBrief(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := strings.Join(lines(b.String()), "\n")
-	for _, want := range []string{"History (8 passes, newest 5;", "PASS TRAIN LOSS TEST LOSS ACCURACY RECORDS/S SECONDS", "7 0.25 0.325 0.85 1000 1.0"} {
+	for _, want := range []string{"History (8 passes, numbered from 0, newest 5;", "PASS TRAIN LOSS TEST LOSS ACCURACY RECORDS/S SECONDS", "7 0.25 0.325 0.85 1000 1.000"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("history brief lacks %q:\n%s", want, out)
 		}
@@ -168,8 +168,8 @@ func TestJobPlotCommand(t *testing.T) {
 	wantRun(t, r, exitRejected, nil, []string{"ending in .png"})
 
 	a, stdout, stderr = newTestApp(t)
-	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "plot", "fit")
-	wantRun(t, r, exitOK, []string{"job fit has no finished pass yet"}, nil)
+	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "plot", "fit", "--out", "loss.png")
+	wantRun(t, r, exitFailure, nil, []string{"job fit has no finished pass yet", "loss.png not written"})
 
 	a, stdout, stderr = newTestApp(t)
 	r = runGctl(t, a, stdout, stderr, "--addr", addr, "job", "plot", "fit")

@@ -42,8 +42,12 @@ a PNG is written to that file; without, a text chart is printed. -o does not app
 
 func (a *app) plot(st api.JobStatus, out string) error {
 	if len(st.History) == 0 {
-		_, err := fmt.Fprintf(a.stdout, "job %s has no finished pass yet: nothing to plot (state %s, pass %d/%d)\n",
-			st.Name, st.State, st.Pass, st.Passes)
+		msg := fmt.Sprintf("job %s has no finished pass yet: nothing to plot (state %s, %d/%d passes done)", st.Name, st.State, st.Pass, st.Passes)
+		if out != "" {
+			// A script asked for a file: ending 0 without one would hide it.
+			return fmt.Errorf("%s; %s not written: retry once `gctl job status %s` shows a finished pass", msg, out, st.Name)
+		}
+		_, err := fmt.Fprintln(a.stdout, msg)
 		return err
 	}
 	if out != "" {

@@ -96,7 +96,7 @@ func writePNG(w io.Writer, job string, h []api.PassHistory) error {
 func chartOf(h []api.PassHistory, cs []curve, title, ylabel string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "pass"
+	p.X.Label.Text = "pass (from 0, as in status history)"
 	p.Y.Label.Text = ylabel
 	p.X.Tick.Marker = passTicks{}
 	p.Add(plotter.NewGrid())

@@ -82,7 +82,7 @@ func formatHistoryBrief(h []api.PassHistory) []string {
 	lines := []string{"  PASS\tTRAIN LOSS\tTEST LOSS\tACCURACY\tRECORDS/S\tSECONDS"}
 	for _, e := range h[from:] {
 		lines = append(lines, fmt.Sprintf("  %d\t%s\t%s\t%s\t%s\t%s", e.Pass, formatFloat(e.TrainLoss), formatFloat(e.TestLoss),
-			formatFloat(e.TestAccuracy), strconv.FormatFloat(e.RecordsPerS, 'f', 0, 64), strconv.FormatFloat(e.Seconds, 'f', 1, 64)))
+			formatFloat(e.TestAccuracy), strconv.FormatFloat(e.RecordsPerS, 'f', 0, 64), strconv.FormatFloat(e.Seconds, 'f', 3, 64))) // ms: a fast pass is not 0.0
 	}
 	return lines
 }
@@ -93,7 +93,7 @@ func writeHistoryBrief(w io.Writer, h []api.PassHistory) error {
 	if lines == nil {
 		return nil
 	}
-	title := fmt.Sprintf("\nHistory (%d passes", len(h))
+	title := fmt.Sprintf("\nHistory (%d passes, numbered from 0", len(h))
 	if len(h) > historyShown {
 		title += fmt.Sprintf(", newest %d; all: -o json or gctl job plot", historyShown)
 	}

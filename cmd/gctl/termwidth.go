@@ -1,0 +1,35 @@
+package main
+
+import (
+	"io"
+	"os"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// terminalWidth is the column count of the terminal w writes to; 0 when w
+// is not a terminal or its size is unknown (then nothing is cut).
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
+}
+
+// fitWidth cuts a progress line to fewer than width columns (counting a
+// rune as one column), ending it with "…" when cut. A line as wide as the
+// terminal would wrap, and "\r" then rewrites only its last row, leaving
+// a trail of stale rows. width 0 means unknown: the line is kept whole.
+func fitWidth(line string, width int) string {
+	if width <= 1 || utf8.RuneCountInString(line) < width {
+		return line
+	}
+	runes := []rune(line)
+	return string(runes[:width-2]) + "…"
+}
