@@ -39,12 +39,16 @@ const (
 	// not progressing for the job's restarts.hung_after; its agent kills it
 	// to restart it. Only shown, never written by an agent.
 	WorkerHung WorkerState = "hung"
+	// WorkerExiting is a worker whose job ended while its process still
+	// runs, on its way out (a master lets its trainers hear the end): it
+	// is no longer running the job. Only shown, never written.
+	WorkerExiting WorkerState = "exiting"
 )
 
 // Active reports whether a worker in this state has (or is about to have)
 // a live process.
 func (s WorkerState) Active() bool {
-	return s == WorkerStarting || s == WorkerRunning || s == WorkerRestarting || s == WorkerHung
+	return s == WorkerStarting || s == WorkerRunning || s == WorkerRestarting || s == WorkerHung || s == WorkerExiting
 }
 
 // NodeState is a node as `gctl node list` shows it (SPEC §3).

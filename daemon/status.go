@@ -116,7 +116,8 @@ func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
 // workerView is a worker as shown, never claiming more than is known: its
 // record; "pending" on the node it is placed on when it has no record yet,
 // or only one left by an earlier placement (it is moving there); "lost"
-// when its record says it is alive on a node that is down.
+// when its record says it is alive on a node that is down; "exiting" when
+// its job ended and its process has not yet.
 func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coord.WorkerRecord {
 	w, ok := s.workers[worker]
 	var placed coord.Assignment
@@ -132,6 +133,9 @@ func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coor
 	}
 	if w.State.Active() && nodeDown(w.Node) {
 		w.State = api.WorkerLost
+	}
+	if w.State.Active() && api.Terminal(s.state.State) {
+		w.State = api.WorkerExiting
 	}
 	if s.hungReason(w) != "" {
 		w.State = api.WorkerHung

@@ -244,6 +244,12 @@ func TestWorkerViewNeverLies(t *testing.T) {
 	if st := jobStatus(s, noneDown, time.Now()); st.Reason != "needs 1 cpu for trainer-1" {
 		t.Errorf("reason of a running job the scheduler cannot complete = %q", st.Reason)
 	}
+	// The job ended: a process still alive is on its way out, not running it.
+	s.state = coord.StateRecord{State: api.StateSucceeded}
+	if got := rowSummary(workerRows(s, noneDown)); got[0] != "master@n1:exiting" {
+		t.Errorf("worker rows of a job that ended = %v, want the master exiting", got)
+	}
+	s.state = coord.StateRecord{State: api.StateRunning}
 	if s.record.Placement["pserver-1"] != "n3" {
 		t.Errorf("the job record's placement = %v, want the placement record's", s.record.Placement)
 	}

@@ -271,8 +271,27 @@ func (l *leader) finish(ctx context.Context) error {
 	}
 	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, "training finished")
 	l.cfg.Log.Info("training finished")
-	// Let trainers long-polling for work hear DONE before the server goes.
-	time.Sleep(l.cfg.LongPoll + 500*time.Millisecond)
+	// Let trainers long-polling for work hear DONE before the server goes,
+	// but no longer than they need: the job shows ended, this process not.
+	l.waitTrainersGone(ctx, l.cfg.LongPoll+500*time.Millisecond)
 	l.srv.GracefulStop()
 	return nil
+}
+
+// waitTrainersGone returns once no trainer is registered (each one's ID key
+// goes with its lease when it exits), or after at most limit.
+func (l *leader) waitTrainersGone(ctx context.Context, limit time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		resp, err := l.cli.Get(ctx, coord.TrainerPrefix(l.cfg.Job), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -142,8 +142,8 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 		tw = newTable(w)
 		fmt.Fprintln(tw, "  INDEX\tNAME\tNODE\tPID\tADDR\tSTATE\tRESTARTS\tCHECKPOINT STEP")
 		for _, p := range st.Pservers {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n",
-				p.Index, p.Name, dash(p.Node), formatPID(p.PID), dash(p.Addr), dash(p.State), p.Restarts, p.CheckpointStep)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
+				p.Index, p.Name, dash(p.Node), formatPID(p.PID), dash(p.Addr), dash(p.State), p.Restarts, formatCheckpointStep(p.CheckpointStep))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -245,6 +245,16 @@ func formatPID(pid int) string {
 		return "-"
 	}
 	return strconv.Itoa(pid)
+}
+
+// formatCheckpointStep shows "-" where no checkpoint is known: none
+// written yet (a checkpoint holds at least one applied step), or a pserver
+// whose registration ended with it.
+func formatCheckpointStep(step int64) string {
+	if step <= 0 {
+		return "-"
+	}
+	return strconv.FormatInt(step, 10)
 }
 
 func dash[S ~string](s S) string {

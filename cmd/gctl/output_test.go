@@ -104,11 +104,12 @@ func TestWriteJobStatus(t *testing.T) {
 		Tasks:          api.TaskCounts{Todo: 4, Pending: 2, Done: 14, Failed: 1},
 		SamplesApplied: []int64{404, 404, 404},
 		Trainers:       []api.TrainerStatus{{ID: 0, Name: "trainer-0", Node: "n1", PID: 4242, State: "running"}},
-		Pservers:       []api.PserverStatus{{Index: 1, Name: "pserver-1", Node: "n1", PID: 4243, Addr: "127.0.0.1:40123", State: "running", Restarts: 1, CheckpointStep: 1200, BudgetUsed: 1}},
-		Master:         api.MasterStatus{Name: "master", Node: "n1", PID: 4241},
-		RestartBudget:  api.RestartBudget{Limit: 5, Window: "1m0s"},
-		Metrics:        api.Metrics{TrainLoss: ptr(21.3), TestLoss: ptr(23.9)},
-		ModelDir:       "/var/lib/gtrain/jobs/fit-a-line/model",
+		Pservers: []api.PserverStatus{{Index: 0, Name: "pserver-0", Node: "n1", PID: 4244, Addr: "127.0.0.1:40124", State: "running"},
+			{Index: 1, Name: "pserver-1", Node: "n1", PID: 4243, Addr: "127.0.0.1:40123", State: "running", Restarts: 1, CheckpointStep: 1200, BudgetUsed: 1}},
+		Master:        api.MasterStatus{Name: "master", Node: "n1", PID: 4241},
+		RestartBudget: api.RestartBudget{Limit: 5, Window: "1m0s"},
+		Metrics:       api.Metrics{TrainLoss: ptr(21.3), TestLoss: ptr(23.9)},
+		ModelDir:      "/var/lib/gtrain/jobs/fit-a-line/model",
 	}
 	for i := range 12 {
 		st.Events = append(st.Events, api.Event{Time: testNow.Add(time.Duration(i) * time.Second), What: "event " + string(rune('a'+i))})
@@ -126,6 +127,7 @@ func TestWriteJobStatus(t *testing.T) {
 		"Crash budget: 5 crashes per 1m0s per role; used: pserver-1 1",
 		"0 trainer-0 n1 4242 running 0",
 		"1 pserver-1 n1 4243 127.0.0.1:40123 running 1 1200",
+		"0 pserver-0 n1 4244 127.0.0.1:40124 running 0 -", // no checkpoint yet: not "0"
 		"Events (newest 10 of 12):", "2026-11-21 12:00:11 event l",
 	} {
 		if !strings.Contains(out, want) {
