@@ -27,18 +27,26 @@ func repoDir(t *testing.T, rel string) string {
 	return dir
 }
 
-func startBad(t *testing.T, mode string, timeout time.Duration) *Client {
+// startEntry starts entry inside the workspace ws (relative to the
+// repository) with cfg's other settings; the test's end closes it.
+func startEntry(t *testing.T, ws string, entry []string, cfg Config) *Client {
 	t.Helper()
-	dir, argv, err := ResolveEntry(repoDir(t, "program/testdata"), []string{python, "bad.py", mode})
+	dir, argv, err := ResolveEntry(repoDir(t, ws), entry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout})
+	cfg.Argv, cfg.Dir = argv, dir
+	c, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+func startBad(t *testing.T, mode string, timeout time.Duration) *Client {
+	t.Helper()
+	return startEntry(t, "program/testdata", []string{python, "bad.py", mode}, Config{Timeout: timeout})
 }
 
 func smallBatch() model.Batch {

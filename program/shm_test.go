@@ -15,15 +15,7 @@ import (
 // the pipe or, when offered and accepted, shared memory.
 func startMLP(t *testing.T, pipe bool) (*Client, *Declaration) {
 	t.Helper()
-	dir, argv, err := ResolveEntry(repoDir(t, "examples/program"), []string{python, "mlp.py"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Start(Config{Argv: argv, Dir: dir, Pipe: pipe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := startEntry(t, "examples/program", []string{python, "mlp.py"}, Config{Pipe: pipe})
 	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 5, Inputs: 6, Outputs: 4, Hidden: []int{7}, Threads: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,101 @@
+package program
+
+import (
+	"context"
+	"math"
+	"os/exec"
+	"testing"
+
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
+)
+
+// startTorchCNN runs examples/program/torch_cnn.py (the PyTorch adapter)
+// through the pipe or shared memory. It needs Debian's python3-torch, which
+// CI installs: without it the test fails, it does not skip.
+func startTorchCNN(t *testing.T, pipe bool) (*Client, *Declaration) {
+	t.Helper()
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot import torch (apt-get install python3-torch): %v\n%s", python, err, out)
+	}
+	c := startEntry(t, "examples/program", []string{python, "torch_cnn.py"}, Config{Pipe: pipe})
+	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 3, Inputs: 784, Outputs: 10, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, d
+}
+
+// imageBatch is n pseudo-random 28x28 "images" with labels 0-9.
+func imageBatch(n int) model.Batch {
+	b := model.Batch{N: n, Inputs: 784, X: make([]float32, n*784), Y: make([]float32, n)}
+	s := uint32(1)
+	for i := range b.X {
+		s = s*1664525 + 1013904223
+		b.X[i] = float32(s>>24) / 255
+	}
+	for i := range b.Y {
+		b.Y[i] = float32(i * 7 % 10)
+	}
+	return b
+}
+
+// TestTorchAdapter: the adapter declares the CNN's parameters the same way
+// in every process, answers the same gradient sums bit for bit through
+// shared memory and through the pipe, and evaluates sensibly; the sums are
+// sums (twice the batch, twice the gradient).
+func TestTorchAdapter(t *testing.T) {
+	ctx := context.Background()
+	pc, pd := startTorchCNN(t, true)
+	sc, sd := startTorchCNN(t, false)
+	if !sc.Shared() || pd.Record().InitSHA256 != sd.Record().InitSHA256 {
+		t.Fatalf("shared %v; declarations %s and %s", sc.Shared(), pd.Record().InitSHA256, sd.Record().InitSHA256)
+	}
+	names := []string{"1.weight", "1.bias", "4.weight", "4.bias", "8.weight", "8.bias"}
+	for j, p := range sd.Params {
+		if p.Name != names[j] {
+			t.Fatalf("parameter %d is %q, want %q", j, p.Name, names[j])
+		}
+	}
+	b := imageBatch(20)
+	st := Step{Number: 4, Seed: RequestSeed(3, 4, 0)}
+	pg, sg := zeros(pd.Params), zeros(sd.Params)
+	ploss, err1 := pc.GradientAt(ctx, st, pd.Params, pd.Init, b, pg)
+	sloss, err2 := sc.GradientAt(ctx, st, sd.Params, sd.Init, b, sg)
+	if err1 != nil || err2 != nil || ploss != sloss {
+		t.Fatalf("loss sums %v (%v) and %v (%v)", ploss, err1, sloss, err2)
+	}
+	sameBits(t, "torch through shared memory", pg, sg)
+	if mean := ploss / float64(b.N); mean < 1.5 || mean > 3.5 {
+		t.Errorf("mean loss %v at initialisation, want about ln 10", mean)
+	}
+	double := model.Batch{N: 40, Inputs: 784, X: append(append([]float32{}, b.X...), b.X...), Y: append(append([]float32{}, b.Y...), b.Y...)}
+	dg := zeros(sd.Params)
+	if _, err := sc.GradientAt(ctx, st, sd.Params, sd.Init, double, dg); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range dg[5] {
+		if math.Abs(float64(v-2*sg[5][k])) > 1e-4*math.Max(1, math.Abs(float64(v))) {
+			t.Fatalf("bias gradient %d: %v for the batch twice, %v once: not a sum", k, v, sg[5][k])
+		}
+	}
+	loss, correct, err := sc.Evaluate(ctx, sd.Params, sd.Init, b)
+	if err != nil || math.Abs(loss-ploss) > 1e-3*ploss || correct < 0 || correct > b.N {
+		t.Fatalf("evaluate: loss %v (gradient's %v), correct %d, %v", loss, ploss, correct, err)
+	}
+}
+
+// TestTorchExampleSpec: the example job of the CNN parses, validates and
+// names the program the adapter serves.
+func TestTorchExampleSpec(t *testing.T) {
+	s, err := jobspec.ParseFile(repoDir(t, "examples/fashion_mnist_torch_cnn.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, argv, err := ResolveEntry(s.Model.Workspace, s.Model.EntryArgv()); err != nil || argv[1] != "torch_cnn.py" {
+		t.Fatalf("entry %v: %v", argv, err)
+	}
+}
