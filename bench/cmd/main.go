@@ -94,6 +94,10 @@ func run(out, bin, only string, quick bool) error {
 	}
 	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling from this run; best of several on both sides)...")
 	for _, g := range selected {
+		if why := missing(g); why != "" {
+			fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", g, why)
+			continue
+		}
 		if err := all[g](t, sz); err != nil {
 			return fmt.Errorf("%s: %w", g, err)
 		}

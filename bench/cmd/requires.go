@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// need is something a benchmark group cannot run without, and how an
+// operator gets it on Debian.
+type need struct {
+	what    string      // "Fashion-MNIST", "an etcd binary"
+	install string      // "apt-get install dataset-fashion-mnist"
+	present func() bool // checked before the group runs
+}
+
+// Needs of the groups (a group without an entry needs only this repository).
+// A group whose needs are missing prints NOT MEASURED with what to install,
+// and the others still run: `make bench` on a fresh machine measures what it
+// can. Add your group's needs here, built from the needs below or new ones.
+var requires = map[string][]need{
+	"recovery_node":  {needRoot, needIP, needEtcd},
+	"step_time":      {needFashion},
+	"scale_up":       {needFashion},
+	"reshard_pause":  {needFashion},
+	"pserver_memory": {needFashion},
+}
+
+var (
+	needFashion = need{"Fashion-MNIST in /usr/share/datasets/fashion-mnist", "apt-get install dataset-fashion-mnist",
+		fileExists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")}
+	needEtcd  = need{"an etcd binary on PATH", "apt-get install etcd-server", onPath("etcd")}
+	needIP    = need{"the ip command", "apt-get install iproute2", onPath("ip")}
+	needRoot  = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }}
+	needTorch = need{"PyTorch for /usr/bin/python3", "apt-get install python3-torch", func() bool {
+		return exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil
+	}}
+)
+
+// missing says what group lacks and how to install it; "" when nothing.
+func missing(group string) string {
+	var out []string
+	for _, n := range requires[group] {
+		if !n.present() {
+			out = append(out, fmt.Sprintf("needs %s (%s)", n.what, n.install))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func fileExists(path string) func() bool {
+	return func() bool { _, err := os.Stat(path); return err == nil }
+}
+
+func onPath(name string) func() bool {
+	return func() bool { _, err := exec.LookPath(name); return err == nil }
+}
