@@ -35,6 +35,7 @@ func (a *app) jobCommand() *cobra.Command {
 		a.jobScaleCommand(),
 		a.jobEventsCommand(),
 		a.jobPlotCommand(),
+		a.jobWatchCommand(),
 	)
 	return cmd
 }
@@ -214,37 +215,9 @@ func (a *app) startJob(ctx context.Context, req *api.SubmitJobRequest, name stri
 		return err
 	}
 
-	progress, tty := a.stdout, a.stdoutTTY
-	if a.output == outputJSON {
-		progress, tty = a.stderr, false
-	}
+	progress, _ := a.progressOut()
 	fmt.Fprintf(progress, "job %s submitted (%d workers); Ctrl-C stops following, not the job\n", name, len(resp.GetWorkers()))
-	m := &monitor{
-		out: progress,
-		tty: tty,
-		loc: a.loc,
-		poll: func(ctx context.Context) (api.JobStatus, error) {
-			return a.getJob(ctx, client, s, name)
-		},
-		wait: func(ctx context.Context) error { return a.wait(ctx, pollInterval) },
-	}
-	st, err := m.run(ctx)
-	if errors.Is(err, errDetached) {
-		_, err := fmt.Fprintf(progress, "detached; job %s keeps running (gctl job status %s)\n", name, name)
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("%w; the job may still be running: gctl job status %s", err, name)
-	}
-	if a.output == outputJSON {
-		err = writeJSON(a.stdout, st)
-	} else {
-		err = writeFinal(a.stdout, st)
-	}
-	if err != nil {
-		return err
-	}
-	return finalError(st)
+	return a.followJob(ctx, client, s, name, nil)
 }
 
 // fetchJob connects and reads one job's status: for commands that need
