@@ -64,15 +64,6 @@ func newApp(stdout, stderr io.Writer) *app {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
 // run executes one gctl command line and returns the process exit code.
 func run(ctx context.Context, a *app, args []string) int {
 	root := a.rootCommand()

@@ -8,6 +8,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// isTerminal reports whether w is a terminal. It asks for the terminal's
+// settings: a character device is not enough, /dev/null is one too (and a
+// question asked on it reads an empty answer).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
 // terminalWidth is the column count of the terminal w writes to; 0 when w
 // is not a terminal or its size is unknown (then nothing is cut).
 func terminalWidth(w io.Writer) int {
