@@ -91,7 +91,10 @@ func startBenchAgent(binDir, work string) (*benchAgent, error) {
 	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
 		"--allowed-path", work, // the data is beside the data dir, and submit sends no spec file
 		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
-		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr())
+		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr(),
+		// Placement books cores, it does not pin them: trainer_mlp_threads
+		// asks for cpu: 2 beside its pservers and master on a 2-core machine.
+		"--cpu", "8")
 	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log
 	if err := a.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)

@@ -52,6 +52,13 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 		time.Sleep(time.Second) // let its processes go before the next job
 	}()
 	m := &measurer{cli: a.cli, job: name}
+	return m.medianStepMs(warmup, measured, windows)
+}
+
+// medianStepMs is the median over windows windows of measured steps each,
+// after warmup steps, of the ms per step of the running job, read from
+// pserver 0's step.
+func (m *measurer) medianStepMs(warmup, measured int64, windows int) (float64, error) {
 	p, err := m.newStepPoller(0, 120*time.Second)
 	if err != nil {
 		return 0, err
@@ -68,7 +75,7 @@ func stepTime(a *benchAgent, work string, n int, warmup, measured int64, windows
 			return 0, err
 		}
 		if to.epoch != from.epoch {
-			return 0, fmt.Errorf("step_time %d trainers: the job rolled back while measured (epoch %d -> %d)", n, from.epoch, to.epoch)
+			return 0, fmt.Errorf("%s: the job rolled back while measured (epoch %d -> %d)", m.job, from.epoch, to.epoch)
 		}
 		each = append(each, float64(to.at.Sub(from.at).Microseconds())/1000/float64(to.step-from.step))
 		from = to

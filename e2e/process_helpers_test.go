@@ -53,10 +53,16 @@ type agent struct {
 
 func startAgent(t *testing.T, dataDir string) *agent {
 	t.Helper()
+	return startAgentWith(t, dataDir)
+}
+
+// startAgentWith is startAgent with more agent flags.
+func startAgentWith(t *testing.T, dataDir string, flags ...string) *agent {
+	t.Helper()
 	a := &agent{dataDir: dataDir, api: freePort(t), etcd: freePort(t), log: &bytes.Buffer{}}
-	a.launch(t, "agent", "--dev", "--data-dir", dataDir,
+	a.launch(t, append([]string{"agent", "--dev", "--data-dir", dataDir,
 		"--node-name", "e2e-node", "--api-addr", a.api, "--gossip-addr", freePort(t),
-		"--etcd-client-addr", a.etcd, "--etcd-peer-addr", freePort(t))
+		"--etcd-client-addr", a.etcd, "--etcd-peer-addr", freePort(t)}, flags...)...)
 	return a
 }
 

@@ -127,3 +127,10 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // pureGoGemm is gonum's pure-Go float32 GEMM: the kernels of builds without
 // OpenBLAS, and the reference the fast ones are tested against.
 var pureGoGemm sgemm = gonum.Implementation{}
+
+// Multiply sets c = a·b (row-major, a m×k, b k×n) with this build's kernels
+// in one call on one thread: what benchmarks measure the machine's GEMM
+// rate with.
+func Multiply(m, n, k int, a, b, c []float32) {
+	fastGemm.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, c, n)
+}

@@ -62,7 +62,7 @@ var lowerIsBetter = map[string]bool{"checkpoint_pause": true, "step_time": true,
 
 // groupNames are the benchmark groups in the order they run.
 var groupNames = []string{"pushpull", "optimizers", "dispatch", "checkpoints", "recovery", "recovery_node",
-	"step_time", "scale_up", "reshard_pause", "pserver_memory"}
+	"step_time", "scale_up", "reshard_pause", "pserver_memory", "trainer_mlp"}
 
 func groups(bin string) map[string]func(*table, sizes) error {
 	return map[string]func(*table, sizes) error{
@@ -76,6 +76,7 @@ func groups(bin string) map[string]func(*table, sizes) error {
 		"scale_up":       func(t *table, _ sizes) error { return measureScaleUp(t, bin) },
 		"reshard_pause":  func(t *table, _ sizes) error { return measureReshardPause(t, bin) },
 		"pserver_memory": func(t *table, _ sizes) error { return measurePserverMemory(t, bin) },
+		"trainer_mlp":    func(t *table, _ sizes) error { return measureTrainerMLP(t, bin) },
 	}
 }
 

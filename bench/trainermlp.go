@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// MLP is the compute issue's model: 784-1024-1024-10 at a global batch of
+// 256 (1.86 M parameters).
+const (
+	mlpGlobalBatch = 256
+	// MLPFlopsPerRecord is the multiply-adds (×2) of one record's training
+	// step: the forward products, the weight gradients, and the input
+	// gradients of every layer but the first. Element-wise work is left
+	// out, so records/s × this never exceeds the GEMM rate.
+	MLPFlopsPerRecord = 2*(784*1024+1024*1024+1024*10)*2 + 2*(1024*1024+1024*10)
+	// mlpWarmup, mlpMeasured and mlpWindows stay inside the first pass of
+	// Fashion-MNIST (59,400 training records: 232 steps of 256).
+	mlpWarmup, mlpMeasured, mlpWindows = 20, 40, 3
+)
+
+// MLPRun is one trainer_mlp job: trainers trainers of cpu cores each.
+type MLPRun struct {
+	Trainers int
+	CPU      float64
+}
+
+// MLPRecordsPerSecond trains the MLP on Fashion-MNIST with a real dev agent
+// (real master, 2 pservers and trainers, as the issue measured) for each run,
+// and returns records/s: the global batch over the median step time of 3
+// windows of 40 steps, after 20 steps of warm-up, inside the first pass.
+func MLPRecordsPerSecond(binDir string, runs []MLPRun) ([]float64, error) {
+	a, work, err := newFashionAgent(binDir, "gtrain-bench-mlp")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	defer a.stop()
+	var out []float64
+	for i, r := range runs {
+		name := fmt.Sprintf("mlp-%d", i)
+		if err := a.submit(mlpSpec(work, name, r)); err != nil {
+			return nil, err
+		}
+		m := &measurer{cli: a.cli, job: name}
+		ms, err := m.medianStepMs(mlpWarmup, mlpMeasured, mlpWindows)
+		a.stopJob(name)
+		time.Sleep(time.Second) // let its processes go before the next job
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mlpGlobalBatch/(ms/1000))
+		fmt.Fprintf(os.Stderr, "  %d trainer(s) of cpu %g: %.1f ms per step\n", r.Trainers, r.CPU, ms)
+	}
+	return out, nil
+}
+
+func mlpSpec(work, name string, r MLPRun) string {
+	return fmt.Sprintf(`name: %s
+mode: sync
+trainers: %d
+pservers: 2
+passes: 5
+batch_size: %d
+global_batch: %d
+seed: 1
+model: {kind: mlp, inputs: 784, outputs: 10, hidden: [1024, 1024]}
+optimizer: {kind: sgd, learning_rate: 0.01}
+data: {train: %s/data/fashion-train-*, test: %s/data/fashion-test-*}
+resources:
+  trainer: {cpu: %g, memory: 256Mi}
+  pserver: {cpu: 0.1, memory: 128Mi}
+`, name, r.Trainers, mlpGlobalBatch/r.Trainers, mlpGlobalBatch, work, work, r.CPU)
+}
+
+// TorchMLP is the peer's figure: scripts/torch_mlp.py's records/s and the
+// BLAS libraries it ran on.
+type TorchMLP struct {
+	RecordsPerS float64  `json:"records_per_s"`
+	Threads     int      `json:"threads"`
+	BLAS        []string `json:"blas"`
+	Torch       string   `json:"torch"`
+}
+
+// TorchPython is Debian's python3, whose python3-torch the peers use.
+const TorchPython = "/usr/bin/python3"
+
+// HasTorch reports whether the peer can run: Debian's python3 imports torch.
+func HasTorch() bool {
+	return exec.Command(TorchPython, "-c", "import torch").Run() == nil
+}
+
+// RunTorchMLP runs the single-process PyTorch peer on threads threads.
+func RunTorchMLP(scriptsDir string, threads int) (TorchMLP, error) {
+	out, err := exec.Command(TorchPython, filepath.Join(scriptsDir, "torch_mlp.py"), fmt.Sprint(threads)).Output()
+	if err != nil {
+		return TorchMLP{}, fmt.Errorf("torch_mlp.py: %w", err)
+	}
+	var r TorchMLP
+	if err := json.Unmarshal(out, &r); err != nil {
+		return TorchMLP{}, fmt.Errorf("torch_mlp.py printed %q: %w", out, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,42 @@
+"""Single-process PyTorch peer of gtrain's trainer_mlp: MLP 784-1024-1024-10,
+batch 256, SGD, cross-entropy, float32, on THREADS threads (argv[1], default
+1). Prints one JSON line: records/s (the median of 3 windows of 40 steps after
+20 of warm-up, as bench/trainermlp.go measures gtrain) and the BLAS that
+torch's matmuls loaded, read from this process's memory maps: a peer on
+Debian's reference BLAS is 30x slower and no peer at all."""
+import json, statistics, sys, time
+import torch
+
+def blas_loaded():
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "blas" in line.lower()}
+    return sorted(libs)
+
+def main():
+    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(784, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
+    x, y = torch.randn(8, 256, 784), torch.randint(0, 10, (8, 256))
+    def step(i):
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x[i % 8]), y[i % 8]).backward()
+        opt.step()
+    for i in range(20):
+        step(i)
+    windows = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for i in range(40):
+            step(i)
+        windows.append(40 * 256 / (time.perf_counter() - t0))
+    print(json.dumps({"records_per_s": statistics.median(windows), "threads": threads,
+                      "blas": blas_loaded(), "torch": torch.__version__}))
+
+if __name__ == "__main__":
+    main()
