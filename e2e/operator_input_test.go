@@ -32,7 +32,7 @@ func TestOperatorInput(t *testing.T) {
 	work := t.TempDir()
 	a := startAgent(t, filepath.Join(work, "agent"))
 	convertHousingWithGctl(t, a, work) // work/data/housing-{train,test}-0000N-of-00004
-	cases := append(append(shardCases(t, work), specCases(t, work)...), jobCases(t, a, work)...)
+	cases := append(append(shardCases(t, work), specCases(t, a, work)...), jobCases(t, a, work)...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, errs, code := a.gctl(t, c.args(t)...)
@@ -91,7 +91,13 @@ func shardCases(t *testing.T, work string) []operatorCase {
 
 // specCases: counts and rates written as 0, negative or fractional, labels
 // the model cannot train on, a directory given as the spec.
-func specCases(t *testing.T, work string) []operatorCase {
+func specCases(t *testing.T, a *agent, work string) []operatorCase {
+	// A refused spec submits nothing: no job of its name appears.
+	noJob := func(t *testing.T) {
+		if out, _, _ := a.gctl(t, "job", "list"); strings.Contains(out, "counts") {
+			t.Errorf("a refused spec left a job:\n%s", out)
+		}
+	}
 	spec := func(from, to string) func(*testing.T) []string {
 		return func(t *testing.T) []string {
 			body := fitALineYAML("counts", "sync", 2, "data")
@@ -101,7 +107,7 @@ func specCases(t *testing.T, work string) []operatorCase {
 			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(body, from, to, 1)), "--detach"}
 		}
 	}
-	return []operatorCase{
+	cases := []operatorCase{
 		{"passes 0", spec("passes: 2", "passes: 0"), 2, []string{"passes", "at least 1, got 0"}, nil},
 		{"passes 3.5", spec("passes: 2", "passes: 3.5"), 2, []string{"passes", "whole number, got 3.5"}, nil},
 		{"trainers 0", spec("trainers: 2", "trainers: 0"), 2, []string{"trainers", "at least 1, got 0"}, nil},
@@ -118,6 +124,10 @@ func specCases(t *testing.T, work string) []operatorCase {
 			return []string{"job", "start", "-f", work}
 		}, 2, []string{"is a directory"}, nil},
 	}
+	for i := range cases {
+		cases[i].intact = noJob
+	}
+	return cases
 }
 
 // jobCases need a job record: one that stays PENDING (it asks for more

@@ -32,14 +32,14 @@ const clearLine = "\r\033[K"
 
 // monitor follows one job until it ends, printing its progress and events.
 type monitor struct {
-	out  io.Writer
-	tty  bool // rewrite one progress line in place instead of appending lines
+	out io.Writer
+	tty bool // rewrite one progress line in place instead of appending lines
 	// width is the terminal's column count, asked before each rewrite (the
 	// terminal may be resized); nil: terminalWidth(out).
 	width func() int
-	loc  *time.Location
-	poll func(ctx context.Context) (api.JobStatus, error)
-	wait func(ctx context.Context) error // returns when the next poll is due
+	loc   *time.Location
+	poll  func(ctx context.Context) (api.JobStatus, error)
+	wait  func(ctx context.Context) error // returns when the next poll is due
 
 	now  func() time.Time // nil: time.Now
 	rate etaEstimator

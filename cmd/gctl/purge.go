@@ -23,10 +23,13 @@ func purgeTargets(st api.JobStatus) (deleted, kept []string) {
 			fmt.Sprintf("the checkpoints and logs under %s (on every node that ran the job)", jobDir))
 		return deleted, nil
 	}
-	deleted = append(deleted, "the job's logs on every node that ran it")
-	if st.ModelDir != "" {
-		kept = append(kept, fmt.Sprintf("the model %s and the checkpoints under checkpoint.dir (shared storage)", st.ModelDir))
+	if st.ModelDir == "" { // no pass ended yet: where the model goes is not known here
+		deleted = append(deleted, fmt.Sprintf("the directory jobs/%s under the data dir of every node that ran the job: "+
+			"its logs and, unless checkpoint.dir is set, its model and checkpoints, if it wrote any", st.Name))
+		return deleted, nil
 	}
+	deleted = append(deleted, "the job's logs on every node that ran it")
+	kept = append(kept, fmt.Sprintf("the model %s and the checkpoints under checkpoint.dir (shared storage)", st.ModelDir))
 	return deleted, kept
 }
 
