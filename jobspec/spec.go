@@ -91,9 +91,9 @@ type OptimizerSpec struct {
 	// momentum rule) stays 0 instead of becoming the default; read it with
 	// MomentumValue.
 	Momentum *float64 `yaml:"momentum" json:"momentum"`
-	Beta1        float64 `yaml:"beta1" json:"beta1"`
-	Beta2        float64 `yaml:"beta2" json:"beta2"`
-	Epsilon      float64 `yaml:"epsilon" json:"epsilon"`
+	Beta1    float64  `yaml:"beta1" json:"beta1"`
+	Beta2    float64  `yaml:"beta2" json:"beta2"`
+	Epsilon  float64  `yaml:"epsilon" json:"epsilon"`
 }
 
 // DataSpec names the record shards. Train and Test are globs; after
