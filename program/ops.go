@@ -190,15 +190,6 @@ func split(data []float32, ps []model.ParamSpec) [][]float32 {
 	return out
 }
 
-func firstNonFinite(v []float32) int {
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return i
-		}
-	}
-	return -1
-}
-
 func showInt(p *int64) string {
 	if p == nil {
 		return "missing"
