@@ -1,0 +1,265 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// What an operator trips over (issue 17), walked against real agents,
+// real etcd and real role processes: a job that diverges, a disk that
+// fills under the model, a data dir taken or too small, re-attaching to a
+// job, and what the workers table says once a job ended. Each case runs on
+// an agent of its own.
+func TestOperatorFaults(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		// (Names without commas: they become temp dir names, which a YAML flow map splits.)
+		{"a diverging job fails with the reason and no master restart", testDivergingJob},
+		{"a full disk holds the pass end with a warning until freed", testModelWriteOnFullDisk},
+		{"a second agent on a data dir in use exits at once naming the holder", testDataDirInUse},
+		{"a data dir on a small disk is refused with what it has and needs", testDataDirTooSmall},
+		{"job watch re-attaches and the workers of an ended job are not running", testWatchAndWorkersAfterSuccess},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// housingAgent converts the housing data under a fresh work dir and starts
+// an agent there; the data is at work/data.
+func housingAgent(t *testing.T) (a *agent, work string) {
+	t.Helper()
+	work = t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	return startAgent(t, filepath.Join(work, "agent")), work
+}
+
+var divergedReason = regexp.MustCompile(`^diverged at pass \d+ step \d+ \(((test )?loss|parameter \S+ holds) (inf|-inf|nan)\): lower the learning rate$`)
+
+func testDivergingJob(t *testing.T) {
+	a, work := housingAgent(t)
+	spec := strings.Replace(fitALineYAML("diverge", "sync", 20, filepath.Join(work, "data")),
+		"learning_rate: 0.01", "learning_rate: 1000000", 1)
+	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
+	if code != 1 {
+		t.Fatalf("job start of a diverging job: exit %d, want 1\n%s%s", code, out, errs)
+	}
+	st := a.status(t, "diverge")
+	if st.State != api.StateFailed || !divergedReason.MatchString(st.Reason) {
+		t.Fatalf("state %s, reason %q; want FAILED, \"diverged at pass P step S (loss inf): lower the learning rate\"", st.State, st.Reason)
+	}
+	if !strings.Contains(out, "reason: "+st.Reason) {
+		t.Errorf("job start's summary does not give the reason %q:\n%s", st.Reason, out)
+	}
+	if st.Master.Restarts != 0 || hasEvent(st, "master exited") || hasEvent(st, "crashed") {
+		t.Errorf("the master restarted (%d restarts); events %+v", st.Master.Restarts, st.Events)
+	}
+	if !hasEvent(st, st.Reason) {
+		t.Errorf("no event says the job diverged: %+v", st.Events)
+	}
+}
+
+// hasEvent reports whether an event of st contains what.
+func hasEvent(st api.JobStatus, what string) bool { return countEventsContaining(st, what) > 0 }
+
+const modelWriteWarning = "master cannot write the model of pass "
+
+func testModelWriteOnFullDisk(t *testing.T) {
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	ck := filepath.Join(work, "ck")
+	mountTmpfs(t, ck, "8m") // before the agent: unmounted after it stopped
+	a := startAgent(t, filepath.Join(work, "agent"))
+	spec := fitALineYAML("fulldisk", "sync", 300, filepath.Join(work, "data")) + "checkpoint: {dir: ck, every: \"200\", keep: 2}\n"
+	a.startDetached(t, work, "fulldisk", spec)
+	a.waitFor(t, "fulldisk", "a pass written", 30*time.Second, func(st api.JobStatus) bool { return st.Pass >= 1 })
+
+	free := keepFull(t, ck)
+	st := a.waitFor(t, "fulldisk", "the model write's warning", 30*time.Second, func(st api.JobStatus) bool {
+		return warns(st, modelWriteWarning)
+	})
+	if !warns(st, "no space left on device") || !hasEvent(st, modelWriteWarning) {
+		t.Errorf("the warning does not name the cause, or no event tells it: warnings %q, events %+v", st.Warnings, st.Events)
+	}
+	held := st.Pass
+	time.Sleep(2 * time.Second)
+	if st = a.status(t, "fulldisk"); st.State != api.StateRunning || st.Pass != held {
+		t.Errorf("with the disk full the job went on: state %s, pass %d, want RUNNING at pass %d", st.State, st.Pass, held)
+	}
+
+	free()
+	st = a.waitFor(t, "fulldisk", "the job to finish once the disk has room", 90*time.Second, succeeded)
+	if !hasEvent(st, "the master writes the model again") || len(st.Warnings) != 0 {
+		t.Errorf("after space returned: warnings %q, events %+v; want none, and an event saying so", st.Warnings, st.Events)
+	}
+	assertExactPasses(t, st, 300)
+	if _, err := os.Stat(filepath.Join(st.ModelDir, "pass-00299", "manifest.json")); err != nil {
+		t.Errorf("the last pass's model is missing: %v", err)
+	}
+}
+
+// warns reports whether a warning of st contains what.
+func warns(st api.JobStatus, what string) bool {
+	for _, w := range st.Warnings {
+		if strings.Contains(w, what) {
+			return true
+		}
+	}
+	return false
+}
+
+// mountTmpfs mounts a tmpfs of size on dir (created) until the test ends.
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("SKIPPED, NOT TESTED: mounting a %s tmpfs needs root: %v", size, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// keepFull fills dir's filesystem and keeps it full (what the job frees
+// is taken again) until the returned func, which frees it all.
+func keepFull(t *testing.T, dir string) (free func()) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	chunk := make([]byte, 4096)
+	fill := func() {
+		for {
+			if _, err := f.Write(chunk); err != nil {
+				return
+			}
+		}
+	}
+	fill()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				fill()
+			}
+		}
+	}()
+	var once sync.Once
+	free = func() {
+		once.Do(func() {
+			close(stop)
+			wg.Wait()
+			_ = f.Close()
+			if err := os.Remove(f.Name()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(free)
+	return free
+}
+
+// runGtraind runs gtraind with args until it exits, killed after 20 s
+// (an agent that should have refused to start).
+func runGtraind(t *testing.T, args ...string) (stderr string, code int, took time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "gtraind"), args...)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	begin := time.Now()
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("gtraind %v: %v", args, err)
+	}
+	return errb.String(), code, time.Since(begin)
+}
+
+// devAgentArgs is `gtraind agent --dev` on dataDir with free ports.
+func devAgentArgs(t *testing.T, dataDir, node string) []string {
+	return []string{"agent", "--dev", "--data-dir", dataDir, "--node-name", node, "--api-addr", freePort(t),
+		"--gossip-addr", freePort(t), "--etcd-client-addr", freePort(t), "--etcd-peer-addr", freePort(t)}
+}
+
+func testDataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	a := startAgent(t, dir)
+	errs, code, took := runGtraind(t, devAgentArgs(t, dir, "second")...)
+	holder := fmt.Sprintf("held by another gtraind agent (pid %d, node e2e-node", a.cmd.Process.Pid)
+	if code != 2 || took > 5*time.Second || !strings.Contains(errs, holder) || !strings.Contains(errs, "--data-dir") {
+		t.Fatalf("second agent on %s: exit %d after %s:\n%s\nwant exit 2 at once, naming %q and --data-dir", dir, code, took, errs, holder)
+	}
+	if out, _, code := a.gctl(t, "node", "list"); code != 0 || !strings.Contains(out, "ready") {
+		t.Errorf("the first agent suffered: node list exit %d:\n%s", code, out)
+	}
+}
+
+func testDataDirTooSmall(t *testing.T) {
+	disk := filepath.Join(t.TempDir(), "small")
+	mountTmpfs(t, disk, "20m")
+	errs, code, took := runGtraind(t, devAgentArgs(t, filepath.Join(disk, "agent"), "small")...)
+	want := regexp.MustCompile(`data dir \(--data-dir\) \S+ has 1\d MiB free; the agent needs at least 80 MiB there \(.*64 MiB write-ahead log.*\): free space or choose another --data-dir`)
+	if code != 1 || took > 10*time.Second || !want.MatchString(errs) || strings.Contains(errs, "panic") {
+		t.Fatalf("agent on a 20 MiB disk: exit %d after %s:\n%s\nwant exit 1 at once matching %s", code, took, errs, want)
+	}
+}
+
+func testWatchAndWorkersAfterSuccess(t *testing.T) {
+	a, work := housingAgent(t)
+	a.startDetached(t, work, "watched", fitALineYAML("watched", "sync", 150, filepath.Join(work, "data")))
+	out, errs, code := a.gctl(t, "job", "watch", "watched")
+	if code != 0 || !strings.Contains(out, "watching job watched") || !strings.Contains(out, "[RUNNING]") ||
+		!strings.Contains(out, "job watched SUCCEEDED after 150/150 passes") {
+		t.Fatalf("job watch: exit %d, want 0 with the progress of a running job and its end:\n%s%s", code, out, errs)
+	}
+	if _, errs, code := a.gctl(t, "job", "watch", "nosuch"); code != 2 || !strings.Contains(errs, "not found") {
+		t.Errorf("job watch of an unknown job: exit %d, want 2 saying so: %s", code, errs)
+	}
+
+	var rows []api.WorkerRow
+	a.jsonOf(t, &rows, "job", "workers", "watched")
+	for _, r := range rows {
+		if r.State == api.WorkerRunning || r.State == api.WorkerStarting {
+			t.Errorf("after SUCCEEDED the workers table shows %s %s", r.Name, r.State)
+		}
+	}
+	masterExited := func() bool {
+		a.jsonOf(t, &rows, "job", "workers", "watched")
+		return len(rows) > 0 && rows[0].Name == "master" && rows[0].State == api.WorkerExited
+	}
+	for deadline := time.Now().Add(2 * time.Second); !masterExited(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the master is not shown exited 2 s after SUCCEEDED: %+v", rows)
+		}
+	}
+	status, _, _ := a.gctl(t, "job", "status", "watched")
+	if !regexp.MustCompile(`(?m)^\s+0\s+pserver-0\s.*\s-\s*$`).MatchString(status) {
+		t.Errorf("pserver-0's CHECKPOINT STEP is not \"-\" once its registration is gone:\n%s", status)
+	}
+}
