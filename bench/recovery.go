@@ -93,8 +93,9 @@ func startBenchAgent(binDir, work string) (*benchAgent, error) {
 		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
 		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr(),
 		// Placement books cores, it does not pin them: trainer_mlp_threads
-		// asks for cpu: 2 beside its pservers and master on a 2-core machine.
-		"--cpu", "8")
+		// asks for cpu: 2 beside its pservers and master on a 2-core machine,
+		// scripts/scaling.sh for 16 trainers of cpu: 1 on a 16-core one.
+		"--cpu", "64")
 	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log
 	if err := a.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)

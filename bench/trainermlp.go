@@ -81,7 +81,8 @@ resources:
 // BLAS libraries it ran on.
 type TorchMLP struct {
 	RecordsPerS float64  `json:"records_per_s"`
-	Threads     int      `json:"threads"`
+	Threads     int      `json:"threads"`   // torch_mlp.py
+	Processes   int      `json:"processes"` // ddp_mlp.py
 	BLAS        []string `json:"blas"`
 	Torch       string   `json:"torch"`
 }
@@ -96,13 +97,23 @@ func HasTorch() bool {
 
 // RunTorchMLP runs the single-process PyTorch peer on threads threads.
 func RunTorchMLP(scriptsDir string, threads int) (TorchMLP, error) {
-	out, err := exec.Command(TorchPython, filepath.Join(scriptsDir, "torch_mlp.py"), fmt.Sprint(threads)).Output()
+	return runPeer(scriptsDir, "torch_mlp.py", threads)
+}
+
+// RunDDPMLP runs the PyTorch DDP peer (gloo, CPU) with processes processes.
+func RunDDPMLP(scriptsDir string, processes int) (TorchMLP, error) {
+	return runPeer(scriptsDir, "ddp_mlp.py", processes)
+}
+
+// runPeer runs a peer script with Debian's python3 and reads its JSON line.
+func runPeer(scriptsDir, script string, n int) (TorchMLP, error) {
+	out, err := exec.Command(TorchPython, filepath.Join(scriptsDir, script), fmt.Sprint(n)).Output()
 	if err != nil {
-		return TorchMLP{}, fmt.Errorf("torch_mlp.py: %w", err)
+		return TorchMLP{}, fmt.Errorf("%s: %w", script, err)
 	}
 	var r TorchMLP
 	if err := json.Unmarshal(out, &r); err != nil {
-		return TorchMLP{}, fmt.Errorf("torch_mlp.py printed %q: %w", out, err)
+		return TorchMLP{}, fmt.Errorf("%s printed %q: %w", script, out, err)
 	}
 	return r, nil
 }

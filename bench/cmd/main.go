@@ -18,7 +18,15 @@ func main() {
 	quick := flag.Bool("quick", false, "smaller sizes (a smoke run)")
 	bin := flag.String("bin", "bin", "directory with gtraind and gctl (for the benchmarks of real jobs)")
 	only := flag.String("only", "", "comma-separated groups to run (default all): "+strings.Join(groupNames, ","))
+	scaling := flag.String("scaling", "", "instead of the groups, print the MLP's records/s for these trainer counts (e.g. 1,2,4,8,16) against PyTorch DDP over gloo with as many processes (scripts/scaling.sh)")
 	flag.Parse()
+	if *scaling != "" {
+		if err := scalingCurves(*bin, *scaling); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*out, *bin, *only, *quick); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -58,25 +66,29 @@ func (t *table) add(r bench.Result) {
 // lowerIsBetter names the figures whose "ceiling" is the floor they are
 // compared with (a pause against the time of a memory copy).
 var lowerIsBetter = map[string]bool{"checkpoint_pause": true, "step_time": true,
-	"step_time_1": true, "step_time_4": true, "step_time_8": true, "pserver_memory": true}
+	"step_time_1": true, "step_time_4": true, "step_time_8": true, "pserver_memory": true,
+	"program_roundtrip_1m": true}
 
 // groupNames are the benchmark groups in the order they run.
 var groupNames = []string{"pushpull", "optimizers", "dispatch", "checkpoints", "recovery", "recovery_node",
-	"step_time", "scale_up", "reshard_pause", "pserver_memory", "trainer_mlp"}
+	"step_time", "scale_up", "reshard_pause", "pserver_memory", "trainer_mlp",
+	"program_roundtrip", "program"}
 
 func groups(bin string) map[string]func(*table, sizes) error {
 	return map[string]func(*table, sizes) error{
-		"pushpull":       measurePushPull,
-		"optimizers":     measureOptimizers,
-		"dispatch":       measureDispatch,
-		"checkpoints":    measureCheckpoints,
-		"recovery":       func(t *table, _ sizes) error { return measureRecovery(t, bin) },
-		"recovery_node":  func(t *table, _ sizes) error { return measureNodeRecovery(t, bin) },
-		"step_time":      func(t *table, _ sizes) error { return measureStepTime(t, bin) },
-		"scale_up":       func(t *table, _ sizes) error { return measureScaleUp(t, bin) },
-		"reshard_pause":  func(t *table, _ sizes) error { return measureReshardPause(t, bin) },
-		"pserver_memory": func(t *table, _ sizes) error { return measurePserverMemory(t, bin) },
-		"trainer_mlp":    func(t *table, _ sizes) error { return measureTrainerMLP(t, bin) },
+		"pushpull":          measurePushPull,
+		"optimizers":        measureOptimizers,
+		"dispatch":          measureDispatch,
+		"checkpoints":       measureCheckpoints,
+		"recovery":          func(t *table, _ sizes) error { return measureRecovery(t, bin) },
+		"recovery_node":     func(t *table, _ sizes) error { return measureNodeRecovery(t, bin) },
+		"step_time":         func(t *table, _ sizes) error { return measureStepTime(t, bin) },
+		"scale_up":          func(t *table, _ sizes) error { return measureScaleUp(t, bin) },
+		"reshard_pause":     func(t *table, _ sizes) error { return measureReshardPause(t, bin) },
+		"pserver_memory":    func(t *table, _ sizes) error { return measurePserverMemory(t, bin) },
+		"trainer_mlp":       func(t *table, _ sizes) error { return measureTrainerMLP(t, bin) },
+		"program_roundtrip": measureProgramRoundTrip,
+		"program":           func(t *table, _ sizes) error { return measurePrograms(t, bin) },
 	}
 }
 

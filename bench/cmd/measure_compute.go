@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,4 +47,53 @@ func measureTrainerMLP(t *table, bin string) error {
 // install for it.
 func notMeasured(what, packages string) {
 	fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: install Debian's %s\n", what, packages)
+}
+
+// scalingCurves parses -scaling's counts and prints the curves.
+func scalingCurves(bin, list string) error {
+	var counts []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || 256%n != 0 {
+			return fmt.Errorf("-scaling %q: %q is not a trainer count dividing the global batch of 256", list, f)
+		}
+		counts = append(counts, n)
+	}
+	return printScaling(bin, counts)
+}
+
+// printScaling runs the MLP job with each trainer count (cpu: 1 each, one
+// global batch of 256) and PyTorch DDP over gloo with as many processes,
+// and prints both curves (scripts/scaling.sh).
+func printScaling(bin string, counts []int) error {
+	runs := make([]bench.MLPRun, len(counts))
+	for i, n := range counts {
+		runs[i] = bench.MLPRun{Trainers: n, CPU: 1}
+	}
+	rps, err := bench.MLPRecordsPerSecond(bin, runs)
+	if err != nil {
+		return err
+	}
+	torch := bench.HasTorch()
+	fmt.Printf("MLP 784-1024-1024-10, global batch 256; gtrain: %s, 2 pservers, trainers of cpu: 1\n", model.Kernels())
+	fmt.Printf("%-8s %14s %10s %14s %10s\n", "WORKERS", "GTRAIN REC/S", "EFFICIENCY", "DDP REC/S", "EFFICIENCY")
+	var ddpOne float64
+	for i, n := range counts {
+		ddp, ddpEff := "NOT MEASURED", "-"
+		if torch {
+			r, err := bench.RunDDPMLP("scripts", n)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				ddpOne = r.RecordsPerS / float64(n)
+			}
+			ddp, ddpEff = fmt.Sprintf("%.0f", r.RecordsPerS), fmt.Sprintf("%.2f", r.RecordsPerS/(ddpOne*float64(n)))
+		}
+		fmt.Printf("%-8d %14.0f %10.2f %14s %10s\n", n, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), ddp, ddpEff)
+	}
+	if !torch {
+		notMeasured("DDP curve", "python3-torch libopenblas0-pthread")
+	}
+	return nil
 }
