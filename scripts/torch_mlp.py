@@ -12,17 +12,22 @@ def blas_loaded():
         libs = {line.split()[-1] for line in f if "blas" in line.lower()}
     return sorted(libs)
 
-def main():
-    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    torch.set_num_threads(threads)
+def mlp():
     torch.manual_seed(1)
-    model = torch.nn.Sequential(
+    return torch.nn.Sequential(
         torch.nn.Linear(784, 1024), torch.nn.ReLU(),
         torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
         torch.nn.Linear(1024, 10))
+
+def records_per_s(model, per, seed, barrier=lambda: None):
+    """Trains model with SGD on batches of per random records; returns the
+    global batch of 256 over the median time of 3 windows of 40 steps after
+    20 of warm-up (barrier() before each window: DDP's processes start it
+    together)."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
-    x, y = torch.randn(8, 256, 784), torch.randint(0, 10, (8, 256))
+    g = torch.Generator().manual_seed(seed)
+    x, y = torch.randn(8, per, 784, generator=g), torch.randint(0, 10, (8, per), generator=g)
     def step(i):
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x[i % 8]), y[i % 8]).backward()
@@ -31,11 +36,17 @@ def main():
         step(i)
     windows = []
     for _ in range(3):
+        barrier()
         t0 = time.perf_counter()
         for i in range(40):
             step(i)
         windows.append(40 * 256 / (time.perf_counter() - t0))
-    print(json.dumps({"records_per_s": statistics.median(windows), "threads": threads,
+    return statistics.median(windows)
+
+def main():
+    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    torch.set_num_threads(threads)
+    print(json.dumps({"records_per_s": records_per_s(mlp(), 256, 0), "threads": threads,
                       "blas": blas_loaded(), "torch": torch.__version__}))
 
 if __name__ == "__main__":
