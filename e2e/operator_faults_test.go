@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/etcdtest"
 )
 
 // What an operator trips over (issue 17), walked against real agents,
@@ -34,6 +35,7 @@ func TestOperatorFaults(t *testing.T) {
 		{"a second agent on a data dir in use exits at once naming the holder", testDataDirInUse},
 		{"a data dir on a small disk is refused with what it has and needs", testDataDirTooSmall},
 		{"job watch re-attaches and the workers of an ended job are not running", testWatchAndWorkersAfterSuccess},
+		{"a node that dies is named with the roles it took", testNodeLostEvent},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, tc.run)
@@ -262,4 +264,53 @@ func testWatchAndWorkersAfterSuccess(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+0\s+pserver-0\s.*\s-\s*$`).MatchString(status) {
 		t.Errorf("pserver-0's CHECKPOINT STEP is not \"-\" once its registration is gone:\n%s", status)
 	}
+}
+
+func testNodeLostEvent(t *testing.T) {
+	work := t.TempDir()
+	housing(t, filepath.Join(work, "data"))
+	endpoint := etcdtest.Start(t).Endpoint
+	n1 := startClusterAgent(t, "n1", filepath.Join(work, "n1"), endpoint)
+	n2 := startClusterAgent(t, "n2", filepath.Join(work, "n2"), endpoint)
+	spec := strings.Replace(clusterYAML("lost", work), fmt.Sprintf("passes: %d", chaosPasses), "passes: 400", 1)
+	n1.startDetached(t, work, "lost", spec)
+	var on2 []string
+	n1.waitFor(t, "lost", "training with roles on n2", 60*time.Second, func(st api.JobStatus) bool {
+		on2 = rolesOn(st, "n2")
+		return st.State == api.StateRunning && st.Step > 40 && len(on2) > 0
+	})
+	if err := n2.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-n2.exited
+	want := "node n2 lost: " + strings.Join(on2, ", ")
+	st := n1.waitFor(t, "lost", "an event naming n2's roles", 30*time.Second, func(st api.JobStatus) bool {
+		return hasEvent(st, "node n2 lost: ")
+	})
+	if !hasEvent(st, want) || countEventsContaining(st, "node n2 lost: ") != 1 {
+		t.Errorf("events %+v; want one %q", st.Events, want)
+	}
+	if _, errs, code := n1.gctl(t, "job", "stop", "lost"); code != 0 {
+		t.Errorf("job stop: exit %d: %s", code, errs)
+	}
+}
+
+// rolesOn names the job's roles placed on node, in the job's order
+// (master, pservers, trainers).
+func rolesOn(st api.JobStatus, node string) []string {
+	var out []string
+	if st.Master.Node == node {
+		out = append(out, st.Master.Name)
+	}
+	for _, p := range st.Pservers {
+		if p.Node == node {
+			out = append(out, p.Name)
+		}
+	}
+	for _, tr := range st.Trainers {
+		if tr.Node == node {
+			out = append(out, tr.Name)
+		}
+	}
+	return out
 }
