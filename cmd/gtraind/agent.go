@@ -47,6 +47,10 @@ Settings come from flags, then GTRAIN_* environment variables (GTRAIN_DATA_DIR,
 GTRAIN_NODE_NAME, GTRAIN_ETCD_ENDPOINTS, ...), then the --config YAML file (keys as the
 flag names: data-dir, node-name, ...), then the defaults.
 
+One agent per --data-dir: it locks the dir at start (a second agent there exits 2
+naming the holder) and checks its free space (16 MiB, plus 64 MiB for the write-ahead
+log of --dev's etcd; with less it exits 1 saying so).
+
 Ready when 'gctl node list' shows the node ready. SIGINT/SIGTERM stops the role
 processes, deregisters the node and exits 0.`,
 		Example: `  gtraind agent --dev --data-dir /tmp/gtrain
