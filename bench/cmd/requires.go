@@ -25,6 +25,8 @@ var requires = map[string][]need{
 	"scale_up":       {needFashion},
 	"reshard_pause":  {needFashion},
 	"pserver_memory": {needFashion},
+	"program":        {needFashion, needTorch},
+	"trainer_mlp":    {needFashion}, // PyTorch is its peer: without it the GEMM ceiling is still measured
 }
 
 var (
