@@ -7,7 +7,16 @@
 // answer strictly (shapes, counts, finite numbers, a deadline per request).
 // Any failure is an *Error that carries the tail of the program's stderr and
 // wraps ErrProgram; the roles fail the job with it instead of training on a
-// wrong answer, because a restart would meet the same program.
+// wrong answer, because a restart would meet the same program. A program
+// that dies before answering (a signal such as the OOM killer's, an exit) is
+// ErrExited instead: a crash of the role, which ends and is restarted by its
+// agent against the job's crash budget.
+//
+// Tensors travel through shared memory when the program accepts protocol
+// version 2 at declare (shm.go: three memfds the program inherits, the
+// parameters and records read-only for it); the pipe then carries JSON
+// headers only, and a trainer that takes the client's Buffers pulls and
+// pushes in place. A program of version 1 keeps the pipe.
 //
 // Where declare runs: the agent that accepts the job runs it once at submit
 // time and records the declared layout (names, shapes) and the SHA-256 of
