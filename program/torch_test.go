@@ -15,15 +15,22 @@ import (
 // CI installs: without it the test fails, it does not skip.
 func startTorchCNN(t *testing.T, pipe bool) (*Client, *Declaration) {
 	t.Helper()
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		t.Fatalf("%s cannot import torch (apt-get install python3-torch): %v\n%s", python, err, out)
-	}
+	needTorch(t)
 	c := startEntry(t, "examples/program", []string{python, "torch_cnn.py"}, Config{Pipe: pipe})
 	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 3, Inputs: 784, Outputs: 10, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, d
+}
+
+// needTorch fails the test when Debian's python3 lacks torch: CI installs
+// it, so a missing torch is a broken machine, not a reason to skip.
+func needTorch(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot import torch (apt-get install python3-torch): %v\n%s", python, err, out)
+	}
 }
 
 // imageBatch is n pseudo-random 28x28 "images" with labels 0-9.
@@ -97,5 +104,38 @@ func TestTorchExampleSpec(t *testing.T) {
 	}
 	if _, argv, err := ResolveEntry(s.Model.Workspace, s.Model.EntryArgv()); err != nil || argv[1] != "torch_cnn.py" {
 		t.Fatalf("entry %v: %v", argv, err)
+	}
+}
+
+// TestTorchSeedAndBuffers: dropout follows the request's seed (the same
+// seed gives the same bits, another seed another gradient), and a module
+// with BatchNorm trains and evaluates on batch statistics.
+func TestTorchSeedAndBuffers(t *testing.T) {
+	needTorch(t)
+	c := startEntry(t, "program/testdata", []string{python, "torch_dropout.py"}, Config{})
+	ctx := context.Background()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 784, Outputs: 10, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := imageBatch(8)
+	grad := func(seed uint64) [][]float32 {
+		g := zeros(d.Params)
+		if _, err := c.GradientAt(ctx, Step{Number: 1, Seed: seed}, d.Params, d.Init, b, g); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a, again, other := grad(11), grad(11), grad(12)
+	sameBits(t, "the same seed", a, again)
+	differ := false
+	for k := range a[0] {
+		differ = differ || a[0][k] != other[0][k]
+	}
+	if !differ {
+		t.Fatal("another seed gave the same dropout")
+	}
+	if _, _, err := c.Evaluate(ctx, d.Params, d.Init, b); err != nil {
+		t.Fatal(err)
 	}
 }
