@@ -119,16 +119,7 @@ func TestProgramJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	started := time.Now()
-	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, programYAML("prog-ref", "")))
-	if code != 0 {
-		t.Fatalf("job start: exit %d\n%s%s", code, out, errs)
-	}
-	ref := a.status(t, "prog-ref")
-	if ref.State != api.StateSucceeded || ref.Metrics.TestAccuracy == nil || *ref.Metrics.TestAccuracy < 0.6 {
-		t.Fatalf("reference: state %s, accuracy %v (want >= 0.6)", ref.State, ref.Metrics.TestAccuracy)
-	}
-	t.Logf("reference run: %s, accuracy %.3f", time.Since(started).Round(time.Millisecond), *ref.Metrics.TestAccuracy)
+	ref := a.referenceRun(t, work, "prog-ref", programYAML("prog-ref", ""))
 	refSums := manifestSums(t, ref.ModelDir)
 
 	a.startDetached(t, work, "prog-kill", programYAML("prog-kill", ""))
@@ -156,6 +147,23 @@ func TestProgramJob(t *testing.T) {
 	if sums := manifestSums(t, st.ModelDir); sums != refSums {
 		t.Errorf("the model differs from the uninterrupted run:\n killed    %s\n reference %s", sums, refSums)
 	}
+}
+
+// referenceRun runs the job of spec to its end and requires it to succeed
+// with a test accuracy of at least 0.6.
+func (a *agent) referenceRun(t *testing.T, work, name, spec string) api.JobStatus {
+	t.Helper()
+	started := time.Now()
+	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
+	if code != 0 {
+		t.Fatalf("job start: exit %d\n%s%s", code, out, errs)
+	}
+	ref := a.status(t, name)
+	if ref.State != api.StateSucceeded || ref.Metrics.TestAccuracy == nil || *ref.Metrics.TestAccuracy < 0.6 {
+		t.Fatalf("reference: state %s, accuracy %v (want >= 0.6)", ref.State, ref.Metrics.TestAccuracy)
+	}
+	t.Logf("reference run: %s, accuracy %.3f", time.Since(started).Round(time.Millisecond), *ref.Metrics.TestAccuracy)
+	return ref
 }
 
 // TestProgramExit3: a program that exits with status 3 in the middle of a

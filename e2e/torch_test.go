@@ -49,16 +49,7 @@ func TestTorchCNN(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	started := time.Now()
-	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, torchCNNYAML("cnn-ref")))
-	if code != 0 {
-		t.Fatalf("job start: exit %d\n%s%s", code, out, errs)
-	}
-	ref := a.status(t, "cnn-ref")
-	if ref.State != api.StateSucceeded || ref.Metrics.TestAccuracy == nil || *ref.Metrics.TestAccuracy < 0.6 {
-		t.Fatalf("reference: state %s, accuracy %v (want >= 0.6)", ref.State, ref.Metrics.TestAccuracy)
-	}
-	t.Logf("reference run: %s, accuracy %.3f", time.Since(started).Round(time.Millisecond), *ref.Metrics.TestAccuracy)
+	ref := a.referenceRun(t, work, "cnn-ref", torchCNNYAML("cnn-ref"))
 	logs, err := os.ReadFile(filepath.Join(a.dataDir, "jobs", "cnn-ref", "log", "trainer-0.log"))
 	if err != nil || !strings.Contains(string(logs), "shared_memory=true") {
 		t.Errorf("trainer-0 does not say its program took shared memory (%v):\n%s", err, logs)
