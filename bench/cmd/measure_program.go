@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/gtrain/gtrain/bench"
+)
+
+// measureProgramRoundTrip is program_roundtrip_1m: the ms of a gradient
+// round trip of 1 Mi parameters with a do-nothing program through shared
+// memory, against copying them in and out (2 × 4 MiB); the pipe's figure
+// (protocol version 1) goes in the note.
+func measureProgramRoundTrip(t *table, _ sizes) error {
+	shm, err := bench.ProgramRoundTripMs(false, 200, 5)
+	if err != nil {
+		return err
+	}
+	pipe, err := bench.ProgramRoundTripMs(true, 10, 2)
+	if err != nil {
+		return err
+	}
+	memcpy, err := bench.MemcpyMs(200, 5)
+	if err != nil {
+		return err
+	}
+	t.add(bench.Result{Name: "program_roundtrip_1m", Value: shm, Unit: "ms", Ceiling: memcpy,
+		Note: fmt.Sprintf("floor, not a ceiling: memcpy of 2 x 4 MiB; a do-nothing Go SDK program (bench/noopprog), 1 Mi parameters, 1 record, the trainer's own buffers in shared memory (zeroed, sent, answered, checked finite); the same over the pipe (protocol version 1): %.1f ms; goal <= 1 ms", pipe)})
+	return nil
+}
+
+// measurePrograms is program_mlp and program_cnn: records/s of the
+// PyTorch programs through the adapter, 1 trainer of cpu: 1, against plain
+// single-process PyTorch on 1 thread training the same module.
+func measurePrograms(t *table, bin string) error {
+	models := []bench.ProgramModel{bench.ProgramMLP, bench.ProgramCNN}
+	rps, err := bench.ProgramRecordsPerSecond(bin, "examples/program", models)
+	if err != nil {
+		return err
+	}
+	for i, m := range models {
+		peer, err := bench.RunTorchProgramPeer("scripts", m, 1)
+		if err != nil {
+			return err
+		}
+		t.add(bench.Result{Name: "program_" + m.Name, Value: rps[i], Unit: "records/s", Ceiling: peer.RecordsPerS,
+			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, the same module (examples/program/%s), SGD, batch 256, random data; gtrain: the module as a program through gtrainprog_torch.py (shared memory), 1 trainer of cpu: 1, 2 pservers, Fashion-MNIST, global batch 256, the median of 3 windows of 40 steps after 20; goal ratio >= 0.9",
+				peer.Torch, peer.Threads, m.Entry)})
+	}
+	return nil
+}
