@@ -12,5 +12,8 @@
 // gtrain keeps the parameters (pservers, optimizer, checkpoints); the
 // program only declares them and computes gradient sums and evaluations.
 // The protocol is docs/program-protocol.md; examples/goprog is a complete
-// program.
+// program. When the trainer offers shared memory (protocol version 2), Serve
+// takes it: the model reads its parameters and records in place (read-only
+// mappings) and adds its gradient sums into the trainer's memory, so only
+// small headers cross the pipe.
 package gtrainprog
