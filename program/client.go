@@ -57,9 +57,6 @@ type Client struct {
 	// classes is model.outputs when it is > 1 (a classifier): labels then
 	// travel as integers.
 	classes int
-	// killed says the client killed the program (a timeout, a protocol
-	// violation): its death is then no crash of its own.
-	killed bool
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
@@ -148,7 +145,6 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) kill() {
-	c.killed = true
 	if p := c.cmd.Process; p != nil {
 		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 	}

@@ -183,7 +183,9 @@ func (s *shm) close() {
 		unix.Munmap(s.recMap)
 		s.recMap = nil
 	}
-	for _, f := range []*os.File{s.params, s.records, s.grads} {
+	// The read-only ends too, if the program never started (closing an
+	// *os.File twice is harmless).
+	for _, f := range append([]*os.File{s.params, s.records, s.grads}, s.child...) {
 		if f != nil {
 			f.Close()
 		}
