@@ -30,7 +30,10 @@ func startMLP(t *testing.T, pipe bool) (*Client, *Declaration) {
 func randomBatch(n int, seed uint64) model.Batch {
 	b := model.Batch{N: n, Inputs: 6, X: make([]float32, n*6), Y: make([]float32, n)}
 	s := seed
-	next := func() float32 { s = s*6364136223846793005 + 1442695040888963407; return float32(int64(s>>33)%2000-1000) / 500 }
+	next := func() float32 {
+		s = s*6364136223846793005 + 1442695040888963407
+		return float32(int64(s>>33)%2000-1000) / 500
+	}
 	for i := range b.X {
 		b.X[i] = next()
 	}
