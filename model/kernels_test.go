@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -201,5 +202,40 @@ func (loopGemm) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []flo
 			}
 			c[i*ldc+j] = alpha*sum + beta*c[i*ldc+j]
 		}
+	}
+}
+
+// TestGradientReadyAnnouncesFinalValues: each parameter is announced once,
+// the last layer first, and its gradient is final when announced (the
+// pserver client sends it from then on).
+func TestGradientReadyAnnouncesFinalValues(t *testing.T) {
+	spec := Spec{Kind: KindMLP, Inputs: 30, Outputs: 4, Hidden: []int{20, 10}}
+	m := mustNew(t, spec)
+	rng := rand.New(rand.NewPCG(2, 3))
+	params, b := randomParams(m, rng), randomBatch(spec, 9, rng)
+	want := zeroParams(m)
+	m.Gradient(params, b, want)
+	got := zeroParams(m)
+	var order []int
+	snapshots := map[int][]float32{}
+	m.GradientReady(params, b, got, func(j int) {
+		order = append(order, j)
+		snapshots[j] = append([]float32(nil), got[j]...)
+	})
+	if fmt.Sprint(order) != "[4 5 2 3 0 1]" {
+		t.Fatalf("announced %v; want [4 5 2 3 0 1] (last layer first, each once)", order)
+	}
+	if j, k := firstBitDifference(want, got); j >= 0 {
+		t.Fatalf("grad %d[%d] differs from Gradient's", j, k)
+	}
+	for j, snap := range snapshots {
+		if j2, k := firstBitDifference([][]float32{snap}, [][]float32{want[j]}); j2 >= 0 {
+			t.Errorf("param %d changed after it was announced (value %d)", j, k)
+		}
+	}
+	var empty []int
+	m.GradientReady(params, Batch{Inputs: 30}, got, func(j int) { empty = append(empty, j) })
+	if len(empty) != 6 {
+		t.Errorf("an empty batch announced %v; want every parameter", empty)
 	}
 }

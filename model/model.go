@@ -17,6 +17,11 @@ type Model interface {
 	// d(loss_r)/d(theta) and returns the sum of per-record losses. Sums, not
 	// means: the caller weights by record counts.
 	Gradient(params [][]float32, b Batch, grads [][]float32) (lossSum float64)
+	// GradientReady is Gradient that calls ready(j) as soon as the
+	// gradient of parameter j is final in grads (the last layer's first),
+	// so that the caller may send it while the lower layers compute. Every
+	// parameter is announced exactly once, also for an empty batch.
+	GradientReady(params [][]float32, b Batch, grads [][]float32, ready func(param int)) (lossSum float64)
 	// Evaluate returns the sum of per-record losses and the number of
 	// correct predictions (argmax == label; always 0 for regression).
 	Evaluate(params [][]float32, b Batch) (lossSum float64, correct int)

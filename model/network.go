@@ -21,10 +21,12 @@ type network struct {
 	shapes []layerShape
 	head   lossHead
 	th     threads
-	// scratch holds *scratch: one call's activations and deltas, reused
-	// across calls (a trainer calls Gradient every micro-batch; they would
-	// be the bulk of its garbage).
-	scratch sync.Pool
+	// free holds scratch buffers between calls (a trainer calls Gradient
+	// every micro-batch; they would be the bulk of its garbage). Not a
+	// sync.Pool: that drops its contents at garbage collections, and these
+	// are megabytes to allocate and fault in again.
+	mu   sync.Mutex
+	free []*scratch
 }
 
 // scratch is one Gradient or Evaluate call's buffers, grown to the largest
@@ -69,8 +71,13 @@ func newNetwork(s Spec, o Options) *network {
 }
 
 func (n *network) takeScratch(rows int) *scratch {
-	sc, ok := n.scratch.Get().(*scratch)
-	if !ok {
+	var sc *scratch
+	n.mu.Lock()
+	if k := len(n.free); k > 0 {
+		sc, n.free = n.free[k-1], n.free[:k-1]
+	}
+	n.mu.Unlock()
+	if sc == nil {
 		sc = &scratch{outs: make([][]float32, len(n.shapes))}
 	}
 	widest := 0
@@ -82,6 +89,12 @@ func (n *network) takeScratch(rows int) *scratch {
 		sc.deltas[i] = grow(sc.deltas[i], rows*widest)
 	}
 	return sc
+}
+
+func (n *network) putScratch(sc *scratch) {
+	n.mu.Lock()
+	n.free = append(n.free, sc)
+	n.mu.Unlock()
 }
 
 // grow returns s with length n, reallocating only when it is too small.
@@ -116,21 +129,35 @@ func (n *network) Init(seed uint64, params [][]float32) {
 }
 
 func (n *network) Gradient(params [][]float32, b Batch, grads [][]float32) float64 {
+	return n.GradientReady(params, b, grads, nil)
+}
+
+func (n *network) GradientReady(params [][]float32, b Batch, grads [][]float32, ready func(param int)) float64 {
 	n.mustFit("Gradient", params, b)
 	if err := checkParams(n.params, grads); err != nil {
 		panic(fmt.Errorf("model: Gradient: grads: %w", err))
 	}
 	if b.N == 0 {
+		for j := range n.params {
+			announce(ready, j)
+		}
 		return 0
 	}
 	sc := n.takeScratch(b.N)
-	defer n.scratch.Put(sc)
+	defer n.putScratch(sc)
 	n.forward(params, b, sc)
 	last := len(n.shapes) - 1
 	delta := sc.deltas[0][:b.N*n.spec.Outputs]
 	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, delta)
-	n.backward(params, b, sc, delta, grads)
+	n.backward(params, b, sc, delta, grads, ready)
 	return lossSum
+}
+
+// announce calls ready(param) when there is a ready.
+func announce(ready func(int), param int) {
+	if ready != nil {
+		ready(param)
+	}
 }
 
 func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
@@ -139,7 +166,7 @@ func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
 		return 0, 0
 	}
 	sc := n.takeScratch(b.N)
-	defer n.scratch.Put(sc)
+	defer n.putScratch(sc)
 	n.forward(params, b, sc)
 	return n.head.score(sc.outs[len(n.shapes)-1], n.spec.Outputs, b.Y, nil)
 }
@@ -171,8 +198,8 @@ func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
 
 // backward propagates delta = dLoss/d(output pre-activation) down the layers
 // and adds each layer's weight (inᵀ·delta) and bias (column sums of delta)
-// gradients into grads.
-func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32) {
+// gradients into grads, announcing each layer's pair to ready once added.
+func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, ready func(int)) {
 	for l := len(n.shapes) - 1; l >= 0; l-- {
 		sh := n.shapes[l]
 		in := b.X
@@ -181,6 +208,8 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []flo
 		}
 		n.th.mul(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, 1, grads[2*l], sh.fanOut)
 		addColumnSums(grads[2*l+1], delta, b.N)
+		announce(ready, 2*l)
+		announce(ready, 2*l+1)
 		if l == 0 {
 			break
 		}

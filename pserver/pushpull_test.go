@@ -2,6 +2,7 @@ package pserver
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"sync/atomic"
@@ -121,5 +122,85 @@ func TestPushPullIncompleteStepEndsWithoutParameters(t *testing.T) {
 	_, err = c.PushPull(ctx, 0, 5, 0, 1, false, grads, params, nil)
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("push of a future step: %v, want FailedPrecondition", err)
+	}
+}
+
+// TestPushWaitsForEachGradient: a push told to wait for each parameter's
+// gradient (client.WaitForGradient, the trainer's overlap of push and
+// backward pass) sends nothing of a parameter before it is final, and the
+// step it completes applies the same values as a push of finished
+// gradients.
+func TestPushWaitsForEachGradient(t *testing.T) {
+	ctx := context.Background()
+	_, gated := servePushPull(t)
+	_, plain := servePushPull(t)
+	final, _ := pushPullBuffers(3)
+	grads, _ := pushPullBuffers(99) // garbage until "computed"
+	release := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	var asked atomic.Int32
+	wait := func(ctx context.Context, param int) error {
+		asked.Add(1)
+		select {
+		case <-release[param]:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- gated.Push(ctx, 0, 0, 0, 1, false, grads, client.WaitForGradient(wait)) }()
+	// The last parameter first, as a backward pass computes them.
+	for _, j := range []int{1, 0} {
+		time.Sleep(20 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("the push ended (%v) before parameter %d's gradient was final", err, j)
+		default:
+		}
+		copy(grads[j], final[j])
+		close(release[j])
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if asked.Load() == 0 {
+		t.Fatal("the push never waited for a gradient")
+	}
+	if err := plain.Push(ctx, 0, 0, 0, 1, false, final); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := pushPullBuffers(1)
+	for _, c := range []*client.Client{gated, plain} {
+		if err := c.Push(ctx, 1, 0, 0, 1, false, other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, got := pushPullBuffers(0)
+	_, want := pushPullBuffers(0)
+	if _, _, err := gated.Pull(ctx, 1, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := plain.Pull(ctx, 1, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	for j := range want {
+		if !slices.Equal(got[j], want[j]) {
+			t.Fatalf("param %d after the gated push %v; after a plain push %v", j, got[j], want[j])
+		}
+	}
+}
+
+// TestPushWaitErrorEndsThePush: when the gradient cannot be computed, the
+// push ends with that error and the step is not applied.
+func TestPushWaitErrorEndsThePush(t *testing.T) {
+	s, c := servePushPull(t)
+	grads, _ := pushPullBuffers(1)
+	failed := errors.New("bad records")
+	err := c.Push(context.Background(), 0, 0, 0, 1, false, grads, client.WaitForGradient(func(context.Context, int) error { return failed }))
+	if !errors.Is(err, failed) {
+		t.Fatalf("push error %v; want the gradient's %v", err, failed)
+	}
+	if step := s.Step(); step != 0 {
+		t.Fatalf("shard at step %d after a failed push; want 0", step)
 	}
 }

@@ -24,17 +24,19 @@ func (p timedPservers) Pull(ctx context.Context, minStep, epoch int64, params []
 	return lo, hi, err
 }
 
-func (p timedPservers) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error {
+func (p timedPservers) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32, opts ...client.PushOption) error {
 	start := time.Now()
-	err := p.pservers.Push(ctx, trainer, step, epoch, records, checkpoint, grads)
+	err := p.pservers.Push(ctx, trainer, step, epoch, records, checkpoint, grads, opts...)
 	p.m.Pushed(time.Since(start), records, err == nil)
 	return err
 }
 
-// PushPull counts as a push: its time includes the wait for the step.
-func (p timedPservers) PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func()) (client.Pulled, error) {
+// PushPull counts as a push: its time includes the wait for the step (and,
+// for a push overlapped with the backward pass, from the first gradient
+// computed on, the wait for the others).
+func (p timedPservers) PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error) {
 	start := time.Now()
-	pulled, err := p.pservers.PushPull(ctx, trainer, step, epoch, records, checkpoint, grads, params, accepted)
+	pulled, err := p.pservers.PushPull(ctx, trainer, step, epoch, records, checkpoint, grads, params, accepted, opts...)
 	p.m.Pushed(time.Since(start), records, err == nil)
 	return pulled, err
 }

@@ -12,11 +12,11 @@ type pservers interface {
 	// Pull fills params once every pserver applied minStep steps and
 	// returns the least and the most advanced pserver's step.
 	Pull(ctx context.Context, minStep, epoch int64, params [][]float32) (lowest, highest int64, err error)
-	Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error
+	Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32, opts ...client.PushOption) error
 	// PushPull pushes like Push, calls accepted once every pserver took the
 	// push, and fills params with the next step's parameters once every
 	// pserver applied the step (Pulled.All), or says it did not get them.
-	PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func()) (client.Pulled, error)
+	PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error)
 	// Refresh re-discovers the pservers (one may restart at a new address).
 	Refresh(ctx context.Context) error
 }
@@ -28,12 +28,12 @@ func (p dynamicPservers) Pull(ctx context.Context, minStep, epoch int64, params 
 	return p.d.Client().Pull(ctx, minStep, epoch, params)
 }
 
-func (p dynamicPservers) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32) error {
-	return p.d.Client().Push(ctx, trainer, step, epoch, records, checkpoint, grads)
+func (p dynamicPservers) Push(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads [][]float32, opts ...client.PushOption) error {
+	return p.d.Client().Push(ctx, trainer, step, epoch, records, checkpoint, grads, opts...)
 }
 
-func (p dynamicPservers) PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func()) (client.Pulled, error) {
-	return p.d.Client().PushPull(ctx, trainer, step, epoch, records, checkpoint, grads, params, accepted)
+func (p dynamicPservers) PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error) {
+	return p.d.Client().PushPull(ctx, trainer, step, epoch, records, checkpoint, grads, params, accepted, opts...)
 }
 
 func (p dynamicPservers) Refresh(ctx context.Context) error { return p.d.Refresh(ctx) }

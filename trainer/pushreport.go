@@ -6,6 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/pserver/client"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -19,7 +20,7 @@ import (
 // micro-batch of the same step (the master gave this trainer one that no
 // other took), the step cannot be applied before this trainer computes it:
 // the push stops waiting.
-func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
+func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, loss func() float64, records int, opts ...client.PushOption) (bool, error) {
 	type result struct {
 		done bool
 		err  error
@@ -35,7 +36,7 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 		once.Do(func() {
 			started = true
 			go func() {
-				done, err := t.reportStep(ctx, w, loss, records)
+				done, err := t.reportStep(ctx, w, loss(), records)
 				next := t.next
 				ready := next != nil && next.Status == api.WorkStatus_WORK_READY
 				if ready && next.Step == w.Step && next.Epoch == w.Epoch {
@@ -50,7 +51,7 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 		})
 	}
 	accepted := func() { report(true) }
-	err := t.retryTransient(ctx, "push gradients", func() error { return t.psErr(ctx, t.push(pctx, w, int64(records), accepted)) })
+	err := t.retryTransient(ctx, "push gradients", func() error { return t.psErr(ctx, t.push(pctx, w, int64(records), accepted, opts)) })
 	if err != nil {
 		once.Do(func() {}) // no report after a failed push
 		if started {
@@ -72,14 +73,14 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 // micro-batches are covered, the push waits for the step and brings back the
 // next step's parameters, kept for the next micro-batch if it is of that
 // step (paramsOf).
-func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int64, accepted func()) error {
+func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int64, accepted func(), opts []client.PushOption) error {
 	if !w.PullWithPush {
-		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads)
+		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, opts...)
 	}
-	pulled, err := t.ps.PushPull(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, t.params, accepted)
+	pulled, err := t.ps.PushPull(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, t.params, accepted, opts...)
 	if status.Code(err) == codes.Unimplemented {
 		// A pserver of an older build: push, and pull the next step as before.
-		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads)
+		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, opts...)
 	}
 	if err == nil && pulled.All && pulled.Lowest == w.Step+1 && pulled.Highest == w.Step+1 {
 		t.prefetched = &stepOfEpoch{w.Step + 1, w.Epoch}

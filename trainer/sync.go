@@ -199,12 +199,15 @@ func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, p
 // so, and reports the step to the master.
 func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, push bool) (bool, error) {
 	t.progStep = program.Step{Number: w.Step, Seed: program.RequestSeed(t.spec.Seed, w.Step, int(w.MicroBatch))}
+	if push && t.prog == nil && t.layout != nil && t.layout.Model != nil {
+		return t.computeWhilePushing(ctx, w, ex)
+	}
 	loss, err := t.compute(ex)
 	if err != nil {
 		return false, err
 	}
 	if push {
-		return t.pushAndReport(ctx, w, loss, len(ex))
+		return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex))
 	}
 	return t.reportStep(ctx, w, loss, len(ex))
 }

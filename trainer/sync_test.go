@@ -16,6 +16,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/logcheck"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -93,12 +94,12 @@ func (p *fakePservers) Pull(_ context.Context, _, _ int64, _ [][]float32) (int64
 	return a.lowest, a.highest, a.err
 }
 
-func (p *fakePservers) Push(_ context.Context, _ int, step, epoch, _ int64, _ bool, _ [][]float32) error {
+func (p *fakePservers) Push(_ context.Context, _ int, step, epoch, _ int64, _ bool, _ [][]float32, _ ...client.PushOption) error {
 	p.pushes = append(p.pushes, stepEpoch{step, epoch})
 	return nil
 }
 
-func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, records int64, ckpt bool, grads, _ [][]float32, accepted func()) (client.Pulled, error) {
+func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, records int64, ckpt bool, grads, _ [][]float32, accepted func(), _ ...client.PushOption) (client.Pulled, error) {
 	if err := p.Push(ctx, mb, step, epoch, records, ckpt, grads); err != nil {
 		return client.Pulled{}, err
 	}
@@ -125,7 +126,8 @@ func (p *fakePservers) Refresh(context.Context) error { return nil }
 // `gtraind trainer` does (its logger holds role, job and index).
 func fakeTrainer(t *testing.T, m *fakeMaster, ps *fakePservers, out *bytes.Buffer) *trainer {
 	log := logcheck.Logger(t, slog.NewTextHandler(out, nil)).With("role", "trainer", "job", "fit", "index", 0)
-	tr := &trainer{cfg: Config{Job: "fit", Worker: "trainer-0", Deadline: time.Second}, log: log, data: newChunkCache(1), ps: ps}
+	tr := &trainer{cfg: Config{Job: "fit", Worker: "trainer-0", Deadline: time.Second}, log: log, data: newChunkCache(1), ps: ps,
+		spec: &jobspec.Spec{Seed: 1}}
 	tr.master = &masterConn{t: tr, client: m}
 	return tr
 }

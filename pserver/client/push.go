@@ -17,9 +17,29 @@ import (
 // micro-batch microBatch (sync; the wire's trainer_id field carries it; async
 // ignores it), worked in the master's rollbackEpoch over records records, to
 // every pserver; checkpoint asks the pservers to snapshot once the step is applied.
-func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32) error {
+func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32, opts ...PushOption) error {
 	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
+	h.apply(opts)
 	return c.eachServer(ctx, func(ctx context.Context, i int) error { return c.pushTo(ctx, i, c.servers[i], h, grads) })
+}
+
+// PushOption changes how a push sends.
+type PushOption func(*pushHeader)
+
+// WaitForGradient makes a push wait, before it sends each block, until
+// wait(ctx, param) says the gradient of that block's parameter is final:
+// a push started while the backward pass runs sends each pserver's blocks
+// as soon as they are computed (the last layers first), as PyTorch's DDP
+// overlaps its all-reduce with the backward pass. An error from wait ends
+// the push with it.
+func WaitForGradient(wait func(ctx context.Context, param int) error) PushOption {
+	return func(h *pushHeader) { h.wait = wait }
+}
+
+func (h *pushHeader) apply(opts []PushOption) {
+	for _, o := range opts {
+		o(h)
+	}
 }
 
 // pushHeader is what every message of one push repeats.
@@ -29,6 +49,7 @@ type pushHeader struct {
 	rollbackEpoch int64
 	records       int64
 	checkpoint    bool
+	wait          func(ctx context.Context, param int) error // nil: every gradient is final
 }
 
 // chunk is one message of the push: data at offset within block (block -1
@@ -44,7 +65,7 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
 	}
-	if _, err := c.sendBlocks(i, stream.Send, h, grads); err != nil {
+	if _, err := c.sendBlocks(ctx, i, stream.Send, h, grads); err != nil {
 		return sendFailed(i, func() error { _, err := stream.CloseAndRecv(); return err }, err)
 	}
 	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
@@ -55,10 +76,15 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 
 // sendBlocks sends the gradient of the blocks pserver i holds, or the
 // header alone if it holds none; sent says whether it held any.
-func (c *Client) sendBlocks(i int, send func(*api.PushChunk) error, h pushHeader, grads [][]float32) (sent bool, err error) {
+func (c *Client) sendBlocks(ctx context.Context, i int, send func(*api.PushChunk) error, h pushHeader, grads [][]float32) (sent bool, err error) {
 	for _, b := range c.blocks {
 		if b.Server != i {
 			continue
+		}
+		if h.wait != nil {
+			if err := h.wait(ctx, b.Param); err != nil {
+				return sent, err
+			}
 		}
 		src := grads[b.Param][b.Offset : b.Offset+b.Len]
 		for off := 0; off < len(src); off += wire.ChunkFloats {

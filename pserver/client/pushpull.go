@@ -30,11 +30,12 @@ type Pulled struct {
 // params partly written: the caller pulls. A nil error means the push is
 // applied, as Push's does; accepted is not called when the push was in an
 // applied step already (AlreadyExists).
-func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads, params [][]float32, accepted func()) (Pulled, error) {
+func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads, params [][]float32, accepted func(), opts ...PushOption) (Pulled, error) {
 	if !wire.DecodesInPlace() {
-		return Pulled{}, c.Push(ctx, microBatch, step, rollbackEpoch, records, checkpoint, grads)
+		return Pulled{}, c.Push(ctx, microBatch, step, rollbackEpoch, records, checkpoint, grads, opts...)
 	}
 	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
+	h.apply(opts)
 	steps, got := make([]int64, len(c.servers)), make([]bool, len(c.servers))
 	var acks atomic.Int32
 	ack := func() {
@@ -67,7 +68,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
 	sink := &paramSink{c: c, server: i, params: params}
-	holds, err := c.sendBlocks(i, stream.Send, h, grads)
+	holds, err := c.sendBlocks(ctx, i, stream.Send, h, grads)
 	if err != nil {
 		return 0, false, sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
 	}
