@@ -526,10 +526,10 @@ func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics
 		var write *ModelWriteError
 		switch {
 		case errors.As(err, &diverged):
-			d.apply(d.core.PassDiverged(end, diverged.What))
+			d.apply(func() Effects { return d.core.PassDiverged(end, diverged.What) })
 			return retry.Permanent(err)
 		case errors.As(err, &write):
-			d.apply(d.core.PassEndWarning(end, write.Warning()))
+			d.apply(func() Effects { return d.core.PassEndWarning(end, write.Warning()) })
 		}
 		return err
 	}, retry.OnRetry(func(attempt int, err error, _ time.Duration) {
@@ -547,11 +547,11 @@ func (d *Driver) Done() bool {
 	return d.core.Done() && d.durable >= d.dirty
 }
 
-// apply carries out a change of the core that nobody waits for.
-func (d *Driver) apply(eff Effects) {
+// apply makes a change of the core (f, under the lock) that nobody waits for.
+func (d *Driver) apply(f func() Effects) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.applyLocked(eff)
+	d.applyLocked(f())
 }
 
 // Failed is the reason the job must end FAILED ("": it need not): it diverged.
