@@ -1,0 +1,136 @@
+package refdoc
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/program"
+)
+
+// specField is what the reference says of one job-spec field beyond its
+// type. def is the default when it is not simply what an omitted field
+// parses to (a computed or conditional default); limits what Validate
+// accepts.
+type specField struct {
+	def, limits, meaning string
+}
+
+// object is the row of a mapping whose fields follow it.
+func object(meaning string) specField { return specField{def: "-", meaning: meaning} }
+
+var (
+	memoryText = "a byte count with an optional unit: Ki, Mi, Gi, Ti, Pi, Ei (powers of 1024) or k, M, G, T, P, E (powers of 1000), e.g. `512Mi`; at most " + fmt.Sprint(jobspec.MaxFieldLength) + " bytes"
+	roleCount  = "1 to %d; or the mapping `{count: N, min: L, max: H}` (min defaults to 1, max to count) for `gctl job scale`"
+)
+
+// specFields describes every YAML field of jobspec.Spec. Limits quote the
+// package's exported maxima so that a changed maximum changes the
+// document; the unexported ones are checked by TestSpecLimits.
+var specFields = map[string]specField{
+	"name": {def: "required", limits: fmt.Sprintf("1 to %d ASCII letters, digits, `-` and `.`; starts and ends with a letter or digit; no `_`", jobspec.MaxNameLength),
+		meaning: "the job's name, unique in the cluster; `gctl job start --name` overrides it"},
+	"mode": {limits: "`sync` or `async`",
+		meaning: "sync: every step applies the record-weighted mean gradient of `global_batch` records, whoever computed them (same seed, same data, same model); async: each trainer's push is applied at once"},
+	"trainers":   {limits: fmt.Sprintf(roleCount, jobspec.MaxTrainers), meaning: "trainer processes; `--trainers` overrides the count"},
+	"pservers":   {limits: fmt.Sprintf(roleCount, jobspec.MaxPservers), meaning: "parameter-server processes; the parameters are split evenly over them; `--pservers` overrides the count"},
+	"passes":     {limits: fmt.Sprintf("1 to %d", jobspec.MaxPasses), meaning: "passes over the training data; `--passes` overrides it"},
+	"batch_size": {limits: fmt.Sprintf("1 to %d", jobspec.MaxBatchSize), meaning: "records of one micro-batch: what one trainer computes at a time"},
+	"global_batch": {def: "trainers × batch_size, fixed at submission (after the flag overrides)", limits: fmt.Sprintf("a multiple of batch_size, at most %d micro-batches", jobspec.MaxMicroBatches),
+		meaning: "records of one sync step; fixed for the job's life, so scaling the trainers never changes what a step is"},
+	"seed":       {limits: "0 means the default", meaning: "seeds the data order and the initial parameters"},
+	"model":      object("the model to train"),
+	"model.kind": {def: "required", limits: "`linear`, `softmax`, `mlp` or `program`", meaning: "a built-in model, or a user's program (docs/program-protocol.md)"},
+	"model.inputs": {def: "required", limits: fmt.Sprintf("1 to %d; must match the shards' features", jobspec.MaxLayerWidth),
+		meaning: "features per record"},
+	"model.outputs": {def: "`1` for linear; required otherwise", limits: fmt.Sprintf("linear: 1; softmax: 2 or more; at most %d", jobspec.MaxLayerWidth),
+		meaning: "regression outputs (1) or classes; a classifier's labels must be below it"},
+	"model.hidden": {limits: fmt.Sprintf("mlp and program only; at most %d layers of 1 to %d units; at most %d parameters in all", jobspec.MaxHiddenLayers, jobspec.MaxLayerWidth, jobspec.MaxParams),
+		meaning: "widths of the hidden layers, input side first"},
+	"model.entry": {def: "required for program", limits: fmt.Sprintf("program only; at most %d bytes", jobspec.MaxPathLength),
+		meaning: "the program's command line, split at white space (no shell), run in the workspace"},
+	"model.workspace": {def: "required for program, unless `gctl job start --package DIR` uploads one", limits: "program only; under an allowed path",
+		meaning: "directory holding the program; relative to the spec file"},
+	"model.timeout": {def: fmt.Sprintf("`%s`", program.DefaultTimeout), limits: fmt.Sprintf("program only; a Go duration in (0, %s]", jobspec.MaxProgramTimeout),
+		meaning: "longest wait for one answer of the program"},
+	"optimizer":               object("how the pservers apply gradients"),
+	"optimizer.kind":          {limits: "`sgd`, `momentum`, `adagrad` or `adam`", meaning: "the pservers' update rule"},
+	"optimizer.learning_rate": {limits: "finite, > 0", meaning: "step size"},
+	"optimizer.momentum":      {limits: "[0, 1); a written 0 stays 0", meaning: "momentum only"},
+	"optimizer.beta1":         {limits: "[0, 1); 0 means the default", meaning: "adam only"},
+	"optimizer.beta2":         {limits: "[0, 1); 0 means the default", meaning: "adam only"},
+	"optimizer.epsilon":       {limits: "finite, > 0", meaning: "adam and adagrad only"},
+	"data":                    object("the record shards"),
+	"data.train": {def: "required", limits: fmt.Sprintf("must match at least one shard; at most %d bytes; under an allowed path", jobspec.MaxPathLength),
+		meaning: "glob of the training shards, relative to the spec file"},
+	"data.test": {def: "none: no test loss", limits: "as data.train; the shards' features must match",
+		meaning: "glob of the test shards, evaluated after every pass"},
+	"data.chunks_per_task": {limits: fmt.Sprintf("1 to %d", jobspec.MaxChunksPerTask), meaning: "shard chunks in one task of the master's queue"},
+	"data.shuffle":         {def: "`true`", limits: "", meaning: "each pass reads the tasks, and the records of each task, in an order seeded by seed and pass; false keeps the stored order"},
+	"checkpoint":           object("the pservers' snapshots, from which a restarted pserver resumes"),
+	"checkpoint.every": {limits: "a Go duration > 0 (`10s`) or a step count ≥ 1 (`200`)",
+		meaning: "how often the pservers snapshot their parameters and optimizer state"},
+	"checkpoint.keep": {limits: fmt.Sprintf("1 to %d", jobspec.MaxCheckpointKeep), meaning: "snapshots kept per pserver"},
+	"checkpoint.dir": {def: "`<data-dir>/jobs/<name>/checkpoints` on the node", limits: "under an allowed path; storage every node of the job shares",
+		meaning: "where checkpoints and the model go; required for a job placed on several nodes"},
+	"resources":                object("what one process of each role asks of placement"),
+	"resources.trainer":        object("one trainer"),
+	"resources.trainer.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one trainer asks of placement; it also sets the trainer's GOMAXPROCS"},
+	"resources.trainer.memory": {def: "what the parameters need", limits: memoryText, meaning: "memory one trainer asks of placement; a stated request must hold the parameters"},
+	"resources.pserver":        object("one pserver"),
+	"resources.pserver.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one pserver asks of placement; it also sets the pserver's GOMAXPROCS"},
+	"resources.pserver.memory": {def: "what its share of the parameters and optimizer state needs", limits: memoryText, meaning: "memory one pserver asks of placement"},
+	"restarts":                 object("each role's crash budget"),
+	"restarts.limit":           {limits: "1 to 1000", meaning: "crashes of one role within `window` that the job survives; one more fails it"},
+	"restarts.window":          {limits: "a Go duration in (0, 24h]", meaning: "the crash budget's window"},
+	"restarts.hung_after":      {limits: "a Go duration in (0, 1h]", meaning: "sync: how long a live worker may make no progress before it is killed and restarted (counted as a crash)"},
+	"stragglers":               object("sync: when a slow trainer's micro-batch is handed to another"),
+	"stragglers.factor": {def: fmt.Sprintf("`%d`", jobspec.DefaultStragglerFactor), limits: "2 to 100; 0 means the default",
+		meaning: "sync: a micro-batch not reported within factor × the recent mean micro-batch time is handed to another trainer too"},
+	"stragglers.min_wait": {def: fmt.Sprintf("`%s`", jobspec.DefaultStragglerWait), limits: "a Go duration in (0, 1h]", meaning: "sync: the least time before a micro-batch is handed out again"},
+}
+
+// minimalSpec is the least a spec must say; parsing it shows the default
+// of every field it leaves out.
+const minimalSpec = "name: x\nmodel: {kind: linear, inputs: 1}\ndata: {train: t}\n"
+
+// SpecTable renders the job spec's fields: YAML key, type, default,
+// limits and meaning. It fails when a field of jobspec.Spec has no entry
+// above or an entry no field.
+func SpecTable() (string, error) {
+	fields := Fields(reflect.TypeFor[jobspec.Spec](), "yaml")
+	if err := coverage(fields, specFields); err != nil {
+		return "", fmt.Errorf("jobspec.Spec: %w", err)
+	}
+	defaults, err := jobspec.Parse([]byte(minimalSpec))
+	if err != nil {
+		return "", err
+	}
+	v := reflect.ValueOf(*defaults)
+	var b strings.Builder
+	b.WriteString("| key | type | default | accepted | meaning |\n|---|---|---|---|---|\n")
+	for _, f := range fields {
+		d := specFields[f.Path]
+		def := d.def
+		if def == "" {
+			def = defaultOf(v.FieldByIndex(f.Index))
+		}
+		typ := strings.TrimSuffix(f.Type, " or null") // YAML: a pointer only tells omitted from written
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Path, typ, def, cell(d.limits), cell(d.meaning))
+	}
+	return b.String(), nil
+}
+
+func defaultOf(v reflect.Value) string {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "none"
+		}
+		v = v.Elem()
+	}
+	if v.IsZero() || (v.Kind() == reflect.Slice && v.Len() == 0) {
+		return "none"
+	}
+	return fmt.Sprintf("`%v`", v.Interface())
+}

@@ -1,0 +1,187 @@
+package refdoc
+
+import (
+	"reflect"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/bench"
+	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/model"
+)
+
+// Document is a JSON document of the contract: the section of the
+// reference its table goes into, its Go type and what each key means.
+type Document struct {
+	Section  string
+	Type     reflect.Type
+	Meanings map[string]string
+}
+
+// Documents are the JSON documents whose tables the reference holds.
+var Documents = []Document{
+	{"status-json", reflect.TypeFor[api.JobStatus](), statusMeanings},
+	{"job-list-json", reflect.TypeFor[api.JobRow](), jobRowMeanings},
+	{"job-workers-json", reflect.TypeFor[api.WorkerRow](), workerRowMeanings},
+	{"node-list-json", reflect.TypeFor[api.NodeRow](), nodeRowMeanings},
+	{"events-json", reflect.TypeFor[api.Event](), eventMeanings},
+	{"manifest-json", reflect.TypeFor[model.Manifest](), manifestMeanings},
+	{"shard-meta-json", reflect.TypeFor[dataset.ShardMeta](), shardMetaMeanings},
+	{"stats-json", reflect.TypeFor[dataset.Stats](), statsMeanings},
+	{"bench-results-json", reflect.TypeFor[bench.Result](), benchResultMeanings},
+}
+
+const budgetUsed = "how many of `restarts` count against the crash budget now (crashes within its window; exits after losing etcd or the master do not count)"
+
+var statusMeanings = map[string]string{
+	"name":                       "the job's name",
+	"state":                      "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `STOPPED` (see [Job states](#job-states))",
+	"reason":                     "why the job is PENDING (what is short, where), FAILED or STOPPED",
+	"mode":                       "`sync` or `async`",
+	"pass":                       "the pass running now, from 0 (the last one once the job ended)",
+	"passes":                     "passes the job runs",
+	"step":                       "global steps applied so far",
+	"tasks":                      "the master's queue in the current pass",
+	"tasks.todo":                 "tasks not handed out yet",
+	"tasks.pending":              "tasks handed out, not done yet",
+	"tasks.done":                 "tasks done",
+	"tasks.failed":               "tasks given up after too many failures",
+	"samples_applied":            "per finished pass, training records whose gradients are in the model; sync: the training set's size, exactly, whatever crashed; async: at least that (a record re-queued after a crash may count twice)",
+	"trainers":                   "one object per trainer, by id",
+	"trainers[].id":              "the trainer's index",
+	"trainers[].name":            "`trainer-<id>`, the name `gctl job logs -w` takes",
+	"trainers[].node":            "the node it runs on",
+	"trainers[].pid":             "its process id on that node (0 when none)",
+	"trainers[].state":           "see [Worker states](#worker-states)",
+	"trainers[].restarts":        "times its agent restarted it",
+	"trainers[].budget_used":     budgetUsed,
+	"trainers[].reason":          "why the state is what it is, when that is not obvious (`hung`: what the master saw)",
+	"trainers[].step_ms":         "sync: its last micro-batch time in ms, from hand-out to report; null before its first",
+	"pservers":                   "one object per pserver, by index",
+	"pservers[].index":           "the pserver's index: it holds the index-th slice of the parameters",
+	"pservers[].name":            "`pserver-<index>`",
+	"pservers[].node":            "as for trainers",
+	"pservers[].pid":             "as for trainers",
+	"pservers[].addr":            "the address it serves the trainers on",
+	"pservers[].state":           "as for trainers",
+	"pservers[].restarts":        "as for trainers",
+	"pservers[].checkpoint_step": "the step of its newest checkpoint; 0 before its first",
+	"pservers[].budget_used":     budgetUsed,
+	"pservers[].reason":          "as for trainers",
+	"master":                     "the job's master",
+	"master.name":                "`master`",
+	"master.node":                "as for trainers",
+	"master.pid":                 "as for trainers",
+	"master.restarts":            "as for trainers",
+	"master.budget_used":         budgetUsed,
+	"restart_budget":             "the job's crash budget per role (spec `restarts`)",
+	"restart_budget.limit":       "crashes within the window a role may have",
+	"restart_budget.window":      "the window, a Go duration",
+	"metrics":                    "the losses of the newest finished pass; each null until measured",
+	"metrics.train_loss":         "mean training loss: mean squared error for linear (no ½), mean cross-entropy for softmax and mlp",
+	"metrics.test_loss":          "the same over the test shards; null without `data.test`",
+	"metrics.test_accuracy":      "classifiers: the fraction of test records classified right, in [0, 1]; null for regression",
+	"model_dir":                  "where the model is written after every pass (see [Model files](#model-files))",
+	"created":                    "when the job was submitted",
+	"events":                     "the newest events of the job (`gctl job events` lists them all)",
+	"events[].time":              "when it happened",
+	"events[].what":              "what happened, in words",
+	"warnings":                   "conditions the job survives but an operator should fix (e.g. a pserver whose checkpoint writes fail); empty when none",
+	"history":                    "one object per finished pass, oldest first",
+	"history[].pass":             "the pass, from 0",
+	"history[].train_loss":       "as metrics.train_loss, for this pass",
+	"history[].test_loss":        "as metrics.test_loss, for this pass",
+	"history[].test_accuracy":    "as metrics.test_accuracy; null for regression",
+	"history[].records_per_s":    "samples / seconds",
+	"history[].seconds":          "wall time from the end of the previous pass (or the start) to the end of this pass's evaluation, rollbacks included",
+	"history[].samples":          "as samples_applied for this pass",
+	"history[].step":             "the global step at the pass's end",
+	"history[].ended":            "when the pass's evaluation ended",
+	"trainers_count":             "the desired trainer count (`gctl job scale` moves it)",
+	"trainers_min":               "its lower bound",
+	"trainers_max":               "its upper bound",
+	"trainers_current":           "trainers running now",
+	"pservers_count":             "the desired pserver count",
+	"pservers_min":               "its lower bound",
+	"pservers_max":               "its upper bound",
+	"pservers_current":           "pservers running now",
+	"global_batch":               "records of one sync step",
+	"pservers_resharding":        "true while training pauses to re-shard the parameters over pservers_count pservers",
+	"reshard_pause_ms":           "how long the last finished re-shard paused training; 0 when none finished",
+}
+
+var jobRowMeanings = map[string]string{
+	"name":     "the job's name",
+	"state":    "as in `job status`",
+	"pass":     "the pass running now",
+	"passes":   "passes the job runs",
+	"trainers": "trainers the spec asks for",
+	"pservers": "pservers the spec asks for",
+	"loss":     "the newest test loss, else train loss; null before the first pass ends",
+	"created":  "when the job was submitted",
+	"age":      "time since then, as the table shows it (`3m`)",
+}
+
+var workerRowMeanings = map[string]string{
+	"name":     "`master`, `pserver-<i>` or `trainer-<i>`",
+	"node":     "the node it runs on",
+	"pid":      "its process id there",
+	"state":    "see [Worker states](#worker-states)",
+	"restarts": "times its agent restarted it",
+	"start":    "when its current process started",
+}
+
+var nodeRowMeanings = map[string]string{
+	"name":   "the node's name (`--node-name`)",
+	"addr":   "its agent's API address",
+	"state":  "see [Node states](#node-states)",
+	"cpu":    "CPUs it offers to placement",
+	"memory": "bytes of memory it offers to placement",
+	"gpus":   "GPUs it offers to placement",
+	"labels": "its `--labels`",
+	"roles":  "job processes placed on it, `<job>/<worker>`",
+}
+
+var eventMeanings = map[string]string{
+	"time": "when it happened",
+	"what": "what happened, in words",
+}
+
+var manifestMeanings = map[string]string{
+	"kind":            "the model kind (`linear`, `softmax`, `mlp`, `program`)",
+	"inputs":          "features per record",
+	"outputs":         "outputs or classes",
+	"hidden":          "hidden layer widths (mlp)",
+	"pass":            "the pass this model is the end of",
+	"step":            "the global step at that point",
+	"params":          "the parameter tensors, in the model's order",
+	"params[].name":   "the parameter's name",
+	"params[].shape":  "its shape, row-major",
+	"params[].file":   "its file in the pass directory: raw little-endian float32, ending `.f32`",
+	"params[].sha256": "lowercase hex SHA-256 of exactly that file's bytes: two models are equal when their digests are",
+}
+
+var shardMetaMeanings = map[string]string{
+	"features":         "features per record",
+	"classes":          "0 for regression; else labels are class indices in [0, classes)",
+	"part":             "`train` or `test`",
+	"labels":           "what the agent checks a job's model against at submission",
+	"labels.min":       "the least label",
+	"labels.max":       "the greatest label",
+	"labels.whole":     "every label is a whole number",
+	"labels.not_whole": "the first label that is not, when whole is false",
+}
+
+var statsMeanings = map[string]string{
+	"features": "features per record",
+	"mean":     "per feature, the mean over the training part",
+	"std":      "per feature, the population standard deviation (0: the column is only centred)",
+}
+
+var benchResultMeanings = map[string]string{
+	"name":    "the figure, e.g. `pserver_pushpull`",
+	"value":   "what was measured",
+	"unit":    "its unit",
+	"ceiling": "the bound measured in the same run (0: an absolute figure)",
+	"ratio":   "value / ceiling",
+	"note":    "what the ceiling is, or how the figure was taken",
+}
