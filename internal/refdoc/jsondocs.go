@@ -37,7 +37,7 @@ var statusMeanings = map[string]string{
 	"state":                      "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `STOPPED` (see [Job states](#job-states))",
 	"reason":                     "why the job is PENDING (what is short, where), FAILED or STOPPED",
 	"mode":                       "`sync` or `async`",
-	"pass":                       "the pass running now, from 0 (the last one once the job ended)",
+	"pass":                       "passes finished so far, which is also the pass running now, numbered from 0; equals `passes` once every pass finished",
 	"passes":                     "passes the job runs",
 	"step":                       "global steps applied so far",
 	"tasks":                      "the master's queue in the current pass",
@@ -112,7 +112,7 @@ var statusMeanings = map[string]string{
 var jobRowMeanings = map[string]string{
 	"name":     "the job's name",
 	"state":    "as in `job status`",
-	"pass":     "the pass running now",
+	"pass":     "as in `job status`",
 	"passes":   "passes the job runs",
 	"trainers": "trainers the spec asks for",
 	"pservers": "pservers the spec asks for",
