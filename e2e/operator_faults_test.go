@@ -226,7 +226,7 @@ func testDataDirTooSmall(t *testing.T) {
 	disk := filepath.Join(t.TempDir(), "small")
 	mountTmpfs(t, disk, "20m")
 	errs, code, took := runGtraind(t, devAgentArgs(t, filepath.Join(disk, "agent"), "small")...)
-	want := regexp.MustCompile(`data dir \(--data-dir\) \S+ has 1\d MiB free; the agent needs at least 80 MiB there \(.*64 MiB write-ahead log.*\): free space or choose another --data-dir`)
+	want := regexp.MustCompile(`data dir \(--data-dir\) \S+ has \d+ MiB free; the agent needs at least 80 MiB there \(.*64 MiB write-ahead log.*\): free space or choose another --data-dir`)
 	if code != 1 || took > 10*time.Second || !want.MatchString(errs) || strings.Contains(errs, "panic") {
 		t.Fatalf("agent on a 20 MiB disk: exit %d after %s:\n%s\nwant exit 1 at once matching %s", code, took, errs, want)
 	}
