@@ -106,7 +106,7 @@ func testModelWriteOnFullDisk(t *testing.T) {
 
 	free()
 	st = a.waitFor(t, "fulldisk", "the job to finish once the disk has room", 90*time.Second, succeeded)
-	if !hasEvent(st, "the master writes the model again") || len(st.Warnings) != 0 {
+	if !hasEvent(st, "the master wrote the model of pass ") || len(st.Warnings) != 0 {
 		t.Errorf("after space returned: warnings %q, events %+v; want none, and an event saying so", st.Warnings, st.Events)
 	}
 	assertExactPasses(t, st, 300)

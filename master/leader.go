@@ -47,6 +47,7 @@ type leader struct {
 
 	stallReported int64  // the step last reported stalled
 	warned        string // the pass-end warning last told as an event
+	warnedPass    int    // the pass whose end it held
 }
 
 // newLeader connects to the pservers and restores the master's state.
@@ -246,22 +247,27 @@ func (l *leader) fail(ctx context.Context, reason string) error {
 }
 
 // tellWarning records an event when the pass end's warning (a model write
-// that fails) appears, and when it is gone because the pass ended.
+// that fails) appears, and when it is gone: the pass ended, or a rollback
+// abandoned it.
 func (l *leader) tellWarning(ctx context.Context) {
 	w := l.driver.Warning()
 	if w == l.warned {
 		return
 	}
+	pass, _ := l.driver.Position()
 	what := w
-	if w == "" {
-		what = "the master writes the model again; training goes on"
+	switch {
+	case w == "" && pass > l.warnedPass:
+		what = fmt.Sprintf("the master wrote the model of pass %d at last; training goes on", l.warnedPass)
+	case w == "":
+		what = fmt.Sprintf("the end of pass %d that could not write its model was rolled back; it will be redone", l.warnedPass)
 	}
 	if err := coord.AppendEvent(ctx, l.cli, l.cfg.Job, what); err != nil {
 		l.cfg.Log.Warn("cannot record job event", "event", what, "err", err)
 		return // told at the next change
 	}
 	l.cfg.Log.Warn(what)
-	l.warned = w
+	l.warned, l.warnedPass = w, pass
 }
 
 // finish marks the job succeeded and stops serving.
