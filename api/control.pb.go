@@ -5,7 +5,7 @@
 // source: control.proto
 
 // Control is the agent API that gctl talks to. Status documents travel as JSON
-// (the stable schema of SPEC §3/§5, defined once by the Go types in api/status.go)
+// (the stable schema of docs/reference.md#job-status-json, defined once by the Go types in api/status.go)
 // so that the table view, the -o json view and the wire never drift apart.
 
 package api

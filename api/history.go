@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// PassHistory is one finished pass in JobStatus.History (SPEC §5 history):
+// PassHistory is one finished pass in JobStatus.History (docs/reference.md#job-status-json history):
 // what the curve of `gctl job plot` is drawn from.
 type PassHistory struct {
 	Pass         int      `json:"pass"`

@@ -2,10 +2,10 @@ package api
 
 import "time"
 
-// JobState is where a job is in its life (SPEC §5).
+// JobState is where a job is in its life (docs/reference.md#job-states).
 type JobState string
 
-// Job states (SPEC §5).
+// Job states (docs/reference.md#job-states).
 const (
 	StatePending   JobState = "PENDING"
 	StateRunning   JobState = "RUNNING"
@@ -20,7 +20,7 @@ func Terminal(state JobState) bool {
 }
 
 // WorkerState is a role process as the agent that supervises it last
-// recorded it (SPEC §5 trainers[].state, pservers[].state).
+// recorded it (docs/reference.md#worker-states).
 type WorkerState string
 
 // Worker states.
@@ -51,7 +51,7 @@ func (s WorkerState) Active() bool {
 	return s == WorkerStarting || s == WorkerRunning || s == WorkerRestarting || s == WorkerHung || s == WorkerExiting
 }
 
-// NodeState is a node as `gctl node list` shows it (SPEC §3).
+// NodeState is a node as `gctl node list` shows it (docs/reference.md#node-states).
 type NodeState string
 
 // Node states.
@@ -120,7 +120,7 @@ type MasterStatus struct {
 	BudgetUsed int `json:"budget_used"`
 }
 
-// RestartBudget is the job's crash budget, per role (SPEC §4 restarts): a
+// RestartBudget is the job's crash budget, per role (docs/reference.md#job-spec restarts): a
 // role that crashes more than Limit times within Window fails the job.
 type RestartBudget struct {
 	Limit  int    `json:"limit"`
@@ -133,7 +133,7 @@ type Event struct {
 	What string    `json:"what"`
 }
 
-// JobStatus is `gctl job status NAME -o json` (SPEC §5).
+// JobStatus is `gctl job status NAME -o json` (docs/reference.md#job-status-json).
 type JobStatus struct {
 	Name           string          `json:"name"`
 	State          JobState        `json:"state"`
@@ -158,7 +158,7 @@ type JobStatus struct {
 	// History is one entry per finished pass, oldest first (see PassHistory).
 	History []PassHistory `json:"history"`
 
-	// Elastic counts (SPEC §5): the desired count and its bounds, and how
+	// Elastic counts (docs/reference.md#job-status-json): the desired count and its bounds, and how
 	// many run now; global_batch is the records of a sync step.
 	TrainersCount   int `json:"trainers_count"`
 	TrainersMin     int `json:"trainers_min"`

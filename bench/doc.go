@@ -1,5 +1,5 @@
 // Package bench measures gtrain against ceilings taken on the same machine in
-// the same run (SPEC §8): every figure is a ratio, never a timed unit test.
+// the same run (docs/reference.md#benchmarks): every figure is a ratio, never a timed unit test.
 // `make bench` runs cmd/, which prints a table and writes bench/results.json.
 //
 // It uses the real parts (pserver shards over gRPC on loopback, the master's

@@ -11,7 +11,8 @@ import (
 
 // TCPLoopbackMBps is the raw TCP loopback ceiling: streams writer/reader
 // pairs at once, total bytes between them in 4 MiB writes. With one stream
-// it is SPEC §8's "one writer, one reader"; push/pull moves data over
+// it is the "one writer, one reader" ceiling of
+// pserver_pushpull (docs/reference.md#benchmarks); push/pull moves data over
 // trainers × pservers connections at once, which on several cores can beat
 // one stream, so its ceiling is the best of both.
 func TCPLoopbackMBps(total int64, streams int) (float64, error) {

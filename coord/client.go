@@ -17,7 +17,7 @@ import (
 var ErrEtcdConfig = errors.New("invalid etcd access")
 
 // EtcdConfig is how to reach an etcd cluster: its members and the
-// credentials it asks for (SPEC §2: --etcd-endpoints, --etcd-cacert,
+// credentials it asks for (docs/reference.md#gtraind-agent: --etcd-endpoints, --etcd-cacert,
 // --etcd-cert, --etcd-key, --etcd-user, --etcd-password).
 type EtcdConfig struct {
 	// Endpoints are the members, HOST:PORT or URLs; the client balances

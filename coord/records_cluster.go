@@ -11,7 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 )
 
-// Capacity is what a node offers to the roles placed on it (SPEC §2
+// Capacity is what a node offers to the roles placed on it (docs/reference.md#gtraind-agent
 // --cpu, --memory, --gpus, --labels).
 type Capacity struct {
 	CPU    float64           `json:"cpu"`

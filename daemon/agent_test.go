@@ -137,7 +137,7 @@ func TestConfigValidate(t *testing.T) {
 	if d.DataDir != "/var/lib/gtrain" || d.APIAddr != "127.0.0.1:7164" || d.GossipAddr != "127.0.0.1:7946" ||
 		d.EtcdClientAddr != "127.0.0.1:2379" || d.EtcdPeerAddr != "127.0.0.1:2380" || d.NodeName == "" ||
 		d.SessionTTL != 4 || d.GPUs != -1 || d.StopGrace != 10*time.Second {
-		t.Errorf("DefaultConfig = %+v, want SPEC §2 defaults", d)
+		t.Errorf("DefaultConfig = %+v, want the defaults of docs/reference.md#gtraind-agent", d)
 	}
 	if err := Run(context.Background(), Config{}, nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("Run with an empty config: %v, want ErrInvalidConfig", err)

@@ -31,7 +31,7 @@ const (
 	logQuiet     = time.Second            // and ends this long after a finished job's last line
 )
 
-// controlServer is the gRPC Control API of SPEC §3/§5. Every agent serves
+// controlServer is the gRPC Control API behind docs/reference.md#gctl. Every agent serves
 // the whole cluster: from etcd, and Logs from every node's agent (logs.go).
 type controlServer struct {
 	api.UnimplementedControlServer

@@ -16,7 +16,7 @@ import (
 	"github.com/gtrain/gtrain/pki"
 )
 
-// Defaults of SPEC §2 and of the supervisor.
+// Defaults of docs/reference.md#gtraind-agent and of the supervisor.
 const (
 	DefaultDataDir        = "/var/lib/gtrain"
 	DefaultAPIAddr        = "127.0.0.1:7164"
@@ -81,7 +81,7 @@ type Config struct {
 	Exe string
 	Log *slog.Logger
 
-	// Capacity this node offers to placement (SPEC §2 --cpu, --memory,
+	// Capacity this node offers to placement (docs/reference.md#gtraind-agent --cpu, --memory,
 	// --gpus, --labels). CPU and Memory 0 mean the machine's (detected);
 	// GPUs < 0 means detected (the /dev/nvidiaN devices), 0 none.
 	CPU    float64
@@ -94,7 +94,7 @@ type Config struct {
 	MetricsAddr string
 }
 
-// DefaultConfig is the configuration of SPEC §2 before flags apply.
+// DefaultConfig is the configuration of docs/reference.md#gtraind-agent before flags apply.
 func DefaultConfig() Config {
 	name, err := os.Hostname()
 	if err != nil || name == "" {

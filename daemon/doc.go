@@ -1,8 +1,8 @@
-// Package daemon is `gtraind agent`, the long-running node daemon (SPEC §2):
+// Package daemon is `gtraind agent`, the long-running node daemon (docs/reference.md#gtraind-agent):
 // it registers the node in etcd with its capacity (a leased record for its
 // liveness, and a durable one so that a dead node stays listed as down),
 // optionally starting the embedded etcd of --dev, joins the gossip ring,
-// serves the gRPC Control API that gctl talks to (SPEC §3, §5), takes part
+// serves the gRPC Control API that gctl talks to (docs/reference.md#gctl), takes part
 // in electing the cluster's scheduler, and supervises the role processes
 // (master, pserver-I, trainer-I) that the scheduler places on this node: it
 // starts them as child processes, restarts them within a budget, stops them

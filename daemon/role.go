@@ -14,7 +14,7 @@ import (
 	"github.com/gtrain/gtrain/pki"
 )
 
-// Role subcommands of gtraind (SPEC §2): the roles of the worker names.
+// Role subcommands of gtraind (docs/reference.md#gtraind): the roles of the worker names.
 const (
 	roleMaster  = jobspec.RoleMaster
 	rolePserver = jobspec.RolePserver

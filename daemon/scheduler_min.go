@@ -8,7 +8,7 @@ import (
 )
 
 // Elastic placement: a job whose trainers do not all fit runs with what
-// fits, as long as that is at least its trainers' min (SPEC §4); it grows
+// fits, as long as that is at least its trainers' min (docs/reference.md#job-spec); it grows
 // when room appears, as the scheduler places the missing trainers on every
 // pass. Below min it waits, PENDING, with the reason.
 

@@ -13,7 +13,7 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// The master's request: the job spec states none for it (SPEC §4 has
+// The master's request: the job spec states none for it (docs/reference.md#job-spec has
 // resources.trainer and resources.pserver only). It hands out tasks and
 // evaluates the model after each pass, so it asks for a tenth of a CPU and
 // 64 MiB plus a copy of the parameters.

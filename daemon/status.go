@@ -158,7 +158,7 @@ func (s *jobSnapshot) reason() string {
 	return ""
 }
 
-// jobStatus is the document of `gctl job status` (SPEC §5) at now. s.record
+// jobStatus is the document of `gctl job status` (docs/reference.md#job-status-json) at now. s.record
 // must be set; nodeDown says whether a node is down.
 func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.JobStatus {
 	spec := s.record.Spec

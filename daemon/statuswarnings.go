@@ -3,7 +3,7 @@ package daemon
 import "github.com/gtrain/gtrain/api"
 
 // warnings are what an operator should act on while the job goes on
-// (SPEC §5 `warnings`): first the master's (a model write that fails at a
+// (docs/reference.md#job-status-json `warnings`): first the master's (a model write that fails at a
 // pass end, from its progress record), then each pserver's failing
 // checkpoint writes, in index order, as the pserver published them in its
 // registration. A job that ended has none: its pservers' registrations went

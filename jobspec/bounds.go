@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Bounds of an elastic role count (SPEC §4): `trainers: {count: 2, min: 1,
+// Bounds of an elastic role count (docs/reference.md#job-spec): `trainers: {count: 2, min: 1,
 // max: 8}`. A plain number N is count N, min N, max N; the spec then keeps
 // min and max at 0 and the accessors answer N.
 

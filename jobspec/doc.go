@@ -1,5 +1,5 @@
 // Package jobspec owns the job spec that `gctl job start -f job.yaml` submits
-// (SPEC §3 job names, §4 the spec): strict YAML parsing, defaults, path
+// (docs/reference.md#job-names, #job-spec): strict YAML parsing, defaults, path
 // resolution against the spec file's directory, validation, and the checks
 // against the training data that only the server can run (CheckData, with the
 // file system injected).

@@ -6,7 +6,7 @@ var (
 	// ErrInvalidSpec is wrapped by every rejection of a job spec (parse,
 	// validation, data checks): the caller's cue for "rejected input".
 	ErrInvalidSpec = errors.New("invalid job spec")
-	// ErrInvalidName reports a job name that breaks the naming rule (SPEC §3).
+	// ErrInvalidName reports a job name that breaks the naming rule (docs/reference.md#job-names).
 	ErrInvalidName = errors.New("invalid job name")
 	// ErrInvalidInterval reports a checkpoint.every that is neither a positive
 	// Go duration nor a positive step count.

@@ -10,7 +10,7 @@ const MaxNameLength = 63
 const nameRule = "a job name has 1 to 63 characters, only ASCII letters, digits, '-' and '.', " +
 	"starts and ends with a letter or digit, and has no '_'"
 
-// ValidateName checks a job name against the rule of SPEC §3 (paddlecloud's).
+// ValidateName checks a job name against the rule of docs/reference.md#job-names (paddlecloud's).
 // The error wraps ErrInvalidName and states both the problem and the rule.
 func ValidateName(name string) error {
 	if problem := nameProblem(name); problem != "" {

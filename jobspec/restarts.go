@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Crash budget defaults (SPEC §4 `restarts`).
+// Crash budget defaults (docs/reference.md#job-spec `restarts`).
 const (
 	DefaultRestartLimit  = 5
 	DefaultRestartWindow = "60s"

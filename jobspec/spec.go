@@ -6,7 +6,7 @@ import (
 	"github.com/gtrain/gtrain/model"
 )
 
-// Mode is how trainers and pservers step (SPEC §4): in lockstep (sync) or
+// Mode is how trainers and pservers step (docs/reference.md#job-spec): in lockstep (sync) or
 // each at its own pace (async).
 type Mode string
 
@@ -25,7 +25,7 @@ const (
 	OptimizerAdam     = "adam"
 )
 
-// Spec is a training job as submitted (SPEC §4). Field order follows the YAML
+// Spec is a training job as submitted (docs/reference.md#job-spec). Field order follows the YAML
 // document, which is also the order Validate checks them in. The JSON form
 // (stored in etcd) uses the same snake_case names as the YAML.
 type Spec struct {

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Fields whose written value must be a whole number of at least 1 (SPEC §4
+// Fields whose written value must be a whole number of at least 1 (docs/reference.md#job-spec
 // counts). ApplyDefaults fills a zero, and the YAML decoder truncates 3.5 to
 // 3 for an int, so both must be caught on the document, before decoding:
 // after it "passes: 0" and an omitted passes look the same.

@@ -2,7 +2,7 @@
 // evaluates (linear regression, softmax regression and a ReLU multi-layer
 // perceptron), their deterministic initialisation, and the on-disk model
 // files written after every pass (model_dir/pass-NNNNN/ and model_dir/latest,
-// SPEC §5).
+// docs/reference.md#model-files).
 //
 // Parameters are stored and transported as little-endian float32 but all
 // arithmetic is done in float64 with gonum, so that the same inputs give

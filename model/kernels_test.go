@@ -79,8 +79,8 @@ var wideSpecs = []struct {
 }
 
 // TestThreadsGiveBitIdenticalGradients: a micro-batch's gradient, loss and
-// evaluation are the same bits on 1, 2, 3 or 8 threads (SPEC: the same model
-// whatever resources.trainer.cpu).
+// evaluation are the same bits on 1, 2, 3 or 8 threads (docs/reference.md#job-spec:
+// the same model whatever resources.trainer.cpu).
 func TestThreadsGiveBitIdenticalGradients(t *testing.T) {
 	for i, ws := range wideSpecs {
 		rng := rand.New(rand.NewPCG(uint64(i), 5))

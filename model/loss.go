@@ -13,7 +13,8 @@ type lossHead interface {
 	score(z []float32, outputs int, labels []float32, delta []float32) (lossSum float64, correct int)
 }
 
-// squaredError is (y - ŷ)² per record, without the ½ (SPEC §5), for a single
+// squaredError is (y - ŷ)² per record, without the ½
+// (docs/reference.md#job-status-json, metrics.train_loss), for a single
 // regression output. It never counts anything as correct.
 type squaredError struct{}
 

@@ -2,7 +2,7 @@ package model
 
 import "fmt"
 
-// Names inside a model directory (SPEC §5).
+// Names inside a model directory (docs/reference.md#model-files).
 const (
 	// LatestLink is the symlink in the model directory that points at the newest pass directory.
 	LatestLink = "latest"

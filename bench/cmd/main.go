@@ -1,4 +1,4 @@
-// Command bench runs gtrain's benchmarks (SPEC §8) and writes bench/results.json.
+// Command bench runs gtrain's benchmarks (docs/reference.md#benchmarks) and writes bench/results.json.
 package main
 
 import (

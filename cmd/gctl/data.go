@@ -13,7 +13,7 @@ import (
 	"github.com/gtrain/gtrain/dataset"
 )
 
-// Input formats of `data convert` (SPEC §6).
+// Input formats of `data convert` (docs/reference.md#record-shards).
 var convertFormats = []string{dataset.FormatWhitespace, dataset.FormatCSV, dataset.FormatIDX}
 
 func (a *app) dataCommand() *cobra.Command {
@@ -45,7 +45,7 @@ func (a *app) dataConvertCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "convert --format whitespace|csv|idx --input F [--labels F] --out DIR/PREFIX --shards N",
 		Short: "Turn raw data into record shards",
-		Long: `Convert raw data into chunked, checksummed record shards (SPEC §6):
+		Long: `Convert raw data into chunked, checksummed record shards (docs/reference.md#record-shards):
 PREFIX-train-00000-of-0000N, ... and, with --test-fraction, PREFIX-test-....
 
 Formats: whitespace or csv (numbers, one record per line, the last column is the

@@ -1,4 +1,4 @@
-// Command gctl is the operator CLI of gtrain (SPEC §3): it submits and
+// Command gctl is the operator CLI of gtrain (docs/reference.md#gctl): it submits and
 // monitors jobs, lists jobs, workers and nodes, drains and undrains nodes,
 // streams logs, stops jobs and converts raw data into record shards.
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// Exit codes of SPEC §3.
+// Exit codes of docs/reference.md#exit-codes.
 const (
 	exitOK       = 0
 	exitFailure  = 1

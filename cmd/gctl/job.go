@@ -66,9 +66,9 @@ func (a *app) jobStartCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start -f FILE",
 		Short: "Validate a job spec, submit it and follow the job until it ends",
-		Long: `Parse and validate the job spec FILE (YAML, SPEC §4) locally, apply the flag
-overrides, submit it to the agent and, unless --detach is given, follow the job
-until it ends.
+		Long: `Parse and validate the job spec FILE (YAML, docs/reference.md#job-spec) locally,
+apply the flag overrides, submit it to the agent and, unless --detach is given,
+follow the job until it ends.
 
 While following, a live progress line (pass, step, tasks, losses, state) is
 rewritten in place on a terminal; otherwise a line is printed whenever the pass,
@@ -272,9 +272,9 @@ func (a *app) jobStatusCommand() *cobra.Command {
 		Use:   "status NAME",
 		Short: "Show one job in detail",
 		Long: `Show the job's state, pass, step, task queue, samples applied per pass, metrics,
-model_dir, processes and newest events. With -o json: the job status document of
-SPEC §5 (name, state, mode, pass, passes, step, tasks, samples_applied, trainers,
-pservers, master, metrics, model_dir, events, ...).`,
+model_dir, processes and newest events. With -o json: the job status document
+(name, state, mode, pass, passes, step, tasks, samples_applied, trainers,
+pservers, master, metrics, model_dir, events, ...; docs/reference.md#job-status-json).`,
 		Example: "  gctl job status fit-a-line\n  gctl job status fit-a-line -o json",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {

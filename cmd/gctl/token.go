@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/credentials"
 )
 
-// bearer is a context's bearer token (SPEC §3), inline or in a file.
+// bearer is a context's bearer token (docs/reference.md#gctl), inline or in a file.
 type bearer struct {
 	token string // inline
 	file  string // absolute path of token_file

@@ -11,7 +11,7 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// addCapacityFlags declares what the node offers to placement (SPEC §2).
+// addCapacityFlags declares what the node offers to placement (docs/reference.md#gtraind-agent).
 func addCapacityFlags(f *pflag.FlagSet) {
 	f.Float64("cpu", 0, "CPUs this node offers to placement (0: the machine's, detected)")
 	f.String("memory", "", `memory this node offers to placement, e.g. "64Gi" (empty: the machine's, detected)`)

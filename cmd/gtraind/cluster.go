@@ -10,7 +10,7 @@ import (
 )
 
 // addClusterFlags are the agent's settings for a cluster of several
-// machines (SPEC §2): the address it advertises and its access to an
+// machines (docs/reference.md#gtraind-agent): the address it advertises and its access to an
 // external etcd.
 func addClusterFlags(f *pflag.FlagSet) {
 	f.String("advertise-addr", "", "host (no port) of this machine that the roles bind and publish to other nodes (default: the host of --api-addr, or the first non-loopback address when that is a wildcard)")

@@ -23,7 +23,7 @@ func agentSettings(t *testing.T, args ...string) (daemon.Config, error) {
 }
 
 // The cluster settings come from flags, then GTRAIN_* env, then the config
-// file (SPEC §2).
+// file (docs/reference.md#gtraind).
 func TestAgentClusterSettings(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "agent.yaml")
 	if err := os.WriteFile(conf, []byte(`etcd-endpoints: 10.0.0.1:2379,10.0.0.2:2379

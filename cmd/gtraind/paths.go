@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/viper"
 )
 
-// addPathFlags is the agent's confinement of job paths (SPEC §2, README
+// addPathFlags is the agent's confinement of job paths (docs/reference.md#gtraind, README
 // "Confined paths and limits").
 func addPathFlags(f *pflag.FlagSet) {
 	f.StringArray("allowed-path", nil, "a directory job specs may name data, checkpoint and model paths under, "+

@@ -76,7 +76,7 @@ var specFields = map[string]specField{
 		meaning: "where checkpoints and the model go; required for a job placed on several nodes"},
 	"resources":                object("what one process of each role asks of placement"),
 	"resources.trainer":        object("one trainer"),
-	"resources.trainer.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one trainer asks of placement; it also sets the trainer's GOMAXPROCS"},
+	"resources.trainer.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one trainer asks of placement; it also sets the trainer's GOMAXPROCS (the model does not depend on it)"},
 	"resources.trainer.memory": {def: "what the parameters need", limits: memoryText, meaning: "memory one trainer asks of placement; a stated request must hold the parameters"},
 	"resources.pserver":        object("one pserver"),
 	"resources.pserver.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one pserver asks of placement; it also sets the pserver's GOMAXPROCS"},
