@@ -13,6 +13,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+sys.dont_write_bytecode = True  # no __pycache__ left in examples/program
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "program"))
 import torch_cnn  # noqa: E402
 import torch_mlp  # noqa: E402
