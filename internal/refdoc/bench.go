@@ -46,7 +46,7 @@ func BenchTable() (string, error) {
 		fields[i] = Field{Path: g}
 	}
 	if err := coverage(fields, benchGroups); err != nil {
-		return "", fmt.Errorf("%s groupNames: %w", benchMain, err)
+		return "", fmt.Errorf("%s groupNames: %w (benchGroups in internal/refdoc/bench.go)", benchMain, err)
 	}
 	needs, err := benchNeeds()
 	if err != nil {

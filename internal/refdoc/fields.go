@@ -108,7 +108,7 @@ func plural(s string) string {
 func JSONTable(t reflect.Type, meanings map[string]string) (string, error) {
 	fields := Fields(t, "json")
 	if err := coverage(fields, meanings); err != nil {
-		return "", fmt.Errorf("%s: %w", t, err)
+		return "", fmt.Errorf("%s: %w (internal/refdoc/jsondocs.go)", t, err)
 	}
 	var b strings.Builder
 	b.WriteString("| key | type | meaning |\n|---|---|---|\n")
@@ -141,7 +141,7 @@ func coverage[V any](fields []Field, meanings map[string]V) error {
 	slices.Sort(stale)
 	switch {
 	case len(missing) > 0:
-		return fmt.Errorf("undocumented keys %s: describe them in internal/refdoc", strings.Join(missing, ", "))
+		return fmt.Errorf("undocumented keys %s: describe them", strings.Join(missing, ", "))
 	case len(stale) > 0:
 		return fmt.Errorf("internal/refdoc describes keys the type no longer has: %s", strings.Join(stale, ", "))
 	}

@@ -101,7 +101,7 @@ const minimalSpec = "name: x\nmodel: {kind: linear, inputs: 1}\ndata: {train: t}
 func SpecTable() (string, error) {
 	fields := Fields(reflect.TypeFor[jobspec.Spec](), "yaml")
 	if err := coverage(fields, specFields); err != nil {
-		return "", fmt.Errorf("jobspec.Spec: %w", err)
+		return "", fmt.Errorf("jobspec.Spec: %w (specFields in internal/refdoc/jobspec.go)", err)
 	}
 	defaults, err := jobspec.Parse([]byte(minimalSpec))
 	if err != nil {

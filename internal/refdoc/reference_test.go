@@ -40,7 +40,7 @@ func TestReferenceStates(t *testing.T) {
 		}
 		body, err := ValueTable(values, s.Meanings)
 		if err != nil {
-			t.Fatalf("%s %s: %v", StateFile, s.Type, err)
+			t.Fatalf("%s %s: %v (stateTables in internal/refdoc/states.go)", StateFile, s.Type, err)
 		}
 		Check(t, s.Section, body)
 	}
