@@ -85,7 +85,7 @@ var statusMeanings = map[string]string{
 	"events":                     "the newest events of the job (`gctl job events` lists them all)",
 	"events[].time":              "when it happened",
 	"events[].what":              "what happened, in words",
-	"warnings":                   "conditions the job survives but an operator should fix (e.g. a pserver whose checkpoint writes fail); empty when none",
+	"warnings":                   "conditions the job survives but an operator should fix: a pserver whose checkpoint writes fail, a master that cannot write a pass's model (training waits for it); empty when none",
 	"history":                    "one object per finished pass, oldest first",
 	"history[].pass":             "the pass, from 0",
 	"history[].train_loss":       "as metrics.train_loss, for this pass",
