@@ -11,6 +11,7 @@ import (
 	_ "google.golang.org/grpc/encoding/proto" // registers the "proto" codec delegated to
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // Codec is gRPC's proto codec, except that a message decoded into a Sink (the
@@ -34,7 +35,31 @@ func DecodesInPlace() bool { return littleEndian }
 func (Codec) Name() string { return "proto" }
 
 // Marshal implements encoding.CodecV2.
-func (Codec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
+//
+// A bulk message (a chunk of a push or a pull) is encoded into a buffer of
+// the pserver connections' pool (pool.go) instead of gRPC's default one,
+// which the pservers' frequent collections empty: it is a 1 MiB
+// allocation per chunk otherwise.
+func (Codec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return protoCodec.Marshal(v)
+	}
+	size := proto.Size(m)
+	if size < pooledMin {
+		return protoCodec.Marshal(v)
+	}
+	buf := sharedPool.Get(size)
+	// UseCachedSize reuses the Size just computed (the message is not
+	// changed meanwhile), as gRPC's own codec does.
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend((*buf)[:0], m)
+	if err != nil {
+		sharedPool.Put(buf)
+		return nil, err
+	}
+	*buf = out
+	return mem.BufferSlice{mem.NewBuffer(buf, sharedPool)}, nil
+}
 
 // Unmarshal implements encoding.CodecV2.
 func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
