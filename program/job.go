@@ -37,14 +37,15 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		cleanup()
 		return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: model.timeout: %v", ErrEntry, err)}
 	}
-	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log})
+	threads := ThreadsFor(spec.Resources.Trainer.CPU)
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads})
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	c.cleanup = cleanup
 	d, err := c.Declare(ctx, DeclareArgs{Seed: spec.Seed, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: m.Hidden,
-		Threads: ThreadsFor(spec.Resources.Trainer.CPU)})
+		Threads: threads})
 	if err == nil && m.Declared != nil {
 		err = c.checkRecord(d, m.Declared)
 	}

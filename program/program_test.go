@@ -191,3 +191,27 @@ func TestPythonIsThere(t *testing.T) {
 		t.Fatalf("%s is missing (CI installs python3 and python3-numpy): %v", python, err)
 	}
 }
+
+// TestThreadsSizeTheProgramsLibraries: a program started for a trainer of
+// N threads finds OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS
+// set to N before it loads them (an operator's own value is overridden:
+// the trainer's cpu decides).
+func TestThreadsSizeTheProgramsLibraries(t *testing.T) {
+	t.Setenv("OMP_NUM_THREADS", "7")
+	c, err := Start(Config{Argv: []string{"/bin/sh", "-c", "env >&2"}, Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program did not end")
+	}
+	env := c.tail.String()
+	for _, name := range blasThreadsEnv {
+		if !strings.Contains(env, name+"=3\n") {
+			t.Errorf("the program's environment lacks %s=3:\n%s", name, env)
+		}
+	}
+	c.Close()
+}

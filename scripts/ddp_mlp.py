@@ -3,6 +3,9 @@ global batch 256 split over N processes of 1 thread each, SGD; prints one JSON
 line with records/s (the median of 3 windows of 40 steps after 20 of warm-up,
 as bench/trainermlp.go measures gtrain) and the BLAS torch loaded."""
 import json, os, sys
+# Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
+# torch.set_num_threads says: the peer must size them before torch loads.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch_mlp imports torch
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch_mlp import blas_loaded, mlp, records_per_s

@@ -2,6 +2,9 @@
 over N processes (gloo, CPU), SGD; prints ms per step (median of 3 windows
 of 200 steps after 200 of warm-up), as bench/steptime.go measures gtrain."""
 import os, sys, time, statistics
+# Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
+# torch.set_num_threads says: the peer must size them before torch loads.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 

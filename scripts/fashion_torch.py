@@ -7,11 +7,15 @@ accuracy after each pass and the training records/s of one process.
 Needs Debian's python3-torch and python3-numpy: /usr/bin/python3 scripts/fashion_torch.py
 """
 import gzip
+import os
 import sys
 import time
 
-import numpy as np
-import torch
+# Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
+# torch.set_num_threads says: the peer must size them before torch loads.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 SRC = "/usr/share/datasets/fashion-mnist/"
 

@@ -4,7 +4,11 @@ batch 256, SGD, cross-entropy, float32, on THREADS threads (argv[1], default
 20 of warm-up, as bench/trainermlp.go measures gtrain) and the BLAS that
 torch's matmuls loaded, read from this process's memory maps: a peer on
 Debian's reference BLAS is 30x slower and no peer at all."""
-import json, statistics, sys, time
+import json, os, statistics, sys, time
+# Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
+# torch.set_num_threads says: the peer must size them before torch loads.
+if __name__ == "__main__":
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[1] if len(sys.argv) > 1 else "1"
 import torch
 
 def blas_loaded():

@@ -10,7 +10,10 @@ import statistics
 import sys
 import time
 
-import torch
+# Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
+# torch.set_num_threads says: the peer must size them before torch loads.
+os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[2] if len(sys.argv) > 2 else "1"
+import torch  # noqa: E402
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True  # no __pycache__ left in examples/program
