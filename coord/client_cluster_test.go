@@ -53,17 +53,28 @@ func threeMembersWithSession(t *testing.T) ([]*etcdproc.Member, *clientv3.Client
 func loopbackMembers(t *testing.T, n int, pki *etcdproc.PKI) []*etcdproc.Member {
 	t.Helper()
 	dir := t.TempDir()
-	var ms []*etcdproc.Member
-	for i := range n {
-		m := &etcdproc.Member{Name: fmt.Sprintf("m%d", i), Host: "127.0.0.1", Dir: filepath.Join(dir, fmt.Sprintf("m%d", i)), TLS: pki}
-		m.ClientPort, m.PeerPort = freePort(t), freePort(t)
-		ms = append(ms, m)
-	}
-	if err := etcdproc.StartCluster(ms); err != nil {
+	for attempt := 0; ; attempt++ {
+		var ms []*etcdproc.Member
+		for i := range n {
+			m := &etcdproc.Member{Name: fmt.Sprintf("m%d", i), Host: "127.0.0.1",
+				Dir: filepath.Join(dir, fmt.Sprint(attempt), fmt.Sprintf("m%d", i)), TLS: pki}
+			m.ClientPort, m.PeerPort = freePort(t), freePort(t)
+			ms = append(ms, m)
+		}
+		err := etcdproc.StartCluster(ms)
+		if err == nil {
+			t.Cleanup(func() { etcdproc.StopAll(ms) })
+			return ms
+		}
+		etcdproc.StopAll(ms)
+		// A port found free can be taken by a test of another package
+		// before etcd binds it (seen in make test): new ports, again.
+		if attempt < 3 && strings.Contains(err.Error(), "address already in use") {
+			t.Logf("etcd lost a free port to another process; starting again: %v", err)
+			continue
+		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { etcdproc.StopAll(ms) })
-	return ms
 }
 
 func freePort(t *testing.T) int {
