@@ -71,6 +71,12 @@ func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error)
 	if l.etcd.Password != "" {
 		env = append(env, EtcdPasswordEnv+"="+l.etcd.Password)
 	}
+	// A role's products run on threads of its own over OpenBLAS calls that
+	// must each stay on one thread (model/gemm.go): an OpenMP build of
+	// OpenBLAS (Debian's libopenblas0-openmp alternative) would otherwise
+	// follow OMP_NUM_THREADS, every core, on each call. A trainer's program
+	// gets its own thread count (program.Config.Threads).
+	env = append(env, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1")
 	cmd.Env = env
 	return cmd, nil
 }

@@ -64,10 +64,24 @@ func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "/run/systemd/notify")
 	t.Setenv("WATCHDOG_USEC", "1000000")
 	t.Setenv(EtcdPasswordEnv, "inherited")
+	t.Setenv("OMP_NUM_THREADS", "8")
 	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
 	cmd, err := l.command("fit", "trainer-0", 42)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// OpenBLAS on one thread per call, whatever the agent's environment
+	// says (exec keeps the last of duplicate variables).
+	for _, name := range []string{"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"} {
+		last := ""
+		for _, kv := range cmd.Env {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				last = v
+			}
+		}
+		if last != "1" {
+			t.Errorf("a role's %s is %q; want 1", name, last)
+		}
 	}
 	if n := countPrefix(cmd.Env, EtcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, EtcdPasswordEnv+"=s3cret") {
 		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, EtcdPasswordEnv, EtcdPasswordEnv)

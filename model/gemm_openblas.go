@@ -23,5 +23,12 @@ var fastGemm sgemm = netlib.Implementation{}
 // this CPU: trainers computing the same micro-batch give bit-identical
 // gradients when they name the same kernels.
 func Kernels() string {
-	return "OpenBLAS " + C.GoString(C.openblas_get_corename())
+	k := "OpenBLAS " + C.GoString(C.openblas_get_corename())
+	if C.openblas_get_parallel() == 2 {
+		// The OpenMP build follows omp_get_max_threads on each call, not
+		// openblas_set_num_threads: it needs OMP_NUM_THREADS=1 (the agent
+		// sets it for its roles) to keep one thread per call.
+		k += " (OpenMP build)"
+	}
+	return k
 }

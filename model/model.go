@@ -20,7 +20,9 @@ type Model interface {
 	// GradientReady is Gradient that calls ready(j) as soon as the
 	// gradient of parameter j is final in grads (the last layer's first),
 	// so that the caller may send it while the lower layers compute. Every
-	// parameter is announced exactly once, also for an empty batch.
+	// parameter is announced exactly once, also for an empty batch. An
+	// announced parameter may still be read until GradientReady returns:
+	// the caller must not change params before.
 	GradientReady(params [][]float32, b Batch, grads [][]float32, ready func(param int)) (lossSum float64)
 	// Evaluate returns the sum of per-record losses and the number of
 	// correct predictions (argmax == label; always 0 for regression).

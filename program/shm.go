@@ -52,6 +52,9 @@ func newShm() (*shm, error) {
 		}
 	}
 	if err != nil {
+		if roParams != nil {
+			roParams.Close() // not yet the child's: s.close does not know it
+		}
 		s.close()
 		return nil, err
 	}
@@ -135,6 +138,9 @@ func (s *shm) putRecords(b model.Batch, classes int) (*wire.ShmBatch, error) {
 		return sb, nil
 	}
 	sb.Labels = wire.LabelsInt32
+	if b.N == 0 {
+		return sb, nil // no label to convert (and no &ys[0] to take)
+	}
 	labels := unsafe.Slice((*int32)(unsafe.Pointer(&ys[0])), b.N)
 	for i, y := range b.Y[:b.N] {
 		if !(y >= 0 && y < float32(classes)) || y != float32(math.Trunc(float64(y))) {

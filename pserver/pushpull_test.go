@@ -204,3 +204,53 @@ func TestPushWaitErrorEndsThePush(t *testing.T) {
 		t.Fatalf("shard at step %d after a failed push; want 0", step)
 	}
 }
+
+// TestPushPullWaitsBeforeWritingParams: a PushPull told to wait before the
+// pull (client.WaitBeforePull: the trainer's backward pass still reads the
+// parameters) writes nothing into params until the wait returns, then
+// brings the next step's parameters as usual.
+func TestPushPullWaitsBeforeWritingParams(t *testing.T) {
+	ctx := context.Background()
+	_, c := servePushPull(t)
+	other, _ := pushPullBuffers(2)
+	if err := c.Push(ctx, 1, 0, 0, 1, false, other); err != nil {
+		t.Fatal(err)
+	}
+	grads, params := pushPullBuffers(1)
+	for _, p := range params {
+		for k := range p {
+			p[k] = -7 // what the backward pass is reading
+		}
+	}
+	release, acked := make(chan struct{}), make(chan struct{})
+	free := func(ctx context.Context) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	done := make(chan pushPullResult, 1)
+	go func() {
+		p, err := c.PushPull(ctx, 0, 0, 0, 1, false, grads, params, func() { close(acked) }, client.WaitBeforePull(free))
+		done <- pushPullResult{p, err}
+	}()
+	<-acked
+	time.Sleep(50 * time.Millisecond) // the pserver applied the step and sends
+	for j, p := range params {
+		for k, v := range p {
+			if v != -7 {
+				t.Fatalf("params[%d][%d] = %v written before the wait returned", j, k, v)
+			}
+		}
+	}
+	close(release)
+	r := <-done
+	if r.err != nil || !r.pulled.All || r.pulled.Lowest != 1 {
+		t.Fatalf("PushPull: %+v %v; want all parameters of step 1", r.pulled, r.err)
+	}
+	if params[0][0] == -7 {
+		t.Fatal("the parameters of step 1 never came after the wait")
+	}
+}

@@ -36,7 +36,19 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 		}
 		return false, err
 	}
-	done, err := t.pushAndReport(ctx, w, func() float64 { <-computed; return loss }, len(ex), client.WaitForGradient(g.wait))
+	// A PushPull brings the next step's parameters into t.params: not
+	// before the backward pass stopped reading them (a pserver holding
+	// only upper layers applies the step while the lower ones compute).
+	free := func(ctx context.Context) error {
+		select {
+		case <-computed:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	done, err := t.pushAndReport(ctx, w, func() float64 { <-computed; return loss }, len(ex),
+		client.WaitForGradient(g.wait), client.WaitBeforePull(free))
 	<-computed // t.grads and t.batch are the next micro-batch's
 	if cerr != nil {
 		return false, cerr

@@ -36,6 +36,15 @@ func WaitForGradient(wait func(ctx context.Context, param int) error) PushOption
 	return func(h *pushHeader) { h.wait = wait }
 }
 
+// WaitBeforePull makes a PushPull wait, once every block is acknowledged
+// and before it writes the next step's parameters into params, until
+// wait(ctx) returns: a push overlapped with the backward pass must not
+// change the parameters the lower layers still read. An error from wait
+// leaves params untouched and the push applied (the caller pulls).
+func WaitBeforePull(wait func(ctx context.Context) error) PushOption {
+	return func(h *pushHeader) { h.beforePull = wait }
+}
+
 func (h *pushHeader) apply(opts []PushOption) {
 	for _, o := range opts {
 		o(h)
@@ -50,6 +59,7 @@ type pushHeader struct {
 	records       int64
 	checkpoint    bool
 	wait          func(ctx context.Context, param int) error // nil: every gradient is final
+	beforePull    func(ctx context.Context) error            // nil: params are free to write
 }
 
 // chunk is one message of the push: data at offset within block (block -1

@@ -82,6 +82,11 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
 	ack()
+	if h.beforePull != nil {
+		if err := h.beforePull(ctx); err != nil {
+			return 0, false, nil // applied; the parameters are left to a pull
+		}
+	}
 	got = !holds // nothing to bring: delivered
 	for {
 		if err := stream.RecvMsg(sink); err != nil {
