@@ -24,7 +24,7 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 	computed := make(chan struct{})
 	go func() {
 		defer close(computed)
-		loss, cerr = t.computeReady(ex, g.open)
+		loss, cerr = t.compute(ex, g.open)
 		g.finish(cerr)
 	}()
 	// Nothing can be sent before the first gradient: the push (and its
@@ -54,25 +54,6 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 		return false, cerr
 	}
 	return done, err
-}
-
-// computeReady is compute for a built-in model, calling ready(j) once the
-// gradient of parameter j is final in t.grads.
-func (t *trainer) computeReady(ex []dataset.Example, ready func(param int)) (float64, error) {
-	for _, g := range t.grads {
-		clear(g)
-	}
-	if len(ex) == 0 { // a micro-batch of no records pushes zeros
-		for j := range t.grads {
-			ready(j)
-		}
-		return 0, nil
-	}
-	t.batch = dataset.ToBatchReusing(t.batch, ex)
-	if err := t.layout.Model.Spec().CheckBatch(t.batch); err != nil {
-		return 0, fmt.Errorf("trainer: bad records: %w", err)
-	}
-	return t.layout.Model.GradientReady(t.params, t.batch, t.grads, ready), nil
 }
 
 // gradGate tells a push which parameters' gradients are final.

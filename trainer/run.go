@@ -262,15 +262,24 @@ func transient(err error) bool {
 }
 
 // compute zeroes the gradient buffers and accumulates the gradient sums of ex.
-func (t *trainer) compute(ex []dataset.Example) (float64, error) {
+// compute puts the gradient sums of ex in t.grads and returns the loss
+// sum. A built-in model calls ready (when not nil) with each parameter
+// whose gradient is final (computeWhilePushing); a micro-batch of no
+// records announces them all at once, zeros.
+func (t *trainer) compute(ex []dataset.Example, ready func(param int)) (float64, error) {
 	for _, g := range t.grads {
 		clear(g)
 	}
 	if len(ex) == 0 {
+		if ready != nil {
+			for j := range t.grads {
+				ready(j)
+			}
+		}
 		return 0, nil
 	}
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
-	return t.gradient(t.batch)
+	return t.gradient(t.batch, ready)
 }
 
 func safeMean(sum float64, n int) float64 {

@@ -202,7 +202,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 	if push && t.prog == nil && t.layout != nil && t.layout.Model != nil {
 		return t.computeWhilePushing(ctx, w, ex)
 	}
-	loss, err := t.compute(ex)
+	loss, err := t.compute(ex, nil)
 	if err != nil {
 		return false, err
 	}
