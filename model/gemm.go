@@ -39,20 +39,18 @@ type product struct {
 	beta            float32
 	c               []float32
 	ldc             int
-	rowTiles, tiles int
+	colTiles, tiles int // the tile grid's width, and its size
 	impl            sgemm
 }
 
 // run computes tile t (row-major over the tile grid).
 func (p *product) run(t int) {
-	r0, c0 := (t/p.colTiles())*tile, (t%p.colTiles())*tile
+	r0, c0 := (t/p.colTiles)*tile, (t%p.colTiles)*tile
 	rows, cols := min(tile, p.m-r0), min(tile, p.n-c0)
 	a := p.a[rowOffset(p.tA, r0, p.lda):]
 	b := p.b[colOffset(p.tB, c0, p.ldb):]
 	p.impl.Sgemm(p.tA, p.tB, rows, cols, p.k, 1, a, p.lda, b, p.ldb, p.beta, p.c[r0*p.ldc+c0:], p.ldc)
 }
-
-func (p *product) colTiles() int { return p.tiles / p.rowTiles }
 
 // rowOffset is where row r of op(A) starts in A's storage.
 func rowOffset(t blas.Transpose, r, ld int) int {
@@ -82,7 +80,7 @@ type threads struct {
 func (th threads) mul(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	rowTiles, colTiles := ceilDiv(m, tile), ceilDiv(n, tile)
 	p := product{tA: tA, tB: tB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		rowTiles: rowTiles, tiles: rowTiles * colTiles, impl: th.impl}
+		colTiles: colTiles, tiles: rowTiles * colTiles, impl: th.impl}
 	workers := min(th.count(), p.tiles)
 	if workers <= 1 {
 		for t := range p.tiles {
