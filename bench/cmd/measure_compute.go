@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +23,7 @@ func measureTrainerMLP(t *table, bin string) error {
 	}
 	one, threads, two := rps[0], rps[1], rps[2]
 	sides := fmt.Sprintf("gtrain: %s, 1 thread per cpu; MLP 784-1024-1024-10 on Fashion-MNIST, global batch 256, 2 pservers, sgd; the median of 3 windows of 40 steps after 20, inside pass 0", model.Kernels())
-	if bench.HasTorch() {
+	if needTorch.present() {
 		peer, err := bench.RunTorchMLP("scripts", 1)
 		if err != nil {
 			return err
@@ -32,7 +31,7 @@ func measureTrainerMLP(t *table, bin string) error {
 		t.add(bench.Result{Name: "trainer_mlp", Value: one, Unit: "records/s", Ceiling: peer.RecordsPerS,
 			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, same model and batch, random data; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides)})
 	} else {
-		notMeasured("trainer_mlp (against PyTorch)", "python3-torch libopenblas0-pthread")
+		notMeasured("trainer_mlp (against PyTorch)", needTorch)
 	}
 	t.add(bench.Result{Name: "trainer_mlp_gemm", Value: one, Unit: "records/s", Ceiling: gemmCeiling,
 		Note: fmt.Sprintf("ceiling: the best single-thread float32 GEMM rate of this build's kernels over the model's product shapes (%.1f GFLOP/s) / %d FLOPs per record; %s", flops/1e9, bench.MLPFlopsPerRecord, sides)})
@@ -41,12 +40,6 @@ func measureTrainerMLP(t *table, bin string) error {
 	t.add(bench.Result{Name: "scaling_mlp", Value: two, Unit: "records/s", Ceiling: 2 * one,
 		Note: fmt.Sprintf("2 trainers of cpu: 1 (micro-batches of 128) against twice 1 trainer: the ratio is the scaling efficiency; on this machine the pservers, master and agent share its cores; %s", sides)})
 	return nil
-}
-
-// notMeasured says which figure a missing dependency left out and what to
-// install for it.
-func notMeasured(what, packages string) {
-	fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: install Debian's %s\n", what, packages)
 }
 
 // scalingCurves parses -scaling's counts and prints the curves.
@@ -74,7 +67,7 @@ func printScaling(bin string, counts []int) error {
 	if err != nil {
 		return err
 	}
-	torch := bench.HasTorch()
+	torch := needTorch.present()
 	fmt.Printf("MLP 784-1024-1024-10, global batch 256; gtrain: %s, 2 pservers, trainers of cpu: 1\n", model.Kernels())
 	fmt.Printf("%-8s %14s %10s %14s %10s\n", "WORKERS", "GTRAIN REC/S", "EFFICIENCY", "DDP REC/S", "EFFICIENCY")
 	var ddpOne float64
@@ -93,7 +86,7 @@ func printScaling(bin string, counts []int) error {
 		fmt.Printf("%-8d %14.0f %10.2f %14s %10s\n", n, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), ddp, ddpEff)
 	}
 	if !torch {
-		notMeasured("DDP curve", "python3-torch libopenblas0-pthread")
+		notMeasured("DDP curve", needTorch)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/gtrain/gtrain/bench"
 )
 
 // need is something a benchmark group cannot run without, and how an
@@ -32,12 +34,12 @@ var requires = map[string][]need{
 var (
 	needFashion = need{"Fashion-MNIST in /usr/share/datasets/fashion-mnist", "apt-get install dataset-fashion-mnist",
 		fileExists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")}
-	needEtcd  = need{"an etcd binary on PATH", "apt-get install etcd-server", onPath("etcd")}
-	needIP    = need{"the ip command", "apt-get install iproute2", onPath("ip")}
-	needRoot  = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }}
-	needTorch = need{"PyTorch for /usr/bin/python3", "apt-get install python3-torch", func() bool {
-		return exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil
-	}}
+	needEtcd = need{"an etcd binary on PATH", "apt-get install etcd-server", onPath("etcd")}
+	needIP   = need{"the ip command", "apt-get install iproute2", onPath("ip")}
+	needRoot = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }}
+	// The peers must run at their best: PyTorch on OpenBLAS, not on
+	// Debian's reference BLAS (30x slower).
+	needTorch = need{"PyTorch for /usr/bin/python3", "apt-get install python3-torch libopenblas0-pthread", bench.HasTorch}
 )
 
 // missing says what group lacks and how to install it; "" when nothing.
@@ -45,7 +47,7 @@ func missing(group string) string {
 	var out []string
 	for _, n := range requires[group] {
 		if !n.present() {
-			out = append(out, fmt.Sprintf("needs %s (%s)", n.what, n.install))
+			out = append(out, n.missing())
 		}
 	}
 	return strings.Join(out, "; ")
@@ -57,4 +59,13 @@ func fileExists(path string) func() bool {
 
 func onPath(name string) func() bool {
 	return func() bool { _, err := exec.LookPath(name); return err == nil }
+}
+
+// missing says what n is and how to install it.
+func (n need) missing() string { return fmt.Sprintf("needs %s (%s)", n.what, n.install) }
+
+// notMeasured says that the figure what, part of a group that ran, was left
+// out for lack of n.
+func notMeasured(what string, n need) {
+	fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", what, n.missing())
 }
