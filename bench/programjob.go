@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 )
@@ -106,13 +104,5 @@ resources:
 // RunTorchProgramPeer runs scripts/torch_program_peer.py: plain
 // single-process PyTorch training m's module on threads threads.
 func RunTorchProgramPeer(scriptsDir string, m ProgramModel, threads int) (TorchMLP, error) {
-	out, err := exec.Command(TorchPython, filepath.Join(scriptsDir, "torch_program_peer.py"), m.Name, fmt.Sprint(threads)).Output()
-	if err != nil {
-		return TorchMLP{}, fmt.Errorf("torch_program_peer.py %s: %w", m.Name, err)
-	}
-	var r TorchMLP
-	if err := json.Unmarshal(out, &r); err != nil {
-		return TorchMLP{}, fmt.Errorf("torch_program_peer.py printed %q: %w", out, err)
-	}
-	return r, nil
+	return runPeer(scriptsDir, "torch_program_peer.py", m.Name, fmt.Sprint(threads))
 }

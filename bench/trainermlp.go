@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -97,19 +98,19 @@ func HasTorch() bool {
 
 // RunTorchMLP runs the single-process PyTorch peer on threads threads.
 func RunTorchMLP(scriptsDir string, threads int) (TorchMLP, error) {
-	return runPeer(scriptsDir, "torch_mlp.py", threads)
+	return runPeer(scriptsDir, "torch_mlp.py", fmt.Sprint(threads))
 }
 
 // RunDDPMLP runs the PyTorch DDP peer (gloo, CPU) with processes processes.
 func RunDDPMLP(scriptsDir string, processes int) (TorchMLP, error) {
-	return runPeer(scriptsDir, "ddp_mlp.py", processes)
+	return runPeer(scriptsDir, "ddp_mlp.py", fmt.Sprint(processes))
 }
 
 // runPeer runs a peer script with Debian's python3 and reads its JSON line.
-func runPeer(scriptsDir, script string, n int) (TorchMLP, error) {
-	out, err := exec.Command(TorchPython, filepath.Join(scriptsDir, script), fmt.Sprint(n)).Output()
+func runPeer(scriptsDir, script string, args ...string) (TorchMLP, error) {
+	out, err := exec.Command(TorchPython, append([]string{filepath.Join(scriptsDir, script)}, args...)...).Output()
 	if err != nil {
-		return TorchMLP{}, fmt.Errorf("%s: %w", script, err)
+		return TorchMLP{}, fmt.Errorf("%s %s: %w", script, strings.Join(args, " "), err)
 	}
 	var r TorchMLP
 	if err := json.Unmarshal(out, &r); err != nil {
