@@ -8,6 +8,6 @@
 //
 // It owns the role names, the token format (claims sub, role, exp) and the
 // identity carried in a request's context. It must not know the Control
-// API's methods or which role each needs (package daemon decides that),
+// API's methods or which role each needs (package daemon/controlapi decides that),
 // nor issue certificates (package pki does).
 package auth

@@ -16,6 +16,9 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/controlapi"
+	"github.com/gtrain/gtrain/daemon/scheduler"
+	"github.com/gtrain/gtrain/daemon/supervisor"
 )
 
 // Run is `gtraind agent`: it registers this node, serves the Control API,
@@ -74,7 +77,7 @@ type agent struct {
 	etcdFailed <-chan error // nil without Dev
 	cli        *clientv3.Client
 	peers      *members
-	sup        *supervisor
+	sup        *supervisor.Supervisor
 	lis        net.Listener
 	srv        *grpc.Server
 	rec        coord.NodeRecord
@@ -148,10 +151,14 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 // record carries the real address (port 0 picks one).
 func (a *agent) listen() error {
 	a.peers = newMembers(a.log, a.cfg.SessionTTL)
-	a.sup = newSupervisor(a.cli, a.cfg, a.endpoints, a.now)
-	authz, err := newAuthorizer(a.cfg)
+	a.sup = supervisor.New(a.cli, a.cfg.supervisorConfig(a.endpoints), a.now)
+	relayCreds, err := peerCreds(a.cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("log relay TLS: %w", err)
+	}
+	ctl, err := controlapi.New(a.cli, a.cfg.controlConfig(relayCreds), a.sup, a.peers, a.now)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	lis, err := net.Listen("tcp", a.cfg.APIAddr)
 	if err != nil {
@@ -162,12 +169,7 @@ func (a *agent) listen() error {
 		_ = lis.Close()
 		return fmt.Errorf("control API TLS: %w", err)
 	}
-	ctl := newControlServer(a.cli, a.cfg, a.sup, a.peers, a.now)
-	if ctl.peerCreds, err = peerCreds(a.cfg); err != nil {
-		_ = lis.Close()
-		return fmt.Errorf("log relay TLS: %w", err)
-	}
-	a.lis, a.srv = lis, grpc.NewServer(append(append(authz.serverOptions(), controlServerOptions()...), grpc.Creds(creds))...)
+	a.lis, a.srv = lis, grpc.NewServer(append(ctl.ServerOptions(), grpc.Creds(creds))...)
 	api.RegisterControlServer(a.srv, ctl)
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil
@@ -226,20 +228,20 @@ func (a *agent) serve() {
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
-		a.sup.run(supCtx)
+		a.sup.Run(supCtx)
 	}()
 	schedCtx, stopScheduling := context.WithCancel(context.Background())
 	scheduling := make(chan struct{})
 	go func() {
 		defer close(scheduling)
-		newScheduler(a.cli, a.cfg, a.peers, a.now).run(schedCtx)
+		scheduler.New(a.cli, a.cfg.schedulerConfig(), a.peers, a.now).Run(schedCtx)
 	}()
 	a.closers = append(a.closers, func() {
 		stopScheduling()
 		<-scheduling
 		stopWatching()
 		<-watching
-		a.sup.stop()
+		a.sup.Stop()
 	})
 }
 
@@ -248,7 +250,7 @@ func (a *agent) serve() {
 func (a *agent) wait(ctx context.Context) error {
 	tick, stop := a.notify.ticks()
 	defer stop()
-	healthy := a.healthCheck(a.notify.every / 2)
+	healthy := healthCheck(a.notify.every/2, a.sup.Responsive)
 	for {
 		select {
 		case <-tick:

@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/controlapi"
 	"github.com/gtrain/gtrain/internal/testpki"
 )
 
@@ -100,12 +101,12 @@ func TestAuthorizationByToken(t *testing.T) {
 	dave := withToken(mustToken(t, c.pki, "dave", auth.Operator))
 
 	_, err := tokenOnly.ListJobs(context.Background(), &api.ListJobsRequest{})
-	assertStatus(t, "no credentials", err, codes.Unauthenticated, msgNoCredentials)
+	assertStatus(t, "no credentials", err, codes.Unauthenticated, controlapi.MsgNoCredentials)
 	logs, err := tokenOnly.Logs(context.Background(), &api.LogsRequest{Job: "x"})
 	if err == nil {
 		_, err = logs.Recv()
 	}
-	assertStatus(t, "logs without credentials", err, codes.Unauthenticated, msgNoCredentials)
+	assertStatus(t, "logs without credentials", err, codes.Unauthenticated, controlapi.MsgNoCredentials)
 	other := testpki.New(t)
 	_, err = tokenOnly.ListJobs(withToken(mustToken(t, other, "mallory", auth.Admin)), &api.ListJobsRequest{})
 	assertStatus(t, "token of another CA", err, codes.Unauthenticated, "invalid bearer token")

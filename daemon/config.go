@@ -13,7 +13,11 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/controlapi"
+	"github.com/gtrain/gtrain/daemon/scheduler"
+	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/pki"
+	"google.golang.org/grpc/credentials"
 )
 
 // Defaults of docs/reference.md#gtraind-agent and of the supervisor.
@@ -28,6 +32,9 @@ const (
 	// crashed node shows down within 5 s (cluster issue).
 	DefaultSessionTTL = 4
 	DefaultStopGrace  = 10 * time.Second
+	// etcdTimeout bounds the agent's own etcd calls at start and stop, so
+	// that a dead etcd cannot keep it from starting or stopping.
+	etcdTimeout = 5 * time.Second
 )
 
 // Config is everything `gtraind agent` needs; cmd/gtraind fills it from
@@ -49,8 +56,11 @@ type Config struct {
 	// StopGrace is how long a role gets to exit after being asked to.
 	StopGrace time.Duration
 	// CompactEvery and CompactRetain: the scheduler compacts etcd's history
-	// this often, keeping this much (DefaultCompactEvery, DefaultCompactRetain).
+	// this often, keeping this much (scheduler.DefaultCompactEvery, scheduler.DefaultCompactRetain).
 	CompactEvery, CompactRetain time.Duration
+	// LogRelayTimeout is how long `gctl job logs` waits on a silent agent
+	// before it gives that node's logs up with a notice; zero: 10 s.
+	LogRelayTimeout time.Duration
 	// Cluster across hosts (cluster issue).
 	//
 	// AdvertiseAddr is the host (no port) this node's master and pservers
@@ -258,10 +268,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.StopGrace = DefaultStopGrace
 	}
 	if c.CompactEvery == 0 {
-		c.CompactEvery = DefaultCompactEvery
+		c.CompactEvery = scheduler.DefaultCompactEvery
 	}
 	if c.CompactRetain == 0 {
-		c.CompactRetain = DefaultCompactRetain
+		c.CompactRetain = scheduler.DefaultCompactRetain
 	}
 	if c.CPU == 0 {
 		c.CPU = float64(runtime.NumCPU())
@@ -319,4 +329,43 @@ func detectGPUs() int {
 		}
 	}
 	return n
+}
+
+// absPaths makes the --allowed-path directories absolute, because the
+// roots are compared with absolute paths.
+func absPaths(dirs []string) ([]string, error) {
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		if d == "" {
+			return nil, fmt.Errorf("%w: AllowedPaths (--allowed-path) has an empty entry: give a directory", ErrInvalidConfig)
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("%w: AllowedPaths (--allowed-path) %q: %v", ErrInvalidConfig, d, err)
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// supervisorConfig is what the supervisor needs; endpoints are the etcd
+// members the agent reached (the roles get the same).
+func (c Config) supervisorConfig(endpoints []string) supervisor.Config {
+	etcd := c.etcdConfig()
+	etcd.Endpoints = endpoints
+	return supervisor.Config{NodeName: c.NodeName, DataDir: c.DataDir, StopGrace: c.StopGrace, Log: c.Log,
+		Exe: c.Exe, Etcd: etcd, AdvertiseAddr: c.AdvertiseAddr, TLS: c.TLS, Metrics: c.MetricsAddr != ""}
+}
+
+// schedulerConfig is what the scheduler needs.
+func (c Config) schedulerConfig() scheduler.Config {
+	return scheduler.Config{NodeName: c.NodeName, SessionTTL: c.SessionTTL,
+		CompactEvery: c.CompactEvery, CompactRetain: c.CompactRetain, Log: c.Log}
+}
+
+// controlConfig is what the Control API needs; peerCreds dial the other
+// agents for the log relay.
+func (c Config) controlConfig(peerCreds credentials.TransportCredentials) controlapi.Config {
+	return controlapi.Config{NodeName: c.NodeName, DataDir: c.DataDir, AllowedPaths: c.AllowedPaths,
+		TLSCA: c.TLS.CA, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log}
 }

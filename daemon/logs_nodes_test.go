@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/controlapi"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // writePlacedJob writes a valid job with an explicit placement, as the
@@ -27,28 +30,36 @@ func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, p
 	t.Helper()
 	train, test := writeShards(t, t.TempDir())
 	shared := t.TempDir()
-	spec, err := decodeSpec(specJSON(t, name, train, test, trainers, pservers, func(m map[string]any) {
+	var spec jobspec.Spec
+	err := json.Unmarshal(specJSON(t, name, train, test, trainers, pservers, func(m map[string]any) {
 		m["checkpoint"].(map[string]any)["dir"] = shared
 		for _, edit := range edits {
 			edit(m)
 		}
-	}))
+	}), &spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	spec.ApplyDefaults()
+	spec.FixGlobalBatch()
 	assigned := coord.PlacementRecord{Gen: 1, Workers: map[string]coord.Assignment{}}
 	for w, n := range placement {
 		assigned.Workers[w] = coord.Assignment{Node: n, Gen: 1}
 	}
 	now := time.Now().UTC()
 	_, err = cli.Txn(context.Background()).Then(
-		clientv3.OpPut(coord.JobKey(name), coord.MustJSON(coord.JobRecord{Spec: *spec, Created: now})),
+		clientv3.OpPut(coord.JobKey(name), coord.MustJSON(coord.JobRecord{Spec: spec, Created: now})),
 		clientv3.OpPut(coord.PlacementKey(name), coord.MustJSON(assigned)),
 		clientv3.OpPut(coord.StateKey(name), coord.MustJSON(coord.StateRecord{State: api.StatePending, Updated: now})),
 	).Commit()
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// emitted is one chunk of a Logs stream.
+type emitted struct {
+	worker, data string
 }
 
 // logChunks reads a Logs stream until it ends or stop says so, keeping the
@@ -92,7 +103,7 @@ func checkTimeOrder(t *testing.T, what string, chunks []emitted) {
 	var lastLine string
 	for _, c := range chunks {
 		for line := range strings.Lines(c.data) {
-			at, ok := lineTime([]byte(line))
+			at, ok := controlapi.LineTime([]byte(line))
 			if !ok {
 				continue
 			}
@@ -347,11 +358,8 @@ func TestLogsFollowNodeThatJoins(t *testing.T) {
 }
 
 // An agent that accepts the connection but never answers (hung) costs the
-// merged logs relayTimeout, then a notice; it does not hold them forever.
-// Not parallel: it shortens relayTimeout.
+// merged logs the relay timeout, then a notice; it does not hold them forever.
 func TestLogsRelayToHungAgent(t *testing.T) {
-	defer func(d time.Duration) { relayTimeout = d }(relayTimeout)
-	relayTimeout = 500 * time.Millisecond
 	hung, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +376,9 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	}()
 	endpoint := startEtcd(t)
 	cli := etcdClient(t, endpoint)
-	a := startAgent(t, testConfig(t, "n1", endpoint))
+	cfg := testConfig(t, "n1", endpoint)
+	cfg.LogRelayTimeout = 500 * time.Millisecond
+	a := startAgent(t, cfg)
 	const job = "ok-hung"
 	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"})
 	allInState(t, cli, job, api.WorkerExited, "master", "pserver-0")
@@ -389,28 +399,5 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	}
 	if !strings.HasSuffix(got["master"], "done\n") {
 		t.Errorf("log of master = %q, want it whole", got["master"])
-	}
-}
-
-// The notice of a worker that is not placed says why, as the scheduler
-// put it, and never that it may still run once the job has ended.
-func TestNotPlacedNotice(t *testing.T) {
-	t.Parallel()
-	const reason = "needs 2 cpu for trainer (2 cpu each); free: n1 1 cpu"
-	for _, c := range []struct {
-		state     api.JobState
-		placement *coord.PlacementRecord
-		want      string
-	}{
-		{api.StatePending, nil, "trainer-1 is not placed yet: waiting for the scheduler to place it"},
-		{api.StatePending, &coord.PlacementRecord{Reason: reason}, "trainer-1 is not placed yet: " + reason},
-		{api.StateRunning, &coord.PlacementRecord{}, "trainer-1 is not placed yet: waiting for the scheduler to place it"},
-		{api.StateStopped, &coord.PlacementRecord{Reason: reason}, "trainer-1 has no log: the job ended before it was placed (" + reason + ")"},
-		{api.StateFailed, nil, "trainer-1 has no log: the job ended before it was placed"},
-	} {
-		snap := &jobSnapshot{name: "j", state: coord.StateRecord{State: c.state}, placement: c.placement}
-		if got := notPlacedNotice(snap, "trainer-1"); got != c.want {
-			t.Errorf("%s, placement %+v: %q, want %q", c.state, c.placement, got, c.want)
-		}
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // childEnv marks a re-executed test binary as a stand-in for a gtraind
@@ -21,7 +24,7 @@ import (
 //	sleep-*    prints a tick every 50ms until SIGTERM, then exits 0
 //	stubborn-* ignores SIGTERM and sleeps (only SIGKILL ends it)
 //	mixed-*    trainers crash, the other workers sleep
-//	lost-*     trainers exit ExitLostContact on their first 4 starts (counted
+//	lost-*     trainers exit supervisor.ExitLostContact on their first 4 starts (counted
 //	           in a file in the working directory), then sleep; the other
 //	           workers sleep
 //	slog-*     like sleep-*, but logs through slog as the roles do
@@ -55,11 +58,11 @@ func testChild(args []string) int {
 	}
 	behaviour, _, _ := strings.Cut(job, "-")
 	switch {
-	case behaviour == "mixed" && role == roleTrainer:
+	case behaviour == "mixed" && role == jobspec.RoleTrainer:
 		behaviour = "crash"
-	case behaviour == "lost" && role == roleTrainer && startsOf(job+"-"+index) <= 4:
+	case behaviour == "lost" && role == jobspec.RoleTrainer && startsOf(job+"-"+index) <= 4:
 		fmt.Fprintln(os.Stderr, "lost etcd, on purpose")
-		return ExitLostContact
+		return supervisor.ExitLostContact
 	case behaviour == "mixed" || behaviour == "lost":
 		behaviour = "sleep"
 	}

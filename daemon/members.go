@@ -32,9 +32,9 @@ func newMembers(log *slog.Logger, sessionTTL int) *members {
 	}
 }
 
-// changes receives after a node went down or came back (for the scheduler,
+// Changes receives after a node went down or came back (for the scheduler,
 // the one reader).
-func (m *members) changes() <-chan struct{} { return m.changed }
+func (m *members) Changes() <-chan struct{} { return m.changed }
 
 func (m *members) poke() {
 	select {
@@ -60,8 +60,8 @@ func (m *members) change(name string, alive bool) {
 	m.poke()
 }
 
-// isDown reports whether gossip declared the node dead, less than trust ago.
-func (m *members) isDown(name string) bool {
+// IsDown reports whether gossip declared the node dead, less than trust ago.
+func (m *members) IsDown(name string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	at, ok := m.down[name]

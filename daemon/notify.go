@@ -9,10 +9,6 @@ import (
 	sd "github.com/coreos/go-systemd/v22/daemon"
 )
 
-// systemdEnv are the variables systemd hands the agent for sd_notify; role
-// processes must not inherit them (they would speak for the agent).
-var systemdEnv = []string{"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"}
-
 // errUnresponsive means a part of the agent did not answer its health probe.
 var errUnresponsive = errors.New("unresponsive")
 
@@ -96,13 +92,11 @@ func (p *probe) check(lockUnlock func()) error {
 
 // healthCheck is the agent's health as the watchdog sees it: the main loop
 // runs it (a wedged loop sends nothing), and it asks the supervisor, which
-// starts and stops the roles, to answer.
-func (a *agent) healthCheck(timeout time.Duration) func() error {
+// starts and stops the roles, to answer (supervisorAnswers returns once
+// it does: Supervisor.Responsive).
+func healthCheck(timeout time.Duration, supervisorAnswers func()) func() error {
 	sup := &probe{name: "supervisor", timeout: timeout}
 	return func() error {
-		return sup.check(func() {
-			a.sup.mu.Lock()
-			a.sup.mu.Unlock() //nolint:staticcheck // an empty critical section: the probe only needs the lock
-		})
+		return sup.check(supervisorAnswers)
 	}
 }

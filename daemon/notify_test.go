@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/daemon/supervisor"
 )
 
 // fakeSystemd is a NOTIFY_SOCKET: a unixgram socket that collects what the
@@ -99,19 +102,20 @@ func TestWatchdogStarvesWhileSupervisorHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cfg: cfg, log: cfg.Log, notify: newNotifier(cfg.Log)}
-	a.sup = newSupervisor(nil, cfg, nil, time.Now)
-	healthy := a.healthCheck(50 * time.Millisecond)
+	notify := newNotifier(cfg.Log)
+	sup := supervisor.New(nil, cfg.supervisorConfig(nil), time.Now)
+	var hang sync.Mutex // held: the supervisor hangs
+	healthy := healthCheck(50*time.Millisecond, func() { hang.Lock(); sup.Responsive(); hang.Unlock() })
 
-	a.sup.mu.Lock()
+	hang.Lock()
 	for range 3 {
-		a.notify.feed(healthy)
+		notify.feed(healthy)
 	}
 	if m := sd.next(200 * time.Millisecond); m != "" {
 		t.Errorf("a hung supervisor still fed the watchdog: %q", m)
 	}
-	a.sup.mu.Unlock()
-	a.notify.feed(healthy)
+	hang.Unlock()
+	notify.feed(healthy)
 	if m := sd.next(time.Second); m != "WATCHDOG=1" {
 		t.Errorf("after the supervisor answered again: %q, want WATCHDOG=1", m)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/scheduler"
 )
 
 // A started sync job's workers stay on a draining node, saying why, until
@@ -53,7 +54,7 @@ func TestDrainHandsOverAtGlobalCheckpoint(t *testing.T) {
 		st := jobStatusOf(t, a.client, job)
 		return st.Reason == want, fmt.Sprintf("reason %q, want %q", st.Reason, want)
 	})
-	time.Sleep(2 * schedResync) // passes come and go: the workers stay
+	time.Sleep(2 * scheduler.MaxPassGap) // passes come and go: the workers stay
 	held := workers(t, cli, job)
 	for _, w := range onN2 {
 		if r := held[w]; r.Node != "n2" || r.State != api.WorkerRunning || r.PID != recs[w].PID {

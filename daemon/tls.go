@@ -6,7 +6,6 @@ import (
 	"net"
 
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/gtrain/gtrain/pki"
 )
@@ -82,13 +81,4 @@ func isLoopbackAddr(addr string) bool {
 // certificate, or plaintext without TLS.
 func peerCreds(c Config) (credentials.TransportCredentials, error) {
 	return c.TLS.ClientCreds()
-}
-
-// dialCreds is what the log relay dials with; plaintext when unset (tests
-// that build a controlServer by hand).
-func (c *controlServer) dialCreds() credentials.TransportCredentials {
-	if c.peerCreds == nil {
-		return insecure.NewCredentials()
-	}
-	return c.peerCreds
 }

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/pki"
 )
 
@@ -109,23 +108,33 @@ func TestTLSAgents(t *testing.T) {
 	relayTo(t, agents[0], agents[1])
 }
 
-// relayTo fetches from b the logs of a job that does not exist, the way a's
-// log relay does: the answer (NotFound) proves the TLS handshake passed.
+// relayTo asks b for the logs of a job that does not exist, with the
+// credentials a's log relay dials other agents with (peerCreds): the answer
+// (NotFound) proves the TLS handshake passed; without them it does not.
 func relayTo(t *testing.T, a, b *testAgent) {
 	t.Helper()
-	ctl := &controlServer{log: a.cfg.Log}
-	node := coord.NodeRecord{Name: b.cfg.NodeName, APIAddr: b.addr}
-	req := &api.LogsRequest{Job: "nosuchjob"}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ctl.relay(ctx, node, req, make(chan logEvent, 1)); status.Code(err) != codes.Unavailable {
+	logs := func(creds credentials.TransportCredentials) error {
+		conn, err := grpc.NewClient(b.addr, grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stream, err := api.NewControlClient(conn).Logs(ctx, &api.LogsRequest{Job: "nosuchjob"})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		return err
+	}
+	if err := logs(insecure.NewCredentials()); status.Code(err) != codes.Unavailable {
 		t.Errorf("relay without the node certificate: %v, want Unavailable", err)
 	}
-	var err error
-	if ctl.peerCreds, err = peerCreds(a.cfg); err != nil {
+	creds, err := peerCreds(a.cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ctl.relay(ctx, node, req, make(chan logEvent, 1)); status.Code(err) != codes.NotFound {
+	if err := logs(creds); status.Code(err) != codes.NotFound {
 		t.Errorf("relay with the node certificate: %v, want NotFound from the other agent", err)
 	}
 }
@@ -200,7 +209,8 @@ func TestAgentChecksItsCertificate(t *testing.T) {
 	}
 }
 
-// The roles get the agent's TLS files (absolute: they may run elsewhere).
+// The roles get the agent's TLS files, absolute: they may run elsewhere
+// (supervisor's role tests check the files reach the command line).
 func TestRolesGetTheTLSFiles(t *testing.T) {
 	cfg := testConfig(t, "n1", "127.0.0.1:1")
 	cfg.TLS = pki.Files{CA: "pki/ca.crt", Cert: "pki/n1.crt", Key: "pki/n1.key"}
@@ -208,16 +218,10 @@ func TestRolesGetTheTLSFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, worker := range []string{"master", "pserver-0", "trainer-1"} {
-		args, err := newRoleLaunch(cfg, []string{"127.0.0.1:1"}).args("j", worker, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		line := strings.Join(args, " ")
-		for _, flag := range []string{"--tls-ca /", "--tls-cert /", "--tls-key /"} {
-			if !strings.Contains(line, flag) || !strings.Contains(line, "pki/n1.key") {
-				t.Errorf("%s: %s lacks %s<absolute path>", worker, line, flag)
-			}
+	got := cfg.supervisorConfig([]string{"127.0.0.1:1"}).TLS
+	for _, f := range []string{got.CA, got.Cert, got.Key} {
+		if !filepath.IsAbs(f) || !strings.Contains(f, "pki/n1.") && !strings.HasSuffix(f, "pki/ca.crt") {
+			t.Errorf("the roles get TLS files %+v, want absolute paths of pki/*", got)
 		}
 	}
 }

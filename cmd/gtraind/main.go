@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
+	"github.com/gtrain/gtrain/daemon/supervisor"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func exitCode(err error) int {
 		return 2
 	case errors.As(err, new(lostContactError)):
 		fmt.Fprintln(os.Stderr, "gtraind:", err)
-		return daemon.ExitLostContact
+		return supervisor.ExitLostContact
 	}
 	fmt.Fprintln(os.Stderr, "gtraind:", err)
 	return 1

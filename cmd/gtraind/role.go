@@ -11,6 +11,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
+	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master"
@@ -58,7 +59,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			ctx := cmd.Context()
 			etcd := rf.etcd
 			etcd.Endpoints = splitList(rf.endpoints)
-			etcd.Password = os.Getenv(daemon.EtcdPasswordEnv)
+			etcd.Password = os.Getenv(supervisor.EtcdPasswordEnv)
 			cli, err := coord.DialConfig(ctx, etcd, log)
 			if err != nil {
 				return markLostContact(err)
@@ -77,7 +78,7 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 	f.StringVar(&rf.etcd.CACert, "etcd-cacert", "", "PEM CA file that verifies the etcd members (TLS)")
 	f.StringVar(&rf.etcd.Cert, "etcd-cert", "", "PEM client certificate for etcd")
 	f.StringVar(&rf.etcd.Key, "etcd-key", "", "PEM key of --etcd-cert")
-	f.StringVar(&rf.etcd.User, "etcd-user", "", "etcd user; the password comes from "+daemon.EtcdPasswordEnv)
+	f.StringVar(&rf.etcd.User, "etcd-user", "", "etcd user; the password comes from "+supervisor.EtcdPasswordEnv)
 	f.StringVar(&rf.tls.CA, "tls-ca", "", "PEM cluster CA: with --tls-cert and --tls-key, serve and dial the job's RPCs with mutual TLS")
 	f.StringVar(&rf.tls.Cert, "tls-cert", "", "PEM node certificate (gtraind cert issue --node)")
 	f.StringVar(&rf.tls.Key, "tls-key", "", "PEM key of --tls-cert")

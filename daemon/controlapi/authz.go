@@ -1,0 +1,150 @@
+package controlapi
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/auth"
+)
+
+// MsgNoCredentials is the answer to a caller that shows nothing on an agent
+// with TLS.
+const MsgNoCredentials = "this agent requires a client certificate or a bearer token; set tls.cert/tls.key or token in your gctl context"
+
+// authorizer finds the caller of each Control API call and checks its role
+// against controlRules before the handler runs (issue 10, authorization).
+type authorizer struct {
+	ca  *x509.Certificate // verifies bearer tokens; nil: no TLS, everyone is admin
+	log *slog.Logger
+}
+
+// newAuthorizer reads the cluster CA file caFile, if any.
+func newAuthorizer(caFile string, log *slog.Logger) (*authorizer, error) {
+	z := &authorizer{log: log}
+	if caFile == "" {
+		return z, nil
+	}
+	ca, err := auth.ReadCertificate(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-ca: %w", err)
+	}
+	z.ca = ca
+	return z, nil
+}
+
+// serverOptions installs the checks on a gRPC server.
+func (z *authorizer) serverOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(z.unary), grpc.ChainStreamInterceptor(z.stream)}
+}
+
+// identify is the caller: a verified client certificate, else a bearer
+// token signed by the cluster CA, else (an agent without TLS) anonymous.
+func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
+			id, err := auth.FromCertificate(ti.State.VerifiedChains[0][0])
+			if err != nil {
+				return id, status.Errorf(codes.Unauthenticated, "client certificate refused: %v", err)
+			}
+			return id, nil
+		}
+	}
+	if z.ca == nil {
+		return auth.Anonymous(), nil
+	}
+	token, err := bearerToken(ctx)
+	if err != nil {
+		return auth.Identity{}, err
+	}
+	if token == "" {
+		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoCredentials)
+	}
+	id, err := auth.VerifyToken(z.ca, token)
+	if err != nil {
+		return id, status.Errorf(codes.Unauthenticated,
+			"%v; ask an admin for a new token (`gtraind cert issue --client NAME --role ROLE`)", err)
+	}
+	return id, nil
+}
+
+// bearerToken is the token of the call's "authorization: Bearer T"
+// metadata; "" when there is none.
+func bearerToken(ctx context.Context) (string, error) {
+	values := metadata.ValueFromIncomingContext(ctx, "authorization")
+	if len(values) == 0 {
+		return "", nil
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
+		return "", status.Error(codes.Unauthenticated, `the authorization metadata is not "Bearer TOKEN"`)
+	}
+	return strings.TrimSpace(token), nil
+}
+
+// check identifies the caller of method and decides whether it may make
+// the call req (nil for a stream).
+func (z *authorizer) check(ctx context.Context, method string, req any) (auth.Identity, access, error) {
+	id, err := z.identify(ctx)
+	if err != nil {
+		z.log.Warn("call refused", "method", method, "err", err)
+		return id, access{}, err
+	}
+	rule, ok := controlRules[method]
+	if !ok {
+		return id, access{}, status.Errorf(codes.PermissionDenied, "%s: no authorization rule for this call; refused", method)
+	}
+	acc := rule(req)
+	if !id.Role.Allows(acc.need) {
+		return id, acc, status.Errorf(codes.PermissionDenied, "%s may not %s: needs %s", id, acc.what, acc.need)
+	}
+	return id, acc, nil
+}
+
+func (z *authorizer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	id, acc, err := z.check(ctx, info.FullMethod, req)
+	if err != nil {
+		z.audit(id, acc, auditTarget(req, nil), err)
+		return nil, err
+	}
+	resp, err := handler(auth.NewContext(ctx, id), req)
+	z.audit(id, acc, auditTarget(req, resp), err)
+	return resp, err
+}
+
+func (z *authorizer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	id, acc, err := z.check(ss.Context(), info.FullMethod, nil)
+	if err != nil {
+		z.audit(id, acc, "", err)
+		return err
+	}
+	err = handler(srv, &identifiedStream{ServerStream: ss, ctx: auth.NewContext(ss.Context(), id)})
+	z.audit(id, acc, "", err)
+	return err
+}
+
+// identifiedStream is a stream whose context carries the caller.
+type identifiedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *identifiedStream) Context() context.Context { return s.ctx }
+
+// caller is the identity the authorizer put in ctx; anonymous when there is
+// none (a handler called without the interceptor, as some tests do).
+func caller(ctx context.Context) auth.Identity {
+	if id, ok := auth.FromContext(ctx); ok {
+		return id
+	}
+	return auth.Anonymous()
+}

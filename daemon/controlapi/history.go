@@ -1,0 +1,33 @@
+package controlapi
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/coord"
+)
+
+// readHistory fills snap's per-pass history: the passes finished by the
+// progress record's count (entries past it belong to a history a rollback
+// voided and are not shown).
+func (c *Server) readHistory(ctx context.Context, snap *jobSnapshot) error {
+	finished := 0
+	if snap.progress != nil {
+		finished = snap.progress.Pass
+	}
+	if finished == 0 {
+		return nil
+	}
+	h, err := coord.ReadHistory(ctx, c.cli, snap.name, finished)
+	if errors.Is(err, coord.ErrBadHistory) {
+		return status.Errorf(codes.Internal, "job %s: %v", snap.name, err)
+	}
+	if err != nil {
+		return etcdUnavailable("read history of job "+snap.name, err)
+	}
+	snap.history = h
+	return nil
+}

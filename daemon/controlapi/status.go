@@ -1,0 +1,312 @@
+package controlapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// maxEvents is how many of a job's newest events its status shows.
+const maxEvents = 200
+
+// jobSnapshot is everything under one job's prefix, decoded.
+type jobSnapshot struct {
+	name      string
+	record    *coord.JobRecord // its Placement filled from placement
+	placement *coord.PlacementRecord
+	state     coord.StateRecord
+	progress  *coord.ProgressRecord
+	workers   map[string]coord.WorkerRecord
+	pservers  map[int]coord.PserverRecord
+	trainerID map[string]int // worker name -> dense trainer ID
+	hung      map[string]coord.HungRecord
+	reshard   coord.ReshardRequest // zero: pservers never scaled
+	layout    coord.LayoutRecord   // zero: never re-sharded
+	events    []api.Event          // in key (= time) order
+	history   []api.PassHistory    // read apart (see readHistory); nil: not read
+}
+
+// snapshotJobs groups the key-values read under coord.JobsPrefix (or one
+// JobPrefix) by job. Keys it does not show are skipped.
+func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
+	jobs := map[string]*jobSnapshot{}
+	for _, kv := range kvs {
+		key, ok := coord.ParseJobKey(string(kv.Key))
+		if !ok {
+			continue
+		}
+		snap := jobs[key.Job]
+		if snap == nil {
+			snap = &jobSnapshot{name: key.Job, workers: map[string]coord.WorkerRecord{},
+				pservers: map[int]coord.PserverRecord{}, trainerID: map[string]int{}, hung: map[string]coord.HungRecord{}}
+			jobs[key.Job] = snap
+		}
+		if err := snap.add(key, kv.Value); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+		}
+	}
+	for _, snap := range jobs {
+		if snap.record != nil && snap.placement != nil {
+			snap.record.Placement = snap.placement.Nodes()
+		}
+	}
+	return jobs, nil
+}
+
+func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
+	switch key.Kind {
+	case coord.JobKeyRecord:
+		s.record = &coord.JobRecord{}
+		return json.Unmarshal(value, s.record)
+	case coord.JobKeyState:
+		return json.Unmarshal(value, &s.state)
+	case coord.JobKeyProgress:
+		s.progress = &coord.ProgressRecord{}
+		return json.Unmarshal(value, s.progress)
+	case coord.JobKeyPlacement:
+		s.placement = &coord.PlacementRecord{}
+		return json.Unmarshal(value, s.placement)
+	case coord.JobKeyWorker:
+		var w coord.WorkerRecord
+		if err := json.Unmarshal(value, &w); err != nil {
+			return err
+		}
+		s.workers[key.Name] = w
+	case coord.JobKeyPserver:
+		var p coord.PserverRecord
+		if err := json.Unmarshal(value, &p); err != nil {
+			return err
+		}
+		s.pservers[p.Index] = p
+	case coord.JobKeyTrainer:
+		var t coord.TrainerRecord
+		if err := json.Unmarshal(value, &t); err != nil {
+			return err
+		}
+		s.trainerID[t.Worker] = t.ID
+	case coord.JobKeyReshardRequest:
+		return json.Unmarshal(value, &s.reshard)
+	case coord.JobKeyLayout:
+		return json.Unmarshal(value, &s.layout)
+	case coord.JobKeyHung:
+		var h coord.HungRecord
+		if err := json.Unmarshal(value, &h); err != nil {
+			return err
+		}
+		s.hung[key.Name] = h
+	case coord.JobKeyEvent:
+		var e api.Event
+		if err := json.Unmarshal(value, &e); err != nil {
+			return err
+		}
+		s.events = append(s.events, e)
+	}
+	return nil
+}
+
+// workerView is a worker as shown, never claiming more than is known: its
+// record; "pending" on the node it is placed on when it has no record yet,
+// or only one left by an earlier placement (it is moving there); "lost"
+// when its record says it is alive on a node that is down; "exiting" when
+// its job ended and its process has not yet.
+func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coord.WorkerRecord {
+	w, ok := s.workers[worker]
+	var placed coord.Assignment
+	if s.placement != nil {
+		placed = s.placement.Workers[worker]
+	}
+	moving := !api.Terminal(s.state.State) && ok && w.Gen < placed.Gen
+	if !ok || moving {
+		return coord.WorkerRecord{Name: worker, Node: placed.Node, State: api.WorkerPending, Restarts: w.Restarts}
+	}
+	if w.Name == "" {
+		w.Name = worker
+	}
+	if w.State.Active() && nodeDown(w.Node) {
+		w.State = api.WorkerLost
+	}
+	if w.State.Active() && api.Terminal(s.state.State) {
+		w.State = api.WorkerExiting
+	}
+	if s.hungReason(w) != "" {
+		w.State = api.WorkerHung
+	}
+	return w
+}
+
+// reason is why the job is where it is: the state's reason (why it
+// failed), else, while it has not ended, why the scheduler cannot place
+// or start (all of) it.
+func (s *jobSnapshot) reason() string {
+	switch {
+	case s.state.Reason != "" || api.Terminal(s.state.State):
+		return s.state.Reason
+	case s.placement == nil && s.state.State == api.StatePending:
+		return "waiting for the scheduler to place it"
+	case s.placement != nil:
+		return s.placement.Reason
+	}
+	return ""
+}
+
+// jobStatus is the document of `gctl job status` (docs/reference.md#job-status-json) at now. s.record
+// must be set; nodeDown says whether a node is down.
+func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.JobStatus {
+	spec := s.record.Spec
+	budget := supervisor.BudgetOf(spec.Restarts)
+	st := api.JobStatus{
+		Name:           s.name,
+		State:          s.state.State,
+		Reason:         s.reason(),
+		Mode:           string(spec.Mode),
+		Passes:         spec.Passes,
+		SamplesApplied: []int64{},
+		Trainers:       make([]api.TrainerStatus, 0, spec.Trainers),
+		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
+		Created:        s.record.Created,
+		Events:         []api.Event{},
+		Warnings:       s.warnings(spec.Pservers),
+		RestartBudget:  api.RestartBudget{Limit: budget.Limit, Window: budget.Window.String()},
+	}
+	if p := s.progress; p != nil {
+		st.Pass, st.Step, st.Tasks, st.Metrics, st.ModelDir = p.Pass, p.Step, p.Tasks, p.Metrics, p.ModelDir
+		if p.Passes > 0 {
+			st.Passes = p.Passes
+		}
+		if p.SamplesApplied != nil {
+			st.SamplesApplied = slices.Clone(p.SamplesApplied)
+		}
+	}
+	for i := range spec.Pservers {
+		w := s.workerView(jobspec.PserverName(i), nodeDown)
+		ps := s.pservers[i]
+		st.Pservers = append(st.Pservers, api.PserverStatus{
+			Index: i, Name: w.Name, Node: w.Node, PID: w.PID, Addr: ps.Addr,
+			State: w.State, Restarts: w.Restarts, CheckpointStep: ps.CheckpointStep,
+			BudgetUsed: budget.UsedAt(w.Crashes, now), Reason: s.hungReason(w),
+		})
+	}
+	for i := range spec.Trainers {
+		w := s.workerView(jobspec.TrainerName(i), nodeDown)
+		id, ok := s.trainerID[w.Name]
+		if !ok {
+			id = i
+		}
+		st.Trainers = append(st.Trainers, api.TrainerStatus{
+			ID: id, Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts,
+			BudgetUsed: budget.UsedAt(w.Crashes, now), Reason: s.hungReason(w),
+		})
+	}
+	m := s.workerView(jobspec.MasterName, nodeDown)
+	st.Master = api.MasterStatus{Name: m.Name, Node: m.Node, PID: m.PID, Restarts: m.Restarts,
+		BudgetUsed: budget.UsedAt(m.Crashes, now)}
+	events := s.events[max(0, len(s.events)-maxEvents):]
+	st.Events = append(st.Events, events...)
+	st.History = append([]api.PassHistory{}, s.history...)
+	fillCounts(&st, s, &spec)
+	return st
+}
+
+// jobRow is one row of `gctl job list`. s.record must be set.
+func jobRow(s *jobSnapshot, now time.Time) api.JobRow {
+	spec := s.record.Spec
+	row := api.JobRow{
+		Name:     s.name,
+		State:    s.state.State,
+		Passes:   spec.Passes,
+		Trainers: spec.Trainers,
+		Pservers: spec.Pservers,
+		Created:  s.record.Created,
+		Age:      humanAge(now.Sub(s.record.Created)),
+	}
+	if p := s.progress; p != nil {
+		row.Pass = p.Pass
+		if p.Passes > 0 {
+			row.Passes = p.Passes
+		}
+		row.Loss = p.Metrics.TestLoss
+		if row.Loss == nil {
+			row.Loss = p.Metrics.TrainLoss
+		}
+	}
+	return row
+}
+
+// workerRows is `gctl job workers`, in spec.Workers() order. s.record must be set.
+func workerRows(s *jobSnapshot, nodeDown func(string) bool) []api.WorkerRow {
+	names := s.record.Spec.Workers()
+	rows := make([]api.WorkerRow, 0, len(names))
+	for _, name := range names {
+		w := s.workerView(name, nodeDown)
+		rows = append(rows, api.WorkerRow{Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts, Start: w.Start})
+	}
+	return rows
+}
+
+// nodeRows is `gctl node list`: every node that ever registered, in name
+// order, with its state (a dead node stays, down), its capacity and the
+// workers that jobs which have not ended place on it ("fit-a-line/pserver-0").
+func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDown func(string) bool) []api.NodeRow {
+	roles := map[string][]string{}
+	names := make([]string, 0, len(jobs))
+	for name := range jobs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := jobs[name]
+		if s.record == nil || api.Terminal(s.state.State) {
+			continue
+		}
+		for _, w := range s.record.Spec.Workers() {
+			if node := s.record.Placement[w]; node != "" {
+				roles[node] = append(roles[node], name+"/"+w)
+			}
+		}
+	}
+	rows := make([]api.NodeRow, 0, len(nodes))
+	for _, n := range nodes {
+		r := roles[n.Name]
+		if r == nil {
+			r = []string{}
+		}
+		c := n.Record.Capacity
+		labels := c.Labels
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		rows = append(rows, api.NodeRow{Name: n.Name, Addr: n.Record.APIAddr, State: n.State(gossipDown),
+			CPU: c.CPU, Memory: c.Memory, GPUs: c.GPUs, Labels: labels, Roles: r})
+	}
+	slices.SortFunc(rows, func(a, b api.NodeRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows
+}
+
+// humanAge is a job's age as `gctl job list` shows it: "45s", "3m12s",
+// "2h5m", "3d4h".
+func humanAge(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return strconv.FormatInt(s, 10) + "s"
+	case s < 3600:
+		return fmt.Sprintf("%dm%ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%dm", s/3600, s%3600/60)
+	default:
+		return fmt.Sprintf("%dd%dh", s/86400, s%86400/3600)
+	}
+}

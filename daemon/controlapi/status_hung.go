@@ -1,0 +1,21 @@
+package controlapi
+
+import (
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+)
+
+// hungReason is why the master declared worker w hung, or "" when it is not:
+// the record must name the process w's record says is running now (a
+// record of an earlier incarnation, or of a worker that already stopped or
+// whose node is down, is not shown — a status never lies).
+func (s *jobSnapshot) hungReason(w coord.WorkerRecord) string {
+	h, ok := s.hung[w.Name]
+	if !ok || api.Terminal(s.state.State) || h.PID != w.PID {
+		return ""
+	}
+	if w.State != api.WorkerRunning && w.State != api.WorkerHung {
+		return ""
+	}
+	return h.Reason
+}

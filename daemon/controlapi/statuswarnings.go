@@ -1,0 +1,25 @@
+package controlapi
+
+import "github.com/gtrain/gtrain/api"
+
+// warnings are what an operator should act on while the job goes on
+// (docs/reference.md#job-status-json `warnings`): first the master's (a model write that fails at a
+// pass end, from its progress record), then each pserver's failing
+// checkpoint writes, in index order, as the pserver published them in its
+// registration. A job that ended has none: its pservers' registrations went
+// with them, and its master writes no more. Never nil.
+func (s *jobSnapshot) warnings(pservers int) []string {
+	out := []string{}
+	if api.Terminal(s.state.State) {
+		return out
+	}
+	if s.progress != nil {
+		out = append(out, s.progress.Warnings...)
+	}
+	for i := range pservers {
+		if w := s.pservers[i].CheckpointWarning; w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}

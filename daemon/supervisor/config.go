@@ -1,0 +1,28 @@
+package supervisor
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/pki"
+)
+
+// Config is what the supervisor needs of the agent's configuration; the
+// agent fills it (daemon.Config holds the flags).
+type Config struct {
+	NodeName string
+	DataDir  string
+	// StopGrace is how long a role gets to exit after being asked to.
+	StopGrace time.Duration
+	Log       *slog.Logger
+
+	// How roles are started (role.go).
+	Exe  string           // the gtraind binary the roles run with
+	Etcd coord.EtcdConfig // the members the agent reached, and its credentials
+	// AdvertiseAddr is the host the master and pservers bind (port 0) and
+	// publish: an address of this node the other nodes can reach.
+	AdvertiseAddr string
+	TLS           pki.Files // this node's certificate, for the roles' RPCs
+	Metrics       bool      // roles serve their metrics for the agent's /metrics
+}

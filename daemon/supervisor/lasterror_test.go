@@ -1,0 +1,47 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLastErrorLineQuotesTheLastRunsCause(t *testing.T) {
+	tests := []struct {
+		name, log, want string
+	}{
+		{"exit error", "=== gtraind: starting trainer-0 (attempt 1) at T ===\n" +
+			"time=T level=INFO msg=started\n" +
+			"time=T level=ERROR msg=\"step failed\" err=\"bad\"\n" +
+			"gtraind: trainer: label 23.1 is not a class index in [0, 10)\n",
+			"gtraind: trainer: label 23.1 is not a class index in [0, 10)"},
+		{"error record only", "=== gtraind: starting trainer-0 (attempt 1) at T ===\n" +
+			"time=T level=ERROR msg=\"cannot read shard\"\ntime=T level=INFO msg=bye\n",
+			`time=T level=ERROR msg="cannot read shard"`},
+		{"panic", "=== gtraind: starting master (attempt 2) at T ===\npanic: runtime error: index out of range\n\ngoroutine 1 [running]:\n",
+			"panic: runtime error: index out of range"},
+		{"only the last run", "=== gtraind: starting trainer-0 (attempt 1) at T ===\ngtraind: old cause\n" +
+			"=== gtraind: starting trainer-0 (attempt 2) at T ===\ntime=T level=INFO msg=killed\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "w.log")
+			if err := os.WriteFile(path, []byte(tt.log), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := lastErrorLine(path); got != tt.want {
+				t.Errorf("lastErrorLine = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := lastErrorLine(filepath.Join(t.TempDir(), "missing.log")); got != "" {
+		t.Errorf("a missing log gave %q", got)
+	}
+	long := "gtraind: " + strings.Repeat("x", 1000)
+	path := filepath.Join(t.TempDir(), "long.log")
+	os.WriteFile(path, []byte(long+"\n"), 0o600)
+	if got := lastErrorLine(path); len(got) > maxLastError+3 || !strings.HasSuffix(got, "...") {
+		t.Errorf("a long line was quoted as %d bytes", len(got))
+	}
+}

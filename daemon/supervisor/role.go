@@ -1,0 +1,161 @@
+package supervisor
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pki"
+)
+
+// Role subcommands of gtraind (docs/reference.md#gtraind): the roles of the worker names.
+const (
+	roleMaster  = jobspec.RoleMaster
+	rolePserver = jobspec.RolePserver
+	roleTrainer = jobspec.RoleTrainer
+)
+
+// ExitLostContact is the exit status of a role that stopped because it lost
+// etcd, its etcd lease or its job's master (coord.LostContact): the agent
+// restarts it without counting the exit against the crash budget.
+// (EX_TEMPFAIL of sysexits.h: try again later.)
+const ExitLostContact = 75
+
+// workerRole splits a worker name into the gtraind subcommand that runs it
+// and its index (-1 for the master).
+func workerRole(worker string) (role string, index int, err error) {
+	return jobspec.ParseWorker(worker)
+}
+
+// roleLaunch is what every role process of this node is started with.
+type roleLaunch struct {
+	exe     string
+	etcd    coord.EtcdConfig // the members the agent reached, and its credentials
+	dataDir string
+	node    string
+	// advertise is the host the master and pservers bind (port 0) and
+	// publish: an address of this node the other nodes can reach.
+	advertise string
+	tls       pki.Files // this node's certificate, for the roles' RPCs
+	metrics   bool      // roles serve their metrics for the agent's /metrics
+}
+
+func newRoleLaunch(cfg Config) roleLaunch {
+	return roleLaunch{exe: cfg.Exe, etcd: cfg.Etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr,
+		tls: cfg.TLS, metrics: cfg.Metrics}
+}
+
+// systemdEnv are the variables systemd hands the agent for sd_notify; role
+// processes must not inherit them (they would speak for the agent).
+var systemdEnv = []string{"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"}
+
+// EtcdPasswordEnv carries the etcd password to role processes: a command
+// line is readable by every user of the host (ps, /proc/PID/cmdline).
+const EtcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
+
+// command is the child process that runs worker of job.
+func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error) {
+	args, err := l.args(job, worker, jobRev)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(l.exe, args...)
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == EtcdPasswordEnv || slices.Contains(systemdEnv, name)
+	})
+	if l.etcd.Password != "" {
+		env = append(env, EtcdPasswordEnv+"="+l.etcd.Password)
+	}
+	// A role's products run on threads of its own over OpenBLAS calls that
+	// must each stay on one thread (model/gemm.go): an OpenMP build of
+	// OpenBLAS (Debian's libopenblas0-openmp alternative) would otherwise
+	// follow OMP_NUM_THREADS, every core, on each call. A trainer's program
+	// gets its own thread count (program.Config.Threads).
+	env = append(env, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1")
+	cmd.Env = env
+	return cmd, nil
+}
+
+// args is the command line (after the executable) that runs worker:
+// ROLE --job JOB --job-rev REV --etcd-endpoints E1,E2 [--etcd-cacert F ...
+// --etcd-user U] [--tls-ca F --tls-cert F --tls-key F] --data-dir DIR --node NODE [--listen HOST:0] [--index I].
+// jobRev is the create revision of the job's record (the runner's fence): a
+// role refuses to run for a record of another revision, and its checkpoint
+// files carry it.
+func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
+	role, index, err := workerRole(worker)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{role,
+		"--job", job,
+		"--job-rev", strconv.FormatInt(jobRev, 10),
+		"--etcd-endpoints", strings.Join(l.etcd.Endpoints, ","),
+		"--data-dir", l.dataDir,
+		"--node", l.node,
+	}
+	for _, f := range []struct{ flag, value string }{
+		{"--etcd-cacert", l.etcd.CACert},
+		{"--etcd-cert", l.etcd.Cert},
+		{"--etcd-key", l.etcd.Key},
+		{"--etcd-user", l.etcd.User},
+		{"--tls-ca", l.tls.CA},
+		{"--tls-cert", l.tls.Cert},
+		{"--tls-key", l.tls.Key},
+	} {
+		if f.value != "" {
+			args = append(args, f.flag, f.value)
+		}
+	}
+	if role != roleTrainer && l.advertise != "" { // trainers serve nothing
+		args = append(args, "--listen", net.JoinHostPort(l.advertise, "0"))
+	}
+	if index >= 0 {
+		args = append(args, "--index", strconv.Itoa(index))
+	}
+	if l.metrics {
+		args = append(args, "--metrics-file", jobdir.MetricsAddr(l.dataDir, job, worker))
+	}
+	return args, nil
+}
+
+// isRoleCmdline reports whether a NUL-separated /proc/PID/cmdline is the
+// process that runs worker of job, so that a PID left in a WorkerRecord by a
+// previous agent is only killed when it still is that role (PIDs get reused).
+func isRoleCmdline(cmdline []byte, job, worker string) bool {
+	role, index, err := workerRole(worker)
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if len(args) < 2 || args[1] != role {
+		return false
+	}
+	flag := func(name string) (string, bool) {
+		for i := 2; i < len(args); i++ {
+			if args[i] == name && i+1 < len(args) {
+				return args[i+1], true
+			}
+			if v, ok := strings.CutPrefix(args[i], name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if j, ok := flag("--job"); !ok || j != job {
+		return false
+	}
+	if index >= 0 {
+		if i, ok := flag("--index"); !ok || i != strconv.Itoa(index) {
+			return false
+		}
+	}
+	return true
+}
