@@ -15,18 +15,18 @@ import (
 // voided and are not shown).
 func (c *Server) readHistory(ctx context.Context, snap *jobSnapshot) error {
 	finished := 0
-	if snap.progress != nil {
-		finished = snap.progress.Pass
+	if snap.Progress != nil {
+		finished = snap.Progress.Pass
 	}
 	if finished == 0 {
 		return nil
 	}
-	h, err := coord.ReadHistory(ctx, c.cli, snap.name, finished)
+	h, err := coord.ReadHistory(ctx, c.cli, snap.Name, finished)
 	if errors.Is(err, coord.ErrBadHistory) {
-		return status.Errorf(codes.Internal, "job %s: %v", snap.name, err)
+		return status.Errorf(codes.Internal, "job %s: %v", snap.Name, err)
 	}
 	if err != nil {
-		return etcdUnavailable("read history of job "+snap.name, err)
+		return etcdUnavailable("read history of job "+snap.Name, err)
 	}
 	snap.history = h
 	return nil

@@ -164,7 +164,7 @@ func (c *Server) readJob(ctx context.Context, name string) (*jobSnapshot, error)
 		return nil, status.Errorf(codes.Internal, "job %s: %v", name, err)
 	}
 	snap := jobs[name]
-	if snap == nil || snap.record == nil {
+	if snap == nil || snap.Record == nil {
 		return nil, jobNotFound(name)
 	}
 	return snap, nil
@@ -181,7 +181,7 @@ func (c *Server) readJobs(ctx context.Context) (map[string]*jobSnapshot, error) 
 		return nil, status.Errorf(codes.Internal, "list jobs: %v", err)
 	}
 	for name, s := range jobs {
-		if s.record == nil {
+		if s.Record == nil {
 			delete(jobs, name) // leftovers of a job being purged
 		}
 	}
@@ -239,12 +239,12 @@ func (c *Server) StopJob(ctx context.Context, req *api.StopJobRequest) (*api.Sto
 		return nil, err
 	}
 	who := caller(ctx)
-	if err := mayChangeJob(who, name, snap.record, "stop"); err != nil {
+	if err := mayChangeJob(who, name, snap.Record, "stop"); err != nil {
 		return nil, err
 	}
 	var stopped []string
-	for _, w := range snap.record.Spec.Workers() {
-		if rec, ok := snap.workers[w]; ok && rec.State.Active() {
+	for _, w := range snap.Record.Spec.Workers() {
+		if rec, ok := snap.Workers[w]; ok && rec.State.Active() {
 			stopped = append(stopped, w)
 		}
 	}

@@ -40,7 +40,7 @@ func (c *Server) Logs(req *api.LogsRequest, stream grpc.ServerStreamingServer[ap
 	if req.GetLines() < 0 {
 		return status.Errorf(codes.InvalidArgument, "lines is %d: give 0 (all) or the number of last lines to show", req.GetLines())
 	}
-	workers := snap.record.Spec.Workers()
+	workers := snap.Record.Spec.Workers()
 	if w := req.GetWorker(); w != "" {
 		if !slices.Contains(workers, w) {
 			return status.Errorf(codes.NotFound, "job %s has no worker %s; its workers are: %s", job, w, strings.Join(workers, ", "))
@@ -137,7 +137,7 @@ func holderNotices(snap *jobSnapshot, nodes []coord.NodeRecord, relayed map[stri
 			}
 			if req.GetWorker() != "" {
 				return nil, status.Errorf(codes.Unavailable, "worker %s of job %s: its log is kept on node %s, %s; it can be shown once the node is back",
-					w, snap.name, node, why)
+					w, snap.Name, node, why)
 			}
 			msg = fmt.Sprintf("the log of %s is kept on node %s, %s: it cannot be shown", w, node, why)
 		}
@@ -150,13 +150,13 @@ func holderNotices(snap *jobSnapshot, nodes []coord.NodeRecord, relayed map[stri
 // no log: the scheduler's reason, as job status shows it (jobSnapshot.reason).
 func notPlacedNotice(snap *jobSnapshot, worker string) string {
 	reason := ""
-	if snap.placement != nil {
-		reason = snap.placement.Reason
+	if snap.Placement != nil {
+		reason = snap.Placement.Reason
 	}
 	switch {
-	case api.Terminal(snap.state.State) && reason != "":
+	case api.Terminal(snap.State.State) && reason != "":
 		return fmt.Sprintf("%s has no log: the job ended before it was placed (%s)", worker, reason)
-	case api.Terminal(snap.state.State):
+	case api.Terminal(snap.State.State):
 		return fmt.Sprintf("%s has no log: the job ended before it was placed", worker)
 	case reason != "":
 		return fmt.Sprintf("%s is not placed yet: %s", worker, reason)
@@ -200,10 +200,10 @@ func (c *Server) relayJoining(ctx context.Context, joins clientv3.WatchChan, req
 // holderOf is the node that keeps worker's newest log: the node its worker
 // record names (where it runs, or ran last), else the node it is placed on.
 func holderOf(snap *jobSnapshot, worker string) string {
-	if rec, ok := snap.workers[worker]; ok && rec.Node != "" {
+	if rec, ok := snap.Workers[worker]; ok && rec.Node != "" {
 		return rec.Node
 	}
-	return snap.record.Placement[worker]
+	return snap.Record.Placement[worker]
 }
 
 // logHolders groups workers by holderOf.

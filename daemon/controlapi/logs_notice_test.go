@@ -23,7 +23,7 @@ func TestNotPlacedNotice(t *testing.T) {
 		{api.StateStopped, &coord.PlacementRecord{Reason: reason}, "trainer-1 has no log: the job ended before it was placed (" + reason + ")"},
 		{api.StateFailed, nil, "trainer-1 has no log: the job ended before it was placed"},
 	} {
-		snap := &jobSnapshot{name: "j", state: coord.StateRecord{State: c.state}, placement: c.placement}
+		snap := &jobSnapshot{JobView: &coord.JobView{Name: "j", State: coord.StateRecord{State: c.state}, Placement: c.placement}}
 		if got := notPlacedNotice(snap, "trainer-1"); got != c.want {
 			t.Errorf("%s, placement %+v: %q, want %q", c.state, c.placement, got, c.want)
 		}

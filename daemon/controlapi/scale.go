@@ -29,12 +29,12 @@ func (c *Server) ScaleJob(ctx context.Context, req *api.ScaleJobRequest) (*api.S
 		return nil, err
 	}
 	who := caller(ctx)
-	if err := mayChangeJob(who, name, snap.record, "scale"); err != nil {
+	if err := mayChangeJob(who, name, snap.Record, "scale"); err != nil {
 		return nil, err
 	}
-	spec := snap.record.Spec
+	spec := snap.Record.Spec
 	if req.Pservers != nil {
-		if err := checkPserverScale(snap.record, name, int(req.GetPservers())); err != nil {
+		if err := checkPserverScale(snap.Record, name, int(req.GetPservers())); err != nil {
 			return nil, err
 		}
 	}
@@ -49,7 +49,7 @@ func (c *Server) ScaleJob(ctx context.Context, req *api.ScaleJobRequest) (*api.S
 			return nil, err
 		}
 	}
-	resp, err := c.scaleTrainers(ctx, req, snap.record, who)
+	resp, err := c.scaleTrainers(ctx, req, snap.Record, who)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package controlapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,99 +18,28 @@ import (
 // maxEvents is how many of a job's newest events its status shows.
 const maxEvents = 200
 
-// jobSnapshot is everything under one job's prefix, decoded.
+// jobSnapshot is everything under one job's prefix, decoded (its
+// Record's Placement filled from Placement), and its history when read.
 type jobSnapshot struct {
-	name      string
-	record    *coord.JobRecord // its Placement filled from placement
-	placement *coord.PlacementRecord
-	state     coord.StateRecord
-	progress  *coord.ProgressRecord
-	workers   map[string]coord.WorkerRecord
-	pservers  map[int]coord.PserverRecord
-	trainerID map[string]int // worker name -> dense trainer ID
-	hung      map[string]coord.HungRecord
-	reshard   coord.ReshardRequest // zero: pservers never scaled
-	layout    coord.LayoutRecord   // zero: never re-sharded
-	events    []api.Event          // in key (= time) order
-	history   []api.PassHistory    // read apart (see readHistory); nil: not read
+	*coord.JobView
+	history []api.PassHistory // read apart (see readHistory); nil: not read
 }
 
-// snapshotJobs groups the key-values read under coord.JobsPrefix (or one
-// JobPrefix) by job. Keys it does not show are skipped.
+// snapshotJobs decodes the key-values read under coord.JobsPrefix (or one
+// JobPrefix) by job. A key that does not decode fails it, naming the key.
 func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
-	jobs := map[string]*jobSnapshot{}
-	for _, kv := range kvs {
-		key, ok := coord.ParseJobKey(string(kv.Key))
-		if !ok {
-			continue
-		}
-		snap := jobs[key.Job]
-		if snap == nil {
-			snap = &jobSnapshot{name: key.Job, workers: map[string]coord.WorkerRecord{},
-				pservers: map[int]coord.PserverRecord{}, trainerID: map[string]int{}, hung: map[string]coord.HungRecord{}}
-			jobs[key.Job] = snap
-		}
-		if err := snap.add(key, kv.Value); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
-		}
+	views, errs := coord.DecodeJobs(kvs)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
-	for _, snap := range jobs {
-		if snap.record != nil && snap.placement != nil {
-			snap.record.Placement = snap.placement.Nodes()
+	jobs := make(map[string]*jobSnapshot, len(views))
+	for _, v := range views {
+		if v.Record != nil && v.Placement != nil {
+			v.Record.Placement = v.Placement.Nodes()
 		}
+		jobs[v.Name] = &jobSnapshot{JobView: v}
 	}
 	return jobs, nil
-}
-
-func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
-	switch key.Kind {
-	case coord.JobKeyRecord:
-		s.record = &coord.JobRecord{}
-		return json.Unmarshal(value, s.record)
-	case coord.JobKeyState:
-		return json.Unmarshal(value, &s.state)
-	case coord.JobKeyProgress:
-		s.progress = &coord.ProgressRecord{}
-		return json.Unmarshal(value, s.progress)
-	case coord.JobKeyPlacement:
-		s.placement = &coord.PlacementRecord{}
-		return json.Unmarshal(value, s.placement)
-	case coord.JobKeyWorker:
-		var w coord.WorkerRecord
-		if err := json.Unmarshal(value, &w); err != nil {
-			return err
-		}
-		s.workers[key.Name] = w
-	case coord.JobKeyPserver:
-		var p coord.PserverRecord
-		if err := json.Unmarshal(value, &p); err != nil {
-			return err
-		}
-		s.pservers[p.Index] = p
-	case coord.JobKeyTrainer:
-		var t coord.TrainerRecord
-		if err := json.Unmarshal(value, &t); err != nil {
-			return err
-		}
-		s.trainerID[t.Worker] = t.ID
-	case coord.JobKeyReshardRequest:
-		return json.Unmarshal(value, &s.reshard)
-	case coord.JobKeyLayout:
-		return json.Unmarshal(value, &s.layout)
-	case coord.JobKeyHung:
-		var h coord.HungRecord
-		if err := json.Unmarshal(value, &h); err != nil {
-			return err
-		}
-		s.hung[key.Name] = h
-	case coord.JobKeyEvent:
-		var e api.Event
-		if err := json.Unmarshal(value, &e); err != nil {
-			return err
-		}
-		s.events = append(s.events, e)
-	}
-	return nil
 }
 
 // workerView is a worker as shown, never claiming more than is known: its
@@ -120,12 +48,12 @@ func (s *jobSnapshot) add(key coord.JobKeyParts, value []byte) error {
 // when its record says it is alive on a node that is down; "exiting" when
 // its job ended and its process has not yet.
 func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coord.WorkerRecord {
-	w, ok := s.workers[worker]
+	w, ok := s.Workers[worker]
 	var placed coord.Assignment
-	if s.placement != nil {
-		placed = s.placement.Workers[worker]
+	if s.Placement != nil {
+		placed = s.Placement.Workers[worker]
 	}
-	moving := !api.Terminal(s.state.State) && ok && w.Gen < placed.Gen
+	moving := !api.Terminal(s.State.State) && ok && w.Gen < placed.Gen
 	if !ok || moving {
 		return coord.WorkerRecord{Name: worker, Node: placed.Node, State: api.WorkerPending, Restarts: w.Restarts}
 	}
@@ -135,7 +63,7 @@ func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coor
 	if w.State.Active() && nodeDown(w.Node) {
 		w.State = api.WorkerLost
 	}
-	if w.State.Active() && api.Terminal(s.state.State) {
+	if w.State.Active() && api.Terminal(s.State.State) {
 		w.State = api.WorkerExiting
 	}
 	if s.hungReason(w) != "" {
@@ -149,36 +77,36 @@ func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coor
 // or start (all of) it.
 func (s *jobSnapshot) reason() string {
 	switch {
-	case s.state.Reason != "" || api.Terminal(s.state.State):
-		return s.state.Reason
-	case s.placement == nil && s.state.State == api.StatePending:
+	case s.State.Reason != "" || api.Terminal(s.State.State):
+		return s.State.Reason
+	case s.Placement == nil && s.State.State == api.StatePending:
 		return "waiting for the scheduler to place it"
-	case s.placement != nil:
-		return s.placement.Reason
+	case s.Placement != nil:
+		return s.Placement.Reason
 	}
 	return ""
 }
 
-// jobStatus is the document of `gctl job status` (docs/reference.md#job-status-json) at now. s.record
+// jobStatus is the document of `gctl job status` (docs/reference.md#job-status-json) at now. s.Record
 // must be set; nodeDown says whether a node is down.
 func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.JobStatus {
-	spec := s.record.Spec
+	spec := s.Record.Spec
 	budget := supervisor.BudgetOf(spec.Restarts)
 	st := api.JobStatus{
-		Name:           s.name,
-		State:          s.state.State,
+		Name:           s.Name,
+		State:          s.State.State,
 		Reason:         s.reason(),
 		Mode:           string(spec.Mode),
 		Passes:         spec.Passes,
 		SamplesApplied: []int64{},
 		Trainers:       make([]api.TrainerStatus, 0, spec.Trainers),
 		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
-		Created:        s.record.Created,
+		Created:        s.Record.Created,
 		Events:         []api.Event{},
 		Warnings:       s.warnings(spec.Pservers),
 		RestartBudget:  api.RestartBudget{Limit: budget.Limit, Window: budget.Window.String()},
 	}
-	if p := s.progress; p != nil {
+	if p := s.Progress; p != nil {
 		st.Pass, st.Step, st.Tasks, st.Metrics, st.ModelDir = p.Pass, p.Step, p.Tasks, p.Metrics, p.ModelDir
 		if p.Passes > 0 {
 			st.Passes = p.Passes
@@ -189,7 +117,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 	}
 	for i := range spec.Pservers {
 		w := s.workerView(jobspec.PserverName(i), nodeDown)
-		ps := s.pservers[i]
+		ps := s.Pservers[i]
 		st.Pservers = append(st.Pservers, api.PserverStatus{
 			Index: i, Name: w.Name, Node: w.Node, PID: w.PID, Addr: ps.Addr,
 			State: w.State, Restarts: w.Restarts, CheckpointStep: ps.CheckpointStep,
@@ -198,7 +126,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 	}
 	for i := range spec.Trainers {
 		w := s.workerView(jobspec.TrainerName(i), nodeDown)
-		id, ok := s.trainerID[w.Name]
+		id, ok := s.Trainers[w.Name]
 		if !ok {
 			id = i
 		}
@@ -210,26 +138,26 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 	m := s.workerView(jobspec.MasterName, nodeDown)
 	st.Master = api.MasterStatus{Name: m.Name, Node: m.Node, PID: m.PID, Restarts: m.Restarts,
 		BudgetUsed: budget.UsedAt(m.Crashes, now)}
-	events := s.events[max(0, len(s.events)-maxEvents):]
+	events := s.Events[max(0, len(s.Events)-maxEvents):]
 	st.Events = append(st.Events, events...)
 	st.History = append([]api.PassHistory{}, s.history...)
 	fillCounts(&st, s, &spec)
 	return st
 }
 
-// jobRow is one row of `gctl job list`. s.record must be set.
+// jobRow is one row of `gctl job list`. s.Record must be set.
 func jobRow(s *jobSnapshot, now time.Time) api.JobRow {
-	spec := s.record.Spec
+	spec := s.Record.Spec
 	row := api.JobRow{
-		Name:     s.name,
-		State:    s.state.State,
+		Name:     s.Name,
+		State:    s.State.State,
 		Passes:   spec.Passes,
 		Trainers: spec.Trainers,
 		Pservers: spec.Pservers,
-		Created:  s.record.Created,
-		Age:      humanAge(now.Sub(s.record.Created)),
+		Created:  s.Record.Created,
+		Age:      humanAge(now.Sub(s.Record.Created)),
 	}
-	if p := s.progress; p != nil {
+	if p := s.Progress; p != nil {
 		row.Pass = p.Pass
 		if p.Passes > 0 {
 			row.Passes = p.Passes
@@ -242,9 +170,9 @@ func jobRow(s *jobSnapshot, now time.Time) api.JobRow {
 	return row
 }
 
-// workerRows is `gctl job workers`, in spec.Workers() order. s.record must be set.
+// workerRows is `gctl job workers`, in spec.Workers() order. s.Record must be set.
 func workerRows(s *jobSnapshot, nodeDown func(string) bool) []api.WorkerRow {
-	names := s.record.Spec.Workers()
+	names := s.Record.Spec.Workers()
 	rows := make([]api.WorkerRow, 0, len(names))
 	for _, name := range names {
 		w := s.workerView(name, nodeDown)
@@ -265,11 +193,11 @@ func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDow
 	slices.Sort(names)
 	for _, name := range names {
 		s := jobs[name]
-		if s.record == nil || api.Terminal(s.state.State) {
+		if s.Record == nil || api.Terminal(s.State.State) {
 			continue
 		}
-		for _, w := range s.record.Spec.Workers() {
-			if node := s.record.Placement[w]; node != "" {
+		for _, w := range s.Record.Spec.Workers() {
+			if node := s.Record.Placement[w]; node != "" {
 				roles[node] = append(roles[node], name+"/"+w)
 			}
 		}

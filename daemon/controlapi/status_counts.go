@@ -12,19 +12,19 @@ func fillCounts(st *api.JobStatus, s *jobSnapshot, spec *jobspec.Spec) {
 	st.TrainersCount = spec.Trainers
 	st.TrainersMin, st.TrainersMax = spec.TrainerBounds()
 	st.PserversCount = spec.Pservers
-	if s.reshard.Pservers > 0 {
-		st.PserversCount = s.reshard.Pservers // desired; the spec's count moves when the re-shard commits
+	if s.Reshard.Pservers > 0 {
+		st.PserversCount = s.Reshard.Pservers // desired; the spec's count moves when the re-shard commits
 	}
-	st.PserversResharding = !api.Terminal(s.state.State) && (s.layout.Resharding() || st.PserversCount != spec.Pservers)
-	if s.layout.PauseMs > 0 {
-		st.ReshardPauseMs = s.layout.PauseMs
+	st.PserversResharding = !api.Terminal(s.State.State) && (s.Layout.Resharding() || st.PserversCount != spec.Pservers)
+	if s.Layout.PauseMs > 0 {
+		st.ReshardPauseMs = s.Layout.PauseMs
 	}
 	st.PserversMin, st.PserversMax = spec.PserverBounds()
 	if spec.Mode == jobspec.ModeSync {
 		st.GlobalBatch = spec.StepRecords()
 	}
 	st.TrainersCurrent, st.PserversCurrent = 0, 0
-	if p := s.progress; p != nil {
+	if p := s.Progress; p != nil {
 		for i := range st.Trainers {
 			if ms, ok := p.StepMs[st.Trainers[i].ID]; ok {
 				st.Trainers[i].StepMs = &ms

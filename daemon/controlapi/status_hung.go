@@ -10,8 +10,8 @@ import (
 // record of an earlier incarnation, or of a worker that already stopped or
 // whose node is down, is not shown — a status never lies).
 func (s *jobSnapshot) hungReason(w coord.WorkerRecord) string {
-	h, ok := s.hung[w.Name]
-	if !ok || api.Terminal(s.state.State) || h.PID != w.PID {
+	h, ok := s.Hung[w.Name]
+	if !ok || api.Terminal(s.State.State) || h.PID != w.PID {
 		return ""
 	}
 	if w.State != api.WorkerRunning && w.State != api.WorkerHung {

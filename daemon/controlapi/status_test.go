@@ -235,7 +235,7 @@ func TestWorkerViewNeverLies(t *testing.T) {
 		"master": {Node: "n1", Gen: 1}, "pserver-0": {Node: "n2", Gen: 1}, "pserver-1": {Node: "n3", Gen: 2}, "trainer-0": {Node: "n2", Gen: 1}}}
 	kvs = append(kvs, kv(t, coord.PlacementKey("fit"), moved))
 	s := snapshotOf(t, kvs)
-	s.state = coord.StateRecord{State: api.StateRunning}
+	s.State = coord.StateRecord{State: api.StateRunning}
 	got := rowSummary(workerRows(s, func(n string) bool { return n == "n2" }))
 	want := []string{"master@n1:running", "pserver-0@n2:pending", "pserver-1@n3:pending", "trainer-0@n2:lost", "trainer-1@:pending"}
 	if !slices.Equal(got, want) {
@@ -245,13 +245,13 @@ func TestWorkerViewNeverLies(t *testing.T) {
 		t.Errorf("reason of a running job the scheduler cannot complete = %q", st.Reason)
 	}
 	// The job ended: a process still alive is on its way out, not running it.
-	s.state = coord.StateRecord{State: api.StateSucceeded}
+	s.State = coord.StateRecord{State: api.StateSucceeded}
 	if got := rowSummary(workerRows(s, noneDown)); got[0] != "master@n1:exiting" {
 		t.Errorf("worker rows of a job that ended = %v, want the master exiting", got)
 	}
-	s.state = coord.StateRecord{State: api.StateRunning}
-	if s.record.Placement["pserver-1"] != "n3" {
-		t.Errorf("the job record's placement = %v, want the placement record's", s.record.Placement)
+	s.State = coord.StateRecord{State: api.StateRunning}
+	if s.Record.Placement["pserver-1"] != "n3" {
+		t.Errorf("the job record's placement = %v, want the placement record's", s.Record.Placement)
 	}
 	for _, tc := range []struct {
 		state     coord.StateRecord
@@ -263,10 +263,10 @@ func TestWorkerViewNeverLies(t *testing.T) {
 		{coord.StateRecord{State: api.StateFailed, Reason: "trainer-0 crashed"}, true, "trainer-0 crashed"},
 		{coord.StateRecord{State: api.StateSucceeded}, true, ""},
 	} {
-		s.state = tc.state
-		s.placement = nil
+		s.State = tc.state
+		s.Placement = nil
 		if tc.placement {
-			s.placement = &moved
+			s.Placement = &moved
 		}
 		if got := s.reason(); got != tc.want {
 			t.Errorf("reason of %+v (placement %v) = %q, want %q", tc.state, tc.placement, got, tc.want)

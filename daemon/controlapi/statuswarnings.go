@@ -10,14 +10,14 @@ import "github.com/gtrain/gtrain/api"
 // with them, and its master writes no more. Never nil.
 func (s *jobSnapshot) warnings(pservers int) []string {
 	out := []string{}
-	if api.Terminal(s.state.State) {
+	if api.Terminal(s.State.State) {
 		return out
 	}
-	if s.progress != nil {
-		out = append(out, s.progress.Warnings...)
+	if s.Progress != nil {
+		out = append(out, s.Progress.Warnings...)
 	}
 	for i := range pservers {
-		if w := s.pservers[i].CheckpointWarning; w != "" {
+		if w := s.Pservers[i].CheckpointWarning; w != "" {
 			out = append(out, w)
 		}
 	}

@@ -27,7 +27,6 @@ type clusterJob struct {
 	state     api.JobState
 	placement coord.PlacementRecord // zero before the first pass placed it
 	results   map[string]coord.StorageResult
-	broken    bool // a key of the job does not decode
 	// For the drain handover: the mod revision of the job's global
 	// checkpoint record (0: none), and whether its master saved state.
 	checkpointRev int64

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"fmt"
 	"syscall"
 	"time"
@@ -26,8 +25,8 @@ func (s *Supervisor) applyHungLocked(job, worker string, raw []byte) {
 	if r == nil || r.finished() {
 		return
 	}
-	var h coord.HungRecord
-	if err := json.Unmarshal(raw, &h); err != nil {
+	h, err := coord.DecodeHung(raw)
+	if err != nil {
 		s.log.Warn("unreadable hung record", "job", job, "worker", worker, "err", err)
 		return
 	}

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -203,8 +202,8 @@ func (s *Supervisor) entryLocked(job string) *jobEntry {
 }
 
 func (s *Supervisor) applyRecordLocked(job string, kv *mvccpb.KeyValue) {
-	var rec coord.JobRecord
-	if err := json.Unmarshal(kv.Value, &rec); err != nil {
+	rec, err := coord.DecodeJobRecord(kv.Value)
+	if err != nil {
 		s.log.Error("undecodable job record; ignoring the job", "key", string(kv.Key), "err", err)
 		return
 	}
@@ -226,8 +225,8 @@ func (s *Supervisor) applyStateLocked(job string, raw []byte) {
 }
 
 func (s *Supervisor) applyPlacementLocked(job string, raw []byte) {
-	var p coord.PlacementRecord
-	if err := json.Unmarshal(raw, &p); err != nil {
+	p, err := coord.DecodePlacement(raw)
+	if err != nil {
 		s.log.Error("undecodable placement", "job", job, "err", err)
 		return
 	}

@@ -1,0 +1,189 @@
+package coord
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/gtrain/gtrain/api"
+)
+
+// JobView is what the agent's readers (the scheduler, the supervisor, the
+// Control API's status, logs and scaling) know of one job from the keys
+// under its JobPrefix, decoded here, where the encodings live, so that no
+// reader decodes a record of its own.
+type JobView struct {
+	Name      string
+	Record    *JobRecord // nil: no record (not yet, or purged)
+	RecordRev int64      // create revision of the record: the job's fence
+	State     StateRecord
+	Progress  *ProgressRecord
+	Placement *PlacementRecord         // nil: the scheduler never placed it
+	Storage   map[string]StorageResult // node -> its answer to the storage check
+	Workers   map[string]WorkerRecord  // worker name -> record
+	Pservers  map[int]PserverRecord    // pserver index -> record
+	Trainers  map[string]int           // worker name -> dense trainer ID
+	Hung      map[string]HungRecord    // worker name -> the master's hung report
+	Reshard   ReshardRequest           // zero: pservers never scaled
+	Layout    LayoutRecord             // zero: never re-sharded
+	Events    []api.Event              // in key (= time) order
+	// For the drain handover: the mod revision of the job's global
+	// checkpoint record, and whether its master has saved its state.
+	CheckpointRev int64
+	MasterSaved   bool
+	// Broken: a key of the job did not decode (DecodeJobs says which).
+	Broken bool
+}
+
+// NewJobView is an empty view of job, ready for Add.
+func NewJobView(job string) *JobView {
+	return &JobView{Name: job, Storage: map[string]StorageResult{}, Workers: map[string]WorkerRecord{},
+		Pservers: map[int]PserverRecord{}, Trainers: map[string]int{}, Hung: map[string]HungRecord{}}
+}
+
+// DecodeJobs groups the key-values read under JobsPrefix (or one JobPrefix)
+// by job and decodes them, in submit order (jobs without a record last, by
+// name). A key that does not decode marks its job Broken and is an error
+// naming the key; the other keys and jobs are still decoded.
+func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
+	byJob := map[string]*JobView{}
+	var errs []error
+	for _, kv := range kvs {
+		key, ok := ParseJobKey(string(kv.Key))
+		if !ok {
+			continue
+		}
+		v := byJob[key.Job]
+		if v == nil {
+			v = NewJobView(key.Job)
+			byJob[key.Job] = v
+		}
+		if err := v.Add(key, kv); err != nil {
+			errs = append(errs, fmt.Errorf("job %s: decode %s: %w", key.Job, kv.Key, err))
+			v.Broken = true
+		}
+	}
+	views := make([]*JobView, 0, len(byJob))
+	for _, v := range byJob {
+		views = append(views, v)
+	}
+	slices.SortFunc(views, func(a, b *JobView) int {
+		if (a.RecordRev == 0) != (b.RecordRev == 0) {
+			return cmp.Compare(b.RecordRev, a.RecordRev) // a record first
+		}
+		return cmp.Or(cmp.Compare(a.RecordRev, b.RecordRev), cmp.Compare(a.Name, b.Name))
+	})
+	return views, errs
+}
+
+// Add decodes kv, the key of v's job that key names, into v. Keys of
+// kinds v does not hold are skipped.
+func (v *JobView) Add(key JobKeyParts, kv *mvccpb.KeyValue) error {
+	switch key.Kind {
+	case JobKeyRecord:
+		rec, err := DecodeJobRecord(kv.Value)
+		if err != nil {
+			return err
+		}
+		v.Record, v.RecordRev = &rec, kv.CreateRevision
+	case JobKeyState:
+		st, err := DecodeState(kv.Value)
+		if err != nil {
+			return err
+		}
+		v.State = st
+	case JobKeyPlacement:
+		p, err := DecodePlacement(kv.Value)
+		if err != nil {
+			return err
+		}
+		v.Placement = &p
+	case JobKeyHung:
+		h, err := DecodeHung(kv.Value)
+		if err != nil {
+			return err
+		}
+		v.Hung[key.Name] = h
+	case JobKeyOther:
+		switch _, kind := ParseHandoverKey(string(kv.Key)); kind {
+		case HandoverCheckpoint:
+			v.CheckpointRev = kv.ModRevision
+		case HandoverMaster:
+			v.MasterSaved = true
+		}
+	default:
+		return v.addRecord(key, kv.Value)
+	}
+	return nil
+}
+
+// addRecord decodes the other kinds of keys.
+func (v *JobView) addRecord(key JobKeyParts, value []byte) error {
+	switch key.Kind {
+	case JobKeyProgress:
+		v.Progress = &ProgressRecord{}
+		return json.Unmarshal(value, v.Progress)
+	case JobKeyStorage:
+		return decodeInto(value, v.Storage, key.Name)
+	case JobKeyWorker:
+		return decodeInto(value, v.Workers, key.Name)
+	case JobKeyPserver:
+		var p PserverRecord
+		if err := json.Unmarshal(value, &p); err != nil {
+			return err
+		}
+		v.Pservers[p.Index] = p
+	case JobKeyTrainer:
+		var t TrainerRecord
+		if err := json.Unmarshal(value, &t); err != nil {
+			return err
+		}
+		v.Trainers[t.Worker] = t.ID
+	case JobKeyReshardRequest:
+		return json.Unmarshal(value, &v.Reshard)
+	case JobKeyLayout:
+		return json.Unmarshal(value, &v.Layout)
+	case JobKeyEvent:
+		var e api.Event
+		if err := json.Unmarshal(value, &e); err != nil {
+			return err
+		}
+		v.Events = append(v.Events, e)
+	default:
+		return fmt.Errorf("key kind %d has no decoder", key.Kind)
+	}
+	return nil
+}
+
+func decodeInto[T any](value []byte, into map[string]T, name string) error {
+	var r T
+	if err := json.Unmarshal(value, &r); err != nil {
+		return err
+	}
+	into[name] = r
+	return nil
+}
+
+// DecodeJobRecord decodes the value of a JobKey.
+func DecodeJobRecord(raw []byte) (JobRecord, error) {
+	var rec JobRecord
+	err := json.Unmarshal(raw, &rec)
+	return rec, err
+}
+
+// DecodePlacement decodes the value of a PlacementKey.
+func DecodePlacement(raw []byte) (PlacementRecord, error) {
+	var p PlacementRecord
+	err := json.Unmarshal(raw, &p)
+	return p, err
+}
+
+// DecodeHung decodes the value of a HungKey.
+func DecodeHung(raw []byte) (HungRecord, error) {
+	var h HungRecord
+	err := json.Unmarshal(raw, &h)
+	return h, err
+}
