@@ -9,30 +9,20 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/metrics"
-	"github.com/gtrain/gtrain/pki"
-	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Config configures the `gtraind master` process.
 type Config struct {
-	Job  string
-	Node string
-	// JobRev is the create revision of the job record this master serves
-	// (the agent passes it); the master refuses to run for another record.
-	// 0 takes the record found.
-	JobRev     int64
+	// Common is the job, node, job revision, session TTL, log and metrics;
+	// its TLS is the node certificate the master serves trainers with and
+	// dials the pservers with.
+	rolecfg.Common
 	DataDir    string // the agent's data dir; see jobdir.Model for where the model goes
 	ListenAddr string
-	SessionTTL int // seconds
 	LongPoll   time.Duration
-	// TLS is the node certificate the master serves trainers with and dials
-	// the pservers with (mutual TLS); the zero value is plaintext.
-	TLS pki.Files
-	Log *slog.Logger
-	// Metrics is where the process records its metrics (nil: nowhere).
-	Metrics prometheus.Registerer
 	// EvalProcs is the GOMAXPROCS of the pass-end evaluation, when more
 	// than in force (0: as in force). `gtraind master` runs on one core and
 	// evaluates on all.
@@ -41,18 +31,16 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{ListenAddr: "127.0.0.1:0", SessionTTL: 5, LongPoll: 2 * time.Second}
+	return Config{Common: rolecfg.Common{SessionTTL: rolecfg.DefaultSessionTTL}, ListenAddr: "127.0.0.1:0", LongPoll: 2 * time.Second}
 }
 
 // Validate names the bad field.
 func (c Config) Validate() error {
-	switch {
-	case c.Job == "":
-		return errors.New("master: Job must be set")
-	case c.DataDir == "":
+	if err := c.Common.Validate("master"); err != nil {
+		return err
+	}
+	if c.DataDir == "" {
 		return errors.New("master: DataDir must be set")
-	case c.SessionTTL < 1:
-		return fmt.Errorf("master: SessionTTL must be >= 1, got %d", c.SessionTTL)
 	}
 	return nil
 }

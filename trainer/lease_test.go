@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -53,7 +54,7 @@ func TestAsyncTrainerStopsOnceItsLeaseIsGone(t *testing.T) {
 // registration retries until the lease goes.
 func TestRegistrationStopsOnceItsLeaseIsGone(t *testing.T) {
 	cli, session := leasedSession(t)
-	tr := &trainer{cli: cli, cfg: Config{Job: "leaseless", Worker: "trainer-1"}, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
+	tr := &trainer{cli: cli, cfg: Config{Common: rolecfg.Common{Job: "leaseless"}, Worker: "trainer-1"}, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
 	tr.master = &masterConn{t: tr}
 	defer tr.master.close()
 	done := make(chan error, 1)

@@ -11,15 +11,14 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/metrics"
 	"github.com/gtrain/gtrain/model"
-	"github.com/gtrain/gtrain/pki"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/recordio"
-	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc/codes"
@@ -32,20 +31,12 @@ var ErrJobEnded = errors.New("job ended")
 
 // Config configures the `gtraind trainer` process.
 type Config struct {
-	Job        string
-	Worker     string // e.g. trainer-1
-	Node       string
-	SessionTTL int           // seconds
-	Deadline   time.Duration // how long to keep retrying an unreachable master or pserver
-	// JobRev is the job record's create revision the agent started this
-	// trainer for (0: any): a trainer of a purged and resubmitted job stops.
-	JobRev int64
-	// TLS is the node certificate the trainer dials the master and the
-	// pservers with (mutual TLS); the zero value is plaintext.
-	TLS pki.Files
-	Log *slog.Logger
-	// Metrics is where the trainer records its metrics (nil: nowhere).
-	Metrics prometheus.Registerer
+	// Common is the job, node, job revision (a trainer of a purged and
+	// resubmitted job stops), session TTL, log and metrics; its TLS is the
+	// node certificate the trainer dials the master and the pservers with.
+	rolecfg.Common
+	Worker   string        // e.g. trainer-1
+	Deadline time.Duration // how long to keep retrying an unreachable master or pserver
 	// OwnsRuntime says the trainer is its process's only tenant (`gtraind
 	// trainer`): GOMAXPROCS follows resources.trainer.cpu. Leave it false
 	// where it shares a process, as in tests.
@@ -53,17 +44,18 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{SessionTTL: 5, Deadline: 5 * time.Minute} }
+func DefaultConfig() Config {
+	return Config{Common: rolecfg.Common{SessionTTL: rolecfg.DefaultSessionTTL}, Deadline: 5 * time.Minute}
+}
 
 // Validate names the bad field.
 func (c Config) Validate() error {
+	if err := c.Common.Validate("trainer"); err != nil {
+		return err
+	}
 	switch {
-	case c.Job == "":
-		return errors.New("trainer: Job must be set")
 	case c.Worker == "":
 		return errors.New("trainer: Worker must be set")
-	case c.SessionTTL < 1:
-		return fmt.Errorf("trainer: SessionTTL must be >= 1, got %d", c.SessionTTL)
 	case c.Deadline <= 0:
 		return fmt.Errorf("trainer: Deadline must be > 0, got %s", c.Deadline)
 	}

@@ -80,7 +80,6 @@ processes, deregisters the node and exits 0.`,
 	f.String("api-addr", def.APIAddr, "address of the API gctl talks to")
 	f.String("gossip-addr", def.GossipAddr, "address of the gossip (memberlist) endpoint")
 	f.String("join", "", "gossip peers to join, HOST:PORT,...")
-	f.String("etcd-endpoints", "", "etcd cluster to use, HOST:PORT,... (required without --dev)")
 	f.String("etcd-client-addr", def.EtcdClientAddr, "with --dev: the embedded etcd's client address")
 	f.String("etcd-peer-addr", def.EtcdPeerAddr, "with --dev: the embedded etcd's peer address")
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")

@@ -3,24 +3,23 @@ package main
 import (
 	"fmt"
 
+	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
 // addClusterFlags are the agent's settings for a cluster of several
-// machines (docs/reference.md#gtraind-agent): the address it advertises and its access to an
-// external etcd.
+// machines (docs/reference.md#gtraind-agent): the address it advertises, its
+// access to an external etcd and its TLS files.
 func addClusterFlags(f *pflag.FlagSet) {
 	f.String("advertise-addr", "", "host (no port) of this machine that the roles bind and publish to other nodes (default: the host of --api-addr, or the first non-loopback address when that is a wildcard)")
-	f.String("etcd-cacert", "", "PEM CA file that verifies the etcd members (TLS)")
-	f.String("etcd-cert", "", "PEM client certificate for etcd (with --etcd-key)")
-	f.String("etcd-key", "", "PEM key of --etcd-cert")
-	f.String("etcd-user", "", "etcd user (etcd auth enabled)")
-	f.String("tls-ca", "", "PEM cluster CA (gtraind cert init): with --tls-cert and --tls-key, the API, the log relay and the roles' RPCs use mutual TLS")
-	f.String("tls-cert", "", "PEM node certificate of this agent (gtraind cert issue --node NAME --addr ADVERTISE-IP)")
-	f.String("tls-key", "", "PEM key of --tls-cert")
+	// --etcd-endpoints, --etcd-cacert, ..., --tls-key: the roles take them
+	// too. The values bound here go unread: viper reads the flags, then
+	// GTRAIN_* and the config file.
+	rolecfg.AddAccessFlags(f, new(coord.EtcdConfig), new(pki.Files))
 	f.String("gossip-key", "", "base64 key (16, 24 or 32 bytes) encrypting gossip, or @FILE holding it (gtraind cert init writes gossip.key)")
 	f.Bool("insecure", false, "allow a non-loopback --api-addr without TLS: anyone who reaches it controls the cluster")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
 )
@@ -55,24 +56,19 @@ func newRoleLaunch(cfg Config) roleLaunch {
 // processes must not inherit them (they would speak for the agent).
 var systemdEnv = []string{"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"}
 
-// EtcdPasswordEnv carries the etcd password to role processes: a command
-// line is readable by every user of the host (ps, /proc/PID/cmdline).
-const EtcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
-
 // command is the child process that runs worker of job.
 func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error) {
-	args, err := l.args(job, worker, jobRev)
+	a := l.roleArgs(job, worker, jobRev)
+	args, err := a.Argv()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(l.exe, args...)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return name == EtcdPasswordEnv || slices.Contains(systemdEnv, name)
+		return name == rolecfg.EtcdPasswordEnv || slices.Contains(systemdEnv, name)
 	})
-	if l.etcd.Password != "" {
-		env = append(env, EtcdPasswordEnv+"="+l.etcd.Password)
-	}
+	env = append(env, a.Environ()...)
 	// A role's products run on threads of its own over OpenBLAS calls that
 	// must each stay on one thread (model/gemm.go): an OpenMP build of
 	// OpenBLAS (Debian's libopenblas0-openmp alternative) would otherwise
@@ -83,47 +79,22 @@ func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error)
 	return cmd, nil
 }
 
-// args is the command line (after the executable) that runs worker:
-// ROLE --job JOB --job-rev REV --etcd-endpoints E1,E2 [--etcd-cacert F ...
-// --etcd-user U] [--tls-ca F --tls-cert F --tls-key F] --data-dir DIR --node NODE [--listen HOST:0] [--index I].
-// jobRev is the create revision of the job's record (the runner's fence): a
-// role refuses to run for a record of another revision, and its checkpoint
-// files carry it.
+// args is the command line (after the executable) that runs worker.
 func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
-	role, index, err := workerRole(worker)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{role,
-		"--job", job,
-		"--job-rev", strconv.FormatInt(jobRev, 10),
-		"--etcd-endpoints", strings.Join(l.etcd.Endpoints, ","),
-		"--data-dir", l.dataDir,
-		"--node", l.node,
-	}
-	for _, f := range []struct{ flag, value string }{
-		{"--etcd-cacert", l.etcd.CACert},
-		{"--etcd-cert", l.etcd.Cert},
-		{"--etcd-key", l.etcd.Key},
-		{"--etcd-user", l.etcd.User},
-		{"--tls-ca", l.tls.CA},
-		{"--tls-cert", l.tls.Cert},
-		{"--tls-key", l.tls.Key},
-	} {
-		if f.value != "" {
-			args = append(args, f.flag, f.value)
-		}
-	}
-	if role != roleTrainer && l.advertise != "" { // trainers serve nothing
-		args = append(args, "--listen", net.JoinHostPort(l.advertise, "0"))
-	}
-	if index >= 0 {
-		args = append(args, "--index", strconv.Itoa(index))
+	return l.roleArgs(job, worker, jobRev).Argv()
+}
+
+// roleArgs is what the role process of worker is told. jobRev is the create
+// revision of the job's record (the runner's fence).
+func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
+	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node}
+	if role, _, _ := workerRole(worker); role != roleTrainer && l.advertise != "" { // trainers serve nothing
+		a.Listen = net.JoinHostPort(l.advertise, "0")
 	}
 	if l.metrics {
-		args = append(args, "--metrics-file", jobdir.MetricsAddr(l.dataDir, job, worker))
+		a.MetricsFile = jobdir.MetricsAddr(l.dataDir, job, worker)
 	}
-	return args, nil
+	return a
 }
 
 // isRoleCmdline reports whether a NUL-separated /proc/PID/cmdline is the

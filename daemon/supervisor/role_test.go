@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -36,8 +37,8 @@ func TestRoleArgs(t *testing.T) {
 	l := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://127.0.0.1:2379", "http://10.0.0.2:2379"}},
 		dataDir: "/data", node: "n1", advertise: "10.0.0.1"}
 	got, err := l.args("fit", "trainer-1", 42)
-	want := []string{"trainer", "--job", "fit", "--job-rev", "42", "--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379",
-		"--data-dir", "/data", "--node", "n1", "--index", "1"}
+	want := []string{"trainer", "--job", "fit", "--job-rev", "42", "--data-dir", "/data", "--node", "n1",
+		"--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379", "--index", "1"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("args(trainer-1) = %q, %v; want %q (a trainer serves nothing: no --listen)", got, err, want)
 	}
@@ -64,7 +65,7 @@ func TestRoleArgs(t *testing.T) {
 func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "/run/systemd/notify")
 	t.Setenv("WATCHDOG_USEC", "1000000")
-	t.Setenv(EtcdPasswordEnv, "inherited")
+	t.Setenv(rolecfg.EtcdPasswordEnv, "inherited")
 	t.Setenv("OMP_NUM_THREADS", "8")
 	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
 	cmd, err := l.command("fit", "trainer-0", 42)
@@ -84,8 +85,8 @@ func TestRoleCommandEnv(t *testing.T) {
 			t.Errorf("a role's %s is %q; want 1", name, last)
 		}
 	}
-	if n := countPrefix(cmd.Env, EtcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, EtcdPasswordEnv+"=s3cret") {
-		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, EtcdPasswordEnv, EtcdPasswordEnv)
+	if n := countPrefix(cmd.Env, rolecfg.EtcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, rolecfg.EtcdPasswordEnv+"=s3cret") {
+		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, rolecfg.EtcdPasswordEnv, rolecfg.EtcdPasswordEnv)
 	}
 	for _, v := range systemdEnv {
 		if countPrefix(cmd.Env, v+"=") != 0 {
@@ -96,7 +97,7 @@ func TestRoleCommandEnv(t *testing.T) {
 		t.Errorf("command line %q carries the password", cmd.Args)
 	}
 	l.etcd.Password = ""
-	if cmd, _ = l.command("fit", "trainer-0", 42); countPrefix(cmd.Env, EtcdPasswordEnv+"=") != 0 {
+	if cmd, _ = l.command("fit", "trainer-0", 42); countPrefix(cmd.Env, rolecfg.EtcdPasswordEnv+"=") != 0 {
 		t.Errorf("an agent without a password passes on the one it inherited")
 	}
 }

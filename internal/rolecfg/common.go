@@ -1,0 +1,48 @@
+package rolecfg
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/gtrain/gtrain/pki"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Common is what every role's Config holds: which job it serves, where, and
+// what it logs and records to. master.Config, pserver.Config and
+// trainer.Config embed it.
+type Common struct {
+	Job  string
+	Node string // the node it runs on, for status
+	// JobRev is the create revision of the job record the role serves (the
+	// agent passes it); the role refuses to run for another record. 0 takes
+	// the record found.
+	JobRev int64
+	// SessionTTL is in seconds: the role's etcd lease, and with it its
+	// registration, dies this long after the process.
+	SessionTTL int
+	// TLS is the node certificate the role serves and dials with (mutual
+	// TLS); the zero value is plaintext.
+	TLS pki.Files
+	Log *slog.Logger
+	// Metrics is where the role records its metrics (nil: nowhere).
+	Metrics prometheus.Registerer
+}
+
+// Validate names the bad field; role prefixes the message.
+func (c Common) Validate(role string) error {
+	switch {
+	case c.Job == "":
+		return errors.New(role + ": Job must be set")
+	case c.SessionTTL < 1:
+		return fmt.Errorf("%s: SessionTTL must be >= 1, got %d", role, c.SessionTTL)
+	}
+	return nil
+}
+
+// Common is what a's role holds of its command line, with its log and
+// where it records its metrics.
+func (a Args) Common(log *slog.Logger, metrics prometheus.Registerer) Common {
+	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS, Log: log, Metrics: metrics}
+}

@@ -1,0 +1,14 @@
+// Package rolecfg is the contract between the agent and the role processes
+// it starts (gtraind master|pserver|trainer):
+//
+//   - Args, the one description of a role's command line: the agent writes
+//     it (Args.Argv, Args.Environ) and the role reads it back (Flags, Parse),
+//     so a flag cannot be written under one name and read under another;
+//   - the etcd and TLS flags that gtraind agent and the roles both take,
+//     declared once (AddAccessFlags);
+//   - Common, the settings every role's Config embeds (master.Config,
+//     pserver.Config, trainer.Config).
+//
+// It must not know how a role runs, read files, dial etcd or import the
+// daemon or the roles.
+package rolecfg

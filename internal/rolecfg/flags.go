@@ -1,0 +1,129 @@
+package rolecfg
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/pki"
+	"github.com/spf13/pflag"
+)
+
+// flag is one flag of the role command line and the field of Args it
+// carries: Argv writes it and Flags declares it from this one entry.
+type flag struct {
+	name, usage string
+	value       func(*Args) value
+}
+
+// value is a field of Args as a flag value; zero says Argv leaves it out.
+type value interface {
+	pflag.Value
+	zero() bool
+}
+
+// roleFlags is the role command line but --index, in the order Argv
+// writes it.
+var roleFlags = append([]flag{
+	{"job", "job name", func(a *Args) value { return (*stringValue)(&a.Job) }},
+	{"job-rev", "the create revision of the job's record this process serves; it refuses another (0: any)",
+		func(a *Args) value { return (*int64Value)(&a.JobRev) }},
+	{"data-dir", "the agent's data dir (models, checkpoints)", func(a *Args) value { return (*stringValue)(&a.DataDir) }},
+	{"node", "the node this runs on (for status)", func(a *Args) value { return (*stringValue)(&a.Node) }},
+}, append(roleAccessFlags(),
+	flag{"listen", "address to serve on and publish (master, pserver): an address of this host the trainers reach; the agent passes ADVERTISE:0",
+		func(a *Args) value { return (*stringValue)(&a.Listen) }},
+	flag{"metrics-file", "serve this process's metrics on a loopback port and write its address into this file (the agent passes it with --metrics-addr)",
+		func(a *Args) value { return (*stringValue)(&a.MetricsFile) }},
+	flag{"session-ttl", "seconds before this process's etcd lease expires after it dies",
+		func(a *Args) value { return (*intValue)(&a.SessionTTL) }},
+)...)
+
+// accessFlag is a flag of how to reach etcd and of the TLS files, which
+// gtraind agent and the roles share.
+type accessFlag struct {
+	name, usage string
+	value       func(*coord.EtcdConfig, *pki.Files) value
+}
+
+var accessFlags = []accessFlag{
+	{"etcd-endpoints", "etcd cluster, HOST:PORT,... (required; gtraind agent --dev starts its own)",
+		func(e *coord.EtcdConfig, _ *pki.Files) value { return (*listValue)(&e.Endpoints) }},
+	{"etcd-cacert", "PEM CA file that verifies the etcd members (TLS)",
+		func(e *coord.EtcdConfig, _ *pki.Files) value { return (*stringValue)(&e.CACert) }},
+	{"etcd-cert", "PEM client certificate for etcd (with --etcd-key)",
+		func(e *coord.EtcdConfig, _ *pki.Files) value { return (*stringValue)(&e.Cert) }},
+	{"etcd-key", "PEM key of --etcd-cert",
+		func(e *coord.EtcdConfig, _ *pki.Files) value { return (*stringValue)(&e.Key) }},
+	{"etcd-user", "etcd user (etcd auth enabled); the password comes from " + EtcdPasswordEnv,
+		func(e *coord.EtcdConfig, _ *pki.Files) value { return (*stringValue)(&e.User) }},
+	{"tls-ca", "PEM cluster CA (gtraind cert init): with --tls-cert and --tls-key, the agent's API and log relay and the roles' RPCs use mutual TLS",
+		func(_ *coord.EtcdConfig, t *pki.Files) value { return (*stringValue)(&t.CA) }},
+	{"tls-cert", "PEM node certificate (gtraind cert issue --node NAME --addr ADVERTISE-IP)",
+		func(_ *coord.EtcdConfig, t *pki.Files) value { return (*stringValue)(&t.Cert) }},
+	{"tls-key", "PEM key of --tls-cert",
+		func(_ *coord.EtcdConfig, t *pki.Files) value { return (*stringValue)(&t.Key) }},
+}
+
+// AddAccessFlags declares on f the etcd and TLS flags gtraind agent shares
+// with the roles, bound to etcd (all but the password) and tls.
+func AddAccessFlags(f *pflag.FlagSet, etcd *coord.EtcdConfig, tls *pki.Files) {
+	for _, fl := range accessFlags {
+		f.Var(fl.value(etcd, tls), fl.name, fl.usage)
+	}
+}
+
+// roleAccessFlags are accessFlags bound to the fields of Args.
+func roleAccessFlags() []flag {
+	out := make([]flag, len(accessFlags))
+	for i, fl := range accessFlags {
+		out[i] = flag{fl.name, fl.usage, func(a *Args) value { return fl.value(&a.Etcd, &a.TLS) }}
+	}
+	return out
+}
+
+type stringValue string
+
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) Type() string       { return "string" }
+func (v *stringValue) zero() bool         { return *v == "" }
+
+// listValue is a comma-separated list; blank items are dropped, as the
+// agent's --etcd-endpoints drops them.
+type listValue []string
+
+func (v *listValue) String() string { return strings.Join(*v, ",") }
+func (v *listValue) Type() string   { return "string" }
+func (v *listValue) zero() bool     { return len(*v) == 0 }
+func (v *listValue) Set(s string) error {
+	*v = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*v = append(*v, p)
+		}
+	}
+	return nil
+}
+
+type int64Value int64
+
+func (v *int64Value) String() string { return strconv.FormatInt(int64(*v), 10) }
+func (v *int64Value) Type() string   { return "int64" }
+func (v *int64Value) zero() bool     { return *v == 0 }
+func (v *int64Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	*v = int64Value(n)
+	return err
+}
+
+type intValue int
+
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Type() string   { return "int" }
+func (v *intValue) zero() bool     { return *v == 0 }
+func (v *intValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	*v = intValue(n)
+	return err
+}
