@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,9 +61,9 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	// a pass now takes ~35 ms, and one trainer finished one alone while the
 	// other's first registration retried.
 	log := filepath.Join(a.dataDir, "jobs", "stall", "log", "trainer-1.log")
-	waitFor(t, 60*time.Second, "trainer-1 to register", func() bool {
+	wait.Eventually(t, 60*time.Second, "trainer-1 to register", func() (bool, string) {
 		b, _ := os.ReadFile(log)
-		return strings.Contains(string(b), "msg=registered")
+		return strings.Contains(string(b), "msg=registered"), "no msg=registered in " + log
 	})
 	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1

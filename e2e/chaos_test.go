@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,23 +80,33 @@ func (a *agent) status(t *testing.T, job string) api.JobStatus {
 // waitFor polls the job's status until cond holds.
 func (a *agent) waitFor(t *testing.T, job, what string, timeout time.Duration, cond func(api.JobStatus) bool) api.JobStatus {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var st api.JobStatus
+	return waitJob(t, job, what, timeout, cond, func() (string, int) {
 		out, _, code := a.gctl(t, "job", "status", job, "-o", "json")
-		if code == 0 && jsonUnmarshal(out, &st) == nil {
-			if cond(st) {
-				return st
-			}
-			if api.Terminal(st.State) && st.State != api.StateSucceeded {
-				t.Fatalf("waiting for %s: job %s ended %s: %s\nevents: %+v", what, job, st.State, st.Reason, st.Events)
-			}
+		return out, code
+	})
+}
+
+// waitJob polls the job's status (`gctl job status -o json` run by
+// status) until cond holds; a job that fails meanwhile fails the test at
+// once, with its reason and events.
+func waitJob(t *testing.T, job, what string, timeout time.Duration, cond func(api.JobStatus) bool, status func() (string, int)) api.JobStatus {
+	t.Helper()
+	var st api.JobStatus
+	wait.Eventually(t, timeout, what, func() (bool, string) {
+		out, code := status()
+		st = api.JobStatus{}
+		if code != 0 || jsonUnmarshal(out, &st) != nil {
+			return false, fmt.Sprintf("gctl job status %s: exit %d: %s", job, code, out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out after %s; last status: %+v", what, timeout, st)
+		if cond(st) {
+			return true, ""
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		if api.Terminal(st.State) && st.State != api.StateSucceeded {
+			t.Fatalf("waiting for %s: job %s ended %s: %s\nevents: %+v", what, job, st.State, st.Reason, st.Events)
+		}
+		return false, fmt.Sprintf("%+v", st)
+	})
+	return st
 }
 
 func (a *agent) pidOf(t *testing.T, job, worker string) int {
@@ -122,18 +133,14 @@ func runningPID(workers []api.WorkerRow, worker string) int {
 // waitPID waits until worker of job runs and returns its PID.
 func (a *agent) waitPID(t *testing.T, job, worker string, timeout time.Duration) int {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var pid int
+	wait.Eventually(t, timeout, worker+" of "+job+" to run", func() (bool, string) {
 		var workers []api.WorkerRow
 		a.jsonOf(t, &workers, "job", "workers", job)
-		if pid := runningPID(workers, worker); pid > 0 {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s of %s not running after %s: %+v", worker, job, timeout, workers)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		pid = runningPID(workers, worker)
+		return pid > 0, fmt.Sprintf("%+v", workers)
+	})
+	return pid
 }
 
 func manifestSums(t *testing.T, dir string) string {
@@ -226,12 +233,11 @@ func killAndRestartAgent(t *testing.T, a *agent, step int64) *agent {
 		t.Fatal(err)
 	}
 	<-a.exited
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesUsing(a.dataDir)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if left := processesUsing(a.dataDir); len(left) > 0 {
-		t.Errorf("children outlived the SIGKILLed agent: %v", left)
+	if err := wait.Until(10*time.Second, "the children of the SIGKILLed agent to die with it", func() (bool, string) {
+		left := processesUsing(a.dataDir)
+		return len(left) == 0, fmt.Sprintf("alive: %v", left)
+	}); err != nil {
+		t.Error(err)
 	}
 	return restartAgent(t, a)
 }

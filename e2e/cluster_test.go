@@ -2,13 +2,14 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // startClusterAgent starts a real `gtraind agent` named name against the
@@ -145,16 +146,9 @@ func stateOf(nodes []api.NodeRow, name string) api.NodeState {
 // waitNodeState polls `gctl node list` until node is in state.
 func waitNodeState(t *testing.T, a *agent, node string, state api.NodeState, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	wait.Eventually(t, timeout, fmt.Sprintf("node %s to be %s", node, state), func() (bool, string) {
 		var nodes []api.NodeRow
 		out, _, code := a.gctl(t, "node", "list", "-o", "json")
-		if code == 0 && jsonUnmarshal(out, &nodes) == nil && stateOf(nodes, node) == state {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s not %s after %s: %s", node, state, timeout, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == 0 && jsonUnmarshal(out, &nodes) == nil && stateOf(nodes, node) == state, out
+	})
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
 // TestClusterEtcdOutage: every etcd member is SIGSTOPped in the middle of a

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
-// hostCluster is a 3-host cluster in network namespaces (internal/netcluster)
+// hostCluster is a 3-host cluster in network namespaces (internal/testing/netcluster)
 // with a data directory every host reads: the housing shards, the jobs'
 // specs and checkpoint.dir.
 type hostCluster struct {
@@ -117,23 +117,10 @@ func (hc *hostCluster) jsonOf(t *testing.T, i int, v any, args ...string) {
 // waitFor polls the job's status through host i until cond holds.
 func (hc *hostCluster) waitFor(t *testing.T, i int, job, what string, timeout time.Duration, cond func(api.JobStatus) bool) api.JobStatus {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var st api.JobStatus
+	return waitJob(t, job, what, timeout, cond, func() (string, int) {
 		out, _, code := hc.gctl(t, i, "job", "status", job, "-o", "json")
-		if code == 0 && json.Unmarshal([]byte(out), &st) == nil {
-			if cond(st) {
-				return st
-			}
-			if api.Terminal(st.State) && st.State != api.StateSucceeded {
-				t.Fatalf("waiting for %s: job %s ended %s: %s\nevents: %+v", what, job, st.State, st.Reason, st.Events)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out after %s; last status: %+v", what, timeout, st)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return out, code
+	})
 }
 
 // clusterYAML is the sync job of the cluster tests: 2 pservers and 3

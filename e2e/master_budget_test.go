@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"math/rand/v2"
 	"strings"
 	"syscall"
@@ -83,13 +86,9 @@ func stopPastLease(t *testing.T, what string, pid int, pause, grace time.Duratio
 	_ = syscall.Kill(pid, syscall.SIGSTOP)
 	time.Sleep(pause)
 	_ = syscall.Kill(pid, syscall.SIGCONT)
-	deadline := time.Now().Add(grace)
-	for processAlive(pid) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if processAlive(pid) {
-		t.Fatalf("%s (pid %d) still runs %s after its lease lapsed", what, pid, grace)
-	}
+	wait.Eventually(t, grace, fmt.Sprintf("%s (pid %d) to exit once its lease lapsed", what, pid), func() (bool, string) {
+		return !processAlive(pid), "still running"
+	})
 }
 
 func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"io"
 	"net/http"
 	"os"
@@ -53,15 +54,18 @@ func TestObserveAJob(t *testing.T) {
 		defer close(started)
 		start.out, start.errs, start.code = a.gctl(t, "job", "start", "-f", spec)
 	}()
-	waitFor(t, 30*time.Second, "the job to run", func() bool {
+	wait.Eventually(t, 30*time.Second, "the job to run", func() (bool, string) {
 		out, _, code := a.gctl(t, "job", "status", "obs", "-o", "json")
-		return code == 0 && strings.Contains(out, `"state": "RUNNING"`)
+		return code == 0 && strings.Contains(out, `"state": "RUNNING"`), out
 	})
 	events := followEvents(t, a, "obs")
 
 	steps := func() float64 { return metricValue(t, metricsAddr, "gtrain_trainer_steps_total", `worker="trainer-0"`) }
 	var first float64
-	waitFor(t, 30*time.Second, "trainer-0 to count steps", func() bool { first = steps(); return first > 0 })
+	wait.Eventually(t, 30*time.Second, "trainer-0 to count steps", func() (bool, string) {
+		first = steps()
+		return first > 0, fmt.Sprint(first)
+	})
 	time.Sleep(time.Second)
 	if second := steps(); second <= first {
 		t.Errorf("gtrain_trainer_steps_total of trainer-0: %v then %v a second later: not moving", first, second)
@@ -80,13 +84,15 @@ func TestObserveAJob(t *testing.T) {
 	}
 
 	// Sync pservers checkpoint at every pass end: the pause is timed.
-	waitFor(t, 30*time.Second, "a timed checkpoint pause", func() bool {
-		return metricValue(t, metricsAddr, "gtrain_pserver_checkpoint_pause_seconds_count", `worker="pserver-0"`) > 0
+	wait.Eventually(t, 30*time.Second, "a timed checkpoint pause", func() (bool, string) {
+		n := metricValue(t, metricsAddr, "gtrain_pserver_checkpoint_pause_seconds_count", `worker="pserver-0"`)
+		return n > 0, fmt.Sprint(n)
 	})
 
 	killWorker(t, a, "obs", "trainer-1")
-	waitFor(t, 30*time.Second, "the restart to be counted", func() bool {
-		return metricValue(t, metricsAddr, "gtrain_worker_restarts_total", `worker="trainer-1"`) == 1
+	wait.Eventually(t, 30*time.Second, "the restart to be counted", func() (bool, string) {
+		n := metricValue(t, metricsAddr, "gtrain_worker_restarts_total", `worker="trainer-1"`)
+		return n == 1, fmt.Sprint(n)
 	})
 	select {
 	case <-started:
@@ -248,15 +254,4 @@ func killWorker(t *testing.T, a *agent, job, worker string) {
 		}
 	}
 	t.Fatalf("%s has no running process: %+v", worker, rows)
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // What an operator trips over (issue 17), walked against real agents,
@@ -251,16 +252,11 @@ func testWatchAndWorkersAfterSuccess(t *testing.T) {
 			t.Errorf("after SUCCEEDED the workers table shows %s %s", r.Name, r.State)
 		}
 	}
-	masterExited := func() bool {
-		a.jsonOf(t, &rows, "job", "workers", "watched")
-		return len(rows) > 0 && rows[0].Name == "master" && rows[0].State == api.WorkerExited
-	}
 	// It leaves once its trainers have heard the end: under load a few seconds.
-	for deadline := time.Now().Add(10 * time.Second); !masterExited(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the master is not shown exited 10 s after SUCCEEDED: %+v", rows)
-		}
-	}
+	wait.Eventually(t, 10*time.Second, "the master to be shown exited after SUCCEEDED", func() (bool, string) {
+		a.jsonOf(t, &rows, "job", "workers", "watched")
+		return len(rows) > 0 && rows[0].Name == "master" && rows[0].State == api.WorkerExited, fmt.Sprintf("%+v", rows)
+	})
 	status, _, _ := a.gctl(t, "job", "status", "watched")
 	if !regexp.MustCompile(`(?m)^\s+0\s+pserver-0\s.*\s-\s*$`).MatchString(status) {
 		t.Errorf("pserver-0's CHECKPOINT STEP is not \"-\" once its registration is gone:\n%s", status)

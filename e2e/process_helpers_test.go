@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,19 +97,21 @@ func (a *agent) launch(t *testing.T, args ...string) {
 			}
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	err := wait.Until(60*time.Second, "the agent to be ready", func() (bool, string) {
 		out, _, code := a.gctl(t, "node", "list", "-o", "json")
 		if code == 0 && strings.Contains(out, `"ready"`) {
-			return
+			return true, ""
 		}
 		select {
 		case err := <-a.exited:
 			t.Fatalf("agent exited before ready: %v\n%s", err, a.log.String())
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
+		return false, out
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.log.String())
 	}
-	t.Fatalf("agent not ready after 60s\n%s", a.log.String())
 }
 
 // stop sends SIGTERM and requires a clean exit and no process left behind.

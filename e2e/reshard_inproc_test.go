@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"log/slog"
 	"os"
 	"slices"
@@ -146,33 +147,31 @@ func startRole(ctx context.Context, cli *clientv3.Client, dir, job, worker strin
 // waitGlobalStep waits for a global checkpoint at or after step.
 func waitGlobalStep(t *testing.T, cli *clientv3.Client, job string, step int64) coord.GlobalCheckpoint {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		var g coord.GlobalCheckpoint
-		if _, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey(job), &g); err == nil && g.Step >= step {
-			return g
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no global checkpoint at step %d within 60 s", step)
-	return coord.GlobalCheckpoint{}
+	var g coord.GlobalCheckpoint
+	wait.Eventually(t, 60*time.Second, fmt.Sprintf("a global checkpoint at step %d", step), func() (bool, string) {
+		g = coord.GlobalCheckpoint{}
+		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey(job), &g)
+		return err == nil && g.Step >= step, fmt.Sprintf("%+v, %v", g, err)
+	})
+	return g
 }
 
 // waitStateOr is waitState that names the roles that ended meanwhile (an
 // in-process role that gives up is not restarted as the agent would).
 func waitStateOr(t *testing.T, cli *clientv3.Client, job string, timeout time.Duration, errs chan error) coord.StateRecord {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if st, err := coord.JobState(context.Background(), cli, job); err == nil && api.Terminal(st.State) {
-			return st
+	var st coord.StateRecord
+	err := wait.Until(timeout, "job "+job+" to finish", func() (bool, string) {
+		var err error
+		st, err = coord.JobState(context.Background(), cli, job)
+		return err == nil && api.Terminal(st.State), fmt.Sprintf("%+v, %v", st, err)
+	})
+	if err != nil {
+		var ended []string
+		for len(errs) > 0 {
+			ended = append(ended, fmt.Sprint(<-errs))
 		}
-		time.Sleep(100 * time.Millisecond)
+		t.Fatalf("%v; roles ended meanwhile: %q", err, ended)
 	}
-	var ended []string
-	for len(errs) > 0 {
-		ended = append(ended, fmt.Sprint(<-errs))
-	}
-	t.Fatalf("job %s not finished after %s; roles ended meanwhile: %q", job, timeout, ended)
-	return coord.StateRecord{}
+	return st
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
 // soakDefault bounds the soak in `make test`; GTRAIN_SOAK=30m runs longer.
