@@ -19,14 +19,6 @@ func startClusterAgent(t *testing.T, name, dataDir, endpoint string) *agent {
 	return startSizedAgent(t, name, dataDir, endpoint, "4")
 }
 
-// clusterYAML is the chaos job with its checkpoints in dir, so that its
-// roles can move between nodes.
-func clusterYAML(name, dir string) string {
-	const local = `checkpoint: {every: "25", keep: 3}`
-	shared := fmt.Sprintf(`checkpoint: {every: "25", keep: 3, dir: %s}`, filepath.Join(dir, "ckpt-"+name))
-	return strings.Replace(chaosYAML(name), local, shared, 1)
-}
-
 // TestClusterNodeCrash: three agents on one etcd run a sync job with 2
 // pservers and 3 trainers spread over them. The node that runs pserver-1
 // is crashed (its agent SIGKILLed, its children with it, never restarted):
@@ -45,16 +37,16 @@ func TestClusterNodeCrash(t *testing.T) {
 		agents[n] = startClusterAgent(t, n, filepath.Join(work, n), endpoint)
 	}
 	a := agents["n1"]
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterYAML("reference", work))); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterJob("reference", work))); code != 0 {
 		t.Fatalf("reference run: exit %d: %s", code, errs)
 	}
-	ref := a.status(t, "reference")
+	ref := jobStatus(t, a, "reference")
 	refSums := manifestSums(t, ref.ModelDir)
 
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterYAML("crash", work)), "--detach"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterJob("crash", work)), "--detach"); code != 0 {
 		t.Fatalf("crash run: exit %d: %s", code, errs)
 	}
-	st := a.waitFor(t, "crash", "training to start", 90*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, "crash", "training to start", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 40
 	})
 	victim := nodeOf(t, st, "pserver-1")
@@ -70,7 +62,7 @@ func TestClusterNodeCrash(t *testing.T) {
 	waitNodeState(t, a, victim, api.NodeDown, 5*time.Second)
 	t.Logf("%s down %s after the crash", victim, time.Since(crashed).Round(10*time.Millisecond))
 
-	st = a.waitFor(t, "crash", "the job to finish after the crash", 180*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, "crash", "the job to finish after the crash", 180*time.Second, func(st api.JobStatus) bool {
 		assertNothingRunsOn(t, st, victim)
 		return st.State == api.StateSucceeded
 	})
@@ -87,7 +79,7 @@ func TestClusterNodeCrash(t *testing.T) {
 		t.Errorf("final model differs from the uninterrupted run:\n crash     %s\n reference %s", sums, refSums)
 	}
 	var nodes []api.NodeRow
-	a.jsonOf(t, &nodes, "node", "list")
+	jsonOf(t, a, &nodes, "node", "list")
 	if len(nodes) != 3 || nodes[2].Name != "n3" || stateOf(nodes, victim) != api.NodeDown {
 		t.Errorf("node list after the job: %+v; want the crashed %s still listed, down", nodes, victim)
 	}

@@ -55,13 +55,10 @@ func housing(t testing.TB, dir string) *dataset.ConvertResult {
 	return res
 }
 
-// fitALine is the fit-a-line spec over the shards in dir.
-func fitALine(name, mode string, dir string, passes int) jobspec.Spec {
-	s, err := jobspec.Parse([]byte(fitALineYAML(name, mode, passes, dir)))
-	if err != nil {
-		panic(err)
-	}
-	return *s
+// fitALine is the fit-a-line spec over the shards in dir, as the agent
+// reads it.
+func fitALine(t testing.TB, name string, mode jobspec.Mode, dir string, passes int) jobspec.Spec {
+	return parsed(t, fitALineJob(name, mode, passes, dir))
 }
 
 // leastSquaresTestMSE is the test MSE of the exact least-squares fit of the

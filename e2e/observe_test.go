@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 	"io"
 	"net/http"
 	"os"
@@ -43,7 +44,7 @@ func TestObserveAJob(t *testing.T) {
 	// and a trainer's restart while it trains: about 10 s (a pass of 11
 	// steps takes ~25 ms; 40 passes ended within the first second).
 	const passes = 400
-	spec := writeSpec(t, work, fitALineYAML("obs", "sync", passes, "data"))
+	spec := writeSpec(t, work, fitALineJob("obs", jobspec.ModeSync, passes, "data"))
 
 	var start struct {
 		out, errs string
@@ -183,7 +184,7 @@ func assertEventsStreamed(t *testing.T, ev *eventLines) {
 func assertHistoryAndPlot(t *testing.T, a *agent, work string, passes int) {
 	t.Helper()
 	var st api.JobStatus
-	a.jsonOf(t, &st, "job", "status", "obs")
+	jsonOf(t, a, &st, "job", "status", "obs")
 	if len(st.History) != passes {
 		t.Fatalf("history has %d entries, want %d", len(st.History), passes)
 	}
@@ -244,7 +245,7 @@ func metricValue(t *testing.T, addr, name, label string) float64 {
 func killWorker(t *testing.T, a *agent, job, worker string) {
 	t.Helper()
 	var rows []api.WorkerRow
-	a.jsonOf(t, &rows, "job", "workers", job)
+	jsonOf(t, a, &rows, "job", "workers", job)
 	for _, w := range rows {
 		if w.Name == worker && w.PID > 0 {
 			if err := syscall.Kill(w.PID, syscall.SIGKILL); err != nil {

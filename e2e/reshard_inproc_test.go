@@ -21,25 +21,17 @@ import (
 )
 
 // reshardInprocSpec is fit-a-line with Adam (two optimizer slots to re-cut)
-// and a checkpoint every 5 steps.
-func reshardInprocSpec(t *testing.T, name, dir, pservers string) jobspec.Spec {
+// and a checkpoint every 5 steps; pserverBounds, when set, are the {min,
+// max} of its 2 pservers.
+func reshardInprocSpec(t *testing.T, name, dir string, pserverBounds ...int) jobspec.Spec {
 	t.Helper()
-	s, err := jobspec.Parse([]byte(fmt.Sprintf(`name: %s
-mode: sync
-trainers: 2
-pservers: %s
-passes: 6
-batch_size: 20
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: adam, learning_rate: 0.01}
-data: {train: %s/housing-train-*, test: %s/housing-test-*}
-checkpoint: {every: "5", keep: 3}
-`, name, pservers, dir, dir)))
-	if err != nil {
-		t.Fatal(err)
+	s := fitALineJob(name, jobspec.ModeSync, 6, dir)
+	s.Optimizer.Kind = jobspec.OptimizerAdam
+	s.Checkpoint = jobspec.CheckpointSpec{Every: "5", Keep: 3}
+	if len(pserverBounds) == 2 {
+		s.PserversMin, s.PserversMax = pserverBounds[0], pserverBounds[1]
 	}
-	return *s
+	return parsed(t, s)
 }
 
 // TestInProcessReshardMasterDiesAfterCommit: the master of a sync job with 2
@@ -54,12 +46,12 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
 	housing(t, dir)
-	ref := reshardInprocSpec(t, "reshard-ref", dir, "2")
+	ref := reshardInprocSpec(t, "reshard-ref", dir)
 	submit(t, cli, ref)
 	runInProcess(t, cli, dir, ref.Name, 2, 2)
 	want := paramSums(t, dir, ref.Name)
 
-	spec := reshardInprocSpec(t, "reshard-crash", dir, "{count: 2, min: 1, max: 3}")
+	spec := reshardInprocSpec(t, "reshard-crash", dir, 1, 3)
 	submit(t, cli, spec)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
