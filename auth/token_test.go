@@ -13,7 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/gtrain/gtrain/internal/testpki"
+	"github.com/gtrain/gtrain/internal/testing/testpki"
 )
 
 // testCA is a throwaway self-signed ECDSA P-256 CA.

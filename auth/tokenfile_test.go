@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gtrain/gtrain/internal/testpki"
+	"github.com/gtrain/gtrain/internal/testing/testpki"
 )
 
 // writeCA writes a throwaway CA as ca.crt and ca.key (PKCS#8).

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -22,7 +22,7 @@ var ErrNoNodeRecovery = errors.New("no step applied after the host crash")
 const nodeRecoveryWait = 90 * time.Second
 
 // MeasureNodeRecovery is recovery_node: on a 3-host cluster in network
-// namespaces (internal/netcluster; root, iproute2, etcd-server), the seconds
+// namespaces (internal/testing/netcluster; root, iproute2, etcd-server), the seconds
 // from a host crash (its agent and every role on it SIGKILLed, never
 // restarted) to the next step the sync job applies. The crashed host runs a
 // pserver, so recovery is a re-placement plus a rollback to the newest

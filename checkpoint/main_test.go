@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // The etcd tests share one embedded etcd, started only if one runs.

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
-	"github.com/gtrain/gtrain/internal/etcdproc"
+	"github.com/gtrain/gtrain/internal/testing/etcdproc"
 )
 
 // etcdBinary skips, loudly, where Debian's etcd-server is missing (.ci/run

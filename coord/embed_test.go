@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 func TestEmbeddedConfigValidate(t *testing.T) {

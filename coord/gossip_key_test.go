@@ -1,8 +1,11 @@
 package coord
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // With SecretKey, members sharing the key form a ring; a member without it
@@ -22,9 +25,10 @@ func TestGossipSecretKey(t *testing.T) {
 	start("b", key, a.Addr())
 	start("plain", nil, a.Addr())
 	start("other", []byte("fedcba9876543210"), a.Addr())
-	if !eventually(5*time.Second, func() bool { return a.Alive()["b"] }) {
-		t.Fatalf("b, with the key, did not join: alive %v", a.Alive())
-	}
+	wait.Eventually(t, 5*time.Second, "b, with the key, to join", func() (bool, string) {
+		alive := a.Alive()
+		return alive["b"], fmt.Sprint(alive)
+	})
 	time.Sleep(time.Second) // room for the others to get in, were they let
 	if alive := a.Alive(); alive["plain"] || alive["other"] {
 		t.Errorf("a member without the key joined: alive %v", alive)

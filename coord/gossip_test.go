@@ -1,10 +1,13 @@
 package coord
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // changeLog collects OnChange calls, which memberlist makes from its own goroutines.
@@ -40,20 +43,6 @@ func (c *changeLog) String() string {
 	return strings.Join(c.events, ",")
 }
 
-// eventually polls cond every 20 ms until it holds or d passes.
-func eventually(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestGossipJoinAndLeave(t *testing.T) {
 	var changesA changeLog
 	a, err := StartGossip(GossipConfig{Name: "node-a", Addr: "127.0.0.1:0", OnChange: changesA.record})
@@ -75,24 +64,21 @@ func TestGossipJoinAndLeave(t *testing.T) {
 		t.Fatalf("both members bound %s", a.Addr())
 	}
 
-	bothSee := func() bool {
+	wait.Eventually(t, 5*time.Second, "the members to see each other", func() (bool, string) {
 		aa, ba := a.Alive(), b.Alive()
-		return aa["node-a"] && aa["node-b"] && ba["node-a"] && ba["node-b"]
-	}
-	if !eventually(5*time.Second, bothSee) {
-		t.Fatalf("members do not see each other: a sees %v, b sees %v", a.Alive(), b.Alive())
-	}
-	if !eventually(5*time.Second, func() bool { return changesA.has("node-b=alive") }) {
-		t.Fatalf("a's OnChange never reported node-b alive; got %s", &changesA)
-	}
+		return aa["node-a"] && aa["node-b"] && ba["node-a"] && ba["node-b"], fmt.Sprintf("a sees %v, b sees %v", aa, ba)
+	})
+	wait.Eventually(t, 5*time.Second, "a's OnChange to report node-b alive", func() (bool, string) {
+		return changesA.has("node-b=alive"), changesA.String()
+	})
 	if changesA.has("node-b=dead") {
 		t.Fatalf("a's OnChange reported node-b dead while it runs: %s", &changesA)
 	}
 
 	stopB()
-	if !eventually(10*time.Second, func() bool { return changesA.has("node-b=dead") }) {
-		t.Fatalf("a's OnChange did not report node-b dead within 10s of its Stop; got %s", &changesA)
-	}
+	wait.Eventually(t, 10*time.Second, "a's OnChange to report node-b dead after its Stop", func() (bool, string) {
+		return changesA.has("node-b=dead"), changesA.String()
+	})
 	if a.Alive()["node-b"] {
 		t.Errorf("a still lists node-b alive after it left: %v", a.Alive())
 	}
@@ -158,10 +144,13 @@ func TestGossipStopAfterPeerCrashReturns(t *testing.T) {
 		a.Stop()
 		t.Fatal(err)
 	}
-	if !eventually(5*time.Second, func() bool { return a.Alive()["crash-b"] }) {
+	if err := wait.Until(5*time.Second, "crash-a to see crash-b", func() (bool, string) {
+		alive := a.Alive()
+		return alive["crash-b"], fmt.Sprint(alive)
+	}); err != nil {
 		a.Stop()
 		b.Stop()
-		t.Fatalf("crash-a never saw crash-b: %v", a.Alive())
+		t.Fatal(err)
 	}
 	_ = b.ml.Shutdown() // a crash: no leave message
 	stopped := make(chan struct{})

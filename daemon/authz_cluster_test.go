@@ -13,7 +13,7 @@ import (
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon/controlapi"
-	"github.com/gtrain/gtrain/internal/testpki"
+	"github.com/gtrain/gtrain/internal/testing/testpki"
 )
 
 // Callers identified by client certificates over mutual TLS, each allowed

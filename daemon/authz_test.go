@@ -17,8 +17,8 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
-	"github.com/gtrain/gtrain/internal/logcheck"
-	"github.com/gtrain/gtrain/internal/testpki"
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
+	"github.com/gtrain/gtrain/internal/testing/testpki"
 	gpki "github.com/gtrain/gtrain/pki"
 )
 

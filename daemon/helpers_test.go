@@ -19,9 +19,10 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
-	"github.com/gtrain/gtrain/internal/etcdtest"
 	"github.com/gtrain/gtrain/internal/jobdir"
-	"github.com/gtrain/gtrain/internal/logcheck"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // testFeatures is the feature count of the shards the tests write.
@@ -207,21 +208,11 @@ func withCheckpointDir(dir string) func(map[string]any) {
 	}
 }
 
-// eventually polls cond until it holds, failing the test with cond's last
-// description after timeout.
+// eventually is wait.Eventually for the callers here, whose cond's
+// description says what it awaits.
 func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, desc)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Eventually(t, timeout, "the condition", cond)
 }
 
 // workers reads the job's WorkerRecords.

@@ -24,15 +24,15 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 	work := t.TempDir()
 	res := housing(t, filepath.Join(work, "data"))
 	a := startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("mkill", passes)), "--detach"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncJob("mkill", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
-	st := a.waitFor(t, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1
 	})
 	for kill := range 3 {
 		from := st.Pass
-		st = a.waitFor(t, "mkill", "progress", 60*time.Second, func(st api.JobStatus) bool {
+		st = waitJob(t, a, "mkill", "progress", 60*time.Second, func(st api.JobStatus) bool {
 			return st.State == api.StateRunning && st.Pass >= from+10
 		})
 		pid := a.pidOf(t, "mkill", "master")
@@ -44,7 +44,7 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 			t.Fatalf("the job is about to end before kill %d; make it longer", kill+1)
 		}
 	}
-	st = a.waitFor(t, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
 	assertAsyncCounts(t, st, passes, res.TrainRecords)

@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,20 +25,6 @@ const asyncStall = 35 * time.Second
 // trainerLease is a trainer's registration lease.
 const trainerLease = 5 * time.Second
 
-func asyncYAML(name string, passes int) string {
-	return fmt.Sprintf(`name: %s
-mode: async
-trainers: 2
-pservers: 1
-passes: %d
-batch_size: 20
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.003}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-`, name, passes)
-}
-
 // TestAsyncTrainerStalledPastTheTaskTimeout: an async job where trainer-1 is
 // SIGSTOPped for longer than the task timeout while it holds a task, then
 // SIGCONTed. The job succeeds, no task is ever marked failed, and, as the
@@ -53,18 +39,18 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	res := housing(t, filepath.Join(work, "data"))
 	a := startAgent(t, filepath.Join(work, "agent"))
 	passes := asyncStallPasses(t, a, work)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncYAML("stall", passes)), "--detach"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncJob("stall", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
 	// trainer-1 must hold tasks when it stops, not still be registering:
 	// a pass now takes ~35 ms, and one trainer finished one alone while the
 	// other's first registration retried.
 	log := filepath.Join(a.dataDir, "jobs", "stall", "log", "trainer-1.log")
-	waitFor(t, 60*time.Second, "trainer-1 to register", func() bool {
+	wait.Eventually(t, 60*time.Second, "trainer-1 to register", func() (bool, string) {
 		b, _ := os.ReadFile(log)
-		return strings.Contains(string(b), "msg=registered")
+		return strings.Contains(string(b), "msg=registered"), "no msg=registered in " + log
 	})
-	st := a.waitFor(t, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1
 	})
 	pid := a.pidOf(t, "stall", "trainer-1")
@@ -74,7 +60,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	for end := time.Now().Add(asyncStall); time.Now().Before(end); time.Sleep(time.Second) {
-		if st = a.status(t, "stall"); st.Tasks.Failed != 0 {
+		if st = jobStatus(t, a, "stall"); st.Tasks.Failed != 0 {
 			t.Fatalf("a task failed while trainer-1 was stopped: %+v", st.Tasks)
 		}
 	}
@@ -85,7 +71,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	st = a.waitFor(t, "stall", "the job to succeed", 120*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, "stall", "the job to succeed", 120*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
 	// Its lease gone, the resumed trainer stopped without reporting and
@@ -107,11 +93,12 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 // load: a fixed count ended before the stall did once the step path sped up).
 func asyncStallPasses(t *testing.T, a *agent, work string) int {
 	t.Helper()
-	spec := strings.Replace(asyncYAML("pace", 30), "trainers: 2", "trainers: 1", 1)
+	spec := asyncJob("pace", 30)
+	spec.Trainers = 1
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec)); code != 0 {
 		t.Fatalf("pace run: exit %d: %s", code, errs)
 	}
-	perPass := medianPassSeconds(a.status(t, "pace"))
+	perPass := medianPassSeconds(jobStatus(t, a, "pace"))
 	passes := int(1.3*(asyncStall-trainerLease).Seconds()/perPass) + 2*resumeMargin
 	t.Logf("one trainer makes a pass in %.0f ms: %d passes", perPass*1000, passes)
 	return passes

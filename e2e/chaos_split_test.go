@@ -20,10 +20,10 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL, SIGSTOP")
 	}
-	a, work, refSt := chaosSetup(t)
+	a, _, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
-	a.startDetached(t, work, "split", chaosYAML("split"))
-	st := a.waitFor(t, "split", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	startDetached(t, a, chaosSpec("split"))
+	st := waitJob(t, a, "split", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	victims := []int{a.pidOf(t, "split", "master")}
 	for _, tr := range st.Trainers {
 		victims = append(victims, a.pidOf(t, "split", tr.Name))
@@ -36,7 +36,7 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 	}
 	_ = syscall.Kill(stopped, syscall.SIGCONT)
 	t.Logf("SIGSTOPped pserver-1 near step %d, SIGKILLed the master and trainers %v, SIGCONTed pserver-1", st.Step, victims)
-	st = a.waitFor(t, "split", "the job to finish", 180*time.Second, succeeded)
+	st = waitJob(t, a, "split", "the job to finish", 180*time.Second, succeeded)
 	assertChaosRunMatches(t, st, refSt, refSums, "master", "trainer-0", "trainer-1", "trainer-2")
 	t.Logf("%d rollbacks", countEventsContaining(st, "rolled back"))
 }
@@ -50,14 +50,14 @@ func TestChaosPserverCutOffFromEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGSTOP")
 	}
-	a, work, refSt := chaosSetup(t)
+	a, _, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
-	a.startDetached(t, work, "cutoff", chaosYAML("cutoff"))
-	st := a.waitFor(t, "cutoff", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	startDetached(t, a, chaosSpec("cutoff"))
+	st := waitJob(t, a, "cutoff", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	pid := a.pidOf(t, "cutoff", "pserver-0")
 	t.Logf("SIGSTOP pserver-0 (pid %d) near step %d for 8 s, past its 5 s lease", pid, st.Step)
 	stopPastLease(t, "pserver-0", pid, 8*time.Second, 20*time.Second)
-	st = a.waitFor(t, "cutoff", "the job to finish", 180*time.Second, succeeded)
+	st = waitJob(t, a, "cutoff", "the job to finish", 180*time.Second, succeeded)
 	assertChaosRunMatches(t, st, refSt, refSums, "pserver-0")
 	if st.Pservers[0].BudgetUsed != 0 {
 		t.Errorf("pserver-0 used %d of the crash budget; an exit after losing its lease is not a crash", st.Pservers[0].BudgetUsed)

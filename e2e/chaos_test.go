@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,38 +21,22 @@ import (
 
 // chaosPasses is the chaos job's length: 850 steps, one to two seconds
 // uninterrupted on 2 cores. A test whose faults need the job to run for
-// longer takes more passes (chaosYAMLPasses): the step path takes about
+// longer takes more passes (chaosJob): the step path takes about
 // 1.7 ms a step, so a test cannot count on a slow job to leave it time.
 const chaosPasses = 25
 
-func chaosYAML(name string) string { return chaosYAMLPasses(name, chaosPasses) }
-
-// chaosYAMLPasses is the chaos job with passes passes (34 steps each).
-func chaosYAMLPasses(name string, passes int) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: 3
-pservers: 2
-passes: %d
-batch_size: 4
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.003}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-checkpoint: {every: "25", keep: 3}
-`, name, passes)
-}
+func chaosSpec(name string) jobspec.Spec { return chaosJob(name, chaosPasses) }
 
 // chaosSetup starts an agent over the housing data and runs the chaos spec
 // once uninterrupted: the reference the chaos runs must match.
 func chaosSetup(t *testing.T) (a *agent, work string, ref api.JobStatus) {
 	t.Helper()
-	return referenceSetup(t, chaosYAML)
+	return referenceSetup(t, chaosSpec)
 }
 
 // referenceSetup starts an agent over the housing data and runs specOf's
 // job once uninterrupted, as "reference".
-func referenceSetup(t *testing.T, specOf func(name string) string) (a *agent, work string, ref api.JobStatus) {
+func referenceSetup(t *testing.T, specOf func(name string) jobspec.Spec) (a *agent, work string, ref api.JobStatus) {
 	t.Helper()
 	work = t.TempDir()
 	housing(t, filepath.Join(work, "data"))
@@ -58,50 +44,13 @@ func referenceSetup(t *testing.T, specOf func(name string) string) (a *agent, wo
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, specOf("reference"))); code != 0 {
 		t.Fatalf("reference run: exit %d: %s", code, errs)
 	}
-	return a, work, a.status(t, "reference")
-}
-
-// startDetached submits the job of spec (a YAML body) without monitoring it.
-func (a *agent) startDetached(t *testing.T, work, name, spec string) {
-	t.Helper()
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec), "--detach"); code != 0 {
-		t.Fatalf("job start %s: exit %d: %s", name, code, errs)
-	}
-}
-
-func (a *agent) status(t *testing.T, job string) api.JobStatus {
-	t.Helper()
-	var st api.JobStatus
-	a.jsonOf(t, &st, "job", "status", job)
-	return st
-}
-
-// waitFor polls the job's status until cond holds.
-func (a *agent) waitFor(t *testing.T, job, what string, timeout time.Duration, cond func(api.JobStatus) bool) api.JobStatus {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var st api.JobStatus
-		out, _, code := a.gctl(t, "job", "status", job, "-o", "json")
-		if code == 0 && jsonUnmarshal(out, &st) == nil {
-			if cond(st) {
-				return st
-			}
-			if api.Terminal(st.State) && st.State != api.StateSucceeded {
-				t.Fatalf("waiting for %s: job %s ended %s: %s\nevents: %+v", what, job, st.State, st.Reason, st.Events)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out after %s; last status: %+v", what, timeout, st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return a, work, jobStatus(t, a, "reference")
 }
 
 func (a *agent) pidOf(t *testing.T, job, worker string) int {
 	t.Helper()
 	var workers []api.WorkerRow
-	a.jsonOf(t, &workers, "job", "workers", job)
+	jsonOf(t, a, &workers, "job", "workers", job)
 	if pid := runningPID(workers, worker); pid > 0 {
 		return pid
 	}
@@ -122,18 +71,14 @@ func runningPID(workers []api.WorkerRow, worker string) int {
 // waitPID waits until worker of job runs and returns its PID.
 func (a *agent) waitPID(t *testing.T, job, worker string, timeout time.Duration) int {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var pid int
+	wait.Eventually(t, timeout, worker+" of "+job+" to run", func() (bool, string) {
 		var workers []api.WorkerRow
-		a.jsonOf(t, &workers, "job", "workers", job)
-		if pid := runningPID(workers, worker); pid > 0 {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s of %s not running after %s: %+v", worker, job, timeout, workers)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		jsonOf(t, a, &workers, "job", "workers", job)
+		pid = runningPID(workers, worker)
+		return pid > 0, fmt.Sprintf("%+v", workers)
+	})
+	return pid
 }
 
 func manifestSums(t *testing.T, dir string) string {
@@ -164,15 +109,15 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	a, work, refSt := chaosSetup(t)
+	a, _, refSt := chaosSetup(t)
 	refSums := manifestSums(t, refSt.ModelDir)
 
-	a.startDetached(t, work, "chaos", chaosYAML("chaos"))
+	startDetached(t, a, chaosSpec("chaos"))
 	st := killEveryWorkerRole(t, a)
 	assertOnlyVictimsRestarted(t, st)
 
 	a2 := killAndRestartAgent(t, a, st.Step)
-	st = a2.waitFor(t, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = waitJob(t, a2, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	assertChaosRunMatches(t, st, refSt, refSums, "trainer-1", "pserver-0", "master")
 }
 
@@ -185,7 +130,7 @@ func killEveryWorkerRole(t *testing.T, a *agent) api.JobStatus {
 	progressed := func(from int64) func(api.JobStatus) bool {
 		return func(st api.JobStatus) bool { return st.State == api.StateSucceeded || st.Step >= from+60 }
 	}
-	st := a.waitFor(t, "chaos", "training to start", 60*time.Second, func(st api.JobStatus) bool { return running(st) && st.Step > 40 })
+	st := waitJob(t, a, "chaos", "training to start", 60*time.Second, func(st api.JobStatus) bool { return running(st) && st.Step > 40 })
 
 	for _, victim := range []string{"trainer-1", "pserver-0", "master"} {
 		pid := a.pidOf(t, "chaos", victim)
@@ -193,7 +138,7 @@ func killEveryWorkerRole(t *testing.T, a *agent) api.JobStatus {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		st = a.waitFor(t, "chaos", "progress after killing "+victim, 90*time.Second, progressed(st.Step))
+		st = waitJob(t, a, "chaos", "progress after killing "+victim, 90*time.Second, progressed(st.Step))
 		if st.State == api.StateSucceeded {
 			t.Fatalf("training finished before the next kill; make the chaos job longer")
 		}
@@ -226,12 +171,11 @@ func killAndRestartAgent(t *testing.T, a *agent, step int64) *agent {
 		t.Fatal(err)
 	}
 	<-a.exited
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesUsing(a.dataDir)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if left := processesUsing(a.dataDir); len(left) > 0 {
-		t.Errorf("children outlived the SIGKILLed agent: %v", left)
+	if err := wait.Until(10*time.Second, "the children of the SIGKILLed agent to die with it", func() (bool, string) {
+		left := processesUsing(a.dataDir)
+		return len(left) == 0, fmt.Sprintf("alive: %v", left)
+	}); err != nil {
+		t.Error(err)
 	}
 	return restartAgent(t, a)
 }
@@ -298,18 +242,18 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	a, work, refSt := chaosSetup(t)
+	a, _, refSt := chaosSetup(t)
 	agentDir := a.dataDir
 	refSums := manifestSums(t, refSt.ModelDir)
 
-	a.startDetached(t, work, "damaged", chaosYAML("damaged"))
+	startDetached(t, a, chaosSpec("damaged"))
 	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
 	var g coord.GlobalCheckpoint
-	a.waitFor(t, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
+	waitJob(t, a, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
 		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g)
 		return err == nil && len(g.Steps) >= 2
 	})
@@ -340,7 +284,7 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st := a.waitFor(t, "damaged", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st := waitJob(t, a, "damaged", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	fellBack := false
 	for _, e := range st.Events {
 		t.Logf("  %s", e.What)

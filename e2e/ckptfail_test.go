@@ -14,6 +14,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -29,10 +30,10 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	a, work, refSt := referenceSetup(t, ckptfailYAML)
+	a, _, refSt := referenceSetup(t, ckptfailSpec)
 	refSums := manifestSums(t, refSt.ModelDir)
 	const job = "ckptfail"
-	a.startDetached(t, work, job, ckptfailYAML(job))
+	startDetached(t, a, ckptfailSpec(job))
 	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	warned := func(st api.JobStatus) bool {
 		return len(st.Warnings) == 1 && strings.Contains(st.Warnings[0], "pserver-1 cannot write checkpoint step")
 	}
-	st := a.waitFor(t, job, "the warning, and pserver-0 four checkpoints past the fault", 120*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, job, "the warning, and pserver-0 four checkpoints past the fault", 120*time.Second, func(st api.JobStatus) bool {
 		return warned(st) && st.Step >= first+110
 	})
 	t.Logf("warning: %s", st.Warnings[0])
@@ -63,14 +64,14 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	g := pauseAndKill(t, a, cli, job, "pserver-0")
 
 	restored := fmt.Sprintf("pserver-0 restored from checkpoint step %d", g)
-	a.waitFor(t, job, "pserver-0 to restore from the global checkpoint", 90*time.Second, func(st api.JobStatus) bool {
+	waitJob(t, a, job, "pserver-0 to restore from the global checkpoint", 90*time.Second, func(st api.JobStatus) bool {
 		return countEvents(st, restored) > 0 && warned(st)
 	})
 	unblock()
-	st = a.waitFor(t, job, "the warning to clear", 120*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, job, "the warning to clear", 120*time.Second, func(st api.JobStatus) bool {
 		return len(st.Warnings) == 0 && countEvents(st, "pserver-1 writes checkpoints again") == 1
 	})
-	st = a.waitFor(t, job, "the job to finish", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = waitJob(t, a, job, "the job to finish", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	assertExactRun(t, st, refSt, refSums)
 }
 
@@ -78,7 +79,7 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 // checkpoints for the warning to clear (3,400 steps, about 6 s).
 const ckptfailPasses = 100
 
-func ckptfailYAML(name string) string { return chaosYAMLPasses(name, ckptfailPasses) }
+func ckptfailSpec(name string) jobspec.Spec { return chaosJob(name, ckptfailPasses) }
 
 // blockWhileHeld lays a fault from a step the job has not reached: it
 // SIGSTOPs victim, which holds the job's steps (a sync step needs every
@@ -95,7 +96,7 @@ func blockWhileHeld(t *testing.T, a *agent, job, victim string, block func(first
 	}
 	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
 	time.Sleep(time.Second)
-	held := a.status(t, job).Step
+	held := jobStatus(t, a, job).Step
 	first := max(150, (held/25+2)*25)
 	t.Logf("%s (pid %d) stopped at job step %d while the fault is laid", victim, pid, held)
 	return first, block(first)

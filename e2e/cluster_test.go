@@ -2,13 +2,14 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // startClusterAgent starts a real `gtraind agent` named name against the
@@ -16,14 +17,6 @@ import (
 func startClusterAgent(t *testing.T, name, dataDir, endpoint string) *agent {
 	t.Helper()
 	return startSizedAgent(t, name, dataDir, endpoint, "4")
-}
-
-// clusterYAML is the chaos job with its checkpoints in dir, so that its
-// roles can move between nodes.
-func clusterYAML(name, dir string) string {
-	const local = `checkpoint: {every: "25", keep: 3}`
-	shared := fmt.Sprintf(`checkpoint: {every: "25", keep: 3, dir: %s}`, filepath.Join(dir, "ckpt-"+name))
-	return strings.Replace(chaosYAML(name), local, shared, 1)
 }
 
 // TestClusterNodeCrash: three agents on one etcd run a sync job with 2
@@ -44,16 +37,16 @@ func TestClusterNodeCrash(t *testing.T) {
 		agents[n] = startClusterAgent(t, n, filepath.Join(work, n), endpoint)
 	}
 	a := agents["n1"]
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterYAML("reference", work))); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterJob("reference", work))); code != 0 {
 		t.Fatalf("reference run: exit %d: %s", code, errs)
 	}
-	ref := a.status(t, "reference")
+	ref := jobStatus(t, a, "reference")
 	refSums := manifestSums(t, ref.ModelDir)
 
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterYAML("crash", work)), "--detach"); code != 0 {
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterJob("crash", work)), "--detach"); code != 0 {
 		t.Fatalf("crash run: exit %d: %s", code, errs)
 	}
-	st := a.waitFor(t, "crash", "training to start", 90*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, "crash", "training to start", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 40
 	})
 	victim := nodeOf(t, st, "pserver-1")
@@ -69,7 +62,7 @@ func TestClusterNodeCrash(t *testing.T) {
 	waitNodeState(t, a, victim, api.NodeDown, 5*time.Second)
 	t.Logf("%s down %s after the crash", victim, time.Since(crashed).Round(10*time.Millisecond))
 
-	st = a.waitFor(t, "crash", "the job to finish after the crash", 180*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, "crash", "the job to finish after the crash", 180*time.Second, func(st api.JobStatus) bool {
 		assertNothingRunsOn(t, st, victim)
 		return st.State == api.StateSucceeded
 	})
@@ -86,7 +79,7 @@ func TestClusterNodeCrash(t *testing.T) {
 		t.Errorf("final model differs from the uninterrupted run:\n crash     %s\n reference %s", sums, refSums)
 	}
 	var nodes []api.NodeRow
-	a.jsonOf(t, &nodes, "node", "list")
+	jsonOf(t, a, &nodes, "node", "list")
 	if len(nodes) != 3 || nodes[2].Name != "n3" || stateOf(nodes, victim) != api.NodeDown {
 		t.Errorf("node list after the job: %+v; want the crashed %s still listed, down", nodes, victim)
 	}
@@ -145,16 +138,9 @@ func stateOf(nodes []api.NodeRow, name string) api.NodeState {
 // waitNodeState polls `gctl node list` until node is in state.
 func waitNodeState(t *testing.T, a *agent, node string, state api.NodeState, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	wait.Eventually(t, timeout, fmt.Sprintf("node %s to be %s", node, state), func() (bool, string) {
 		var nodes []api.NodeRow
 		out, _, code := a.gctl(t, "node", "list", "-o", "json")
-		if code == 0 && jsonUnmarshal(out, &nodes) == nil && stateOf(nodes, node) == state {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s not %s after %s: %s", node, state, timeout, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == 0 && jsonUnmarshal(out, &nodes) == nil && stateOf(nodes, node) == state, out
+	})
 }

@@ -2,35 +2,14 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
-
-// minYAML is a sync job of 4 trainers, at least 3, each asking for a whole
-// CPU, with its checkpoints on storage every node shares.
-func minYAML(name, dir string) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: {count: 4, min: 3, max: 4}
-pservers: 1
-passes: 20
-batch_size: 10
-global_batch: 40
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-checkpoint: {every: "50", keep: 2, dir: %s}
-resources:
-  trainer: {cpu: 1, memory: 64Mi}
-`, name, filepath.Join(dir, "ckpt-"+name))
-}
 
 // startSizedAgent starts a real `gtraind agent` offering cpu CPUs.
 func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string) *agent {
@@ -55,17 +34,17 @@ func TestElasticBelowMinWaitsThenGrows(t *testing.T) {
 	endpoint := etcdtest.Start(t).Endpoint
 	// n1 holds the master, the pserver and 2 trainers: below the min of 3.
 	a := startSizedAgent(t, "n1", filepath.Join(work, "n1"), endpoint, "2.5")
-	a.startDetached(t, work, "grow", minYAML("grow", work))
-	st := a.waitFor(t, "grow", "the job to wait below its min", 30*time.Second, func(st api.JobStatus) bool {
+	startDetached(t, a, minJob("grow", work))
+	st := waitJob(t, a, "grow", "the job to wait below its min", 30*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StatePending && strings.Contains(st.Reason, "min")
 	})
 	t.Logf("pending: %s", st.Reason)
 	time.Sleep(2 * time.Second) // scheduler passes: it must still wait
-	if st = a.status(t, "grow"); st.State != api.StatePending || st.TrainersCurrent != 0 {
+	if st = jobStatus(t, a, "grow"); st.State != api.StatePending || st.TrainersCurrent != 0 {
 		t.Fatalf("below min: state %s with %d trainers running, want PENDING with none: %s", st.State, st.TrainersCurrent, st.Reason)
 	}
 	startSizedAgent(t, "n2", filepath.Join(work, "n2"), endpoint, "1")
-	st = a.waitFor(t, "grow", "the job to run with 3 of 4 trainers", 60*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, "grow", "the job to run with 3 of 4 trainers", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.TrainersCurrent == 3 && st.Step > 0
 	})
 	t.Logf("running with %d trainers at step %d: %s", st.TrainersCurrent, st.Step, st.Reason)
@@ -73,14 +52,14 @@ func TestElasticBelowMinWaitsThenGrows(t *testing.T) {
 		t.Errorf("counts: desired %d, min %d; want 4 and 3", st.TrainersCount, st.TrainersMin)
 	}
 	startSizedAgent(t, "n3", filepath.Join(work, "n3"), endpoint, "1")
-	st = a.waitFor(t, "grow", "the job to grow to 4 trainers", 60*time.Second, func(st api.JobStatus) bool {
+	st = waitJob(t, a, "grow", "the job to grow to 4 trainers", 60*time.Second, func(st api.JobStatus) bool {
 		return st.TrainersCurrent == 4 || st.State == api.StateSucceeded
 	})
 	if st.State == api.StateSucceeded {
 		t.Fatalf("the job ended before it grew to 4 trainers (%d passes); it must still be training when n3 joins", len(st.SamplesApplied))
 	}
 	growStep := st.Step
-	st = a.waitFor(t, "grow", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = waitJob(t, a, "grow", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	for _, tr := range st.Trainers {
 		if tr.Restarts != 0 {
 			t.Errorf("%s restarted %d times: growing must not restart trainers", tr.Name, tr.Restarts)

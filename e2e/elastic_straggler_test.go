@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 )
 
@@ -38,10 +39,10 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes, SIGSTOP")
 	}
-	a, work, ref := referenceSetup(t, func(name string) string { return elasticYAMLWith(name, "1", "2", comparedPasses) })
+	a, _, ref := referenceSetup(t, func(name string) jobspec.Spec { return elasticJob(name, 1, 2, comparedPasses) })
 	passes := outlastingPasses(ref, stragglerStop+5*time.Second)
-	a.startDetached(t, work, "straggler", elasticYAMLWith("straggler", "3", "2", passes))
-	st := a.waitFor(t, "straggler", "training with 3 trainers", 60*time.Second, func(st api.JobStatus) bool {
+	startDetached(t, a, elasticJob("straggler", 3, 2, passes))
+	st := waitJob(t, a, "straggler", "training with 3 trainers", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Step >= 20 && st.TrainersCurrent == 3
 	})
 	pid := a.pidOf(t, "straggler", "trainer-1")
@@ -58,7 +59,7 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 		t.Errorf("the job waited %s for the stopped trainer; the straggler deadline allows %s", longest, stragglerDeadline)
 	}
 	t.Logf("steps %d -> %d while trainer-1 was stopped; longest wait %s", from.Step, to.Step, longest)
-	st = a.waitFor(t, "straggler", "the job to finish", 180*time.Second, succeeded)
+	st = waitJob(t, a, "straggler", "the job to finish", 180*time.Second, succeeded)
 	assertExactPasses(t, st, passes)
 	got, want := passSums(t, st.ModelDir, comparedPasses-1), passSums(t, ref.ModelDir, comparedPasses-1)
 	if got != want {
@@ -92,10 +93,10 @@ func medianPassSeconds(st api.JobStatus) float64 {
 // must not end meanwhile.
 func watchStalls(t *testing.T, a *agent, job string, d time.Duration) (first, last api.JobStatus, longest time.Duration) {
 	t.Helper()
-	first = a.status(t, job)
+	first = jobStatus(t, a, job)
 	step, since := first.Step, time.Now()
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		st := a.status(t, job)
+		st := jobStatus(t, a, job)
 		last = st
 		if api.Terminal(st.State) {
 			t.Fatalf("the job ended (%s) while trainer-1 was stopped: make it longer", st.State)

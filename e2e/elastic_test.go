@@ -10,25 +10,8 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
 )
-
-// elasticYAML is fit-a-line in sync mode with a global batch of 3
-// micro-batches of 20 records, whatever the trainer count.
-func elasticYAML(name string, trainers int) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: %d
-pservers: 2
-passes: 3
-batch_size: 20
-global_batch: 60
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-checkpoint: {every: "10", keep: 2}
-`, name, trainers)
-}
 
 // TestElasticSameModelAnyTrainerCount: the same sync job with 1 and with 3
 // trainers (same global batch) ends with the same model, bit for bit, and
@@ -45,10 +28,10 @@ func TestElasticSameModelAnyTrainerCount(t *testing.T) {
 	var samples []int64
 	for _, n := range []int{1, 3} {
 		name := fmt.Sprintf("elastic-%d", n)
-		if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, elasticYAML(name, n))); code != 0 {
+		if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, elasticCountJob(name, n))); code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errs)
 		}
-		st := a.status(t, name)
+		st := jobStatus(t, a, name)
 		if len(st.Trainers) != n {
 			t.Fatalf("%s ran %d trainers, want %d", name, len(st.Trainers), n)
 		}
@@ -66,28 +49,9 @@ func TestElasticSameModelAnyTrainerCount(t *testing.T) {
 	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
 }
 
-// scaleYAML is fit-a-line in sync mode, 4 micro-batches of 10 records per
-// step, trainers as given (a number or the {count, min, max} form).
-func scaleYAML(name, trainers string) string { return elasticYAMLWith(name, trainers, "2", 30) }
-
-// elasticYAMLWith is fit-a-line in sync mode, 4 micro-batches of 10
-// records per step, with the counts as given (a number or the {count, min,
-// max} form) and passes passes.
-func elasticYAMLWith(name, trainers, pservers string, passes int) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: %s
-pservers: %s
-passes: %d
-batch_size: 10
-global_batch: 40
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-checkpoint: {every: "50", keep: 2}
-`, name, trainers, pservers, passes)
-}
+// scaleSpec is fit-a-line in sync mode, 4 micro-batches of 10 records per
+// step, 2 trainers and 2 pservers, 30 passes.
+func scaleSpec(name string) jobspec.Spec { return elasticJob(name, 2, 2, 30) }
 
 // TestElasticScaleWhileTraining: a sync job starts with 1 trainer and is
 // scaled to 4, 2 and 3 while it trains, each change seen in the running
@@ -100,10 +64,12 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		t.Skip("real processes")
 	}
 	begin := time.Now()
-	a, work, ref := referenceSetup(t, func(name string) string { return scaleYAML(name, "2") })
+	a, _, ref := referenceSetup(t, scaleSpec)
 	refSums := manifestSums(t, ref.ModelDir)
-	a.startDetached(t, work, "scaled", scaleYAML("scaled", "{count: 1, min: 1, max: 4}"))
-	st := a.waitFor(t, "scaled", "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
+	spec := scaleSpec("scaled")
+	spec.Trainers, spec.TrainersMin, spec.TrainersMax = 1, 1, 4
+	startDetached(t, a, spec)
+	st := waitJob(t, a, "scaled", "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
 	if st.TrainersCount != 1 || st.TrainersMin != 1 || st.TrainersMax != 4 {
 		t.Fatalf("counts %d [%d, %d], want 1 [1, 4]", st.TrainersCount, st.TrainersMin, st.TrainersMax)
 	}
@@ -114,10 +80,10 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		if n == 4 {
 			killNewTrainer(t, a, "scaled", 3)
 		}
-		at := a.waitFor(t, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
+		at := waitJob(t, a, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
 			return st.TrainersCount == n && st.TrainersCurrent == n && len(st.Trainers) == n
 		}).Step
-		after := a.waitFor(t, "scaled", fmt.Sprintf("steps with %d trainers", n), 30*time.Second, func(st api.JobStatus) bool {
+		after := waitJob(t, a, "scaled", fmt.Sprintf("steps with %d trainers", n), 30*time.Second, func(st api.JobStatus) bool {
 			return st.Step >= at+5 || st.State == api.StateSucceeded
 		})
 		if after.State == api.StateSucceeded {
@@ -126,7 +92,7 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		t.Logf("%d trainers running at step %d", n, at)
 	}
 	straggle(t, a, "scaled", "trainer-0")
-	st = a.waitFor(t, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = waitJob(t, a, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
 		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
 	}
@@ -163,8 +129,8 @@ func straggle(t *testing.T, a *agent, job, worker string) {
 	t.Cleanup(cont)
 	defer cont()
 	time.Sleep(500 * time.Millisecond)
-	from := a.status(t, job).Step
-	st := a.waitFor(t, job, worker+" stopped: steps without it", 8*time.Second, func(st api.JobStatus) bool {
+	from := jobStatus(t, a, job).Step
+	st := waitJob(t, a, job, worker+" stopped: steps without it", 8*time.Second, func(st api.JobStatus) bool {
 		return st.Step >= from+10 || st.State == api.StateSucceeded
 	})
 	if st.State == api.StateSucceeded {
@@ -188,14 +154,14 @@ func straggle(t *testing.T, a *agent, job, worker string) {
 func killNewTrainer(t *testing.T, a *agent, job string, id int) {
 	t.Helper()
 	worker := fmt.Sprintf("trainer-%d", id)
-	st := a.waitFor(t, job, worker+"'s first micro-batch", 30*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, job, worker+"'s first micro-batch", 30*time.Second, func(st api.JobStatus) bool {
 		return slices.ContainsFunc(st.Trainers, func(tr api.TrainerStatus) bool { return tr.ID == id && tr.StepMs != nil })
 	})
 	pid := a.pidOf(t, job, worker)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	a.waitFor(t, job, worker+" back", 30*time.Second, func(st api.JobStatus) bool {
+	waitJob(t, a, job, worker+" back", 30*time.Second, func(st api.JobStatus) bool {
 		return st.TrainersCurrent == id+1 && slices.ContainsFunc(st.Trainers, func(tr api.TrainerStatus) bool {
 			return tr.ID == id && tr.Restarts > 0
 		})

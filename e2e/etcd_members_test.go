@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"fmt"
+
 	"context"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"testing"
 	"time"
 
-	"github.com/gtrain/gtrain/internal/etcdproc"
+	"github.com/gtrain/gtrain/internal/testing/etcdproc"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -57,17 +60,10 @@ func (hc *hostCluster) waitEtcdCaughtUp(t *testing.T, m *etcdproc.Member) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.Eventually(t, 30*time.Second, fmt.Sprintf("etcd member %s to catch up with the leader (index %d)", m.Name, lst.RaftIndex), func() (bool, string) {
 		st, err := cli.Status(context.Background(), m.ClientURL())
-		if err == nil && st.Leader == lst.Leader && st.RaftAppliedIndex >= lst.RaftIndex {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd member %s did not catch up with the leader (index %d) in 30 s: %+v, %v", m.Name, lst.RaftIndex, st, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && st.Leader == lst.Leader && st.RaftAppliedIndex >= lst.RaftIndex, fmt.Sprintf("%+v, %v", st, err)
+	})
 }
 
 // killEtcdLeader SIGKILLs the leading member and returns how long the

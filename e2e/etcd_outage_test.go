@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
 // TestClusterEtcdOutage: every etcd member is SIGSTOPped in the middle of a
@@ -29,14 +29,14 @@ func runEtcdOutages(t *testing.T, job string, outages ...time.Duration) {
 	hc := startHostCluster(t, netcluster.EtcdCertUser)
 	ref := hc.referenceSums(t)
 	hc.submit(t, 0, job)
-	st := hc.waitFor(t, 0, job, "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	st := waitJob(t, hc.on(0), job, "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	for _, outage := range outages {
 		hc.pauseEtcd(t, outage, st.Step)
 		resumed := time.Now()
-		st = hc.waitFor(t, 0, job, "training to go on after the outage", 60*time.Second, progressedFrom(st.Step+50))
+		st = waitJob(t, hc.on(0), job, "training to go on after the outage", 60*time.Second, progressedFrom(st.Step+50))
 		t.Logf("the job stepped on %s after etcd's return, at step %d", time.Since(resumed).Round(time.Millisecond), st.Step)
 	}
-	st = hc.waitFor(t, 0, job, "the job to finish", 150*time.Second, succeeded)
+	st = waitJob(t, hc.on(0), job, "the job to finish", 150*time.Second, succeeded)
 	logEvents(t, st)
 	assertExact(t, st)
 	assertSameModel(t, st, ref)

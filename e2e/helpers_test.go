@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"fmt"
+
 	"context"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"math"
 	"net"
 	"path/filepath"
@@ -12,7 +15,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"gonum.org/v1/gonum/mat"
@@ -52,13 +55,10 @@ func housing(t testing.TB, dir string) *dataset.ConvertResult {
 	return res
 }
 
-// fitALine is the fit-a-line spec over the shards in dir.
-func fitALine(name, mode string, dir string, passes int) jobspec.Spec {
-	s, err := jobspec.Parse([]byte(fitALineYAML(name, mode, passes, dir)))
-	if err != nil {
-		panic(err)
-	}
-	return *s
+// fitALine is the fit-a-line spec over the shards in dir, as the agent
+// reads it.
+func fitALine(t testing.TB, name string, mode jobspec.Mode, dir string, passes int) jobspec.Spec {
+	return parsed(t, fitALineJob(name, mode, passes, dir))
 }
 
 // leastSquaresTestMSE is the test MSE of the exact least-squares fit of the
@@ -113,16 +113,13 @@ func submit(t testing.TB, cli *clientv3.Client, spec jobspec.Spec) {
 
 func waitState(t testing.TB, cli *clientv3.Client, job string, timeout time.Duration) coord.StateRecord {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		st, err := coord.JobState(context.Background(), cli, job)
-		if err == nil && api.Terminal(st.State) {
-			return st
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("job %s not finished after %s", job, timeout)
-	return coord.StateRecord{}
+	var st coord.StateRecord
+	wait.Eventually(t, timeout, "job "+job+" to finish", func() (bool, string) {
+		var err error
+		st, err = coord.JobState(context.Background(), cli, job)
+		return err == nil && api.Terminal(st.State), fmt.Sprintf("%+v, %v", st, err)
+	})
+	return st
 }
 
 func progress(t testing.TB, cli *clientv3.Client, job string) coord.ProgressRecord {

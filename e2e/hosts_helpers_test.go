@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +9,12 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/specyaml"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
-// hostCluster is a 3-host cluster in network namespaces (internal/netcluster)
+// hostCluster is a 3-host cluster in network namespaces (internal/testing/netcluster)
 // with a data directory every host reads: the housing shards, the jobs'
 // specs and checkpoint.dir.
 type hostCluster struct {
@@ -103,56 +103,6 @@ func (hc *hostCluster) gctl(t *testing.T, i int, args ...string) (string, string
 	return out, errs, code
 }
 
-func (hc *hostCluster) jsonOf(t *testing.T, i int, v any, args ...string) {
-	t.Helper()
-	out, errs, code := hc.gctl(t, i, append(args, "-o", "json")...)
-	if code != 0 {
-		t.Fatalf("gctl %v: exit %d: %s", args, code, errs)
-	}
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("gctl %v: bad JSON: %v\n%s", args, err, out)
-	}
-}
-
-// waitFor polls the job's status through host i until cond holds.
-func (hc *hostCluster) waitFor(t *testing.T, i int, job, what string, timeout time.Duration, cond func(api.JobStatus) bool) api.JobStatus {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var st api.JobStatus
-		out, _, code := hc.gctl(t, i, "job", "status", job, "-o", "json")
-		if code == 0 && json.Unmarshal([]byte(out), &st) == nil {
-			if cond(st) {
-				return st
-			}
-			if api.Terminal(st.State) && st.State != api.StateSucceeded {
-				t.Fatalf("waiting for %s: job %s ended %s: %s\nevents: %+v", what, job, st.State, st.Reason, st.Events)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out after %s; last status: %+v", what, timeout, st)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// clusterYAML is the sync job of the cluster tests: 2 pservers and 3
-// trainers, checkpoints on the shared directory.
-func (hc *hostCluster) clusterYAML(name string) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: 3
-pservers: 2
-passes: %d
-batch_size: 4
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.003}
-data: {train: %s/data/housing-train-*, test: %s/data/housing-test-*}
-checkpoint: {every: "25", keep: 3, dir: %s/checkpoints/%s}
-`, name, clusterPasses, hc.shared, hc.shared, hc.shared, name)
-}
-
 // clusterPasses keeps a cluster job long enough to crash things in it
 // (about 34 steps a pass) and short enough for the suite.
 const clusterPasses = 30
@@ -161,16 +111,28 @@ const clusterPasses = 30
 // through host i.
 func (hc *hostCluster) submit(t *testing.T, i int, name string) {
 	t.Helper()
-	spec := filepath.Join(hc.shared, name+".yaml")
-	if err := os.WriteFile(spec, []byte(hc.clusterYAML(name)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, errs, code := hc.gctl(t, i, "job", "start", "-f", spec, "--detach"); code != 0 {
-		t.Fatalf("job start %s: exit %d: %s", name, code, errs)
-	}
+	hc.submitSpec(t, i, hc.clusterJob(name))
 }
 
-// clusterReference is the model of an uninterrupted run of clusterYAML: a
+// submitSpec writes s on the shared directory and submits it detached
+// through host i.
+func (hc *hostCluster) submitSpec(t *testing.T, i int, s jobspec.Spec) {
+	t.Helper()
+	startDetached(t, hc.on(i), s)
+}
+
+// writeSpec writes the job's spec on the shared directory, which every
+// host reads.
+func (hc *hostCluster) writeSpec(t *testing.T, s jobspec.Spec) string {
+	t.Helper()
+	spec := filepath.Join(hc.shared, s.Name+".yaml")
+	if err := os.WriteFile(spec, []byte(specyaml.Marshal(s)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// clusterReference is the model of an uninterrupted run of clusterJob: a
 // sync job's model does not depend on where its roles ran, so one run
 // serves every cluster test of the package.
 var clusterReference struct {
@@ -185,7 +147,7 @@ func (hc *hostCluster) referenceSums(t *testing.T) string {
 	defer clusterReference.Unlock()
 	if clusterReference.sums == "" {
 		hc.submit(t, 0, "reference")
-		st := hc.waitFor(t, 0, "reference", "the reference run", 150*time.Second, succeeded)
+		st := waitJob(t, hc.on(0), "reference", "the reference run", 150*time.Second, succeeded)
 		assertExact(t, st)
 		clusterReference.sums = manifestSums(t, st.ModelDir)
 	}

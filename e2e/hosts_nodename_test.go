@@ -14,7 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
 // TestClusterDuplicateNodeName (issue 8, scenario 6): two hosts, each

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
 // TestNetnsClusterScript: deploy/netns-cluster.sh, the way to try a cluster

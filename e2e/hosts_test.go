@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
 // TestClusterSyncJobAcrossHosts: three hosts (network namespaces with
@@ -23,7 +23,7 @@ import (
 func TestClusterSyncJobAcrossHosts(t *testing.T) {
 	hc := startHostCluster(t, netcluster.EtcdPassword)
 	var nodes []api.NodeRow
-	hc.jsonOf(t, 1, &nodes, "node", "list")
+	jsonOf(t, hc.on(1), &nodes, "node", "list")
 	if len(nodes) != 3 {
 		t.Fatalf("node list: %+v, want 3 nodes", nodes)
 	}
@@ -35,12 +35,12 @@ func TestClusterSyncJobAcrossHosts(t *testing.T) {
 	}
 
 	hc.submit(t, 1, "across")
-	st := hc.waitFor(t, 1, "across", "all pservers serving", 60*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, hc.on(1), "across", "all pservers serving", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Step > 0 && len(st.Pservers) == 2 && st.Pservers[0].Addr != "" && st.Pservers[1].Addr != ""
 	})
 	hc.assertOnOwnHosts(t, st)
 	hc.assertPasswordOnNoCommandLine(t)
-	st = hc.waitFor(t, 1, "across", "the job to finish", 150*time.Second, succeeded)
+	st = waitJob(t, hc.on(1), "across", "the job to finish", 150*time.Second, succeeded)
 	assertExact(t, st)
 	sums := manifestSums(t, st.ModelDir)
 	clusterReference.Lock()
@@ -91,18 +91,18 @@ func TestClusterEtcdMemberKilled(t *testing.T) {
 	hc := startHostCluster(t, netcluster.EtcdCertUser)
 	ref := hc.referenceSums(t)
 	hc.submit(t, 0, "etcd-kill")
-	st := hc.waitFor(t, 0, "etcd-kill", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	st := waitJob(t, hc.on(0), "etcd-kill", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	follower := hc.etcdFollower(t)
 	t.Logf("SIGKILL etcd member %s (a follower) at step %d", follower.Name, st.Step)
 	follower.Kill()
-	st = hc.waitFor(t, 0, "etcd-kill", "progress without the follower", 60*time.Second, progressedFrom(st.Step+100))
+	st = waitJob(t, hc.on(0), "etcd-kill", "progress without the follower", 60*time.Second, progressedFrom(st.Step+100))
 	if err := follower.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	hc.waitEtcdCaughtUp(t, follower)
 	leader, leaderless := hc.killEtcdLeader(t)
 	t.Logf("restarted %s; SIGKILLed etcd member %s (the leader) at step %d; %s without a leader", follower.Name, leader.Name, st.Step, leaderless.Round(time.Millisecond))
-	st = hc.waitFor(t, 0, "etcd-kill", "the job to finish", 150*time.Second, succeeded)
+	st = waitJob(t, hc.on(0), "etcd-kill", "the job to finish", 150*time.Second, succeeded)
 	logEvents(t, st)
 	assertExact(t, st)
 	assertSameModel(t, st, ref)
@@ -140,7 +140,7 @@ func TestClusterHostCrash(t *testing.T) {
 	hc := startHostCluster(t, netcluster.EtcdPlain)
 	ref := hc.referenceSums(t)
 	hc.submit(t, 0, "host-crash")
-	st := hc.waitFor(t, 0, "host-crash", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	st := waitJob(t, hc.on(0), "host-crash", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
 	victim := hc.pserverHostBesides(t, st, hc.Hosts[0].Name)
 	at := time.Now()
 	pids := victim.Agent.Crash()
@@ -151,13 +151,13 @@ func TestClusterHostCrash(t *testing.T) {
 	}
 	hc.assertNothingRunsOn(t, "host-crash", victim.Name)
 
-	st = hc.waitFor(t, 0, "host-crash", "the job to finish after the crash", 150*time.Second, succeeded)
+	st = waitJob(t, hc.on(0), "host-crash", "the job to finish after the crash", 150*time.Second, succeeded)
 	logEvents(t, st)
 	assertExact(t, st)
 	assertSameModel(t, st, ref)
 	hc.assertNothingRunsOn(t, "host-crash", victim.Name)
 	var nodes []api.NodeRow
-	hc.jsonOf(t, 0, &nodes, "node", "list")
+	jsonOf(t, hc.on(0), &nodes, "node", "list")
 	if i := slices.IndexFunc(nodes, func(n api.NodeRow) bool { return n.Name == victim.Name }); i < 0 || nodes[i].State != api.NodeDown {
 		t.Errorf("after the job: node list %+v, want %s listed down", nodes, victim.Name)
 	}
@@ -181,7 +181,7 @@ func (hc *hostCluster) waitNodeDown(t *testing.T, node string, since time.Time, 
 	t.Helper()
 	for {
 		var nodes []api.NodeRow
-		hc.jsonOf(t, 0, &nodes, "node", "list")
+		jsonOf(t, hc.on(0), &nodes, "node", "list")
 		i := slices.IndexFunc(nodes, func(n api.NodeRow) bool { return n.Name == node })
 		if i >= 0 && nodes[i].State == api.NodeDown {
 			t.Logf("node %s down %s after the crash", node, time.Since(since).Round(10*time.Millisecond))
@@ -199,14 +199,14 @@ func (hc *hostCluster) waitNodeDown(t *testing.T, node string, since time.Time, 
 func (hc *hostCluster) assertNothingRunsOn(t *testing.T, job, node string) {
 	t.Helper()
 	var workers []api.WorkerRow
-	hc.jsonOf(t, 0, &workers, "job", "workers", job)
+	jsonOf(t, hc.on(0), &workers, "job", "workers", job)
 	for _, w := range workers {
 		if w.Node == node && w.State == api.WorkerRunning {
 			t.Errorf("job workers shows %s running on the down node %s", w.Name, node)
 		}
 	}
 	var st api.JobStatus
-	hc.jsonOf(t, 0, &st, "job", "status", job)
+	jsonOf(t, hc.on(0), &st, "job", "status", job)
 	for _, ps := range st.Pservers {
 		if ps.Node == node && ps.State == api.WorkerRunning {
 			t.Errorf("job status shows %s running on the down node %s", ps.Name, node)

@@ -21,10 +21,6 @@ const hungAfter = 5 * time.Second
 // stopped trainer): 6,800 steps, about 12 s uninterrupted.
 const hungPasses = 200
 
-func hungYAML(name string) string {
-	return chaosYAMLPasses(name, hungPasses) + "restarts: {hung_after: 5s}\nstragglers: {factor: 100, min_wait: 1h}\n"
-}
-
 // TestChaosHungWorkers: a trainer, then a pserver, of a sync job is
 // SIGSTOPped (for 60 s: alive, not progressing). Within hung_after and a few
 // seconds the master declares it hung (an event naming it) and its agent
@@ -35,16 +31,16 @@ func TestChaosHungWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGSTOP")
 	}
-	a, work, refSt := referenceSetup(t, hungYAML)
+	a, _, refSt := referenceSetup(t, hungJob)
 	if n := countEventsContaining(refSt, "hung"); n != 0 {
 		t.Errorf("the uninterrupted run has %d hung events, want none: %+v", n, refSt.Events)
 	}
-	a.startDetached(t, work, "hung", hungYAML("hung"))
-	st := a.waitFor(t, "hung", "training to start", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 40 })
+	startDetached(t, a, hungJob("hung"))
+	st := waitJob(t, a, "hung", "training to start", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 40 })
 	for _, victim := range []string{"trainer-1", "pserver-0"} {
 		st = stopUntilRestarted(t, a, victim, st.Step)
 	}
-	st = a.waitFor(t, "hung", "the job to finish", 180*time.Second, succeeded)
+	st = waitJob(t, a, "hung", "the job to finish", 180*time.Second, succeeded)
 	logEvents(t, st)
 	assertExactPasses(t, st, hungPasses)
 	if sums, ref := manifestSums(t, st.ModelDir), manifestSums(t, refSt.ModelDir); sums != ref {
@@ -85,7 +81,7 @@ func stopUntilRestarted(t *testing.T, a *agent, victim string, step int64) api.J
 		t.Fatalf("%s (pid %d) still alive %s after SIGSTOP; hung_after is %s", victim, pid, time.Since(stopped), hungAfter)
 	}
 	t.Logf("%s gone %s after SIGSTOP", victim, time.Since(stopped).Round(100*time.Millisecond))
-	st := a.status(t, "hung")
+	st := jobStatus(t, a, "hung")
 	declared := firstEvent(st, victim+" has not ")
 	killed := firstEvent(st, victim+" hung for ")
 	if declared == nil || killed == nil {
@@ -94,7 +90,7 @@ func stopUntilRestarted(t *testing.T, a *agent, victim string, step int64) api.J
 	if d := killed.Time.Sub(stopped); d < hungAfter-time.Second || d > hungAfter+10*time.Second {
 		t.Errorf("%s killed %s after SIGSTOP, want within hung_after %s + 10 s (and not before it)", victim, d, hungAfter)
 	}
-	return a.waitFor(t, "hung", "progress after "+victim+" restarted", 90*time.Second, func(st api.JobStatus) bool {
+	return waitJob(t, a, "hung", "progress after "+victim+" restarted", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded || st.Step >= step+60
 	})
 }

@@ -24,7 +24,7 @@ func TestInProcessJobsShareACheckpointDir(t *testing.T) {
 	housing(t, dir)
 	shared := filepath.Join(t.TempDir(), "shared")
 	spec := func(name string) jobspec.Spec {
-		s := fitALine(name, "sync", dir, 3)
+		s := fitALine(t, name, jobspec.ModeSync, dir, 3)
 		s.Checkpoint.Dir, s.Checkpoint.Every, s.Checkpoint.Keep = shared, "5", 2
 		return s
 	}

@@ -32,7 +32,7 @@ func TestInProcessSyncRunsAreBitIdentical(t *testing.T) {
 	housing(t, dir)
 	var sums [2][]string
 	for run := 0; run < 2; run++ {
-		spec := fitALine(fmt.Sprintf("det-%d", run), "sync", dir, 5)
+		spec := fitALine(t, fmt.Sprintf("det-%d", run), jobspec.ModeSync, dir, 5)
 		submit(t, cli, spec)
 		runInProcess(t, cli, dir, spec.Name, 2, 2)
 		for _, p := range manifestOf(t, dir, spec.Name).Params {
@@ -49,7 +49,7 @@ func TestInProcessAsyncFitALineConverges(t *testing.T) {
 	dir := t.TempDir()
 	res := housing(t, dir)
 	opt := leastSquaresTestMSE(t, res)
-	spec := fitALine("fit-async", "async", dir, 30)
+	spec := fitALine(t, "fit-async", jobspec.ModeAsync, dir, 30)
 	submit(t, cli, spec)
 	runInProcess(t, cli, dir, spec.Name, 2, 2)
 	p := progress(t, cli, spec.Name)
@@ -93,20 +93,11 @@ func TestInProcessSoftmaxSeparates(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
 	blobs(t, dir)
-	spec, err := jobspec.Parse([]byte(fmt.Sprintf(`name: blobs
-mode: sync
-trainers: 2
-pservers: 2
-passes: 5
-batch_size: 16
-model: {kind: softmax, inputs: 4, outputs: 3}
-optimizer: {kind: adam, learning_rate: 0.05}
-data: {train: %s/blobs-train-*, test: %s/blobs-test-*}
-`, dir, dir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	submit(t, cli, *spec)
+	spec := parsed(t, jobspec.Spec{Name: "blobs", Mode: jobspec.ModeSync, Trainers: 2, Pservers: 2, Passes: 5, BatchSize: 16,
+		Model:     jobspec.ModelSpec{Kind: "softmax", Inputs: 4, Outputs: 3},
+		Optimizer: jobspec.OptimizerSpec{Kind: jobspec.OptimizerAdam, LearningRate: 0.05},
+		Data:      jobspec.DataSpec{Train: dir + "/blobs-train-*", Test: dir + "/blobs-test-*"}})
+	submit(t, cli, spec)
 	runInProcess(t, cli, dir, spec.Name, 2, 2)
 	p := progress(t, cli, spec.Name)
 	if p.Metrics.TestAccuracy == nil {
@@ -132,7 +123,7 @@ func TestInProcessDamagedShardFailsTheJobNamingFileAndOffset(t *testing.T) {
 	if err := os.WriteFile(f, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := fitALine("damaged", "sync", dir, 2)
+	spec := fitALine(t, "damaged", jobspec.ModeSync, dir, 2)
 	submit(t, cli, spec)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver"
@@ -75,7 +76,7 @@ func TestInProcessSyncFitALineConvergesAndIsExactlyOnce(t *testing.T) {
 	dir := t.TempDir()
 	res := housing(t, dir)
 	opt := leastSquaresTestMSE(t, res)
-	spec := fitALine("fit-a-line", "sync", dir, 30)
+	spec := fitALine(t, "fit-a-line", jobspec.ModeSync, dir, 30)
 	submit(t, cli, spec)
 	runInProcess(t, cli, dir, spec.Name, 2, 2)
 

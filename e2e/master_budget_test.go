@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"fmt"
+
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 	"math/rand/v2"
 	"strings"
 	"syscall"
@@ -17,9 +21,9 @@ import (
 // (1,360 steps) ended before them once a step took 1.7 ms.
 const budgetPasses = 150
 
-// budgetYAML is the chaos job made long enough for the master deaths,
+// budgetSpec is the chaos job made long enough for the master deaths,
 // with the default crash budget (5 per 60 s).
-func budgetYAML(name string) string { return chaosYAMLPasses(name, budgetPasses) }
+func budgetSpec(name string) jobspec.Spec { return chaosJob(name, budgetPasses) }
 
 // TestChaosMasterKilledEightTimes: the master of a sync job dies eight
 // times at random moments: four SIGKILLs (an operator or the OOM killer:
@@ -32,15 +36,15 @@ func TestChaosMasterKilledEightTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL, SIGSTOP")
 	}
-	a, work, refSt := referenceSetup(t, budgetYAML)
+	a, _, refSt := referenceSetup(t, budgetSpec)
 	ref := manifestSums(t, refSt.ModelDir)
-	a.startDetached(t, work, "budget", budgetYAML("budget"))
+	startDetached(t, a, budgetSpec("budget"))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 	for i := range 8 {
 		stopInstead := i%2 == 1
 		killMasterAtRandom(t, a, "budget", stopInstead, rng)
 	}
-	st := a.waitFor(t, "budget", "the job to finish", 180*time.Second, succeeded)
+	st := waitJob(t, a, "budget", "the job to finish", 180*time.Second, succeeded)
 	logEvents(t, st)
 	assertExactPasses(t, st, budgetPasses)
 	if sums := manifestSums(t, st.ModelDir); sums != ref {
@@ -60,10 +64,10 @@ func TestChaosMasterKilledEightTimes(t *testing.T) {
 // or SIGSTOPs it for longer than its lease (5 s) and SIGCONTs it.
 func killMasterAtRandom(t *testing.T, a *agent, job string, stopInstead bool, rng *rand.Rand) {
 	t.Helper()
-	st := a.waitFor(t, job, "a master leading", 60*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, job, "a master leading", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Master.PID > 0 && st.Step > 0
 	})
-	st = a.waitFor(t, job, "progress under the master", 60*time.Second, progressedFrom(st.Step+5))
+	st = waitJob(t, a, job, "progress under the master", 60*time.Second, progressedFrom(st.Step+5))
 	time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
 	pid := a.pidOf(t, job, "master")
 	if !stopInstead {
@@ -83,13 +87,9 @@ func stopPastLease(t *testing.T, what string, pid int, pause, grace time.Duratio
 	_ = syscall.Kill(pid, syscall.SIGSTOP)
 	time.Sleep(pause)
 	_ = syscall.Kill(pid, syscall.SIGCONT)
-	deadline := time.Now().Add(grace)
-	for processAlive(pid) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if processAlive(pid) {
-		t.Fatalf("%s (pid %d) still runs %s after its lease lapsed", what, pid, grace)
-	}
+	wait.Eventually(t, grace, fmt.Sprintf("%s (pid %d) to exit once its lease lapsed", what, pid), func() (bool, string) {
+		return !processAlive(pid), "still running"
+	})
 }
 
 func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -113,19 +113,21 @@ func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	failoverYAML := func(name string) string {
-		return budgetYAML(name) + "restarts: {limit: 25, window: 10m}\n"
+	failoverSpec := func(name string) jobspec.Spec {
+		s := budgetSpec(name)
+		s.Restarts = jobspec.RestartsSpec{Limit: 25, Window: "10m"}
+		return s
 	}
-	a, work, refSt := referenceSetup(t, failoverYAML)
+	a, _, refSt := referenceSetup(t, failoverSpec)
 	ref := manifestSums(t, refSt.ModelDir)
-	a.startDetached(t, work, "failover", failoverYAML("failover"))
+	startDetached(t, a, failoverSpec("failover"))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
 	var step int64
 	var pid int
 	for range 20 {
 		// A successor must get a step done before it dies in turn: killing
 		// masters faster than they start proves nothing about the protocol.
-		st := a.waitFor(t, "failover", "a new master's first step", 60*time.Second, func(st api.JobStatus) bool {
+		st := waitJob(t, a, "failover", "a new master's first step", 60*time.Second, func(st api.JobStatus) bool {
 			return st.State == api.StateSucceeded || st.Step > step && st.Master.PID > 0 && st.Master.PID != pid
 		})
 		if st.State == api.StateSucceeded {
@@ -136,7 +138,7 @@ func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
 		t.Logf("SIGKILL the master (pid %d) near step %d", pid, st.Step)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	st := a.waitFor(t, "failover", "the job to finish", 180*time.Second, succeeded)
+	st := waitJob(t, a, "failover", "the job to finish", 180*time.Second, succeeded)
 	assertExactPasses(t, st, budgetPasses)
 	if sums := manifestSums(t, st.ModelDir); sums != ref {
 		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, ref)

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 	"io"
 	"net/http"
 	"os"
@@ -42,7 +44,7 @@ func TestObserveAJob(t *testing.T) {
 	// and a trainer's restart while it trains: about 10 s (a pass of 11
 	// steps takes ~25 ms; 40 passes ended within the first second).
 	const passes = 400
-	spec := writeSpec(t, work, fitALineYAML("obs", "sync", passes, "data"))
+	spec := writeSpec(t, work, fitALineJob("obs", jobspec.ModeSync, passes, "data"))
 
 	var start struct {
 		out, errs string
@@ -53,15 +55,18 @@ func TestObserveAJob(t *testing.T) {
 		defer close(started)
 		start.out, start.errs, start.code = a.gctl(t, "job", "start", "-f", spec)
 	}()
-	waitFor(t, 30*time.Second, "the job to run", func() bool {
+	wait.Eventually(t, 30*time.Second, "the job to run", func() (bool, string) {
 		out, _, code := a.gctl(t, "job", "status", "obs", "-o", "json")
-		return code == 0 && strings.Contains(out, `"state": "RUNNING"`)
+		return code == 0 && strings.Contains(out, `"state": "RUNNING"`), out
 	})
 	events := followEvents(t, a, "obs")
 
 	steps := func() float64 { return metricValue(t, metricsAddr, "gtrain_trainer_steps_total", `worker="trainer-0"`) }
 	var first float64
-	waitFor(t, 30*time.Second, "trainer-0 to count steps", func() bool { first = steps(); return first > 0 })
+	wait.Eventually(t, 30*time.Second, "trainer-0 to count steps", func() (bool, string) {
+		first = steps()
+		return first > 0, fmt.Sprint(first)
+	})
 	time.Sleep(time.Second)
 	if second := steps(); second <= first {
 		t.Errorf("gtrain_trainer_steps_total of trainer-0: %v then %v a second later: not moving", first, second)
@@ -80,13 +85,15 @@ func TestObserveAJob(t *testing.T) {
 	}
 
 	// Sync pservers checkpoint at every pass end: the pause is timed.
-	waitFor(t, 30*time.Second, "a timed checkpoint pause", func() bool {
-		return metricValue(t, metricsAddr, "gtrain_pserver_checkpoint_pause_seconds_count", `worker="pserver-0"`) > 0
+	wait.Eventually(t, 30*time.Second, "a timed checkpoint pause", func() (bool, string) {
+		n := metricValue(t, metricsAddr, "gtrain_pserver_checkpoint_pause_seconds_count", `worker="pserver-0"`)
+		return n > 0, fmt.Sprint(n)
 	})
 
 	killWorker(t, a, "obs", "trainer-1")
-	waitFor(t, 30*time.Second, "the restart to be counted", func() bool {
-		return metricValue(t, metricsAddr, "gtrain_worker_restarts_total", `worker="trainer-1"`) == 1
+	wait.Eventually(t, 30*time.Second, "the restart to be counted", func() (bool, string) {
+		n := metricValue(t, metricsAddr, "gtrain_worker_restarts_total", `worker="trainer-1"`)
+		return n == 1, fmt.Sprint(n)
 	})
 	select {
 	case <-started:
@@ -177,7 +184,7 @@ func assertEventsStreamed(t *testing.T, ev *eventLines) {
 func assertHistoryAndPlot(t *testing.T, a *agent, work string, passes int) {
 	t.Helper()
 	var st api.JobStatus
-	a.jsonOf(t, &st, "job", "status", "obs")
+	jsonOf(t, a, &st, "job", "status", "obs")
 	if len(st.History) != passes {
 		t.Fatalf("history has %d entries, want %d", len(st.History), passes)
 	}
@@ -238,7 +245,7 @@ func metricValue(t *testing.T, addr, name, label string) float64 {
 func killWorker(t *testing.T, a *agent, job, worker string) {
 	t.Helper()
 	var rows []api.WorkerRow
-	a.jsonOf(t, &rows, "job", "workers", job)
+	jsonOf(t, a, &rows, "job", "workers", job)
 	for _, w := range rows {
 		if w.Name == worker && w.PID > 0 {
 			if err := syscall.Kill(w.PID, syscall.SIGKILL); err != nil {
@@ -248,15 +255,4 @@ func killWorker(t *testing.T, a *agent, job, worker string) {
 		}
 	}
 	t.Fatalf("%s has no running process: %+v", worker, rows)
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

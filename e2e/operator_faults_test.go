@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // What an operator trips over (issue 17), walked against real agents,
@@ -55,13 +57,13 @@ var divergedReason = regexp.MustCompile(`^diverged at pass \d+ step \d+ \(((test
 
 func testDivergingJob(t *testing.T) {
 	a, work := housingAgent(t)
-	spec := strings.Replace(fitALineYAML("diverge", "sync", 20, filepath.Join(work, "data")),
-		"learning_rate: 0.01", "learning_rate: 1000000", 1)
+	spec := fitALineJob("diverge", jobspec.ModeSync, 20, filepath.Join(work, "data"))
+	spec.Optimizer.LearningRate = 1000000
 	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
 	if code != 1 {
 		t.Fatalf("job start of a diverging job: exit %d, want 1\n%s%s", code, out, errs)
 	}
-	st := a.status(t, "diverge")
+	st := jobStatus(t, a, "diverge")
 	if st.State != api.StateFailed || !divergedReason.MatchString(st.Reason) {
 		t.Fatalf("state %s, reason %q; want FAILED, \"diverged at pass P step S (loss inf): lower the learning rate\"", st.State, st.Reason)
 	}
@@ -87,12 +89,13 @@ func testModelWriteOnFullDisk(t *testing.T) {
 	ck := filepath.Join(work, "ck")
 	mountTmpfs(t, ck, "8m") // before the agent: unmounted after it stopped
 	a := startAgent(t, filepath.Join(work, "agent"))
-	spec := fitALineYAML("fulldisk", "sync", 300, filepath.Join(work, "data")) + "checkpoint: {dir: ck, every: \"200\", keep: 2}\n"
-	a.startDetached(t, work, "fulldisk", spec)
-	a.waitFor(t, "fulldisk", "a pass written", 30*time.Second, func(st api.JobStatus) bool { return st.Pass >= 1 })
+	spec := fitALineJob("fulldisk", jobspec.ModeSync, 300, filepath.Join(work, "data"))
+	spec.Checkpoint = jobspec.CheckpointSpec{Dir: "ck", Every: "200", Keep: 2}
+	startDetached(t, a, spec)
+	waitJob(t, a, "fulldisk", "a pass written", 30*time.Second, func(st api.JobStatus) bool { return st.Pass >= 1 })
 
 	free := keepFull(t, ck)
-	st := a.waitFor(t, "fulldisk", "the model write's warning", 30*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, a, "fulldisk", "the model write's warning", 30*time.Second, func(st api.JobStatus) bool {
 		return warns(st, modelWriteWarning)
 	})
 	if !warns(st, "no space left on device") || !hasEvent(st, modelWriteWarning) {
@@ -100,12 +103,12 @@ func testModelWriteOnFullDisk(t *testing.T) {
 	}
 	held := st.Pass
 	time.Sleep(2 * time.Second)
-	if st = a.status(t, "fulldisk"); st.State != api.StateRunning || st.Pass != held {
+	if st = jobStatus(t, a, "fulldisk"); st.State != api.StateRunning || st.Pass != held {
 		t.Errorf("with the disk full the job went on: state %s, pass %d, want RUNNING at pass %d", st.State, st.Pass, held)
 	}
 
 	free()
-	st = a.waitFor(t, "fulldisk", "the job to finish once the disk has room", 90*time.Second, succeeded)
+	st = waitJob(t, a, "fulldisk", "the job to finish once the disk has room", 90*time.Second, succeeded)
 	if !hasEvent(st, "the master wrote the model of pass ") || len(st.Warnings) != 0 {
 		t.Errorf("after space returned: warnings %q, events %+v; want none, and an event saying so", st.Warnings, st.Events)
 	}
@@ -234,7 +237,7 @@ func testDataDirTooSmall(t *testing.T) {
 
 func testWatchAndWorkersAfterSuccess(t *testing.T) {
 	a, work := housingAgent(t)
-	a.startDetached(t, work, "watched", fitALineYAML("watched", "sync", 150, filepath.Join(work, "data")))
+	startDetached(t, a, fitALineJob("watched", jobspec.ModeSync, 150, filepath.Join(work, "data")))
 	out, errs, code := a.gctl(t, "job", "watch", "watched")
 	if code != 0 || !strings.Contains(out, "watching job watched") || !strings.Contains(out, "[RUNNING]") ||
 		!strings.Contains(out, "job watched SUCCEEDED after 150/150 passes") {
@@ -245,22 +248,17 @@ func testWatchAndWorkersAfterSuccess(t *testing.T) {
 	}
 
 	var rows []api.WorkerRow
-	a.jsonOf(t, &rows, "job", "workers", "watched")
+	jsonOf(t, a, &rows, "job", "workers", "watched")
 	for _, r := range rows {
 		if r.State == api.WorkerRunning || r.State == api.WorkerStarting {
 			t.Errorf("after SUCCEEDED the workers table shows %s %s", r.Name, r.State)
 		}
 	}
-	masterExited := func() bool {
-		a.jsonOf(t, &rows, "job", "workers", "watched")
-		return len(rows) > 0 && rows[0].Name == "master" && rows[0].State == api.WorkerExited
-	}
 	// It leaves once its trainers have heard the end: under load a few seconds.
-	for deadline := time.Now().Add(10 * time.Second); !masterExited(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the master is not shown exited 10 s after SUCCEEDED: %+v", rows)
-		}
-	}
+	wait.Eventually(t, 10*time.Second, "the master to be shown exited after SUCCEEDED", func() (bool, string) {
+		jsonOf(t, a, &rows, "job", "workers", "watched")
+		return len(rows) > 0 && rows[0].Name == "master" && rows[0].State == api.WorkerExited, fmt.Sprintf("%+v", rows)
+	})
 	status, _, _ := a.gctl(t, "job", "status", "watched")
 	if !regexp.MustCompile(`(?m)^\s+0\s+pserver-0\s.*\s-\s*$`).MatchString(status) {
 		t.Errorf("pserver-0's CHECKPOINT STEP is not \"-\" once its registration is gone:\n%s", status)
@@ -273,10 +271,11 @@ func testNodeLostEvent(t *testing.T) {
 	endpoint := etcdtest.Start(t).Endpoint
 	n1 := startClusterAgent(t, "n1", filepath.Join(work, "n1"), endpoint)
 	n2 := startClusterAgent(t, "n2", filepath.Join(work, "n2"), endpoint)
-	spec := strings.Replace(clusterYAML("lost", work), fmt.Sprintf("passes: %d", chaosPasses), "passes: 400", 1)
-	n1.startDetached(t, work, "lost", spec)
+	spec := clusterJob("lost", work)
+	spec.Passes = 400
+	startDetached(t, n1, spec)
 	var on2 []string
-	n1.waitFor(t, "lost", "training with roles on n2", 60*time.Second, func(st api.JobStatus) bool {
+	waitJob(t, n1, "lost", "training with roles on n2", 60*time.Second, func(st api.JobStatus) bool {
 		on2 = rolesOn(st, "n2")
 		return st.State == api.StateRunning && st.Step > 40 && len(on2) > 0
 	})
@@ -285,7 +284,7 @@ func testNodeLostEvent(t *testing.T) {
 	}
 	<-n2.exited
 	want := "node n2 lost: " + strings.Join(on2, ", ")
-	st := n1.waitFor(t, "lost", "an event naming n2's roles", 30*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, n1, "lost", "an event naming n2's roles", 30*time.Second, func(st api.JobStatus) bool {
 		return hasEvent(st, "node n2 lost: ")
 	})
 	if !hasEvent(st, want) || countEventsContaining(st, "node n2 lost: ") != 1 {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/testing/specyaml"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // operatorCase is one bad (or borderline) input of issue 17 as an operator
@@ -84,7 +86,7 @@ func shardCases(t *testing.T, work string) []operatorCase {
 		}, 0, []string{"warning", "201 classes", "198 of the classes", "--classes"}, nil},
 		{"job glob mixing two shard sets", func(t *testing.T) []string {
 			mixedSets(t, work)
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("mixed", "sync", 1, "mixed")), "--detach"}
+			return []string{"job", "start", "-f", writeSpec(t, work, fitALineJob("mixed", jobspec.ModeSync, 1, "mixed")), "--detach"}
 		}, 2, []string{"data.train", "-of-00002 (2 files) and", "-of-00004 (4 files)", "--replace"}, nil},
 	}
 }
@@ -100,11 +102,11 @@ func specCases(t *testing.T, a *agent, work string) []operatorCase {
 	}
 	spec := func(from, to string) func(*testing.T) []string {
 		return func(t *testing.T) []string {
-			body := fitALineYAML("counts", "sync", 2, "data")
+			body := specyaml.Marshal(fitALineJob("counts", jobspec.ModeSync, 2, "data")) // the faults are written ones
 			if !strings.Contains(body, from) {
 				t.Fatalf("the base spec lacks %q", from)
 			}
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(body, from, to, 1)), "--detach"}
+			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(body, from, to, 1)), "--detach"}
 		}
 	}
 	cases := []operatorCase{
@@ -139,7 +141,8 @@ func jobCases(t *testing.T, a *agent, work string) []operatorCase {
 		if submitted {
 			return
 		}
-		body := fitALineYAML(name, "sync", 2, "data") + "resources: {trainer: {cpu: 1000}}\n"
+		body := fitALineJob(name, jobspec.ModeSync, 2, "data")
+		body.Resources.Trainer.CPU = 1000
 		if out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, body), "--detach"); code != 0 {
 			t.Fatalf("submit a waiting job: exit %d: %s%s", code, out, errs)
 		}

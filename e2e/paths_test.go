@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // TestProcessConfinedPaths (issue 10): through gctl and a real agent, a spec
@@ -26,18 +28,19 @@ func TestProcessConfinedPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	escape := filepath.Join(filepath.Dir(work), "gtrain-escape-"+filepath.Base(work))
-	spec := func(extra string) string { return writeSpec(t, job, fitALineYAML("confined", "sync", 1, "data")+extra) }
-	for _, c := range []struct{ name, args, want string }{
-		{"/etc", "checkpoint: {dir: /etc/gtrain-pwn}\n", "/etc/gtrain-pwn"},
-		{"../../x", "checkpoint: {dir: ../../" + filepath.Base(escape) + "}\n", escape},
-		{"symlink out", "checkpoint: {dir: out/ckpt}\n", "out/ckpt"},
+	for _, c := range []struct{ name, ckptDir, want string }{
+		{"/etc", "/etc/gtrain-pwn", "/etc/gtrain-pwn"},
+		{"../../x", "../../" + filepath.Base(escape), escape},
+		{"symlink out", "out/ckpt", "out/ckpt"},
 		{"oversized count", "", "trainers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			file := spec(c.args)
+			spec := fitALineJob("confined", jobspec.ModeSync, 1, "data")
+			spec.Checkpoint.Dir = c.ckptDir
 			if c.name == "oversized count" {
-				file = writeSpec(t, job, strings.Replace(fitALineYAML("confined", "sync", 1, "data"), "trainers: 2", "trainers: 100000", 1))
+				spec.Trainers = 100000
 			}
+			file := writeSpec(t, job, spec)
 			_, errs, code := a.gctl(t, "job", "start", "-f", file)
 			if code != 2 || !strings.Contains(errs, c.want) {
 				t.Errorf("exit %d, want 2 naming %q: %s", code, c.want, errs)
@@ -56,7 +59,9 @@ func TestProcessConfinedPaths(t *testing.T) {
 		t.Errorf("a rejected job is listed:\n%s", out)
 	}
 
-	if _, errs, code := a.gctl(t, "job", "start", "-f", spec("checkpoint: {every: \"5\", dir: ckpt}\n")); code != 0 {
+	spec := fitALineJob("confined", jobspec.ModeSync, 1, "data")
+	spec.Checkpoint = jobspec.CheckpointSpec{Every: "5", Dir: "ckpt"}
+	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, job, spec)); code != 0 {
 		t.Fatalf("a job under its spec's directory: exit %d: %s", code, errs)
 	}
 	assertPrivate(t, filepath.Join(a.dataDir, "jobs"))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,19 +97,21 @@ func (a *agent) launch(t *testing.T, args ...string) {
 			}
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	err := wait.Until(60*time.Second, "the agent to be ready", func() (bool, string) {
 		out, _, code := a.gctl(t, "node", "list", "-o", "json")
 		if code == 0 && strings.Contains(out, `"ready"`) {
-			return
+			return true, ""
 		}
 		select {
 		case err := <-a.exited:
 			t.Fatalf("agent exited before ready: %v\n%s", err, a.log.String())
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
+		return false, out
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.log.String())
 	}
-	t.Fatalf("agent not ready after 60s\n%s", a.log.String())
 }
 
 // stop sends SIGTERM and requires a clean exit and no process left behind.
@@ -180,43 +183,6 @@ func runGctl(t *testing.T, addr string, args ...string) (string, string, int) {
 		t.Fatalf("gctl %v: %v", args, err)
 	}
 	return out.String(), errb.String(), code
-}
-
-func (a *agent) jsonOf(t *testing.T, v any, args ...string) {
-	t.Helper()
-	out, errs, code := a.gctl(t, append(args, "-o", "json")...)
-	if code != 0 {
-		t.Fatalf("gctl %v: exit %d: %s", args, code, errs)
-	}
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("gctl %v: bad JSON: %v\n%s", args, err, out)
-	}
-}
-
-// writeSpec writes a job spec into dir and returns its path.
-func writeSpec(t *testing.T, dir, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, "job.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// fitALineYAML is the fit-a-line spec over the housing shards in dataDir
-// (relative paths resolve against the spec file).
-func fitALineYAML(name, mode string, passes int, dataDir string) string {
-	return fmt.Sprintf(`name: %s
-mode: %s
-trainers: 2
-pservers: 2
-passes: %d
-batch_size: 20
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: sgd, learning_rate: 0.01}
-data: {train: %s/housing-train-*, test: %s/housing-test-*}
-`, name, mode, passes, dataDir, dataDir)
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

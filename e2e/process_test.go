@@ -8,6 +8,8 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/testing/specyaml"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // TestProcessFitALine is the vertical slice as an operator runs it: a real
@@ -20,7 +22,7 @@ func TestProcessFitALine(t *testing.T) {
 	a := startAgent(t, filepath.Join(work, "agent"))
 	opt := convertHousingWithGctl(t, a, work)
 
-	spec := writeSpec(t, work, fitALineYAML("fit-a-line", "sync", 30, "data"))
+	spec := writeSpec(t, work, fitALineJob("fit-a-line", jobspec.ModeSync, 30, "data"))
 	out, errs, code := a.gctl(t, "job", "start", "-f", spec)
 	if code != 0 {
 		t.Fatalf("job start: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -67,7 +69,7 @@ func convertHousingWithGctl(t *testing.T, a *agent, work string) float64 {
 func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
 	t.Helper()
 	var st api.JobStatus
-	a.jsonOf(t, &st, "job", "status", "fit-a-line")
+	jsonOf(t, a, &st, "job", "status", "fit-a-line")
 	if st.State != api.StateSucceeded || st.Pass != 30 || st.Passes != 30 {
 		t.Fatalf("status: state %s pass %d/%d", st.State, st.Pass, st.Passes)
 	}
@@ -107,7 +109,7 @@ func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
 func assertFitALineListings(t *testing.T, a *agent) {
 	t.Helper()
 	var workers []api.WorkerRow
-	a.jsonOf(t, &workers, "job", "workers", "fit-a-line")
+	jsonOf(t, a, &workers, "job", "workers", "fit-a-line")
 	if len(workers) != 5 {
 		t.Fatalf("workers: %+v", workers)
 	}
@@ -120,7 +122,7 @@ func assertFitALineListings(t *testing.T, a *agent) {
 		}
 	}
 	var jobs []api.JobRow
-	a.jsonOf(t, &jobs, "job", "list")
+	jsonOf(t, a, &jobs, "job", "list")
 	if len(jobs) != 1 || jobs[0].Name != "fit-a-line" || jobs[0].State != api.StateSucceeded {
 		t.Errorf("job list: %+v", jobs)
 	}
@@ -129,7 +131,7 @@ func assertFitALineListings(t *testing.T, a *agent) {
 		t.Errorf("job logs -w master: exit %d:\n%s", code, out)
 	}
 	var nodes []api.NodeRow
-	a.jsonOf(t, &nodes, "node", "list")
+	jsonOf(t, a, &nodes, "node", "list")
 	if len(nodes) != 1 || nodes[0].State != "ready" || nodes[0].CPU < 1 {
 		t.Errorf("node list: %+v", nodes)
 	}
@@ -151,19 +153,19 @@ func TestProcessBadInput(t *testing.T) {
 		want string
 	}{
 		{"negative trainers", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("bad", "sync", 1, "data"), "trainers: 2", "trainers: -1", 1))}
+			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("bad", jobspec.ModeSync, 1, "data")), "trainers: 2", "trainers: -1", 1))}
 		}, "trainers"},
 		{"unknown field", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad", "sync", 1, "data")+"learning_rat: 3\n")}
+			return []string{"job", "start", "-f", writeSpecText(t, work, specyaml.Marshal(fitALineJob("bad", jobspec.ModeSync, 1, "data"))+"learning_rat: 3\n")}
 		}, "learning_rat"},
 		{"bad job name", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineYAML("bad_name", "sync", 1, "data"))}
+			return []string{"job", "start", "-f", writeSpec(t, work, fitALineJob("bad_name", jobspec.ModeSync, 1, "data"))}
 		}, "_"},
 		{"glob matches nothing", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("nodata", "sync", 1, "data"), "data/housing-train-*", "data/nothing-*", 1))}
+			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("nodata", jobspec.ModeSync, 1, "data")), "data/housing-train-*", "data/nothing-*", 1))}
 		}, "data.train"},
 		{"inputs do not match the records", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, strings.Replace(fitALineYAML("inputs", "sync", 1, "data"), "inputs: 13", "inputs: 12", 1))}
+			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("inputs", jobspec.ModeSync, 1, "data")), "inputs: 13", "inputs: 12", 1))}
 		}, "model.inputs"},
 		{"unknown job", func() []string { return []string{"job", "status", "no-such-job"} }, "no-such-job"},
 		{"unknown job logs", func() []string { return []string{"job", "logs", "no-such-job"} }, "no-such-job"},

@@ -3,7 +3,6 @@ package e2e
 import (
 	"compress/gzip"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/specyaml"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // fashionDir is Debian's dataset-fashion-mnist (CI installs it).
@@ -21,30 +22,6 @@ const fashionDir = "/usr/share/datasets/fashion-mnist"
 // programRecords is how many Fashion-MNIST records the program jobs use:
 // enough for the MLP to learn, few enough for a lean e2e.
 const programRecords = 2000
-
-// programYAML is a job of the reference Python MLP program over the
-// Fashion-MNIST subset in work/data, with the program in work/ws.
-func programYAML(name, extraArgs string) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: 2
-pservers: 2
-passes: 3
-batch_size: 25
-seed: 1
-model:
-  kind: program
-  entry: "/usr/bin/python3 mlp.py%s"
-  workspace: ws
-  inputs: 784
-  outputs: 10
-  hidden: [32]
-  timeout: 30s
-optimizer: {kind: sgd, learning_rate: 0.05}
-data: {train: data/fashion-train-*, test: data/fashion-test-*}
-checkpoint: {every: "20", keep: 3}
-`, name, extraArgs)
-}
 
 // programSetup starts an agent over a Fashion-MNIST subset converted with
 // gctl and a workspace holding a copy of examples/program.
@@ -119,11 +96,11 @@ func TestProgramJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	ref := a.referenceRun(t, work, "prog-ref", programYAML("prog-ref", ""))
+	ref := a.referenceRun(t, work, "prog-ref", programJob("prog-ref", ""))
 	refSums := manifestSums(t, ref.ModelDir)
 
-	a.startDetached(t, work, "prog-kill", programYAML("prog-kill", ""))
-	st := a.waitFor(t, "prog-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	startDetached(t, a, programJob("prog-kill", ""))
+	st := waitJob(t, a, "prog-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 30
 	})
 	pid := a.pidOf(t, "prog-kill", "trainer-1")
@@ -131,7 +108,7 @@ func TestProgramJob(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st = a.waitFor(t, "prog-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = waitJob(t, a, "prog-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	restarted := false
 	for _, w := range st.Trainers {
 		restarted = restarted || (w.Name == "trainer-1" && w.Restarts > 0)
@@ -151,14 +128,14 @@ func TestProgramJob(t *testing.T) {
 
 // referenceRun runs the job of spec to its end and requires it to succeed
 // with a test accuracy of at least 0.6.
-func (a *agent) referenceRun(t *testing.T, work, name, spec string) api.JobStatus {
+func (a *agent) referenceRun(t *testing.T, work, name string, spec jobspec.Spec) api.JobStatus {
 	t.Helper()
 	started := time.Now()
 	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
 	if code != 0 {
 		t.Fatalf("job start: exit %d\n%s%s", code, out, errs)
 	}
-	ref := a.status(t, name)
+	ref := jobStatus(t, a, name)
 	if ref.State != api.StateSucceeded || ref.Metrics.TestAccuracy == nil || *ref.Metrics.TestAccuracy < 0.6 {
 		t.Fatalf("reference: state %s, accuracy %v (want >= 0.6)", ref.State, ref.Metrics.TestAccuracy)
 	}
@@ -175,12 +152,13 @@ func TestProgramExit3(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	spec := programYAML("prog-fail", " --fail-after 5") + "restarts: {limit: 1, window: 10m}\n"
+	spec := programJob("prog-fail", " --fail-after 5")
+	spec.Restarts = jobspec.RestartsSpec{Limit: 1, Window: "10m"}
 	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
 	if code == 0 {
 		t.Fatalf("job start of a failing program: exit 0\n%s%s", out, errs)
 	}
-	st := a.status(t, "prog-fail")
+	st := jobStatus(t, a, "prog-fail")
 	t.Logf("reason: %s", st.Reason)
 	if st.State != api.StateFailed || !strings.Contains(st.Reason, "crashed 2 times") {
 		t.Fatalf("state %s, reason %q: want FAILED when the crash budget is spent", st.State, st.Reason)
@@ -210,7 +188,7 @@ func TestProgramSubmitRefused(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(work, "ws", "out")); err != nil {
 		t.Fatal(err)
 	}
-	spec := programYAML("refused", "")
+	spec := specyaml.Marshal(programJob("refused", "")) // the faults are written ones
 	for _, tc := range []struct{ from, to, field, msg string }{
 		{"workspace: ws", "workspace: /etc", "model.workspace", "outside"},
 		{"python3 mlp.py", "python3 ../ws/mlp.py", "model.entry", "leaves the workspace"},
@@ -219,7 +197,7 @@ func TestProgramSubmitRefused(t *testing.T) {
 		{"inputs: 784", "inputs: 0", "model.inputs", "> 0"},
 	} {
 		body := strings.Replace(spec, tc.from, tc.to, 1)
-		_, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, body), "--detach")
+		_, errs, code := a.gctl(t, "job", "start", "-f", writeSpecText(t, work, body), "--detach")
 		if code != 2 || !strings.Contains(errs, tc.field) || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%s: exit %d, want 2 naming %s and %q: %s", tc.to, code, tc.field, tc.msg, errs)
 		}
@@ -233,12 +211,15 @@ func TestProgramPackage(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	withWS := strings.Replace(programYAML("prog-pkg", ""), "passes: 3", "passes: 1", 1)
+	withWS := programJob("prog-pkg", "")
+	withWS.Passes = 1
 	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, withWS), "--package", filepath.Join(work, "ws")); code != 2 ||
 		!strings.Contains(errs, "leave model.workspace out") {
 		t.Errorf("--package with model.workspace: exit %d: %s", code, errs)
 	}
-	spec := writeSpec(t, work, strings.Replace(withWS, "  workspace: ws\n", "", 1))
+	noWS := withWS
+	noWS.Model.Workspace = ""
+	spec := writeSpec(t, work, noWS)
 	pkg := filepath.Join(t.TempDir(), "upload")
 	if err := os.Rename(filepath.Join(work, "ws"), pkg); err != nil { // not readable through the spec any more
 		t.Fatal(err)
@@ -247,7 +228,7 @@ func TestProgramPackage(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("job start --package: exit %d\n%s%s", code, out, errs)
 	}
-	st := a.status(t, "prog-pkg")
+	st := jobStatus(t, a, "prog-pkg")
 	if st.State != api.StateSucceeded || st.Metrics.TestAccuracy == nil {
 		t.Fatalf("state %s, metrics %+v", st.State, st.Metrics)
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	"log/slog"
 	"os"
 	"slices"
@@ -20,25 +21,17 @@ import (
 )
 
 // reshardInprocSpec is fit-a-line with Adam (two optimizer slots to re-cut)
-// and a checkpoint every 5 steps.
-func reshardInprocSpec(t *testing.T, name, dir, pservers string) jobspec.Spec {
+// and a checkpoint every 5 steps; pserverBounds, when set, are the {min,
+// max} of its 2 pservers.
+func reshardInprocSpec(t *testing.T, name, dir string, pserverBounds ...int) jobspec.Spec {
 	t.Helper()
-	s, err := jobspec.Parse([]byte(fmt.Sprintf(`name: %s
-mode: sync
-trainers: 2
-pservers: %s
-passes: 6
-batch_size: 20
-seed: 1
-model: {kind: linear, inputs: 13, outputs: 1}
-optimizer: {kind: adam, learning_rate: 0.01}
-data: {train: %s/housing-train-*, test: %s/housing-test-*}
-checkpoint: {every: "5", keep: 3}
-`, name, pservers, dir, dir)))
-	if err != nil {
-		t.Fatal(err)
+	s := fitALineJob(name, jobspec.ModeSync, 6, dir)
+	s.Optimizer.Kind = jobspec.OptimizerAdam
+	s.Checkpoint = jobspec.CheckpointSpec{Every: "5", Keep: 3}
+	if len(pserverBounds) == 2 {
+		s.PserversMin, s.PserversMax = pserverBounds[0], pserverBounds[1]
 	}
-	return *s
+	return parsed(t, s)
 }
 
 // TestInProcessReshardMasterDiesAfterCommit: the master of a sync job with 2
@@ -53,12 +46,12 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
 	housing(t, dir)
-	ref := reshardInprocSpec(t, "reshard-ref", dir, "2")
+	ref := reshardInprocSpec(t, "reshard-ref", dir)
 	submit(t, cli, ref)
 	runInProcess(t, cli, dir, ref.Name, 2, 2)
 	want := paramSums(t, dir, ref.Name)
 
-	spec := reshardInprocSpec(t, "reshard-crash", dir, "{count: 2, min: 1, max: 3}")
+	spec := reshardInprocSpec(t, "reshard-crash", dir, 1, 3)
 	submit(t, cli, spec)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -146,33 +139,31 @@ func startRole(ctx context.Context, cli *clientv3.Client, dir, job, worker strin
 // waitGlobalStep waits for a global checkpoint at or after step.
 func waitGlobalStep(t *testing.T, cli *clientv3.Client, job string, step int64) coord.GlobalCheckpoint {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		var g coord.GlobalCheckpoint
-		if _, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey(job), &g); err == nil && g.Step >= step {
-			return g
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no global checkpoint at step %d within 60 s", step)
-	return coord.GlobalCheckpoint{}
+	var g coord.GlobalCheckpoint
+	wait.Eventually(t, 60*time.Second, fmt.Sprintf("a global checkpoint at step %d", step), func() (bool, string) {
+		g = coord.GlobalCheckpoint{}
+		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey(job), &g)
+		return err == nil && g.Step >= step, fmt.Sprintf("%+v, %v", g, err)
+	})
+	return g
 }
 
 // waitStateOr is waitState that names the roles that ended meanwhile (an
 // in-process role that gives up is not restarted as the agent would).
 func waitStateOr(t *testing.T, cli *clientv3.Client, job string, timeout time.Duration, errs chan error) coord.StateRecord {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if st, err := coord.JobState(context.Background(), cli, job); err == nil && api.Terminal(st.State) {
-			return st
+	var st coord.StateRecord
+	err := wait.Until(timeout, "job "+job+" to finish", func() (bool, string) {
+		var err error
+		st, err = coord.JobState(context.Background(), cli, job)
+		return err == nil && api.Terminal(st.State), fmt.Sprintf("%+v, %v", st, err)
+	})
+	if err != nil {
+		var ended []string
+		for len(errs) > 0 {
+			ended = append(ended, fmt.Sprint(<-errs))
 		}
-		time.Sleep(100 * time.Millisecond)
+		t.Fatalf("%v; roles ended meanwhile: %q", err, ended)
 	}
-	var ended []string
-	for len(errs) > 0 {
-		ended = append(ended, fmt.Sprint(<-errs))
-	}
-	t.Fatalf("job %s not finished after %s; roles ended meanwhile: %q", job, timeout, ended)
-	return coord.StateRecord{}
+	return st
 }

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
-// reshardYAML is fit-a-line in sync mode with 2 trainers, 4 micro-batches
-// of 10 records per step, pservers as given (a number or {count, min, max}).
-func reshardYAML(name, pservers string) string { return elasticYAMLWith(name, "2", pservers, 40) }
+// reshardSpec is fit-a-line in sync mode with 2 trainers, 4 micro-batches
+// of 10 records per step, 2 pservers, 40 passes.
+func reshardSpec(name string) jobspec.Spec { return elasticJob(name, 2, 2, 40) }
 
 // TestElasticReshardPservers: a sync job starts with 2 pservers and is
 // re-sharded to 3, then back to 2, while it trains; a pserver of the new
@@ -27,17 +28,19 @@ func TestElasticReshardPservers(t *testing.T) {
 		t.Skip("real processes")
 	}
 	begin := time.Now()
-	a, work, ref := referenceSetup(t, func(name string) string { return reshardYAML(name, "2") })
+	a, _, ref := referenceSetup(t, reshardSpec)
 	refSums := manifestSums(t, ref.ModelDir)
 	const job = "resharded"
-	a.startDetached(t, work, job, reshardYAML(job, "{count: 2, min: 1, max: 3}"))
-	a.waitFor(t, job, "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
+	spec := reshardSpec(job)
+	spec.PserversMin, spec.PserversMax = 1, 3
+	startDetached(t, a, spec)
+	waitJob(t, a, job, "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
 	if _, errs, code := a.gctl(t, "job", "scale", job, "--pservers", "4"); code != 2 || !strings.Contains(errs, "bounds [min 1, max 3]") {
 		t.Fatalf("scale to 4 pservers: exit %d (%s), want 2 naming the bounds", code, errs)
 	}
 	var first int64 // the step before the first re-shard was asked for
 	for i, m := range []int{3, 2} {
-		before := a.status(t, job).Step
+		before := jobStatus(t, a, job).Step
 		if out, errs, code := a.gctl(t, "job", "scale", job, "--pservers", fmt.Sprint(m)); code != 0 {
 			t.Fatalf("scale to %d pservers: exit %d: %s %s", m, code, out, errs)
 		}
@@ -48,7 +51,7 @@ func TestElasticReshardPservers(t *testing.T) {
 			// switching layouts; its successor finds the request in etcd.
 			killWhenUp(t, a, job, "master")
 		}
-		at := a.waitFor(t, job, fmt.Sprintf("re-shard to %d pservers", m), 60*time.Second, func(st api.JobStatus) bool {
+		at := waitJob(t, a, job, fmt.Sprintf("re-shard to %d pservers", m), 60*time.Second, func(st api.JobStatus) bool {
 			return st.PserversCount == m && st.PserversCurrent == m && !st.PserversResharding && reshards(st) == i+1
 		})
 		if i == 0 {
@@ -57,7 +60,7 @@ func TestElasticReshardPservers(t *testing.T) {
 		if at.ReshardPauseMs <= 0 {
 			t.Fatalf("re-shard to %d: status shows no pause: %+v", m, at)
 		}
-		after := a.waitFor(t, job, fmt.Sprintf("steps with %d pservers", m), 30*time.Second, func(st api.JobStatus) bool {
+		after := waitJob(t, a, job, fmt.Sprintf("steps with %d pservers", m), 30*time.Second, func(st api.JobStatus) bool {
 			return st.Step >= max(at.Step, before)+5 || st.State == api.StateSucceeded
 		})
 		if after.State == api.StateSucceeded {
@@ -65,7 +68,7 @@ func TestElasticReshardPservers(t *testing.T) {
 		}
 		t.Logf("%d pservers at step %d; training paused %d ms", m, at.Step, at.ReshardPauseMs)
 	}
-	st := a.waitFor(t, job, "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st := waitJob(t, a, job, "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
 		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
 	}
@@ -108,7 +111,7 @@ func killWhenUp(t *testing.T, a *agent, job, worker string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var workers []api.WorkerRow
-		a.jsonOf(t, &workers, "job", "workers", job)
+		jsonOf(t, a, &workers, "job", "workers", job)
 		for _, w := range workers {
 			if w.Name == worker && w.State == "running" && w.PID > 0 {
 				if err := syscall.Kill(w.PID, syscall.SIGKILL); err != nil {

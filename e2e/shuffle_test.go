@@ -3,6 +3,8 @@ package e2e
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // TestInProcessShuffleOffTrainsTheStoredOrder: fit-a-line in sync mode (2
@@ -19,7 +21,7 @@ func TestInProcessShuffleOffTrainsTheStoredOrder(t *testing.T) {
 	housing(t, dir)
 	sums := map[string]string{}
 	for _, name := range []string{"shuffle-on", "shuffle-off"} {
-		spec := fitALine(name, "sync", dir, 3)
+		spec := fitALine(t, name, jobspec.ModeSync, dir, 3)
 		if name == "shuffle-off" {
 			off := false
 			spec.Data.Shuffle = &off

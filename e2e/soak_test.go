@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // soakDefault bounds the soak in `make test`; GTRAIN_SOAK=30m runs longer.
@@ -41,26 +41,17 @@ func TestSoak(t *testing.T) {
 	deadline := time.Now().Add(d)
 	for i := 0; i == 0 || time.Now().Before(deadline); i++ {
 		name := fmt.Sprintf("soak-%d", i)
-		hc.submitYAML(t, name, hc.clusterYAML(name)+"restarts: {limit: 40, window: 60s}\n")
+		spec := hc.clusterJob(name)
+		spec.Restarts = jobspec.RestartsSpec{Limit: 40, Window: "60s"}
+		hc.submitSpec(t, 0, spec)
 		hc.chaosUntilEnd(t, name, rng, deadline)
-		st := hc.waitFor(t, 0, name, "the job to finish", 240*time.Second, succeeded)
+		st := waitJob(t, hc.on(0), name, "the job to finish", 240*time.Second, succeeded)
 		assertExact(t, st)
 		assertSameModel(t, st, ref)
 		if t.Failed() {
 			logEvents(t, st)
 			return
 		}
-	}
-}
-
-func (hc *hostCluster) submitYAML(t *testing.T, name, body string) {
-	t.Helper()
-	spec := filepath.Join(hc.shared, name+".yaml")
-	if err := os.WriteFile(spec, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, errs, code := hc.gctl(t, 0, "job", "start", "-f", spec, "--detach"); code != 0 {
-		t.Fatalf("job start %s: exit %d: %s", name, code, errs)
 	}
 }
 
@@ -74,7 +65,7 @@ func (hc *hostCluster) chaosUntilEnd(t *testing.T, job string, rng *rand.Rand, d
 		if _, _, code := hc.gctl(t, 0, "job", "status", job); code != 0 {
 			continue // the API may be busy re-registering after an etcd pause
 		}
-		hc.jsonOf(t, 0, &st, "job", "status", job)
+		jsonOf(t, hc.on(0), &st, "job", "status", job)
 		if api.Terminal(st.State) {
 			return
 		}

@@ -8,27 +8,6 @@ import (
 	"testing"
 )
 
-// threadsYAML is an mlp on the housing data whose hidden layers are wider
-// than one 256-column tile of the kernels, so that a trainer of cpu: 2
-// computes each product on two threads.
-func threadsYAML(name string, cpu int) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: 2
-pservers: 1
-passes: 2
-batch_size: 20
-global_batch: 40
-seed: 1
-model: {kind: mlp, inputs: 13, outputs: 1, hidden: [300, 260]}
-optimizer: {kind: sgd, learning_rate: 0.001}
-data: {train: data/housing-train-*, test: data/housing-test-*}
-resources:
-  trainer: {cpu: %d, memory: 128Mi}
-  pserver: {cpu: 0.1, memory: 64Mi}
-`, name, cpu)
-}
-
 // TestThreadsSameModel: the same sync job with trainers of cpu: 1 and of
 // cpu: 2 ends with the same model, bit for bit (a micro-batch's gradient does
 // not depend on the threads computing it), and the cpu: 2 trainers did
@@ -44,7 +23,7 @@ func TestThreadsSameModel(t *testing.T) {
 	sums := map[int]string{}
 	for _, cpu := range []int{1, 2} {
 		name := fmt.Sprintf("threads-%d", cpu)
-		if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, threadsYAML(name, cpu))); code != 0 {
+		if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, threadsJob(name, cpu))); code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errs)
 		}
 		log, err := os.ReadFile(filepath.Join(a.dataDir, "jobs", name, "log", "trainer-0.log"))
@@ -54,7 +33,7 @@ func TestThreadsSameModel(t *testing.T) {
 		if want := fmt.Sprintf("threads=%d", cpu); !strings.Contains(string(log), want) {
 			t.Fatalf("%s: trainer-0's log does not say %s:\n%s", name, want, log)
 		}
-		sums[cpu] = manifestSums(t, a.status(t, name).ModelDir)
+		sums[cpu] = manifestSums(t, jobStatus(t, a, name).ModelDir)
 	}
 	if sums[1] != sums[2] {
 		t.Fatalf("the model depends on the trainers' threads:\ncpu 1: %s\ncpu 2: %s", sums[1], sums[2])

@@ -17,7 +17,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/specyaml"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
 )
 
@@ -29,24 +31,24 @@ import (
 func TestTLSCluster(t *testing.T) {
 	hc := startTLSCluster(t)
 	var nodes []api.NodeRow
-	hc.jsonOf(t, 0, &nodes, "node", "list")
+	jsonOf(t, hc.on(0), &nodes, "node", "list")
 	if len(nodes) != 2 {
 		t.Fatalf("node list: %+v, want 2 nodes", nodes)
 	}
 	spec := filepath.Join(hc.shared, "tls.yaml")
-	if err := os.WriteFile(spec, []byte(fitALineYAML("tls", "sync", 40, filepath.Join(hc.shared, "data"))), 0o644); err != nil {
+	if err := os.WriteFile(spec, []byte(specyaml.Marshal(fitALineJob("tls", jobspec.ModeSync, 40, filepath.Join(hc.shared, "data")))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, errs, code := hc.gctl(t, 1, "job", "start", "-f", spec, "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
-	st := hc.waitFor(t, 0, "tls", "the pservers serving", 60*time.Second, func(st api.JobStatus) bool {
+	st := waitJob(t, hc.on(0), "tls", "the pservers serving", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Step > 0 && len(st.Pservers) == 2 && st.Pservers[0].Addr != "" && st.Pservers[1].Addr != ""
 	})
 	hc.assertPserverTLS(t, st.Pservers[0].Addr)
 	hc.assertRefused(t)
 	hc.assertRolesChecked(t, "tls")
-	st = hc.waitFor(t, 0, "tls", "the job to finish", 90*time.Second, succeeded)
+	st = waitJob(t, hc.on(0), "tls", "the job to finish", 90*time.Second, succeeded)
 	if countEvents(st, "job submitted by alice (operator)") != 1 {
 		t.Errorf("no event records that alice (operator) submitted the job: %+v", st.Events)
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,32 +12,6 @@ import (
 	"github.com/gtrain/gtrain/api"
 )
 
-// torchCNNYAML is a job of examples/program/torch_cnn.py (the PyTorch
-// adapter) over the Fashion-MNIST subset of programSetup.
-func torchCNNYAML(name string) string {
-	return fmt.Sprintf(`name: %s
-mode: sync
-trainers: 2
-pservers: 1
-passes: 2
-batch_size: 32
-seed: 1
-model:
-  kind: program
-  entry: "/usr/bin/python3 torch_cnn.py"
-  workspace: ws
-  inputs: 784
-  outputs: 10
-  timeout: 60s
-optimizer: {kind: momentum, learning_rate: 0.02, momentum: 0.9}
-data: {train: data/fashion-train-*, test: data/fashion-test-*}
-checkpoint: {every: "20", keep: 3}
-restarts: {limit: 3, window: 10m}
-resources:
-  trainer: {cpu: 0.5}
-`, name)
-}
-
 // TestTorchCNN: the PyTorch CNN trains Fashion-MNIST records with 2
 // trainers through shared memory; a second run whose trainer-1 loses its
 // Python process to SIGKILL (as from the OOM killer) restarts that trainer,
@@ -49,14 +22,14 @@ func TestTorchCNN(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	ref := a.referenceRun(t, work, "cnn-ref", torchCNNYAML("cnn-ref"))
+	ref := a.referenceRun(t, work, "cnn-ref", torchCNNJob("cnn-ref"))
 	logs, err := os.ReadFile(filepath.Join(a.dataDir, "jobs", "cnn-ref", "log", "trainer-0.log"))
 	if err != nil || !strings.Contains(string(logs), "shared_memory=true") {
 		t.Errorf("trainer-0 does not say its program took shared memory (%v):\n%s", err, logs)
 	}
 
-	a.startDetached(t, work, "cnn-kill", torchCNNYAML("cnn-kill"))
-	st := a.waitFor(t, "cnn-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	startDetached(t, a, torchCNNJob("cnn-kill"))
+	st := waitJob(t, a, "cnn-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 15
 	})
 	py := childRunning(t, a.pidOf(t, "cnn-kill", "trainer-1"), "torch_cnn.py")
@@ -64,7 +37,7 @@ func TestTorchCNN(t *testing.T) {
 	if err := syscall.Kill(py, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st = a.waitFor(t, "cnn-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = waitJob(t, a, "cnn-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	checkProgramCrash(t, st, "trainer-1")
 	for p, n := range st.SamplesApplied {
 		if n != ref.SamplesApplied[p] {

@@ -3,8 +3,11 @@ package master
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // A sync step commit is not waited for: while a save hangs, steps go on
@@ -32,24 +35,13 @@ func TestDriverSyncStepCommitsAreSavedInTheBackground(t *testing.T) {
 		t.Fatalf("master at step %d, want 3", m.Step)
 	}
 	store.release()
-	waitFor(t, "the background save of step 3", func() bool {
+	wait.Eventually(t, 5*time.Second, "the background save of step 3", func() (bool, string) {
 		m, _ := storedState(t, store.MemStore)
-		return m != nil && m.Step == 3
+		return m != nil && m.Step == 3, fmt.Sprintf("stored %+v", m)
 	})
 	stop()
-	waitFor(t, "Run to end", func() bool {
+	wait.Eventually(t, 5*time.Second, "Run to end", func() (bool, string) {
 		err := c.StepDone(context.Background(), 0, 0, 3, epoch0, 0, 4)
-		return errors.Is(err, ErrStopped)
+		return errors.Is(err, ErrStopped), fmt.Sprintf("StepDone: %v", err)
 	})
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

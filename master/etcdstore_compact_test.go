@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // TestEtcdStoreLoadsAfterCompaction: a master state last written before

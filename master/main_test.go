@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // The tests share one embedded etcd (etcdtest.Fresh empties it per test).

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/internal/etcdtest"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
 // TestFollowTrainersSurvivesCompaction: a trainer that left while the

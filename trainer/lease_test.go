@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/internal/etcdtest"
 	"github.com/gtrain/gtrain/internal/rolecfg"
+	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )

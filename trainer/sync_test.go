@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/logcheck"
 	"github.com/gtrain/gtrain/internal/rolecfg"
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 )

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/gtrain/gtrain/bench"
-	"github.com/gtrain/gtrain/internal/netcluster"
+	"github.com/gtrain/gtrain/internal/testing/netcluster"
 	"github.com/gtrain/gtrain/pserver"
 )
 

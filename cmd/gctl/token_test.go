@@ -18,7 +18,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
-	"github.com/gtrain/gtrain/internal/testpki"
+	"github.com/gtrain/gtrain/internal/testing/testpki"
 )
 
 // startTLSAgent serves f over TLS with the CA's node certificate. Its

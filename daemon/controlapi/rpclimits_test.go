@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/internal/logcheck"
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
 )
 
 // The Control API refuses a request over controlMaxRecv before decoding it.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gtrain/gtrain/internal/logcheck"
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
 )
 
 // childEnv marks a re-executed test binary as a stand-in for a role that
@@ -26,19 +26,3 @@ func TestMain(m *testing.M) {
 }
 
 func testLog(t *testing.T) *slog.Logger { return logcheck.Logger(t, nil) }
-
-// eventually waits up to timeout for cond, failing with what cond says.
-func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, desc)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // A role left alive by a previous agent is killed only if its PID still
@@ -32,7 +33,7 @@ func TestTakeOver(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	pid := cmd.Process.Pid
-	eventually(t, 10*time.Second, func() (bool, string) {
+	wait.Eventually(t, 10*time.Second, "the child to show its role in /proc", func() (bool, string) {
 		return runsRole(pid, "sleep-take", "trainer-0"), "the child does not show its role in /proc"
 	})
 

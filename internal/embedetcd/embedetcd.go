@@ -1,6 +1,6 @@
 // Package embedetcd starts a single-member etcd inside this process and
 // waits until it serves. It is the one place that configures such a member:
-// coord uses it for `gtraind agent --dev`, internal/etcdtest for the tests,
+// coord uses it for `gtraind agent --dev`, internal/testing/etcdtest for the tests,
 // so that tests run against the etcd the agent runs.
 //
 // It must not know gtrain's keys or roles, and must not import coord.

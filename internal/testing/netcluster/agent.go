@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // APIPort is the port of every agent's Control API.
@@ -79,23 +80,29 @@ func (c *Cluster) LaunchAgent(h *Host, args ...string) (*Agent, error) {
 
 // waitReady polls `gctl node list` from the client namespace.
 func (c *Cluster) waitReady(a *Agent, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	exited := false
+	err := wait.Until(timeout, "agent "+a.Host.Name+" to be ready", func() (bool, string) {
 		out, _, code, err := c.Gctl(a.API, "node", "list", "-o", "json")
 		var nodes []api.NodeRow
 		if err == nil && code == 0 && json.Unmarshal([]byte(out), &nodes) == nil &&
 			slices.ContainsFunc(nodes, func(n api.NodeRow) bool { return n.Name == a.Host.Name && n.State == api.NodeReady }) {
-			return nil
+			return true, ""
 		}
 		select {
 		case <-a.exited:
-			return fmt.Errorf("agent %s exited before it was ready; see %s", a.Host.Name, a.LogPath)
-		case <-time.After(200 * time.Millisecond):
+			exited = true
+			return true, "" // ends the wait: it cannot become ready now
+		default:
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("agent %s not ready after %s; see %s", a.Host.Name, timeout, a.LogPath)
-		}
+		return false, fmt.Sprintf("node list: exit %d, %v: %s", code, err, out)
+	})
+	switch {
+	case exited:
+		return fmt.Errorf("agent %s exited before it was ready; see %s", a.Host.Name, a.LogPath)
+	case err != nil:
+		return fmt.Errorf("%w; see %s", err, a.LogPath)
 	}
+	return nil
 }
 
 // Gctl runs bin/gctl --addr addr ARGS in the client namespace; it returns

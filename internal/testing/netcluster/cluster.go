@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/internal/etcdproc"
+	"github.com/gtrain/gtrain/internal/testing/etcdproc"
 )
 
 // subnet is the cluster's network, private to its namespaces: concurrent

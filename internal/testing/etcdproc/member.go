@@ -16,6 +16,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+
+	"github.com/gtrain/gtrain/internal/testing/wait"
 )
 
 // ErrNoBinary means Debian's etcd-server is not installed.
@@ -175,24 +177,29 @@ func (m *Member) waitReady(timeout time.Duration) error {
 		return fmt.Errorf("etcd member %s: %w", m.Name, err)
 	}
 	defer cli.Close()
-	deadline := time.Now().Add(timeout)
-	for {
+	exited := false
+	err = wait.Until(timeout, "etcd member "+m.Name+" to serve", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, err := cli.Get(ctx, "etcdproc-ready")
 		cancel()
 		if err == nil || strings.Contains(err.Error(), "user name is empty") {
-			return nil // serving; with auth on, a read needs a user
+			return true, "" // serving; with auth on, a read needs a user
 		}
 		select {
 		case <-m.exited:
-			return fmt.Errorf("etcd member %s exited before serving; %s.log ends:\n%s", m.Name, m.Dir, logTail(m.Dir+".log"))
+			exited = true
+			return true, "" // ends the wait: it cannot serve now
 		default:
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("etcd member %s not serving after %s: %v; %s.log ends:\n%s", m.Name, timeout, err, m.Dir, logTail(m.Dir+".log"))
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false, err.Error()
+	})
+	switch {
+	case exited:
+		return fmt.Errorf("etcd member %s exited before serving; %s.log ends:\n%s", m.Name, m.Dir, logTail(m.Dir+".log"))
+	case err != nil:
+		return fmt.Errorf("%w; %s.log ends:\n%s", err, m.Dir, logTail(m.Dir+".log"))
 	}
+	return nil
 }
 
 // Restart starts a stopped member again over its data (it rejoins its

@@ -1,7 +1,7 @@
 // Package netcluster runs a gtrain cluster of several hosts on one machine:
 // each host is a network namespace of its own with an address on a bridge,
 // running one member of a real etcd cluster (Debian's etcd-server, see
-// internal/etcdproc) and one `gtraind agent`. The namespaces share the
+// internal/testing/etcdproc) and one `gtraind agent`. The namespaces share the
 // file system, which stands for the shared storage of checkpoint.dir.
 //
 // Everything lives in namespaces the cluster creates: the bridge sits in a
