@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"errors"
-
-	"github.com/gtrain/gtrain/jobspec"
 )
 
 var (
@@ -16,6 +14,4 @@ var (
 	ErrEtcdFailed = errors.New("embedded etcd failed")
 	// ErrAPIServer reports that the Control API server stopped serving.
 	ErrAPIServer = errors.New("control API server failed")
-	// ErrUnknownWorker names a worker that is not one of the job's roles.
-	ErrUnknownWorker = jobspec.ErrUnknownWorker
 )

@@ -15,24 +15,12 @@ import (
 	"github.com/gtrain/gtrain/pki"
 )
 
-// Role subcommands of gtraind (docs/reference.md#gtraind): the roles of the worker names.
-const (
-	roleMaster  = jobspec.RoleMaster
-	rolePserver = jobspec.RolePserver
-	roleTrainer = jobspec.RoleTrainer
-)
 
 // ExitLostContact is the exit status of a role that stopped because it lost
 // etcd, its etcd lease or its job's master (coord.LostContact): the agent
 // restarts it without counting the exit against the crash budget.
 // (EX_TEMPFAIL of sysexits.h: try again later.)
 const ExitLostContact = 75
-
-// workerRole splits a worker name into the gtraind subcommand that runs it
-// and its index (-1 for the master).
-func workerRole(worker string) (role string, index int, err error) {
-	return jobspec.ParseWorker(worker)
-}
 
 // roleLaunch is what every role process of this node is started with.
 type roleLaunch struct {
@@ -88,7 +76,7 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 // revision of the job's record (the runner's fence).
 func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
 	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node}
-	if role, _, _ := workerRole(worker); role != roleTrainer && l.advertise != "" { // trainers serve nothing
+	if role, _, _ := jobspec.ParseWorker(worker); role != jobspec.RoleTrainer && l.advertise != "" { // trainers serve nothing
 		a.Listen = net.JoinHostPort(l.advertise, "0")
 	}
 	if l.metrics {
@@ -101,7 +89,7 @@ func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
 // process that runs worker of job, so that a PID left in a WorkerRecord by a
 // previous agent is only killed when it still is that role (PIDs get reused).
 func isRoleCmdline(cmdline []byte, job, worker string) bool {
-	role, index, err := workerRole(worker)
+	role, index, err := jobspec.ParseWorker(worker)
 	if err != nil {
 		return false
 	}

@@ -1,37 +1,13 @@
 package supervisor
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/rolecfg"
-	"github.com/gtrain/gtrain/jobspec"
 )
-
-func TestWorkerRole(t *testing.T) {
-	for _, tc := range []struct {
-		worker string
-		role   string
-		index  int
-	}{
-		{"master", "master", -1},
-		{"pserver-0", "pserver", 0},
-		{"trainer-12", "trainer", 12},
-	} {
-		role, index, err := workerRole(tc.worker)
-		if err != nil || role != tc.role || index != tc.index {
-			t.Errorf("workerRole(%q) = %q, %d, %v; want %q, %d", tc.worker, role, index, err, tc.role, tc.index)
-		}
-	}
-	for _, bad := range []string{"", "trainer", "trainer-", "trainer-01", "trainer--1", "pserver-x", "coach-0", "master-0"} {
-		if _, _, err := workerRole(bad); !errors.Is(err, jobspec.ErrUnknownWorker) {
-			t.Errorf("workerRole(%q) = %v, want ErrUnknownWorker", bad, err)
-		}
-	}
-}
 
 func TestRoleArgs(t *testing.T) {
 	l := roleLaunch{etcd: coord.EtcdConfig{Endpoints: []string{"http://127.0.0.1:2379", "http://10.0.0.2:2379"}},

@@ -14,6 +14,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // resyncPause is the wait before re-reading the jobs after a failed watch.
@@ -266,7 +267,7 @@ func (s *Supervisor) reconcileLocked(job string) {
 		if a.Node != s.node || (old != nil && old.gen == a.Gen) {
 			continue
 		}
-		if _, _, err := workerRole(worker); err != nil {
+		if _, _, err := jobspec.ParseWorker(worker); err != nil {
 			s.log.Error("cannot run worker", "job", job, "err", err)
 			continue
 		}
