@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -29,6 +30,8 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics is where the process records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
+	// Clock is what the process waits and times by (nil: clock.System).
+	Clock clock.Clock
 	// OwnsRuntime says the pserver is its process's only tenant (`gtraind
 	// pserver`): it tunes the Go collector to its shard (see tuneRuntime)
 	// and GOMAXPROCS to resources.pserver.cpu.
