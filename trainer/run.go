@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/metrics"
@@ -46,6 +47,8 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics is where the trainer records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
+	// Clock is what the trainer waits and times by (nil: clock.System).
+	Clock clock.Clock
 	// OwnsRuntime says the trainer is its process's only tenant (`gtraind
 	// trainer`): GOMAXPROCS follows resources.trainer.cpu. Leave it false
 	// where it shares a process, as in tests.
@@ -89,6 +92,7 @@ type trainer struct {
 	prefetched *stepOfEpoch
 	readAhead  *readAhead // sync: the next work's records, read while the last push waited
 	log        *slog.Logger
+	clock      clock.Clock
 	creds      credentials.TransportCredentials // dials the master and the pservers
 	lease      clientv3.LeaseID                 // the registration's lease (0: none)
 	prog       *program.Client                  // the model program (model.kind program), else nil
@@ -119,7 +123,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	defer ps.Close()
-	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: metrics.NewTrainer(t.cfg.Metrics)}
+	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: metrics.NewTrainer(t.cfg.Metrics), clock: t.clock}
 	t.master = &masterConn{t: t}
 	defer t.master.close()
 	t.lease = session.Lease()
@@ -128,7 +132,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return t.endOr(ctx, err)
 	}
 	if t.spec.Mode == jobspec.ModeSync {
-		wctx, cancel := finishOnStop(ctx, leaveGrace)
+		wctx, cancel := finishOnStop(ctx, t.clock, leaveGrace)
 		t.stop = ctx
 		err = t.runSync(wctx, reg.NextStep)
 		cancel()
@@ -142,7 +146,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 
 // newTrainer reads the job's spec and sizes the parameter buffers for it.
 func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer, error) {
-	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, data: newChunkCache(256)}
+	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, clock: clock.Or(cfg.Clock), data: newChunkCache(256)}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
@@ -240,7 +244,7 @@ func (t *trainer) jobEnded(ctx context.Context) (api.JobState, bool) {
 // failed may be restarting at a new address.
 func (t *trainer) psErr(ctx context.Context, err error) error {
 	if transient(err) {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		rctx, cancel := clock.WithTimeout(ctx, t.clock, 2*time.Second)
 		defer cancel()
 		if rerr := t.ps.Refresh(rctx); rerr != nil {
 			t.log.Debug("pservers not all back yet", "err", rerr)

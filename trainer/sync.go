@@ -7,7 +7,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
-	"github.com/gtrain/gtrain/internal/retry"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/program"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -61,7 +61,7 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			// step"), without spinning through a rollback. Not this
 			// trainer's own step: after a master failover that lost reports,
 			// the master is behind it and must be caught up from its step.
-			pause(ctx)
+			t.pause(ctx)
 			step = 0
 			continue
 		}
@@ -169,7 +169,7 @@ func (t *trainer) paramsOf(ctx context.Context, w *api.GetStepResponse) (pullRes
 // the master again, may be the one to compute it.
 func (t *trainer) pullStep(ctx context.Context, step, epoch int64) (pullResult, error) {
 	var pull pullResult
-	pctx, cancel := context.WithTimeout(ctx, pullWait)
+	pctx, cancel := clock.WithTimeout(ctx, t.clock, pullWait)
 	defer cancel()
 	err := t.retryTransient(pctx, "pull parameters", func() error {
 		var err error
@@ -248,4 +248,4 @@ func resync(err error) bool { return resyncCode(status.Code(err)) }
 
 // pause keeps a trainer that must resync from spinning while a rollback is
 // under way.
-func pause(ctx context.Context) { _ = retry.Sleep(ctx, 50*time.Millisecond) }
+func (t *trainer) pause(ctx context.Context) { _ = t.clock.Sleep(ctx, 50*time.Millisecond) }
