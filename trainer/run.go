@@ -85,18 +85,24 @@ type trainer struct {
 	params [][]float32
 	grads  [][]float32
 	data   *chunkCache
-	next   *api.GetStepResponse // sync: the next work, answered with the last step report
-	batch  model.Batch          // the last micro-batch's records, its memory reused
-	// prefetched (sync) is the step and epoch whose parameters the last
-	// push brought back into params (PushPull); nil: none.
-	prefetched *stepOfEpoch
-	readAhead  *readAhead // sync: the next work's records, read while the last push waited
+	batch  model.Batch // the last micro-batch's records, its memory reused
+	carry  syncCarry   // sync: what a micro-batch's push and report leave the next
 	log        *slog.Logger
 	clock      clock.Clock
 	creds      credentials.TransportCredentials // dials the master and the pservers
 	lease      clientv3.LeaseID                 // the registration's lease (0: none)
 	prog       *program.Client                  // the model program (model.kind program), else nil
 	progStep   program.Step                     // what the program learns of the micro-batch it computes
+}
+
+// syncCarry is what a sync micro-batch's push and report hand the next one
+// (pushreport.go); runSync's decideSync reads it.
+type syncCarry struct {
+	next *api.GetStepResponse // the next work, answered with the last step report
+	// prefetched is the step and epoch whose parameters the last push
+	// brought back into params (PushPull); nil: none.
+	prefetched *stepOfEpoch
+	readAhead  *readAhead // the next work's records, read while the last push waited
 }
 
 // Run trains until the master says the job is done.
