@@ -74,25 +74,25 @@ func (c Config) Validate() error {
 }
 
 type trainer struct {
-	stop   context.Context // sync: done when told to stop (leave.go); nil: never
-	cfg    Config
-	cli    *clientv3.Client
-	spec   *jobspec.Spec
-	layout *client.Layout
-	ps     pservers
-	master *masterConn
-	id     int
-	params [][]float32
-	grads  [][]float32
-	data   *chunkCache
-	batch  model.Batch // the last micro-batch's records, its memory reused
-	carry  syncCarry   // sync: what a micro-batch's push and report leave the next
-	log        *slog.Logger
-	clock      clock.Clock
-	creds      credentials.TransportCredentials // dials the master and the pservers
-	lease      clientv3.LeaseID                 // the registration's lease (0: none)
-	prog       *program.Client                  // the model program (model.kind program), else nil
-	progStep   program.Step                     // what the program learns of the micro-batch it computes
+	stop     context.Context // sync: done when told to stop (leave.go); nil: never
+	cfg      Config
+	cli      *clientv3.Client
+	spec     *jobspec.Spec
+	layout   *client.Layout
+	ps       pservers
+	master   *masterConn
+	id       int
+	params   [][]float32
+	grads    [][]float32
+	data     *chunkCache
+	batch    model.Batch // the last micro-batch's records, its memory reused
+	carry    syncCarry   // sync: what a micro-batch's push and report leave the next
+	log      *slog.Logger
+	clock    clock.Clock
+	creds    credentials.TransportCredentials // dials the master and the pservers
+	lease    clientv3.LeaseID                 // the registration's lease (0: none)
+	prog     *program.Client                  // the model program (model.kind program), else nil
+	progStep program.Step                     // what the program learns of the micro-batch it computes
 }
 
 // syncCarry is what a sync micro-batch's push and report hand the next one
