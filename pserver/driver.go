@@ -42,11 +42,13 @@ func (d shardDriver) push(g *Gradient) (applied bool, step int64, err error) {
 
 // preserve copies what the snapshot being written has not saved, before a
 // change of the values, and counts the copy in its pause.
-func (d shardDriver) preserve() {
+func (d shardDriver) preserve() { d.shard.Preserve(d.timed) }
+
+// timed runs f and returns how long it took.
+func (d shardDriver) timed(f func()) time.Duration {
 	start := d.clock.Now()
-	if snap := d.shard.Preserve(); snap != nil {
-		d.shard.AddPause(snap, d.clock.Since(start))
-	}
+	f()
+	return d.clock.Since(start)
 }
 
 // awaitWriter holds a push while the snapshot being written has more left

@@ -137,12 +137,19 @@ func (s *Shard) preserveLocked() *Snapshot {
 
 // Preserve copies what the snapshot being written has not saved yet, so
 // that the next change of the values (ErrSnapshotUnsaved) may go ahead; it
-// returns that snapshot, nil if there was nothing to copy. The driver times
-// it: the copy stops the shard (AddPause).
-func (s *Shard) Preserve() *Snapshot {
+// returns that snapshot, nil if there was nothing to copy. The copy stops
+// the shard: timed, the driver's stopwatch, is handed it to run under the
+// shard's lock (so that a wait for the lock does not count) and returns
+// its duration, which counts in the snapshot's pause.
+func (s *Shard) Preserve(timed func(copy func()) time.Duration) *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.preserveLocked()
+	var snap *Snapshot
+	d := timed(func() { snap = s.preserveLocked() })
+	if snap != nil {
+		snap.pause += d
+	}
+	return snap
 }
 
 // AddPause counts d, a time the shard stopped for snap (a copy, a wait for
