@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -48,7 +49,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 			return nil, err
 		}
 		srv := grpc.NewServer(wire.ServerOptions()...)
-		api.RegisterPServerServer(srv, pserver.NewServer(i, shard, nil))
+		api.RegisterPServerServer(srv, pserver.NewServer(i, shard, nil, clock.System{}))
 		go srv.Serve(l)
 		r.stop = append(r.stop, srv.Stop)
 		addrs = append(addrs, l.Addr().String())

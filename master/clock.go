@@ -1,30 +1,19 @@
 package master
 
-import "time"
+import (
+	"time"
+
+	"github.com/gtrain/gtrain/internal/clock"
+)
 
 // Clock is injected so the core can be tested without sleeps, and with
-// steps of the wall clock.
-type Clock interface {
-	// Now is the wall time: what records and events show.
-	Now() time.Time
-	// Monotonic is the time since an arbitrary fixed origin by a clock that
-	// a step of the wall clock (NTP, an operator) does not move: what
-	// deadlines and intervals are measured with.
-	Monotonic() time.Duration
-}
+// steps of the wall clock: the project's one clock (internal/clock). The
+// core reads its Now (the wall time records and events show) and its
+// Monotonic time (what deadlines and intervals are measured with).
+type Clock = clock.Clock
 
 // SystemClock is the wall clock, with Go's monotonic clock.
-type SystemClock struct{}
-
-// processStart is the origin of SystemClock.Monotonic; it carries the
-// monotonic reading that time.Since measures from.
-var processStart = time.Now()
-
-// Now returns time.Now.
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// Monotonic returns the monotonic time since the process started.
-func (SystemClock) Monotonic() time.Duration { return time.Since(processStart) }
+type SystemClock = clock.System
 
 // monotonicTime is the time the core decides by: the wall time at origin
 // plus the monotonic time elapsed since. It moves only with the monotonic

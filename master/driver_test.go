@@ -13,45 +13,17 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // --- fakes -----------------------------------------------------------------
 
 // fakeClock is a settable Clock: Advance moves the wall and the monotonic
 // clock together, Jump only the wall clock (a step by NTP or an operator).
-type fakeClock struct {
-	mu   sync.Mutex
-	now  time.Time
-	mono time.Duration
-}
+type fakeClock = clock.Fake
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Monotonic() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mono
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.mono += d
-}
-
-func (c *fakeClock) Jump(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	return clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 type evalCall struct {

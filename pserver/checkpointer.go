@@ -22,9 +22,9 @@ func (p *process) checkpointer(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
-		start := time.Now()
+		start := p.clock.Now()
 		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Sections: snap.Sections})
-		p.metrics.Checkpointed(p.shard.Release(snap), time.Since(start), err == nil)
+		p.metrics.Checkpointed(p.shard.Release(snap), p.clock.Since(start), err == nil)
 		if errors.Is(err, checkpoint.ErrConflict) {
 			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)
 		}
@@ -76,12 +76,12 @@ func (p *process) timedSnapshots(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	tick := time.NewTicker(max(every, 200*time.Millisecond))
+	tick := p.clock.NewTicker(max(every, 200*time.Millisecond))
 	defer tick.Stop()
 	last := p.shard.Step()
 	for {
 		select {
-		case <-tick.C:
+		case <-tick.C():
 		case <-ctx.Done():
 			return
 		}

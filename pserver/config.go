@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 )
 
@@ -18,6 +19,8 @@ type Config struct {
 	DataDir    string        // the agent's data dir; checkpoints default to jobdir.Checkpoints under it
 	ListenAddr string        // host:port; port 0 picks a free one
 	ClaimWait  time.Duration // how long to wait for a live previous holder's lease to expire
+	// Clock is what the process waits and times by (nil: clock.System).
+	Clock clock.Clock
 	// OwnsRuntime says the pserver is its process's only tenant (`gtraind
 	// pserver`): it tunes the Go collector to its shard (see tuneRuntime)
 	// and GOMAXPROCS to resources.pserver.cpu.

@@ -2,15 +2,21 @@
 // optimizer to the gradients trainers push. Other roles reach it through
 // pserver/client, never by importing this package.
 //
-// Pure parts, unit-tested without sockets or etcd: optimizer.go (sgd,
-// momentum, adagrad, adam, elementwise per block), shard.go (the step logic:
-// sync mode waits for every micro-batch's gradient of a step and applies
-// their record-weighted mean summed in micro-batch order (microbatch.go), so
-// the result depends neither on arrival order nor on which or how many
-// trainers computed them; async mode applies each push at once),
-// snapshot.go (a checkpoint's view of the shard at one step, copied only
-// where a step changes it before it is written; snapshotwait.go bounds that
-// copy; and restores). The
+// Pure parts, unit-tested without sockets, etcd or a clock: optimizer.go
+// (sgd, momentum, adagrad, adam, elementwise per block), shard.go (the step
+// logic: sync mode gathers every micro-batch's gradient of a step and
+// applies their record-weighted mean summed in micro-batch order
+// (microbatch.go), so the result depends neither on arrival order nor on
+// which or how many trainers computed them; async mode applies each push at
+// once), snapshot.go (a checkpoint's view of the shard at one step, copied
+// only where a step changes it before it is written; and restores). The
+// Shard neither reads a clock nor blocks: a push that would change values a
+// snapshot has not saved is refused (ErrSnapshotUnsaved) until its caller
+// preserves them. driver.go is that caller's part, tested with the fake
+// clock of internal/clock: it holds a push while the checkpoint writer is
+// too far behind (bounding the copy, up to writerWaitMax for a stuck disk),
+// preserves, and times the pause a snapshot costs; the process injects its
+// clock (Config.Clock). The
 // edges: server.go and pushsink.go (gRPC; the wire contract is pserver/wire),
 // pushpull.go (a sync push that answers, once its step is applied, with the
 // next step's parameters: one call per micro-batch instead of a push and a

@@ -46,6 +46,23 @@ func (ga *gathering) add(g *Gradient, free gradientPool) bool {
 	}
 }
 
+// changesValues reports whether adding g (of the step, not a repeat or
+// not) completes a step of records, whose apply changes the shard's values:
+// every micro-batch from next on is then here but g's.
+func (ga *gathering) changesValues(g *Gradient, microBatches int) bool {
+	if g.MicroBatch < ga.next || ga.pending[g.MicroBatch] != nil || len(ga.pending) != microBatches-ga.next-1 {
+		return false
+	}
+	records := g.Records
+	if ga.sum != nil {
+		records += ga.sum.Records
+	}
+	for _, p := range ga.pending {
+		records += p.Records
+	}
+	return records > 0
+}
+
 // reset drops everything gathered.
 func (ga *gathering) reset(free gradientPool) {
 	if ga.sum != nil {

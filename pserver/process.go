@@ -10,6 +10,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
@@ -34,6 +35,8 @@ type process struct {
 	key     string // the registration key, held under session's lease
 	layout  *client.Layout
 	shard   *Shard
+	driver  shardDriver // times the copies a restore makes of a snapshot being written
+	clock   clock.Clock
 	store   *checkpoint.Store
 	rec     *checkpoint.EtcdRecorder
 	session *concurrency.Session
@@ -86,7 +89,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &process{cfg: cfg, cli: cli, log: cfg.Log, name: jobspec.PserverName(cfg.Index), key: coord.PserverKey(cfg.Job, cfg.Index)}
+	p := &process{cfg: cfg, cli: cli, log: cfg.Log, clock: clock.Or(cfg.Clock), name: jobspec.PserverName(cfg.Index), key: coord.PserverKey(cfg.Job, cfg.Index)}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -116,6 +119,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}
+	p.driver = newShardDriver(p.shard, p.clock)
 	if cfg.OwnsRuntime {
 		tuneRuntime(p.shard, p.log)
 		roleruntime.LimitProcs(p.spec.Resources.Pserver.CPU, p.log)
@@ -185,7 +189,7 @@ func (p *process) openStore() error {
 // serve starts the gRPC server on lis; its end arrives on the channel.
 func (p *process) serve(lis net.Listener) (*grpc.Server, <-chan error) {
 	srv := grpc.NewServer(append(wire.ServerOptions(), grpc.Creds(p.creds))...)
-	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep))
+	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 	return srv, serveErr

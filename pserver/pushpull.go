@@ -1,10 +1,10 @@
 package pserver
 
 import (
-	"context"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // pushPullWait bounds how long PushPull waits for its step to be applied
@@ -30,7 +30,7 @@ func (s *Server) PushPull(stream api.PServer_PushPullServer) error {
 	if err := stream.Send(&api.ParamChunk{Step: step, Block: -1}); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(stream.Context(), pushPullWait)
+	ctx, cancel := clock.WithTimeout(stream.Context(), s.driver.clock, pushPullWait)
 	defer cancel()
 	next := &api.PullRequest{MinStep: p.step + 1, Epoch: p.rollbackEpoch}
 	if err := s.awaitStep(ctx, next, restores); err != nil {

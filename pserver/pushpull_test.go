@@ -28,7 +28,7 @@ func servePushPull(t *testing.T) (*Shard, *client.Client) {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(wire.ServerOptions()...)
-	api.RegisterPServerServer(srv, NewServer(0, s, nil))
+	api.RegisterPServerServer(srv, NewServer(0, s, nil, nil))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	c, err := client.NewClient([]string{lis.Addr().String()}, s.Blocks(), nil)

@@ -24,7 +24,7 @@ func (p *process) claim(ctx context.Context) error {
 		}
 		p.log.Info("index held by another live process; waiting", "err", err)
 		return err
-	})
+	}, retry.OnClock(p.clock))
 }
 
 // tryClaim claims the index once, and once more at once if the holder was a

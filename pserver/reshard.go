@@ -124,6 +124,7 @@ func (p *process) restoreRecut(ctx context.Context, step, rollbackEpoch int64) e
 	if err != nil {
 		return fmt.Errorf("re-shard at step %d: %w", step, err)
 	}
+	p.driver.preserve()
 	if err := p.shard.Restore(step, rollbackEpoch, out); err != nil {
 		return err
 	}

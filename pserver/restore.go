@@ -78,6 +78,7 @@ func (p *process) restoreStep(ctx context.Context, step, rollbackEpoch int64) er
 		return nil
 	}
 	if step == 0 {
+		p.driver.preserve()
 		p.shard.Reinit(rollbackEpoch, p.init)
 		return nil
 	}
@@ -88,6 +89,7 @@ func (p *process) restoreStep(ctx context.Context, step, rollbackEpoch int64) er
 	if err != nil {
 		return err
 	}
+	p.driver.preserve()
 	if err := p.shard.Restore(step, rollbackEpoch, snap.Sections); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
@@ -18,8 +19,9 @@ import (
 // Server exposes a Shard over gRPC.
 type Server struct {
 	api.UnimplementedPServerServer
-	index int
-	shard *Shard
+	index  int
+	shard  *Shard
+	driver shardDriver // the shard's waiting for its checkpoint writer
 	// restore loads the shard's checkpoint of a step and enters a rollback
 	// epoch (nil: Restore unsupported).
 	restore RestoreFunc
@@ -32,9 +34,10 @@ type Server struct {
 type RestoreFunc func(ctx context.Context, step, rollbackEpoch int64) error
 
 // NewServer serves shard as pserver index; restore (may be nil) backs the
-// Restore RPC.
-func NewServer(index int, shard *Shard, restore RestoreFunc) *Server {
-	return &Server{index: index, shard: shard, restore: restore}
+// Restore RPC; c (nil: clock.System) times a push's wait for the
+// checkpoint writer.
+func NewServer(index int, shard *Shard, restore RestoreFunc, c clock.Clock) *Server {
+	return &Server{index: index, shard: shard, driver: newShardDriver(shard, c), restore: restore}
 }
 
 // Push receives one trainer's gradient for one step.
@@ -59,7 +62,7 @@ func (s *Server) receiveAndPush(stream pushStream) (pushed, int64, error) {
 		return pushed{}, 0, err
 	}
 	p := pushed{step: g.Step, rollbackEpoch: g.RollbackEpoch}
-	_, step, err := s.shard.Push(g)
+	_, step, err := s.driver.push(g)
 	if err != nil {
 		return p, 0, statusOf(err)
 	}

@@ -41,7 +41,7 @@ func TestAwaitStep(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // a pull that has to wait ends at once
-			err := NewServer(0, s, nil).awaitStep(ctx, tc.req, restores)
+			err := NewServer(0, s, nil, nil).awaitStep(ctx, tc.req, restores)
 			if got := status.Code(err); got != tc.want {
 				t.Fatalf("awaitStep = %v, want %v", err, tc.want)
 			}

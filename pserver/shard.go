@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -18,6 +17,10 @@ var (
 	ErrBadBlock      = errors.New("block not held by this pserver")
 	ErrBadGradient   = errors.New("gradient data out of the block's bounds")
 	ErrRolledBack    = errors.New("the job rolled back past this request's rollback epoch")
+	// ErrSnapshotUnsaved: applying the push would change values the
+	// snapshot being written still needs. The push stays the caller's: it
+	// preserves them (Preserve) and pushes again (shardDriver.push).
+	ErrSnapshotUnsaved = errors.New("the push would change values a snapshot has not saved")
 )
 
 // ShardConfig configures a Shard.
@@ -68,8 +71,9 @@ type Gradient struct {
 	got           map[int]int // floats received per block: a push must cover every block
 }
 
-// Shard is the pure step logic of one pserver: no sockets, no clock.
-// Safe for concurrent use.
+// Shard is the pure step logic of one pserver: no sockets, no clock, no
+// waiting (its driver, shardDriver, waits for the checkpoint writer and
+// times the pause). Safe for concurrent use.
 type Shard struct {
 	cfg    ShardConfig
 	opt    Optimizer
@@ -93,8 +97,6 @@ type Shard struct {
 	copyMax   int            // ShardConfig.SnapshotCopyMax, or its default
 	spare     []float32      // the buffer snapshots copy into (snapshotcopy.go)
 	spareFree []float32      // its part no snapshot holds
-	// writerWait is writerWaitMax (tests shorten it).
-	writerWait time.Duration
 }
 
 // NewShard builds a shard; init fills each block's initial parameters.
@@ -107,7 +109,7 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 		return nil, err
 	}
 	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, gather: newGathering(), free: newGradientPool(), advanced: make(chan struct{}),
-		snapshots: make(chan *Snapshot, 1), writerWait: writerWaitMax}
+		snapshots: make(chan *Snapshot, 1)}
 	for _, b := range cfg.Blocks {
 		bs := &blockState{Block: b, param: make([]float32, b.Len)}
 		for i := 0; i < opt.Slots(); i++ {
@@ -193,15 +195,18 @@ func (g *Gradient) complete() error {
 // the step is applied once every micro-batch arrived, summed in micro-batch
 // order; the first push of a micro-batch wins, a repeat (a recomputation, a
 // restarted trainer) is dropped. It returns whether a step was applied and
-// the step count.
+// the step count. A push that would change values the snapshot being
+// written has not saved is refused with ErrSnapshotUnsaved, g untouched.
 func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 	if err := g.complete(); err != nil {
 		return false, s.Step(), err
 	}
-	s.awaitWriter()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg.Mode == jobspec.ModeAsync {
+		if g.Records > 0 && s.unsavedLocked() {
+			return false, s.step, ErrSnapshotUnsaved
+		}
 		s.applyLocked([]*Gradient{g})
 		s.free.Put(g)
 		return true, s.step, nil
@@ -216,6 +221,8 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrStaleStep)
 	case g.Step > s.step:
 		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrFutureStep)
+	case s.unsavedLocked() && s.gather.changesValues(g, s.cfg.MicroBatches):
+		return false, s.step, ErrSnapshotUnsaved
 	}
 	return s.gatherLocked(g), s.step, nil
 }

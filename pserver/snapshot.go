@@ -18,11 +18,11 @@ var ErrShapeMismatch = errors.New("checkpoint does not match the shard's blocks"
 // first copies what is left of the snapshot (preserveLocked). So the file
 // holds exactly the step's values, and memory holds a second copy only of
 // what changed before it was written (a slow disk), never one kept
-// between checkpoints; awaitWriter bounds that copy.
+// between checkpoints; the driver's awaitWriter bounds that copy.
 type Snapshot struct {
 	Step     int64
 	Sections []checkpoint.Section
-	pause    time.Duration // how long taking and keeping it stopped the shard
+	pause    time.Duration // how long keeping it stopped the shard (AddPause)
 	held     []*heldSection
 	progress chan struct{} // closed and replaced when a section is written or the snapshot ends
 }
@@ -63,8 +63,9 @@ func slotSection(block, slot int) string { return fmt.Sprintf("slot/%d/%d", bloc
 func (s *Shard) Snapshots() <-chan *Snapshot { return s.snapshots }
 
 // Release ends a snapshot once written (or given up) and returns how long
-// it stopped the shard: taking it, and copying values the shard changed
-// before they were written.
+// it stopped the shard: copying values the shard changed before they were
+// written, and waiting for its writer (the driver's AddPause; taking it
+// copies nothing).
 func (s *Shard) Release(snap *Snapshot) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -95,7 +96,6 @@ func (s *Shard) snapshotLocked() bool {
 	if s.writing != nil || len(s.snapshots) == cap(s.snapshots) {
 		return false
 	}
-	start := time.Now()
 	snap := &Snapshot{Step: s.step, progress: make(chan struct{})}
 	hold := func(name string, live []float32) {
 		h := &heldSection{snap: snap, shard: s, live: live}
@@ -109,20 +109,19 @@ func (s *Shard) snapshotLocked() bool {
 			hold(slotSection(id, k), slot)
 		}
 	}
-	snap.pause = time.Since(start)
 	s.writing = snap
 	s.snapshots <- snap
 	return true
 }
 
 // preserveLocked copies the sections of the snapshot being written that are
-// not written yet; it precedes every change of the shard's values.
-func (s *Shard) preserveLocked() {
+// not written yet, and returns the snapshot if it copied any; it precedes
+// every change of the shard's values.
+func (s *Shard) preserveLocked() *Snapshot {
 	snap := s.writing
 	if snap == nil {
-		return
+		return nil
 	}
-	start := time.Now()
 	copied := false
 	for _, h := range snap.held {
 		if !h.done && h.saved == nil {
@@ -130,9 +129,41 @@ func (s *Shard) preserveLocked() {
 			copied = true
 		}
 	}
-	if copied {
-		snap.pause += time.Since(start)
+	if !copied {
+		return nil
 	}
+	return snap
+}
+
+// Preserve copies what the snapshot being written has not saved yet, so
+// that the next change of the values (ErrSnapshotUnsaved) may go ahead; it
+// returns that snapshot, nil if there was nothing to copy. The copy stops
+// the shard: timed, the driver's stopwatch, is handed it to run under the
+// shard's lock (so that a wait for the lock does not count) and returns
+// its duration, which counts in the snapshot's pause.
+func (s *Shard) Preserve(timed func(copy func()) time.Duration) *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var snap *Snapshot
+	d := timed(func() { snap = s.preserveLocked() })
+	if snap != nil {
+		snap.pause += d
+	}
+	return snap
+}
+
+// AddPause counts d, a time the shard stopped for snap (a copy, a wait for
+// its writer), in the pause Release returns.
+func (s *Shard) AddPause(snap *Snapshot, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap.pause += d
+}
+
+// unsavedLocked reports whether the snapshot being written has values
+// neither written nor copied: a change of them must preserve them first.
+func (s *Shard) unsavedLocked() bool {
+	return s.writing != nil && s.writing.uncopiedLocked() > 0
 }
 
 // Restore puts the shard at a checkpoint's step and values (a rollback or a
@@ -207,4 +238,37 @@ func (s *Shard) resetLocked(step, rollbackEpoch int64) {
 	s.restores++
 	s.rollbackEpoch = max(s.rollbackEpoch, rollbackEpoch)
 	s.wakeLocked()
+}
+
+// WriterBehind reports whether the snapshot being written has more left to
+// save than a change may copy (copyMax): past that bound the disk, not
+// memory, sets the pace (the driver's awaitWriter). progress is closed when
+// the writer moves on.
+func (s *Shard) WriterBehind() (snap *Snapshot, progress <-chan struct{}, behind bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap = s.writing
+	if snap == nil {
+		return nil, nil, false
+	}
+	return snap, snap.progress, snap.uncopiedLocked() > s.copyMax
+}
+
+// uncopiedLocked counts the snapshot's floats neither written nor copied
+// yet: what a change of the shard would have to copy. (Counting the copied
+// ones too made every push after a stuck disk's first wait writerWait.)
+func (snap *Snapshot) uncopiedLocked() int {
+	n := 0
+	for _, h := range snap.held {
+		if !h.done && h.saved == nil {
+			n += len(h.live)
+		}
+	}
+	return n
+}
+
+// wroteLocked tells the pushes waiting in awaitWriter that the writer moved on.
+func (snap *Snapshot) wroteLocked() {
+	close(snap.progress)
+	snap.progress = make(chan struct{})
 }

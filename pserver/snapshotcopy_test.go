@@ -3,7 +3,6 @@ package pserver
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -44,32 +43,5 @@ func TestSnapshotCopiesIntoTheSpareBuffer(t *testing.T) {
 				t.Errorf("%s: step %d: %d of %d spare floats free after the release", tc.name, step, len(s.spareFree), len(s.spare))
 			}
 		}
-	}
-}
-
-// A disk that stops writing costs one wait of writerWait: the push that
-// gives up copies what is left, and the pushes after it have nothing left to
-// copy, so they do not wait (each waited writerWait again, a 5 s push for as
-// long as a hung disk stayed hung). The snapshot still holds its step.
-func TestOnlyTheFirstPushWaitsForAStuckWriter(t *testing.T) {
-	s := testShard(t, jobspec.ModeSync, 1, "adam")
-	one := func(int, int) float32 { return 1 }
-	s.writerWait = 200 * time.Millisecond
-	s.SnapshotNow()
-	reference := writeOut(s, <-s.Snapshots())
-	s.SnapshotNow()
-	snap := <-s.Snapshots() // never written: the writer is stuck
-	s.copyMax = 1
-	var waits []time.Duration
-	for step := range int64(3) {
-		start := time.Now()
-		mustPush(t, s, grad(s, 0, step, 1, one))
-		waits = append(waits, time.Since(start))
-	}
-	if waits[0] < s.writerWait || waits[1] >= s.writerWait || waits[2] >= s.writerWait {
-		t.Errorf("push waits %v: want the first to wait writerWait (%s), the others not", waits, s.writerWait)
-	}
-	if got := writeOut(s, snap); !slices.Equal(flat(got.Sections), flat(reference.Sections)) {
-		t.Errorf("snapshot changed: got %v, want %v", flat(got.Sections), flat(reference.Sections))
 	}
 }

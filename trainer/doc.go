@@ -14,6 +14,13 @@
 // micro-batch, the master's off the critical path. Async mode:
 // per task, the trainer runs minibatches of batch_size, each pull-compute-push.
 //
+// The sync loop's decisions are pure functions with table tests:
+// decideSync (syncdecide.go: resync, leave, ask the master, wait, done, or
+// train, and whether to pull) over a small syncState, and actionAfterPull
+// (pullaction.go: push, report, roll back, resync or fail once the pull
+// answered); runSync only carries them out. Every wait and timing goes by
+// the injected clock (Config.Clock, internal/clock).
+//
 // It must not decide what to train on (the master does) nor update
 // parameters (the pservers do).
 package trainer

@@ -3,6 +3,8 @@ package trainer
 import (
 	"context"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // followLayoutWait bounds the wait for the pservers of a new layout; those
@@ -14,7 +16,7 @@ const followLayoutWait = 10 * time.Second
 // rollback that starts the epoch, so the trainer cuts the parameters over
 // the new pservers before its first pull of the epoch, without a restart.
 func (t *trainer) followLayout(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, followLayoutWait)
+	rctx, cancel := clock.WithTimeout(ctx, t.clock, followLayoutWait)
 	defer cancel()
 	if err := t.ps.Refresh(rctx); err != nil {
 		t.log.Warn("pservers of the new epoch not all found yet", "err", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
@@ -52,7 +53,7 @@ func (t *trainer) leaseAlive(ctx context.Context) bool {
 	if t.lease == 0 {
 		return true // a trainer built without a session (tests)
 	}
-	ctx, cancel := context.WithTimeout(ctx, leaseCheckTimeout)
+	ctx, cancel := clock.WithTimeout(ctx, t.clock, leaseCheckTimeout)
 	defer cancel()
 	resp, err := t.cli.TimeToLive(ctx, t.lease)
 	return err != nil || resp.TTL > 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -18,7 +19,7 @@ import (
 // stops: no call for work, no report of the task it held.
 func TestAsyncTrainerStopsOnceItsLeaseIsGone(t *testing.T) {
 	cli, session := leasedSession(t)
-	tr := &trainer{cli: cli, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
+	tr := &trainer{cli: cli, lease: session.Lease(), log: slog.New(slog.DiscardHandler), clock: clock.System{}}
 	if !tr.leaseAlive(t.Context()) {
 		t.Fatal("leaseAlive = false for a live lease")
 	}
@@ -54,7 +55,7 @@ func TestAsyncTrainerStopsOnceItsLeaseIsGone(t *testing.T) {
 // registration retries until the lease goes.
 func TestRegistrationStopsOnceItsLeaseIsGone(t *testing.T) {
 	cli, session := leasedSession(t)
-	tr := &trainer{cli: cli, cfg: Config{Common: rolecfg.Common{Job: "leaseless"}, Worker: "trainer-1"}, lease: session.Lease(), log: slog.New(slog.DiscardHandler)}
+	tr := &trainer{cli: cli, cfg: Config{Common: rolecfg.Common{Job: "leaseless"}, Worker: "trainer-1"}, lease: session.Lease(), log: slog.New(slog.DiscardHandler), clock: clock.System{}}
 	tr.master = &masterConn{t: tr}
 	defer tr.master.close()
 	done := make(chan error, 1)

@@ -3,6 +3,8 @@ package trainer
 import (
 	"context"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // leaveGrace bounds how long a sync trainer told to stop (SIGTERM: the agent
@@ -11,12 +13,13 @@ import (
 // and the master hands whatever it still held to the others.
 const leaveGrace = 5 * time.Second
 
-// finishOnStop returns a context that outlives ctx by at most grace: the
-// work context of a trainer that finishes its micro-batch before leaving.
-func finishOnStop(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+// finishOnStop returns a context that outlives ctx by at most grace on c:
+// the work context of a trainer that finishes its micro-batch before
+// leaving.
+func finishOnStop(ctx context.Context, c clock.Clock, grace time.Duration) (context.Context, context.CancelFunc) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var timer *time.Timer
-	stop := context.AfterFunc(ctx, func() { timer = time.AfterFunc(grace, cancel) })
+	var timer clock.Timer
+	stop := context.AfterFunc(ctx, func() { timer = c.AfterFunc(grace, cancel) })
 	return wctx, func() {
 		if !stop() && timer != nil {
 			timer.Stop()

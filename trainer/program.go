@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
 )
@@ -66,7 +67,7 @@ func (t *trainer) gradient(b model.Batch, ready func(param int)) (float64, error
 // program's stderr tail stays visible.
 func (t *trainer) noteCrash(err error) error {
 	if program.IsCrash(err) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := clock.WithTimeout(context.Background(), t.clock, 5*time.Second)
 		defer cancel()
 		what := fmt.Sprintf("%s: %v; the trainer restarts (counted against the crash budget)", t.cfg.Worker, err)
 		if aerr := coord.AppendEvent(ctx, t.cli, t.cfg.Job, what); aerr != nil {

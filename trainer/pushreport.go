@@ -16,7 +16,7 @@ import (
 // (push) reports as soon as every pserver took it, while the step waits
 // for its other micro-batches: the master's answer, the next work, then
 // comes with the next step's parameters instead of after them, and its
-// records are read meanwhile (t.readAhead). If that answer is another
+// records are read meanwhile (t.carry.readAhead). If that answer is another
 // micro-batch of the same step (the master gave this trainer one that no
 // other took), the step cannot be applied before this trainer computes it:
 // the push stops waiting.
@@ -37,14 +37,14 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 			started = true
 			go func() {
 				done, err := t.reportStep(ctx, w, loss(), records)
-				next := t.next
+				next := t.carry.next
 				ready := next != nil && next.Status == api.WorkStatus_WORK_READY
 				if ready && next.Step == w.Step && next.Epoch == w.Epoch {
 					stopWaiting()
 				}
 				if waiting && done && ready {
 					ex, err := t.stepExamples(next)
-					t.readAhead = &readAhead{work: next, ex: ex, err: err}
+					t.carry.readAhead = &readAhead{work: next, ex: ex, err: err}
 				}
 				reported <- result{done, err}
 			}()
@@ -83,7 +83,7 @@ func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int6
 		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, opts...)
 	}
 	if err == nil && pulled.All && pulled.Lowest == w.Step+1 && pulled.Highest == w.Step+1 {
-		t.prefetched = &stepOfEpoch{w.Step + 1, w.Epoch}
+		t.carry.prefetched = &stepOfEpoch{w.Step + 1, w.Epoch}
 	}
 	return err
 }

@@ -36,7 +36,7 @@ func (t *trainer) retryTransient(ctx context.Context, what string, fn func() err
 		if attempt%10 == 1 {
 			t.log.Warn("retrying", "what", what, "attempt", attempt, "err", err)
 		}
-	}))
+	}), retry.OnClock(t.clock))
 	switch {
 	case err == nil, errors.Is(err, ErrJobEnded), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
@@ -37,6 +38,8 @@ type Config struct {
 	rolecfg.Common
 	Worker   string        // e.g. trainer-1
 	Deadline time.Duration // how long to keep retrying an unreachable master or pserver
+	// Clock is what the trainer waits and times by (nil: clock.System).
+	Clock clock.Clock
 	// OwnsRuntime says the trainer is its process's only tenant (`gtraind
 	// trainer`): GOMAXPROCS follows resources.trainer.cpu. Leave it false
 	// where it shares a process, as in tests.
@@ -63,28 +66,35 @@ func (c Config) Validate() error {
 }
 
 type trainer struct {
-	stop   context.Context // sync: done when told to stop (leave.go); nil: never
-	cfg    Config
-	cli    *clientv3.Client
-	spec   *jobspec.Spec
-	layout *client.Layout
-	ps     pservers
-	master *masterConn
-	id     int
-	params [][]float32
-	grads  [][]float32
-	data   *chunkCache
-	next   *api.GetStepResponse // sync: the next work, answered with the last step report
-	batch  model.Batch          // the last micro-batch's records, its memory reused
-	// prefetched (sync) is the step and epoch whose parameters the last
-	// push brought back into params (PushPull); nil: none.
+	stop     context.Context // sync: done when told to stop (leave.go); nil: never
+	cfg      Config
+	cli      *clientv3.Client
+	spec     *jobspec.Spec
+	layout   *client.Layout
+	ps       pservers
+	master   *masterConn
+	id       int
+	params   [][]float32
+	grads    [][]float32
+	data     *chunkCache
+	batch    model.Batch // the last micro-batch's records, its memory reused
+	carry    syncCarry   // sync: what a micro-batch's push and report leave the next
+	log      *slog.Logger
+	clock    clock.Clock
+	creds    credentials.TransportCredentials // dials the master and the pservers
+	lease    clientv3.LeaseID                 // the registration's lease (0: none)
+	prog     *program.Client                  // the model program (model.kind program), else nil
+	progStep program.Step                     // what the program learns of the micro-batch it computes
+}
+
+// syncCarry is what a sync micro-batch's push and report hand the next one
+// (pushreport.go); runSync's decideSync reads it.
+type syncCarry struct {
+	next *api.GetStepResponse // the next work, answered with the last step report
+	// prefetched is the step and epoch whose parameters the last push
+	// brought back into params (PushPull); nil: none.
 	prefetched *stepOfEpoch
-	readAhead  *readAhead // sync: the next work's records, read while the last push waited
-	log        *slog.Logger
-	creds      credentials.TransportCredentials // dials the master and the pservers
-	lease      clientv3.LeaseID                 // the registration's lease (0: none)
-	prog       *program.Client                  // the model program (model.kind program), else nil
-	progStep   program.Step                     // what the program learns of the micro-batch it computes
+	readAhead  *readAhead // the next work's records, read while the last push waited
 }
 
 // Run trains until the master says the job is done.
@@ -111,7 +121,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	defer ps.Close()
-	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: metrics.NewTrainer(t.cfg.Metrics)}
+	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: metrics.NewTrainer(t.cfg.Metrics), clock: t.clock}
 	t.master = &masterConn{t: t}
 	defer t.master.close()
 	t.lease = session.Lease()
@@ -120,7 +130,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return t.endOr(ctx, err)
 	}
 	if t.spec.Mode == jobspec.ModeSync {
-		wctx, cancel := finishOnStop(ctx, leaveGrace)
+		wctx, cancel := finishOnStop(ctx, t.clock, leaveGrace)
 		t.stop = ctx
 		err = t.runSync(wctx, reg.NextStep)
 		cancel()
@@ -134,7 +144,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 
 // newTrainer reads the job's spec and sizes the parameter buffers for it.
 func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer, error) {
-	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, data: newChunkCache(256)}
+	t := &trainer{cfg: cfg, cli: cli, log: cfg.Log, clock: clock.Or(cfg.Clock), data: newChunkCache(256)}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
@@ -232,7 +242,7 @@ func (t *trainer) jobEnded(ctx context.Context) (api.JobState, bool) {
 // failed may be restarting at a new address.
 func (t *trainer) psErr(ctx context.Context, err error) error {
 	if transient(err) {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		rctx, cancel := clock.WithTimeout(ctx, t.clock, 2*time.Second)
 		defer cancel()
 		if rerr := t.ps.Refresh(rctx); rerr != nil {
 			t.log.Debug("pservers not all back yet", "err", rerr)

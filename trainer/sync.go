@@ -7,7 +7,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
-	"github.com/gtrain/gtrain/internal/retry"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/program"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -15,59 +15,67 @@ import (
 
 // runSync follows the master's step plan. After a rollback (a new epoch)
 // it starts again where the master says; a push the pservers already applied
-// (this trainer died after pushing it) is not pushed twice.
+// (this trainer died after pushing it) is not pushed twice. Each turn,
+// decideSync says what to do and the loop does it.
 func (t *trainer) runSync(ctx context.Context, step int64) error {
-	var epoch int64
-	var next *api.GetStepResponse // the work the last report's answer carried
+	var s syncState
 	for {
-		if t.leaving() {
+		s.leaving, s.prefetched = t.leaving(), t.carry.prefetched
+		d := decideSync(s)
+		switch d.move {
+		case moveResync:
+			// Ask the master where the job is (step 0 means "your step"),
+			// without spinning through a rollback. Not this trainer's own
+			// step: after a master failover that lost reports, the master
+			// is behind it and must be caught up from its step.
+			t.pause(ctx)
+			s.resync, step = false, 0
+		case moveLeave:
 			t.log.Info("told to stop; leaving between micro-batches", "step", step)
 			return t.stop.Err()
-		}
-		w := next
-		next = nil
-		if w == nil {
+		case moveLeaveUnstarted:
+			t.log.Info("told to stop; leaving a micro-batch not started", "step", s.work.Step, "micro_batch", s.work.MicroBatch)
+			return t.stop.Err()
+		case moveAsk:
+			w, err := t.getStep(ctx, step, s.epoch)
+			if err != nil {
+				return err
+			}
+			s.work, s.fetched = w, true
+		case moveDone:
+			t.log.Info("training done", "step", step)
+			return nil
+		case moveWait:
+			s.work, s.fetched = nil, false
+		case moveTrain:
 			var err error
-			if w, err = t.getStep(ctx, step, epoch); err != nil {
+			if step, err = t.trainSyncStep(ctx, &s, d); err != nil {
 				return err
 			}
 		}
-		if t.leaving() && w.Status == api.WorkStatus_WORK_READY {
-			// Handed out as the stop came: the master gives it to another
-			// trainer when this one's lease goes.
-			t.log.Info("told to stop; leaving a micro-batch not started", "step", w.Step, "micro_batch", w.MicroBatch)
-			return t.stop.Err()
-		}
-		switch w.Status {
-		case api.WorkStatus_WORK_DONE:
-			t.log.Info("training done", "step", step)
-			return nil
-		case api.WorkStatus_WORK_WAIT:
-			continue
-		}
-		if w.Epoch != epoch {
-			t.followLayout(ctx) // a re-shard rolls back too: layout_follow.go
-		}
-		epoch = t.followEpoch(epoch, w)
-		step = w.Step
-		done, err := t.trainStep(ctx, w)
-		if err != nil {
-			return err
-		}
-		next, t.next = t.next, nil
-		if !done {
-			next = nil
-			// Resync: ask the master where the job is (step 0 means "your
-			// step"), without spinning through a rollback. Not this
-			// trainer's own step: after a master failover that lost reports,
-			// the master is behind it and must be caught up from its step.
-			pause(ctx)
-			step = 0
-			continue
-		}
-		// The report's answer, or else asking again, hands out the next
-		// micro-batch, of this step or the next.
 	}
+}
+
+// trainSyncStep trains the work at hand as d says and leaves s for the next
+// turn: the report's answer as the next work (pushreport.go), or a resync.
+// It returns the step trained.
+func (t *trainer) trainSyncStep(ctx context.Context, s *syncState, d syncDecision) (int64, error) {
+	w := s.work
+	if d.newEpoch {
+		t.followLayout(ctx) // a re-shard rolls back too: layout_follow.go
+		t.enterEpoch(s.epoch, w)
+		s.epoch = w.Epoch
+	}
+	done, err := t.trainStep(ctx, w, d.pull)
+	if err != nil {
+		return w.Step, err
+	}
+	s.work, s.fetched, s.resync = t.carry.next, false, !done
+	t.carry.next = nil
+	if !done {
+		s.work = nil
+	}
+	return w.Step, nil
 }
 
 func (t *trainer) getStep(ctx context.Context, step, epoch int64) (*api.GetStepResponse, error) {
@@ -80,34 +88,30 @@ func (t *trainer) getStep(ctx context.Context, step, epoch int64) (*api.GetStepR
 	return w, err
 }
 
-// followEpoch returns the epoch of the step the master handed out; a new
-// one means the job rolled back, and the reports kept for a new master are
-// stale.
-func (t *trainer) followEpoch(epoch int64, w *api.GetStepResponse) int64 {
-	if w.Epoch == epoch {
-		return epoch
-	}
+// enterEpoch moves the trainer from epoch to the epoch of the step the
+// master handed out: the job rolled back, and the reports kept for a new
+// master are stale.
+func (t *trainer) enterEpoch(epoch int64, w *api.GetStepResponse) {
 	if epoch != 0 {
 		t.log.Warn("the job rolled back; resuming where the master says", "epoch", w.Epoch, "step", w.Step)
 	}
 	t.master.forget()
-	return w.Epoch
 }
 
 // trainStep computes, pushes and reports the step w; done is false when the
 // trainer must ask the master again instead of moving to the next step.
-func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done bool, err error) {
-	ex, pull, err, rerr := t.examplesAndParams(ctx, w)
+func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse, pull bool) (done bool, err error) {
+	ex, pulled, err, rerr := t.examplesAndParams(ctx, w, pull)
 	if rerr != nil {
 		return false, rerr
 	}
-	switch actionAfterPull(w.Step, pull) {
+	switch actionAfterPull(w.Step, pulled) {
 	case actionFail:
 		return false, err
 	case actionResync:
 		return false, nil
 	case actionRollback:
-		return false, t.requestRollback(ctx, w, pull)
+		return false, t.requestRollback(ctx, w, pulled)
 	case actionPush:
 		return t.computeAndReport(ctx, w, ex, true)
 	default: // actionReport
@@ -116,16 +120,17 @@ func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse) (done b
 }
 
 // examplesAndParams reads w's records (or takes them from the read ahead:
-// pushreport.go) and puts the parameters of its step in t.params; err is
-// the pull's, rerr the read's. The records are read while the pull waits
+// pushreport.go) and puts the parameters of its step in t.params (pulled
+// if pull, else the last push brought them); err is the pull's, rerr the
+// read's. The records are read while the pull waits
 // for the pservers to reach the step (the other micro-batches of the step
 // before).
-func (t *trainer) examplesAndParams(ctx context.Context, w *api.GetStepResponse) (ex []dataset.Example, pull pullResult, err, rerr error) {
-	ahead := t.readAhead
-	t.readAhead = nil
+func (t *trainer) examplesAndParams(ctx context.Context, w *api.GetStepResponse, pull bool) (ex []dataset.Example, pulled pullResult, err, rerr error) {
+	ahead := t.carry.readAhead
+	t.carry.readAhead = nil
 	if ahead != nil && ahead.work == w {
-		pull, err = t.paramsOf(ctx, w)
-		return ahead.ex, pull, err, ahead.err
+		pulled, err = t.paramsOf(ctx, w, pull)
+		return ahead.ex, pulled, err, ahead.err
 	}
 	read := make(chan error, 1)
 	go func() {
@@ -133,8 +138,8 @@ func (t *trainer) examplesAndParams(ctx context.Context, w *api.GetStepResponse)
 		ex, err = t.stepExamples(w)
 		read <- err
 	}()
-	pull, err = t.paramsOf(ctx, w)
-	return ex, pull, err, <-read
+	pulled, err = t.paramsOf(ctx, w, pull)
+	return ex, pulled, err, <-read
 }
 
 // stepExamples reads the records of the step's slices.
@@ -153,11 +158,10 @@ func (t *trainer) stepExamples(w *api.GetStepResponse) ([]dataset.Example, error
 type stepOfEpoch struct{ step, epoch int64 }
 
 // paramsOf puts the parameters of w's step in t.params: pulled, unless the
-// last push brought them back already.
-func (t *trainer) paramsOf(ctx context.Context, w *api.GetStepResponse) (pullResult, error) {
-	have := t.prefetched
-	t.prefetched = nil
-	if have != nil && *have == (stepOfEpoch{w.Step, w.Epoch}) {
+// last push brought them back already (pull false: decideSync).
+func (t *trainer) paramsOf(ctx context.Context, w *api.GetStepResponse, pull bool) (pullResult, error) {
+	t.carry.prefetched = nil
+	if !pull {
 		return pullResult{code: codes.OK, lowest: w.Step, highest: w.Step}, nil
 	}
 	return t.pullStep(ctx, w.Step, w.Epoch)
@@ -169,7 +173,7 @@ func (t *trainer) paramsOf(ctx context.Context, w *api.GetStepResponse) (pullRes
 // the master again, may be the one to compute it.
 func (t *trainer) pullStep(ctx context.Context, step, epoch int64) (pullResult, error) {
 	var pull pullResult
-	pctx, cancel := context.WithTimeout(ctx, pullWait)
+	pctx, cancel := clock.WithTimeout(ctx, t.clock, pullWait)
 	defer cancel()
 	err := t.retryTransient(pctx, "pull parameters", func() error {
 		var err error
@@ -213,7 +217,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 }
 
 // reportStep tells the master the step is done, asking for the next work
-// in the same call (kept in t.next). A report the master refuses (it moved
+// in the same call (kept in t.carry.next). A report the master refuses (it moved
 // on: a rollback) sends the trainer back to it.
 func (t *trainer) reportStep(ctx context.Context, w *api.GetStepResponse, loss float64, records int) (bool, error) {
 	report := &api.StepDoneRequest{TrainerId: int32(t.id), Step: w.Step, LossSum: loss, Records: int64(records), Epoch: w.Epoch,
@@ -226,7 +230,7 @@ func (t *trainer) reportStep(ctx context.Context, w *api.GetStepResponse, loss f
 		r, err := m.StepDone(ctx, &api.StepDoneRequest{TrainerId: report.TrainerId, Step: report.Step, LossSum: report.LossSum,
 			Records: report.Records, Epoch: report.Epoch, MicroBatch: report.MicroBatch, WantNext: !t.leaving()})
 		if err == nil {
-			t.next = r.GetNext()
+			t.carry.next = r.GetNext()
 		}
 		return err
 	})
@@ -248,4 +252,4 @@ func resync(err error) bool { return resyncCode(status.Code(err)) }
 
 // pause keeps a trainer that must resync from spinning while a rollback is
 // under way.
-func pause(ctx context.Context) { _ = retry.Sleep(ctx, 50*time.Millisecond) }
+func (t *trainer) pause(ctx context.Context) { _ = t.clock.Sleep(ctx, 50*time.Millisecond) }

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/testing/logcheck"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // stepEpoch is a (step, epoch) pair as a request carries it.
@@ -127,7 +127,7 @@ func (p *fakePservers) Refresh(context.Context) error { return nil }
 // `gtraind trainer` does (its logger holds role, job and index).
 func fakeTrainer(t *testing.T, m *fakeMaster, ps *fakePservers, out *bytes.Buffer) *trainer {
 	log := logcheck.Logger(t, slog.NewTextHandler(out, nil)).With("role", "trainer", "job", "fit", "index", 0)
-	tr := &trainer{cfg: Config{Common: rolecfg.Common{Job: "fit"}, Worker: "trainer-0", Deadline: time.Second}, log: log, data: newChunkCache(1), ps: ps,
+	tr := &trainer{cfg: Config{Common: rolecfg.Common{Job: "fit"}, Worker: "trainer-0", Deadline: time.Second}, log: log, clock: clock.System{}, data: newChunkCache(1), ps: ps,
 		spec: &jobspec.Spec{Seed: 1}}
 	tr.master = &masterConn{t: tr, client: m}
 	return tr

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // Policy paces the attempts. The zero Policy retries at once, forever.
@@ -121,6 +123,12 @@ func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
 // WithClock replaces time.Now in the MaxElapsed check.
 func WithClock(now func() time.Time) Option {
 	return func(r *run) { r.now = now }
+}
+
+// OnClock runs the pauses and the MaxElapsed check by clock c: the roles'
+// injected clock.
+func OnClock(c clock.Clock) Option {
+	return func(r *run) { r.sleep, r.now = c.Sleep, c.Now }
 }
 
 // Sleep waits d, or returns ctx.Err() as soon as ctx ends.
