@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
@@ -19,6 +18,7 @@ import (
 	"github.com/gtrain/gtrain/daemon/controlapi"
 	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // Run is `gtraind agent`: it registers this node, serves the Control API,
@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err != nil {
 		return err
 	}
-	a := &agent{cfg: cfg, log: cfg.Log, now: time.Now, notify: newNotifier(cfg.Log), closers: []func(){unlock}}
+	a := &agent{cfg: cfg, log: cfg.Log, clock: clock.System{}, notify: newNotifier(cfg.Log), closers: []func(){unlock}}
 	defer a.close()
 	if err := checkFreeSpace(cfg); err != nil {
 		return err
@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 type agent struct {
 	cfg    Config
 	log    *slog.Logger
-	now    func() time.Time
+	clock  clock.Clock
 	notify *notifier
 
 	closers    []func() // run backwards by close, whatever happens
@@ -151,12 +151,12 @@ func (a *agent) connectEtcd(ctx context.Context) error {
 // record carries the real address (port 0 picks one).
 func (a *agent) listen() error {
 	a.peers = newMembers(a.log, a.cfg.SessionTTL)
-	a.sup = supervisor.New(a.cli, a.cfg.supervisorConfig(a.endpoints), a.now)
+	a.sup = supervisor.New(a.cli, a.cfg.supervisorConfig(a.endpoints), a.clock)
 	relayCreds, err := peerCreds(a.cfg)
 	if err != nil {
 		return fmt.Errorf("log relay TLS: %w", err)
 	}
-	ctl, err := controlapi.New(a.cli, a.cfg.controlConfig(relayCreds), a.sup, a.peers, a.now)
+	ctl, err := controlapi.New(a.cli, a.cfg.controlConfig(relayCreds), a.sup, a.peers, a.clock)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
@@ -187,7 +187,7 @@ func (a *agent) join(ctx context.Context) error {
 		Capacity:   a.cfg.capacity(),
 		DataDir:    a.cfg.DataDir,
 		State:      api.NodeReady,
-		Started:    a.now().UTC(),
+		Started:    a.clock.Now().UTC(),
 	}
 	reg, err := register(ctx, a.cli, a.rec, a.cfg.SessionTTL, a.log)
 	if err != nil {
@@ -234,7 +234,7 @@ func (a *agent) serve() {
 	scheduling := make(chan struct{})
 	go func() {
 		defer close(scheduling)
-		scheduler.New(a.cli, a.cfg.schedulerConfig(), a.peers, a.now).Run(schedCtx)
+		scheduler.New(a.cli, a.cfg.schedulerConfig(), a.peers, a.clock).Run(schedCtx)
 	}()
 	a.closers = append(a.closers, func() {
 		stopScheduling()

@@ -28,6 +28,9 @@ const agentEnv = "GTRAIN_DAEMON_TEST_AGENT"
 // testAgentProcess is the agent in the child process. It prints
 // "READY <api addr>" once Run is ready and exits 0 when SIGTERM ends it.
 func testAgentProcess(raw string) int {
+	// The agent's children are test binaries too: they must play roles,
+	// not start this agent again (it would find its data dir locked).
+	os.Unsetenv(agentEnv)
 	var cfg Config
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "test agent: bad config:", err)

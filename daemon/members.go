@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // members remembers which gossip peers were declared dead (or left), so
@@ -18,7 +20,7 @@ import (
 type members struct {
 	log     *slog.Logger
 	trust   time.Duration
-	now     func() time.Time
+	clock   clock.Clock
 	mu      sync.Mutex
 	down    map[string]time.Time // node -> when gossip declared it dead
 	changed chan struct{}        // poked when a node goes down or comes back
@@ -27,7 +29,7 @@ type members struct {
 // newMembers trusts a gossip verdict for twice the etcd session TTL.
 func newMembers(log *slog.Logger, sessionTTL int) *members {
 	return &members{
-		log: log, trust: 2 * time.Duration(sessionTTL) * time.Second, now: time.Now,
+		log: log, trust: 2 * time.Duration(sessionTTL) * time.Second, clock: clock.System{},
 		down: map[string]time.Time{}, changed: make(chan struct{}, 1),
 	}
 }
@@ -56,7 +58,7 @@ func (m *members) change(name string, alive bool) {
 		return
 	}
 	m.log.Warn("node is down (gossip)", "node", name)
-	m.down[name] = m.now()
+	m.down[name] = m.clock.Now()
 	m.poke()
 }
 
@@ -65,5 +67,5 @@ func (m *members) IsDown(name string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	at, ok := m.down[name]
-	return ok && m.now().Sub(at) < m.trust
+	return ok && m.clock.Now().Sub(at) < m.trust
 }

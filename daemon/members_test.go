@@ -3,12 +3,14 @@ package daemon
 import (
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 func TestMembers(t *testing.T) {
 	m := newMembers(testLog(t), 5)
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	m.now = func() time.Time { return now }
+	fake := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	m.clock = fake
 	m.change("n2", true)
 	if m.IsDown("n2") {
 		t.Error("a joined node is down")
@@ -17,11 +19,11 @@ func TestMembers(t *testing.T) {
 	if !m.IsDown("n2") || m.IsDown("n1") {
 		t.Error("a dead node is not down, or an unknown one is")
 	}
-	now = now.Add(9 * time.Second)
+	fake.Advance(9 * time.Second)
 	if !m.IsDown("n2") {
 		t.Error("a gossip verdict is not trusted for twice the session TTL")
 	}
-	now = now.Add(time.Second)
+	fake.Advance(time.Second)
 	if m.IsDown("n2") {
 		t.Error("a gossip verdict still counts after twice the session TTL: the lease decides then")
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // fakeSystemd is a NOTIFY_SOCKET: a unixgram socket that collects what the
@@ -103,7 +104,7 @@ func TestWatchdogStarvesWhileSupervisorHangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	notify := newNotifier(cfg.Log)
-	sup := supervisor.New(nil, cfg.supervisorConfig(nil), time.Now)
+	sup := supervisor.New(nil, cfg.supervisorConfig(nil), clock.System{})
 	var hang sync.Mutex // held: the supervisor hangs
 	healthy := healthCheck(50*time.Millisecond, func() { hang.Lock(); sup.Responsive(); hang.Unlock() })
 

@@ -88,7 +88,7 @@ func (f *eventFollower) follow(ctx context.Context, rev int64, ended <-chan stru
 				cancel()
 				return nil
 			case <-ended:
-				ended, grace = nil, time.After(eventsEndGrace)
+				ended, grace = nil, f.c.clock.After(eventsEndGrace)
 			case <-grace:
 				cancel()
 				return nil
@@ -107,7 +107,7 @@ func (f *eventFollower) follow(ctx context.Context, rev int64, ended <-chan stru
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(eventsRetry):
+		case <-f.c.clock.After(eventsRetry):
 		}
 		var err error
 		if rev, err = f.catchUp(ctx); err != nil {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -68,7 +67,7 @@ func (c *Server) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	now, who := c.now().UTC(), caller(ctx)
+	now, who := c.clock.Now().UTC(), caller(ctx)
 	record := coord.JobRecord{Spec: *spec, Created: now, Submitter: submitter(who)}
 	state := coord.StateRecord{State: api.StatePending, Updated: now}
 	key := coord.JobKey(spec.Name)
@@ -193,7 +192,7 @@ func (c *Server) ListJobs(ctx context.Context, _ *api.ListJobsRequest) (*api.Doc
 	if err != nil {
 		return nil, err
 	}
-	now := c.now()
+	now := c.clock.Now()
 	rows := make([]api.JobRow, 0, len(jobs))
 	for _, s := range jobs {
 		rows = append(rows, jobRow(s, now))
@@ -214,7 +213,7 @@ func (c *Server) GetJob(ctx context.Context, req *api.GetJobRequest) (*api.Docum
 	if err != nil {
 		return nil, err
 	}
-	return document(jobStatus(snap, down, time.Now()))
+	return document(jobStatus(snap, down, c.clock.Now()))
 }
 
 func (c *Server) ListWorkers(ctx context.Context, req *api.GetJobRequest) (*api.Document, error) {
@@ -275,7 +274,7 @@ func (c *Server) StopJob(ctx context.Context, req *api.StopJobRequest) (*api.Sto
 func (c *Server) purge(ctx context.Context, name string) error {
 	wctx, cancel := context.WithTimeout(ctx, c.purgeTimeout)
 	defer cancel()
-	tick := time.NewTicker(c.purgePoll)
+	tick := c.clock.NewTicker(c.purgePoll)
 	defer tick.Stop()
 	for {
 		alive, err := c.aliveWorkers(wctx, name)
@@ -292,7 +291,7 @@ func (c *Server) purge(ctx context.Context, name string) error {
 			break
 		}
 		select {
-		case <-tick.C:
+		case <-tick.C():
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return status.FromContextError(ctx.Err()).Err()

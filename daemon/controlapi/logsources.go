@@ -58,9 +58,9 @@ func (c *Server) tailSource(ctx context.Context, job string, t *logTail, follow 
 		}
 		return
 	}
-	tick := time.NewTicker(c.logPoll)
+	tick := c.clock.NewTicker(c.logPoll)
 	defer tick.Stop()
-	lastData, caughtUp := c.now(), false
+	lastData, caughtUp := c.clock.Now(), false
 	for {
 		n, err := t.send(emit, false)
 		if err != nil {
@@ -68,7 +68,7 @@ func (c *Server) tailSource(ctx context.Context, job string, t *logTail, follow 
 			return
 		}
 		if n > 0 {
-			lastData, caughtUp = c.now(), false
+			lastData, caughtUp = c.clock.Now(), false
 		}
 		if !caughtUp {
 			if !sendEvent(ctx, out, logEvent{caughtUp: true}) {
@@ -76,7 +76,7 @@ func (c *Server) tailSource(ctx context.Context, job string, t *logTail, follow 
 			}
 			caughtUp = true
 		}
-		if c.jobGoneHere(job) && c.now().Sub(lastData) >= c.logQuiet {
+		if c.jobGoneHere(job) && c.clock.Now().Sub(lastData) >= c.logQuiet {
 			if _, err := t.send(emit, true); err != nil {
 				fail(err)
 			}
@@ -85,7 +85,7 @@ func (c *Server) tailSource(ctx context.Context, job string, t *logTail, follow 
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 	}
 }
@@ -128,7 +128,7 @@ func (c *Server) relay(ctx context.Context, node coord.NodeRecord, req *api.Logs
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
-	watchdog := time.AfterFunc(c.relayTimeout, func() { timedOut.Store(true); cancel() })
+	watchdog := c.clock.AfterFunc(c.relayTimeout, func() { timedOut.Store(true); cancel() })
 	defer watchdog.Stop()
 	stream, err := api.NewControlClient(conn).Logs(ctx, &api.LogsRequest{
 		Job: req.GetJob(), Worker: req.GetWorker(), Follow: req.GetFollow(), Lines: req.GetLines(), Local: true,

@@ -68,7 +68,7 @@ func (c *Server) DrainNode(ctx context.Context, req *api.NodeRequest) (*api.Docu
 		return nil, err
 	}
 	key := coord.DrainKey(node)
-	rec := coord.DrainRecord{Since: c.now().UTC(), Via: c.node}
+	rec := coord.DrainRecord{Since: c.clock.Now().UTC(), Via: c.node}
 	_, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, coord.MustJSON(rec))).Commit()
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/testing/logcheck"
 )
 
@@ -22,7 +22,7 @@ import (
 // get as far as etcd (the spec is refused first), so there is none.
 func TestControlAPIMessageLimit(t *testing.T) {
 	t.Parallel()
-	ctl, err := New(nil, Config{NodeName: "node-limits", DataDir: t.TempDir(), Log: logcheck.Logger(t, nil)}, nil, nil, time.Now)
+	ctl, err := New(nil, Config{NodeName: "node-limits", DataDir: t.TempDir(), Log: logcheck.Logger(t, nil)}, nil, nil, clock.System{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package controlapi
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -60,7 +59,7 @@ func (c *Server) scalePservers(ctx context.Context, name string, who auth.Identi
 	if prev == m {
 		return [2]int{prev, m}, nil
 	}
-	if err := coord.SetReshardRequest(ctx, c.cli, name, coord.ReshardRequest{Pservers: m, By: who.String(), Requested: time.Now().UTC()}); err != nil {
+	if err := coord.SetReshardRequest(ctx, c.cli, name, coord.ReshardRequest{Pservers: m, By: who.String(), Requested: c.clock.Now().UTC()}); err != nil {
 		return [2]int{}, etcdUnavailable("scale job "+name, err)
 	}
 	what := fmt.Sprintf("pservers scaling from %d to %d requested by %s: re-sharding at the next global checkpoint", prev, m, who)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // Timings of the Control API.
@@ -30,7 +31,7 @@ type Server struct {
 	allowed []string // roots of every job's paths besides its spec's directory (paths.go)
 	sup     *supervisor.Supervisor
 	peers   Gossip
-	now     func() time.Time
+	clock   clock.Clock
 	log     *slog.Logger
 
 	authz     *authorizer
@@ -67,7 +68,7 @@ type Config struct {
 
 // New is the Control API of this agent; register it on a gRPC server made
 // with ServerOptions. It fails when the CA file cannot be read.
-func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gossip, now func() time.Time) (*Server, error) {
+func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gossip, clk clock.Clock) (*Server, error) {
 	authz, err := newAuthorizer(cfg.TLSCA, cfg.Log)
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gos
 	}
 	return &Server{
 		cli: cli, node: cfg.NodeName, dataDir: cfg.DataDir, allowed: append([]string{cfg.DataDir}, cfg.AllowedPaths...),
-		sup: sup, peers: peers, now: now, log: cfg.Log, authz: authz, peerCreds: cfg.PeerCreds,
+		sup: sup, peers: peers, clock: clock.Or(clk), log: cfg.Log, authz: authz, peerCreds: cfg.PeerCreds,
 		purgeTimeout: purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
 		relayTimeout: cfg.RelayTimeout,
 	}, nil

@@ -61,13 +61,13 @@ func (l *revisionLog) add(now time.Time, rev int64) int64 {
 // ctx ends (the scheduler's term).
 func (s *Scheduler) compact(ctx context.Context) {
 	l := revisionLog{retain: s.compactRetain}
-	tick := time.NewTicker(s.compactEvery)
+	tick := s.clock.NewTicker(s.compactEvery)
 	defer tick.Stop()
 	for {
 		// Any read tells the current revision; this key is small.
 		resp, err := s.cli.Get(ctx, coord.SchedulerElectionPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err == nil {
-			if rev := l.add(s.now(), resp.Header.Revision); rev > 0 {
+			if rev := l.add(s.clock.Now(), resp.Header.Revision); rev > 0 {
 				_, err = s.cli.Compact(ctx, rev)
 				if err == nil || errors.Is(err, rpctypes.ErrCompacted) { // etcd's own auto-compaction came first
 					s.log.Info("compacted etcd history", "revision", rev)
@@ -81,7 +81,7 @@ func (s *Scheduler) compact(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
@@ -50,7 +51,7 @@ func TestSchedulerCompactsEtcd(t *testing.T) {
 		return resp.Header.Revision
 	}
 	first := put(0)
-	s := &Scheduler{cli: cli, now: time.Now, log: slog.New(slog.DiscardHandler),
+	s := &Scheduler{cli: cli, clock: clock.System{}, log: slog.New(slog.DiscardHandler),
 		compactEvery: 20 * time.Millisecond, compactRetain: 100 * time.Millisecond}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

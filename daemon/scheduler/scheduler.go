@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // Timings of the scheduler.
@@ -37,7 +38,7 @@ type Scheduler struct {
 	node  string
 	ttl   int
 	peers Gossip
-	now   func() time.Time
+	clock clock.Clock
 	log   *slog.Logger
 
 	compactEvery, compactRetain time.Duration // see compactor.go
@@ -61,8 +62,8 @@ type Config struct {
 }
 
 // New is this node's scheduler; Run campaigns and, while it leads, schedules.
-func New(cli *clientv3.Client, cfg Config, peers Gossip, now func() time.Time) *Scheduler {
-	return &Scheduler{cli: cli, node: cfg.NodeName, ttl: cfg.SessionTTL, peers: peers, now: now, log: cfg.Log,
+func New(cli *clientv3.Client, cfg Config, peers Gossip, clk clock.Clock) *Scheduler {
+	return &Scheduler{cli: cli, node: cfg.NodeName, ttl: cfg.SessionTTL, peers: peers, clock: clock.Or(clk), log: cfg.Log,
 		compactEvery: cfg.CompactEvery, compactRetain: cfg.CompactRetain}
 }
 
@@ -76,7 +77,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 		s.log.Warn("scheduler term ended; campaigning again", "err", err)
 		select {
 		case <-ctx.Done():
-		case <-time.After(resyncPause):
+		case <-s.clock.After(resyncPause):
 		}
 	}
 }
@@ -107,7 +108,7 @@ func (s *Scheduler) lead(ctx context.Context, lead *coord.Leadership) error {
 		go s.follow(lctx, prefix, kick)
 	}
 	go s.compact(lctx)
-	tick := time.NewTicker(MaxPassGap)
+	tick := s.clock.NewTicker(MaxPassGap)
 	defer tick.Stop()
 	for {
 		if err := s.pass(lctx, lead); err != nil && lctx.Err() == nil {
@@ -120,11 +121,11 @@ func (s *Scheduler) lead(ctx context.Context, lead *coord.Leadership) error {
 			return errors.New("the scheduler's etcd session ended")
 		case <-kick:
 		case <-s.peers.Changes():
-		case <-tick.C:
+		case <-tick.C():
 		}
 		select {
 		case <-lctx.Done():
-		case <-time.After(schedSettle):
+		case <-s.clock.After(schedSettle):
 		}
 	}
 }
@@ -156,7 +157,7 @@ func (s *Scheduler) follow(ctx context.Context, prefix string, kick chan<- struc
 		poke() // the watch broke: changes may have been missed
 		select {
 		case <-ctx.Done():
-		case <-time.After(resyncPause):
+		case <-s.clock.After(resyncPause):
 		}
 	}
 }
@@ -181,7 +182,7 @@ func (s *Scheduler) pass(ctx context.Context, lead *coord.Leadership) error {
 	for _, p := range view.problems {
 		s.log.Error("cannot schedule a job", "err", p)
 	}
-	for _, u := range schedule(view, s.peers.IsDown, s.now(), newCheckToken) {
+	for _, u := range schedule(view, s.peers.IsDown, s.clock.Now(), newCheckToken) {
 		err := coord.CommitPlacement(ctx, lead, u.job, u.fence, u.record, u.events)
 		if errors.Is(err, coord.ErrFenced) {
 			s.log.Info("placement not written: the job changed or leadership ended", "job", u.job)

@@ -33,7 +33,7 @@ func (s *Supervisor) applyHungLocked(job, worker string, raw []byte) {
 	if h.Host != "" && !coord.IsLocalHost(h.Host) {
 		return // a process of another host with the same node name
 	}
-	go r.killHung(h, s.now())
+	go r.killHung(h, s.clock.Now())
 }
 
 // applyHungKVsLocked acts on the hung records among kvs (a full read).

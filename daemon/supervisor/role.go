@@ -15,7 +15,6 @@ import (
 	"github.com/gtrain/gtrain/pki"
 )
 
-
 // ExitLostContact is the exit status of a role that stopped because it lost
 // etcd, its etcd lease or its job's master (coord.LostContact): the agent
 // restarts it without counting the exit against the crash budget.

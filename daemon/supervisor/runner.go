@@ -153,9 +153,9 @@ func (r *runner) run() {
 			r.finish(rec, api.WorkerStopped, reason)
 			return
 		}
-		rec.State, rec.PID, rec.ExitCode, rec.Start = api.WorkerStarting, 0, 0, r.sup.now().UTC()
+		rec.State, rec.PID, rec.ExitCode, rec.Start = api.WorkerStarting, 0, 0, r.sup.clock.Now().UTC()
 		r.putRecord(rec)
-		started := r.sup.now()
+		started := r.sup.clock.Now()
 		exit, signalled := r.runOnce(attempt, &rec, log)
 		reason := r.stopReason()
 		rec.ExitCode = exit.code
@@ -175,7 +175,7 @@ func (r *runner) run() {
 			r.finish(rec, api.WorkerExited, reason)
 			return
 		}
-		now := r.sup.now()
+		now := r.sup.clock.Now()
 		if !r.countCrash(&rec, exit, now, log) {
 			return
 		}
@@ -246,7 +246,7 @@ func (r *runner) start(attempt int) (*exec.Cmd, error) {
 	}
 	defer logFile.Close() // the child holds its own descriptor
 	header := fmt.Sprintf("=== gtraind: starting %s (attempt %d) at %s ===\n",
-		r.worker, attempt, r.sup.now().UTC().Format(time.RFC3339))
+		r.worker, attempt, r.sup.clock.Now().UTC().Format(time.RFC3339))
 	if _, err := logFile.WriteString(header); err != nil {
 		return nil, fmt.Errorf("write log %s: %w", logFile.Name(), err)
 	}
@@ -280,17 +280,17 @@ func (r *runner) supervise(pid int, exited <-chan error) bool {
 			case reason == keepRunning || termSent:
 			case reason == jobEnded:
 				if termTimer == nil {
-					termTimer = time.After(r.sup.stopGrace)
+					termTimer = r.sup.clock.After(r.sup.stopGrace)
 				}
 			default:
 				signalGroup(pid, syscall.SIGTERM)
 				termSent, termTimer = true, nil
-				killTimer = time.After(r.sup.stopGrace)
+				killTimer = r.sup.clock.After(r.sup.stopGrace)
 			}
 		case <-termTimer:
 			signalGroup(pid, syscall.SIGTERM)
 			termSent, termTimer = true, nil
-			killTimer = time.After(r.sup.stopGrace)
+			killTimer = r.sup.clock.After(r.sup.stopGrace)
 		case <-killTimer:
 			signalGroup(pid, syscall.SIGKILL)
 			killTimer = nil
@@ -300,11 +300,11 @@ func (r *runner) supervise(pid int, exited <-chan error) bool {
 
 // pause waits d before a restart; false if a stop request came meanwhile.
 func (r *runner) pause(d time.Duration) bool {
-	t := time.NewTimer(d)
+	t := r.sup.clock.NewTimer(d)
 	defer t.Stop()
 	for {
 		select {
-		case <-t.C:
+		case <-t.C():
 			return r.stopReason() == keepRunning
 		case <-r.poke:
 			if r.stopReason() != keepRunning {
@@ -358,7 +358,7 @@ func (r *runner) putRecord(rec coord.WorkerRecord) {
 		return
 	}
 	rec.Node, rec.Gen = r.sup.node, r.gen
-	rec.Updated = r.sup.now().UTC()
+	rec.Updated = r.sup.clock.Now().UTC()
 	r.noteRestarts(rec.Restarts)
 	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
 	defer cancel()

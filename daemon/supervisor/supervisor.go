@@ -13,6 +13,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -32,7 +33,7 @@ type Supervisor struct {
 	dataDir   string
 	roles     roleLaunch
 	stopGrace time.Duration
-	now       func() time.Time
+	clock     clock.Clock
 	log       *slog.Logger
 
 	// ctx ends with stop; the storage checks give up with it.
@@ -58,7 +59,7 @@ type jobEntry struct {
 }
 
 // New is the supervisor of cfg.NodeName's roles; Run starts it.
-func New(cli *clientv3.Client, cfg Config, now func() time.Time) *Supervisor {
+func New(cli *clientv3.Client, cfg Config, clk clock.Clock) *Supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Supervisor{
 		ctx:       ctx,
@@ -68,7 +69,7 @@ func New(cli *clientv3.Client, cfg Config, now func() time.Time) *Supervisor {
 		dataDir:   cfg.DataDir,
 		roles:     newRoleLaunch(cfg),
 		stopGrace: cfg.StopGrace,
-		now:       now,
+		clock:     clock.Or(clk),
 		log:       cfg.Log,
 		jobs:      map[string]*jobEntry{},
 		purges:    map[string]chan struct{}{},
@@ -90,7 +91,7 @@ func (s *Supervisor) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(resyncPause):
+		case <-s.clock.After(resyncPause):
 		}
 	}
 }
