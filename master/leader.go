@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/master/core"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -91,7 +92,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 		return nil, err
 	}
 	eval.Program, eval.FailJob = l.prog, l.failJobForProgram
-	qcfg := DefaultQueueConfig()
+	qcfg := core.DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
 	qcfg.NoShuffle = !spec.Data.ShuffleRecords()
 	sync := spec.Mode == jobspec.ModeSync
@@ -103,7 +104,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 		return nil, fmt.Errorf("master: checkpoint.every: %w", err)
 	}
 	_, maxTrainers := spec.TrainerBounds() // IDs for every trainer the job may scale to
-	ccfg := CoreConfig{Sync: sync, Trainers: maxTrainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
+	ccfg := core.CoreConfig{Sync: sync, Trainers: maxTrainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
 		Queue: qcfg, ModelDir: modelDir, LongPoll: l.cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
 	ccfg.StragglerFactor, ccfg.StragglerFloor = spec.Stragglers.Deadline()
 	store := NewEtcdStore(l.cli, l.lead, l.cfg.Job)

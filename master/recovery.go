@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/master/core"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -89,7 +90,7 @@ func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
 // writeCheckpoints saves the master's state at each checkpoint step.
 func (r *recovery) writeCheckpoints(ctx context.Context) {
 	for {
-		var st State
+		var st core.State
 		select {
 		case st = <-r.driver.Snapshots():
 		case <-ctx.Done():
@@ -243,7 +244,7 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 		if err == nil {
 			_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("master caught up from step %d to step %d: the steps the pservers applied since the last save, committed from the plan", at, steps[0]))
 		}
-		if !errors.Is(err, ErrBadStep) {
+		if !errors.Is(err, core.ErrBadStep) {
 			return err
 		}
 		why, consistent = fmt.Sprintf("%s: %v", why, err), false
@@ -325,7 +326,7 @@ func (r *recovery) rollbackLocked(ctx context.Context, why string, target int64)
 }
 
 // loadState reads the master's state checkpointed at step (nil at 0, the start).
-func (r *recovery) loadState(ctx context.Context, step int64) (*State, error) {
+func (r *recovery) loadState(ctx context.Context, step int64) (*core.State, error) {
 	if step <= 0 {
 		return nil, nil
 	}
@@ -333,7 +334,7 @@ func (r *recovery) loadState(ctx context.Context, step int64) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master: rollback: %w", err)
 	}
-	state := &State{}
+	state := &core.State{}
 	if err := json.Unmarshal(snap.Meta, state); err != nil {
 		return nil, fmt.Errorf("master: rollback: decode checkpoint of step %d: %w", step, err)
 	}

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"cmp"
@@ -200,7 +200,7 @@ const unrestored = numTaskStates
 
 func validateStatus(s TaskStatus) error {
 	switch {
-	case !s.State.valid():
+	case !s.State.Valid():
 		return fmt.Errorf("%w: task %d has invalid state %d", ErrInconsistentState, s.ID, int(s.State))
 	case s.Failures < 0:
 		return fmt.Errorf("%w: task %d has negative Failures %d", ErrInconsistentState, s.ID, s.Failures)

@@ -1,7 +1,6 @@
-package master
+package core
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -139,71 +138,4 @@ func TestQueueNoShuffleDispatchesInStoredOrder(t *testing.T) {
 	if second := runQueuePass(t, q, queueEpoch); slices.Equal(first, second) || slices.Equal(first, ids) {
 		t.Errorf("shuffled passes dispatched %v then %v (stored %v)", first, second, ids)
 	}
-}
-
-// driverPasses runs a sync driver over coreTaskSet for passes passes and
-// returns the records each pass read, in order.
-func driverPasses(t *testing.T, noShuffle bool, passes int) [][]recordRef {
-	t.Helper()
-	ts := coreTaskSet()
-	const trainers, batch, stepsPerPass = 3, 4, 4 // 42 records, 12 a step
-	cfg := syncConfig(trainers, batch, passes)
-	cfg.Queue.NoShuffle = noShuffle
-	c := mustDriver(t, t.Context(), cfg, ts, &MemStore{}, &fakeEvaluator{}, newFakeClock())
-	var out [][]recordRef
-	for pass := range passes {
-		start := int64(pass * stepsPerPass)
-		got := runSyncSteps(t, c, start, start+stepsPerPass)
-		checkCoversOnce(t, ts, got, fmt.Sprintf("pass %d", pass))
-		out = append(out, got)
-		waitCore(t, c, fmt.Sprintf("end of pass %d", pass), func(m Meta) bool { return m.Pass == pass+1 })
-	}
-	return out
-}
-
-// TestDriverSyncShufflesRecordsWithinTasks: through the driver, each pass
-// reads every task's records in dataset.RecordOrder of (seed, pass, task),
-// a second driver with the same seed reads exactly the same, and with
-// NoShuffle every pass reads the stored order: tasks by ID, records in turn.
-func TestDriverSyncShufflesRecordsWithinTasks(t *testing.T) {
-	ts := coreTaskSet()
-	shuffled := driverPasses(t, false, 2)
-	if again := driverPasses(t, false, 2); !reflect.DeepEqual(again, shuffled) {
-		t.Fatal("two drivers with the same seed read different orders")
-	}
-	for pass, got := range shuffled {
-		// coreTaskSet's task i is file shard-i: group the records by task.
-		byTask := map[string][]recordRef{}
-		for _, r := range got {
-			byTask[r.file] = append(byTask[r.file], r)
-		}
-		for _, task := range ts.Tasks {
-			stored := storedRecords(ts, task)
-			for i, r := range dataset.RecordOrder(true, 7, pass, task.ID, task.Records) {
-				if byTask[task.File][i] != stored[r] {
-					t.Fatalf("pass %d task %d position %d: %v, want stored record %d %v", pass, task.ID, i, byTask[task.File][i], r, stored[r])
-				}
-			}
-		}
-	}
-	var stored []recordRef
-	for _, task := range ts.Tasks {
-		stored = append(stored, storedRecords(ts, task)...)
-	}
-	for pass, got := range driverPasses(t, true, 2) {
-		if !slices.Equal(got, stored) {
-			t.Fatalf("pass %d without shuffle read %v, want the stored order %v", pass, got, stored)
-		}
-	}
-}
-
-// storedRecords lists a task's records in their stored order.
-func storedRecords(ts *TaskSet, task Task) []recordRef {
-	var out []recordRef
-	for ci, n := range ts.ChunkRecords[task.ID] {
-		for i := range n {
-			out = append(out, recordRef{task.File, task.FirstChunk + ci, i})
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"errors"
@@ -11,9 +11,9 @@ import (
 	"github.com/gtrain/gtrain/coord"
 )
 
-// progressEvery bounds how often the public progress record is rewritten: it
+// ProgressEvery bounds how often the public progress record is rewritten: it
 // is read by people and status polls, not needed for recovery.
-const progressEvery = 250 * time.Millisecond
+const ProgressEvery = 250 * time.Millisecond
 
 // Sentinel errors of the core.
 var (
@@ -161,7 +161,7 @@ type Core struct {
 	checkpointNext  bool           // sync: the next step decided is checkpointed (a re-shard: core_reshard.go)
 	lastCommit      time.Time      // sync: when a step was last committed
 
-	// progress (the public view) is saved at most every progressEvery, and
+	// progress (the public view) is saved at most every ProgressEvery, and
 	// whenever the pass changes, training ends or a rollback happens.
 	progressAt    time.Time
 	progressPass  int
@@ -669,7 +669,7 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 func (c *Core) TakeSave(now, wall time.Time) Save {
 	_, changed := c.q.TakeChanges()
 	var progress *coord.ProgressRecord
-	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= progressEvery {
+	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= ProgressEvery {
 		p := c.progress(wall)
 		progress, c.progressAt, c.progressPass = &p, now, c.meta.Pass
 	}

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"fmt"
@@ -22,12 +22,12 @@ func DivergedReason(pass int, step int64, what string) string {
 	return fmt.Sprintf("diverged at pass %d step %d (%s): lower the learning rate", pass, step, what)
 }
 
-// finite reports whether v is neither NaN nor infinite.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// Finite reports whether v is neither NaN nor infinite.
+func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// formatValue writes a number as an operator reads it: "inf", "-inf" and
+// FormatValue writes a number as an operator reads it: "inf", "-inf" and
 // "nan" for the non-finite ones.
-func formatValue(v float64) string {
+func FormatValue(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "nan"
@@ -55,10 +55,10 @@ func (c *Core) Failed() string { return c.failed }
 // checkLoss diverges the job on a reported loss sum that is not finite (ok
 // false): it must not reach the pass's sum.
 func (c *Core) checkLoss(step int64, lossSum float64) (Effects, bool) {
-	if finite(lossSum) {
+	if Finite(lossSum) {
 		return Effects{}, true
 	}
-	return c.diverge(step, "loss "+formatValue(lossSum)), false
+	return c.diverge(step, "loss "+FormatValue(lossSum)), false
 }
 
 // checkMetrics diverges the job on a pass's metrics that are not finite
@@ -68,8 +68,8 @@ func (c *Core) checkMetrics(end PassEnd, m api.Metrics) (Effects, bool) {
 		name string
 		p    *float64
 	}{{"loss", m.TrainLoss}, {"test loss", m.TestLoss}, {"test accuracy", m.TestAccuracy}} {
-		if v.p != nil && !finite(*v.p) {
-			return c.diverge(end.Step, v.name+" "+formatValue(*v.p)), false
+		if v.p != nil && !Finite(*v.p) {
+			return c.diverge(end.Step, v.name+" "+FormatValue(*v.p)), false
 		}
 	}
 	return Effects{}, true

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"reflect"
@@ -12,7 +12,7 @@ import (
 // in turn, and returns what each (step, micro-batch) covered.
 func runMicroBatches(t *testing.T, trainers int) (map[[2]int64][]Slice, Meta) {
 	t.Helper()
-	cfg := syncConfig(trainers, 4, 1)
+	cfg := FixtureSyncConfig(trainers, 4, 1)
 	cfg.MicroBatches = 3
 	c := newCore(t, cfg)
 	got := map[[2]int64][]Slice{}
@@ -30,7 +30,7 @@ func runMicroBatches(t *testing.T, trainers int) (map[[2]int64][]Slice, Meta) {
 			t.Fatalf("%d trainers: step %d micro-batch %d handed out twice", trainers, w.Step, w.MicroBatch)
 		}
 		got[key] = w.Slices
-		if _, err := c.StepDone(k, w.MicroBatch, w.Step, w.Epoch, 1, int64(len(sliceRecords(w.Slices))), t0); err != nil {
+		if _, err := c.StepDone(k, w.MicroBatch, w.Step, w.Epoch, 1, int64(len(SliceRecords(w.Slices))), t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,8 +42,8 @@ func runMicroBatches(t *testing.T, trainers int) (map[[2]int64][]Slice, Meta) {
 // and every record of the pass is applied exactly once.
 func TestCoreStepsDoNotDependOnTrainers(t *testing.T) {
 	want, meta := runMicroBatches(t, 1)
-	if len(meta.SamplesApplied) != 1 || meta.SamplesApplied[0] != int64(coreTaskSet().Records) {
-		t.Fatalf("samples applied %v, want [%d]", meta.SamplesApplied, coreTaskSet().Records)
+	if len(meta.SamplesApplied) != 1 || meta.SamplesApplied[0] != int64(FixtureTaskSet().Records) {
+		t.Fatalf("samples applied %v, want [%d]", meta.SamplesApplied, FixtureTaskSet().Records)
 	}
 	for _, n := range []int{2, 8} {
 		got, m := runMicroBatches(t, n)
@@ -57,7 +57,7 @@ func TestCoreStepsDoNotDependOnTrainers(t *testing.T) {
 // micro-batch unreported gives it back; the next asker gets it, and a late
 // report of the leaver's counts once.
 func TestCoreLostTrainersMicroBatchGoesToAnother(t *testing.T) {
-	cfg := syncConfig(3, 4, 1)
+	cfg := FixtureSyncConfig(3, 4, 1)
 	c := newCore(t, cfg)
 	w1 := c.Step(1, 0, 0, t0)
 	if w1.MicroBatch != 1 {
@@ -68,7 +68,7 @@ func TestCoreLostTrainersMicroBatchGoesToAnother(t *testing.T) {
 	if eff := c.TrainerLost(1); !eff.Changed {
 		t.Fatal("losing a trainer that holds a micro-batch changed nothing")
 	}
-	recs := func(w Work) int64 { return int64(len(sliceRecords(w.Slices))) }
+	recs := func(w Work) int64 { return int64(len(SliceRecords(w.Slices))) }
 	c.StepDone(0, w0.MicroBatch, 0, 0, 1, recs(w0), t0)
 	again := c.Step(0, 0, 0, t0)
 	if again.Step != 0 || again.MicroBatch != 1 || !reflect.DeepEqual(again.Slices, w1.Slices) {
@@ -86,7 +86,7 @@ func TestCoreLostTrainersMicroBatchGoesToAnother(t *testing.T) {
 // wait for its step is given only when every other micro-batch of the step
 // is reported, held by another trainer, or the home of another live one.
 func TestCorePullWithPushOnlyWhenOthersCoverTheStep(t *testing.T) {
-	cfg := syncConfig(2, 4, 1)
+	cfg := FixtureSyncConfig(2, 4, 1)
 	c := newCore(t, cfg)
 	c.TrainersLive([]int{0, 1})
 	w0 := c.Step(0, 0, 0, t0)
@@ -104,7 +104,7 @@ func TestCorePullWithPushOnlyWhenOthersCoverTheStep(t *testing.T) {
 	if w.PullWithPush {
 		t.Fatalf("trainer 0 alone (trainer 1 not live): %+v, want no pull_with_push: it computes micro-batch 1 too", w)
 	}
-	if _, err := alone.StepDone(0, w.MicroBatch, w.Step, w.Epoch, 1, int64(len(sliceRecords(w.Slices))), t0); err != nil {
+	if _, err := alone.StepDone(0, w.MicroBatch, w.Step, w.Epoch, 1, int64(len(SliceRecords(w.Slices))), t0); err != nil {
 		t.Fatal(err)
 	}
 	last := alone.Step(0, 0, 0, t0)

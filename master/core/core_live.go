@@ -1,4 +1,4 @@
-package master
+package core
 
 // Trainer liveness (async): the driver feeds the core what etcd says about
 // the trainers' leases, and the core keeps the tasks of live trainers from

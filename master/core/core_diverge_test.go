@@ -1,17 +1,9 @@
-package master
+package core
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"math"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gtrain/gtrain/api"
 )
@@ -27,7 +19,7 @@ func TestCoreDiverges(t *testing.T) {
 		act  func(t *testing.T, c *Core) Effects
 		want string
 	}{
-		{"a sync step's loss is infinite", syncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
+		{"a sync step's loss is infinite", FixtureSyncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
 			commitSteps(t, c, 0, 1, t0)
 			c.Step(0, 1, 0, t0)
 			eff, err := c.StepDone(0, 0, 1, 0, inf, 4, t0)
@@ -36,20 +28,20 @@ func TestCoreDiverges(t *testing.T) {
 			}
 			return eff
 		}, "diverged at pass 0 step 1 (loss inf): lower the learning rate"},
-		{"a sync step's loss is NaN", syncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
+		{"a sync step's loss is NaN", FixtureSyncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
 			c.Step(1, 0, 0, t0)
 			eff, _ := c.StepDone(1, 1, 0, 0, nan, 4, t0)
 			return eff
 		}, "diverged at pass 0 step 0 (loss nan): lower the learning rate"},
-		{"an async task's loss is -inf", asyncConfig(2, 4, 2), func(t *testing.T, c *Core) Effects {
+		{"an async task's loss is -inf", FixtureAsyncConfig(2, 4, 2), func(t *testing.T, c *Core) Effects {
 			w, _ := c.Task(0, t0)
 			return c.Report(0, w.Task.ID, -1, math.Inf(-1), 5)
 		}, "diverged at pass 0 step 0 (loss -inf): lower the learning rate"},
-		{"the pass's test loss is NaN", syncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
+		{"the pass's test loss is NaN", FixtureSyncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
 			end := commitSteps(t, c, 0, 4, t0).PassEnd
 			return c.PassEnded(*end, api.Metrics{TestLoss: &nan}, t0)
 		}, "diverged at pass 0 step 4 (test loss nan): lower the learning rate"},
-		{"the evaluator finds a parameter infinite", syncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
+		{"the evaluator finds a parameter infinite", FixtureSyncConfig(3, 4, 2), func(t *testing.T, c *Core) Effects {
 			end := commitSteps(t, c, 0, 4, t0).PassEnd
 			return c.PassDiverged(*end, "parameter w holds inf")
 		}, "diverged at pass 0 step 4 (parameter w holds inf): lower the learning rate"},
@@ -77,7 +69,7 @@ func TestCoreDiverges(t *testing.T) {
 }
 
 func TestCorePassDivergedOfAnotherEpochIsVoid(t *testing.T) {
-	c := newCore(t, syncConfig(3, 4, 2))
+	c := newCore(t, FixtureSyncConfig(3, 4, 2))
 	end := commitSteps(t, c, 0, 4, t0).PassEnd
 	stale := *end
 	stale.Epoch++
@@ -89,7 +81,7 @@ func TestCorePassDivergedOfAnotherEpochIsVoid(t *testing.T) {
 // A pass end whose model write fails warns in the progress record until
 // the pass ends; a repeat of the failure saves nothing.
 func TestCorePassEndWarning(t *testing.T) {
-	c := newCore(t, syncConfig(3, 4, 2))
+	c := newCore(t, FixtureSyncConfig(3, 4, 2))
 	end := *commitSteps(t, c, 0, 4, t0).PassEnd
 	c.TakeSave(t0, t0)
 	const w = "master cannot write the model of pass 0 to /m: no space left on device"
@@ -105,84 +97,5 @@ func TestCorePassEndWarning(t *testing.T) {
 	c.PassEnded(end, api.Metrics{}, t0)
 	if s := c.TakeSave(t0, t0); c.Warning() != "" || s.Progress == nil || len(s.Progress.Warnings) != 0 {
 		t.Fatalf("after the pass ended: warning %q, progress %+v; want none", c.Warning(), s.Progress)
-	}
-}
-
-// flakyEvaluator fails its first fails calls with err, then succeeds.
-type flakyEvaluator struct {
-	mu    sync.Mutex
-	fails int
-	err   error
-}
-
-func (e *flakyEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.fails > 0 {
-		e.fails--
-		return api.Metrics{}, e.err
-	}
-	return api.Metrics{}, nil
-}
-
-// The driver turns the evaluator's errors into the core's: a model write
-// that fails warns while it is retried and the pass then ends; a diverged
-// model fails the job at once, without a retry.
-func TestDriverPassEndErrors(t *testing.T) {
-	write := &ModelWriteError{Pass: 0, Dir: "/m", Err: syscall.ENOSPC}
-	diverged := &DivergedError{What: "parameter w holds nan"}
-	cases := []struct {
-		name       string
-		eval       *flakyEvaluator
-		warned     string
-		wantFailed string
-		wantPass   int
-	}{
-		{"a model write fails twice", &flakyEvaluator{fails: 2, err: write}, write.Warning(), "", 1},
-		{"the parameters diverged", &flakyEvaluator{fails: 1, err: diverged}, "",
-			"diverged at pass 0 step 4 (parameter w holds nan): lower the learning rate", 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := syncConfig(3, 4, 2)
-			cfg.LongPoll = 5 * time.Millisecond
-			store := &MemStore{}
-			d := mustDriver(t, t.Context(), cfg, coreTaskSet(), store, tc.eval, newFakeClock())
-			runSyncSteps(t, d, 0, 4)
-			var warned string
-			deadline := time.After(10 * time.Second)
-			for d.Failed() == "" && metaOf(d).Pass == 0 {
-				if w := d.Warning(); w != "" {
-					warned = w
-				}
-				select {
-				case <-deadline:
-					t.Fatalf("the pass end neither ended nor failed: meta %+v", metaOf(d))
-				case <-time.After(time.Millisecond):
-				}
-			}
-			if warned != tc.warned || d.Failed() != tc.wantFailed || metaOf(d).Pass != tc.wantPass {
-				t.Fatalf("warned %q, failed %q, pass %d; want %q, %q, %d", warned, d.Failed(), metaOf(d).Pass, tc.warned, tc.wantFailed, tc.wantPass)
-			}
-			if d.Warning() != "" {
-				t.Fatalf("the warning outlived the pass end: %q", d.Warning())
-			}
-		})
-	}
-}
-
-// The warning names the directory and the cause, not the temporary file
-// the write failed on, and says what to do.
-func TestModelWriteErrorWarning(t *testing.T) {
-	err := &ModelWriteError{Pass: 3, Dir: "/ck/model/j",
-		Err: fmt.Errorf("model: write /ck/model/j/pass-00003: %w", &fs.PathError{Op: "write", Path: "/ck/model/j/.pass-00003.tmp-1/w.bin", Err: syscall.ENOSPC})}
-	w := err.Warning()
-	for _, want := range []string{"model of pass 3 to /ck/model/j: no space left on device", "training waits", "free space"} {
-		if !strings.Contains(w, want) {
-			t.Errorf("warning %q does not say %q", w, want)
-		}
-	}
-	if strings.Contains(w, ".tmp-") || !errors.Is(err, syscall.ENOSPC) {
-		t.Errorf("warning %q names the temporary file, or the error hides its cause", w)
 	}
 }

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"fmt"
@@ -45,7 +45,9 @@ func (s TaskState) String() string {
 	}
 }
 
-func (s TaskState) valid() bool { return s >= Todo && s < numTaskStates }
+// Valid reports whether s is one of the states above (a stored status may
+// hold anything).
+func (s TaskState) Valid() bool { return s >= Todo && s < numTaskStates }
 
 // TaskStatus is the persisted, per-task part of the queue's state: enough,
 // together with the pass number and the task list, to rebuild the queue.

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // batch 4, a pass is steps 0..3).
 func newCore(t *testing.T, cfg CoreConfig) *Core {
 	t.Helper()
-	c, eff, err := NewCore(cfg, coreTaskSet(), nil, nil, t0, nil)
+	c, eff, err := NewCore(cfg, FixtureTaskSet(), nil, nil, t0, nil)
 	if err != nil {
 		t.Fatalf("NewCore: %v", err)
 	}
@@ -34,7 +34,7 @@ func commitSteps(t *testing.T, c *Core, from, to int64, now time.Time) Effects {
 	for s := from; s < to; s++ {
 		for k := 0; k < c.cfg.Trainers; k++ {
 			w := c.Step(k, s, c.meta.Epoch, now)
-			eff, err := c.StepDone(k, k, s, c.meta.Epoch, 1, int64(len(sliceRecords(w.Slices))), now)
+			eff, err := c.StepDone(k, k, s, c.meta.Epoch, 1, int64(len(SliceRecords(w.Slices))), now)
 			if err != nil {
 				t.Fatalf("StepDone(trainer %d, step %d): %v", k, s, err)
 			}
@@ -77,7 +77,7 @@ func TestCoreStepAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCore(t, syncConfig(3, 4, 1))
+			c := newCore(t, FixtureSyncConfig(3, 4, 1))
 			if tc.setup != nil {
 				tc.setup(t, c)
 			}
@@ -121,7 +121,7 @@ func TestCoreStepDone(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCore(t, syncConfig(3, 4, 2))
+			c := newCore(t, FixtureSyncConfig(3, 4, 2))
 			if tc.passEnd != nil {
 				commitSteps(t, c, 0, 3, t0)
 			}
@@ -170,7 +170,7 @@ func TestCoreCheckpointDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := syncConfig(3, 4, 1)
+			cfg := FixtureSyncConfig(3, 4, 1)
 			cfg.CheckpointSteps, cfg.CheckpointEvery = tc.steps, tc.every
 			c := newCore(t, cfg)
 			var got []bool
@@ -192,7 +192,7 @@ func TestCoreCheckpointDecisions(t *testing.T) {
 }
 
 func TestCoreTakeSave(t *testing.T) {
-	c := newCore(t, asyncConfig(2, 4, 2))
+	c := newCore(t, FixtureAsyncConfig(2, 4, 2))
 	dispatch := func(c *Core, _ time.Time) Effects { _, eff := c.Task(0, t0); return eff }
 	steps := []struct {
 		name         string
@@ -203,13 +203,13 @@ func TestCoreTakeSave(t *testing.T) {
 		wantSlot     int
 	}{
 		{"the first save writes every task into the other slot, and the progress", 0, nil, 6, true, 1},
-		{"a change within progressEvery skips the progress", 100 * time.Millisecond, dispatch, 1, false, 1},
+		{"a change within ProgressEvery skips the progress", 100 * time.Millisecond, dispatch, 1, false, 1},
 		{"nothing changed", 200 * time.Millisecond, nil, 0, false, 1},
 		{"a flush makes the next save write it", 200 * time.Millisecond,
 			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, true, 1},
 		{"a flush with the progress saved changes nothing", 300 * time.Millisecond,
 			func(c *Core, _ time.Time) Effects { return c.FlushProgress() }, 0, false, 1},
-		{"progressEvery after the last one", 500 * time.Millisecond, dispatch, 1, true, 1},
+		{"ProgressEvery after the last one", 500 * time.Millisecond, dispatch, 1, true, 1},
 		{"a rollback rewrites every task into the other slot", 600 * time.Millisecond,
 			func(c *Core, _ time.Time) Effects { eff, _ := c.Rollback(nil, 1, t0); return eff }, 6, true, 0},
 	}
@@ -258,7 +258,7 @@ func TestCoreTaskAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCore(t, asyncConfig(2, 4, 1))
+			c := newCore(t, FixtureAsyncConfig(2, 4, 1))
 			if tc.setup != nil {
 				tc.setup(c)
 			}
@@ -274,7 +274,7 @@ func TestCoreTaskAnswers(t *testing.T) {
 }
 
 func TestCoreTimeoutsAndLostTrainers(t *testing.T) {
-	timeout := asyncConfig(1, 1, 1).Queue.Timeout
+	timeout := FixtureAsyncConfig(1, 1, 1).Queue.Timeout
 	cases := []struct {
 		name    string
 		sync    bool
@@ -291,7 +291,7 @@ func TestCoreTimeoutsAndLostTrainers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := asyncConfig(6, 4, 1)
+			cfg := FixtureAsyncConfig(6, 4, 1)
 			cfg.Sync = tc.sync
 			cfg.MicroBatches = 6
 			c := newCore(t, cfg)
@@ -325,7 +325,7 @@ func TestCorePassEnded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCore(t, syncConfig(3, 4, tc.passes))
+			c := newCore(t, FixtureSyncConfig(3, 4, tc.passes))
 			eff := commitSteps(t, c, 0, 4, t0)
 			if eff.PassEnd == nil || *eff.PassEnd != (PassEnd{Pass: 0, Step: 4}) {
 				t.Fatalf("the last step's pass end %+v, want pass 0 at step 4", eff.PassEnd)
@@ -368,7 +368,7 @@ func TestCoreRollback(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCore(t, syncConfig(3, 4, 2))
+			c := newCore(t, FixtureSyncConfig(3, 4, 2))
 			var state *State
 			if tc.toStep > 0 {
 				commitSteps(t, c, 0, tc.toStep, t0)
@@ -418,7 +418,7 @@ func TestCoreStalled(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := syncConfig(3, 4, 1)
+			cfg := FixtureSyncConfig(3, 4, 1)
 			cfg.Sync = tc.sync
 			c := newCore(t, cfg)
 			if tc.setup != nil {
@@ -443,8 +443,8 @@ func TestCoreStalled(t *testing.T) {
 }
 
 func TestNewCoreRestores(t *testing.T) {
-	ts := coreTaskSet()
-	fresh := newCore(t, syncConfig(3, 4, 2))
+	ts := FixtureTaskSet()
+	fresh := newCore(t, FixtureSyncConfig(3, 4, 2))
 	commitSteps(t, fresh, 0, 4, t0)
 	atPassEnd := fresh.state()
 	cases := []struct {
@@ -459,7 +459,7 @@ func TestNewCoreRestores(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, eff, err := NewCore(syncConfig(3, 4, 2), ts, &tc.meta, atPassEnd.Statuses, t0, nil)
+			c, eff, err := NewCore(FixtureSyncConfig(3, 4, 2), ts, &tc.meta, atPassEnd.Statuses, t0, nil)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("NewCore: %v, want %v", err, tc.wantErr)
 			}
@@ -481,7 +481,7 @@ func TestNewCoreRestores(t *testing.T) {
 // refused (it cleared Done: a SUCCEEDED job lost its last pass's samples in
 // status). A job evaluating an earlier pass is not finishing.
 func TestCoreFinishingRefusesRollback(t *testing.T) {
-	c := newCore(t, syncConfig(3, 4, 2))
+	c := newCore(t, FixtureSyncConfig(3, 4, 2))
 	commitSteps(t, c, 0, 4, t0)
 	if !c.ending || c.Finishing() {
 		t.Fatalf("evaluating pass 0 of 2: ending %v, finishing %v; want true, false", c.ending, c.Finishing())

@@ -1,14 +1,7 @@
-package master
+package core
 
 // CheckpointNext (sync) makes the next step whose checkpoint flag is not
 // decided yet a checkpoint step: a re-shard needs a global checkpoint soon,
 // not at the spec's next interval. Steps already handed out keep their flag
 // (every trainer of a step must carry the same one).
 func (c *Core) CheckpointNext() { c.checkpointNext = true }
-
-// CheckpointNext is Core.CheckpointNext under the driver's lock.
-func (d *Driver) CheckpointNext() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.core.CheckpointNext()
-}

@@ -1,4 +1,4 @@
-package master
+package core
 
 import (
 	"slices"
@@ -13,11 +13,11 @@ import (
 // next trainer that asks, once; the first report counts, the straggler's
 // late one changes nothing, and each trainer's last time is kept.
 func TestCoreStragglersMicroBatchIsHandedAgain(t *testing.T) {
-	cfg := syncConfig(2, 4, 1)
+	cfg := FixtureSyncConfig(2, 4, 1)
 	cfg.StragglerFloor = 300 * time.Millisecond
 	c := newCore(t, cfg)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	recs := func(w Work) int64 { return int64(len(sliceRecords(w.Slices))) }
+	recs := func(w Work) int64 { return int64(len(SliceRecords(w.Slices))) }
 	w0, w1 := c.Step(0, 0, 0, at(0)), c.Step(1, 0, 0, at(0))
 	c.StepDone(0, w0.MicroBatch, 0, 0, 1, recs(w0), at(100*time.Millisecond))
 	// Before the deadline (max(300ms, 4 × 100ms) = 400ms): the next step's.
