@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master/core"
+	"github.com/gtrain/gtrain/master/recovery"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -40,7 +41,7 @@ type leader struct {
 	lead   *coord.Leadership
 	ps     *client.Dynamic
 	driver *Driver
-	recov  *recovery                        // sync only
+	recov  *recovery.Recovery               // sync only
 	hung   *hungLeader                      // sync only
 	srv    *grpc.Server                     // nil until serve
 	creds  credentials.TransportCredentials // serves trainers with
@@ -129,12 +130,14 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 	if l.job.spec.Mode != jobspec.ModeSync {
 		return nil
 	}
-	r, err := newRecovery(ctx, l.cli, l.lead, l.cfg, l.job, l.driver, l.ps)
+	spec := l.job.spec
+	r, err := recovery.Open(ctx, recovery.EtcdConfig{Cli: l.cli, Lead: l.lead, Job: l.cfg.Job, JobRev: l.job.rev,
+		Dir: jobdir.MasterCheckpoints(l.cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Log: l.cfg.Log}, l.driver, l.ps)
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	l.recov = r
-	if err := r.start(ctx, stop); err != nil {
+	if err := r.Start(ctx, stop); err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	return nil
@@ -148,7 +151,7 @@ func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
 	if l.recov != nil {
 		ms.rollback = func(_ context.Context, epoch int64, why string) error {
 			// The rollback outlives the trainer's request.
-			return l.recov.requestRollback(ctx, epoch, why)
+			return l.recov.RequestRollback(ctx, epoch, why)
 		}
 	}
 	api.RegisterMasterServer(l.srv, ms)
@@ -190,7 +193,7 @@ func (l *leader) loop(ctx, leadCtx context.Context, serveErr <-chan error) error
 				return err
 			}
 		case <-epochCheck:
-			if err := l.recov.checkEpochs(leadCtx); err != nil {
+			if err := l.recov.CheckEpochs(leadCtx, maxProbeTimeout); err != nil {
 				return err
 			}
 		case <-l.driver.Changed():

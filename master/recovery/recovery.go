@@ -1,4 +1,4 @@
-package master
+package recovery
 
 import (
 	"context"
@@ -7,59 +7,43 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/gtrain/gtrain/checkpoint"
-	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/internal/jobdir"
-	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master/core"
-	"github.com/gtrain/gtrain/pserver/client"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// recovery keeps a sync job restorable: it writes the master's state at every
+// Recovery keeps a sync job restorable: it writes the master's state at every
 // checkpointed step, declares a global checkpoint once every participant has
 // its part of a step on disk, and rolls the whole job back to the newest
 // complete one when a pserver comes back from a crash.
-type recovery struct {
-	cli    *clientv3.Client
-	lead   *coord.Leadership
-	job    string
-	driver *Driver
-	ps     *client.Dynamic
-	store  *checkpoint.Store // the master's own checkpoints
-	log    *slog.Logger
-	keep   int
-	leases map[int]int64 // pserver index -> lease of the incarnation last seen ready (under mu once started)
-	mu     sync.Mutex    // one rollback or re-shard at a time
+type Recovery struct {
+	driver      Driver
+	checkpoints CheckpointStore
+	states      StateCheckpoints // the master's own checkpoints
+	layouts     LayoutStore
+	events      Events
+	ps          PserverProber
+	log         *slog.Logger
+	keep        int
+	leases      map[int]int64 // pserver index -> lease of the incarnation last seen ready (under mu once started)
+	mu          sync.Mutex    // one rollback or re-shard at a time
 }
 
-// newRecovery opens the master's own checkpoints of a sync job.
-func newRecovery(ctx context.Context, cli *clientv3.Client, lead *coord.Leadership, cfg Config, job *jobData, driver *Driver, ps *client.Dynamic) (*recovery, error) {
-	spec := job.spec
-	rec := checkpoint.NewEtcdRecorder(cli, func(i int) string { return coord.MasterCheckpointRecordKey(cfg.Job, i) })
-	rec.Guard = []clientv3.Cmp{lead.Guard()}
-	store, err := checkpoint.NewStore(checkpoint.Config{
-		Identity: checkpoint.Identity{Job: cfg.Job, Rev: job.rev},
-		Dir:      jobdir.MasterCheckpoints(cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Owner: jobspec.MasterName,
-		// A pserver whose writes fail holds back the global checkpoint: keep its steps' files too.
-		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, cli, cfg.Job) },
-	}, rec, cfg.Log)
-	if err != nil {
-		return nil, err
+// New returns the recovery of a sync job that keeps keep global checkpoints.
+func New(p Ports, keep int, log *slog.Logger) *Recovery {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	if _, _, err := store.Load(ctx); err != nil && !errors.Is(err, checkpoint.ErrNoCheckpoint) {
-		cfg.Log.Warn("master checkpoints", "err", err)
-	}
-	return &recovery{cli: cli, lead: lead, job: cfg.Job, driver: driver, ps: ps, store: store,
-		log: cfg.Log, keep: spec.Checkpoint.Keep}, nil
+	return &Recovery{driver: p.Driver, checkpoints: p.Checkpoints, states: p.States, layouts: p.Layouts,
+		events: p.Events, ps: p.Pservers, log: log, keep: keep, leases: map[int]int64{}}
 }
 
-// start writes checkpoints and tracks global ones from now on, rolls the job
+// Start writes checkpoints and tracks global ones from now on, rolls the job
 // back if the pservers and the stored state disagree, then watches for
 // pservers coming back from a crash. stop ends the master when the tracking
 // or a rollback fails in the background.
-func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
+func (r *Recovery) Start(ctx context.Context, stop context.CancelFunc) error {
 	watchFrom, err := r.readyLeases(ctx)
 	if err != nil {
 		return err
@@ -88,7 +72,7 @@ func (r *recovery) start(ctx context.Context, stop context.CancelFunc) error {
 }
 
 // writeCheckpoints saves the master's state at each checkpoint step.
-func (r *recovery) writeCheckpoints(ctx context.Context) {
+func (r *Recovery) writeCheckpoints(ctx context.Context) {
 	for {
 		var st core.State
 		select {
@@ -101,12 +85,12 @@ func (r *recovery) writeCheckpoints(ctx context.Context) {
 			r.log.Error("encode master checkpoint", "err", err)
 			continue
 		}
-		rec, err := r.store.Save(ctx, checkpoint.Snapshot{Index: 0, Step: st.Meta.Step, Meta: meta})
+		rec, err := r.states.Save(ctx, checkpoint.Snapshot{Index: 0, Step: st.Meta.Step, Meta: meta})
 		if err != nil {
 			r.log.Error("master checkpoint failed; training goes on", "step", st.Meta.Step, "err", err)
 			continue
 		}
-		if err := r.lead.Commit(ctx, clientv3.OpPut(coord.CheckpointMarkKey(r.job, rec.Step, coord.MasterMark), rec.File)); err != nil {
+		if err := r.checkpoints.MarkMaster(ctx, rec.Step, rec.File); err != nil {
 			r.log.Error("master checkpoint mark", "err", err)
 		}
 	}
@@ -115,37 +99,28 @@ func (r *recovery) writeCheckpoints(ctx context.Context) {
 // trackGlobal declares step S the global checkpoint once the master and every
 // pserver have marked S. It returns when the watch ends (an error unless ctx
 // is done: a master that stops tracking checkpoints must not go on).
-func (r *recovery) trackGlobal(ctx context.Context) error {
-	for resp := range r.cli.Watch(ctx, coord.CheckpointMarkPrefix(r.job), clientv3.WithPrefix()) {
-		if err := resp.Err(); err != nil {
-			return fmt.Errorf("watch checkpoint marks: %w", err)
+func (r *Recovery) trackGlobal(ctx context.Context) error {
+	err := r.checkpoints.WatchMarks(ctx, func(step int64) {
+		if err := r.maybeDeclare(ctx, step); err != nil {
+			r.log.Error("declare global checkpoint", "step", step, "err", err)
 		}
-		for _, ev := range resp.Events {
-			if ev.Type != clientv3.EventTypePut {
-				continue
-			}
-			step, _, ok := coord.ParseCheckpointMarkKey(r.job, string(ev.Kv.Key))
-			if !ok {
-				continue
-			}
-			if err := r.maybeDeclare(ctx, step); err != nil {
-				r.log.Error("declare global checkpoint", "step", step, "err", err)
-			}
-		}
-	}
+	})
 	if ctx.Err() != nil {
 		return nil
 	}
-	return errors.New("watch of checkpoint marks ended")
+	if err == nil {
+		err = errors.New("watch of checkpoint marks ended")
+	}
+	return err
 }
 
 // maybeDeclare makes step the newest global checkpoint if every participant
 // marked it. The record is re-read each time: a rollback rewrites it.
-func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
+func (r *Recovery) maybeDeclare(ctx context.Context, step int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var global coord.GlobalCheckpoint
-	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &global); err != nil && !errors.Is(err, coord.ErrNotFound) {
+	global, _, err := r.checkpoints.Global(ctx)
+	if err != nil {
 		return err
 	}
 	if step <= global.Step {
@@ -162,8 +137,7 @@ func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
 		return nil
 	}
 	// Marks of steps no longer kept are not needed to decide anything.
-	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(global)),
-		coord.DeleteMarksBefore(r.job, global.Steps[0])); err != nil {
+	if err := r.checkpoints.Declare(ctx, global); err != nil {
 		return err
 	}
 	r.log.Info("global checkpoint complete", "step", step)
@@ -173,34 +147,26 @@ func (r *recovery) maybeDeclare(ctx context.Context, step int64) error {
 // watchPservers rolls back when a pserver comes back from a crash: a new
 // incarnation (lease) of an index announces itself ready, restored at a
 // complete global checkpoint, while the others went on.
-func (r *recovery) watchPservers(ctx context.Context, rev int64) error {
-	for resp := range r.cli.Watch(ctx, coord.PserverPrefix(r.job), clientv3.WithPrefix(), clientv3.WithRev(rev)) {
-		if err := resp.Err(); err != nil {
-			return fmt.Errorf("watch pservers: %w", err)
+func (r *Recovery) watchPservers(ctx context.Context, rev int64) error {
+	err := r.ps.WatchRegistrations(ctx, rev, func(reg Registration) error {
+		if !reg.Ready || r.knownIncarnation(reg) {
+			return nil
 		}
-		for _, ev := range resp.Events {
-			if ev.Type != clientv3.EventTypePut {
-				continue
-			}
-			var rec coord.PserverRecord
-			if json.Unmarshal(ev.Kv.Value, &rec) != nil || !rec.Ready || r.knownIncarnation(rec, ev.Kv.Lease) {
-				continue
-			}
-			why := fmt.Sprintf("pserver-%d restarted (pid %d)", rec.Index, rec.PID)
-			if err := r.rollback(ctx, why, rec.RestoredStep); err != nil {
-				return err
-			}
-		}
-	}
+		why := fmt.Sprintf("pserver-%d restarted (pid %d)", reg.Index, reg.PID)
+		return r.rollback(ctx, why, reg.RestoredStep)
+	})
 	if ctx.Err() != nil {
 		return nil
 	}
-	return errors.New("watch of pservers ended")
+	if err == nil {
+		err = errors.New("watch of pservers ended")
+	}
+	return err
 }
 
-// requestRollback serves a trainer that found the pservers at different
+// RequestRollback serves a trainer that found the pservers at different
 // steps; a rollback already done since its epoch answers it.
-func (r *recovery) requestRollback(ctx context.Context, epoch int64, why string) error {
+func (r *Recovery) RequestRollback(ctx context.Context, epoch int64, why string) error {
 	if r.driver.Epoch() > epoch {
 		return nil
 	}
@@ -209,19 +175,18 @@ func (r *recovery) requestRollback(ctx context.Context, epoch int64, why string)
 
 // readyLeases records the incarnations serving now; it returns the etcd
 // revision to watch from.
-func (r *recovery) readyLeases(ctx context.Context) (int64, error) {
-	resp, err := r.cli.Get(ctx, coord.PserverPrefix(r.job), clientv3.WithPrefix())
+func (r *Recovery) readyLeases(ctx context.Context) (int64, error) {
+	regs, rev, err := r.ps.Registrations(ctx)
 	if err != nil {
 		return 0, err
 	}
 	r.leases = map[int]int64{}
-	for _, kv := range resp.Kvs {
-		var rec coord.PserverRecord
-		if json.Unmarshal(kv.Value, &rec) == nil && rec.Ready {
-			r.leases[rec.Index] = kv.Lease
+	for _, reg := range regs {
+		if reg.Ready {
+			r.leases[reg.Index] = reg.Lease
 		}
 	}
-	return resp.Header.Revision + 1, nil
+	return rev, nil
 }
 
 // checkConsistent catches the master up with the steps the pservers applied
@@ -229,8 +194,8 @@ func (r *recovery) readyLeases(ctx context.Context) (int64, error) {
 // and the stored master state do not describe one history (e.g. everything
 // restarted after an agent crash, each pserver from a global checkpoint; or
 // a master died in the middle of a rollback).
-func (r *recovery) checkConsistent(ctx context.Context) error {
-	steps, epochs, err := r.ps.Client().Steps(ctx)
+func (r *Recovery) checkConsistent(ctx context.Context) error {
+	steps, epochs, err := r.ps.Steps(ctx)
 	if err != nil {
 		return err
 	}
@@ -242,7 +207,7 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 		// Steps applied since the last save: commit them from the plan.
 		err := r.driver.CatchUp(ctx, steps[0])
 		if err == nil {
-			_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("master caught up from step %d to step %d: the steps the pservers applied since the last save, committed from the plan", at, steps[0]))
+			_ = r.events.Event(ctx, fmt.Sprintf("master caught up from step %d to step %d: the steps the pservers applied since the last save, committed from the plan", at, steps[0]))
 		}
 		if !errors.Is(err, core.ErrBadStep) {
 			return err
@@ -255,13 +220,13 @@ func (r *recovery) checkConsistent(ctx context.Context) error {
 	return r.rollback(ctx, why, target)
 }
 
-// checkEpochs rolls back when a pserver is in a newer epoch than the master:
+// CheckEpochs rolls back when a pserver is in a newer epoch than the master:
 // a rollback was cut short (its master died after restoring some pservers).
-func (r *recovery) checkEpochs(ctx context.Context) error {
-	// Bounded: a stopped pserver must not stall the master's loop (the
-	// hung check runs there).
-	sctx, cancel := context.WithTimeout(ctx, maxProbeTimeout)
-	_, epochs, err := r.ps.Client().Steps(sctx)
+// The question is bounded by timeout: a stopped pserver must not stall the
+// master's loop (the hung check runs there).
+func (r *Recovery) CheckEpochs(ctx context.Context, timeout time.Duration) error {
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	_, epochs, err := r.ps.Steps(sctx)
 	cancel()
 	if err != nil {
 		return nil // a pserver restarting: its return triggers its own rollback
@@ -277,17 +242,17 @@ func (r *recovery) checkEpochs(ctx context.Context) error {
 // target (-1: the newest; 0: the start; older than the newest when the newest
 // proved damaged) in a new epoch (see nextEpoch). The master's own state is
 // loaded first, so a failure leaves the pservers untouched.
-func (r *recovery) rollback(ctx context.Context, why string, target int64) error {
+func (r *Recovery) rollback(ctx context.Context, why string, target int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rollbackLocked(ctx, why, target)
 }
 
 // rollbackLocked is rollback with r.mu held.
-func (r *recovery) rollbackLocked(ctx context.Context, why string, target int64) error {
+func (r *Recovery) rollbackLocked(ctx context.Context, why string, target int64) error {
 	r.driver.Pause()
-	var g coord.GlobalCheckpoint
-	if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil && !errors.Is(err, coord.ErrNotFound) {
+	g, _, err := r.checkpoints.Global(ctx)
+	if err != nil {
 		return err
 	}
 	requested := target
@@ -303,12 +268,12 @@ func (r *recovery) rollbackLocked(ctx context.Context, why string, target int64)
 	if err := r.ps.Refresh(ctx); err != nil {
 		return err
 	}
-	_, epochs, err := r.ps.Client().Steps(ctx)
+	_, epochs, err := r.ps.Steps(ctx)
 	if err != nil {
 		return err
 	}
 	epoch := nextEpoch(r.driver.Epoch(), epochs)
-	if err := r.ps.Client().Restore(ctx, target, epoch, r.lead.Rev()); err != nil {
+	if err := r.ps.Restore(ctx, target, epoch); err != nil {
 		return err
 	}
 	if err := r.driver.Rollback(ctx, state, epoch); err != nil {
@@ -316,21 +281,20 @@ func (r *recovery) rollbackLocked(ctx context.Context, why string, target int64)
 	}
 	// Forget the abandoned history: its checkpoints are deleted as the new
 	// one is written, so neither its global steps nor its marks may count.
-	if err := r.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(r.job), coord.MustJSON(rolledBackGlobal(g, target))),
-		coord.DeleteMarksFrom(r.job, target+1)); err != nil {
+	if err := r.checkpoints.RollBack(ctx, rolledBackGlobal(g, target)); err != nil {
 		return err
 	}
 	pass, _ := r.driver.Position()
-	_ = coord.AppendEvent(ctx, r.cli, r.job, fmt.Sprintf("%s: job rolled back to global checkpoint step %d (pass %d), epoch %d", why, target, pass, epoch))
+	_ = r.events.Event(ctx, fmt.Sprintf("%s: job rolled back to global checkpoint step %d (pass %d), epoch %d", why, target, pass, epoch))
 	return nil
 }
 
 // loadState reads the master's state checkpointed at step (nil at 0, the start).
-func (r *recovery) loadState(ctx context.Context, step int64) (*core.State, error) {
+func (r *Recovery) loadState(ctx context.Context, step int64) (*core.State, error) {
 	if step <= 0 {
 		return nil, nil
 	}
-	snap, err := r.store.LoadStep(ctx, step)
+	snap, err := r.states.LoadStep(ctx, step)
 	if err != nil {
 		return nil, fmt.Errorf("master: rollback: %w", err)
 	}

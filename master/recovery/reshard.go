@@ -1,4 +1,4 @@
-package master
+package recovery
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Re-sharding (sync): the operator records a pserver count
@@ -41,10 +40,10 @@ var errReshardAbandoned = errors.New("the job ended before the re-shard could st
 
 // reshardLoop carries out the operator's pserver count until ctx ends; a
 // failure stops the master so that a successor resumes from etcd.
-func (r *recovery) reshardLoop(ctx context.Context, stop context.CancelFunc) {
+func (r *Recovery) reshardLoop(ctx context.Context, stop context.CancelFunc) {
 	for ctx.Err() == nil {
 		wctx, cancel := context.WithTimeout(ctx, reshardPoll)
-		changed := r.cli.Watch(wctx, coord.ReshardRequestKey(r.job))
+		changed := r.layouts.ReshardChanged(wctx)
 		err := r.reshardOnce(ctx)
 		if err != nil && ctx.Err() == nil && !errors.Is(err, errReshardAbandoned) {
 			cancel()
@@ -61,8 +60,8 @@ func (r *recovery) reshardLoop(ctx context.Context, stop context.CancelFunc) {
 }
 
 // reshardOnce finishes a re-shard under way or starts the one requested.
-func (r *recovery) reshardOnce(ctx context.Context) error {
-	req, layout, err := coord.GetReshard(ctx, r.cli, r.job)
+func (r *Recovery) reshardOnce(ctx context.Context) error {
+	req, layout, err := r.layouts.Reshard(ctx)
 	if err != nil {
 		// Nothing started: an etcd hiccup (a leader election) is no reason
 		// to give up the mastership; the next poll reads again.
@@ -80,7 +79,7 @@ func (r *recovery) reshardOnce(ctx context.Context) error {
 }
 
 // reshard moves the job from from pservers to to (steps 1-4 above).
-func (r *recovery) reshard(ctx context.Context, from, to int, cur coord.LayoutRecord) error {
+func (r *Recovery) reshard(ctx context.Context, from, to int, cur coord.LayoutRecord) error {
 	r.log.Info("re-sharding pservers: waiting for a global checkpoint", "from", from, "to", to)
 	if err := r.waitGlobalCheckpoint(ctx); err != nil {
 		return err
@@ -95,7 +94,7 @@ func (r *recovery) reshard(ctx context.Context, from, to int, cur coord.LayoutRe
 // switchLayout pauses, commits the next generation and rolls the job back
 // to its step, all under r.mu: no checkpoint is declared and no other
 // rollback runs in between.
-func (r *recovery) switchLayout(ctx context.Context, from, to int, cur coord.LayoutRecord) (coord.LayoutRecord, error) {
+func (r *Recovery) switchLayout(ctx context.Context, from, to int, cur coord.LayoutRecord) (coord.LayoutRecord, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	paused := time.Now()
@@ -117,13 +116,12 @@ func (r *recovery) switchLayout(ctx context.Context, from, to int, cur coord.Lay
 // waitGlobalCheckpoint asks for a checkpoint at the next step and waits
 // until a global checkpoint newer than the job's step now is declared. The
 // flag is asked again now and then: a rollback meanwhile forgets it.
-func (r *recovery) waitGlobalCheckpoint(ctx context.Context) error {
+func (r *Recovery) waitGlobalCheckpoint(ctx context.Context) error {
 	_, at := r.driver.Position()
 	for {
 		r.driver.CheckpointNext()
-		var g coord.GlobalCheckpoint
-		mod, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g)
-		if err != nil && !errors.Is(err, coord.ErrNotFound) {
+		g, mod, err := r.checkpoints.Global(ctx)
+		if err != nil {
 			return err
 		}
 		if g.Step > at {
@@ -138,7 +136,7 @@ func (r *recovery) waitGlobalCheckpoint(ctx context.Context) error {
 		}
 		wctx, cancel := context.WithTimeout(ctx, reshardPoll)
 		select {
-		case <-r.cli.Watch(wctx, coord.GlobalCheckpointKey(r.job), clientv3.WithRev(rev)):
+		case <-r.checkpoints.GlobalChanged(wctx, rev):
 		case <-wctx.Done():
 		}
 		cancel()
@@ -151,14 +149,17 @@ func (r *recovery) waitGlobalCheckpoint(ctx context.Context) error {
 // commitLayout records the next generation from the newest global
 // checkpoint (r.mu held). A job record
 // changed under it (a trainer scale) is read again.
-func (r *recovery) commitLayout(ctx context.Context, from, to int, cur coord.LayoutRecord, paused time.Time) (coord.LayoutRecord, error) {
+func (r *Recovery) commitLayout(ctx context.Context, from, to int, cur coord.LayoutRecord, paused time.Time) (coord.LayoutRecord, error) {
 	for {
-		var g coord.GlobalCheckpoint
-		if _, err := coord.GetJSON(ctx, r.cli, coord.GlobalCheckpointKey(r.job), &g); err != nil {
+		g, rev, err := r.checkpoints.Global(ctx)
+		if err == nil && rev == 0 {
+			err = errors.New("no global checkpoint record to re-shard from")
+		}
+		if err != nil {
 			return coord.LayoutRecord{}, err
 		}
 		next := coord.NextLayout(cur, from, to, g.Step, paused)
-		err := coord.CommitLayout(ctx, r.cli, r.lead.Guard(), r.job, next, g)
+		err = r.layouts.Commit(ctx, next, g)
 		if errors.Is(err, coord.ErrLayoutMoved) && ctx.Err() == nil {
 			continue
 		}

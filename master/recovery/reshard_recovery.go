@@ -1,30 +1,24 @@
-package master
+package recovery
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/jobspec"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // countMarks counts the participants of the current layout that marked
 // step: the master and pserver-0..pservers-1. After a re-shard down, an old
 // pserver beyond the new count may still mark a step it applied before it
 // left its generation; its mark must not complete a step of the new cut.
-func (r *recovery) countMarks(ctx context.Context, step int64, pservers int) (int64, error) {
-	resp, err := r.cli.Get(ctx, coord.CheckpointMarkStepPrefix(r.job, step), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+func (r *Recovery) countMarks(ctx context.Context, step int64, pservers int) (int64, error) {
+	marked, err := r.checkpoints.Marks(ctx, step)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
-	for _, kv := range resp.Kvs {
-		_, who, ok := coord.ParseCheckpointMarkKey(r.job, string(kv.Key))
-		if !ok {
-			continue
-		}
+	for _, who := range marked {
 		if who == coord.MasterMark {
 			n++
 			continue
@@ -36,35 +30,34 @@ func (r *recovery) countMarks(ctx context.Context, step int64, pservers int) (in
 	return n, nil
 }
 
-// knownIncarnation reports whether rec (under lease) is not news: the
+// knownIncarnation reports whether reg is not news: the
 // incarnation of its index already seen ready, or a registration of another
 // layout generation than the one in use. The watch may deliver an old
 // generation's last publish (a checkpoint mark) after a re-shard adopted the
 // new one: taken for a restart, it would roll the job back to where that
 // old incarnation once started. Otherwise the lease is recorded as seen.
-func (r *recovery) knownIncarnation(rec coord.PserverRecord, lease int64) bool {
+func (r *Recovery) knownIncarnation(reg Registration) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if rec.Generation != r.ps.Generation() || r.leases[rec.Index] == lease {
+	if reg.Generation != r.ps.Generation() || r.leases[reg.Index] == reg.Lease {
 		return true
 	}
-	r.leases[rec.Index] = lease
+	r.leases[reg.Index] = reg.Lease
 	return false
 }
 
 // adoptIncarnationsLocked records the pservers registered now (of the
 // layout in use) as seen: a re-shard's own rollback already put them at its
 // step, so their registrations must not roll the job back once more.
-func (r *recovery) adoptIncarnationsLocked(ctx context.Context) error {
-	resp, err := r.cli.Get(ctx, coord.PserverPrefix(r.job), clientv3.WithPrefix())
+func (r *Recovery) adoptIncarnationsLocked(ctx context.Context) error {
+	regs, _, err := r.ps.Registrations(ctx)
 	if err != nil {
 		return err
 	}
 	gen := r.ps.Generation()
-	for _, kv := range resp.Kvs {
-		var rec coord.PserverRecord
-		if json.Unmarshal(kv.Value, &rec) == nil && rec.Ready && rec.Generation == gen {
-			r.leases[rec.Index] = kv.Lease
+	for _, reg := range regs {
+		if reg.Ready && reg.Generation == gen {
+			r.leases[reg.Index] = reg.Lease
 		}
 	}
 	return nil
@@ -79,8 +72,8 @@ func (r *recovery) adoptIncarnationsLocked(ctx context.Context) error {
 // that never applied that step. The newest global checkpoint is the
 // layout's first step or a later one of the new layout (the commit kept no
 // older one).
-func (r *recovery) rollbackIfResharding(ctx context.Context) error {
-	l, err := coord.GetLayout(ctx, r.cli, r.job)
+func (r *Recovery) rollbackIfResharding(ctx context.Context) error {
+	l, err := r.layouts.Layout(ctx)
 	if err != nil || !l.Resharding() {
 		return err
 	}

@@ -1,4 +1,4 @@
-package master
+package recovery
 
 import "github.com/gtrain/gtrain/coord"
 

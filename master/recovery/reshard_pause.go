@@ -1,4 +1,4 @@
-package master
+package recovery
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // job's end) and records the pause: from when the master stopped handing
 // out steps to then. A successor master finishing a predecessor's re-shard
 // measures from the recorded wall time.
-func (r *recovery) finishReshard(ctx context.Context, l coord.LayoutRecord) error {
+func (r *Recovery) finishReshard(ctx context.Context, l coord.LayoutRecord) error {
 	for {
 		_, at := r.driver.Position()
 		if at > l.FromStep || r.driver.Done() {
@@ -26,11 +26,11 @@ func (r *recovery) finishReshard(ctx context.Context, l coord.LayoutRecord) erro
 		}
 	}
 	l.PauseMs = max(time.Since(l.Paused).Milliseconds(), 1)
-	if err := r.lead.Commit(ctx, coord.PutLayoutOp(r.job, l)); err != nil {
+	if err := r.layouts.Finish(ctx, l); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("pservers re-sharded from %d to %d at global checkpoint step %d (layout generation %d): training paused %d ms",
 		l.SourcePservers, l.Pservers, l.FromStep, l.Generation, l.PauseMs)
 	r.log.Info(what)
-	return coord.AppendEvent(ctx, r.cli, r.job, what)
+	return r.events.Event(ctx, what)
 }
