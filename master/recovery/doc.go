@@ -12,7 +12,8 @@
 // checkpoint records, the master's own checkpoints, the layout records, the
 // event log, the pservers), which etcd.go implements on etcd and the
 // pservers' gRPC client; the unit tests run the decisions on in-memory
-// fakes of them.
+// fakes of them (fakes_test.go), and etcd_test.go holds etcd.go to a real
+// etcd.
 //
 // It must not build or parse etcd keys (coord does), hold parameters, or
 // start or stop processes (the agent restarts a master that stops).
