@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	"github.com/gtrain/gtrain/master"
+	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"golang.org/x/sync/errgroup"
@@ -118,13 +119,13 @@ func DispatchPerSec(e *Etcd, job string, tasks, trainers int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ts := &master.TaskSet{ChunkRecords: map[int][]int{}}
+	ts := &core.TaskSet{ChunkRecords: map[int][]int{}}
 	for i := 0; i < tasks; i++ {
-		ts.Tasks = append(ts.Tasks, master.Task{ID: i, File: "f", FirstChunk: i, Chunks: 1, Records: 10})
+		ts.Tasks = append(ts.Tasks, core.Task{ID: i, File: "f", FirstChunk: i, Chunks: 1, Records: 10})
 		ts.ChunkRecords[i] = []int{10}
 		ts.Records += 10
 	}
-	cfg := master.CoreConfig{Trainers: trainers, Batch: 10, Passes: 1, Queue: master.DefaultQueueConfig(), LongPoll: time.Second}
+	cfg := core.CoreConfig{Trainers: trainers, Batch: 10, Passes: 1, Queue: core.DefaultQueueConfig(), LongPoll: time.Second}
 	core, err := master.NewDriver(ctx, cfg, ts, master.NewEtcdStore(e.Cli, l, job), noEval{}, master.SystemClock{}, nil)
 	if err != nil {
 		return 0, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,14 +25,14 @@ type crashAfterSave struct {
 	armed bool
 }
 
-func (c *crashAfterSave) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
+func (c *crashAfterSave) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
 	if err := c.Store.Save(ctx, meta, changed, progress); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range changed {
-		if c.armed && s.State == Pending {
+		if c.armed && s.State == core.Pending {
 			c.armed = false
 			return errCrashAfterSave
 		}
@@ -54,7 +55,7 @@ func registerTrainer(t *testing.T, cli *clientv3.Client, job string, id int) cli
 	return lease.ID
 }
 
-func waitStatus(t *testing.T, d *Driver, id int, what string, cond func(TaskStatus) bool) {
+func waitStatus(t *testing.T, d *Driver, id int, what string, cond func(core.TaskStatus) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond(statusOf(d, id)) {
@@ -71,7 +72,7 @@ func TestAsyncMasterKilledBetweenPersistAndAnswer(t *testing.T) {
 	cli := dialTest(t, startTestEtcd(t))
 	job := "async-crash"
 	_, lead := leadJob(t, cli, job, "m1")
-	ts, cfg := coreTaskSet(), asyncConfig(2, 4, 1)
+	ts, cfg := core.FixtureTaskSet(), core.FixtureAsyncConfig(2, 4, 1)
 	clock := newFakeClock()
 	lease0 := registerTrainer(t, cli, job, 0) // trainer 1 is dead: no key
 
@@ -91,14 +92,14 @@ func TestAsyncMasterKilledBetweenPersistAndAnswer(t *testing.T) {
 	d2 := mustDriver(t, t.Context(), cfg, ts, NewEtcdStore(cli, lead, job), &fakeEvaluator{}, clock)
 	go watchTrainers(t.Context(), cli, job, d2, slog.New(slog.DiscardHandler))
 	// The dead trainer's task, pending in etcd, goes back without a failure.
-	waitStatus(t, d2, orphan.ID, "a dead trainer's task at master start", func(s TaskStatus) bool {
-		return s.State == Todo && s.Failures == 0
+	waitStatus(t, d2, orphan.ID, "a dead trainer's task at master start", func(s core.TaskStatus) bool {
+		return s.State == core.Todo && s.Failures == 0
 	})
 	// The trainer retries its call: the report is not counted twice, and it
 	// gets the task the lost answer carried.
 	unheard := -1
 	for _, s := range statusesOf(d2) {
-		if s.State == Pending && s.Trainer == 0 {
+		if s.State == core.Pending && s.Trainer == 0 {
 			unheard = s.ID
 		}
 	}
@@ -106,14 +107,14 @@ func TestAsyncMasterKilledBetweenPersistAndAnswer(t *testing.T) {
 	if unheard < 0 || b.ID != unheard {
 		t.Fatalf("the retry got task %d, want the dispatch persisted but never answered (%d)", b.ID, unheard)
 	}
-	if st := statusOf(d2, a.ID); st.State != Done {
+	if st := statusOf(d2, a.ID); st.State != core.Done {
 		t.Fatalf("reported task after the retry: %+v, want done", st)
 	}
 	if m := metaOf(d2); m.PassSamples != int64(a.Records) {
 		t.Fatalf("samples after the retried report %d, want %d once", m.PassSamples, a.Records)
 	}
 	checkLeaseKeepsTask(t, d2, clock, cli, cfg, lease0, b.ID)
-	driveAsync(t, d2, map[int]*Task{})
+	driveAsync(t, d2, map[int]*core.Task{})
 	flush(t, d2)
 	if m := metaOf(d2); !m.Done || len(m.SamplesApplied) != 1 || m.SamplesApplied[0] != int64(ts.Records) {
 		t.Fatalf("end meta %+v, want done with samples_applied [%d]", m, ts.Records)
@@ -125,19 +126,19 @@ func TestAsyncMasterKilledBetweenPersistAndAnswer(t *testing.T) {
 
 // checkLeaseKeepsTask checks that trainer 0, alive by its lease, keeps task
 // id however long it takes, and loses it (without a failure) with the lease.
-func checkLeaseKeepsTask(t *testing.T, d *Driver, clock *fakeClock, cli *clientv3.Client, cfg CoreConfig, lease clientv3.LeaseID, id int) {
+func checkLeaseKeepsTask(t *testing.T, d *Driver, clock *fakeClock, cli *clientv3.Client, cfg core.CoreConfig, lease clientv3.LeaseID, id int) {
 	t.Helper()
 	for range 5 {
 		clock.Advance(cfg.Queue.Timeout)
 		tick(t, d)
 	}
-	if st := statusOf(d, id); st.State != Pending || st.Trainer != 0 {
+	if st := statusOf(d, id); st.State != core.Pending || st.Trainer != 0 {
 		t.Fatalf("task of a trainer with a live lease after 5 timeouts: %+v, want pending", st)
 	}
 	if _, err := cli.Revoke(t.Context(), lease); err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, d, id, "the task of a trainer whose lease ended", func(s TaskStatus) bool {
-		return s.State == Todo && s.Failures == 0
+	waitStatus(t, d, id, "the task of a trainer whose lease ended", func(s core.TaskStatus) bool {
+		return s.State == core.Todo && s.Failures == 0
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/retry"
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // saveTimeout bounds one save; a store that does not answer in that time
@@ -20,7 +21,7 @@ const saveTimeout = 30 * time.Second
 // deferredSaveEvery paces the background saves of deferred changes (sync
 // step commits): the pace of the public progress record, so `status` is as
 // fresh as when every commit was saved at once.
-const deferredSaveEvery = progressEvery
+const deferredSaveEvery = core.ProgressEvery
 
 // evalRetry is the pause between two attempts at a failed pass evaluation.
 const evalRetry = time.Second
@@ -52,7 +53,7 @@ type Driver struct {
 	longPoll time.Duration
 
 	mu        sync.Mutex
-	core      *Core
+	core      *core.Core
 	changed   chan struct{}      // closed and replaced on every change
 	saved     chan struct{}      // closed and replaced when a save ends or Run stops
 	dirty     uint64             // changes made
@@ -60,16 +61,16 @@ type Driver struct {
 	durable   uint64             // changes saved
 	fatal     error              // a failed save: this master must stop
 	stopped   bool               // Run returned: nothing more is saved
-	passEnd   *PassEnd           // for Run to start evaluating
+	passEnd   *core.PassEnd      // for Run to start evaluating
 	endCancel context.CancelFunc // cancels the pass-end evaluation under way
-	snapshots chan State         // sync: master states at checkpoint steps, for the writer
+	snapshots chan core.State    // sync: master states at checkpoint steps, for the writer
 	wake      chan struct{}      // tells Run a save or a pass end is wanted
 }
 
 // NewDriver restores the state from store, or starts pass 0 when none is
 // stored, and saves it; ctx bounds only that. Run must run for any change
 // to be saved from then on.
-func NewDriver(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store, eval Evaluator, clock Clock, log *slog.Logger) (*Driver, error) {
+func NewDriver(ctx context.Context, cfg core.CoreConfig, tasks *core.TaskSet, store Store, eval Evaluator, clock Clock, log *slog.Logger) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -81,14 +82,14 @@ func NewDriver(ctx context.Context, cfg CoreConfig, tasks *TaskSet, store Store,
 		return nil, fmt.Errorf("master: load state: %w", err)
 	}
 	mono := newMonotonicTime(clock)
-	core, eff, err := NewCore(cfg, tasks, meta, statuses, mono.now(), log)
+	c, eff, err := core.NewCore(cfg, tasks, meta, statuses, mono.now(), log)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{store: store, eval: eval, clock: clock, mono: mono, log: log, longPoll: cfg.LongPoll, core: core,
-		changed: make(chan struct{}), saved: make(chan struct{}), snapshots: make(chan State, 1), wake: make(chan struct{}, 1)}
+	d := &Driver{store: store, eval: eval, clock: clock, mono: mono, log: log, longPoll: cfg.LongPoll, core: c,
+		changed: make(chan struct{}), saved: make(chan struct{}), snapshots: make(chan core.State, 1), wake: make(chan struct{}, 1)}
 	d.mu.Lock()
-	gen := d.applyLocked(Effects{Changed: eff.Changed})
+	gen := d.applyLocked(core.Effects{Changed: eff.Changed})
 	d.mu.Unlock()
 	if gen > 0 {
 		if err := d.save(ctx); err != nil {
@@ -133,7 +134,7 @@ func (d *Driver) stop() {
 
 // applyLocked carries out eff but its save; it returns the change's
 // generation to wait for (0: nothing changed, or a deferred change).
-func (d *Driver) applyLocked(eff Effects) uint64 {
+func (d *Driver) applyLocked(eff core.Effects) uint64 {
 	var gen uint64
 	if eff.Changed {
 		gen = d.touchLocked()
@@ -248,7 +249,7 @@ func (d *Driver) commit(ctx context.Context, gen uint64) error {
 }
 
 // change applies one change of the core and waits until it is saved.
-func (d *Driver) change(ctx context.Context, f func(now time.Time) Effects) error {
+func (d *Driver) change(ctx context.Context, f func(now time.Time) core.Effects) error {
 	d.mu.Lock()
 	gen := d.applyLocked(f(d.mono.now()))
 	d.mu.Unlock()
@@ -270,9 +271,9 @@ func waitChange(poll context.Context, changed <-chan struct{}) bool {
 
 // GetStep (sync) returns what trainer computes at step, waiting up to the
 // long poll for it to be planned (see Core.Step).
-func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (Work, error) {
+func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (core.Work, error) {
 	if err := d.core.CheckTrainer(trainer); err != nil {
-		return Work{}, err
+		return core.Work{}, err
 	}
 	poll, cancel := context.WithTimeout(ctx, d.longPoll)
 	defer cancel()
@@ -280,7 +281,7 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (W
 		d.mu.Lock()
 		if d.fatal != nil {
 			defer d.mu.Unlock()
-			return Work{}, d.fatal
+			return core.Work{}, d.fatal
 		}
 		w := d.core.Step(trainer, step, epoch, d.mono.now())
 		gen, durable, changed := d.need, d.durable, d.changed
@@ -294,7 +295,7 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (W
 				// yet. Deferred step commits are not waited for: a new master
 				// recomputes them (Core.CatchUp).
 				if err := d.commit(ctx, gen); err != nil {
-					return Work{}, err
+					return core.Work{}, err
 				}
 			}
 			return w, nil
@@ -332,7 +333,7 @@ func (d *Driver) StepDone(ctx context.Context, trainer, mb int, step, epoch int6
 // GetTask (async) reports the previous task and asks for the next one,
 // waiting up to the long poll for one. The report and the next dispatch are
 // saved in one commit: one etcd transaction per task for a lone trainer.
-func (d *Driver) GetTask(ctx context.Context, trainer, finished, failed int, lossSum float64, records int64) (Work, error) {
+func (d *Driver) GetTask(ctx context.Context, trainer, finished, failed int, lossSum float64, records int64) (core.Work, error) {
 	return d.GetTaskPass(ctx, trainer, CurrentPass, finished, failed, lossSum, records)
 }
 
@@ -342,9 +343,9 @@ const CurrentPass = -1
 // GetTaskPass is GetTask reporting tasks handed out in pass (see
 // Core.ReportPass): a trainer names the pass of the task it reports, so a
 // repeat sent after the pass ended does not count in the next one.
-func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, failed int, lossSum float64, records int64) (Work, error) {
+func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, failed int, lossSum float64, records int64) (core.Work, error) {
 	if err := d.core.CheckTrainer(trainer); err != nil {
-		return Work{}, err
+		return core.Work{}, err
 	}
 	d.mu.Lock()
 	if pass == CurrentPass {
@@ -358,7 +359,7 @@ func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, faile
 		d.mu.Lock()
 		if d.fatal != nil {
 			defer d.mu.Unlock()
-			return Work{}, d.fatal
+			return core.Work{}, d.fatal
 		}
 		w, eff := d.core.Task(trainer, d.mono.now())
 		if g := d.applyLocked(eff); g > 0 {
@@ -371,14 +372,14 @@ func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, faile
 			return w, d.commit(ctx, gen)
 		case api.WorkStatus_WORK_READY:
 			if err := d.commit(ctx, gen); err != nil {
-				return Work{}, err
+				return core.Work{}, err
 			}
 			return w, nil
 		}
 		if gen > 0 {
 			// Nothing to hand out yet: make the report durable before waiting.
 			if err := d.commit(ctx, gen); err != nil {
-				return Work{}, err
+				return core.Work{}, err
 			}
 			gen = 0
 		}
@@ -395,7 +396,7 @@ func (d *Driver) Tick(ctx context.Context) error {
 
 // TrainerLost gives a vanished trainer's tasks (async) back at once.
 func (d *Driver) TrainerLost(ctx context.Context, trainer int) error {
-	return d.change(ctx, func(time.Time) Effects { return d.core.TrainerLost(trainer) })
+	return d.change(ctx, func(time.Time) core.Effects { return d.core.TrainerLost(trainer) })
 }
 
 // TrainerUp records that trainer's lease is alive: its tasks are renewed
@@ -409,7 +410,7 @@ func (d *Driver) TrainerUp(trainer int) {
 // TrainersLive sets the live trainers to those listed and gives back the
 // tasks of any other (see Core.TrainersLive).
 func (d *Driver) TrainersLive(ctx context.Context, trainers []int) error {
-	return d.change(ctx, func(time.Time) Effects { return d.core.TrainersLive(trainers) })
+	return d.change(ctx, func(time.Time) core.Effects { return d.core.TrainersLive(trainers) })
 }
 
 // FlushProgress saves the progress record if a save skipped it.
@@ -417,7 +418,7 @@ func (d *Driver) FlushProgress(ctx context.Context) error {
 	if d.Fatal() != nil {
 		return nil
 	}
-	return d.change(ctx, func(time.Time) Effects { return d.core.FlushProgress() })
+	return d.change(ctx, func(time.Time) core.Effects { return d.core.FlushProgress() })
 }
 
 // Flush saves every change made so far, deferred ones included, and waits
@@ -469,7 +470,7 @@ func (d *Driver) PauseUnlessFinishing() bool {
 
 // Rollback puts the master back at a complete global checkpoint (see
 // Core.Rollback) and saves it.
-func (d *Driver) Rollback(ctx context.Context, state *State, epoch int64) error {
+func (d *Driver) Rollback(ctx context.Context, state *core.State, epoch int64) error {
 	d.mu.Lock()
 	eff, err := d.core.Rollback(state, epoch, d.mono.now())
 	gen := d.applyLocked(eff)
@@ -495,7 +496,7 @@ func (d *Driver) startPassEnd(ctx context.Context) {
 }
 
 // endPass evaluates end, then advances the core to the next pass and saves it.
-func (d *Driver) endPass(ctx context.Context, end PassEnd) {
+func (d *Driver) endPass(ctx context.Context, end core.PassEnd) {
 	metrics, ok := d.evaluate(ctx, end)
 	if !ok {
 		return // cancelled: a rollback or the end of this master
@@ -515,7 +516,7 @@ func (d *Driver) endPass(ctx context.Context, end PassEnd) {
 // evaluate runs the evaluator until it succeeds or ctx ends (ok false). A
 // model that diverged fails the job; a model write that fails is the
 // operator's warning while it is retried (see ModelWriteError).
-func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics, ok bool) {
+func (d *Driver) evaluate(ctx context.Context, end core.PassEnd) (metrics api.Metrics, ok bool) {
 	err := retry.Do(ctx, retry.Policy{Initial: evalRetry}, func() error {
 		var err error
 		metrics, err = d.eval.EndPass(ctx, end.Pass, end.Step)
@@ -526,10 +527,10 @@ func (d *Driver) evaluate(ctx context.Context, end PassEnd) (metrics api.Metrics
 		var write *ModelWriteError
 		switch {
 		case errors.As(err, &diverged):
-			d.apply(func() Effects { return d.core.PassDiverged(end, diverged.What) })
+			d.apply(func() core.Effects { return d.core.PassDiverged(end, diverged.What) })
 			return retry.Permanent(err)
 		case errors.As(err, &write):
-			d.apply(func() Effects { return d.core.PassEndWarning(end, write.Warning()) })
+			d.apply(func() core.Effects { return d.core.PassEndWarning(end, write.Warning()) })
 		}
 		return err
 	}, retry.OnRetry(func(attempt int, err error, _ time.Duration) {
@@ -548,7 +549,7 @@ func (d *Driver) Done() bool {
 }
 
 // apply makes a change of the core (f, under the lock) that nobody waits for.
-func (d *Driver) apply(f func() Effects) {
+func (d *Driver) apply(f func() core.Effects) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.applyLocked(f())
@@ -584,7 +585,7 @@ func (d *Driver) Changed() <-chan struct{} {
 }
 
 // Snapshots delivers the master's state at each checkpointed step.
-func (d *Driver) Snapshots() <-chan State { return d.snapshots }
+func (d *Driver) Snapshots() <-chan core.State { return d.snapshots }
 
 // Epoch is the current rollback epoch.
 func (d *Driver) Epoch() int64 {
@@ -606,4 +607,11 @@ func (d *Driver) Stalled(after time.Duration) (step int64, missing []int, stalle
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.core.Stalled(after, d.mono.now())
+}
+
+// CheckpointNext is Core.CheckpointNext under the driver's lock.
+func (d *Driver) CheckpointNext() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.core.CheckpointNext()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // A sync step commit is not waited for: while a save hangs, steps go on
@@ -17,7 +18,7 @@ import (
 func TestDriverSyncStepCommitsAreSavedInTheBackground(t *testing.T) {
 	store := newGatedStore()
 	ctx, stop := context.WithCancel(t.Context())
-	c := mustDriver(t, ctx, syncConfig(2, 4, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, ctx, core.FixtureSyncConfig(2, 4, 1), core.FixtureTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 	store.arm() // the next save hangs until released
 	done := make(chan struct{})
 	go func() {

@@ -14,6 +14,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // --- fakes -----------------------------------------------------------------
@@ -87,7 +88,7 @@ func (g *gatedStore) arm() {
 
 func (g *gatedStore) release() { close(g.released) }
 
-func (g *gatedStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
+func (g *gatedStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
 	g.mu.Lock()
 	block := g.armed
 	g.armed = false
@@ -101,76 +102,19 @@ func (g *gatedStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, 
 
 // --- fixtures and helpers ----------------------------------------------------
 
-// coreTaskSet is 6 tasks, 42 records, with uneven chunks; task i reads file
-// "shard-i" from chunk 2*i so that a slice names its task unambiguously.
-func coreTaskSet() *TaskSet {
-	chunks := [][]int{{5, 3}, {4}, {7, 1, 2}, {6}, {3, 3}, {8}}
-	ts := &TaskSet{ChunkRecords: map[int][]int{}}
-	for id, cs := range chunks {
-		t := Task{ID: id, File: fmt.Sprintf("shard-%d", id), FirstChunk: 2 * id, Chunks: len(cs)}
-		for _, n := range cs {
-			t.Records += n
-		}
-		ts.Tasks = append(ts.Tasks, t)
-		ts.ChunkRecords[id] = cs
-		ts.Records += t.Records
-	}
-	return ts
-}
-
 // manyTaskSet is n one-chunk tasks of 3 records each.
-func manyTaskSet(n int) *TaskSet {
-	ts := &TaskSet{ChunkRecords: map[int][]int{}}
+func manyTaskSet(n int) *core.TaskSet {
+	ts := &core.TaskSet{ChunkRecords: map[int][]int{}}
 	for id := range n {
-		ts.Tasks = append(ts.Tasks, Task{ID: id, File: fmt.Sprintf("f%d", id), Chunks: 1, Records: 3})
+		ts.Tasks = append(ts.Tasks, core.Task{ID: id, File: fmt.Sprintf("f%d", id), Chunks: 1, Records: 3})
 		ts.ChunkRecords[id] = []int{3}
 		ts.Records += 3
 	}
 	return ts
 }
 
-// recordRef names one record of the training set.
-type recordRef struct {
-	file         string
-	chunk, index int
-}
-
-func allRecords(ts *TaskSet) map[recordRef]bool {
-	out := map[recordRef]bool{}
-	for _, t := range ts.Tasks {
-		for ci, n := range ts.ChunkRecords[t.ID] {
-			for i := range n {
-				out[recordRef{t.File, t.FirstChunk + ci, i}] = true
-			}
-		}
-	}
-	return out
-}
-
-func sliceRecords(sl []Slice) []recordRef {
-	var out []recordRef
-	for _, s := range sl {
-		for i := range s.Count {
-			out = append(out, recordRef{s.File, s.Chunk, s.First + i})
-		}
-	}
-	return out
-}
-
-func syncConfig(trainers, batch, passes int) CoreConfig {
-	return CoreConfig{Sync: true, Trainers: trainers, MicroBatches: trainers, Batch: batch, Passes: passes,
-		Queue:    QueueConfig{Timeout: time.Hour, MaxFailures: 3, Seed: 7},
-		ModelDir: "/models/x", LongPoll: 2 * time.Second}
-}
-
-func asyncConfig(trainers, batch, passes int) CoreConfig {
-	return CoreConfig{Trainers: trainers, Batch: batch, Passes: passes,
-		Queue:    QueueConfig{Timeout: 10 * time.Second, MaxFailures: 3, Seed: 7},
-		ModelDir: "/models/x", LongPoll: 5 * time.Millisecond}
-}
-
 // mustDriver returns a driver whose Run runs until ctx ends.
-func mustDriver(t *testing.T, ctx context.Context, cfg CoreConfig, ts *TaskSet, store Store, eval Evaluator, clock Clock) *Driver {
+func mustDriver(t *testing.T, ctx context.Context, cfg core.CoreConfig, ts *core.TaskSet, store Store, eval Evaluator, clock Clock) *Driver {
 	t.Helper()
 	d, err := NewDriver(ctx, cfg, ts, store, eval, clock, nil)
 	if err != nil {
@@ -180,26 +124,26 @@ func mustDriver(t *testing.T, ctx context.Context, cfg CoreConfig, ts *TaskSet, 
 	return d
 }
 
-func metaOf(d *Driver) Meta {
+func metaOf(d *Driver) core.Meta {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.core.Meta()
 }
 
-func countsOf(d *Driver) Counts {
+func countsOf(d *Driver) core.Counts {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.core.q.Counts()
+	return d.core.Counts()
 }
 
-func statusesOf(d *Driver) []TaskStatus {
+func statusesOf(d *Driver) []core.TaskStatus {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.core.q.Statuses()
+	return d.core.Statuses()
 }
 
 // waitCore waits (without polling) until cond holds on c.
-func waitCore(t *testing.T, c *Driver, what string, cond func(m Meta) bool) {
+func waitCore(t *testing.T, c *Driver, what string, cond func(m core.Meta) bool) {
 	t.Helper()
 	timeout := time.After(5 * time.Second)
 	for {
@@ -230,26 +174,26 @@ func flush(t *testing.T, d *Driver) {
 	}
 }
 
-func statusOf(d *Driver, id int) TaskStatus {
+func statusOf(d *Driver, id int) core.TaskStatus {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st, _ := d.core.q.Status(id)
+	st, _ := d.core.TaskStatus(id)
 	return st
 }
 
-func memStatus(m *MemStore, id int) TaskStatus {
+func memStatus(m *MemStore, id int) core.TaskStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.statuses[id]
 }
 
-func storedState(t *testing.T, s *MemStore) (*Meta, map[int]TaskStatus) {
+func storedState(t *testing.T, s *MemStore) (*core.Meta, map[int]core.TaskStatus) {
 	t.Helper()
 	meta, sts, err := s.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int]TaskStatus{}
+	out := map[int]core.TaskStatus{}
 	for _, st := range sts {
 		out[st.ID] = st
 	}
@@ -267,7 +211,7 @@ func saves(s *MemStore) int {
 // epoch0 is the sync epoch of a job that never rolled back, as in all these tests.
 const epoch0 int64 = 0
 
-func mustGetStep(t *testing.T, c *Driver, trainer int, step int64) Work {
+func mustGetStep(t *testing.T, c *Driver, trainer int, step int64) core.Work {
 	t.Helper()
 	w, err := c.GetStep(context.Background(), trainer, step, epoch0)
 	if err != nil {
@@ -291,12 +235,12 @@ func mustStepDone(t *testing.T, c *Driver, trainer int, step int64, records int)
 
 // runSyncSteps has every trainer compute and report steps [from, to) in
 // order, as the trainers of a healthy job do; it returns the records read.
-func runSyncSteps(t *testing.T, c *Driver, from, to int64) []recordRef {
+func runSyncSteps(t *testing.T, c *Driver, from, to int64) []core.RecordRef {
 	t.Helper()
-	var got []recordRef
+	var got []core.RecordRef
 	for s := from; s < to; s++ {
 		var checkpoint []bool
-		for k := 0; k < c.core.cfg.Trainers; k++ {
+		for k := 0; k < c.core.Config().Trainers; k++ {
 			w := mustGetStep(t, c, k, s)
 			if w.Step != s {
 				t.Fatalf("GetStep(trainer %d, step %d) answered step %d", k, s, w.Step)
@@ -305,9 +249,9 @@ func runSyncSteps(t *testing.T, c *Driver, from, to int64) []recordRef {
 			if checkpoint = append(checkpoint, w.Checkpoint); w.Checkpoint != checkpoint[0] {
 				t.Fatalf("step %d: checkpoint flag %v for trainer 0, %v for trainer %d", s, checkpoint[0], w.Checkpoint, k)
 			}
-			recs := sliceRecords(w.Slices)
-			if len(recs) > c.core.cfg.Batch {
-				t.Fatalf("step %d trainer %d got %d records > batch %d", s, k, len(recs), c.core.cfg.Batch)
+			recs := core.SliceRecords(w.Slices)
+			if len(recs) > c.core.Config().Batch {
+				t.Fatalf("step %d trainer %d got %d records > batch %d", s, k, len(recs), c.core.Config().Batch)
 			}
 			got = append(got, recs...)
 			mustStepDone(t, c, k, s, len(recs))
@@ -319,10 +263,10 @@ func runSyncSteps(t *testing.T, c *Driver, from, to int64) []recordRef {
 	return got
 }
 
-func checkCoversOnce(t *testing.T, ts *TaskSet, got []recordRef, what string) {
+func checkCoversOnce(t *testing.T, ts *core.TaskSet, got []core.RecordRef, what string) {
 	t.Helper()
-	want := allRecords(ts)
-	seen := map[recordRef]bool{}
+	want := core.AllRecords(ts)
+	seen := map[core.RecordRef]bool{}
 	for _, r := range got {
 		if !want[r] {
 			t.Fatalf("%s: record %+v is not in the training set", what, r)
@@ -338,14 +282,14 @@ func checkCoversOnce(t *testing.T, ts *TaskSet, got []recordRef, what string) {
 }
 
 func TestDriverSyncRunsEveryPassExactlyOnce(t *testing.T) {
-	ts := coreTaskSet()
+	ts := core.FixtureTaskSet()
 	const trainers, batch, passes = 3, 4, 3
 	// 42 records, 12 per step: 4 steps, the last one reaches trainers 0 and 1 only.
 	const stepsPerPass = 4
 	store, eval := &MemStore{}, &fakeEvaluator{}
-	c := mustDriver(t, t.Context(), syncConfig(trainers, batch, passes), ts, store, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), core.FixtureSyncConfig(trainers, batch, passes), ts, store, eval, newFakeClock())
 
-	var orders [][]recordRef
+	var orders [][]core.RecordRef
 	for pass := range passes {
 		m := metaOf(c)
 		start := int64(pass * stepsPerPass)
@@ -360,7 +304,7 @@ func TestDriverSyncRunsEveryPassExactlyOnce(t *testing.T) {
 		checkCoversOnce(t, ts, got, fmt.Sprintf("pass %d", pass))
 		orders = append(orders, got)
 
-		waitCore(t, c, fmt.Sprintf("end of pass %d", pass), func(m Meta) bool { return m.Pass == pass+1 })
+		waitCore(t, c, fmt.Sprintf("end of pass %d", pass), func(m core.Meta) bool { return m.Pass == pass+1 })
 		if calls := eval.Calls(); len(calls) != pass+1 || calls[pass] != (evalCall{pass, start + stepsPerPass}) {
 			t.Fatalf("evaluator calls %+v, want call %d = pass %d at step %d", calls, pass, pass, start+stepsPerPass)
 		}
@@ -393,7 +337,7 @@ func TestDriverSyncRunsEveryPassExactlyOnce(t *testing.T) {
 		t.Fatalf("stored meta %+v, want done, samples [42 42 42], step %d", meta, passes*stepsPerPass)
 	}
 	for id, st := range sts {
-		if st.State != Done {
+		if st.State != core.Done {
 			t.Fatalf("stored task %d is %s after training, want done", id, st.State)
 		}
 	}
@@ -410,15 +354,15 @@ func TestDriverSyncRunsEveryPassExactlyOnce(t *testing.T) {
 }
 
 func TestDriverSyncStepReports(t *testing.T) {
-	ts := coreTaskSet()
+	ts := core.FixtureTaskSet()
 	store := &MemStore{}
-	c := mustDriver(t, t.Context(), syncConfig(3, 4, 1), ts, store, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, t.Context(), core.FixtureSyncConfig(3, 4, 1), ts, store, &fakeEvaluator{}, newFakeClock())
 	ctx := context.Background()
 
 	rec := map[[2]int64]int{} // (trainer, step) -> records
 	for s := int64(0); s < 2; s++ {
 		for k := range 3 {
-			rec[[2]int64{int64(k), s}] = len(sliceRecords(mustGetStep(t, c, k, s).Slices))
+			rec[[2]int64{int64(k), s}] = len(core.SliceRecords(mustGetStep(t, c, k, s).Slices))
 		}
 	}
 	step0 := rec[[2]int64{0, 0}] + rec[[2]int64{1, 0}] + rec[[2]int64{2, 0}]
@@ -431,8 +375,8 @@ func TestDriverSyncStepReports(t *testing.T) {
 	// Trainer 0 runs one step ahead of its peers: accepted, held back.
 	mustStepDone(t, c, 0, 0, rec[[2]int64{0, 0}])
 	mustStepDone(t, c, 0, 1, rec[[2]int64{0, 1}])
-	if err := c.StepDone(ctx, 0, 0, 2, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
-		t.Fatalf("report two steps ahead: %v, want ErrBadStep", err)
+	if err := c.StepDone(ctx, 0, 0, 2, epoch0, 0, 4); !errors.Is(err, core.ErrBadStep) {
+		t.Fatalf("report two steps ahead: %v, want core.ErrBadStep", err)
 	}
 	if m := metaOf(c); m.Step != 0 || m.PassSamples != 0 || saves(store) != savesBefore {
 		t.Fatalf("after partial reports: step %d samples %d saves %d, want nothing committed", m.Step, m.PassSamples, saves(store)-savesBefore)
@@ -470,12 +414,12 @@ func TestDriverSyncStepReports(t *testing.T) {
 // flight, those it read to the end done, and no other.
 func checkStoredAfterStep0(t *testing.T, c *Driver, store *MemStore) {
 	t.Helper()
-	started, finished := c.core.plan.TasksTouched(0)
+	started, finished := c.core.Plan().TasksTouched(0)
 	_, sts := storedState(t, store)
 	for _, id := range started {
-		want := Pending
+		want := core.Pending
 		if slices.Contains(finished, id) {
-			want = Done
+			want = core.Done
 		}
 		if sts[id].State != want {
 			t.Fatalf("stored task %d after step 0 is %s, want %s", id, sts[id].State, want)
@@ -483,7 +427,7 @@ func checkStoredAfterStep0(t *testing.T, c *Driver, store *MemStore) {
 	}
 	var inFlight int
 	for _, st := range sts {
-		if st.State != Todo {
+		if st.State != core.Todo {
 			inFlight++
 		}
 	}
@@ -515,23 +459,23 @@ func checkSyncRepeatsAndRefusals(t *testing.T, c *Driver, store *MemStore) {
 
 	// One step ahead is refused when it lies past the pass (4 steps here).
 	runSyncSteps(t, c, 2, 3)
-	if err := c.StepDone(ctx, 0, 0, 4, epoch0, 0, 0); !errors.Is(err, ErrBadStep) {
-		t.Fatalf("report of step 4 at step 3, the pass's last: %v, want ErrBadStep", err)
+	if err := c.StepDone(ctx, 0, 0, 4, epoch0, 0, 0); !errors.Is(err, core.ErrBadStep) {
+		t.Fatalf("report of step 4 at step 3, the pass's last: %v, want core.ErrBadStep", err)
 	}
 
 	for _, k := range []int{-1, 3} {
-		if _, err := c.GetStep(ctx, k, 2, epoch0); !errors.Is(err, ErrBadTrainer) {
-			t.Fatalf("GetStep(trainer %d): %v, want ErrBadTrainer", k, err)
+		if _, err := c.GetStep(ctx, k, 2, epoch0); !errors.Is(err, core.ErrBadTrainer) {
+			t.Fatalf("GetStep(trainer %d): %v, want core.ErrBadTrainer", k, err)
 		}
-		if err := c.StepDone(ctx, k, k, 2, epoch0, 0, 0); !errors.Is(err, ErrBadTrainer) {
-			t.Fatalf("StepDone(trainer %d): %v, want ErrBadTrainer", k, err)
+		if err := c.StepDone(ctx, k, k, 2, epoch0, 0, 0); !errors.Is(err, core.ErrBadTrainer) {
+			t.Fatalf("StepDone(trainer %d): %v, want core.ErrBadTrainer", k, err)
 		}
 	}
 }
 
 func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 2)
+	ts := core.FixtureTaskSet()
+	cfg := core.FixtureSyncConfig(3, 4, 2)
 	cfg.LongPoll = 5 * time.Millisecond
 	eval := &fakeEvaluator{gate: make(chan struct{})}
 	c := mustDriver(t, t.Context(), cfg, ts, &MemStore{}, eval, newFakeClock())
@@ -540,11 +484,11 @@ func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 	// A step beyond the pass is not handed out: with the last step's
 	// micro-batches held, WAIT after the long poll.
 	runSyncSteps(t, c, 0, 3)
-	held := map[int]Work{}
+	held := map[int]core.Work{}
 	for k := range 3 {
 		held[k] = mustGetStep(t, c, k, 3)
 	}
-	mustStepDone(t, c, 0, 3, len(sliceRecords(held[0].Slices)))
+	mustStepDone(t, c, 0, 3, len(core.SliceRecords(held[0].Slices)))
 	begin := time.Now()
 	w, err := c.GetStep(ctx, 0, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT || w.Step != 3 {
@@ -555,15 +499,15 @@ func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 	}
 
 	for k := 1; k < 3; k++ {
-		mustStepDone(t, c, k, 3, len(sliceRecords(held[k].Slices)))
+		mustStepDone(t, c, k, 3, len(core.SliceRecords(held[k].Slices)))
 	}
 	// The evaluator holds the pass end: trainers wait, the next pass is not planned.
 	w, err = c.GetStep(ctx, 1, 4, epoch0)
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
 		t.Fatalf("GetStep during evaluation = %+v, %v; want WAIT", w, err)
 	}
-	if err := c.StepDone(ctx, 1, 1, 4, epoch0, 0, 4); !errors.Is(err, ErrBadStep) {
-		t.Fatalf("report of the next pass's first step during evaluation: %v, want ErrBadStep", err)
+	if err := c.StepDone(ctx, 1, 1, 4, epoch0, 0, 4); !errors.Is(err, core.ErrBadStep) {
+		t.Fatalf("report of the next pass's first step during evaluation: %v, want core.ErrBadStep", err)
 	}
 	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
 		t.Fatalf("evaluator calls %+v, want pass 0 at step 4", calls)
@@ -571,7 +515,7 @@ func TestDriverSyncWaitsForTheEndOfPass(t *testing.T) {
 
 	// A long-polling trainer hears of the next pass as soon as it is planned.
 	setLongPoll(c, 5*time.Second)
-	got := make(chan Work, 1)
+	got := make(chan core.Work, 1)
 	go func() {
 		w, _ := c.GetStep(ctx, 1, 4, epoch0)
 		got <- w
@@ -593,8 +537,8 @@ func TestDriverSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	// dying in between would be replaced by one that evaluates the old pass
 	// again (Pull waits for "at least" the step, so after trainers may have
 	// applied a step of the next pass) and writes that into the pass's model.
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 2)
+	ts := core.FixtureTaskSet()
+	cfg := core.FixtureSyncConfig(3, 4, 2)
 	cfg.LongPoll = 20 * time.Millisecond
 	store := newGatedStore()
 	eval := &fakeEvaluator{gate: make(chan struct{})}
@@ -607,7 +551,7 @@ func TestDriverSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the end of pass 0 was never saved")
 	}
-	got := make(chan Work, 1)
+	got := make(chan core.Work, 1)
 	go func() {
 		w, _ := c.GetStep(context.Background(), 0, 4, epoch0)
 		got <- w
@@ -634,7 +578,7 @@ func TestDriverSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 
 // --- async -------------------------------------------------------------------
 
-func mustGetTask(t *testing.T, c *Driver, trainer, finished int, records int) Work {
+func mustGetTask(t *testing.T, c *Driver, trainer, finished int, records int) core.Work {
 	t.Helper()
 	w, err := c.GetTask(context.Background(), trainer, finished, -1, 2*float64(records), int64(records))
 	if err != nil {
@@ -643,7 +587,7 @@ func mustGetTask(t *testing.T, c *Driver, trainer, finished int, records int) Wo
 	return w
 }
 
-func mustReady(t *testing.T, w Work) Task {
+func mustReady(t *testing.T, w core.Work) core.Task {
 	t.Helper()
 	if w.Status != api.WorkStatus_WORK_READY {
 		t.Fatalf("got %+v, want READY", w)
@@ -653,7 +597,7 @@ func mustReady(t *testing.T, w Work) Task {
 
 // driveAsync has trainers finish what they hold and take more, round robin,
 // until every trainer heard DONE. It returns, per pass, the tasks finished.
-func driveAsync(t *testing.T, c *Driver, held map[int]*Task) map[int][]int {
+func driveAsync(t *testing.T, c *Driver, held map[int]*core.Task) map[int][]int {
 	t.Helper()
 	finished := map[int][]int{}
 	passOf := map[int]int{} // task -> pass it was handed out in
@@ -663,11 +607,11 @@ func driveAsync(t *testing.T, c *Driver, held map[int]*Task) map[int][]int {
 		}
 	}
 	done := map[int]bool{}
-	for iter := 0; len(done) < c.core.cfg.Trainers; iter++ {
+	for iter := 0; len(done) < c.core.Config().Trainers; iter++ {
 		if iter > 10000 {
 			t.Fatalf("async job did not finish; meta %+v", metaOf(c))
 		}
-		for k := 0; k < c.core.cfg.Trainers; k++ {
+		for k := 0; k < c.core.Config().Trainers; k++ {
 			if done[k] {
 				continue
 			}
@@ -684,8 +628,8 @@ func driveAsync(t *testing.T, c *Driver, held map[int]*Task) map[int][]int {
 				held[k] = &tk
 				passOf[tk.ID] = w.Pass
 			case api.WorkStatus_WORK_DONE:
-				if w.Pass != c.core.cfg.Passes {
-					t.Fatalf("DONE with pass %d, want %d", w.Pass, c.core.cfg.Passes)
+				if w.Pass != c.core.Config().Passes {
+					t.Fatalf("DONE with pass %d, want %d", w.Pass, c.core.Config().Passes)
 				}
 				done[k] = true
 			case api.WorkStatus_WORK_WAIT:
@@ -697,7 +641,7 @@ func driveAsync(t *testing.T, c *Driver, held map[int]*Task) map[int][]int {
 	return finished
 }
 
-func checkEveryTaskOnce(t *testing.T, ts *TaskSet, ids []int, what string) {
+func checkEveryTaskOnce(t *testing.T, ts *core.TaskSet, ids []int, what string) {
 	t.Helper()
 	got := slices.Sorted(slices.Values(ids))
 	var want []int
@@ -711,10 +655,10 @@ func checkEveryTaskOnce(t *testing.T, ts *TaskSet, ids []int, what string) {
 }
 
 func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
-	ts := coreTaskSet()
+	ts := core.FixtureTaskSet()
 	clock := newFakeClock()
 	store, eval := &MemStore{}, &fakeEvaluator{}
-	cfg := asyncConfig(2, 4, 2)
+	cfg := core.FixtureAsyncConfig(2, 4, 2)
 	c := mustDriver(t, t.Context(), cfg, ts, store, eval, clock)
 	ctx := context.Background()
 
@@ -723,11 +667,11 @@ func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 	if a.ID == b.ID {
 		t.Fatalf("both trainers got task %d", a.ID)
 	}
-	if n := countsOf(c); n != (Counts{Todo: 4, Pending: 2}) {
+	if n := countsOf(c); n != (core.Counts{Todo: 4, Pending: 2}) {
 		t.Fatalf("counts after two dispatches %+v", n)
 	}
 	_, sts := storedState(t, store)
-	if st := sts[a.ID]; st.State != Pending || st.Trainer != 0 || !st.Deadline.Equal(clock.Now().Add(cfg.Queue.Timeout)) {
+	if st := sts[a.ID]; st.State != core.Pending || st.Trainer != 0 || !st.Deadline.Equal(clock.Now().Add(cfg.Queue.Timeout)) {
 		t.Fatalf("stored status of task %d: %+v, want pending for trainer 0 until now+timeout", a.ID, st)
 	}
 
@@ -739,7 +683,7 @@ func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 	if firstTask.ID != first {
 		firstTask, secondTask = b, a
 	}
-	finished := driveAsync(t, c, map[int]*Task{0: &firstTask, 1: &secondTask})
+	finished := driveAsync(t, c, map[int]*core.Task{0: &firstTask, 1: &secondTask})
 	flush(t, c)
 	for pass := range 2 {
 		checkEveryTaskOnce(t, ts, finished[pass], fmt.Sprintf("pass %d", pass))
@@ -769,7 +713,7 @@ func TestDriverAsyncDispatchTimeoutLossAndPasses(t *testing.T) {
 func checkTimeoutsRequeue(t *testing.T, c *Driver, store *MemStore, clock *fakeClock, a, b int) {
 	t.Helper()
 	ctx := context.Background()
-	timeout := c.core.cfg.Queue.Timeout
+	timeout := c.core.Config().Queue.Timeout
 	// Nothing expires before the deadline; both tasks come back after it.
 	clock.Advance(timeout - time.Second)
 	if err := c.Tick(ctx); err != nil {
@@ -782,12 +726,12 @@ func checkTimeoutsRequeue(t *testing.T, c *Driver, store *MemStore, clock *fakeC
 	if err := c.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := countsOf(c); n != (Counts{Todo: 6}) {
+	if n := countsOf(c); n != (core.Counts{Todo: 6}) {
 		t.Fatalf("counts after the deadline %+v, want all 6 todo", n)
 	}
 	_, sts := storedState(t, store)
 	for _, id := range []int{a, b} {
-		if st := sts[id]; st.State != Todo || st.Failures != 1 || st.Trainer != NoTrainer {
+		if st := sts[id]; st.State != core.Todo || st.Failures != 1 || st.Trainer != core.NoTrainer {
 			t.Fatalf("stored status of timed-out task %d: %+v, want todo with one failure", id, st)
 		}
 	}
@@ -810,11 +754,11 @@ func checkLostTrainerAndFailure(t *testing.T, c *Driver, store *MemStore, second
 	if err := c.TrainerLost(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n := countsOf(c); n != (Counts{Todo: 5, Pending: 1}) {
+	if n := countsOf(c); n != (core.Counts{Todo: 5, Pending: 1}) {
 		t.Fatalf("counts after TrainerLost(1) %+v", n)
 	}
 	_, sts := storedState(t, store)
-	if st := sts[second]; st.State != Todo || st.Failures != 1 {
+	if st := sts[second]; st.State != core.Todo || st.Failures != 1 {
 		t.Fatalf("stored status of the lost trainer's task: %+v, want todo, failures still 1", st)
 	}
 	if err := c.TrainerLost(ctx, 1); err != nil {
@@ -828,7 +772,7 @@ func checkLostTrainerAndFailure(t *testing.T, c *Driver, store *MemStore, second
 	if err != nil || w.Status != api.WorkStatus_WORK_READY || w.Task.ID != second {
 		t.Fatalf("GetTask after failing task %d = %+v, %v; want the same task back", second, w, err)
 	}
-	if st := memStatus(store, second); st.State != Pending || st.Failures != 2 {
+	if st := memStatus(store, second); st.State != core.Pending || st.Failures != 2 {
 		t.Fatalf("stored failures of task %d = %d, want 2", second, st.Failures)
 	}
 	if m := metaOf(c); m.PassSamples != 0 || m.Step != 0 {
@@ -838,7 +782,7 @@ func checkLostTrainerAndFailure(t *testing.T, c *Driver, store *MemStore, second
 
 func TestDriverAsyncWaitAndWakeUp(t *testing.T) {
 	ts := manyTaskSet(1)
-	c := mustDriver(t, t.Context(), asyncConfig(2, 4, 1), ts, &MemStore{}, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, t.Context(), core.FixtureAsyncConfig(2, 4, 1), ts, &MemStore{}, &fakeEvaluator{}, newFakeClock())
 	ctx := context.Background()
 	only := mustReady(t, mustGetTask(t, c, 0, -1, 0))
 
@@ -847,16 +791,16 @@ func TestDriverAsyncWaitAndWakeUp(t *testing.T) {
 	if err != nil || w.Status != api.WorkStatus_WORK_WAIT {
 		t.Fatalf("GetTask with every task pending = %+v, %v; want WAIT", w, err)
 	}
-	if time.Since(begin) < c.core.cfg.LongPoll {
-		t.Fatalf("WAIT before the long poll of %s", c.core.cfg.LongPoll)
+	if time.Since(begin) < c.core.Config().LongPoll {
+		t.Fatalf("WAIT before the long poll of %s", c.core.Config().LongPoll)
 	}
-	if _, err := c.GetTask(ctx, 2, -1, -1, 0, 0); !errors.Is(err, ErrBadTrainer) {
-		t.Fatalf("GetTask(trainer 2 of 2): %v, want ErrBadTrainer", err)
+	if _, err := c.GetTask(ctx, 2, -1, -1, 0, 0); !errors.Is(err, core.ErrBadTrainer) {
+		t.Fatalf("GetTask(trainer 2 of 2): %v, want core.ErrBadTrainer", err)
 	}
 
 	// A trainer long-polling gets the task its peer loses.
 	setLongPoll(c, 5*time.Second)
-	got := make(chan Work, 1)
+	got := make(chan core.Work, 1)
 	go func() {
 		w, _ := c.GetTask(ctx, 1, -1, -1, 0, 0)
 		got <- w
@@ -880,7 +824,7 @@ func TestDriverAsyncLateFinishStillCounts(t *testing.T) {
 	// from its new holder.
 	ts := manyTaskSet(2)
 	clock := newFakeClock()
-	cfg := asyncConfig(2, 2, 1)
+	cfg := core.FixtureAsyncConfig(2, 2, 1)
 	c := mustDriver(t, t.Context(), cfg, ts, &MemStore{}, &fakeEvaluator{}, clock)
 	a := mustReady(t, mustGetTask(t, c, 0, -1, 0))
 	clock.Advance(cfg.Queue.Timeout)
@@ -891,7 +835,7 @@ func TestDriverAsyncLateFinishStillCounts(t *testing.T) {
 		t.Fatalf("trainer 1 got %d, want the timed-out task %d", got.ID, a.ID)
 	}
 	b := mustReady(t, mustGetTask(t, c, 0, a.ID, a.Records))
-	if st := statusOf(c, a.ID); st.State != Pending || st.Trainer != 1 {
+	if st := statusOf(c, a.ID); st.State != core.Pending || st.Trainer != 1 {
 		t.Fatalf("late finish took task %d from its new holder: %+v", a.ID, st)
 	}
 	if m := metaOf(c); m.PassSamples != int64(a.Records) || m.Step != 2 {
@@ -905,19 +849,19 @@ func TestDriverAsyncLateFinishStillCounts(t *testing.T) {
 // --- restore -----------------------------------------------------------------
 
 func TestDriverSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 3)
+	ts := core.FixtureTaskSet()
+	cfg := core.FixtureSyncConfig(3, 4, 3)
 	store := &MemStore{}
 	old := mustDriver(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, newFakeClock())
 	runSyncSteps(t, old, 0, 4)
-	waitCore(t, old, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
+	waitCore(t, old, "end of pass 0", func(m core.Meta) bool { return m.Pass == 1 })
 	runSyncSteps(t, old, 4, 6) // two of pass 1's four steps
 	if err := old.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
 	// What the old master would have handed out for the rest of pass 1.
-	want := map[[2]int64][]Slice{}
+	want := map[[2]int64][]core.Slice{}
 	for s := int64(6); s < 8; s++ {
 		for k := range 3 {
 			want[[2]int64{int64(k), s}] = mustGetStep(t, old, k, s).Slices
@@ -942,9 +886,9 @@ func TestDriverSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 		}
 	}
 	runSyncSteps(t, c, 6, 8)
-	waitCore(t, c, "end of pass 1", func(m Meta) bool { return m.Pass == 2 })
+	waitCore(t, c, "end of pass 1", func(m core.Meta) bool { return m.Pass == 2 })
 	runSyncSteps(t, c, 8, 12)
-	waitCore(t, c, "end of training", func(m Meta) bool { return m.Done })
+	waitCore(t, c, "end of training", func(m core.Meta) bool { return m.Done })
 	if m := metaOf(c); !slices.Equal(m.SamplesApplied, []int64{42, 42, 42}) {
 		t.Fatalf("samples_applied %v across a master change, want [42 42 42]", m.SamplesApplied)
 	}
@@ -956,8 +900,8 @@ func TestDriverSyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 func TestDriverSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
 	// The old master committed the pass's last step but died evaluating it:
 	// the new one evaluates the same pass at the same step and goes on.
-	ts := coreTaskSet()
-	cfg := syncConfig(3, 4, 2)
+	ts := core.FixtureTaskSet()
+	cfg := core.FixtureSyncConfig(3, 4, 2)
 	store := &MemStore{}
 	ctxOld, stopOld := context.WithCancel(t.Context())
 	defer stopOld()
@@ -967,7 +911,7 @@ func TestDriverSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
 
 	eval := &fakeEvaluator{}
 	c := mustDriver(t, t.Context(), cfg, ts, store, eval, newFakeClock())
-	waitCore(t, c, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
+	waitCore(t, c, "end of pass 0", func(m core.Meta) bool { return m.Pass == 1 })
 	stopOld()
 	if calls := eval.Calls(); !slices.Equal(calls, []evalCall{{0, 4}}) {
 		t.Fatalf("new master's evaluator calls %+v, want pass 0 at step 4", calls)
@@ -979,9 +923,9 @@ func TestDriverSyncRestoreFinishesAnInterruptedPassEnd(t *testing.T) {
 }
 
 func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
-	ts := coreTaskSet()
+	ts := core.FixtureTaskSet()
 	clock := newFakeClock()
-	cfg := asyncConfig(3, 4, 2)
+	cfg := core.FixtureAsyncConfig(3, 4, 2)
 	store := &MemStore{}
 	old := mustDriver(t, t.Context(), cfg, ts, store, &fakeEvaluator{}, clock)
 	// Trainer 1 takes y first (so y's deadline is the earliest), then vanishes.
@@ -992,7 +936,7 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	x2 := mustReady(t, mustGetTask(t, old, 0, x.ID, x.Records))
 	z2 := mustReady(t, mustGetTask(t, old, 2, z.ID, z.Records))
 	oldMeta, oldStatuses := metaOf(old), statusesOf(old)
-	if n := countsOf(old); n != (Counts{Todo: 1, Pending: 3, Done: 2}) {
+	if n := countsOf(old); n != (core.Counts{Todo: 1, Pending: 3, Done: 2}) {
 		t.Fatalf("old master counts %+v", n)
 	}
 
@@ -1003,7 +947,7 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	}
 	// The same statuses, but every deadline re-based on the new master's clock.
 	for i := range oldStatuses {
-		if oldStatuses[i].State == Pending {
+		if oldStatuses[i].State == core.Pending {
 			oldStatuses[i].Deadline = clock.Now().Add(cfg.Queue.Timeout)
 		}
 	}
@@ -1015,7 +959,7 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	if last.ID == y.ID || last.ID == z2.ID || last.ID == x2.ID {
 		t.Fatalf("restored master handed out task %d, which is held or done", last.ID)
 	}
-	if st := statusOf(c, x2.ID); st.State != Done {
+	if st := statusOf(c, x2.ID); st.State != core.Done {
 		t.Fatalf("task finished on the restored master: %+v, want done", st)
 	}
 	// y's trainer never comes back: y times out on the new master, alone, as
@@ -1026,13 +970,13 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 	if err := c.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := statusOf(c, y.ID); st.State != Todo || st.Failures != 1 {
+	if st := statusOf(c, y.ID); st.State != core.Todo || st.Failures != 1 {
 		t.Fatalf("y after its deadline on the restored master: %+v, want todo with a failure", st)
 	}
-	if n := countsOf(c); n != (Counts{Todo: 1, Pending: 2, Done: 3}) {
+	if n := countsOf(c); n != (core.Counts{Todo: 1, Pending: 2, Done: 3}) {
 		t.Fatalf("counts after y timed out %+v", n)
 	}
-	finished := driveAsync(t, c, map[int]*Task{0: &last, 2: &z2})
+	finished := driveAsync(t, c, map[int]*core.Task{0: &last, 2: &z2})
 	flush(t, c)
 	finished[0] = append(finished[0], x.ID, z.ID, x2.ID) // outside driveAsync
 	for pass := range 2 {
@@ -1049,10 +993,10 @@ func TestDriverAsyncRestoreContinuesWhereTheOldMasterStopped(t *testing.T) {
 
 func TestDriverRefusesStateOfOtherData(t *testing.T) {
 	store := &MemStore{}
-	mustDriver(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(3), store, &fakeEvaluator{}, newFakeClock())
-	_, err := NewDriver(t.Context(), asyncConfig(1, 1, 1), manyTaskSet(4), store, &fakeEvaluator{}, newFakeClock(), nil)
-	if !errors.Is(err, ErrStaleState) {
-		t.Fatalf("NewDriver over the state of 3 tasks with 4 tasks: %v, want ErrStaleState", err)
+	mustDriver(t, t.Context(), core.FixtureAsyncConfig(1, 1, 1), manyTaskSet(3), store, &fakeEvaluator{}, newFakeClock())
+	_, err := NewDriver(t.Context(), core.FixtureAsyncConfig(1, 1, 1), manyTaskSet(4), store, &fakeEvaluator{}, newFakeClock(), nil)
+	if !errors.Is(err, core.ErrStaleState) {
+		t.Fatalf("NewDriver over the state of 3 tasks with 4 tasks: %v, want core.ErrStaleState", err)
 	}
 }
 
@@ -1063,12 +1007,12 @@ func TestDriverFailedSaveIsFatal(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name string
-		cfg  CoreConfig
+		cfg  core.CoreConfig
 		// act makes a change that must be saved.
 		act  func(c *Driver) error
 		more func(c *Driver) error // a later request
 	}{
-		{"sync step commit", syncConfig(1, 4, 1),
+		{"sync step commit", core.FixtureSyncConfig(1, 4, 1),
 			func(c *Driver) error {
 				if err := c.StepDone(ctx, 0, 0, 0, epoch0, 0, 4); err != nil {
 					return err
@@ -1076,14 +1020,14 @@ func TestDriverFailedSaveIsFatal(t *testing.T) {
 				return c.Flush(ctx) // the commit is deferred: wait for its save
 			},
 			func(c *Driver) error { _, err := c.GetStep(ctx, 0, 1, epoch0); return err }},
-		{"async dispatch", asyncConfig(2, 4, 1),
+		{"async dispatch", core.FixtureAsyncConfig(2, 4, 1),
 			func(c *Driver) error { _, err := c.GetTask(ctx, 0, -1, -1, 0, 0); return err },
 			func(c *Driver) error { _, err := c.GetTask(ctx, 1, -1, -1, 0, 0); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			store := newGatedStore()
-			c := mustDriver(t, t.Context(), tc.cfg, coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+			c := mustDriver(t, t.Context(), tc.cfg, core.FixtureTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 			// The save fails while the change is already made (and signalled):
 			// whoever waits on Changed() from then on must hear of the failure.
 			store.arm()
@@ -1117,7 +1061,7 @@ func TestDriverFailedSaveIsFatal(t *testing.T) {
 	}
 	t.Run("new core", func(t *testing.T) {
 		store := &MemStore{Fail: errDisk}
-		if _, err := NewDriver(t.Context(), asyncConfig(1, 1, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock(), nil); !errors.Is(err, errDisk) {
+		if _, err := NewDriver(t.Context(), core.FixtureAsyncConfig(1, 1, 1), core.FixtureTaskSet(), store, &fakeEvaluator{}, newFakeClock(), nil); !errors.Is(err, errDisk) {
 			t.Fatalf("NewDriver with a failing store: %v, want the save's error", err)
 		}
 	})
@@ -1128,12 +1072,12 @@ func TestDriverFailedSaveIsFatal(t *testing.T) {
 func TestDriverGroupCommit(t *testing.T) {
 	const trainers = 16
 	store := newGatedStore()
-	c := mustDriver(t, t.Context(), asyncConfig(trainers, 4, 1), manyTaskSet(2*trainers), store, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, t.Context(), core.FixtureAsyncConfig(trainers, 4, 1), manyTaskSet(2*trainers), store, &fakeEvaluator{}, newFakeClock())
 	before := saves(store.MemStore)
 	store.arm()
 
 	type result struct {
-		w   Work
+		w   core.Work
 		err error
 	}
 	results := make([]result, trainers)
@@ -1147,7 +1091,7 @@ func TestDriverGroupCommit(t *testing.T) {
 	select {
 	case <-store.entered:
 	case <-time.After(5 * time.Second):
-		t.Fatal("no Save started")
+		t.Fatal("no core.Save started")
 	}
 	// Every caller dispatches before it queues for the commit.
 	timeout := time.After(5 * time.Second)
@@ -1180,7 +1124,7 @@ func TestDriverGroupCommit(t *testing.T) {
 			t.Fatalf("task %d handed out twice", id)
 		}
 		seen[id] = true
-		if st := sts[id]; st.State != Pending || st.Trainer != k {
+		if st := sts[id]; st.State != core.Pending || st.Trainer != k {
 			t.Fatalf("stored status of task %d handed to %d: %+v", id, k, st)
 		}
 	}
@@ -1189,12 +1133,12 @@ func TestDriverGroupCommit(t *testing.T) {
 // --- rollback and stop ---------------------------------------------------------
 
 func TestDriverRollbackCancelsThePassEndUnderWay(t *testing.T) {
-	ts := coreTaskSet()
+	ts := core.FixtureTaskSet()
 	store := &MemStore{}
 	eval := &fakeEvaluator{gate: make(chan struct{}), cancelled: make(chan struct{})}
-	c := mustDriver(t, t.Context(), syncConfig(3, 4, 2), ts, store, eval, newFakeClock())
+	c := mustDriver(t, t.Context(), core.FixtureSyncConfig(3, 4, 2), ts, store, eval, newFakeClock())
 	runSyncSteps(t, c, 0, 2)
-	atStep2 := func() State { c.mu.Lock(); defer c.mu.Unlock(); return c.core.state() }()
+	atStep2 := func() core.State { c.mu.Lock(); defer c.mu.Unlock(); return c.core.State() }()
 	runSyncSteps(t, c, 2, 4) // the end of pass 0 is evaluated, held by the gate
 	c.Pause()
 	if w, err := c.GetStep(context.Background(), 0, 4, epoch0); err != nil || w.Status != api.WorkStatus_WORK_WAIT {
@@ -1224,7 +1168,7 @@ func TestDriverRollbackCancelsThePassEndUnderWay(t *testing.T) {
 func TestDriverStopsSavingWhenRunEnds(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	store := newGatedStore()
-	c := mustDriver(t, ctx, asyncConfig(2, 4, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+	c := mustDriver(t, ctx, core.FixtureAsyncConfig(2, 4, 1), core.FixtureTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 	store.arm()
 	got := make(chan error, 2)
 	go func() { _, err := c.GetTask(t.Context(), 0, -1, -1, 0, 0); got <- err }()
@@ -1269,7 +1213,7 @@ func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
 	const trainers, batch = 3, 4
 	for lost := int64(0); lost < 2; lost++ {
 		store := &MemStore{}
-		first := mustDriver(t, t.Context(), syncConfig(trainers, batch, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+		first := mustDriver(t, t.Context(), core.FixtureSyncConfig(trainers, batch, 1), core.FixtureTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 		got := runSyncSteps(t, first, 0, lost) // committed and saved
 		if err := first.Flush(t.Context()); err != nil {
 			t.Fatal(err)
@@ -1278,14 +1222,14 @@ func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
 		// the master: nothing of them is saved.
 		ahead := lost + 2
 
-		next := mustDriver(t, t.Context(), syncConfig(trainers, batch, 1), coreTaskSet(), store, &fakeEvaluator{}, newFakeClock())
+		next := mustDriver(t, t.Context(), core.FixtureSyncConfig(trainers, batch, 1), core.FixtureTaskSet(), store, &fakeEvaluator{}, newFakeClock())
 		if m := metaOf(next); m.Step != lost {
 			t.Fatalf("successor restored at step %d, want %d", m.Step, lost)
 		}
 		for k := 0; k < trainers; k++ {
 			err := next.StepDone(context.Background(), k, k, ahead, epoch0, 1, 4)
-			if !errors.Is(err, ErrBadStep) {
-				t.Fatalf("report of step %d to a master at %d: %v, want ErrBadStep", ahead, lost, err)
+			if !errors.Is(err, core.ErrBadStep) {
+				t.Fatalf("report of step %d to a master at %d: %v, want core.ErrBadStep", ahead, lost, err)
 			}
 			// A refused trainer asks where the job is (step 0: the master's).
 			if w := mustGetStep(t, next, k, 0); w.Step != lost {
@@ -1296,6 +1240,6 @@ func TestDriverSyncSuccessorRecoversLostReports(t *testing.T) {
 			}
 		}
 		got = append(got, runSyncSteps(t, next, lost, 4)...)
-		checkCoversOnce(t, coreTaskSet(), got, fmt.Sprintf("pass with reports of steps %d and %d lost", lost, lost+1))
+		checkCoversOnce(t, core.FixtureTaskSet(), got, fmt.Sprintf("pass with reports of steps %d and %d lost", lost, lost+1))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -54,7 +55,7 @@ func NewEtcdStore(cli *clientv3.Client, lead Committer, job string) *EtcdStore {
 }
 
 // Load reads Meta and every task status, by ascending ID.
-func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
+func (s *EtcdStore) Load(ctx context.Context) (*core.Meta, []core.TaskStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	resp, err := s.cli.Get(ctx, coord.MasterMetaKey(s.job))
@@ -65,7 +66,7 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 		s.slot, s.blocks = -1, map[int][]byte{}
 		return nil, nil, nil
 	}
-	var meta Meta
+	var meta core.Meta
 	if err := json.Unmarshal(resp.Kvs[0].Value, &meta); err != nil {
 		return nil, nil, fmt.Errorf("decode %s: %w", resp.Kvs[0].Key, err)
 	}
@@ -77,7 +78,7 @@ func (s *EtcdStore) Load(ctx context.Context) (*Meta, []TaskStatus, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]TaskStatus, 0, meta.Tasks)
+	out := make([]core.TaskStatus, 0, meta.Tasks)
 	for _, b := range blocks {
 		if out, err = decodeBlock(out, b.data); err != nil {
 			return nil, nil, fmt.Errorf("load tasks of %s: block %d: %w", s.job, b.index, err)
@@ -125,7 +126,7 @@ func (s *EtcdStore) readBlocks(ctx context.Context, slot int, rev int64) ([]stor
 // progress, fenced, in commits within maxOps and maxBytes, Meta in the last
 // one. A full rewrite targets the slot not in use, so it is atomic through
 // Meta; it starts the copy of that slot afresh.
-func (s *EtcdStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
+func (s *EtcdStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if meta.Slot != s.slot {
@@ -185,7 +186,7 @@ type blockPut struct {
 }
 
 // blockPuts encodes the blocks that changed touches, merged with the copy.
-func (s *EtcdStore) blockPuts(slot int, changed []TaskStatus) ([]blockPut, error) {
+func (s *EtcdStore) blockPuts(slot int, changed []core.TaskStatus) ([]blockPut, error) {
 	groups := splitByBlock(changed)
 	puts := make([]blockPut, 0, len(groups))
 	for _, g := range groups {

@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // TestEtcdStoreMillionTasks: the state of a job of 1,000,000 tasks (every
@@ -17,18 +19,18 @@ func TestEtcdStoreMillionTasks(t *testing.T) {
 	const n = 1_000_000
 	cli := dialTest(t, startTestEtcd(t))
 	_, lead := leadJob(t, cli, "million", "m")
-	tasks := make([]Task, n)
+	tasks := make([]core.Task, n)
 	for i := range tasks {
-		tasks[i] = Task{ID: i, File: "f", FirstChunk: i, Chunks: 1, Records: 1}
+		tasks[i] = core.Task{ID: i, File: "f", FirstChunk: i, Chunks: 1, Records: 1}
 	}
-	cfg := DefaultQueueConfig()
-	q, err := NewQueue(cfg, tasks)
+	cfg := core.DefaultQueueConfig()
+	q, err := core.NewQueue(cfg, tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mixStates(t, q)
 	pass, changed := q.TakeChanges()
-	meta := Meta{Tasks: n, Pass: pass, Step: 12345, Slot: 1}
+	meta := core.Meta{Tasks: n, Pass: pass, Step: 12345, Slot: 1}
 
 	start, cpu := time.Now(), cpuTime(t)
 	if err := NewEtcdStore(cli, lead, "million").Save(t.Context(), meta, changed, nil); err != nil {
@@ -43,7 +45,7 @@ func TestEtcdStoreMillionTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := time.Since(start)
-	restored, err := RestoreQueue(cfg, tasks, gotMeta.Pass, sts)
+	restored, err := core.RestoreQueue(cfg, tasks, gotMeta.Pass, sts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func cpuTime(t *testing.T) time.Duration {
 }
 
 // mixStates moves a queue into every state: done, pending, failed, re-queued.
-func mixStates(t *testing.T, q *Queue) {
+func mixStates(t *testing.T, q *core.Queue) {
 	t.Helper()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range 3000 {

@@ -13,6 +13,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
+	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -71,17 +72,17 @@ func (r *recordingCommitter) take() [][]clientv3.Op {
 }
 
 // storeStatuses is n statuses in every state, varied by salt.
-func storeStatuses(n, salt int) []TaskStatus {
+func storeStatuses(n, salt int) []core.TaskStatus {
 	base := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
-	out := make([]TaskStatus, n)
+	out := make([]core.TaskStatus, n)
 	for i := range out {
-		st := TaskStatus{ID: i, State: TaskState((i + salt) % 4), Trainer: NoTrainer, Order: i*3 - salt}
+		st := core.TaskStatus{ID: i, State: core.TaskState((i + salt) % 4), Trainer: core.NoTrainer, Order: i*3 - salt}
 		switch st.State {
-		case Pending:
+		case core.Pending:
 			st.Trainer = (i + salt) % 5
 			st.Deadline = base.Add(time.Duration(i+salt) * time.Millisecond)
 			st.Failures = salt % 3
-		case Failed:
+		case core.Failed:
 			st.Failures = 4
 		}
 		out[i] = st
@@ -89,14 +90,14 @@ func storeStatuses(n, salt int) []TaskStatus {
 	return out
 }
 
-func sameStatus(a, b TaskStatus) bool {
+func sameStatus(a, b core.TaskStatus) bool {
 	return a.ID == b.ID && a.State == b.State && a.Failures == b.Failures && a.Trainer == b.Trainer &&
 		a.Order == b.Order && a.Deadline.Equal(b.Deadline) && a.Deadline.IsZero() == b.Deadline.IsZero()
 }
 
-func storeMeta(step int64) Meta {
+func storeMeta(step int64) core.Meta {
 	tl, vl, acc := 1.5, 2.5, 0.75
-	return Meta{Tasks: 300, Pass: 2, Step: step, PassStartStep: step - 7, SamplesApplied: []int64{404, 404},
+	return core.Meta{Tasks: 300, Pass: 2, Step: step, PassStartStep: step - 7, SamplesApplied: []int64{404, 404},
 		PassSamples: 99, PassLossSum: 12.25, Metrics: api.Metrics{TrainLoss: &tl, TestLoss: &vl, TestAccuracy: &acc}}
 }
 
@@ -145,7 +146,7 @@ func testStoreRoundTrip(t *testing.T, endpoint string) {
 		changed := storeStatuses(total, n)[:n]
 		progress := &coord.ProgressRecord{Pass: 2, Passes: 5, Step: int64(n)}
 		if err := s.Save(t.Context(), meta, changed, progress); err != nil {
-			t.Fatalf("Save of %d statuses: %v", n, err)
+			t.Fatalf("core.Save of %d statuses: %v", n, err)
 		}
 		checkSaveCommits(t, job, n, s.maxOps, rec.take())
 		checkLoad(t, cli, s, job, meta, changed, int64(n))
@@ -172,29 +173,29 @@ func checkSaveCommits(t *testing.T, job string, n, maxOps int, commits [][]clien
 	t.Helper()
 	blocks := (n + tasksPerBlock - 1) / tasksPerBlock
 	if want := max(1, (blocks+2+maxOps-1)/maxOps); len(commits) < want {
-		t.Fatalf("Save of %d statuses made %d commits, want at least %d", n, len(commits), want)
+		t.Fatalf("core.Save of %d statuses made %d commits, want at least %d", n, len(commits), want)
 	}
 	total := 0
 	for i, c := range commits {
 		total += len(c)
 		if len(c) > maxOps || len(c) == 0 {
-			t.Fatalf("Save of %d statuses: commit %d has %d ops", n, i, len(c))
+			t.Fatalf("core.Save of %d statuses: commit %d has %d ops", n, i, len(c))
 		}
 		for j, op := range c {
 			key := string(op.KeyBytes())
 			isMeta := key == coord.MasterMetaKey(job) || key == coord.ProgressKey(job)
 			if isMeta != (i == len(commits)-1 && j >= len(c)-2) {
-				t.Fatalf("Save of %d statuses: key %s in commit %d at %d; Meta and progress go last, together", n, key, i, j)
+				t.Fatalf("core.Save of %d statuses: key %s in commit %d at %d; core.Meta and progress go last, together", n, key, i, j)
 			}
 		}
 	}
 	if total != blocks+2 {
-		t.Fatalf("Save of %d statuses wrote %d ops, want %d blocks + 2", n, total, blocks)
+		t.Fatalf("core.Save of %d statuses wrote %d ops, want %d blocks + 2", n, total, blocks)
 	}
 }
 
 // checkLoad checks that s loads meta and changed, and the progress of step.
-func checkLoad(t *testing.T, cli *clientv3.Client, s *EtcdStore, job string, meta Meta, changed []TaskStatus, step int64) {
+func checkLoad(t *testing.T, cli *clientv3.Client, s *EtcdStore, job string, meta core.Meta, changed []core.TaskStatus, step int64) {
 	t.Helper()
 	gotMeta, gotStatuses, err := s.Load(t.Context())
 	if err != nil {
@@ -203,7 +204,7 @@ func checkLoad(t *testing.T, cli *clientv3.Client, s *EtcdStore, job string, met
 	if !reflect.DeepEqual(*gotMeta, meta) {
 		t.Fatalf("Load after saving %d: meta %+v, want %+v", len(changed), *gotMeta, meta)
 	}
-	byID := map[int]TaskStatus{}
+	byID := map[int]core.TaskStatus{}
 	for _, st := range gotStatuses {
 		byID[st.ID] = st
 	}
@@ -224,9 +225,9 @@ func testDriverRestoresFromEtcd(t *testing.T, endpoint string) {
 	_, lead := leadJob(t, cli, job, "m1")
 	ts := manyTaskSet(250) // the first save spans three txns
 	clock := newFakeClock()
-	cfg := asyncConfig(4, 2, 2)
+	cfg := core.FixtureAsyncConfig(4, 2, 2)
 	old := mustDriver(t, t.Context(), cfg, ts, NewEtcdStore(cli, lead, job), &fakeEvaluator{}, clock)
-	held := map[int]Task{}
+	held := map[int]core.Task{}
 	for k := range 4 {
 		held[k] = mustReady(t, mustGetTask(t, old, k, -1, 0))
 	}
@@ -298,7 +299,7 @@ func testDeposedMaster(t *testing.T, endpoint, how string) {
 	storeA := NewEtcdStore(cliA, leadA, job)
 	// A master core of A's, on a job of its own, built while A leads.
 	coreJob := job + "-core"
-	coreA := mustDriver(t, t.Context(), asyncConfig(1, 1, 1), manyTaskSet(130), NewEtcdStore(cliA, leadA, coreJob), &fakeEvaluator{}, newFakeClock())
+	coreA := mustDriver(t, t.Context(), core.FixtureAsyncConfig(1, 1, 1), manyTaskSet(130), NewEtcdStore(cliA, leadA, coreJob), &fakeEvaluator{}, newFakeClock())
 	if err := storeA.Save(t.Context(), storeMeta(1), storeStatuses(200, 1), &coord.ProgressRecord{Step: 1}); err != nil {
 		t.Fatalf("leader A saves: %v", err)
 	}

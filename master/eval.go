@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/roleruntime"
+	"github.com/gtrain/gtrain/master/core"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -105,8 +106,8 @@ func (e *DivergedError) Error() string { return "training diverged: " + e.What }
 func nonFiniteParam(specs []model.ParamSpec, params [][]float32) string {
 	for j, p := range params {
 		for _, v := range p {
-			if f := float64(v); !finite(f) {
-				return fmt.Sprintf("parameter %s holds %s", specs[j].Name, formatValue(f))
+			if f := float64(v); !core.Finite(f) {
+				return fmt.Sprintf("parameter %s holds %s", specs[j].Name, core.FormatValue(f))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/master/core"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -19,7 +20,7 @@ type jobData struct {
 	rev    int64
 	spec   *jobspec.Spec
 	layout *client.Layout
-	tasks  *TaskSet
+	tasks  *core.TaskSet
 	test   []dataset.Example // nil: no test set
 }
 
@@ -42,7 +43,7 @@ func loadJob(ctx context.Context, cli *clientv3.Client, job string, wantRev int6
 	if err != nil {
 		return nil, fmt.Errorf("master: data.train: %w", err)
 	}
-	tasks, err := CutTasks(files, spec.Data.ChunksPerTask)
+	tasks, err := core.CutTasks(files, spec.Data.ChunksPerTask)
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}

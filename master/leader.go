@@ -11,6 +11,8 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/master/core"
+	"github.com/gtrain/gtrain/master/recovery"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -39,7 +41,7 @@ type leader struct {
 	lead   *coord.Leadership
 	ps     *client.Dynamic
 	driver *Driver
-	recov  *recovery                        // sync only
+	recov  *recovery.Recovery               // sync only
 	hung   *hungLeader                      // sync only
 	srv    *grpc.Server                     // nil until serve
 	creds  credentials.TransportCredentials // serves trainers with
@@ -91,7 +93,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 		return nil, err
 	}
 	eval.Program, eval.FailJob = l.prog, l.failJobForProgram
-	qcfg := DefaultQueueConfig()
+	qcfg := core.DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
 	qcfg.NoShuffle = !spec.Data.ShuffleRecords()
 	sync := spec.Mode == jobspec.ModeSync
@@ -103,7 +105,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 		return nil, fmt.Errorf("master: checkpoint.every: %w", err)
 	}
 	_, maxTrainers := spec.TrainerBounds() // IDs for every trainer the job may scale to
-	ccfg := CoreConfig{Sync: sync, Trainers: maxTrainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
+	ccfg := core.CoreConfig{Sync: sync, Trainers: maxTrainers, MicroBatches: spec.MicroBatches(), Batch: spec.BatchSize, Passes: spec.Passes,
 		Queue: qcfg, ModelDir: modelDir, LongPoll: l.cfg.LongPoll, CheckpointEvery: every, CheckpointSteps: everySteps}
 	ccfg.StragglerFactor, ccfg.StragglerFloor = spec.Stragglers.Deadline()
 	store := NewEtcdStore(l.cli, l.lead, l.cfg.Job)
@@ -128,12 +130,14 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 	if l.job.spec.Mode != jobspec.ModeSync {
 		return nil
 	}
-	r, err := newRecovery(ctx, l.cli, l.lead, l.cfg, l.job, l.driver, l.ps)
+	spec := l.job.spec
+	r, err := recovery.Open(ctx, recovery.EtcdConfig{Cli: l.cli, Lead: l.lead, Job: l.cfg.Job, JobRev: l.job.rev,
+		Dir: jobdir.MasterCheckpoints(l.cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Log: l.cfg.Log}, l.driver, l.ps)
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	l.recov = r
-	if err := r.start(ctx, stop); err != nil {
+	if err := r.Start(ctx, stop); err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
 	return nil
@@ -147,7 +151,7 @@ func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
 	if l.recov != nil {
 		ms.rollback = func(_ context.Context, epoch int64, why string) error {
 			// The rollback outlives the trainer's request.
-			return l.recov.requestRollback(ctx, epoch, why)
+			return l.recov.RequestRollback(ctx, epoch, why)
 		}
 	}
 	api.RegisterMasterServer(l.srv, ms)
@@ -189,7 +193,7 @@ func (l *leader) loop(ctx, leadCtx context.Context, serveErr <-chan error) error
 				return err
 			}
 		case <-epochCheck:
-			if err := l.recov.checkEpochs(leadCtx); err != nil {
+			if err := l.recov.CheckEpochs(leadCtx, maxProbeTimeout); err != nil {
 				return err
 			}
 		case <-l.driver.Changed():

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
+	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -77,7 +78,7 @@ type longJob struct {
 	lead  Committer
 	now   time.Time // simulated
 	start time.Time
-	meta  Meta
+	meta  core.Meta
 	next  int // the next task to dispatch
 	revs  []revAt
 }
@@ -113,9 +114,9 @@ func (j *longJob) hour() {
 func (j *longJob) step() {
 	j.meta.Step++
 	j.meta.PassSamples += 64
-	changed := []TaskStatus{{ID: j.next, State: Pending, Trainer: 0, Deadline: j.now.Add(30 * time.Second), Order: j.next}}
+	changed := []core.TaskStatus{{ID: j.next, State: core.Pending, Trainer: 0, Deadline: j.now.Add(30 * time.Second), Order: j.next}}
 	if j.next > 0 {
-		changed = append([]TaskStatus{{ID: j.next - 1, State: Done, Trainer: NoTrainer, Order: j.next - 1}}, changed...)
+		changed = append([]core.TaskStatus{{ID: j.next - 1, State: core.Done, Trainer: core.NoTrainer, Order: j.next - 1}}, changed...)
 	}
 	j.next = (j.next + 1) % simTasks
 	progress := &coord.ProgressRecord{Pass: j.meta.Pass, Passes: 100, Step: j.meta.Step, Updated: j.now}
@@ -126,9 +127,9 @@ func (j *longJob) step() {
 
 // newPass rewrites every task, todo, into the other slot.
 func (j *longJob) newPass() {
-	all := make([]TaskStatus, simTasks)
+	all := make([]core.TaskStatus, simTasks)
 	for i := range all {
-		all[i] = TaskStatus{ID: i, State: Todo, Trainer: NoTrainer, Order: i}
+		all[i] = core.TaskStatus{ID: i, State: core.Todo, Trainer: core.NoTrainer, Order: i}
 	}
 	j.meta.Tasks, j.meta.Slot, j.next = simTasks, 1-j.meta.Slot, 0
 	j.meta.SamplesApplied = append(j.meta.SamplesApplied, j.meta.PassSamples)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/master/core"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -105,7 +106,7 @@ func (s *Server) RequestRollback(ctx context.Context, req *api.RequestRollbackRe
 
 func grpcErr(err error) error {
 	switch {
-	case errors.Is(err, ErrBadTrainer), errors.Is(err, ErrBadStep):
+	case errors.Is(err, core.ErrBadTrainer), errors.Is(err, core.ErrBadStep):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrTrainersFull):
 		return status.Error(codes.ResourceExhausted, err.Error())

@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // A report asking for the next work gets GetStep's answer with it: one
 // master round trip per micro-batch; without want_next, nothing.
 func TestServerStepDoneAnswersTheNextWork(t *testing.T) {
-	d := mustDriver(t, t.Context(), syncConfig(2, 4, 1), coreTaskSet(), &MemStore{}, &fakeEvaluator{}, newFakeClock())
+	d := mustDriver(t, t.Context(), core.FixtureSyncConfig(2, 4, 1), core.FixtureTaskSet(), &MemStore{}, &fakeEvaluator{}, newFakeClock())
 	s := NewServer(d, nil, 2)
 	ctx := t.Context()
 	var mbs []int32

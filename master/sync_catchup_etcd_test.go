@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // stalledStore persists through the real store until stalled; from then on
@@ -20,7 +21,7 @@ type stalledStore struct {
 	stalled bool
 }
 
-func (s *stalledStore) Save(ctx context.Context, meta Meta, changed []TaskStatus, progress *coord.ProgressRecord) error {
+func (s *stalledStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
 	s.mu.Lock()
 	stalled := s.stalled
 	s.mu.Unlock()
@@ -45,18 +46,18 @@ func (s *stalledStore) stall() {
 // at the pass's end, the catch-up ends the pass too.
 func TestSyncMasterKilledBetweenSavesCatchesUp(t *testing.T) {
 	cli := dialTest(t, startTestEtcd(t))
-	ts := coreTaskSet() // 42 records: 4 steps of 12 per pass with 3 trainers of 4
+	ts := core.FixtureTaskSet() // 42 records: 4 steps of 12 per pass with 3 trainers of 4
 	const stepsPerPass = 4
 	for _, applied := range []int64{7, 8} { // pass 1 is steps 4-7: the pservers applied up to step applied
 		t.Run(fmt.Sprintf("pservers at step %d", applied), func(t *testing.T) {
 			job := fmt.Sprintf("sync-catchup-%d", applied)
 			_, lead := leadJob(t, cli, job, "m1")
-			cfg := syncConfig(3, 4, 2)
+			cfg := core.FixtureSyncConfig(3, 4, 2)
 			ctx1, kill := context.WithCancel(t.Context())
 			store1 := &stalledStore{Store: NewEtcdStore(cli, lead, job)}
 			d1 := mustDriver(t, ctx1, cfg, ts, store1, &fakeEvaluator{}, newFakeClock())
 			runSyncSteps(t, d1, 0, stepsPerPass)
-			waitCore(t, d1, "end of pass 0", func(m Meta) bool { return m.Pass == 1 })
+			waitCore(t, d1, "end of pass 0", func(m core.Meta) bool { return m.Pass == 1 })
 			got := runSyncSteps(t, d1, 4, 5)
 			flush(t, d1) // saved at step 5
 			store1.stall()
@@ -71,8 +72,8 @@ func TestSyncMasterKilledBetweenSavesCatchesUp(t *testing.T) {
 			if m := metaOf(d2); m.Step != 5 || m.Pass != 1 {
 				t.Fatalf("successor restored pass %d step %d, want pass 1 step 5 (the last save)", m.Pass, m.Step)
 			}
-			if err := d2.CatchUp(t.Context(), stepsPerPass*2+1); !errors.Is(err, ErrBadStep) {
-				t.Fatalf("catch-up past the pass: %v, want ErrBadStep", err)
+			if err := d2.CatchUp(t.Context(), stepsPerPass*2+1); !errors.Is(err, core.ErrBadStep) {
+				t.Fatalf("catch-up past the pass: %v, want core.ErrBadStep", err)
 			}
 			if err := d2.CatchUp(t.Context(), applied); err != nil {
 				t.Fatal(err)
@@ -88,7 +89,7 @@ func TestSyncMasterKilledBetweenSavesCatchesUp(t *testing.T) {
 			}
 			got = append(got, runSyncSteps(t, d2, applied, 8)...)
 			checkCoversOnce(t, ts, got, "pass 1 across the failover")
-			waitCore(t, d2, "the end of training", func(m Meta) bool { return m.Done })
+			waitCore(t, d2, "the end of training", func(m core.Meta) bool { return m.Done })
 			flush(t, d2)
 			stored, _, err := NewEtcdStore(cli, lead, job).Load(t.Context())
 			if err != nil {
@@ -111,12 +112,12 @@ func TestSyncMasterKilledBetweenSavesCatchesUp(t *testing.T) {
 // reportPassEndUnsaved has every trainer compute and report step, the last
 // of its pass: the commit that ends the pass is saved before it is answered,
 // so the last report waits for a save that never ends (until ctx does).
-func reportPassEndUnsaved(t *testing.T, ctx context.Context, d *Driver, step int64) []recordRef {
+func reportPassEndUnsaved(t *testing.T, ctx context.Context, d *Driver, step int64) []core.RecordRef {
 	t.Helper()
-	var got []recordRef
-	n := d.core.cfg.Trainers
+	var got []core.RecordRef
+	n := d.core.Config().Trainers
 	for k := range n {
-		recs := sliceRecords(mustGetStep(t, d, k, step).Slices)
+		recs := core.SliceRecords(mustGetStep(t, d, k, step).Slices)
 		got = append(got, recs...)
 		if k < n-1 {
 			mustStepDone(t, d, k, step, len(recs))
@@ -124,6 +125,6 @@ func reportPassEndUnsaved(t *testing.T, ctx context.Context, d *Driver, step int
 		}
 		go func() { _ = d.StepDone(ctx, k, k, step, epoch0, 2*float64(len(recs)), int64(len(recs))) }()
 	}
-	waitCore(t, d, "the commit of the pass's last step", func(m Meta) bool { return m.Step == step+1 })
+	waitCore(t, d, "the commit of the pass's last step", func(m core.Meta) bool { return m.Step == step+1 })
 	return got
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/gtrain/gtrain/master/core"
 )
 
 // tasksPerBlock is how many consecutive task IDs share one etcd value. A
@@ -22,7 +24,7 @@ func blockOf(id int) int { return id / tasksPerBlock }
 // encodeBlock packs statuses (ascending IDs, all of one block) as varints:
 // the ID's distance from the previous one, state, failures, trainer, order
 // and, for a pending task, its deadline in unix nanoseconds.
-func encodeBlock(statuses []TaskStatus) []byte {
+func encodeBlock(statuses []core.TaskStatus) []byte {
 	buf := make([]byte, 0, 1+len(statuses)*8)
 	buf = append(buf, blockFormat)
 	prev := -1
@@ -32,7 +34,7 @@ func encodeBlock(statuses []TaskStatus) []byte {
 		buf = binary.AppendUvarint(buf, uint64(s.Failures))
 		buf = binary.AppendVarint(buf, int64(s.Trainer))
 		buf = binary.AppendVarint(buf, int64(s.Order))
-		if s.State == Pending {
+		if s.State == core.Pending {
 			buf = binary.AppendVarint(buf, s.Deadline.UnixNano())
 		}
 		prev = s.ID
@@ -41,22 +43,22 @@ func encodeBlock(statuses []TaskStatus) []byte {
 }
 
 // decodeBlock is encodeBlock's inverse; it appends to out.
-func decodeBlock(out []TaskStatus, data []byte) ([]TaskStatus, error) {
+func decodeBlock(out []core.TaskStatus, data []byte) ([]core.TaskStatus, error) {
 	if len(data) == 0 || data[0] != blockFormat {
 		return out, fmt.Errorf("%w: unknown format", errBadTaskBlock)
 	}
 	r := blockReader{data: data[1:]}
 	prev := -1
 	for len(r.data) > 0 && r.err == nil {
-		s := TaskStatus{ID: prev + int(r.uvarint())}
-		s.State = TaskState(r.uvarint())
+		s := core.TaskStatus{ID: prev + int(r.uvarint())}
+		s.State = core.TaskState(r.uvarint())
 		s.Failures = int(r.uvarint())
 		s.Trainer = int(r.varint())
 		s.Order = int(r.varint())
-		if s.State == Pending {
+		if s.State == core.Pending {
 			s.Deadline = unixNanoTime(r.varint())
 		}
-		if r.err == nil && (s.ID <= prev || !s.State.valid()) {
+		if r.err == nil && (s.ID <= prev || !s.State.Valid()) {
 			r.err = fmt.Errorf("%w: task %d after %d, state %d", errBadTaskBlock, s.ID, prev, int(s.State))
 		}
 		out = append(out, s)
@@ -102,15 +104,15 @@ func (r *blockReader) consume(n int) bool {
 
 // mergeBlock returns the block that old (encoded, nil for none) becomes with
 // changed (ascending IDs, all of the block) applied.
-func mergeBlock(old []byte, changed []TaskStatus) ([]byte, error) {
-	var cur []TaskStatus
+func mergeBlock(old []byte, changed []core.TaskStatus) ([]byte, error) {
+	var cur []core.TaskStatus
 	if old != nil {
 		var err error
 		if cur, err = decodeBlock(nil, old); err != nil {
 			return nil, err
 		}
 	}
-	merged := make([]TaskStatus, 0, len(cur)+len(changed))
+	merged := make([]core.TaskStatus, 0, len(cur)+len(changed))
 	i, j := 0, 0
 	for i < len(cur) || j < len(changed) {
 		switch {
@@ -129,13 +131,13 @@ func mergeBlock(old []byte, changed []TaskStatus) ([]byte, error) {
 }
 
 // splitByBlock groups statuses (sorted by ID here) by block, ascending.
-func splitByBlock(statuses []TaskStatus) [][]TaskStatus {
-	sorted := slices.IsSortedFunc(statuses, func(a, b TaskStatus) int { return a.ID - b.ID })
+func splitByBlock(statuses []core.TaskStatus) [][]core.TaskStatus {
+	sorted := slices.IsSortedFunc(statuses, func(a, b core.TaskStatus) int { return a.ID - b.ID })
 	if !sorted {
 		statuses = slices.Clone(statuses)
-		slices.SortFunc(statuses, func(a, b TaskStatus) int { return a.ID - b.ID })
+		slices.SortFunc(statuses, func(a, b core.TaskStatus) int { return a.ID - b.ID })
 	}
-	var out [][]TaskStatus
+	var out [][]core.TaskStatus
 	for start := 0; start < len(statuses); {
 		end := start + 1
 		for end < len(statuses) && blockOf(statuses[end].ID) == blockOf(statuses[start].ID) {

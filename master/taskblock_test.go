@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/gtrain/gtrain/master/core"
 )
 
 func TestTaskBlockRoundTrip(t *testing.T) {
@@ -25,7 +27,7 @@ func TestTaskBlockRoundTrip(t *testing.T) {
 
 func TestTaskBlockMerge(t *testing.T) {
 	old := storeStatuses(10, 1)
-	change := []TaskStatus{storeStatuses(10, 2)[4], {ID: 12, State: Done, Trainer: NoTrainer}}
+	change := []core.TaskStatus{storeStatuses(10, 2)[4], {ID: 12, State: core.Done, Trainer: core.NoTrainer}}
 	data, err := mergeBlock(encodeBlock(old[:6]), change)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +72,8 @@ func TestBatchPuts(t *testing.T) {
 		wantBatchSizes   []int
 	}{
 		{"one commit", 120, 1 << 20, []int{10}},
-		{"by ops, Meta alone", 5, 1 << 20, []int{5, 5, 0}},
-		{"by ops, Meta with the rest", 4, 1 << 20, []int{4, 4, 2}},
+		{"by ops, core.Meta alone", 5, 1 << 20, []int{5, 5, 0}},
+		{"by ops, core.Meta with the rest", 4, 1 << 20, []int{4, 4, 2}},
 		{"by bytes", 120, 350, []int{3, 3, 3, 1}},
 	} {
 		got := batchPuts(puts, 2, c.maxOps, c.maxBytes)
@@ -84,6 +86,6 @@ func TestBatchPuts(t *testing.T) {
 		}
 	}
 	if got := batchPuts(nil, 2, 120, 1<<20); len(got) != 1 || len(got[0]) != 0 {
-		t.Errorf("no puts: %d batches, want one empty (Meta alone)", len(got))
+		t.Errorf("no puts: %d batches, want one empty (core.Meta alone)", len(got))
 	}
 }

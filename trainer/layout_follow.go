@@ -12,7 +12,7 @@ import (
 const followLayoutWait = 10 * time.Second
 
 // followLayout re-reads the pservers when the job enters a new epoch: a
-// re-shard (master/reshard.go) commits its layout generation before the
+// re-shard (master/recovery/reshard.go) commits its layout generation before the
 // rollback that starts the epoch, so the trainer cuts the parameters over
 // the new pservers before its first pull of the epoch, without a restart.
 func (t *trainer) followLayout(ctx context.Context) {

@@ -46,7 +46,7 @@ func checkPserverScale(rec *coord.JobRecord, name string, m int) error {
 }
 
 // scalePservers records the pserver count wanted; the job's master
-// re-shards (master/reshard.go). It returns the count before and after.
+// re-shards (master/recovery/reshard.go). It returns the count before and after.
 func (c *Server) scalePservers(ctx context.Context, name string, who auth.Identity, m, current int) ([2]int, error) {
 	req, _, err := coord.GetReshard(ctx, c.cli, name)
 	if err != nil {

@@ -1,0 +1,36 @@
+package recovery
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gtrain/gtrain/coord"
+)
+
+// finishReshard waits for the first step committed under layout l (or the
+// job's end) and records the pause: from when the master stopped handing
+// out steps to then. A successor master finishing a predecessor's re-shard
+// measures from the recorded wall time.
+func (r *Recovery) finishReshard(ctx context.Context, l coord.LayoutRecord) error {
+	for {
+		_, at := r.driver.Position()
+		if at > l.FromStep || r.driver.Done() {
+			break
+		}
+		select {
+		case <-r.driver.Changed():
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	l.PauseMs = max(time.Since(l.Paused).Milliseconds(), 1)
+	if err := r.layouts.Finish(ctx, l); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("pservers re-sharded from %d to %d at global checkpoint step %d (layout generation %d): training paused %d ms",
+		l.SourcePservers, l.Pservers, l.FromStep, l.Generation, l.PauseMs)
+	r.log.Info(what)
+	return r.events.Event(ctx, what)
+}
