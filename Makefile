@@ -29,7 +29,7 @@ check-binaries:
 # The whole suite, every package under the race detector: unit tests, tests over a
 # real embedded etcd and gRPC on loopback, and tests of real gtraind processes.
 test: check-binaries build vet
-	GTRAIN_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 45m ./...
+	GTRAIN_BIN=$(CURDIR)/$(BIN) GTRAIN_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(GO) test -race -timeout 45m ./...
 	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
 	CGO_ENABLED=0 GOFLAGS= $(GO) test -count=1 ./model/   # the pure-Go kernels too
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)

@@ -151,7 +151,10 @@ type JobStatus struct {
 	Metrics        Metrics         `json:"metrics"`
 	ModelDir       string          `json:"model_dir"`
 	Created        time.Time       `json:"created"`
-	Events         []Event         `json:"events"`
+	// Owner is who submitted the job ("name (role)"); "" for a job
+	// submitted before roles existed.
+	Owner  string  `json:"owner,omitempty"`
+	Events []Event `json:"events"`
 	// Warnings are conditions the job survives but an operator should fix,
 	// e.g. a pserver whose checkpoint writes fail; empty when there are none.
 	Warnings []string `json:"warnings"`
@@ -187,6 +190,7 @@ type JobRow struct {
 	Loss     *float64  `json:"loss"`
 	Created  time.Time `json:"created"`
 	Age      string    `json:"age"`
+	Owner    string    `json:"owner,omitempty"` // as in JobStatus
 }
 
 // WorkerRow is one row of `gctl job workers`.

@@ -55,6 +55,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		return err
 	}
 	a.serve()
+	if err := a.serveConsole(); err != nil {
+		return err
+	}
 	a.log.Info("agent ready", "node", cfg.NodeName, "api", a.rec.APIAddr, "gossip", a.rec.GossipAddr,
 		"advertise", cfg.AdvertiseAddr, "etcd", a.endpoints)
 	a.notify.ready()

@@ -102,6 +102,11 @@ type Config struct {
 	// MetricsAddr (--metrics-addr HOST:PORT) serves Prometheus /metrics
 	// over plain HTTP (see package metrics); "" serves none.
 	MetricsAddr string
+
+	// UIAddr (--ui-addr HOST:PORT) serves the web console (package
+	// daemon/console): HTTPS with TLS, where visitors log in with a bearer
+	// token; "" serves none.
+	UIAddr string
 }
 
 // DefaultConfig is the configuration of docs/reference.md#gtraind-agent before flags apply.
@@ -146,6 +151,11 @@ func (c Config) Validate() error {
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			return bad("MetricsAddr (--metrics-addr) %q is not HOST:PORT: %v", c.MetricsAddr, err)
+		}
+	}
+	if c.UIAddr != "" {
+		if _, _, err := net.SplitHostPort(c.UIAddr); err != nil {
+			return bad("UIAddr (--ui-addr) %q is not HOST:PORT: %v", c.UIAddr, err)
 		}
 	}
 	for _, j := range c.Join {

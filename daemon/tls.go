@@ -23,11 +23,17 @@ func (c Config) validateTLS() error {
 	default:
 		return fmt.Errorf("GossipKey (--gossip-key) has %d bytes, want 16, 24 or 32", len(c.GossipKey))
 	}
-	host, _, err := net.SplitHostPort(c.APIAddr)
-	if err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
-		return nil // a bad APIAddr is reported by Validate
+	for _, a := range []struct{ field, flag, addr string }{
+		{"APIAddr", "--api-addr", c.APIAddr},
+		{"UIAddr", "--ui-addr", c.UIAddr}, // the console acts as the API's anonymous admin without TLS
+	} {
+		host, _, err := net.SplitHostPort(a.addr)
+		if err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
+			continue // a bad or empty address is reported by Validate
+		}
+		return fmt.Errorf("%s (%s) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", a.field, a.flag, a.addr)
 	}
-	return fmt.Errorf("APIAddr (--api-addr) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", c.APIAddr)
+	return nil
 }
 
 // checkNodeCert makes sure, before anything starts, that the TLS files

@@ -154,6 +154,9 @@ func TestValidateTLS(t *testing.T) {
 		{"wildcard TLS", func(c *Config) { c.APIAddr, c.TLS = "0.0.0.0:7164", filesOf(dir, "n1") }, ""},
 		{"half TLS", func(c *Config) { c.TLS = pki.Files{CA: "ca.crt"} }, "--tls-cert"},
 		{"short gossip key", func(c *Config) { c.GossipKey = []byte("short") }, "--gossip-key"},
+		{"console off loopback plaintext", func(c *Config) { c.UIAddr = "0.0.0.0:8164" }, "--ui-addr"},
+		{"console off loopback TLS", func(c *Config) { c.UIAddr, c.TLS = "0.0.0.0:8164", filesOf(dir, "n1") }, ""},
+		{"console not HOST:PORT", func(c *Config) { c.UIAddr = "8164" }, "--ui-addr"},
 	} {
 		cfg := testConfig(t, "n1", "127.0.0.1:2379")
 		tc.edit(&cfg)

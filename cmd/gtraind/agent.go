@@ -85,6 +85,7 @@ processes, deregisters the node and exits 0.`,
 	f.Int("session-ttl", def.SessionTTL, "seconds before a dead process's etcd lease expires")
 	f.String("config", "", "YAML file with agent settings (flags and GTRAIN_* env override it)")
 	f.String("metrics-addr", "", "serve Prometheus /metrics (plain HTTP) on this HOST:PORT, e.g. 127.0.0.1:9164; \"\": none")
+	f.String("ui-addr", "", "serve the web console on this HOST:PORT, e.g. 127.0.0.1:8164 (HTTPS with --tls-*; visitors log in with a bearer token); \"\": none")
 	addClusterFlags(f)
 	addCapacityFlags(f)
 	_ = v.BindPFlags(f)
@@ -108,6 +109,7 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 	cfg.EtcdPeerAddr = v.GetString("etcd-peer-addr")
 	cfg.SessionTTL = v.GetInt("session-ttl")
 	cfg.MetricsAddr = v.GetString("metrics-addr")
+	cfg.UIAddr = v.GetString("ui-addr")
 	if err := readClusterSettings(v, &cfg); err != nil {
 		return cfg, err
 	}

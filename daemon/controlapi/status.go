@@ -102,6 +102,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		Trainers:       make([]api.TrainerStatus, 0, spec.Trainers),
 		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
 		Created:        s.Record.Created,
+		Owner:          owner(s.Record.Submitter),
 		Events:         []api.Event{},
 		Warnings:       s.warnings(spec.Pservers),
 		RestartBudget:  api.RestartBudget{Limit: budget.Limit, Window: budget.Window.String()},
@@ -156,6 +157,7 @@ func jobRow(s *jobSnapshot, now time.Time) api.JobRow {
 		Pservers: spec.Pservers,
 		Created:  s.Record.Created,
 		Age:      humanAge(now.Sub(s.Record.Created)),
+		Owner:    owner(s.Record.Submitter),
 	}
 	if p := s.Progress; p != nil {
 		row.Pass = p.Pass
@@ -237,4 +239,13 @@ func humanAge(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dd%dh", s/86400, s%86400/3600)
 	}
+}
+
+// owner is how a job's status names its submitter: "alice (operator)", as
+// the submission's event does; "" when the job predates roles.
+func owner(sub *coord.Submitter) string {
+	if sub == nil {
+		return ""
+	}
+	return sub.Name + " (" + sub.Role + ")"
 }

@@ -82,6 +82,7 @@ var statusMeanings = map[string]string{
 	"metrics.test_accuracy":      "classifiers: the fraction of test records classified right, in [0, 1]; null for regression",
 	"model_dir":                  "where the model is written after every pass (see [Model files](#model-files))",
 	"created":                    "when the job was submitted",
+	"owner":                      "who submitted it, `name (role)`; absent for a job submitted before roles existed",
 	"events":                     "the newest events of the job (`gctl job events` lists them all)",
 	"events[].time":              "when it happened",
 	"events[].what":              "what happened, in words",
@@ -119,6 +120,7 @@ var jobRowMeanings = map[string]string{
 	"loss":     "the newest test loss, else train loss; null before the first pass ends",
 	"created":  "when the job was submitted",
 	"age":      "time since then, as the table shows it (`3m`)",
+	"owner":    "who submitted it, as in the status",
 }
 
 var workerRowMeanings = map[string]string{
