@@ -206,12 +206,16 @@ type WorkerRow struct {
 // NodeRow is one row of `gctl node list`: the node's capacity (cpu,
 // memory in bytes, gpus, labels) and the job processes placed on it.
 type NodeRow struct {
-	Name   string            `json:"name"`
-	Addr   string            `json:"addr"`
-	State  NodeState         `json:"state"`
-	CPU    float64           `json:"cpu"`
-	Memory int64             `json:"memory"`
-	GPUs   int               `json:"gpus"`
-	Labels map[string]string `json:"labels"`
-	Roles  []string          `json:"roles"`
+	Name   string    `json:"name"`
+	Addr   string    `json:"addr"`
+	State  NodeState `json:"state"`
+	CPU    float64   `json:"cpu"`
+	Memory int64     `json:"memory"`
+	GPUs   int       `json:"gpus"`
+	// What the workers placed on it ask of it (jobs that have not ended).
+	CPUUsed    float64           `json:"cpu_used"`
+	MemoryUsed int64             `json:"memory_used"`
+	GPUsUsed   int               `json:"gpus_used"`
+	Labels     map[string]string `json:"labels"`
+	Roles      []string          `json:"roles"`
 }

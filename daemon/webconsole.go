@@ -14,7 +14,7 @@ func (a *agent) serveConsole() error {
 	if a.cfg.UIAddr == "" {
 		return nil
 	}
-	c, err := console.New(console.Config{APIAddr: a.rec.APIAddr, TLS: a.cfg.TLS, Log: a.log})
+	c, err := console.New(console.Config{APIAddr: a.rec.APIAddr, TLS: a.cfg.TLS, Clock: a.clock, Log: a.log})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/pki"
 )
 
@@ -47,7 +48,9 @@ type Config struct {
 	TLS pki.Files
 	// Poll is how often a page's stream asks the API; zero: DefaultPoll.
 	Poll time.Duration
-	Log  *slog.Logger
+	// Clock paces the streams (nil: clock.System).
+	Clock clock.Clock
+	Log   *slog.Logger
 }
 
 // Console is the web console of one agent.
@@ -64,6 +67,7 @@ type Console struct {
 // New prepares the console; nothing is served until Serve. It fails when
 // the TLS files cannot be read.
 func New(cfg Config) (*Console, error) {
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Poll == 0 {
 		cfg.Poll = DefaultPoll
 	}

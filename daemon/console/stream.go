@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/clock"
 )
 
 // keepAlive: a stream with nothing to say sends a comment this often, so
@@ -23,10 +24,11 @@ const keepAlive = 15 * time.Second
 // sse is one page's server-sent event stream. Sends may come from more
 // than one goroutine (a job page polls its status and follows its events).
 type sse struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	f    http.Flusher
-	last time.Time
+	clock clock.Clock
+	mu    sync.Mutex
+	w     http.ResponseWriter
+	f     http.Flusher
+	last  time.Time
 }
 
 // openStream answers r with an event stream for a logged-in visitor; it
@@ -48,7 +50,7 @@ func (c *Console) openStream(w http.ResponseWriter, r *http.Request) (*sse, sess
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
-	return &sse{w: w, f: f, last: time.Now()}, s, true
+	return &sse{clock: c.cfg.Clock, w: w, f: f, last: c.cfg.Clock.Now()}, s, true
 }
 
 // send writes one event whose data is v as JSON; id "" leaves the page's
@@ -69,7 +71,7 @@ func (s *sse) send(event, id string, v any) error {
 		return err
 	}
 	s.f.Flush()
-	s.last = time.Now()
+	s.last = s.clock.Now()
 	return nil
 }
 
@@ -77,14 +79,14 @@ func (s *sse) send(event, id string, v any) error {
 func (s *sse) ping() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if time.Since(s.last) < keepAlive {
+	if s.clock.Since(s.last) < keepAlive {
 		return nil
 	}
 	if _, err := io.WriteString(s.w, ": ping\n\n"); err != nil {
 		return err
 	}
 	s.f.Flush()
-	s.last = time.Now()
+	s.last = s.clock.Now()
 	return nil
 }
 
@@ -115,7 +117,7 @@ func fatal(err error) bool {
 // good; it sends what read returns as event when it differs from what it
 // sent before, and a problem (once) while the API fails.
 func (c *Console) poll(ctx context.Context, out *sse, read func(context.Context) (any, error), onValue func(any) error) {
-	tick := time.NewTicker(c.cfg.Poll)
+	tick := c.cfg.Clock.NewTicker(c.cfg.Poll)
 	defer tick.Stop()
 	failing := false
 	for {
@@ -146,7 +148,7 @@ func (c *Console) poll(ctx context.Context, out *sse, read func(context.Context)
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 	}
 }

@@ -15,7 +15,8 @@
 // requests and streams.
 //
 // It owns the Control API's answers and who may call what. It must not
-// place workers (package scheduler) nor start processes (package
+// place workers (package scheduler: it only reads what a worker asks of its
+// node, scheduler.Requests, to show a node's used capacity) nor start processes (package
 // supervisor: it only asks it whether a job still runs here), nor touch the
 // etcd key layout or record encodings (coord), nor the job spec rules
 // (jobspec).

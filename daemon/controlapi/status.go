@@ -11,6 +11,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -188,6 +189,7 @@ func workerRows(s *jobSnapshot, nodeDown func(string) bool) []api.WorkerRow {
 // workers that jobs which have not ended place on it ("fit-a-line/pserver-0").
 func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDown func(string) bool) []api.NodeRow {
 	roles := map[string][]string{}
+	used := map[string]scheduler.Request{}
 	names := make([]string, 0, len(jobs))
 	for name := range jobs {
 		names = append(names, name)
@@ -198,9 +200,11 @@ func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDow
 		if s.Record == nil || api.Terminal(s.State.State) {
 			continue
 		}
+		requests := scheduler.Requests(&s.Record.Spec)
 		for _, w := range s.Record.Spec.Workers() {
 			if node := s.Record.Placement[w]; node != "" {
 				roles[node] = append(roles[node], name+"/"+w)
+				used[node] = used[node].Plus(requests[w])
 			}
 		}
 	}
@@ -215,8 +219,10 @@ func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDow
 		if labels == nil {
 			labels = map[string]string{}
 		}
+		u := used[n.Name]
 		rows = append(rows, api.NodeRow{Name: n.Name, Addr: n.Record.APIAddr, State: n.State(gossipDown),
-			CPU: c.CPU, Memory: c.Memory, GPUs: c.GPUs, Labels: labels, Roles: r})
+			CPU: c.CPU, Memory: c.Memory, GPUs: c.GPUs, CPUUsed: u.CPU, MemoryUsed: u.Memory, GPUsUsed: u.GPUs,
+			Labels: labels, Roles: r})
 	}
 	slices.SortFunc(rows, func(a, b api.NodeRow) int { return strings.Compare(a.Name, b.Name) })
 	return rows

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -213,6 +214,16 @@ func TestNodeRows(t *testing.T) {
 		if r.Name != w.Name || r.Addr != w.Addr || r.State != w.State || r.CPU != w.CPU || r.Memory != w.Memory || !slices.Equal(r.Roles, w.Roles) || r.Roles == nil {
 			t.Errorf("row %d = %+v, want %+v", i, r, w)
 		}
+	}
+	// Used capacity: what fit's workers placed on a node ask; the ended job
+	// "old" on n1 asks nothing any more.
+	req := scheduler.Requests(&jobs["fit"].Record.Spec)
+	n1 := req["master"].Plus(req["pserver-1"]).Plus(req["trainer-1"])
+	if rows[0].CPUUsed != n1.CPU || rows[0].MemoryUsed != n1.Memory || n1.CPU <= 0 || n1.Memory <= 0 {
+		t.Errorf("n1 uses %v CPU, %d bytes; want fit's master, pserver-1 and trainer-1: %+v", rows[0].CPUUsed, rows[0].MemoryUsed, n1)
+	}
+	if rows[2].CPUUsed != 0 || rows[2].MemoryUsed != 0 {
+		t.Errorf("n3, with nothing placed, uses %+v", rows[2])
 	}
 }
 

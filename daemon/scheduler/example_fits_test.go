@@ -16,8 +16,8 @@ func TestExampleJobFitsATwoCoreMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := nodeView{Name: "laptop", State: api.NodeReady, Free: request{CPU: 2, Memory: 4 << 30}}
-	out := placeJob(placeInput{Workers: spec.Workers(), Requests: jobRequests(spec), Nodes: []nodeView{node}, OneNode: true})
+	node := nodeView{Name: "laptop", State: api.NodeReady, Free: Request{CPU: 2, Memory: 4 << 30}}
+	out := placeJob(placeInput{Workers: spec.Workers(), Requests: Requests(spec), Nodes: []nodeView{node}, OneNode: true})
 	if len(out.Placement) != len(spec.Workers()) || out.Reason != "" {
 		t.Fatalf("examples/fit_a_line.yaml on a 2-cpu, 4 GiB node: placed %v, reason %q; lower its resources", out.Placement, out.Reason)
 	}

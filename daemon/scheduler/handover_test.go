@@ -69,10 +69,10 @@ func TestDrainHolds(t *testing.T) {
 // placeJob keeps held workers on their draining node and moves the rest;
 // a hold never keeps a worker on a down node.
 func TestPlaceJobHoldsOnDrainingNode(t *testing.T) {
-	one := request{CPU: 1, Memory: 512 << 20}
-	w3, r3 := testWorkers(1, 1, request{CPU: 0.1}, one, one)
-	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: request{CPU: 8, Memory: 8 * gi}}
-	down := nodeView{Name: "n3", State: api.NodeDown, Free: request{CPU: 8, Memory: 8 * gi}}
+	one := Request{CPU: 1, Memory: 512 << 20}
+	w3, r3 := testWorkers(1, 1, Request{CPU: 0.1}, one, one)
+	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: Request{CPU: 8, Memory: 8 * gi}}
+	down := nodeView{Name: "n3", State: api.NodeDown, Free: Request{CPU: 8, Memory: 8 * gi}}
 	current := map[string]string{"master": "n3", "pserver-0": "n3", "trainer-0": "n1"}
 	hold := map[string]bool{"pserver-0": true}
 	runPlaceCases(t, []placeCase{

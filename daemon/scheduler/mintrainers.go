@@ -44,19 +44,19 @@ func onOneNodeWithFewer(in placeInput, nodes []nodeView) (placeOutput, bool) {
 	if in.MinTrainers < 1 {
 		return placeOutput{}, false
 	}
-	var base request
+	var base Request
 	var trainers []string
 	for _, w := range in.Workers {
 		if roleOf(w) == jobspec.RoleTrainer {
 			trainers = append(trainers, w)
 		} else {
-			base = base.plus(in.Requests[w])
+			base = base.Plus(in.Requests[w])
 		}
 	}
 	fitting := func(k int) *nodeView {
 		total := base
 		for _, w := range trainers[:k] {
-			total = total.plus(in.Requests[w])
+			total = total.Plus(in.Requests[w])
 		}
 		var best *nodeView
 		for i := range nodes {

@@ -9,8 +9,8 @@ import (
 // starts with what fits when that is at least its min; below min nothing is
 // placed. Spread (with a checkpoint.dir) and one-node jobs alike.
 func TestPlaceJobWithFewerTrainers(t *testing.T) {
-	small := request{CPU: 0.1}
-	one := request{CPU: 1}
+	small := Request{CPU: 0.1}
+	one := Request{CPU: 1}
 	w, r := testWorkers(1, 4, small, one, one) // master, pserver-0, trainer-0..3
 	nodes := []nodeView{ready("n1", 2.1, 8*gi), ready("n2", 1, 8*gi)}
 	cases := []struct {

@@ -26,29 +26,29 @@ const (
 // exactly (10 × 0.1 CPU on a 1-CPU node).
 const cpuSlack = 1e-9
 
-// request is what one worker asks of its node, or what a node has free.
-type request struct {
+// Request is what one worker asks of its node, or what a node has free.
+type Request struct {
 	CPU    float64
 	Memory int64 // bytes
 	GPUs   int
 }
 
-func (r request) plus(o request) request {
-	return request{CPU: r.CPU + o.CPU, Memory: r.Memory + o.Memory, GPUs: r.GPUs + o.GPUs}
+func (r Request) Plus(o Request) Request {
+	return Request{CPU: r.CPU + o.CPU, Memory: r.Memory + o.Memory, GPUs: r.GPUs + o.GPUs}
 }
 
-func (r request) minus(o request) request {
-	return request{CPU: r.CPU - o.CPU, Memory: r.Memory - o.Memory, GPUs: r.GPUs - o.GPUs}
+func (r Request) minus(o Request) Request {
+	return Request{CPU: r.CPU - o.CPU, Memory: r.Memory - o.Memory, GPUs: r.GPUs - o.GPUs}
 }
 
 // fits reports whether r can be taken out of free.
-func (r request) fits(free request) bool {
+func (r Request) fits(free Request) bool {
 	return r.CPU <= free.CPU+cpuSlack && r.Memory <= free.Memory && r.GPUs <= free.GPUs
 }
 
 // describe names the dimensions r asks for ("1 cpu, 512Mi"), rounded up to
 // a hundredth of a CPU; "" when none.
-func (r request) describe() string {
+func (r Request) describe() string {
 	var parts []string
 	if r.CPU > 0 {
 		parts = append(parts, formatCPU(math.Ceil(r.CPU*100-cpuSlack)/100)+" cpu")
@@ -67,7 +67,7 @@ func formatCPU(cpu float64) string { return strconv.FormatFloat(cpu, 'f', -1, 64
 
 // freeOf describes free in the dimensions that asked requests ("0.5 cpu"),
 // rounded down to a hundredth of a CPU.
-func freeOf(free, asked request) string {
+func freeOf(free, asked Request) string {
 	var parts []string
 	if asked.CPU > 0 {
 		parts = append(parts, formatCPU(math.Floor(max(free.CPU, 0)*100+cpuSlack)/100)+" cpu")
@@ -81,10 +81,10 @@ func freeOf(free, asked request) string {
 	return strings.Join(parts, ", ")
 }
 
-// jobRequests is each worker's request: the spec's resources, with an
+// Requests is each worker's request: the spec's resources, with an
 // unstated memory replaced by what the parameters need (MemoryNeed), and
 // the master's defaults. spec must be valid.
-func jobRequests(spec *jobspec.Spec) map[string]request {
+func Requests(spec *jobspec.Spec) map[string]Request {
 	need, _ := spec.MemoryNeed() // a valid spec's model is valid
 	memory := func(r jobspec.Resource, needed int64) int64 {
 		if stated, err := r.MemoryBytes(); err == nil && stated > 0 {
@@ -92,9 +92,9 @@ func jobRequests(spec *jobspec.Spec) map[string]request {
 		}
 		return needed
 	}
-	pserver := request{CPU: spec.Resources.Pserver.CPU, Memory: memory(spec.Resources.Pserver, need.Pserver)}
-	trainer := request{CPU: spec.Resources.Trainer.CPU, Memory: memory(spec.Resources.Trainer, need.Trainer)}
-	out := map[string]request{
+	pserver := Request{CPU: spec.Resources.Pserver.CPU, Memory: memory(spec.Resources.Pserver, need.Pserver)}
+	trainer := Request{CPU: spec.Resources.Trainer.CPU, Memory: memory(spec.Resources.Trainer, need.Trainer)}
+	out := map[string]Request{
 		jobspec.MasterName: {CPU: masterCPU, Memory: min(need.Master, math.MaxInt64-masterBaseMemory) + masterBaseMemory},
 	}
 	for i := range spec.Pservers {
@@ -110,13 +110,13 @@ func jobRequests(spec *jobspec.Spec) map[string]request {
 type nodeView struct {
 	Name  string
 	State api.NodeState // only ready nodes take workers
-	Free  request       // capacity minus the requests of every worker placed there
+	Free  Request       // capacity minus the requests of every worker placed there
 }
 
 // placeInput is one job's placement problem.
 type placeInput struct {
 	Workers  []string           // in spec order: master, pservers, trainers
-	Requests map[string]request // per worker
+	Requests map[string]Request // per worker
 	Current  map[string]string  // worker -> node where the job runs it now
 	Nodes    []nodeView
 	// OneNode: the job keeps its checkpoints on the local disk of its node
@@ -228,9 +228,9 @@ func placeOnOneNode(in placeInput, nodes []nodeView) placeOutput {
 	if fewer, ok := onOneNodeWithFewer(in, nodes); ok {
 		return fewer
 	}
-	var total request
+	var total Request
 	for _, w := range in.Workers {
-		total = total.plus(in.Requests[w])
+		total = total.Plus(in.Requests[w])
 	}
 	var best *nodeView
 	for i := range nodes {
@@ -292,15 +292,15 @@ func keepOnItsNode(in placeInput, nodes []nodeView) placeOutput {
 
 // shortReason says what the failed workers need and what the nodes have:
 // "needs 3 cpu for 3 trainers (1 cpu each); free: n1 0.5 cpu, n2 1 cpu".
-func shortReason(failed []string, requests map[string]request, nodes []nodeView) string {
+func shortReason(failed []string, requests map[string]Request, nodes []nodeView) string {
 	type roleNeed struct {
 		n          int
-		each, sum  request
+		each, sum  Request
 		name, noun string
 	}
 	var roles []*roleNeed
 	byRole := map[string]*roleNeed{}
-	var asked request
+	var asked Request
 	for _, w := range failed {
 		role := roleOf(w)
 		r := byRole[role]
@@ -310,8 +310,8 @@ func shortReason(failed []string, requests map[string]request, nodes []nodeView)
 			roles = append(roles, r)
 		}
 		r.n++
-		r.sum = r.sum.plus(requests[w])
-		asked = asked.plus(requests[w])
+		r.sum = r.sum.Plus(requests[w])
+		asked = asked.Plus(requests[w])
 	}
 	parts := make([]string, 0, len(roles))
 	for _, r := range roles {
@@ -330,7 +330,7 @@ func shortReason(failed []string, requests map[string]request, nodes []nodeView)
 
 // nodesReport lists what each node has free in the dimensions asked, and
 // the nodes that take no work: "free: n1 0.5 cpu, n2 1 cpu; n3 down".
-func nodesReport(nodes []nodeView, asked request) string {
+func nodesReport(nodes []nodeView, asked Request) string {
 	if len(nodes) == 0 {
 		return "no node has registered: start an agent (gtraind agent)"
 	}

@@ -48,15 +48,15 @@ type placementUpdate struct {
 // makes the token of a new storage check.
 func schedule(view clusterView, gossipDown func(string) bool, now time.Time, newToken func() string) []placementUpdate {
 	states := map[string]api.NodeState{}
-	used := map[string]request{}
-	requests := map[string]map[string]request{}
+	used := map[string]Request{}
+	requests := map[string]map[string]Request{}
 	for _, j := range view.jobs {
 		if api.Terminal(j.state) {
 			continue
 		}
-		requests[j.name] = jobRequests(&j.spec)
+		requests[j.name] = Requests(&j.spec)
 		for w, a := range j.placement.Workers {
-			used[a.Node] = used[a.Node].plus(requests[j.name][w])
+			used[a.Node] = used[a.Node].Plus(requests[j.name][w])
 		}
 	}
 	views := make([]nodeView, 0, len(view.nodes))
@@ -68,7 +68,7 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 			drains[n.Name] = n.DrainRev
 		}
 		capacity := n.Record.Capacity
-		c := request{CPU: capacity.CPU, Memory: capacity.Memory, GPUs: capacity.GPUs}
+		c := Request{CPU: capacity.CPU, Memory: capacity.Memory, GPUs: capacity.GPUs}
 		index[n.Name] = len(views)
 		views = append(views, nodeView{Name: n.Name, State: states[n.Name], Free: c.minus(used[n.Name])})
 	}

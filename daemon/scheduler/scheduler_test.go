@@ -11,9 +11,9 @@ import (
 
 // testWorkers is a job of one master, p pservers and t trainers with the
 // given requests.
-func testWorkers(p, t int, master, pserver, trainer request) ([]string, map[string]request) {
+func testWorkers(p, t int, master, pserver, trainer Request) ([]string, map[string]Request) {
 	workers := []string{"master"}
-	reqs := map[string]request{"master": master}
+	reqs := map[string]Request{"master": master}
 	for i := range p {
 		w := "pserver-" + string(rune('0'+i))
 		workers = append(workers, w)
@@ -28,7 +28,7 @@ func testWorkers(p, t int, master, pserver, trainer request) ([]string, map[stri
 }
 
 func ready(name string, cpu float64, memory int64) nodeView {
-	return nodeView{Name: name, State: api.NodeReady, Free: request{CPU: cpu, Memory: memory}}
+	return nodeView{Name: name, State: api.NodeReady, Free: Request{CPU: cpu, Memory: memory}}
 }
 
 const gi = 1 << 30
@@ -54,12 +54,12 @@ func runPlaceCases(t *testing.T, tests []placeCase) {
 }
 
 func TestPlaceJob(t *testing.T) {
-	small := request{CPU: 0.1}
-	one := request{CPU: 1, Memory: 512 << 20}
+	small := Request{CPU: 0.1}
+	one := Request{CPU: 1, Memory: 512 << 20}
 	w5, r5 := testWorkers(2, 3, small, one, one)
 	w3, r3 := testWorkers(1, 1, small, one, one)
-	down := nodeView{Name: "n3", State: api.NodeDown, Free: request{CPU: 8, Memory: 8 * gi}}
-	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: request{CPU: 8, Memory: 8 * gi}}
+	down := nodeView{Name: "n3", State: api.NodeDown, Free: Request{CPU: 8, Memory: 8 * gi}}
+	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: Request{CPU: 8, Memory: 8 * gi}}
 	tests := []placeCase{
 		{"spread over equal nodes: pservers apart, trainers apart, master first",
 			placeInput{Workers: w5, Requests: r5, Nodes: []nodeView{ready("n1", 4, 8*gi), ready("n2", 4, 8*gi), ready("n3", 4, 8*gi)}},
@@ -107,9 +107,9 @@ func TestPlaceJob(t *testing.T) {
 
 // A job without checkpoint.dir runs on one node and never leaves it.
 func TestPlaceJobOnOneNode(t *testing.T) {
-	w3, r3 := testWorkers(1, 1, request{CPU: 0.1}, request{CPU: 1, Memory: 512 << 20}, request{CPU: 1, Memory: 512 << 20})
-	down := nodeView{Name: "n3", State: api.NodeDown, Free: request{CPU: 8, Memory: 8 * gi}}
-	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: request{CPU: 8, Memory: 8 * gi}}
+	w3, r3 := testWorkers(1, 1, Request{CPU: 0.1}, Request{CPU: 1, Memory: 512 << 20}, Request{CPU: 1, Memory: 512 << 20})
+	down := nodeView{Name: "n3", State: api.NodeDown, Free: Request{CPU: 8, Memory: 8 * gi}}
+	draining := nodeView{Name: "n3", State: api.NodeDraining, Free: Request{CPU: 8, Memory: 8 * gi}}
 	tests := []placeCase{
 		{"the whole job goes on the node with most room",
 			placeInput{Workers: w3, Requests: r3, OneNode: true, Nodes: []nodeView{ready("n1", 2.1, 8*gi), ready("n2", 3, 8*gi)}},
@@ -137,7 +137,7 @@ func TestPlaceJobOnOneNode(t *testing.T) {
 // The same problem gives the same placement, whatever order the nodes come
 // in, and placing never changes the caller's node views.
 func TestPlaceJobIsDeterministic(t *testing.T) {
-	workers, reqs := testWorkers(3, 5, request{CPU: 0.1}, request{CPU: 1}, request{CPU: 0.5})
+	workers, reqs := testWorkers(3, 5, Request{CPU: 0.1}, Request{CPU: 1}, Request{CPU: 0.5})
 	nodes := []nodeView{ready("a", 3, gi), ready("b", 3, 2*gi), ready("c", 2, gi), ready("d", 3, 2*gi)}
 	first := placeJob(placeInput{Workers: workers, Requests: reqs, Nodes: nodes})
 	if len(first.Placement) != len(workers) || first.Reason != "" {

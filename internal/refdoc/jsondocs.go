@@ -133,14 +133,17 @@ var workerRowMeanings = map[string]string{
 }
 
 var nodeRowMeanings = map[string]string{
-	"name":   "the node's name (`--node-name`)",
-	"addr":   "its agent's API address",
-	"state":  "see [Node states](#node-states)",
-	"cpu":    "CPUs it offers to placement",
-	"memory": "bytes of memory it offers to placement",
-	"gpus":   "GPUs it offers to placement",
-	"labels": "its `--labels`",
-	"roles":  "job processes placed on it, `<job>/<worker>`",
+	"name":        "the node's name (`--node-name`)",
+	"addr":        "its agent's API address",
+	"state":       "see [Node states](#node-states)",
+	"cpu":         "CPUs it offers to placement",
+	"memory":      "bytes of memory it offers to placement",
+	"gpus":        "GPUs it offers to placement",
+	"cpu_used":    "CPUs the workers placed on it ask for (jobs that have not ended); `cpu` minus this is free",
+	"memory_used": "bytes of memory the workers placed on it ask for",
+	"gpus_used":   "GPUs the workers placed on it ask for",
+	"labels":      "its `--labels`",
+	"roles":       "job processes placed on it, `<job>/<worker>`",
 }
 
 var eventMeanings = map[string]string{

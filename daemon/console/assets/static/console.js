@@ -75,12 +75,15 @@ function clusterPage() {
     nodes(rows) {
       const down = rows.filter((r) => r.state === "down").length;
       const drain = rows.filter((r) => r.state === "draining").length;
-      const cpu = rows.filter((r) => r.state !== "down").reduce((s, r) => s + r.cpu, 0);
-      $("#summary").textContent = `${rows.length} nodes: ${rows.length - down - drain} ready, ${drain} draining, ${down} down; ${fmt(cpu)} CPUs on live nodes.`;
+      const live = rows.filter((r) => r.state !== "down");
+      const cpu = live.reduce((s, r) => s + r.cpu, 0);
+      const cpuFree = live.reduce((s, r) => s + Math.max(0, r.cpu - r.cpu_used), 0);
+      $("#summary").textContent = `${rows.length} nodes: ${rows.length - down - drain} ready, ${drain} draining, ${down} down; ${fmt(cpuFree)} of ${fmt(cpu)} CPUs free on live nodes.`;
       fillBody($("#nodes"), rows.map((r) => {
         const tr = el("tr", {},
           el("th", {scope: "row"}, r.name), el("td", {}, stateCell(r.state)), el("td", {}, r.addr || "–"),
-          el("td", {class: "num"}, fmt(r.cpu)), el("td", {class: "num"}, bytes(r.memory)), el("td", {class: "num"}, r.gpus),
+          el("td", {class: "num"}, `${fmt(r.cpu_used)} / ${fmt(r.cpu)}`), el("td", {class: "num"}, `${bytes(r.memory_used)} / ${bytes(r.memory)}`),
+          el("td", {class: "num"}, `${r.gpus_used} / ${r.gpus}`),
           el("td", {}, Object.entries(r.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ") || "–"),
           el("td", {}, r.roles.length ? `${r.roles.length}: ${r.roles.join(", ")}` : "–"));
         if (admin) {
