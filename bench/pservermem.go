@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // mlpParams is the parameter count of the MLP 784-2048-2048-10 (weights
@@ -61,7 +62,7 @@ resources:
 		return nil, err
 	}
 	time.Sleep(run)
-	var w coord.WorkerRecord
+	var w schema.WorkerRecord
 	if _, err := coord.GetJSON(context.Background(), a.cli, coord.WorkerKey(name, "pserver-0"), &w); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -48,7 +49,7 @@ func MeasureRecovery(binDir, housingData string) (*Recovery, error) {
 		return nil, err
 	}
 	m := &measurer{cli: a.cli, job: "recovery"}
-	if _, err := m.waitProgress(60*time.Second, func(p coord.ProgressRecord) bool { return p.Step > 200 }); err != nil {
+	if _, err := m.waitProgress(60*time.Second, func(p schema.ProgressRecord) bool { return p.Step > 200 }); err != nil {
 		return nil, err
 	}
 	return m.killEachRole()
@@ -208,17 +209,17 @@ type measurer struct {
 // the background every 250 ms (and at once after a catch-up or a rollback),
 // so a figure timed by it may be up to 250 ms late; the public progress
 // record is written with the same saves.
-func (m *measurer) progress() (coord.ProgressRecord, error) {
+func (m *measurer) progress() (schema.ProgressRecord, error) {
 	var meta struct {
 		Step  int64 `json:"step"`
 		Epoch int64 `json:"epoch"`
 	}
 	_, err := coord.GetJSON(context.Background(), m.cli, coord.MasterMetaKey(m.job), &meta)
-	return coord.ProgressRecord{Step: meta.Step, Epoch: meta.Epoch}, err
+	return schema.ProgressRecord{Step: meta.Step, Epoch: meta.Epoch}, err
 }
 
 // waitProgress polls the master's progress record every millisecond.
-func (m *measurer) waitProgress(timeout time.Duration, cond func(coord.ProgressRecord) bool) (coord.ProgressRecord, error) {
+func (m *measurer) waitProgress(timeout time.Duration, cond func(schema.ProgressRecord) bool) (schema.ProgressRecord, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if p, err := m.progress(); err == nil && cond(p) {
@@ -235,7 +236,7 @@ func (m *measurer) waitProgress(timeout time.Duration, cond func(coord.ProgressR
 // already under way then do not count as recovered.
 func (m *measurer) killAndTime(p *stepPoller, worker string, recovered func(at polled) func(polled) bool) (float64, error) {
 	time.Sleep(time.Second) // let the previous recovery settle
-	var w coord.WorkerRecord
+	var w schema.WorkerRecord
 	if _, err := coord.GetJSON(context.Background(), m.cli, coord.WorkerKey(m.job, worker), &w); err != nil {
 		return 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/testing/netcluster"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -71,7 +72,7 @@ func crashPserverHost(c *netcluster.Cluster, shared string) (float64, error) {
 	}
 	defer func() { _, _, _, _ = c.Gctl(c.Hosts[0].Agent.API, "job", "stop", "recovery") }()
 	m := &measurer{cli: cli, job: "recovery"}
-	if _, err := m.waitProgress(60*time.Second, func(p coord.ProgressRecord) bool { return p.Step > 200 }); err != nil {
+	if _, err := m.waitProgress(60*time.Second, func(p schema.ProgressRecord) bool { return p.Step > 200 }); err != nil {
 		return 0, err
 	}
 	victim, err := pserverHost(cli, c)
@@ -85,7 +86,7 @@ func crashPserverHost(c *netcluster.Cluster, shared string) (float64, error) {
 	start := time.Now()
 	victim.Agent.Crash()
 	rolled := steppedAfterRollback(polled{step: at.Step, epoch: at.Epoch})
-	if _, err := m.waitProgress(nodeRecoveryWait, func(p coord.ProgressRecord) bool { return rolled(polled{step: p.Step, epoch: p.Epoch}) }); err != nil {
+	if _, err := m.waitProgress(nodeRecoveryWait, func(p schema.ProgressRecord) bool { return rolled(polled{step: p.Step, epoch: p.Epoch}) }); err != nil {
 		return 0, fmt.Errorf("%w within %s (crashed %s at step %d): %v", ErrNoNodeRecovery, nodeRecoveryWait, victim.Name, at.Step, err)
 	}
 	return time.Since(start).Seconds(), nil
@@ -95,7 +96,7 @@ func crashPserverHost(c *netcluster.Cluster, shared string) (float64, error) {
 // a pserver of the job.
 func pserverHost(cli clientv3.KV, c *netcluster.Cluster) (*netcluster.Host, error) {
 	for i := range 2 {
-		var w coord.WorkerRecord
+		var w schema.WorkerRecord
 		if _, err := coord.GetJSON(context.Background(), cli, coord.WorkerKey("recovery", fmt.Sprintf("pserver-%d", i)), &w); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // ScaleUp is scale_up: the seconds from running `gctl job scale NAME
@@ -57,7 +58,7 @@ func MeasureScaleUp(binDir string) (*ScaleUp, error) {
 func (m *measurer) waitStepMs(start time.Time, id int, timeout time.Duration) (*ScaleUp, error) {
 	res := &ScaleUp{}
 	for time.Since(start) < timeout {
-		var p coord.ProgressRecord
+		var p schema.ProgressRecord
 		if _, err := coord.GetJSON(context.Background(), m.cli, coord.ProgressKey(m.job), &p); err == nil {
 			if _, ok := p.StepMs[id]; ok {
 				res.Seconds = time.Since(start).Seconds()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -28,7 +29,7 @@ var errNoPserver = errors.New("pserver not ready")
 func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		var rec coord.PserverRecord
+		var rec schema.PserverRecord
 		_, err := coord.GetJSON(context.Background(), m.cli, coord.PserverKey(m.job, index), &rec)
 		if err == nil && !rec.Ready {
 			err = fmt.Errorf("%w: pserver %d", errNoPserver, index)

@@ -1,7 +1,8 @@
 // Package coord is gtrain's plumbing to etcd and to the gossip ring: the
 // embedded single-node etcd of `gtraind agent --dev`, the client of an
 // external etcd (EtcdConfig: endpoints, TLS files, user), the etcd key
-// layout and the JSON records stored under it (decoded in one place: a
+// layout and the JSON records stored under it (their types are in
+// coord/schema, which links no etcd client; decoded in one place: a
 // job's keys by DecodeJobs into a JobView, the nodes by ReadNodes, which
 // every reader uses), leadership with fenced writes
 // (concurrency.Election; a commit cut by a member's death is sent again),

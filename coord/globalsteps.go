@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -11,7 +12,7 @@ import (
 // checkpoints (none before the first, or in async mode): the steps whose
 // files no participant may prune.
 func KeptGlobalSteps(ctx context.Context, kv clientv3.KV, job string) ([]int64, error) {
-	var g GlobalCheckpoint
+	var g schema.GlobalCheckpoint
 	if _, err := GetJSON(ctx, kv, GlobalCheckpointKey(job), &g); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, nil

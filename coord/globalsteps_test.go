@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 func TestKeptGlobalSteps(t *testing.T) {
@@ -14,7 +16,7 @@ func TestKeptGlobalSteps(t *testing.T) {
 	if err != nil || steps != nil {
 		t.Fatalf("before any global checkpoint: %v, %v; want none, nil", steps, err)
 	}
-	g := GlobalCheckpoint{Step: 300, Steps: []int64{100, 200, 300}}
+	g := schema.GlobalCheckpoint{Step: 300, Steps: []int64{100, 200, 300}}
 	if _, err := cli.Put(ctx, GlobalCheckpointKey(job), MustJSON(g)); err != nil {
 		t.Fatal(err)
 	}

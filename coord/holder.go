@@ -11,7 +11,7 @@ import (
 )
 
 // Holder identifies the process behind a leadership or a claim. Records that
-// RevokeIfDead inspects carry these fields (NodeRecord and PserverRecord do too).
+// RevokeIfDead inspects carry these fields (schema.NodeRecord and schema.PserverRecord do too).
 type Holder struct {
 	Node string `json:"node"`
 	PID  int    `json:"pid"`

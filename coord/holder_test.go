@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -67,7 +68,7 @@ func TestRevokeIfDead(t *testing.T) {
 	}
 }
 
-// A NodeRecord is a holder too: its host field is read by RevokeIfDead.
+// A schema.NodeRecord is a holder too: its host field is read by RevokeIfDead.
 func TestRevokeIfDeadReadsNodeRecords(t *testing.T) {
 	cli := dialTest(t)
 	ctx := t.Context()
@@ -82,7 +83,7 @@ func TestRevokeIfDeadReadsNodeRecords(t *testing.T) {
 		}
 		t.Cleanup(func() { cli.Revoke(context.Background(), lease.ID) })
 		key := NodeKey(uniqueJob(t))
-		rec := NodeRecord{Name: "n1", PID: 4242, Host: c.host}
+		rec := schema.NodeRecord{Name: "n1", PID: 4242, Host: c.host}
 		if err := PutJSON(ctx, cli, key, rec, clientv3.WithLease(lease.ID)); err != nil {
 			t.Fatal(err)
 		}

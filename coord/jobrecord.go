@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -17,18 +18,18 @@ var ErrJobReplaced = errors.New("job record replaced")
 // at. That revision is the job's identity: it is the same for the job's
 // whole life, and a purge followed by a new job of the same name changes it
 // (the agent's runners fence their writes on it; checkpoint files carry it).
-func GetJobRecord(ctx context.Context, kv clientv3.KV, job string) (JobRecord, int64, error) {
+func GetJobRecord(ctx context.Context, kv clientv3.KV, job string) (schema.JobRecord, int64, error) {
 	key := JobKey(job)
 	resp, err := kv.Get(ctx, key)
 	if err != nil {
-		return JobRecord{}, 0, fmt.Errorf("etcd get %s: %w", key, err)
+		return schema.JobRecord{}, 0, fmt.Errorf("etcd get %s: %w", key, err)
 	}
 	if len(resp.Kvs) == 0 {
-		return JobRecord{}, 0, fmt.Errorf("%s: %w", key, ErrNotFound)
+		return schema.JobRecord{}, 0, fmt.Errorf("%s: %w", key, ErrNotFound)
 	}
-	var rec JobRecord
+	var rec schema.JobRecord
 	if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
-		return JobRecord{}, 0, fmt.Errorf("decode %s: %w", key, err)
+		return schema.JobRecord{}, 0, fmt.Errorf("decode %s: %w", key, err)
 	}
 	return rec, resp.Kvs[0].CreateRevision, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // The create revision survives updates of the record and changes when the
@@ -15,7 +17,7 @@ func TestGetJobRecordIdentity(t *testing.T) {
 	if _, _, err := GetJobRecord(ctx, cli, job); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("absent record: %v, want ErrNotFound", err)
 	}
-	rec := JobRecord{Placement: map[string]string{"master": "n1"}}
+	rec := schema.JobRecord{Placement: map[string]string{"master": "n1"}}
 	if err := PutJSON(ctx, cli, JobKey(job), rec); err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -26,7 +26,7 @@ var ErrFenced = errors.New("write fenced: authority lost")
 func SetJobState(ctx context.Context, cli *clientv3.Client, job string, state api.JobState, reason string, guards ...clientv3.Cmp) (bool, error) {
 	key := StateKey(job)
 	for {
-		var cur StateRecord
+		var cur schema.StateRecord
 		rev, err := GetJSON(ctx, cli, key, &cur)
 		if err != nil {
 			return false, fmt.Errorf("set state of job %s: %w", job, err)
@@ -35,7 +35,7 @@ func SetJobState(ctx context.Context, cli *clientv3.Client, job string, state ap
 			return false, nil
 		}
 		cmps := append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)}, guards...)
-		next := MustJSON(StateRecord{State: state, Reason: reason, Updated: time.Now().UTC()})
+		next := MustJSON(schema.StateRecord{State: state, Reason: reason, Updated: time.Now().UTC()})
 		resp, err := cli.Txn(ctx).If(cmps...).Then(clientv3.OpPut(key, next)).Commit()
 		if err != nil {
 			return false, fmt.Errorf("set state of job %s: %w", job, err)
@@ -64,8 +64,8 @@ func guardsHold(ctx context.Context, cli *clientv3.Client, guards []clientv3.Cmp
 }
 
 // JobState reads a job's state record.
-func JobState(ctx context.Context, kv clientv3.KV, job string) (StateRecord, error) {
-	var st StateRecord
+func JobState(ctx context.Context, kv clientv3.KV, job string) (schema.StateRecord, error) {
+	var st schema.StateRecord
 	_, err := GetJSON(ctx, kv, StateKey(job), &st)
 	return st, err
 }
@@ -87,13 +87,6 @@ func shortID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// DecodeState decodes a raw state record (for watchers).
-func DecodeState(raw []byte) (StateRecord, error) {
-	var st StateRecord
-	err := json.Unmarshal(raw, &st)
-	return st, err
-}
-
 // WatchJobEnd closes the returned channel when the job reaches a terminal state
 // or its record is deleted, and only then: when ctx ends first the channel
 // stays open, so that a caller whose authority ended (a master that lost its
@@ -105,7 +98,7 @@ func WatchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan s
 			if kv == nil {
 				return true
 			}
-			st, err := DecodeState(kv.Value)
+			st, err := schema.DecodeState(kv.Value)
 			return err == nil && api.Terminal(st.State)
 		})
 		if ended {

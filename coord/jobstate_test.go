@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -206,13 +207,13 @@ func TestSetJobStateUnknownJob(t *testing.T) {
 }
 
 func TestDecodeState(t *testing.T) {
-	want := StateRecord{State: api.StateStopped, Reason: "user", Updated: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-	got, err := DecodeState([]byte(MustJSON(want)))
+	want := schema.StateRecord{State: api.StateStopped, Reason: "user", Updated: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
+	got, err := schema.DecodeState([]byte(MustJSON(want)))
 	if err != nil || !got.Updated.Equal(want.Updated) || got.State != want.State || got.Reason != want.Reason {
-		t.Errorf("DecodeState round trip = %+v, %v; want %+v", got, err, want)
+		t.Errorf("schema.DecodeState round trip = %+v, %v; want %+v", got, err, want)
 	}
-	if _, err := DecodeState([]byte("nope")); err == nil {
-		t.Error("DecodeState of garbage: no error")
+	if _, err := schema.DecodeState([]byte("nope")); err == nil {
+		t.Error("schema.DecodeState of garbage: no error")
 	}
 }
 

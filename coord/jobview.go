@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // JobView is what the agent's readers (the scheduler, the supervisor, the
@@ -17,19 +18,19 @@ import (
 // reader decodes a record of its own.
 type JobView struct {
 	Name      string
-	Record    *JobRecord // nil: no record (not yet, or purged)
-	RecordRev int64      // create revision of the record: the job's fence
-	State     StateRecord
-	Progress  *ProgressRecord
-	Placement *PlacementRecord         // nil: the scheduler never placed it
-	Storage   map[string]StorageResult // node -> its answer to the storage check
-	Workers   map[string]WorkerRecord  // worker name -> record
-	Pservers  map[int]PserverRecord    // pserver index -> record
-	Trainers  map[string]int           // worker name -> dense trainer ID
-	Hung      map[string]HungRecord    // worker name -> the master's hung report
-	Reshard   ReshardRequest           // zero: pservers never scaled
-	Layout    LayoutRecord             // zero: never re-sharded
-	Events    []api.Event              // in key (= time) order
+	Record    *schema.JobRecord // nil: no record (not yet, or purged)
+	RecordRev int64             // create revision of the record: the job's fence
+	State     schema.StateRecord
+	Progress  *schema.ProgressRecord
+	Placement *schema.PlacementRecord         // nil: the scheduler never placed it
+	Storage   map[string]schema.StorageResult // node -> its answer to the storage check
+	Workers   map[string]schema.WorkerRecord  // worker name -> record
+	Pservers  map[int]schema.PserverRecord    // pserver index -> record
+	Trainers  map[string]int                  // worker name -> dense trainer ID
+	Hung      map[string]schema.HungRecord    // worker name -> the master's hung report
+	Reshard   schema.ReshardRequest           // zero: pservers never scaled
+	Layout    schema.LayoutRecord             // zero: never re-sharded
+	Events    []api.Event                     // in key (= time) order
 	// For the drain handover: the mod revision of the job's global
 	// checkpoint record, and whether its master has saved its state.
 	CheckpointRev int64
@@ -40,8 +41,8 @@ type JobView struct {
 
 // NewJobView is an empty view of job, ready for Add.
 func NewJobView(job string) *JobView {
-	return &JobView{Name: job, Storage: map[string]StorageResult{}, Workers: map[string]WorkerRecord{},
-		Pservers: map[int]PserverRecord{}, Trainers: map[string]int{}, Hung: map[string]HungRecord{}}
+	return &JobView{Name: job, Storage: map[string]schema.StorageResult{}, Workers: map[string]schema.WorkerRecord{},
+		Pservers: map[int]schema.PserverRecord{}, Trainers: map[string]int{}, Hung: map[string]schema.HungRecord{}}
 }
 
 // DecodeJobs groups the key-values read under JobsPrefix (or one JobPrefix)
@@ -84,25 +85,25 @@ func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
 func (v *JobView) Add(key JobKeyParts, kv *mvccpb.KeyValue) error {
 	switch key.Kind {
 	case JobKeyRecord:
-		rec, err := DecodeJobRecord(kv.Value)
+		rec, err := schema.DecodeJobRecord(kv.Value)
 		if err != nil {
 			return err
 		}
 		v.Record, v.RecordRev = &rec, kv.CreateRevision
 	case JobKeyState:
-		st, err := DecodeState(kv.Value)
+		st, err := schema.DecodeState(kv.Value)
 		if err != nil {
 			return err
 		}
 		v.State = st
 	case JobKeyPlacement:
-		p, err := DecodePlacement(kv.Value)
+		p, err := schema.DecodePlacement(kv.Value)
 		if err != nil {
 			return err
 		}
 		v.Placement = &p
 	case JobKeyHung:
-		h, err := DecodeHung(kv.Value)
+		h, err := schema.DecodeHung(kv.Value)
 		if err != nil {
 			return err
 		}
@@ -124,20 +125,20 @@ func (v *JobView) Add(key JobKeyParts, kv *mvccpb.KeyValue) error {
 func (v *JobView) addRecord(key JobKeyParts, value []byte) error {
 	switch key.Kind {
 	case JobKeyProgress:
-		v.Progress = &ProgressRecord{}
+		v.Progress = &schema.ProgressRecord{}
 		return json.Unmarshal(value, v.Progress)
 	case JobKeyStorage:
 		return decodeInto(value, v.Storage, key.Name)
 	case JobKeyWorker:
 		return decodeInto(value, v.Workers, key.Name)
 	case JobKeyPserver:
-		var p PserverRecord
+		var p schema.PserverRecord
 		if err := json.Unmarshal(value, &p); err != nil {
 			return err
 		}
 		v.Pservers[p.Index] = p
 	case JobKeyTrainer:
-		var t TrainerRecord
+		var t schema.TrainerRecord
 		if err := json.Unmarshal(value, &t); err != nil {
 			return err
 		}
@@ -165,25 +166,4 @@ func decodeInto[T any](value []byte, into map[string]T, name string) error {
 	}
 	into[name] = r
 	return nil
-}
-
-// DecodeJobRecord decodes the value of a JobKey.
-func DecodeJobRecord(raw []byte) (JobRecord, error) {
-	var rec JobRecord
-	err := json.Unmarshal(raw, &rec)
-	return rec, err
-}
-
-// DecodePlacement decodes the value of a PlacementKey.
-func DecodePlacement(raw []byte) (PlacementRecord, error) {
-	var p PlacementRecord
-	err := json.Unmarshal(raw, &p)
-	return p, err
-}
-
-// DecodeHung decodes the value of a HungKey.
-func DecodeHung(raw []byte) (HungRecord, error) {
-	var h HungRecord
-	err := json.Unmarshal(raw, &h)
-	return h, err
 }

@@ -11,14 +11,14 @@ import "strings"
 // ClusterPrefix holds the cluster-wide scheduling keys.
 func ClusterPrefix() string { return Root + "cluster/" }
 
-// NodeInfoPrefix holds one NodeRecord per node that ever registered,
+// NodeInfoPrefix holds one schema.NodeRecord per node that ever registered,
 // written without a lease: it outlives the agent.
 func NodeInfoPrefix() string { return ClusterPrefix() + "nodes/" }
 
 // NodeInfoKey is the durable record of node.
 func NodeInfoKey(node string) string { return NodeInfoPrefix() + node }
 
-// DrainPrefix holds a DrainRecord per node the operator drains.
+// DrainPrefix holds a schema.DrainRecord per node the operator drains.
 func DrainPrefix() string { return ClusterPrefix() + "drain/" }
 
 // DrainKey marks node as draining while it exists.

@@ -15,18 +15,18 @@ type JobKeyKind int
 
 const (
 	JobKeyOther          JobKeyKind = iota // a key these readers skip (master meta, checkpoints, ...)
-	JobKeyRecord                           // JobKey: the JobRecord
-	JobKeyState                            // StateKey: the StateRecord
-	JobKeyProgress                         // ProgressKey: the ProgressRecord
-	JobKeyWorker                           // WorkerKey: a WorkerRecord, Name is the worker
-	JobKeyPserver                          // PserverKey: a PserverRecord, Name is the index
-	JobKeyTrainer                          // TrainerKey: a TrainerRecord, Name is the trainer ID
+	JobKeyRecord                           // JobKey: the schema.JobRecord
+	JobKeyState                            // StateKey: the schema.StateRecord
+	JobKeyProgress                         // ProgressKey: the schema.ProgressRecord
+	JobKeyWorker                           // WorkerKey: a schema.WorkerRecord, Name is the worker
+	JobKeyPserver                          // PserverKey: a schema.PserverRecord, Name is the index
+	JobKeyTrainer                          // TrainerKey: a schema.TrainerRecord, Name is the trainer ID
 	JobKeyEvent                            // EventKey: an api.Event
-	JobKeyPlacement                        // PlacementKey: the PlacementRecord
-	JobKeyStorage                          // StorageKey: a StorageResult, Name is the node
-	JobKeyHung                             // HungKey: a HungRecord, Name is the worker
-	JobKeyReshardRequest                   // ReshardRequestKey: the ReshardRequest
-	JobKeyLayout                           // LayoutKey: the LayoutRecord
+	JobKeyPlacement                        // PlacementKey: the schema.PlacementRecord
+	JobKeyStorage                          // StorageKey: a schema.StorageResult, Name is the node
+	JobKeyHung                             // HungKey: a schema.HungRecord, Name is the worker
+	JobKeyReshardRequest                   // ReshardRequestKey: the schema.ReshardRequest
+	JobKeyLayout                           // LayoutKey: the schema.LayoutRecord
 )
 
 // JobKeyParts is a key under JobsPrefix taken apart.

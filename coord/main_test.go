@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
@@ -42,7 +43,7 @@ func uniqueJob(t *testing.T) string { return etcdtest.UniqueName(t) }
 // mustPutState writes a job's state record directly, bypassing SetJobState's rules.
 func mustPutState(t *testing.T, cli *clientv3.Client, job string, state api.JobState) {
 	t.Helper()
-	if err := PutJSON(context.Background(), cli, StateKey(job), StateRecord{State: state}); err != nil {
+	if err := PutJSON(context.Background(), cli, StateKey(job), schema.StateRecord{State: state}); err != nil {
 		t.Fatal(err)
 	}
 }

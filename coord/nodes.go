@@ -11,13 +11,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // ClusterNode is a node that ever registered, as ReadNodes found it.
 type ClusterNode struct {
 	Name     string
-	Record   NodeRecord // the live record when there is one, else the durable one
-	Live     bool       // its leased record exists: the agent is alive as far as etcd knows
+	Record   schema.NodeRecord // the live record when there is one, else the durable one
+	Live     bool              // its leased record exists: the agent is alive as far as etcd knows
 	Draining bool
 	DrainRev int64 // create revision of its drain mark, when draining
 }
@@ -66,7 +67,7 @@ func ReadNodes(ctx context.Context, cli clientv3.KV, rev int64) ([]ClusterNode, 
 	byName := map[string]*ClusterNode{}
 	add := func(kvs []*mvccpb.KeyValue, isLive bool) error {
 		for _, kv := range kvs {
-			var rec NodeRecord
+			var rec schema.NodeRecord
 			if err := json.Unmarshal(kv.Value, &rec); err != nil {
 				return fmt.Errorf("decode %s: %w", kv.Key, err)
 			}

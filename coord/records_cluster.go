@@ -3,93 +3,19 @@ package coord
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 )
-
-// Capacity is what a node offers to the roles placed on it (docs/reference.md#gtraind-agent
-// --cpu, --memory, --gpus, --labels).
-type Capacity struct {
-	CPU    float64           `json:"cpu"`
-	Memory int64             `json:"memory"` // bytes
-	GPUs   int               `json:"gpus"`
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// DrainRecord marks a node the operator drains (`gctl node drain`): the
-// scheduler moves its roles away and places nothing new there.
-type DrainRecord struct {
-	Since time.Time `json:"since"`
-	Via   string    `json:"via"` // the agent that took the request
-}
-
-// PlacementRecord is where the scheduler runs a job's workers. Only the
-// cluster's scheduler writes it, fenced on its leadership and on the job
-// record's create revision; each agent starts the workers assigned to it
-// and stops those moved away.
-type PlacementRecord struct {
-	// Gen grows with every change; an Assignment keeps the Gen at which it
-	// was made, so a runner of an older assignment cannot overwrite the
-	// WorkerRecord of a newer one.
-	Gen     int64                 `json:"gen"`
-	Workers map[string]Assignment `json:"workers"` // worker -> node; a worker not in it is not placed
-	// Reason says why a worker is not placed or cannot start yet ("" when
-	// nothing waits): what is short, and where.
-	Reason string `json:"reason,omitempty"`
-	// Verified are the nodes that proved they share the job's
-	// checkpoint.dir; an agent starts a worker of a job with a
-	// checkpoint.dir only once its node is among them.
-	Verified []string      `json:"verified,omitempty"`
-	Check    *StorageCheck `json:"check,omitempty"` // the storage check under way
-	Updated  time.Time     `json:"updated"`
-}
-
-// Assignment places one worker on one node.
-type Assignment struct {
-	Node string `json:"node"`
-	Gen  int64  `json:"gen"`
-}
-
-// Nodes maps each placed worker to its node.
-func (p PlacementRecord) Nodes() map[string]string {
-	out := make(map[string]string, len(p.Workers))
-	for w, a := range p.Workers {
-		out[w] = a.Node
-	}
-	return out
-}
-
-// IsVerified reports whether node proved it shares the job's checkpoint.dir.
-func (p PlacementRecord) IsVerified(node string) bool { return slices.Contains(p.Verified, node) }
-
-// StorageCheck asks the agents of Nodes to prove that Dir is one shared
-// directory: each writes a marker file carrying Token and reads back the
-// markers of the others, and those that Refs names wrote earlier.
-type StorageCheck struct {
-	Token   string    `json:"token"`
-	Dir     string    `json:"dir"`
-	Nodes   []string  `json:"nodes"`          // the nodes that take part, sorted
-	Refs    []string  `json:"refs,omitempty"` // verified nodes not taking part (e.g. down) whose markers must be readable
-	Started time.Time `json:"started"`
-}
-
-// StorageResult is one agent's answer to a StorageCheck.
-type StorageResult struct {
-	Token string `json:"token"`
-	Node  string `json:"node"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
-}
 
 // CommitPlacement writes a job's placement, and events about it, if this
 // scheduler still leads and the job is still the one whose record was
 // created at fence (not purged, nor purged and submitted again). It
 // returns ErrFenced otherwise.
-func CommitPlacement(ctx context.Context, lead *Leadership, job string, fence int64, rec PlacementRecord, events []string) error {
+func CommitPlacement(ctx context.Context, lead *Leadership, job string, fence int64, rec schema.PlacementRecord, events []string) error {
 	now := time.Now().UTC()
 	ops := []clientv3.Op{clientv3.OpPut(PlacementKey(job), MustJSON(rec))}
 	for _, what := range events {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // The cluster keys live apart from the liveness keys and the jobs: a prefix
@@ -44,11 +45,11 @@ func TestCommitPlacementFenced(t *testing.T) {
 	}
 	fence := resp.Header.Revision
 	lead := campaign(t, cli, newSession(t, cli), SchedulerElectionPrefix()+"-"+job, "n1")
-	rec := PlacementRecord{Gen: 1, Workers: map[string]Assignment{"master": {Node: "n1", Gen: 1}}}
+	rec := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{"master": {Node: "n1", Gen: 1}}}
 	if err := CommitPlacement(ctx, lead, job, fence, rec, []string{"master placed on n1"}); err != nil {
 		t.Fatalf("CommitPlacement while leading: %v", err)
 	}
-	var got PlacementRecord
+	var got schema.PlacementRecord
 	if _, err := GetJSON(ctx, cli, PlacementKey(job), &got); err != nil || got.Nodes()["master"] != "n1" {
 		t.Fatalf("placement = %+v, %v; want master on n1", got, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -16,7 +17,7 @@ func TestPutGetJSONRoundTrip(t *testing.T) {
 	ctx := t.Context()
 	job := uniqueJob(t)
 	key := WorkerKey(job, "trainer-0")
-	want := WorkerRecord{
+	want := schema.WorkerRecord{
 		Name: "trainer-0", Node: "n1", PID: 1234, State: "running", Restarts: 2,
 		Start:   time.Date(2024, 5, 6, 7, 8, 9, 10, time.UTC),
 		Updated: time.Date(2024, 5, 6, 7, 9, 0, 0, time.UTC), ExitCode: -1,
@@ -24,7 +25,7 @@ func TestPutGetJSONRoundTrip(t *testing.T) {
 	if err := PutJSON(ctx, cli, key, want); err != nil {
 		t.Fatal(err)
 	}
-	var got WorkerRecord
+	var got schema.WorkerRecord
 	rev1, err := GetJSON(ctx, cli, key, &got)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestPutGetJSONRoundTrip(t *testing.T) {
 func TestGetJSONMissingKeyIsNotFoundAndNamesKey(t *testing.T) {
 	cli := dialTest(t)
 	key := StateKey(uniqueJob(t))
-	var st StateRecord
+	var st schema.StateRecord
 	rev, err := GetJSON(t.Context(), cli, key, &st)
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("GetJSON of missing key: err = %v, want ErrNotFound", err)
@@ -74,7 +75,7 @@ func TestGetJSONUndecodableNamesKey(t *testing.T) {
 	if _, err := cli.Put(t.Context(), key, "{not json"); err != nil {
 		t.Fatal(err)
 	}
-	var p ProgressRecord
+	var p schema.ProgressRecord
 	_, err := GetJSON(t.Context(), cli, key, &p)
 	if err == nil || errors.Is(err, ErrNotFound) {
 		t.Fatalf("GetJSON of garbage: err = %v, want a decode error", err)
@@ -92,13 +93,13 @@ func TestPutJSONPassesOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := PserverKey(uniqueJob(t), 0)
-	if err := PutJSON(ctx, cli, key, PserverRecord{Index: 0, Addr: "127.0.0.1:1"}, clientv3.WithLease(lease.ID)); err != nil {
+	if err := PutJSON(ctx, cli, key, schema.PserverRecord{Index: 0, Addr: "127.0.0.1:1"}, clientv3.WithLease(lease.ID)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cli.Revoke(ctx, lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	var rec PserverRecord
+	var rec schema.PserverRecord
 	if _, err := GetJSON(ctx, cli, key, &rec); !errors.Is(err, ErrNotFound) {
 		t.Errorf("record put under a revoked lease still readable: err = %v, rec = %+v", err, rec)
 	}
@@ -121,15 +122,15 @@ func TestListJSONInKeyOrder(t *testing.T) {
 	ctx := t.Context()
 	job := uniqueJob(t)
 	for _, id := range []int{10, 2, 0, 7} {
-		if err := PutJSON(ctx, cli, TrainerKey(job, id), TrainerRecord{ID: id, Worker: "w"}); err != nil {
+		if err := PutJSON(ctx, cli, TrainerKey(job, id), schema.TrainerRecord{ID: id, Worker: "w"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A key of another job sharing a name prefix must not be listed.
-	if err := PutJSON(ctx, cli, TrainerKey(job+"x", 1), TrainerRecord{ID: 1}); err != nil {
+	if err := PutJSON(ctx, cli, TrainerKey(job+"x", 1), schema.TrainerRecord{ID: 1}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ListJSON[TrainerRecord](ctx, cli, TrainerPrefix(job))
+	got, err := ListJSON[schema.TrainerRecord](ctx, cli, TrainerPrefix(job))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestListJSONInKeyOrder(t *testing.T) {
 		t.Errorf("ListJSON order = %v, want key order %v", ids, want)
 	}
 
-	empty, err := ListJSON[TrainerRecord](ctx, cli, TrainerPrefix(uniqueJob(t)))
+	empty, err := ListJSON[schema.TrainerRecord](ctx, cli, TrainerPrefix(uniqueJob(t)))
 	if err != nil || len(empty) != 0 {
 		t.Errorf("ListJSON of empty prefix = %v, %v; want empty, nil", empty, err)
 	}
@@ -152,14 +153,14 @@ func TestListJSONUndecodableNamesKey(t *testing.T) {
 	cli := dialTest(t)
 	ctx := t.Context()
 	job := uniqueJob(t)
-	if err := PutJSON(ctx, cli, WorkerKey(job, "a"), WorkerRecord{Name: "a"}); err != nil {
+	if err := PutJSON(ctx, cli, WorkerKey(job, "a"), schema.WorkerRecord{Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	bad := WorkerKey(job, "b")
 	if _, err := cli.Put(ctx, bad, "]"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ListJSON[WorkerRecord](ctx, cli, WorkerPrefix(job))
+	_, err := ListJSON[schema.WorkerRecord](ctx, cli, WorkerPrefix(job))
 	if err == nil || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("ListJSON over garbage: err = %v, want a decode error naming %q", err, bad)
 	}
@@ -170,44 +171,20 @@ func TestEtcdErrorsNameKey(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	key := JobKey(uniqueJob(t))
-	var rec JobRecord
+	var rec schema.JobRecord
 	if _, err := GetJSON(ctx, cli, key, &rec); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), key) {
 		t.Errorf("GetJSON with canceled ctx: err = %v, want an etcd error naming %q", err, key)
 	}
 	if err := PutJSON(ctx, cli, key, rec); err == nil || !strings.Contains(err.Error(), key) {
 		t.Errorf("PutJSON with canceled ctx: err = %v, want an etcd error naming %q", err, key)
 	}
-	if _, err := ListJSON[JobRecord](ctx, cli, JobsPrefix()); err == nil || !strings.Contains(err.Error(), JobsPrefix()) {
+	if _, err := ListJSON[schema.JobRecord](ctx, cli, JobsPrefix()); err == nil || !strings.Contains(err.Error(), JobsPrefix()) {
 		t.Errorf("ListJSON with canceled ctx: err = %v, want an etcd error naming %q", err, JobsPrefix())
 	}
 }
 
-func TestGlobalCheckpointHas(t *testing.T) {
-	g := GlobalCheckpoint{Step: 300, Pass: 2, Steps: []int64{100, 200, 300}}
-	cases := []struct {
-		g    GlobalCheckpoint
-		step int64
-		want bool
-	}{
-		{g, 0, true},
-		{g, 100, true},
-		{g, 200, true},
-		{g, 300, true},
-		{g, 150, false},
-		{g, 400, false},
-		{g, -1, false},
-		{GlobalCheckpoint{}, 0, true},
-		{GlobalCheckpoint{}, 1, false},
-	}
-	for _, c := range cases {
-		if got := c.g.Has(c.step); got != c.want {
-			t.Errorf("%+v.Has(%d) = %v, want %v", c.g, c.step, got, c.want)
-		}
-	}
-}
-
 func TestMustJSON(t *testing.T) {
-	if got, want := MustJSON(TrainerRecord{ID: 3, Worker: "w"}), `{"id":3,"worker":"w"}`; got != want {
+	if got, want := MustJSON(schema.TrainerRecord{ID: 3, Worker: "w"}), `{"id":3,"worker":"w"}`; got != want {
 		t.Errorf("MustJSON = %s, want %s", got, want)
 	}
 	defer func() {

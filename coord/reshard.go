@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -19,37 +20,12 @@ import (
 // ReshardRequestKey holds the pserver count an operator asked for.
 func ReshardRequestKey(job string) string { return JobPrefix(job) + "reshard/request" }
 
-// LayoutKey holds the job's current LayoutRecord (absent: never re-sharded,
+// LayoutKey holds the job's current schema.LayoutRecord (absent: never re-sharded,
 // the spec's pserver count at generation 0).
 func LayoutKey(job string) string { return JobPrefix(job) + "reshard/layout" }
 
-// ReshardRequest is the pserver count wanted by `gctl job scale --pservers`.
-type ReshardRequest struct {
-	Pservers  int       `json:"pservers"`
-	By        string    `json:"by,omitempty"`
-	Requested time.Time `json:"requested"`
-}
-
-// LayoutRecord is one layout generation: the parameters are cut over
-// Pservers pservers from global checkpoint FromStep on. The checkpoint of
-// FromStep itself was written by SourcePservers pservers (the generation
-// before), so a pserver restoring exactly FromStep re-cuts their files.
-type LayoutRecord struct {
-	Generation     int64     `json:"generation"`
-	Pservers       int       `json:"pservers"`
-	FromStep       int64     `json:"from_step"`
-	SourcePservers int       `json:"source_pservers"`
-	Paused         time.Time `json:"paused"` // when the master stopped handing out steps for it
-	// PauseMs is how long training stopped, from Paused to the first step
-	// committed under this layout; 0 while that step has not come.
-	PauseMs int64 `json:"pause_ms"`
-}
-
-// Resharding reports whether the generation's pause has not ended yet.
-func (l LayoutRecord) Resharding() bool { return l.Generation > 0 && l.PauseMs == 0 }
-
 // SetReshardRequest records the pserver count an operator wants.
-func SetReshardRequest(ctx context.Context, cli *clientv3.Client, job string, req ReshardRequest) error {
+func SetReshardRequest(ctx context.Context, cli *clientv3.Client, job string, req schema.ReshardRequest) error {
 	if _, err := cli.Put(ctx, ReshardRequestKey(job), MustJSON(req)); err != nil {
 		return fmt.Errorf("job %s: record the pserver request: %w", job, err)
 	}
@@ -58,9 +34,9 @@ func SetReshardRequest(ctx context.Context, cli *clientv3.Client, job string, re
 
 // GetReshard reads, at one revision, the request (zero: none) and the
 // layout (zero: generation 0) of job.
-func GetReshard(ctx context.Context, cli *clientv3.Client, job string) (ReshardRequest, LayoutRecord, error) {
-	var req ReshardRequest
-	var layout LayoutRecord
+func GetReshard(ctx context.Context, cli *clientv3.Client, job string) (schema.ReshardRequest, schema.LayoutRecord, error) {
+	var req schema.ReshardRequest
+	var layout schema.LayoutRecord
 	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ReshardRequestKey(job)), clientv3.OpGet(LayoutKey(job))).Commit()
 	if err != nil {
 		return req, layout, fmt.Errorf("job %s: read the pserver layout: %w", job, err)
@@ -79,7 +55,7 @@ func GetReshard(ctx context.Context, cli *clientv3.Client, job string) (ReshardR
 }
 
 // GetLayout reads job's layout generation (zero record: generation 0).
-func GetLayout(ctx context.Context, cli *clientv3.Client, job string) (LayoutRecord, error) {
+func GetLayout(ctx context.Context, cli *clientv3.Client, job string) (schema.LayoutRecord, error) {
 	_, l, err := GetReshard(ctx, cli, job)
 	return l, err
 }
@@ -87,12 +63,12 @@ func GetLayout(ctx context.Context, cli *clientv3.Client, job string) (LayoutRec
 // NextLayout is the generation that re-cuts cur's parameters over pservers
 // from global checkpoint step. A generation that starts where cur started
 // (no step between) re-cuts what cur re-cut: cur wrote no file.
-func NextLayout(cur LayoutRecord, curPservers, pservers int, step int64, paused time.Time) LayoutRecord {
+func NextLayout(cur schema.LayoutRecord, curPservers, pservers int, step int64, paused time.Time) schema.LayoutRecord {
 	source := curPservers
 	if cur.Generation > 0 && cur.FromStep == step {
 		source = cur.SourcePservers
 	}
-	return LayoutRecord{Generation: cur.Generation + 1, Pservers: pservers, FromStep: step, SourcePservers: source, Paused: paused}
+	return schema.LayoutRecord{Generation: cur.Generation + 1, Pservers: pservers, FromStep: step, SourcePservers: source, Paused: paused}
 }
 
 // ErrLayoutMoved is returned by CommitLayout when the job record changed
@@ -104,7 +80,7 @@ var ErrLayoutMoved = errors.New("job record changed under the re-shard")
 // kept: no rollback may cross the generation), in one transaction guarded by
 // guard (the master's leadership) and by the job record being unchanged.
 // Marks of steps after FromStep are dropped: their files are of the old cut.
-func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp, job string, next LayoutRecord, global GlobalCheckpoint) error {
+func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp, job string, next schema.LayoutRecord, global schema.GlobalCheckpoint) error {
 	key := JobKey(job)
 	resp, err := cli.Get(ctx, key)
 	if err != nil {
@@ -113,12 +89,12 @@ func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp,
 	if len(resp.Kvs) == 0 {
 		return fmt.Errorf("job %s: %w", job, ErrNoJob)
 	}
-	var rec JobRecord
+	var rec schema.JobRecord
 	if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
 		return fmt.Errorf("job %s: decode record: %w", job, err)
 	}
 	rec.Spec.Pservers = next.Pservers
-	global = GlobalCheckpoint{Step: next.FromStep, Pass: global.Pass, Steps: []int64{next.FromStep}}
+	global = schema.GlobalCheckpoint{Step: next.FromStep, Pass: global.Pass, Steps: []int64{next.FromStep}}
 	inner := clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)},
 		[]clientv3.Op{clientv3.OpPut(key, MustJSON(rec)), clientv3.OpPut(LayoutKey(job), MustJSON(next)),
 			clientv3.OpPut(GlobalCheckpointKey(job), MustJSON(global)), DeleteMarksFrom(job, next.FromStep+1)}, nil)
@@ -137,7 +113,7 @@ func CommitLayout(ctx context.Context, cli *clientv3.Client, guard clientv3.Cmp,
 
 // PutLayoutOp rewrites the layout record (the pause measured), for a
 // fenced commit.
-func PutLayoutOp(job string, l LayoutRecord) clientv3.Op {
+func PutLayoutOp(job string, l schema.LayoutRecord) clientv3.Op {
 	return clientv3.OpPut(LayoutKey(job), MustJSON(l))
 }
 
@@ -149,7 +125,7 @@ func WatchLayout(ctx context.Context, cli *clientv3.Client, job string, gen int6
 	go func() {
 		defer close(moved)
 		waitForKey(ctx, cli, LayoutKey(job), func(kv *mvccpb.KeyValue) bool {
-			var l LayoutRecord
+			var l schema.LayoutRecord
 			return kv != nil && json.Unmarshal(kv.Value, &l) == nil && l.Generation != gen
 		})
 	}()

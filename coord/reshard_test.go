@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestNextLayoutSource(t *testing.T) {
 	paused := time.Unix(100, 0)
-	first := NextLayout(LayoutRecord{}, 2, 3, 40, paused)
-	if first != (LayoutRecord{Generation: 1, Pservers: 3, FromStep: 40, SourcePservers: 2, Paused: paused}) {
+	first := NextLayout(schema.LayoutRecord{}, 2, 3, 40, paused)
+	if first != (schema.LayoutRecord{Generation: 1, Pservers: 3, FromStep: 40, SourcePservers: 2, Paused: paused}) {
 		t.Fatalf("first generation %+v", first)
 	}
 	if !first.Resharding() {
@@ -36,7 +37,7 @@ func TestCommitLayout(t *testing.T) {
 	cli := dialTest(t)
 	ctx := context.Background()
 	job := uniqueJob(t)
-	rec := JobRecord{}
+	rec := schema.JobRecord{}
 	rec.Spec.Name, rec.Spec.Pservers = job, 2
 	if _, err := cli.Put(ctx, JobKey(job), MustJSON(rec)); err != nil {
 		t.Fatal(err)
@@ -44,12 +45,12 @@ func TestCommitLayout(t *testing.T) {
 	if _, err := cli.Put(ctx, CheckpointMarkKey(job, 41, MasterMark), "f"); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetReshardRequest(ctx, cli, job, ReshardRequest{Pservers: 3, By: "op"}); err != nil {
+	if err := SetReshardRequest(ctx, cli, job, schema.ReshardRequest{Pservers: 3, By: "op"}); err != nil {
 		t.Fatal(err)
 	}
 	never := clientv3.Compare(clientv3.CreateRevision(JobKey(job)), "=", 1) // not the record's
-	next := NextLayout(LayoutRecord{}, 2, 3, 40, time.Now())
-	global := GlobalCheckpoint{Step: 40, Pass: 1, Steps: []int64{20, 40}}
+	next := NextLayout(schema.LayoutRecord{}, 2, 3, 40, time.Now())
+	global := schema.GlobalCheckpoint{Step: 40, Pass: 1, Steps: []int64{20, 40}}
 	if err := CommitLayout(ctx, cli, never, job, next, global); !errors.Is(err, ErrFenced) {
 		t.Fatalf("commit under a failed guard: %v, want ErrFenced", err)
 	}
@@ -68,7 +69,7 @@ func TestCommitLayout(t *testing.T) {
 	if err != nil || got.Spec.Pservers != 3 {
 		t.Fatalf("job record pservers %d (%v), want 3", got.Spec.Pservers, err)
 	}
-	var g GlobalCheckpoint
+	var g schema.GlobalCheckpoint
 	if _, err := GetJSON(ctx, cli, GlobalCheckpointKey(job), &g); err != nil || g.Step != 40 || len(g.Steps) != 1 {
 		t.Fatalf("global checkpoint %+v (%v), want step 40 alone", g, err)
 	}
@@ -93,7 +94,7 @@ func TestWatchLayout(t *testing.T) {
 		t.Fatal("moved without a new generation")
 	case <-time.After(200 * time.Millisecond):
 	}
-	if _, err := cli.Put(ctx, LayoutKey(job), MustJSON(LayoutRecord{Generation: 1, Pservers: 3})); err != nil {
+	if _, err := cli.Put(ctx, LayoutKey(job), MustJSON(schema.LayoutRecord{Generation: 1, Pservers: 3})); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -16,7 +17,7 @@ var ErrNoJob = errors.New("job has no record")
 // spec's trainers, which the scheduler places), compare-and-swap on the
 // record, and returns the count it replaced. check sees the record first
 // and may refuse the change.
-func SetTrainerCount(ctx context.Context, cli *clientv3.Client, job string, n int, check func(*JobRecord) error) (prev int, err error) {
+func SetTrainerCount(ctx context.Context, cli *clientv3.Client, job string, n int, check func(*schema.JobRecord) error) (prev int, err error) {
 	key := JobKey(job)
 	for range 10 {
 		resp, err := cli.Get(ctx, key)
@@ -26,7 +27,7 @@ func SetTrainerCount(ctx context.Context, cli *clientv3.Client, job string, n in
 		if len(resp.Kvs) == 0 {
 			return 0, fmt.Errorf("job %s: %w", job, ErrNoJob)
 		}
-		var rec JobRecord
+		var rec schema.JobRecord
 		if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
 			return 0, fmt.Errorf("job %s: decode record: %w", job, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 func TestResolveAdvertise(t *testing.T) {
@@ -120,7 +121,7 @@ func TestAgentPublishesAdvertiseForWildcards(t *testing.T) {
 	cfg.APIAddr, cfg.GossipAddr, cfg.AdvertiseAddr = "0.0.0.0:0", "0.0.0.0:0", "127.0.0.1"
 	cfg.Insecure = true // a wildcard API without TLS
 	a := startAgent(t, cfg)
-	var rec coord.NodeRecord
+	var rec schema.NodeRecord
 	if _, err := coord.GetJSON(t.Context(), etcdClient(t, endpoint), coord.NodeKey("wild"), &rec); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/controlapi"
 	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/daemon/supervisor"
@@ -83,7 +84,7 @@ type agent struct {
 	sup        *supervisor.Supervisor
 	lis        net.Listener
 	srv        *grpc.Server
-	rec        coord.NodeRecord
+	rec        schema.NodeRecord
 	reg        *registration
 	served     chan error
 }
@@ -181,7 +182,7 @@ func (a *agent) listen() error {
 // join registers the node and joins the gossip ring, then records the
 // gossip address the ring bound.
 func (a *agent) join(ctx context.Context) error {
-	a.rec = coord.NodeRecord{
+	a.rec = schema.NodeRecord{
 		PID:        os.Getpid(),
 		Host:       coord.HostID(),
 		Name:       a.cfg.NodeName,
@@ -302,7 +303,7 @@ func gossipPeers(ctx context.Context, cli *clientv3.Client, cfg Config) []string
 	peers := slices.Clone(cfg.Join)
 	lctx, cancel := context.WithTimeout(ctx, etcdTimeout)
 	defer cancel()
-	nodes, err := coord.ListJSON[coord.NodeRecord](lctx, cli, coord.NodePrefix())
+	nodes, err := coord.ListJSON[schema.NodeRecord](lctx, cli, coord.NodePrefix())
 	if err != nil {
 		cfg.Log.Warn("cannot list nodes to join their gossip ring", "err", err)
 		return peers

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
@@ -46,7 +47,7 @@ func TestReregistersAfterLeaseLoss(t *testing.T) {
 	if _, err := cli.Revoke(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
-	var rec coord.NodeRecord
+	var rec schema.NodeRecord
 	eventually(t, 15*time.Second, func() (bool, string) {
 		resp, err := cli.Get(ctx, coord.NodeKey("n1"))
 		if err != nil || len(resp.Kvs) != 1 || clientv3.LeaseID(resp.Kvs[0].Lease) == lease {

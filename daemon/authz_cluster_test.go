@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/controlapi"
 	"github.com/gtrain/gtrain/internal/testing/testpki"
 )
@@ -37,7 +38,7 @@ func TestAuthorizationByCertificate(t *testing.T) {
 		t.Errorf("no submit event naming bob in %v", events(t, etcdClient(t, c.agent.cfg.EtcdEndpoints[0]), "sleep-bob"))
 	}
 	rec, _, err := coord.GetJobRecord(ctx, etcdClient(t, c.agent.cfg.EtcdEndpoints[0]), "sleep-bob")
-	if err != nil || rec.Submitter == nil || *rec.Submitter != (coord.Submitter{Name: "bob", Role: "operator"}) {
+	if err != nil || rec.Submitter == nil || *rec.Submitter != (schema.Submitter{Name: "bob", Role: "operator"}) {
 		t.Errorf("sleep-bob record submitter %+v, %v", rec.Submitter, err)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/controlapi"
 	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/daemon/supervisor"
@@ -318,8 +319,8 @@ func (c Config) withDefaults() (Config, error) {
 
 // capacity is what the node registers for placement. Call it on a config
 // that withDefaults filled.
-func (c Config) capacity() coord.Capacity {
-	return coord.Capacity{CPU: c.CPU, Memory: c.Memory, GPUs: max(c.GPUs, 0), Labels: c.Labels}
+func (c Config) capacity() schema.Capacity {
+	return schema.Capacity{CPU: c.CPU, Memory: c.Memory, GPUs: max(c.GPUs, 0), Labels: c.Labels}
 }
 
 // nvidiaDevice is a GPU's device node (/dev/nvidia0); /dev/nvidiactl and

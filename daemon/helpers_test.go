@@ -18,6 +18,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
@@ -216,13 +217,13 @@ func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string))
 }
 
 // workers reads the job's WorkerRecords.
-func workers(t *testing.T, cli *clientv3.Client, job string) map[string]coord.WorkerRecord {
+func workers(t *testing.T, cli *clientv3.Client, job string) map[string]schema.WorkerRecord {
 	t.Helper()
-	recs, err := coord.ListJSON[coord.WorkerRecord](context.Background(), cli, coord.WorkerPrefix(job))
+	recs, err := coord.ListJSON[schema.WorkerRecord](context.Background(), cli, coord.WorkerPrefix(job))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]coord.WorkerRecord{}
+	out := map[string]schema.WorkerRecord{}
 	for _, r := range recs {
 		out[r.Name] = r
 	}
@@ -230,9 +231,9 @@ func workers(t *testing.T, cli *clientv3.Client, job string) map[string]coord.Wo
 }
 
 // allInState waits until every named worker has a record in state.
-func allInState(t *testing.T, cli *clientv3.Client, job string, state api.WorkerState, names ...string) map[string]coord.WorkerRecord {
+func allInState(t *testing.T, cli *clientv3.Client, job string, state api.WorkerState, names ...string) map[string]schema.WorkerRecord {
 	t.Helper()
-	var recs map[string]coord.WorkerRecord
+	var recs map[string]schema.WorkerRecord
 	eventually(t, 20*time.Second, func() (bool, string) {
 		recs = workers(t, cli, job)
 		for _, n := range names {

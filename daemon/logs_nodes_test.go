@@ -16,6 +16,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/controlapi"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -42,15 +43,15 @@ func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, p
 	}
 	spec.ApplyDefaults()
 	spec.FixGlobalBatch()
-	assigned := coord.PlacementRecord{Gen: 1, Workers: map[string]coord.Assignment{}}
+	assigned := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{}}
 	for w, n := range placement {
-		assigned.Workers[w] = coord.Assignment{Node: n, Gen: 1}
+		assigned.Workers[w] = schema.Assignment{Node: n, Gen: 1}
 	}
 	now := time.Now().UTC()
 	_, err = cli.Txn(context.Background()).Then(
-		clientv3.OpPut(coord.JobKey(name), coord.MustJSON(coord.JobRecord{Spec: spec, Created: now})),
+		clientv3.OpPut(coord.JobKey(name), coord.MustJSON(schema.JobRecord{Spec: spec, Created: now})),
 		clientv3.OpPut(coord.PlacementKey(name), coord.MustJSON(assigned)),
-		clientv3.OpPut(coord.StateKey(name), coord.MustJSON(coord.StateRecord{State: api.StatePending, Updated: now})),
+		clientv3.OpPut(coord.StateKey(name), coord.MustJSON(schema.StateRecord{State: api.StatePending, Updated: now})),
 	).Commit()
 	if err != nil {
 		t.Fatal(err)
@@ -213,10 +214,10 @@ func checkNodeGone(t *testing.T, cli *clientv3.Client, a, b *testAgent, job stri
 		"pserver-0": "the log of pserver-0 is kept on node n2, whose agent is not registered",
 		"trainer-1": "the log of trainer-1 is kept on node n2, whose agent is not registered",
 	})
-	put(coord.NodeKey("n2"), coord.NodeRecord{Name: "n2", APIAddr: b.addr, State: api.NodeDown})
+	put(coord.NodeKey("n2"), schema.NodeRecord{Name: "n2", APIAddr: b.addr, State: api.NodeDown})
 	// trainer-1 moved to n3, whose agent is registered but does not answer.
-	put(coord.NodeKey("n3"), coord.NodeRecord{Name: "n3", APIAddr: freeAddr(t), State: api.NodeReady})
-	put(coord.WorkerKey(job, "trainer-1"), coord.WorkerRecord{Name: "trainer-1", Node: "n3", State: api.WorkerStopped})
+	put(coord.NodeKey("n3"), schema.NodeRecord{Name: "n3", APIAddr: freeAddr(t), State: api.NodeReady})
+	put(coord.WorkerKey(job, "trainer-1"), schema.WorkerRecord{Name: "trainer-1", Node: "n3", State: api.WorkerStopped})
 	checkGoneNotices(t, a, job, map[string]string{
 		"pserver-0": "the log of pserver-0 is kept on node n2, which is down",
 		"trainer-1": "cannot fetch the log of trainer-1 kept on node n3 (agent 127.0.0.1:",
@@ -383,10 +384,10 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"})
 	allInState(t, cli, job, api.WorkerExited, "master", "pserver-0")
 	ctx := context.Background()
-	if err := coord.PutJSON(ctx, cli, coord.NodeKey("n2"), coord.NodeRecord{Name: "n2", APIAddr: hung.Addr().String(), State: api.NodeReady}); err != nil {
+	if err := coord.PutJSON(ctx, cli, coord.NodeKey("n2"), schema.NodeRecord{Name: "n2", APIAddr: hung.Addr().String(), State: api.NodeReady}); err != nil {
 		t.Fatal(err)
 	}
-	if err := coord.PutJSON(ctx, cli, coord.WorkerKey(job, "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", State: api.WorkerRunning}); err != nil {
+	if err := coord.PutJSON(ctx, cli, coord.WorkerKey(job, "trainer-0"), schema.WorkerRecord{Name: "trainer-0", Node: "n2", State: api.WorkerRunning}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

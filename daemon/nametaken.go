@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/retry"
 )
 
@@ -24,7 +25,7 @@ var nameWaitPolicy = retry.Policy{Initial: time.Second}
 // (see revokeDeadAgent), so a dead one frees the name only when its lease
 // expires; a holder still there after a whole TTL renews its lease, so it is
 // alive, and the claim fails with ErrNodeNameTaken.
-func claimWaiting(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int, log *slog.Logger) (*concurrency.Session, error) {
+func claimWaiting(ctx context.Context, cli *clientv3.Client, rec schema.NodeRecord, ttl int, log *slog.Logger) (*concurrency.Session, error) {
 	var sess *concurrency.Session
 	var wait time.Duration
 	var holder string
@@ -36,7 +37,7 @@ func claimWaiting(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecor
 			return retry.Permanent(err)
 		}
 		if wait == 0 {
-			var h coord.NodeRecord
+			var h schema.NodeRecord
 			h, wait = nameHolder(ctx, cli, rec.Name, ttl)
 			wait += time.Second
 			holder = describeAgent(h)
@@ -54,8 +55,8 @@ func claimWaiting(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecor
 
 // nameHolder is the agent holding the node name and the TTL its lease was
 // granted (fall back: ttl seconds, this agent's own).
-func nameHolder(ctx context.Context, cli *clientv3.Client, name string, ttl int) (coord.NodeRecord, time.Duration) {
-	var h coord.NodeRecord
+func nameHolder(ctx context.Context, cli *clientv3.Client, name string, ttl int) (schema.NodeRecord, time.Duration) {
+	var h schema.NodeRecord
 	granted := time.Duration(ttl) * time.Second
 	resp, err := cli.Get(ctx, coord.NodeKey(name))
 	if err != nil || len(resp.Kvs) == 0 {
@@ -73,7 +74,7 @@ func nameHolder(ctx context.Context, cli *clientv3.Client, name string, ttl int)
 }
 
 // describeAgent says where an agent runs: "pid 123 on host H, api A".
-func describeAgent(h coord.NodeRecord) string {
+func describeAgent(h schema.NodeRecord) string {
 	host := h.Host
 	if host == "" {
 		host = "unknown" // written by an agent older than HostID
@@ -84,7 +85,7 @@ func describeAgent(h coord.NodeRecord) string {
 // nameTaken is the refusal of a node name held by another agent: it names
 // the holder and what the operator can do.
 func nameTaken(ctx context.Context, cli *clientv3.Client, name string, claimErr error) error {
-	var h coord.NodeRecord
+	var h schema.NodeRecord
 	if _, err := coord.GetJSON(ctx, cli, coord.NodeKey(name), &h); err != nil {
 		return fmt.Errorf("%w: node name %q is held by another agent (%v); give this agent another --node-name, or stop that one",
 			ErrNodeNameTaken, name, claimErr)

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // otherHost is the HostID of another machine: a PID of it is dead here.
@@ -21,7 +22,7 @@ const deadPID = 1 << 30
 
 // holdName writes a NodeRecord for name under a lease of ttl seconds that
 // the test keeps alive when keep is set (a live agent), and returns the lease.
-func holdName(t *testing.T, cli *clientv3.Client, name string, rec coord.NodeRecord, ttl int64, keep bool) clientv3.LeaseID {
+func holdName(t *testing.T, cli *clientv3.Client, name string, rec schema.NodeRecord, ttl int64, keep bool) clientv3.LeaseID {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -58,10 +59,10 @@ func nodeLease(t *testing.T, cli *clientv3.Client, name string) clientv3.LeaseID
 func TestNameHeldOnAnotherHostIsRefusedNotRevoked(t *testing.T) {
 	t.Parallel()
 	cli := etcdClient(t, startEtcd(t))
-	holder := coord.NodeRecord{Name: "twin", PID: deadPID, Host: otherHost, APIAddr: "10.0.0.1:7164"}
+	holder := schema.NodeRecord{Name: "twin", PID: deadPID, Host: otherHost, APIAddr: "10.0.0.1:7164"}
 	lease := holdName(t, cli, "twin", holder, 2, true)
 	start := time.Now()
-	_, err := register(context.Background(), cli, coord.NodeRecord{Name: "twin", PID: 1, Host: coord.HostID()}, 2, testLog(t))
+	_, err := register(context.Background(), cli, schema.NodeRecord{Name: "twin", PID: 1, Host: coord.HostID()}, 2, testLog(t))
 	waited := time.Since(start)
 	want := fmt.Sprintf(`node name "twin" is held by a live agent (pid %d on host %s, api 10.0.0.1:7164); give this agent another --node-name, or stop that one`, deadPID, otherHost)
 	if !errors.Is(err, ErrNodeNameTaken) || !strings.Contains(err.Error(), want) {
@@ -80,13 +81,13 @@ func TestNameHeldOnAnotherHostIsRefusedNotRevoked(t *testing.T) {
 func TestNameOfDeadAgentOnAnotherHostFreedByTTL(t *testing.T) {
 	t.Parallel()
 	cli := etcdClient(t, startEtcd(t))
-	holdName(t, cli, "moved", coord.NodeRecord{Name: "moved", PID: deadPID, Host: otherHost}, 2, false)
-	r, err := register(context.Background(), cli, coord.NodeRecord{Name: "moved", PID: 1, Host: coord.HostID()}, 2, testLog(t))
+	holdName(t, cli, "moved", schema.NodeRecord{Name: "moved", PID: deadPID, Host: otherHost}, 2, false)
+	r, err := register(context.Background(), cli, schema.NodeRecord{Name: "moved", PID: 1, Host: coord.HostID()}, 2, testLog(t))
 	if err != nil {
 		t.Fatalf("register after the holder's lease expired: %v", err)
 	}
 	defer r.close()
-	var rec coord.NodeRecord
+	var rec schema.NodeRecord
 	if _, err := coord.GetJSON(context.Background(), cli, coord.NodeKey("moved"), &rec); err != nil || rec.Host != coord.HostID() {
 		t.Errorf("node record = %+v (%v), want ours", rec, err)
 	}
@@ -96,9 +97,9 @@ func TestNameOfDeadAgentOnAnotherHostFreedByTTL(t *testing.T) {
 func TestNameOfDeadAgentOnThisHostRevoked(t *testing.T) {
 	t.Parallel()
 	cli := etcdClient(t, startEtcd(t))
-	holdName(t, cli, "again", coord.NodeRecord{Name: "again", PID: deadPID, Host: coord.HostID()}, 60, true)
+	holdName(t, cli, "again", schema.NodeRecord{Name: "again", PID: deadPID, Host: coord.HostID()}, 60, true)
 	start := time.Now()
-	r, err := register(context.Background(), cli, coord.NodeRecord{Name: "again", PID: 1, Host: coord.HostID()}, 2, testLog(t))
+	r, err := register(context.Background(), cli, schema.NodeRecord{Name: "again", PID: 1, Host: coord.HostID()}, 2, testLog(t))
 	if err != nil {
 		t.Fatalf("register over a dead agent of this host: %v", err)
 	}

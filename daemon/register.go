@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/retry"
 )
 
@@ -30,7 +31,7 @@ type registration struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	rec     coord.NodeRecord
+	rec     schema.NodeRecord
 	session *concurrency.Session
 
 	lost   chan error // a fatal error: the name was taken while we were away
@@ -41,7 +42,7 @@ type registration struct {
 // register claims the node name. A name held by another agent is waited
 // for up to that agent's lease TTL (see claimWaiting); still held then, the
 // holder is live, and register fails with ErrNodeNameTaken.
-func register(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int, log *slog.Logger) (*registration, error) {
+func register(ctx context.Context, cli *clientv3.Client, rec schema.NodeRecord, ttl int, log *slog.Logger) (*registration, error) {
 	sess, err := claimWaiting(ctx, cli, rec, ttl, log)
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func register(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, t
 // claimNode claims the node name once. A holder that is a dead agent of
 // this host is revoked first; any other holder makes it fail with
 // ErrNodeNameTaken, naming the holder.
-func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, ttl int) (*concurrency.Session, error) {
+func claimNode(ctx context.Context, cli *clientv3.Client, rec schema.NodeRecord, ttl int) (*concurrency.Session, error) {
 	sess, err := coord.NewSession(ctx, cli, ttl)
 	if err != nil {
 		return nil, fmt.Errorf("etcd session for node %s: %w", rec.Name, err)
@@ -82,7 +83,7 @@ func claimNode(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord, 
 }
 
 // update rewrites the record (e.g. with the bound gossip address).
-func (r *registration) update(ctx context.Context, rec coord.NodeRecord) error {
+func (r *registration) update(ctx context.Context, rec schema.NodeRecord) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec = rec
@@ -162,6 +163,6 @@ func (r *registration) close() {
 // Only an agent of this host (coord.HostID) is judged by its PID: one on
 // another host (the same --node-name given twice) is never revoked. A live
 // holder (this very agent included) is refused, not revoked.
-func revokeDeadAgent(ctx context.Context, cli *clientv3.Client, rec coord.NodeRecord) bool {
+func revokeDeadAgent(ctx context.Context, cli *clientv3.Client, rec schema.NodeRecord) bool {
 	return coord.RevokeIfDead(ctx, cli, coord.NodeKey(rec.Name), "", coord.ProcessAlive)
 }

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // A job larger than the cluster stays PENDING and says what is short and
@@ -191,9 +191,9 @@ func processGone(pid int) bool {
 }
 
 // allOn waits until every named worker of job runs on node.
-func allOn(t *testing.T, cli *clientv3.Client, job, node string, names ...string) map[string]coord.WorkerRecord {
+func allOn(t *testing.T, cli *clientv3.Client, job, node string, names ...string) map[string]schema.WorkerRecord {
 	t.Helper()
-	var recs map[string]coord.WorkerRecord
+	var recs map[string]schema.WorkerRecord
 	eventually(t, 20*time.Second, func() (bool, string) {
 		recs = workers(t, cli, job)
 		for _, n := range names {

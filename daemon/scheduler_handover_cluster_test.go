@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/scheduler"
 )
 
@@ -35,7 +36,7 @@ func TestDrainHandsOverAtGlobalCheckpoint(t *testing.T) {
 	}
 	// A checkpoint from before the drain releases nothing.
 	put(coord.MasterMetaKey(job), "{}")
-	put(coord.GlobalCheckpointKey(job), coord.MustJSON(coord.GlobalCheckpoint{Step: 5, Steps: []int64{5}}))
+	put(coord.GlobalCheckpointKey(job), coord.MustJSON(schema.GlobalCheckpoint{Step: 5, Steps: []int64{5}}))
 	var onN2 []string
 	for _, w := range all {
 		if recs[w].Node == "n2" {
@@ -65,7 +66,7 @@ func TestDrainHandsOverAtGlobalCheckpoint(t *testing.T) {
 		t.Errorf("events hold %q %d times, want once:\n%s", want, countOf(evs, want), evs)
 	}
 
-	put(coord.GlobalCheckpointKey(job), coord.MustJSON(coord.GlobalCheckpoint{Step: 10, Steps: []int64{5, 10}}))
+	put(coord.GlobalCheckpointKey(job), coord.MustJSON(schema.GlobalCheckpoint{Step: 10, Steps: []int64{5, 10}}))
 	allOn(t, cli, job, "n1", all...)
 	if st := jobStatusOf(t, a.client, job); st.Reason != "" {
 		t.Errorf("reason after the hand-over = %q, want none", st.Reason)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
@@ -27,7 +28,7 @@ func TestSupervisorDoesNotCountLostContact(t *testing.T) {
 	a := startAgent(t, testConfig(t, "n1", endpoint))
 	const job = "lost-contact"
 	submitSpec(t, a, job, 1, 1, func(m map[string]any) { m["restarts"] = map[string]any{"limit": 2, "window": "1m"} })
-	var rec coord.WorkerRecord
+	var rec schema.WorkerRecord
 	eventually(t, 30*time.Second, func() (bool, string) {
 		rec = workers(t, cli, job)["trainer-0"]
 		return rec.State == api.WorkerRunning && rec.Restarts == 4, fmt.Sprintf("trainer-0 record %+v", rec)
@@ -56,7 +57,7 @@ func TestSupervisorRestartsUntilBudgetFailsJob(t *testing.T) {
 	const job = "mixed-budget"
 	submitSpec(t, a, job, 1, 1, func(m map[string]any) { m["restarts"] = map[string]any{"limit": 2, "window": "1m"} })
 
-	var st coord.StateRecord
+	var st schema.StateRecord
 	eventually(t, 20*time.Second, func() (bool, string) {
 		st, _ = coord.JobState(context.Background(), cli, job)
 		return st.State == api.StateFailed, "job state " + string(st.State)
@@ -160,7 +161,7 @@ func TestAgentStopLeavesNoChildAndRestartPicksUp(t *testing.T) {
 			t.Errorf("%s record after agent stop = %+v, want stopped", n, recs[n])
 		}
 	}
-	if _, err := coord.GetJSON(context.Background(), cli, coord.NodeKey("n1"), &coord.NodeRecord{}); !errors.Is(err, coord.ErrNotFound) {
+	if _, err := coord.GetJSON(context.Background(), cli, coord.NodeKey("n1"), &schema.NodeRecord{}); !errors.Is(err, coord.ErrNotFound) {
 		t.Errorf("node record after stop: %v, want it deleted", err)
 	}
 

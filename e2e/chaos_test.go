@@ -3,14 +3,16 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gtrain/gtrain/internal/testing/wait"
-	"github.com/gtrain/gtrain/jobspec"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 
 	"github.com/gtrain/gtrain/coord"
 
@@ -252,7 +254,7 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	var g coord.GlobalCheckpoint
+	var g schema.GlobalCheckpoint
 	waitJob(t, a, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
 		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g)
 		return err == nil && len(g.Steps) >= 2

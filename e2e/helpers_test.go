@@ -4,13 +4,15 @@ import (
 	"fmt"
 
 	"context"
-	"github.com/gtrain/gtrain/internal/testing/wait"
 	"math"
 	"net"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
@@ -103,17 +105,17 @@ func leastSquaresTestMSE(t testing.TB, res *dataset.ConvertResult) float64 {
 func submit(t testing.TB, cli *clientv3.Client, spec jobspec.Spec) {
 	t.Helper()
 	ctx := context.Background()
-	if err := coord.PutJSON(ctx, cli, coord.JobKey(spec.Name), coord.JobRecord{Spec: spec, Created: time.Now()}); err != nil {
+	if err := coord.PutJSON(ctx, cli, coord.JobKey(spec.Name), schema.JobRecord{Spec: spec, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := coord.PutJSON(ctx, cli, coord.StateKey(spec.Name), coord.StateRecord{State: api.StatePending}); err != nil {
+	if err := coord.PutJSON(ctx, cli, coord.StateKey(spec.Name), schema.StateRecord{State: api.StatePending}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func waitState(t testing.TB, cli *clientv3.Client, job string, timeout time.Duration) coord.StateRecord {
+func waitState(t testing.TB, cli *clientv3.Client, job string, timeout time.Duration) schema.StateRecord {
 	t.Helper()
-	var st coord.StateRecord
+	var st schema.StateRecord
 	wait.Eventually(t, timeout, "job "+job+" to finish", func() (bool, string) {
 		var err error
 		st, err = coord.JobState(context.Background(), cli, job)
@@ -122,9 +124,9 @@ func waitState(t testing.TB, cli *clientv3.Client, job string, timeout time.Dura
 	return st
 }
 
-func progress(t testing.TB, cli *clientv3.Client, job string) coord.ProgressRecord {
+func progress(t testing.TB, cli *clientv3.Client, job string) schema.ProgressRecord {
 	t.Helper()
-	var p coord.ProgressRecord
+	var p schema.ProgressRecord
 	if _, err := coord.GetJSON(context.Background(), cli, coord.ProgressKey(job), &p); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
@@ -93,11 +94,11 @@ func startTwoHosts(t *testing.T) *hostCluster {
 }
 
 // nodeRecord is the live record of node and the lease it is held under.
-func nodeRecord(t *testing.T, cli *clientv3.Client, node string) (coord.NodeRecord, clientv3.LeaseID) {
+func nodeRecord(t *testing.T, cli *clientv3.Client, node string) (schema.NodeRecord, clientv3.LeaseID) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	var rec coord.NodeRecord
+	var rec schema.NodeRecord
 	if _, err := coord.GetJSON(ctx, cli, coord.NodeKey(node), &rec); err != nil {
 		t.Fatalf("node record of %s: %v", node, err)
 	}

@@ -3,13 +3,15 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gtrain/gtrain/internal/testing/wait"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
@@ -67,7 +69,7 @@ func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	go func() { _ = startRole(mctx, cli, dir, spec.Name, "master") }()
 	g := waitGlobalStep(t, cli, spec.Name, 10)
 	killMaster()
-	next := coord.NextLayout(coord.LayoutRecord{}, 2, 3, g.Step, time.Now())
+	next := coord.NextLayout(schema.LayoutRecord{}, 2, 3, g.Step, time.Now())
 	always := clientv3.Compare(clientv3.CreateRevision(coord.JobKey(spec.Name)), ">", 0)
 	if err := coord.CommitLayout(ctx, cli, always, spec.Name, next, g); err != nil {
 		t.Fatal(err)
@@ -137,11 +139,11 @@ func startRole(ctx context.Context, cli *clientv3.Client, dir, job, worker strin
 }
 
 // waitGlobalStep waits for a global checkpoint at or after step.
-func waitGlobalStep(t *testing.T, cli *clientv3.Client, job string, step int64) coord.GlobalCheckpoint {
+func waitGlobalStep(t *testing.T, cli *clientv3.Client, job string, step int64) schema.GlobalCheckpoint {
 	t.Helper()
-	var g coord.GlobalCheckpoint
+	var g schema.GlobalCheckpoint
 	wait.Eventually(t, 60*time.Second, fmt.Sprintf("a global checkpoint at step %d", step), func() (bool, string) {
-		g = coord.GlobalCheckpoint{}
+		g = schema.GlobalCheckpoint{}
 		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey(job), &g)
 		return err == nil && g.Step >= step, fmt.Sprintf("%+v, %v", g, err)
 	})
@@ -150,9 +152,9 @@ func waitGlobalStep(t *testing.T, cli *clientv3.Client, job string, step int64) 
 
 // waitStateOr is waitState that names the roles that ended meanwhile (an
 // in-process role that gives up is not restarted as the agent would).
-func waitStateOr(t *testing.T, cli *clientv3.Client, job string, timeout time.Duration, errs chan error) coord.StateRecord {
+func waitStateOr(t *testing.T, cli *clientv3.Client, job string, timeout time.Duration, errs chan error) schema.StateRecord {
 	t.Helper()
-	var st coord.StateRecord
+	var st schema.StateRecord
 	err := wait.Until(timeout, "job "+job+" to finish", func() (bool, string) {
 		var err error
 		st, err = coord.JobState(context.Background(), cli, job)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -25,7 +26,7 @@ type crashAfterSave struct {
 	armed bool
 }
 
-func (c *crashAfterSave) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
+func (c *crashAfterSave) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *schema.ProgressRecord) error {
 	if err := c.Store.Save(ctx, meta, changed, progress); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func registerTrainer(t *testing.T, cli *clientv3.Client, job string, id int) cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := coord.TrainerRecord{ID: id, Worker: "trainer-x"}
+	rec := schema.TrainerRecord{ID: id, Worker: "trainer-x"}
 	if _, err := cli.Put(t.Context(), coord.TrainerKey(job, id), coord.MustJSON(rec), clientv3.WithLease(lease.ID)); err != nil {
 		t.Fatal(err)
 	}

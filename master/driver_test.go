@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/master/core"
 )
@@ -88,7 +88,7 @@ func (g *gatedStore) arm() {
 
 func (g *gatedStore) release() { close(g.released) }
 
-func (g *gatedStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
+func (g *gatedStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *schema.ProgressRecord) error {
 	g.mu.Lock()
 	block := g.armed
 	g.armed = false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -126,7 +127,7 @@ func (s *EtcdStore) readBlocks(ctx context.Context, slot int, rev int64) ([]stor
 // progress, fenced, in commits within maxOps and maxBytes, Meta in the last
 // one. A full rewrite targets the slot not in use, so it is atomic through
 // Meta; it starts the copy of that slot afresh.
-func (s *EtcdStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
+func (s *EtcdStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *schema.ProgressRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if meta.Slot != s.slot {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
@@ -21,7 +22,7 @@ func TestEtcdStoreLoadsAfterCompaction(t *testing.T) {
 	}
 	var rev int64
 	for range 5 { // later writes of other keys, then compaction up to them
-		if err := coord.PutJSON(t.Context(), cli, coord.StateKey("other"), coord.StateRecord{}); err != nil {
+		if err := coord.PutJSON(t.Context(), cli, coord.StateKey("other"), schema.StateRecord{}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := cli.Get(t.Context(), coord.StateKey("other"))

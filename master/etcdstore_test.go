@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -144,7 +145,7 @@ func testStoreRoundTrip(t *testing.T, endpoint string) {
 	for _, n := range []int{0, 1, 255, 256, 257, 300, 1023, 1025, 3000} {
 		meta := storeMeta(int64(1000 + n))
 		changed := storeStatuses(total, n)[:n]
-		progress := &coord.ProgressRecord{Pass: 2, Passes: 5, Step: int64(n)}
+		progress := &schema.ProgressRecord{Pass: 2, Passes: 5, Step: int64(n)}
 		if err := s.Save(t.Context(), meta, changed, progress); err != nil {
 			t.Fatalf("core.Save of %d statuses: %v", n, err)
 		}
@@ -213,7 +214,7 @@ func checkLoad(t *testing.T, cli *clientv3.Client, s *EtcdStore, job string, met
 			t.Fatalf("Load after saving %d: task %d = %+v, want %+v", len(changed), st.ID, byID[st.ID], st)
 		}
 	}
-	var gotProgress coord.ProgressRecord
+	var gotProgress schema.ProgressRecord
 	if _, err := coord.GetJSON(t.Context(), cli, coord.ProgressKey(job), &gotProgress); err != nil || gotProgress.Step != step {
 		t.Fatalf("stored progress %+v, %v; want step %d", gotProgress, err, step)
 	}
@@ -300,7 +301,7 @@ func testDeposedMaster(t *testing.T, endpoint, how string) {
 	// A master core of A's, on a job of its own, built while A leads.
 	coreJob := job + "-core"
 	coreA := mustDriver(t, t.Context(), core.FixtureAsyncConfig(1, 1, 1), manyTaskSet(130), NewEtcdStore(cliA, leadA, coreJob), &fakeEvaluator{}, newFakeClock())
-	if err := storeA.Save(t.Context(), storeMeta(1), storeStatuses(200, 1), &coord.ProgressRecord{Step: 1}); err != nil {
+	if err := storeA.Save(t.Context(), storeMeta(1), storeStatuses(200, 1), &schema.ProgressRecord{Step: 1}); err != nil {
 		t.Fatalf("leader A saves: %v", err)
 	}
 	wonB := standBy(t, cliB, job)
@@ -329,7 +330,7 @@ func testDeposedMaster(t *testing.T, endpoint, how string) {
 	if err != nil || meta.Step != 1 {
 		t.Fatalf("B loads %+v, %v; want A's last good save (step 1)", meta, err)
 	}
-	if err := storeB.Save(t.Context(), storeMeta(4), storeStatuses(200, 4), &coord.ProgressRecord{Step: 4}); err != nil {
+	if err := storeB.Save(t.Context(), storeMeta(4), storeStatuses(200, 4), &schema.ProgressRecord{Step: 4}); err != nil {
 		t.Fatalf("leader B saves: %v", err)
 	}
 	meta, sts, err := storeB.Load(t.Context())
@@ -342,7 +343,7 @@ func testDeposedMaster(t *testing.T, endpoint, how string) {
 // a trainer: each must be fenced.
 func checkDeposedWritesNothing(t *testing.T, cliA *clientv3.Client, leadA *coord.Leadership, storeA *EtcdStore, coreA *Driver, job string) {
 	t.Helper()
-	err := storeA.Save(t.Context(), storeMeta(2), storeStatuses(200, 2), &coord.ProgressRecord{Step: 2})
+	err := storeA.Save(t.Context(), storeMeta(2), storeStatuses(200, 2), &schema.ProgressRecord{Step: 2})
 	if !errors.Is(err, coord.ErrFenced) {
 		t.Fatalf("deposed A saves: %v, want ErrFenced", err)
 	}
@@ -393,7 +394,7 @@ func (f registryFixture) holders(t *testing.T, job string, leases map[string]int
 	}
 	out := map[int]string{}
 	for _, kv := range resp.Kvs {
-		var rec coord.TrainerRecord
+		var rec schema.TrainerRecord
 		if err := json.Unmarshal(kv.Value, &rec); err != nil {
 			t.Fatal(err)
 		}

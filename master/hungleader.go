@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -37,8 +38,8 @@ type hungLeader struct {
 
 	mu      sync.Mutex // watch, between the prober and the loop
 	watch   *hungWatch
-	written map[string]coord.HungRecord // worker -> the record this master wrote
-	trainer map[int]string              // trainer ID -> worker, as last registered
+	written map[string]schema.HungRecord // worker -> the record this master wrote
+	trainer map[int]string               // trainer ID -> worker, as last registered
 }
 
 func newHungLeader(l *leader) *hungLeader {
@@ -57,9 +58,9 @@ func (h *hungLeader) loadWritten(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read hung records: %w", err)
 	}
-	h.written = map[string]coord.HungRecord{}
+	h.written = map[string]schema.HungRecord{}
 	for _, kv := range resp.Kvs {
-		var rec coord.HungRecord
+		var rec schema.HungRecord
 		if w, ok := coord.ParseHungKey(h.job, string(kv.Key)); ok && json.Unmarshal(kv.Value, &rec) == nil {
 			h.written[w] = rec
 		}
@@ -111,7 +112,7 @@ func (h *hungLeader) check(ctx context.Context) error {
 		if old, ok := h.written[w]; ok && old.PID == f.PID {
 			continue
 		}
-		rec := coord.HungRecord{Worker: w, PID: f.PID, Host: recs[w].Host, Since: f.Since.UTC(), Reason: f.Reason}
+		rec := schema.HungRecord{Worker: w, PID: f.PID, Host: recs[w].Host, Since: f.Since.UTC(), Reason: f.Reason}
 		if err := h.lead.Commit(ctx, clientv3.OpPut(coord.HungKey(h.job, w), coord.MustJSON(rec))); err != nil {
 			return fmt.Errorf("write hung record of %s: %w", w, err)
 		}
@@ -135,14 +136,14 @@ func (h *hungLeader) check(ctx context.Context) error {
 
 // readWorkers returns the PIDs of the job's running workers and their
 // records, and notes which worker holds each trainer ID.
-func (h *hungLeader) readWorkers(ctx context.Context) (map[string]int, map[string]coord.WorkerRecord, error) {
+func (h *hungLeader) readWorkers(ctx context.Context) (map[string]int, map[string]schema.WorkerRecord, error) {
 	resp, err := h.cli.Get(ctx, coord.WorkerPrefix(h.job), clientv3.WithPrefix())
 	if err != nil {
 		return nil, nil, fmt.Errorf("read workers: %w", err)
 	}
-	pids, recs := map[string]int{}, map[string]coord.WorkerRecord{}
+	pids, recs := map[string]int{}, map[string]schema.WorkerRecord{}
 	for _, kv := range resp.Kvs {
-		var w coord.WorkerRecord
+		var w schema.WorkerRecord
 		if json.Unmarshal(kv.Value, &w) != nil || w.State != api.WorkerRunning || w.PID <= 0 {
 			continue
 		}
@@ -153,7 +154,7 @@ func (h *hungLeader) readWorkers(ctx context.Context) (map[string]int, map[strin
 		return nil, nil, fmt.Errorf("read trainers: %w", err)
 	}
 	for _, kv := range tresp.Kvs {
-		var t coord.TrainerRecord
+		var t schema.TrainerRecord
 		if json.Unmarshal(kv.Value, &t) == nil {
 			h.trainer[t.ID] = t.Worker
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	"github.com/gtrain/gtrain/master/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -119,7 +120,7 @@ func (j *longJob) step() {
 		changed = append([]core.TaskStatus{{ID: j.next - 1, State: core.Done, Trainer: core.NoTrainer, Order: j.next - 1}}, changed...)
 	}
 	j.next = (j.next + 1) % simTasks
-	progress := &coord.ProgressRecord{Pass: j.meta.Pass, Passes: 100, Step: j.meta.Step, Updated: j.now}
+	progress := &schema.ProgressRecord{Pass: j.meta.Pass, Passes: 100, Step: j.meta.Step, Updated: j.now}
 	if err := j.store.Save(j.t.Context(), j.meta, changed, progress); err != nil {
 		j.t.Fatal(err)
 	}

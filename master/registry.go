@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -41,7 +42,7 @@ func (r *TrainerRegistry) Register(ctx context.Context, worker string, lease int
 	}
 	held := map[int]string{}
 	for _, kv := range resp.Kvs {
-		var rec coord.TrainerRecord
+		var rec schema.TrainerRecord
 		if json.Unmarshal(kv.Value, &rec) == nil {
 			held[rec.ID] = rec.Worker
 		}
@@ -66,7 +67,7 @@ func (r *TrainerRegistry) Register(ctx context.Context, worker string, lease int
 	if id < 0 {
 		return 0, fmt.Errorf("register %s: %d trainers already registered: %w", worker, r.n, ErrTrainersFull)
 	}
-	rec := coord.TrainerRecord{ID: id, Worker: worker}
+	rec := schema.TrainerRecord{ID: id, Worker: worker}
 	op := clientv3.OpPut(coord.TrainerKey(r.job, id), coord.MustJSON(rec), clientv3.WithLease(clientv3.LeaseID(lease)))
 	if err := r.lead.Commit(ctx, op); err != nil {
 		return 0, fmt.Errorf("register %s: %w", worker, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 )
 
@@ -14,7 +14,7 @@ import (
 type Store interface {
 	Load(ctx context.Context) (meta *core.Meta, statuses []core.TaskStatus, err error) // meta nil: nothing stored yet
 	// progress nil: the public progress record is not rewritten this time.
-	Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error
+	Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *schema.ProgressRecord) error
 }
 
 // MemStore is an in-memory Store for unit tests.
@@ -23,8 +23,8 @@ type MemStore struct {
 	meta     *core.Meta
 	statuses map[int]core.TaskStatus
 	Saves    int
-	Progress *coord.ProgressRecord // the last one saved
-	Fail     error                 // returned by Save when set
+	Progress *schema.ProgressRecord // the last one saved
+	Fail     error                  // returned by Save when set
 }
 
 // Load returns what was saved.
@@ -44,7 +44,7 @@ func (m *MemStore) Load(ctx context.Context) (*core.Meta, []core.TaskStatus, err
 }
 
 // Save stores meta and the changed statuses.
-func (m *MemStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
+func (m *MemStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *schema.ProgressRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.Fail != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 )
 
@@ -21,7 +21,7 @@ type stalledStore struct {
 	stalled bool
 }
 
-func (s *stalledStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *coord.ProgressRecord) error {
+func (s *stalledStore) Save(ctx context.Context, meta core.Meta, changed []core.TaskStatus, progress *schema.ProgressRecord) error {
 	s.mu.Lock()
 	stalled := s.stalled
 	s.mu.Unlock()

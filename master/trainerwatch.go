@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -112,7 +113,7 @@ func listTrainers(ctx context.Context, cli *clientv3.Client, job string, hooks t
 	out := make(map[int]string, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		if id, ok := coord.ParseTrainerKey(job, string(kv.Key)); ok {
-			var rec coord.TrainerRecord
+			var rec schema.TrainerRecord
 			_ = json.Unmarshal(kv.Value, &rec)
 			out[id] = rec.Worker
 		}
@@ -139,7 +140,7 @@ func watchTrainerKeys(ctx context.Context, cli *clientv3.Client, job string, kno
 			if !ok {
 				continue
 			}
-			var rec coord.TrainerRecord
+			var rec schema.TrainerRecord
 			if e.Type != clientv3.EventTypeDelete {
 				_ = json.Unmarshal(e.Kv.Value, &rec)
 				known[id] = rec.Worker

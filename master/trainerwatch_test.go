@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
@@ -18,7 +19,7 @@ func TestFollowTrainersSurvivesCompaction(t *testing.T) {
 	cli := dialTest(t, etcdtest.Start(t).Endpoint) // compaction is cluster-wide: an etcd of its own
 	const job = "compacted"
 	for id, worker := range map[int]string{0: "trainer-0", 1: "trainer-1"} {
-		if err := coord.PutJSON(t.Context(), cli, coord.TrainerKey(job, id), coord.TrainerRecord{ID: id, Worker: worker}); err != nil {
+		if err := coord.PutJSON(t.Context(), cli, coord.TrainerKey(job, id), schema.TrainerRecord{ID: id, Worker: worker}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/roleruntime"
@@ -41,7 +42,7 @@ type process struct {
 	rec     *checkpoint.EtcdRecorder
 	session *concurrency.Session
 	jobRev  int64 // the create revision of the job's record: the job's identity with its name
-	record  coord.PserverRecord
+	record  schema.PserverRecord
 	// ckptHealth is the checkpointer's: whether writes fail, and why.
 	ckptHealth ckptHealth
 	creds      credentials.TransportCredentials // of the server
@@ -51,13 +52,13 @@ type process struct {
 	// (model.kind program); nil for a built-in model.
 	programInit [][]float32
 	// gen is the layout generation served (zero: the spec's, never re-sharded).
-	gen coord.LayoutRecord
+	gen schema.LayoutRecord
 }
 
 // runGeneration serves pserver cfg.Index of cfg.Job in layout generation
 // gen until the job ends (nil), the layout moves on (errNewLayout: see Run)
 // or the process loses its registration (error: the agent restarts it).
-func runGeneration(ctx context.Context, cli *clientv3.Client, cfg Config, gen coord.LayoutRecord) error {
+func runGeneration(ctx context.Context, cli *clientv3.Client, cfg Config, gen schema.LayoutRecord) error {
 	ctx, cancel := context.WithCancel(ctx) // ends this generation's goroutines
 	defer cancel()
 	p, err := newProcess(ctx, cli, cfg)
@@ -159,7 +160,7 @@ func (p *process) claimAndRestore(ctx context.Context) (lis net.Listener, err er
 			lis.Close()
 		}
 	}()
-	p.record = coord.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid(), Host: coord.HostID(),
+	p.record = schema.PserverRecord{Index: p.cfg.Index, Addr: lis.Addr().String(), Node: p.cfg.Node, PID: os.Getpid(), Host: coord.HostID(),
 		Generation: p.gen.Generation}
 	if err := p.claim(ctx); err != nil {
 		return nil, err

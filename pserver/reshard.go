@@ -7,6 +7,7 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,7 +80,7 @@ func waitLayout(ctx context.Context, cli *clientv3.Client, job string, gen int64
 
 // adoptLayout makes gen the generation served; the job record read by
 // newProcess must be of the same commit (CommitLayout writes both at once).
-func (p *process) adoptLayout(gen coord.LayoutRecord) error {
+func (p *process) adoptLayout(gen schema.LayoutRecord) error {
 	if gen.Generation > 0 && p.spec.Pservers != gen.Pservers {
 		return fmt.Errorf("job record has %d pservers, layout generation %d has %d: %w", p.spec.Pservers, gen.Generation, gen.Pservers, errNewLayout)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -24,7 +25,7 @@ func (p *process) restoreAtStart(ctx context.Context) error {
 // every pserver and the master agree on one step (the master rolls the
 // others back to it); an unusable file falls back to the previous one.
 func (p *process) restoreGlobal(ctx context.Context) error {
-	var g coord.GlobalCheckpoint
+	var g schema.GlobalCheckpoint
 	_, err := coord.GetJSON(ctx, p.cli, coord.GlobalCheckpointKey(p.cfg.Job), &g)
 	switch {
 	case errors.Is(err, coord.ErrNotFound) || (err == nil && len(g.Steps) == 0):

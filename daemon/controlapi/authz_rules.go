@@ -6,7 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // access is what one call needs: the lowest role allowed, what the call does
@@ -54,7 +54,7 @@ func stopRule(req any) access {
 
 // mayChangeJob lets admins change any job and others only the jobs they
 // submitted (an operator's "its jobs").
-func mayChangeJob(id auth.Identity, job string, rec *coord.JobRecord, what string) error {
+func mayChangeJob(id auth.Identity, job string, rec *schema.JobRecord, what string) error {
 	if id.Role.Allows(auth.Admin) {
 		return nil
 	}
@@ -70,6 +70,6 @@ func mayChangeJob(id auth.Identity, job string, rec *coord.JobRecord, what strin
 }
 
 // submitter is how a job record names who submitted it.
-func submitter(id auth.Identity) *coord.Submitter {
-	return &coord.Submitter{Name: id.Name, Role: id.Role.String()}
+func submitter(id auth.Identity) *schema.Submitter {
+	return &schema.Submitter{Name: id.Name, Role: id.Role.String()}
 }

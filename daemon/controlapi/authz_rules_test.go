@@ -9,7 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // Every method of the Control service has a rule, and every rule a method:
@@ -63,11 +63,11 @@ func TestControlRulesRoles(t *testing.T) {
 }
 
 func TestMayChangeJob(t *testing.T) {
-	bobs := &coord.JobRecord{Submitter: &coord.Submitter{Name: "bob", Role: "operator"}}
-	old := &coord.JobRecord{}
+	bobs := &schema.JobRecord{Submitter: &schema.Submitter{Name: "bob", Role: "operator"}}
+	old := &schema.JobRecord{}
 	for _, c := range []struct {
 		id      auth.Identity
-		rec     *coord.JobRecord
+		rec     *schema.JobRecord
 		ok      bool
 		message string
 	}{

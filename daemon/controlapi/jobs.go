@@ -16,6 +16,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -68,8 +69,8 @@ func (c *Server) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	now, who := c.clock.Now().UTC(), caller(ctx)
-	record := coord.JobRecord{Spec: *spec, Created: now, Submitter: submitter(who)}
-	state := coord.StateRecord{State: api.StatePending, Updated: now}
+	record := schema.JobRecord{Spec: *spec, Created: now, Submitter: submitter(who)}
+	state := schema.StateRecord{State: api.StatePending, Updated: now}
 	key := coord.JobKey(spec.Name)
 	resp, err := c.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
@@ -312,11 +313,11 @@ func (c *Server) purge(ctx context.Context, name string) error {
 // aliveWorkers names the workers whose record says they run on a node that
 // is still registered and not down ("trainer-0 on n2").
 func (c *Server) aliveWorkers(ctx context.Context, name string) ([]string, error) {
-	workers, err := coord.ListJSON[coord.WorkerRecord](ctx, c.cli, coord.WorkerPrefix(name))
+	workers, err := coord.ListJSON[schema.WorkerRecord](ctx, c.cli, coord.WorkerPrefix(name))
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
+	nodes, err := coord.ListJSON[schema.NodeRecord](ctx, c.cli, coord.NodePrefix())
 	if err != nil {
 		return nil, err
 	}

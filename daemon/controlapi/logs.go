@@ -17,6 +17,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
@@ -90,7 +91,7 @@ func (c *Server) remoteSources(ctx context.Context, snap *jobSnapshot, req *api.
 		// Watched before the listing, so that no node falls in between.
 		joins = c.cli.Watch(clientv3.WithRequireLeader(ctx), coord.NodePrefix(), clientv3.WithPrefix())
 	}
-	nodes, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
+	nodes, err := coord.ListJSON[schema.NodeRecord](ctx, c.cli, coord.NodePrefix())
 	if err != nil {
 		return nil, nil, etcdUnavailable("list nodes", err)
 	}
@@ -120,7 +121,7 @@ func (c *Server) remoteSources(ctx context.Context, snap *jobSnapshot, req *api.
 // worker alone, an error instead), and one that is not placed, so that has
 // no log anywhere yet (a notice even then: following, its log comes once it
 // runs on a node that registers).
-func holderNotices(snap *jobSnapshot, nodes []coord.NodeRecord, relayed map[string]bool, req *api.LogsRequest, workers []string) ([]logEvent, error) {
+func holderNotices(snap *jobSnapshot, nodes []schema.NodeRecord, relayed map[string]bool, req *api.LogsRequest, workers []string) ([]logEvent, error) {
 	var notices []logEvent
 	for _, w := range workers {
 		node := holderOf(snap, w)
@@ -132,7 +133,7 @@ func holderNotices(snap *jobSnapshot, nodes []coord.NodeRecord, relayed map[stri
 			continue
 		default:
 			why := "which is down"
-			if !slices.ContainsFunc(nodes, func(n coord.NodeRecord) bool { return n.Name == node }) {
+			if !slices.ContainsFunc(nodes, func(n schema.NodeRecord) bool { return n.Name == node }) {
 				why = "whose agent is not registered (stopped, or its lease ran out)"
 			}
 			if req.GetWorker() != "" {
@@ -165,7 +166,7 @@ func notPlacedNotice(snap *jobSnapshot, worker string) string {
 }
 
 // startRelay starts a relaySource.
-func (c *Server) startRelay(ctx context.Context, node coord.NodeRecord, req *api.LogsRequest, held []string) <-chan logEvent {
+func (c *Server) startRelay(ctx context.Context, node schema.NodeRecord, req *api.LogsRequest, held []string) <-chan logEvent {
 	ch := make(chan logEvent, 1)
 	go c.relaySource(ctx, node, req, held, ch)
 	return ch
@@ -179,7 +180,7 @@ func (c *Server) relayJoining(ctx context.Context, joins clientv3.WatchChan, req
 		defer close(more)
 		for resp := range joins {
 			for _, ev := range resp.Events {
-				var n coord.NodeRecord
+				var n schema.NodeRecord
 				if ev.Type != clientv3.EventTypePut || json.Unmarshal(ev.Kv.Value, &n) != nil ||
 					relayed[n.Name] || n.State == api.NodeDown {
 					continue

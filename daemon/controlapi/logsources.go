@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // Timings of a relayed Logs call. A following agent that has nothing new
@@ -101,7 +101,7 @@ func (c *Server) jobGoneHere(job string) bool {
 // (req with Local set), already merged by time there. If they cannot be
 // fetched, each worker in held (those whose newest log is kept there) gets
 // a notice line saying so, and the source ends; the other logs go on.
-func (c *Server) relaySource(ctx context.Context, node coord.NodeRecord, req *api.LogsRequest, held []string, out chan<- logEvent) {
+func (c *Server) relaySource(ctx context.Context, node schema.NodeRecord, req *api.LogsRequest, held []string, out chan<- logEvent) {
 	defer close(out)
 	err := c.relay(ctx, node, req, out)
 	if err == nil || ctx.Err() != nil {
@@ -119,7 +119,7 @@ func (c *Server) relaySource(ctx context.Context, node coord.NodeRecord, req *ap
 // relay streams node's answer to a Local Logs call into out. Every answer
 // must come within relayTimeout (the time out spends waiting for the merge
 // does not count).
-func (c *Server) relay(ctx context.Context, node coord.NodeRecord, req *api.LogsRequest, out chan<- logEvent) error {
+func (c *Server) relay(ctx context.Context, node schema.NodeRecord, req *api.LogsRequest, out chan<- logEvent) error {
 	conn, err := grpc.NewClient(node.APIAddr, grpc.WithTransportCredentials(c.dialCreds()))
 	if err != nil {
 		return err

@@ -9,12 +9,13 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // nodeDown reads which nodes are alive and says whether a node is down:
 // its lease ended (or it never registered), or gossip declared it dead.
 func (c *Server) nodeDown(ctx context.Context) (func(string) bool, error) {
-	live, err := coord.ListJSON[coord.NodeRecord](ctx, c.cli, coord.NodePrefix())
+	live, err := coord.ListJSON[schema.NodeRecord](ctx, c.cli, coord.NodePrefix())
 	if err != nil {
 		return nil, etcdUnavailable("list nodes", err)
 	}
@@ -68,7 +69,7 @@ func (c *Server) DrainNode(ctx context.Context, req *api.NodeRequest) (*api.Docu
 		return nil, err
 	}
 	key := coord.DrainKey(node)
-	rec := coord.DrainRecord{Since: c.clock.Now().UTC(), Via: c.node}
+	rec := schema.DrainRecord{Since: c.clock.Now().UTC(), Via: c.node}
 	_, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, coord.MustJSON(rec))).Commit()
 	if err != nil {

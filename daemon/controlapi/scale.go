@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // errOutOfBounds refuses a count outside the spec's bounds.
@@ -60,13 +61,13 @@ func (c *Server) ScaleJob(ctx context.Context, req *api.ScaleJobRequest) (*api.S
 }
 
 // scaleTrainers applies --trainers (if given) and answers with the counts.
-func (c *Server) scaleTrainers(ctx context.Context, req *api.ScaleJobRequest, rec *coord.JobRecord, who auth.Identity) (*api.ScaleJobResponse, error) {
+func (c *Server) scaleTrainers(ctx context.Context, req *api.ScaleJobRequest, rec *schema.JobRecord, who auth.Identity) (*api.ScaleJobResponse, error) {
 	name, spec := req.GetName(), rec.Spec
 	if req.Trainers == nil {
 		return scaleResponse(spec.Trainers, spec.Trainers, rec), nil
 	}
 	n := int(req.GetTrainers())
-	prev, err := coord.SetTrainerCount(ctx, c.cli, name, n, func(rec *coord.JobRecord) error {
+	prev, err := coord.SetTrainerCount(ctx, c.cli, name, n, func(rec *schema.JobRecord) error {
 		lo, hi := rec.Spec.TrainerBounds()
 		if n < lo || n > hi {
 			return fmt.Errorf("--trainers %d is outside job %s's bounds [min %d, max %d] (trainers: {count, min, max} in its spec): %w",
@@ -92,7 +93,7 @@ func (c *Server) scaleTrainers(ctx context.Context, req *api.ScaleJobRequest, re
 	return scaleResponse(n, prev, rec), nil
 }
 
-func scaleResponse(n, prev int, rec *coord.JobRecord) *api.ScaleJobResponse {
+func scaleResponse(n, prev int, rec *schema.JobRecord) *api.ScaleJobResponse {
 	lo, hi := rec.Spec.TrainerBounds()
 	return &api.ScaleJobResponse{Trainers: int32(n), PreviousTrainers: int32(prev), TrainersMin: int32(lo), TrainersMax: int32(hi),
 		Pservers: int32(rec.Spec.Pservers), PreviousPservers: int32(rec.Spec.Pservers)}

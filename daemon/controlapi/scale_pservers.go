@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -16,7 +17,7 @@ import (
 // jobs (re-sharding needs the global checkpoints of sync mode), counts
 // outside the spec's bounds, and a share that outgrows the memory the spec
 // states for a pserver.
-func checkPserverScale(rec *coord.JobRecord, name string, m int) error {
+func checkPserverScale(rec *schema.JobRecord, name string, m int) error {
 	spec := rec.Spec
 	if m == spec.Pservers {
 		return nil
@@ -59,7 +60,7 @@ func (c *Server) scalePservers(ctx context.Context, name string, who auth.Identi
 	if prev == m {
 		return [2]int{prev, m}, nil
 	}
-	if err := coord.SetReshardRequest(ctx, c.cli, name, coord.ReshardRequest{Pservers: m, By: who.String(), Requested: c.clock.Now().UTC()}); err != nil {
+	if err := coord.SetReshardRequest(ctx, c.cli, name, schema.ReshardRequest{Pservers: m, By: who.String(), Requested: c.clock.Now().UTC()}); err != nil {
 		return [2]int{}, etcdUnavailable("scale job "+name, err)
 	}
 	what := fmt.Sprintf("pservers scaling from %d to %d requested by %s: re-sharding at the next global checkpoint", prev, m, who)

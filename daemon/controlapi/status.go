@@ -11,6 +11,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/jobspec"
@@ -48,15 +49,15 @@ func snapshotJobs(kvs []*mvccpb.KeyValue) (map[string]*jobSnapshot, error) {
 // or only one left by an earlier placement (it is moving there); "lost"
 // when its record says it is alive on a node that is down; "exiting" when
 // its job ended and its process has not yet.
-func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) coord.WorkerRecord {
+func (s *jobSnapshot) workerView(worker string, nodeDown func(string) bool) schema.WorkerRecord {
 	w, ok := s.Workers[worker]
-	var placed coord.Assignment
+	var placed schema.Assignment
 	if s.Placement != nil {
 		placed = s.Placement.Workers[worker]
 	}
 	moving := !api.Terminal(s.State.State) && ok && w.Gen < placed.Gen
 	if !ok || moving {
-		return coord.WorkerRecord{Name: worker, Node: placed.Node, State: api.WorkerPending, Restarts: w.Restarts}
+		return schema.WorkerRecord{Name: worker, Node: placed.Node, State: api.WorkerPending, Restarts: w.Restarts}
 	}
 	if w.Name == "" {
 		w.Name = worker
@@ -249,7 +250,7 @@ func humanAge(d time.Duration) string {
 
 // owner is how a job's status names its submitter: "alice (operator)", as
 // the submission's event does; "" when the job predates roles.
-func owner(sub *coord.Submitter) string {
+func owner(sub *schema.Submitter) string {
 	if sub == nil {
 		return ""
 	}

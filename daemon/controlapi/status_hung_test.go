@@ -6,6 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // A hung record shows its worker as hung, with the reason, only while it
@@ -14,18 +15,18 @@ import (
 func TestStatusShowsHungWorkers(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		rec     coord.HungRecord
+		rec     schema.HungRecord
 		state   api.JobState
 		want    api.WorkerState
 		trainer api.WorkerState // trainer-0's record says restarting
 	}{
-		{"the running process", coord.HungRecord{PID: 43, Reason: "pserver-1 has not answered a health probe for 5s"}, api.StateRunning, api.WorkerHung, api.WorkerRestarting},
-		{"an earlier process", coord.HungRecord{PID: 42, Reason: "old"}, api.StateRunning, api.WorkerRunning, api.WorkerRestarting},
-		{"the job ended", coord.HungRecord{PID: 43, Reason: "late"}, api.StateSucceeded, api.WorkerExiting, api.WorkerExiting},
+		{"the running process", schema.HungRecord{PID: 43, Reason: "pserver-1 has not answered a health probe for 5s"}, api.StateRunning, api.WorkerHung, api.WorkerRestarting},
+		{"an earlier process", schema.HungRecord{PID: 42, Reason: "old"}, api.StateRunning, api.WorkerRunning, api.WorkerRestarting},
+		{"the job ended", schema.HungRecord{PID: 43, Reason: "late"}, api.StateSucceeded, api.WorkerExiting, api.WorkerExiting},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kvs := append(testJobKVs(t, tc.state, nil, 0), kv(t, coord.HungKey("fit", "pserver-1"), tc.rec),
-				kv(t, coord.HungKey("fit", "trainer-0"), coord.HungRecord{PID: 44, Reason: "restarting, not hung"}))
+				kv(t, coord.HungKey("fit", "trainer-0"), schema.HungRecord{PID: 44, Reason: "restarting, not hung"}))
 			snap := snapshotOf(t, kvs)
 			st := jobStatus(snap, noneDown, time.Now())
 			p := st.Pservers[1]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -31,23 +32,23 @@ func ptrTo(v float64) *float64 { return &v }
 
 // testJobKVs is a job "fit" with 2 trainers and 2 pservers on n1/n2, some
 // of whose workers have records.
-func testJobKVs(t *testing.T, state api.JobState, progress *coord.ProgressRecord, events int) []*mvccpb.KeyValue {
+func testJobKVs(t *testing.T, state api.JobState, progress *schema.ProgressRecord, events int) []*mvccpb.KeyValue {
 	t.Helper()
 	spec := jobspec.Spec{Name: "fit", Mode: "sync", Trainers: 2, Pservers: 2, Passes: 30}
-	on := func(node string) coord.Assignment { return coord.Assignment{Node: node, Gen: 1} }
-	placement := coord.PlacementRecord{Gen: 1, Workers: map[string]coord.Assignment{
+	on := func(node string) schema.Assignment { return schema.Assignment{Node: node, Gen: 1} }
+	placement := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{
 		"master": on("n1"), "pserver-0": on("n2"), "pserver-1": on("n1"), "trainer-0": on("n2"), "trainer-1": on("n1")}}
 	kvs := []*mvccpb.KeyValue{
-		kv(t, coord.JobKey("fit"), coord.JobRecord{Spec: spec, Created: created}),
+		kv(t, coord.JobKey("fit"), schema.JobRecord{Spec: spec, Created: created}),
 		kv(t, coord.PlacementKey("fit"), placement),
-		kv(t, coord.StateKey("fit"), coord.StateRecord{State: state, Reason: "why"}),
-		kv(t, coord.WorkerKey("fit", "master"), coord.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: api.WorkerRunning, Gen: 1}),
-		kv(t, coord.WorkerKey("fit", "pserver-1"), coord.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: api.WorkerRunning, Restarts: 1, Gen: 1}),
-		kv(t, coord.WorkerKey("fit", "trainer-0"), coord.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2, Gen: 1,
+		kv(t, coord.StateKey("fit"), schema.StateRecord{State: state, Reason: "why"}),
+		kv(t, coord.WorkerKey("fit", "master"), schema.WorkerRecord{Name: "master", Node: "n1", PID: 41, State: api.WorkerRunning, Gen: 1}),
+		kv(t, coord.WorkerKey("fit", "pserver-1"), schema.WorkerRecord{Name: "pserver-1", Node: "n1", PID: 43, State: api.WorkerRunning, Restarts: 1, Gen: 1}),
+		kv(t, coord.WorkerKey("fit", "trainer-0"), schema.WorkerRecord{Name: "trainer-0", Node: "n2", PID: 44, State: api.WorkerRestarting, Restarts: 2, Gen: 1,
 			Crashes: []time.Time{time.Now().Add(-2 * time.Minute), time.Now().Add(-time.Second)}}),
-		kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, Addr: "127.0.0.1:4000", CheckpointStep: 1200}),
-		kv(t, coord.TrainerKey("fit", 0), coord.TrainerRecord{ID: 0, Worker: "trainer-1"}),
-		kv(t, coord.TrainerKey("fit", 1), coord.TrainerRecord{ID: 1, Worker: "trainer-0"}),
+		kv(t, coord.PserverKey("fit", 1), schema.PserverRecord{Index: 1, Addr: "127.0.0.1:4000", CheckpointStep: 1200}),
+		kv(t, coord.TrainerKey("fit", 0), schema.TrainerRecord{ID: 0, Worker: "trainer-1"}),
+		kv(t, coord.TrainerKey("fit", 1), schema.TrainerRecord{ID: 1, Worker: "trainer-0"}),
 		kv(t, coord.MasterMetaKey("fit"), map[string]string{"ignored": "yes"}),
 	}
 	if progress != nil {
@@ -69,7 +70,7 @@ func snapshotOf(t *testing.T, kvs []*mvccpb.KeyValue) *jobSnapshot {
 }
 
 func TestJobStatus(t *testing.T) {
-	progress := &coord.ProgressRecord{
+	progress := &schema.ProgressRecord{
 		Pass: 3, Passes: 30, Step: 1234, Tasks: api.TaskCounts{Todo: 4, Pending: 2, Done: 14},
 		SamplesApplied: []int64{404, 404, 404}, ModelDir: "/m",
 		Metrics: api.Metrics{TrainLoss: ptrTo(21.3), TestLoss: ptrTo(23.9)},
@@ -112,17 +113,17 @@ func TestJobStatusWarnsOfFailingWrites(t *testing.T) {
 		t.Errorf("warnings = %#v, want an empty list", st.Warnings)
 	}
 	const w = "pserver-1 cannot write checkpoint step 300 to /c: is a directory; training goes on, recovery will use older checkpoints"
-	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), coord.PserverRecord{Index: 1, CheckpointWarning: w}))
+	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), schema.PserverRecord{Index: 1, CheckpointWarning: w}))
 	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{w}) {
 		t.Errorf("warnings = %q, want %q", st.Warnings, w)
 	}
 	// The master's (a model write that fails) comes first, from its progress record.
 	const mw = "master cannot write the model of pass 3 to /m: no space left on device; training waits for it"
-	kvs = append(kvs, kv(t, coord.ProgressKey("fit"), coord.ProgressRecord{Pass: 3, Warnings: []string{mw}}))
+	kvs = append(kvs, kv(t, coord.ProgressKey("fit"), schema.ProgressRecord{Pass: 3, Warnings: []string{mw}}))
 	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{mw, w}) {
 		t.Errorf("warnings = %q, want %q", st.Warnings, []string{mw, w})
 	}
-	kvs = append(kvs, kv(t, coord.StateKey("fit"), coord.StateRecord{State: api.StateSucceeded}))
+	kvs = append(kvs, kv(t, coord.StateKey("fit"), schema.StateRecord{State: api.StateSucceeded}))
 	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); len(st.Warnings) != 0 {
 		t.Errorf("a job that ended still warns: %q", st.Warnings)
 	}
@@ -163,7 +164,7 @@ func TestJobRow(t *testing.T) {
 		{api.Metrics{TrainLoss: ptrTo(2)}, ptrTo(2)},
 		{api.Metrics{}, nil},
 	} {
-		row := jobRow(snapshotOf(t, testJobKVs(t, api.StateRunning, &coord.ProgressRecord{Pass: 2, Metrics: tc.metrics}, 0)), now)
+		row := jobRow(snapshotOf(t, testJobKVs(t, api.StateRunning, &schema.ProgressRecord{Pass: 2, Metrics: tc.metrics}, 0)), now)
 		if (row.Loss == nil) != (tc.want == nil) || row.Loss != nil && *row.Loss != *tc.want || row.Pass != 2 {
 			t.Errorf("loss of %+v = %v, want %v", tc.metrics, row.Loss, tc.want)
 		}
@@ -182,22 +183,22 @@ func TestNodeRows(t *testing.T) {
 	kvs := testJobKVs(t, api.StateRunning, nil, 0)
 	ended := jobspec.Spec{Name: "old", Trainers: 1, Pservers: 1}
 	kvs = append(kvs,
-		kv(t, coord.JobKey("old"), coord.JobRecord{Spec: ended}),
-		kv(t, coord.PlacementKey("old"), coord.PlacementRecord{Workers: map[string]coord.Assignment{
+		kv(t, coord.JobKey("old"), schema.JobRecord{Spec: ended}),
+		kv(t, coord.PlacementKey("old"), schema.PlacementRecord{Workers: map[string]schema.Assignment{
 			"master": {Node: "n1"}, "pserver-0": {Node: "n1"}, "trainer-0": {Node: "n1"}}}),
-		kv(t, coord.StateKey("old"), coord.StateRecord{State: api.StateSucceeded}))
+		kv(t, coord.StateKey("old"), schema.StateRecord{State: api.StateSucceeded}))
 	jobs, err := snapshotJobs(kvs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := func(name, addr string, c coord.Capacity, live, draining bool) coord.ClusterNode {
-		return coord.ClusterNode{Name: name, Record: coord.NodeRecord{Name: name, APIAddr: addr, Capacity: c}, Live: live, Draining: draining}
+	node := func(name, addr string, c schema.Capacity, live, draining bool) coord.ClusterNode {
+		return coord.ClusterNode{Name: name, Record: schema.NodeRecord{Name: name, APIAddr: addr, Capacity: c}, Live: live, Draining: draining}
 	}
 	nodes := []coord.ClusterNode{
-		node("n2", "b:7164", coord.Capacity{CPU: 8, Memory: 1 << 30}, true, false),
-		node("n1", "a:7164", coord.Capacity{CPU: 4}, true, false),
-		node("n3", "c:7164", coord.Capacity{}, true, true),
-		node("n4", "d:7164", coord.Capacity{}, false, true),
+		node("n2", "b:7164", schema.Capacity{CPU: 8, Memory: 1 << 30}, true, false),
+		node("n1", "a:7164", schema.Capacity{CPU: 4}, true, false),
+		node("n3", "c:7164", schema.Capacity{}, true, true),
+		node("n4", "d:7164", schema.Capacity{}, false, true),
 	}
 	rows := nodeRows(nodes, jobs, func(n string) bool { return n == "n2" })
 	want := []api.NodeRow{
@@ -242,11 +243,11 @@ func rowSummary(rows []api.WorkerRow) []string {
 // it moved away from; the reason says why a job waits.
 func TestWorkerViewNeverLies(t *testing.T) {
 	kvs := testJobKVs(t, api.StateRunning, nil, 0)
-	moved := coord.PlacementRecord{Gen: 2, Reason: "needs 1 cpu for trainer-1", Workers: map[string]coord.Assignment{
+	moved := schema.PlacementRecord{Gen: 2, Reason: "needs 1 cpu for trainer-1", Workers: map[string]schema.Assignment{
 		"master": {Node: "n1", Gen: 1}, "pserver-0": {Node: "n2", Gen: 1}, "pserver-1": {Node: "n3", Gen: 2}, "trainer-0": {Node: "n2", Gen: 1}}}
 	kvs = append(kvs, kv(t, coord.PlacementKey("fit"), moved))
 	s := snapshotOf(t, kvs)
-	s.State = coord.StateRecord{State: api.StateRunning}
+	s.State = schema.StateRecord{State: api.StateRunning}
 	got := rowSummary(workerRows(s, func(n string) bool { return n == "n2" }))
 	want := []string{"master@n1:running", "pserver-0@n2:pending", "pserver-1@n3:pending", "trainer-0@n2:lost", "trainer-1@:pending"}
 	if !slices.Equal(got, want) {
@@ -256,23 +257,23 @@ func TestWorkerViewNeverLies(t *testing.T) {
 		t.Errorf("reason of a running job the scheduler cannot complete = %q", st.Reason)
 	}
 	// The job ended: a process still alive is on its way out, not running it.
-	s.State = coord.StateRecord{State: api.StateSucceeded}
+	s.State = schema.StateRecord{State: api.StateSucceeded}
 	if got := rowSummary(workerRows(s, noneDown)); got[0] != "master@n1:exiting" {
 		t.Errorf("worker rows of a job that ended = %v, want the master exiting", got)
 	}
-	s.State = coord.StateRecord{State: api.StateRunning}
+	s.State = schema.StateRecord{State: api.StateRunning}
 	if s.Record.Placement["pserver-1"] != "n3" {
 		t.Errorf("the job record's placement = %v, want the placement record's", s.Record.Placement)
 	}
 	for _, tc := range []struct {
-		state     coord.StateRecord
+		state     schema.StateRecord
 		placement bool
 		want      string
 	}{
-		{coord.StateRecord{State: api.StatePending}, false, "waiting for the scheduler to place it"},
-		{coord.StateRecord{State: api.StatePending}, true, "needs 1 cpu for trainer-1"},
-		{coord.StateRecord{State: api.StateFailed, Reason: "trainer-0 crashed"}, true, "trainer-0 crashed"},
-		{coord.StateRecord{State: api.StateSucceeded}, true, ""},
+		{schema.StateRecord{State: api.StatePending}, false, "waiting for the scheduler to place it"},
+		{schema.StateRecord{State: api.StatePending}, true, "needs 1 cpu for trainer-1"},
+		{schema.StateRecord{State: api.StateFailed, Reason: "trainer-0 crashed"}, true, "trainer-0 crashed"},
+		{schema.StateRecord{State: api.StateSucceeded}, true, ""},
 	} {
 		s.State = tc.state
 		s.Placement = nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // lostNodeEvents says, once per down node, which of the job's roles it
@@ -14,7 +14,7 @@ import (
 // (or finds no room for them), or, for a job that must wait for that node
 // (no checkpoint.dir), in the update whose reason starts saying so. Later
 // passes over the same placement say nothing again.
-func lostNodeEvents(spec []string, prev, next coord.PlacementRecord, states map[string]api.NodeState) []string {
+func lostNodeEvents(spec []string, prev, next schema.PlacementRecord, states map[string]api.NodeState) []string {
 	lost := map[string][]string{}
 	var order []string
 	for _, w := range spec {
@@ -37,7 +37,7 @@ func lostNodeEvents(spec []string, prev, next coord.PlacementRecord, states map[
 }
 
 // leftNode reports whether any of workers is no longer placed on node.
-func leftNode(workers []string, node string, next coord.PlacementRecord) bool {
+func leftNode(workers []string, node string, next schema.PlacementRecord) bool {
 	for _, w := range workers {
 		if a, ok := next.Workers[w]; !ok || a.Node != node {
 			return true
@@ -48,7 +48,7 @@ func leftNode(workers []string, node string, next coord.PlacementRecord) bool {
 
 // newlyWaitsFor reports whether next's reason, and not prev's, says the
 // job waits for the down node (keepOnItsNode's reason).
-func newlyWaitsFor(node string, prev, next coord.PlacementRecord) bool {
+func newlyWaitsFor(node string, prev, next schema.PlacementRecord) bool {
 	waits := fmt.Sprintf("waiting for node %s (down)", node)
 	return strings.Contains(next.Reason, waits) && !strings.Contains(prev.Reason, waits)
 }

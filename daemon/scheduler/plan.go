@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -25,8 +26,8 @@ type clusterJob struct {
 	fence     int64 // create revision of the job record
 	spec      jobspec.Spec
 	state     api.JobState
-	placement coord.PlacementRecord // zero before the first pass placed it
-	results   map[string]coord.StorageResult
+	placement schema.PlacementRecord // zero before the first pass placed it
+	results   map[string]schema.StorageResult
 	// For the drain handover: the mod revision of the job's global
 	// checkpoint record (0: none), and whether its master saved state.
 	checkpointRev int64
@@ -37,7 +38,7 @@ type clusterJob struct {
 type placementUpdate struct {
 	job    string
 	fence  int64
-	record coord.PlacementRecord
+	record schema.PlacementRecord
 	events []string
 }
 
@@ -118,12 +119,12 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 // applyPlacement turns the decided worker -> node map into the job's next
 // record: a worker whose node changes gets a new assignment of the next
 // generation. It also says, as events, what moved and why.
-func applyPlacement(j clusterJob, placed map[string]string, states map[string]api.NodeState) (coord.PlacementRecord, []string) {
+func applyPlacement(j clusterJob, placed map[string]string, states map[string]api.NodeState) (schema.PlacementRecord, []string) {
 	prev := j.placement
 	next := prev
 	next.Workers = maps.Clone(prev.Workers)
 	if next.Workers == nil {
-		next.Workers = map[string]coord.Assignment{}
+		next.Workers = map[string]schema.Assignment{}
 	}
 	next.Verified = slices.Clone(prev.Verified)
 	if prev.Check != nil {
@@ -141,10 +142,10 @@ func applyPlacement(j clusterJob, placed map[string]string, states map[string]ap
 			events = append(events, fmt.Sprintf("%s lost its node %s (%s) and waits for room elsewhere", w, old.Node, states[old.Node]))
 		case !ok || (had && old.Node == node):
 		case had:
-			next.Workers[w] = coord.Assignment{Node: node, Gen: gen}
+			next.Workers[w] = schema.Assignment{Node: node, Gen: gen}
 			events = append(events, fmt.Sprintf("%s moved from %s (%s) to %s", w, old.Node, states[old.Node], node))
 		default:
-			next.Workers[w] = coord.Assignment{Node: node, Gen: gen}
+			next.Workers[w] = schema.Assignment{Node: node, Gen: gen}
 			fresh = append(fresh, w+" on "+node)
 		}
 	}
@@ -159,7 +160,7 @@ func applyPlacement(j clusterJob, placed map[string]string, states map[string]ap
 }
 
 // samePlacement compares two records but for their Updated time.
-func samePlacement(a, b coord.PlacementRecord) bool {
+func samePlacement(a, b schema.PlacementRecord) bool {
 	a.Updated, b.Updated = time.Time{}, time.Time{}
 	if len(a.Workers) == 0 {
 		a.Workers = nil

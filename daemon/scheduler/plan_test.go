@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -30,7 +31,7 @@ func planSpec(name string, trainers int, dir string) jobspec.Spec {
 }
 
 func liveNode(name string, cpu float64) coord.ClusterNode {
-	return coord.ClusterNode{Name: name, Live: true, Record: coord.NodeRecord{Name: name, Capacity: coord.Capacity{CPU: cpu, Memory: 8 * gi}}}
+	return coord.ClusterNode{Name: name, Live: true, Record: schema.NodeRecord{Name: name, Capacity: schema.Capacity{CPU: cpu, Memory: 8 * gi}}}
 }
 
 func tokens() func() string {
@@ -126,7 +127,7 @@ func TestScheduleMovesWorkersOffDownNodes(t *testing.T) {
 // yet, done when each answers ok, reported and retried when one fails.
 func TestAdvanceCheck(t *testing.T) {
 	states := map[string]api.NodeState{"n1": api.NodeReady, "n2": api.NodeReady, "n3": api.NodeDown}
-	rec := coord.PlacementRecord{Workers: map[string]coord.Assignment{"master": {Node: "n1"}, "trainer-0": {Node: "n2"}}}
+	rec := schema.PlacementRecord{Workers: map[string]schema.Assignment{"master": {Node: "n1"}, "trainer-0": {Node: "n2"}}}
 	next := tokens()
 	reason := advanceCheck(&rec, "/shared", nil, states, schedNow, next)
 	c := rec.Check
@@ -134,13 +135,15 @@ func TestAdvanceCheck(t *testing.T) {
 		reason != "verifying that checkpoint.dir /shared is storage shared by n1, n2" {
 		t.Fatalf("first check = %+v, reason %q", c, reason)
 	}
-	ok := func(n, token string) coord.StorageResult { return coord.StorageResult{Token: token, Node: n, OK: true} }
-	results := map[string]coord.StorageResult{"n1": ok("n1", "t1"), "n2": ok("n2", "t0")} // n2 answered an older check
+	ok := func(n, token string) schema.StorageResult {
+		return schema.StorageResult{Token: token, Node: n, OK: true}
+	}
+	results := map[string]schema.StorageResult{"n1": ok("n1", "t1"), "n2": ok("n2", "t0")} // n2 answered an older check
 	if reason = advanceCheck(&rec, "/shared", results, states, schedNow.Add(time.Second), next); reason !=
 		"verifying that checkpoint.dir /shared is storage shared by n1, n2 (waiting for n2)" || rec.Check.Token != "t1" {
 		t.Errorf("waiting: reason %q check %+v", reason, rec.Check)
 	}
-	results["n2"] = coord.StorageResult{Token: "t1", Node: "n2", Error: "cannot see the marker of node n1"}
+	results["n2"] = schema.StorageResult{Token: "t1", Node: "n2", Error: "cannot see the marker of node n1"}
 	if reason = advanceCheck(&rec, "/shared", results, states, schedNow.Add(2*time.Second), next); !strings.Contains(reason,
 		"checkpoint.dir /shared is not storage every node of the job can read: n2: cannot see the marker of node n1") {
 		t.Errorf("failed: reason %q", reason)
@@ -148,12 +151,12 @@ func TestAdvanceCheck(t *testing.T) {
 	if advanceCheck(&rec, "/shared", results, states, schedNow.Add(checkRetry+time.Second), next); rec.Check.Token != "t2" {
 		t.Errorf("after checkRetry the check = %+v, want a new token", rec.Check)
 	}
-	results = map[string]coord.StorageResult{"n1": ok("n1", "t2")}
+	results = map[string]schema.StorageResult{"n1": ok("n1", "t2")}
 	if reason = advanceCheck(&rec, "/shared", results, states, schedNow.Add(checkRetry+checkTimeout+2*time.Second), next); rec.Check.Token != "t3" ||
 		!strings.Contains(reason, "n2 did not answer within 30s") {
 		t.Errorf("after checkTimeout: check %+v reason %q", rec.Check, reason)
 	}
-	results = map[string]coord.StorageResult{"n1": ok("n1", "t3"), "n2": ok("n2", "t3")}
+	results = map[string]schema.StorageResult{"n1": ok("n1", "t3"), "n2": ok("n2", "t3")}
 	if reason = advanceCheck(&rec, "/shared", results, states, schedNow.Add(time.Minute), next); reason != "" ||
 		rec.Check != nil || !slices.Equal(rec.Verified, []string{"n1", "n2"}) {
 		t.Errorf("all ok: reason %q check %+v verified %v", reason, rec.Check, rec.Verified)
@@ -161,7 +164,7 @@ func TestAdvanceCheck(t *testing.T) {
 	// A worker moves to n4: n4 checks with the live nodes, and reads the
 	// marker n2 left if n2 is down by then.
 	states["n4"], states["n2"] = api.NodeReady, api.NodeDown
-	rec.Workers["trainer-0"] = coord.Assignment{Node: "n4"}
+	rec.Workers["trainer-0"] = schema.Assignment{Node: "n4"}
 	advanceCheck(&rec, "/shared", results, states, schedNow.Add(time.Minute), next)
 	if c := rec.Check; c == nil || !slices.Equal(c.Nodes, []string{"n1", "n4"}) || !slices.Equal(c.Refs, []string{"n2"}) {
 		t.Errorf("check for a new node = %+v, want nodes n1 n4, refs n2", c)

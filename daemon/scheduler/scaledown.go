@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // dropScaledDown removes from workers (a placement being built) the
 // workers the job's spec no longer names: trainers (or, after a re-shard,
 // pservers) past the count after `gctl job scale` lowered it. Their supervisors stop them; the master
 // hands their unfinished micro-batches to the others.
-func dropScaledDown(j clusterJob, workers map[string]coord.Assignment) []string {
+func dropScaledDown(j clusterJob, workers map[string]schema.Assignment) []string {
 	want := j.spec.Workers()
 	var gone []string
 	for w := range workers {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // Timings of the shared-storage check of checkpoint.dir.
@@ -27,7 +27,7 @@ const (
 // prove, with the job's other nodes (and the markers left by nodes verified
 // earlier), that the directory is the same shared storage: the agents of
 // rec.Check.Nodes each write a marker and read the others'. It is pure.
-func advanceCheck(rec *coord.PlacementRecord, dir string, results map[string]coord.StorageResult,
+func advanceCheck(rec *schema.PlacementRecord, dir string, results map[string]schema.StorageResult,
 	states map[string]api.NodeState, now time.Time, newToken func() string) string {
 	var nodes, unverified []string
 	for _, a := range rec.Workers {
@@ -69,7 +69,7 @@ func advanceCheck(rec *coord.PlacementRecord, dir string, results map[string]coo
 			refs = append(refs, v)
 		}
 	}
-	rec.Check = &coord.StorageCheck{Token: newToken(), Dir: dir, Nodes: nodes, Refs: refs, Started: now.UTC()}
+	rec.Check = &schema.StorageCheck{Token: newToken(), Dir: dir, Nodes: nodes, Refs: refs, Started: now.UTC()}
 	if failed != "" {
 		return notShared(dir, failed) + "; checking again"
 	}
@@ -83,7 +83,7 @@ func notShared(dir, why string) string {
 
 // tallyCheck sorts the answers to check c: the errors reported, and the
 // nodes that have not answered yet.
-func tallyCheck(c *coord.StorageCheck, results map[string]coord.StorageResult) (errs, missing []string) {
+func tallyCheck(c *schema.StorageCheck, results map[string]schema.StorageResult) (errs, missing []string) {
 	for _, n := range c.Nodes {
 		r, ok := results[n]
 		switch {

@@ -8,9 +8,10 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
-// A worker the job's master declared hung (coord.HungRecord: alive, not
+// A worker the job's master declared hung (schema.HungRecord: alive, not
 // progressing for the job's restarts.hung_after) is SIGKILLed by the agent
 // that runs it; its runner then restarts it as a crash, counted against the
 // crash budget: a hang is the role's fault.
@@ -25,7 +26,7 @@ func (s *Supervisor) applyHungLocked(job, worker string, raw []byte) {
 	if r == nil || r.finished() {
 		return
 	}
-	h, err := coord.DecodeHung(raw)
+	h, err := schema.DecodeHung(raw)
 	if err != nil {
 		s.log.Warn("unreadable hung record", "job", job, "worker", worker, "err", err)
 		return
@@ -47,7 +48,7 @@ func (s *Supervisor) applyHungKVsLocked(kvs []*mvccpb.KeyValue) {
 
 // killHung SIGKILLs the runner's child if it is the process h names (a
 // record of an earlier incarnation is left alone) and says so.
-func (r *runner) killHung(h coord.HungRecord, now time.Time) {
+func (r *runner) killHung(h schema.HungRecord, now time.Time) {
 	r.mu.Lock()
 	killed := r.pid > 0 && r.pid == h.PID
 	if killed {

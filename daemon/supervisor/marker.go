@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/atomicfile"
 	"github.com/gtrain/gtrain/internal/fileperm"
 )
@@ -50,7 +50,7 @@ var ErrNotShared = errors.New("checkpoint.dir is not shared")
 // with the check's token and read it back, then wait (up to wait) until the
 // markers of the other nodes of the check carry the token too, and read the
 // markers that the nodes verified earlier (c.Refs) left.
-func verifyStorage(ctx context.Context, c coord.StorageCheck, job string, fence int64, node string, wait time.Duration) error {
+func verifyStorage(ctx context.Context, c schema.StorageCheck, job string, fence int64, node string, wait time.Duration) error {
 	own := markerPath(c.Dir, job, fence, node)
 	content := markerContent(job, fence, node, c.Token)
 	if err := os.MkdirAll(filepath.Dir(own), fileperm.Dir); err != nil {

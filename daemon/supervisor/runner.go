@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/fileperm"
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
@@ -51,7 +52,7 @@ type runner struct {
 	// conditional on it, so a runner of a purged job can neither resurrect
 	// its keys nor scribble on a new job that reuses the name.
 	fence int64
-	// gen is the placement generation (coord.Assignment.Gen) that put the
+	// gen is the placement generation (schema.Assignment.Gen) that put the
 	// worker here: the runner never overwrites the record of a newer one.
 	gen int64
 	// budget counts the worker's crashes against its job's restarts spec.
@@ -134,7 +135,7 @@ func (r *runner) run() {
 		}
 	}
 	log := r.sup.log.With("job", r.job, "worker", r.worker)
-	rec := coord.WorkerRecord{Name: r.worker, Node: r.sup.node, Host: coord.HostID()}
+	rec := schema.WorkerRecord{Name: r.worker, Node: r.sup.node, Host: coord.HostID()}
 	if prev, ok := r.previousRecord(); ok {
 		if prev.State == api.WorkerExited {
 			// The role finished before this agent (re)started; it must not run twice.
@@ -196,7 +197,7 @@ func (r *runner) run() {
 // the role said it lost etcd or its master (which is no fault of its own
 // and must not fail a job through an etcd outage). It reports whether the
 // worker is to be restarted; when the budget is spent it fails the job.
-func (r *runner) countCrash(rec *coord.WorkerRecord, exit exitInfo, now time.Time, log *slog.Logger) bool {
+func (r *runner) countCrash(rec *schema.WorkerRecord, exit exitInfo, now time.Time, log *slog.Logger) bool {
 	what := fmt.Sprintf("%s exited (%s); restarting (restart %d)", r.worker, exit.desc, rec.Restarts+1)
 	if exit.code == ExitLostContact {
 		what = fmt.Sprintf("%s lost etcd or its master (%s); restarting (restart %d, not counted against the crash budget)", r.worker, exit.desc, rec.Restarts+1)
@@ -217,7 +218,7 @@ func (r *runner) countCrash(rec *coord.WorkerRecord, exit exitInfo, now time.Tim
 // runOnce starts the child, waits for it to end and returns how it ended
 // and whether it was signalled to stop; rec is updated to running with the
 // child's PID while it lives.
-func (r *runner) runOnce(attempt int, rec *coord.WorkerRecord, log *slog.Logger) (exitInfo, bool) {
+func (r *runner) runOnce(attempt int, rec *schema.WorkerRecord, log *slog.Logger) (exitInfo, bool) {
 	cmd, err := r.start(attempt)
 	if err != nil {
 		log.Warn("cannot start worker", "err", err)
@@ -316,7 +317,7 @@ func (r *runner) pause(d time.Duration) bool {
 
 // failJob spends the last of the crash budget: the job fails with a reason
 // that says where to look.
-func (r *runner) failJob(rec *coord.WorkerRecord, crashes int, exit exitInfo, log *slog.Logger) {
+func (r *runner) failJob(rec *schema.WorkerRecord, crashes int, exit exitInfo, log *slog.Logger) {
 	cause := ""
 	if line := lastErrorLine(jobdir.WorkerLog(r.sup.dataDir, r.job, r.worker)); line != "" {
 		cause = fmt.Sprintf("; its last error: %q", line)
@@ -335,7 +336,7 @@ func (r *runner) failJob(rec *coord.WorkerRecord, crashes int, exit exitInfo, lo
 }
 
 // finish writes the runner's last record, unless the job is purged.
-func (r *runner) finish(rec coord.WorkerRecord, state api.WorkerState, reason stopReason) {
+func (r *runner) finish(rec schema.WorkerRecord, state api.WorkerState, reason stopReason) {
 	if reason == purged {
 		return
 	}
@@ -353,7 +354,7 @@ func (r *runner) guard() clientv3.Cmp {
 // putRecord writes the WorkerRecord if the job is still the one this runner
 // serves and no runner of a newer placement of the worker (on another node)
 // wrote it. Failures are logged: the process matters more than its record.
-func (r *runner) putRecord(rec coord.WorkerRecord) {
+func (r *runner) putRecord(rec schema.WorkerRecord) {
 	if r.stopReason() == purged {
 		return
 	}
@@ -377,10 +378,10 @@ func (r *runner) event(what string) {
 
 // previousRecord is the WorkerRecord left by an earlier agent on this
 // node, if any.
-func (r *runner) previousRecord() (coord.WorkerRecord, bool) {
+func (r *runner) previousRecord() (schema.WorkerRecord, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
 	defer cancel()
-	var prev coord.WorkerRecord
+	var prev schema.WorkerRecord
 	if _, err := coord.GetJSON(ctx, r.sup.cli, coord.WorkerKey(r.job, r.worker), &prev); err != nil {
 		if !errors.Is(err, coord.ErrNotFound) {
 			r.sup.log.Warn("cannot read worker record", "job", r.job, "worker", r.worker, "err", err)

@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // checkStorageLocked takes this node's part in the job's storage check,
@@ -28,12 +29,12 @@ func (s *Supervisor) checkStorageLocked(job string, e *jobEntry) {
 
 // answerCheck runs this node's part of check c and records the answer in
 // etcd for the scheduler, unless the job was replaced meanwhile.
-func (s *Supervisor) answerCheck(c coord.StorageCheck, job string, fence int64) {
+func (s *Supervisor) answerCheck(c schema.StorageCheck, job string, fence int64) {
 	err := verifyStorage(s.ctx, c, job, fence, s.node, markerWait)
 	if s.ctx.Err() != nil {
 		return
 	}
-	res := coord.StorageResult{Token: c.Token, Node: s.node, OK: err == nil}
+	res := schema.StorageResult{Token: c.Token, Node: s.node, OK: err == nil}
 	if err != nil {
 		res.Error = err.Error()
 		s.log.Warn("checkpoint.dir is not shared storage", "job", job, "dir", c.Dir, "err", err)
@@ -54,10 +55,10 @@ func (s *Supervisor) answerCheck(c coord.StorageCheck, job string, fence int64) 
 // node the worker moved away from must not overwrite what the runner on
 // its new node wrote. A compare-and-swap on the record's revision keeps
 // the check and the write together.
-func writeWorkerRecord(ctx context.Context, cli *clientv3.Client, job string, guard clientv3.Cmp, rec coord.WorkerRecord) error {
+func writeWorkerRecord(ctx context.Context, cli *clientv3.Client, job string, guard clientv3.Cmp, rec schema.WorkerRecord) error {
 	key := coord.WorkerKey(job, rec.Name)
 	for {
-		var cur coord.WorkerRecord
+		var cur schema.WorkerRecord
 		rev, err := coord.GetJSON(ctx, cli, key, &cur)
 		switch {
 		case errors.Is(err, coord.ErrNotFound):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/jobspec"
@@ -50,11 +51,11 @@ type Supervisor struct {
 
 // jobEntry is what the supervisor knows of one job.
 type jobEntry struct {
-	record    coord.JobRecord
+	record    schema.JobRecord
 	hasRecord bool
 	fence     int64 // create revision of the job record
 	state     api.JobState
-	placement coord.PlacementRecord
+	placement schema.PlacementRecord
 	runners   map[string]*runner
 }
 
@@ -204,7 +205,7 @@ func (s *Supervisor) entryLocked(job string) *jobEntry {
 }
 
 func (s *Supervisor) applyRecordLocked(job string, kv *mvccpb.KeyValue) {
-	rec, err := coord.DecodeJobRecord(kv.Value)
+	rec, err := schema.DecodeJobRecord(kv.Value)
 	if err != nil {
 		s.log.Error("undecodable job record; ignoring the job", "key", string(kv.Key), "err", err)
 		return
@@ -218,7 +219,7 @@ func (s *Supervisor) applyRecordLocked(job string, kv *mvccpb.KeyValue) {
 }
 
 func (s *Supervisor) applyStateLocked(job string, raw []byte) {
-	st, err := coord.DecodeState(raw)
+	st, err := schema.DecodeState(raw)
 	if err != nil {
 		s.log.Error("undecodable job state", "job", job, "err", err)
 		return
@@ -227,7 +228,7 @@ func (s *Supervisor) applyStateLocked(job string, raw []byte) {
 }
 
 func (s *Supervisor) applyPlacementLocked(job string, raw []byte) {
-	p, err := coord.DecodePlacement(raw)
+	p, err := schema.DecodePlacement(raw)
 	if err != nil {
 		s.log.Error("undecodable placement", "job", job, "err", err)
 		return

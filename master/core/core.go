@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // ProgressEvery bounds how often the public progress record is rewritten: it
@@ -123,7 +123,7 @@ type Effects struct {
 type Save struct {
 	Meta     Meta
 	Changed  []TaskStatus
-	Progress *coord.ProgressRecord // nil: not due
+	Progress *schema.ProgressRecord // nil: not due
 }
 
 type stepReport struct {
@@ -668,7 +668,7 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 // now paces the progress record; wall is the time it shows.
 func (c *Core) TakeSave(now, wall time.Time) Save {
 	_, changed := c.q.TakeChanges()
-	var progress *coord.ProgressRecord
+	var progress *schema.ProgressRecord
 	if c.saveAll || c.meta.Done || c.meta.Pass != c.progressPass || now.Sub(c.progressAt) >= ProgressEvery {
 		p := c.progress(wall)
 		progress, c.progressAt, c.progressPass = &p, now, c.meta.Pass
@@ -683,9 +683,9 @@ func (c *Core) TakeSave(now, wall time.Time) Save {
 	return Save{Meta: c.Meta(), Changed: changed, Progress: progress}
 }
 
-func (c *Core) progress(wall time.Time) coord.ProgressRecord {
+func (c *Core) progress(wall time.Time) schema.ProgressRecord {
 	n := c.q.Counts()
-	return coord.ProgressRecord{
+	return schema.ProgressRecord{
 		Pass: c.meta.Pass, Passes: c.cfg.Passes, Step: c.meta.Step,
 		Tasks:          api.TaskCounts{Todo: n.Todo, Pending: n.Pending, Done: n.Done, Failed: n.Failed},
 		SamplesApplied: append([]int64{}, c.meta.SamplesApplied...),

@@ -13,10 +13,10 @@ import (
 // coreMayImport is what the pure core may import besides the standard
 // library: record and message types and pure helpers, no client, no IO.
 var coreMayImport = map[string]bool{
-	"github.com/gtrain/gtrain/api":     true, // message types
-	"github.com/gtrain/gtrain/coord":   true, // record types (coord.ProgressRecord)
-	"github.com/gtrain/gtrain/dataset": true, // dataset.RecordOrder
-	"github.com/gtrain/gtrain/jobspec": true, // defaults and names
+	"github.com/gtrain/gtrain/api":          true, // message types
+	"github.com/gtrain/gtrain/coord/schema": true, // record types (schema.ProgressRecord), no client
+	"github.com/gtrain/gtrain/dataset":      true, // dataset.RecordOrder
+	"github.com/gtrain/gtrain/jobspec":      true, // defaults and names
 }
 
 // TestCoreImportsNoIO: the package's own files import nothing but the

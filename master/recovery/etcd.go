@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -55,11 +56,11 @@ type etcdRecords struct {
 	job  string
 }
 
-func (e *etcdRecords) Global(ctx context.Context) (coord.GlobalCheckpoint, int64, error) {
-	var g coord.GlobalCheckpoint
+func (e *etcdRecords) Global(ctx context.Context) (schema.GlobalCheckpoint, int64, error) {
+	var g schema.GlobalCheckpoint
 	rev, err := coord.GetJSON(ctx, e.cli, coord.GlobalCheckpointKey(e.job), &g)
 	if errors.Is(err, coord.ErrNotFound) {
-		return coord.GlobalCheckpoint{}, 0, nil
+		return schema.GlobalCheckpoint{}, 0, nil
 	}
 	return g, rev, err
 }
@@ -103,17 +104,17 @@ func (e *etcdRecords) MarkMaster(ctx context.Context, step int64, file string) e
 	return e.lead.Commit(ctx, clientv3.OpPut(coord.CheckpointMarkKey(e.job, step, coord.MasterMark), file))
 }
 
-func (e *etcdRecords) Declare(ctx context.Context, g coord.GlobalCheckpoint) error {
+func (e *etcdRecords) Declare(ctx context.Context, g schema.GlobalCheckpoint) error {
 	return e.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(e.job), coord.MustJSON(g)),
 		coord.DeleteMarksBefore(e.job, g.Steps[0]))
 }
 
-func (e *etcdRecords) RollBack(ctx context.Context, g coord.GlobalCheckpoint) error {
+func (e *etcdRecords) RollBack(ctx context.Context, g schema.GlobalCheckpoint) error {
 	return e.lead.Commit(ctx, clientv3.OpPut(coord.GlobalCheckpointKey(e.job), coord.MustJSON(g)),
 		coord.DeleteMarksFrom(e.job, g.Step+1))
 }
 
-func (e *etcdRecords) Reshard(ctx context.Context) (coord.ReshardRequest, coord.LayoutRecord, error) {
+func (e *etcdRecords) Reshard(ctx context.Context) (schema.ReshardRequest, schema.LayoutRecord, error) {
 	return coord.GetReshard(ctx, e.cli, e.job)
 }
 
@@ -121,15 +122,15 @@ func (e *etcdRecords) ReshardChanged(ctx context.Context) <-chan struct{} {
 	return signal(e.cli.Watch(ctx, coord.ReshardRequestKey(e.job)))
 }
 
-func (e *etcdRecords) Layout(ctx context.Context) (coord.LayoutRecord, error) {
+func (e *etcdRecords) Layout(ctx context.Context) (schema.LayoutRecord, error) {
 	return coord.GetLayout(ctx, e.cli, e.job)
 }
 
-func (e *etcdRecords) Commit(ctx context.Context, next coord.LayoutRecord, g coord.GlobalCheckpoint) error {
+func (e *etcdRecords) Commit(ctx context.Context, next schema.LayoutRecord, g schema.GlobalCheckpoint) error {
 	return coord.CommitLayout(ctx, e.cli, e.lead.Guard(), e.job, next, g)
 }
 
-func (e *etcdRecords) Finish(ctx context.Context, l coord.LayoutRecord) error {
+func (e *etcdRecords) Finish(ctx context.Context, l schema.LayoutRecord) error {
 	return e.lead.Commit(ctx, coord.PutLayoutOp(e.job, l))
 }
 
@@ -178,7 +179,7 @@ func (p *etcdPservers) Registrations(ctx context.Context) ([]Registration, int64
 	}
 	var regs []Registration
 	for _, kv := range resp.Kvs {
-		var rec coord.PserverRecord
+		var rec schema.PserverRecord
 		if json.Unmarshal(kv.Value, &rec) == nil {
 			regs = append(regs, Registration{PserverRecord: rec, Lease: kv.Lease})
 		}
@@ -192,7 +193,7 @@ func (p *etcdPservers) WatchRegistrations(ctx context.Context, rev int64, regist
 			return fmt.Errorf("watch pservers: %w", err)
 		}
 		for _, ev := range resp.Events {
-			var rec coord.PserverRecord
+			var rec schema.PserverRecord
 			if ev.Type != clientv3.EventTypePut || json.Unmarshal(ev.Kv.Value, &rec) != nil {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -76,7 +77,7 @@ func TestEtcdCheckpointRecords(t *testing.T) {
 	}
 
 	changed := e.GlobalChanged(ctx, 0)
-	if err := e.Declare(ctx, coord.GlobalCheckpoint{Step: 30, Pass: 1, Steps: []int64{20, 30}}); err != nil {
+	if err := e.Declare(ctx, schema.GlobalCheckpoint{Step: 30, Pass: 1, Steps: []int64{20, 30}}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -91,7 +92,7 @@ func TestEtcdCheckpointRecords(t *testing.T) {
 	if who, _ := e.Marks(ctx, 10); len(who) != 0 {
 		t.Fatalf("marks of step 10 after declaring [20 30]: %v, want none", who)
 	}
-	if err := e.RollBack(ctx, coord.GlobalCheckpoint{Step: 20, Pass: 1, Steps: []int64{20}}); err != nil {
+	if err := e.RollBack(ctx, schema.GlobalCheckpoint{Step: 20, Pass: 1, Steps: []int64{20}}); err != nil {
 		t.Fatal(err)
 	}
 	if who, _ := e.Marks(ctx, 30); len(who) != 0 {
@@ -115,13 +116,13 @@ func TestEtcdRegistrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, cli, coord.PserverKey("j", 0), coord.MustJSON(coord.PserverRecord{Index: 0, Ready: true}), clientv3.WithLease(lease.ID))
+	put(t, cli, coord.PserverKey("j", 0), coord.MustJSON(schema.PserverRecord{Index: 0, Ready: true}), clientv3.WithLease(lease.ID))
 	put(t, cli, coord.PserverKey("j", 1), "not json")
 	regs, rev, err := p.Registrations(t.Context())
 	if err != nil || len(regs) != 1 || regs[0].Index != 0 || !regs[0].Ready || regs[0].Lease != int64(lease.ID) {
 		t.Fatalf("registrations %+v, %v; want pserver-0 under lease %d", regs, err, lease.ID)
 	}
-	put(t, cli, coord.PserverKey("j", 1), coord.MustJSON(coord.PserverRecord{Index: 1, Ready: true, RestoredStep: 7}))
+	put(t, cli, coord.PserverKey("j", 1), coord.MustJSON(schema.PserverRecord{Index: 1, Ready: true, RestoredStep: 7}))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	var got []Registration

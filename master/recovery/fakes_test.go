@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 )
 
@@ -87,15 +88,15 @@ func (d *fakeDriver) Rollback(ctx context.Context, state *core.State, epoch int6
 // fakeCheckpoints is the global checkpoint record and the marks.
 type fakeCheckpoints struct {
 	mu       sync.Mutex
-	g        coord.GlobalCheckpoint
+	g        schema.GlobalCheckpoint
 	rev      int64 // 0: no record
 	marks    map[int64][]string
-	declared []coord.GlobalCheckpoint
-	rolled   []coord.GlobalCheckpoint
+	declared []schema.GlobalCheckpoint
+	rolled   []schema.GlobalCheckpoint
 	changed  chan struct{} // closed at the record's next change
 }
 
-func newFakeCheckpoints(g coord.GlobalCheckpoint) *fakeCheckpoints {
+func newFakeCheckpoints(g schema.GlobalCheckpoint) *fakeCheckpoints {
 	c := &fakeCheckpoints{g: g, marks: map[int64][]string{}, changed: make(chan struct{})}
 	if g.Step > 0 {
 		c.rev = 1
@@ -104,7 +105,7 @@ func newFakeCheckpoints(g coord.GlobalCheckpoint) *fakeCheckpoints {
 }
 
 // set writes the record, as a declaration elsewhere would.
-func (c *fakeCheckpoints) set(g coord.GlobalCheckpoint) {
+func (c *fakeCheckpoints) set(g schema.GlobalCheckpoint) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.g, c.rev = g, c.rev+1
@@ -112,7 +113,7 @@ func (c *fakeCheckpoints) set(g coord.GlobalCheckpoint) {
 	c.changed = make(chan struct{})
 }
 
-func (c *fakeCheckpoints) Global(ctx context.Context) (coord.GlobalCheckpoint, int64, error) {
+func (c *fakeCheckpoints) Global(ctx context.Context) (schema.GlobalCheckpoint, int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.g, c.rev, nil
@@ -156,7 +157,7 @@ func (c *fakeCheckpoints) MarkMaster(ctx context.Context, step int64, file strin
 	return nil
 }
 
-func (c *fakeCheckpoints) Declare(ctx context.Context, g coord.GlobalCheckpoint) error {
+func (c *fakeCheckpoints) Declare(ctx context.Context, g schema.GlobalCheckpoint) error {
 	c.mu.Lock()
 	c.declared = append(c.declared, g)
 	c.mu.Unlock()
@@ -164,7 +165,7 @@ func (c *fakeCheckpoints) Declare(ctx context.Context, g coord.GlobalCheckpoint)
 	return nil
 }
 
-func (c *fakeCheckpoints) RollBack(ctx context.Context, g coord.GlobalCheckpoint) error {
+func (c *fakeCheckpoints) RollBack(ctx context.Context, g schema.GlobalCheckpoint) error {
 	c.mu.Lock()
 	c.rolled = append(c.rolled, g)
 	for s := range c.marks {
@@ -217,15 +218,15 @@ func (s *fakeStates) LoadStep(ctx context.Context, step int64) (*checkpoint.Snap
 // reduces the global checkpoint to the layout's step, as coord.CommitLayout.
 type fakeLayouts struct {
 	mu       sync.Mutex
-	req      coord.ReshardRequest
-	layout   coord.LayoutRecord
+	req      schema.ReshardRequest
+	layout   schema.LayoutRecord
 	moved    int // commits still to refuse with coord.ErrLayoutMoved
-	commits  []coord.LayoutRecord
-	finished []coord.LayoutRecord
+	commits  []schema.LayoutRecord
+	finished []schema.LayoutRecord
 	cps      *fakeCheckpoints
 }
 
-func (l *fakeLayouts) Reshard(ctx context.Context) (coord.ReshardRequest, coord.LayoutRecord, error) {
+func (l *fakeLayouts) Reshard(ctx context.Context) (schema.ReshardRequest, schema.LayoutRecord, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.req, l.layout, nil
@@ -233,13 +234,13 @@ func (l *fakeLayouts) Reshard(ctx context.Context) (coord.ReshardRequest, coord.
 
 func (l *fakeLayouts) ReshardChanged(ctx context.Context) <-chan struct{} { return ctx.Done() }
 
-func (l *fakeLayouts) Layout(ctx context.Context) (coord.LayoutRecord, error) {
+func (l *fakeLayouts) Layout(ctx context.Context) (schema.LayoutRecord, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.layout, nil
 }
 
-func (l *fakeLayouts) Commit(ctx context.Context, next coord.LayoutRecord, g coord.GlobalCheckpoint) error {
+func (l *fakeLayouts) Commit(ctx context.Context, next schema.LayoutRecord, g schema.GlobalCheckpoint) error {
 	l.mu.Lock()
 	l.commits = append(l.commits, next)
 	if l.moved > 0 {
@@ -249,11 +250,11 @@ func (l *fakeLayouts) Commit(ctx context.Context, next coord.LayoutRecord, g coo
 	}
 	l.layout = next
 	l.mu.Unlock()
-	l.cps.set(coord.GlobalCheckpoint{Step: next.FromStep, Pass: g.Pass, Steps: []int64{next.FromStep}})
+	l.cps.set(schema.GlobalCheckpoint{Step: next.FromStep, Pass: g.Pass, Steps: []int64{next.FromStep}})
 	return nil
 }
 
-func (l *fakeLayouts) Finish(ctx context.Context, rec coord.LayoutRecord) error {
+func (l *fakeLayouts) Finish(ctx context.Context, rec schema.LayoutRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.finished = append(l.finished, rec)
@@ -362,7 +363,7 @@ type world struct {
 	r       *Recovery
 }
 
-func newWorld(g coord.GlobalCheckpoint, step, epoch int64, steps, epochs []int64) *world {
+func newWorld(g schema.GlobalCheckpoint, step, epoch int64, steps, epochs []int64) *world {
 	w := &world{driver: newFakeDriver(step, epoch), cps: newFakeCheckpoints(g), states: &fakeStates{}, events: &fakeEvents{}}
 	w.layouts = &fakeLayouts{cps: w.cps}
 	w.ps = &fakePservers{steps: steps, epochs: epochs, layouts: w.layouts}

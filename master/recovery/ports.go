@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/gtrain/gtrain/checkpoint"
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 )
 
@@ -39,7 +39,7 @@ type Driver interface {
 type CheckpointStore interface {
 	// Global reads the global checkpoint record (zero: none yet) and the
 	// revision of its last change (0: none).
-	Global(ctx context.Context) (g coord.GlobalCheckpoint, rev int64, err error)
+	Global(ctx context.Context) (g schema.GlobalCheckpoint, rev int64, err error)
 	// GlobalChanged fires at the record's first change after rev (0: from
 	// now) and is closed when ctx ends.
 	GlobalChanged(ctx context.Context, rev int64) <-chan struct{}
@@ -52,10 +52,10 @@ type CheckpointStore interface {
 	MarkMaster(ctx context.Context, step int64, file string) error
 	// Declare writes g, a newer global checkpoint, and drops the marks of
 	// the steps before the oldest it keeps.
-	Declare(ctx context.Context, g coord.GlobalCheckpoint) error
+	Declare(ctx context.Context, g schema.GlobalCheckpoint) error
 	// RollBack writes g, the record after a rollback to g.Step, and drops
 	// the marks of the abandoned steps after it.
-	RollBack(ctx context.Context, g coord.GlobalCheckpoint) error
+	RollBack(ctx context.Context, g schema.GlobalCheckpoint) error
 }
 
 // StateCheckpoints are the master's own checkpoints (checkpoint.Store).
@@ -65,19 +65,19 @@ type StateCheckpoints interface {
 }
 
 // LayoutStore keeps the operator's re-shard request and the layout
-// generations (coord.LayoutRecord).
+// generations (schema.LayoutRecord).
 type LayoutStore interface {
-	Reshard(ctx context.Context) (coord.ReshardRequest, coord.LayoutRecord, error)
+	Reshard(ctx context.Context) (schema.ReshardRequest, schema.LayoutRecord, error)
 	// ReshardChanged fires at the request's next change and is closed when
 	// ctx ends.
 	ReshardChanged(ctx context.Context) <-chan struct{}
-	Layout(ctx context.Context) (coord.LayoutRecord, error)
+	Layout(ctx context.Context) (schema.LayoutRecord, error)
 	// Commit records generation next from global checkpoint g
 	// (coord.CommitLayout); coord.ErrLayoutMoved: the job record changed
 	// under it.
-	Commit(ctx context.Context, next coord.LayoutRecord, g coord.GlobalCheckpoint) error
+	Commit(ctx context.Context, next schema.LayoutRecord, g schema.GlobalCheckpoint) error
 	// Finish rewrites l with its pause recorded.
-	Finish(ctx context.Context, l coord.LayoutRecord) error
+	Finish(ctx context.Context, l schema.LayoutRecord) error
 }
 
 // Events is the job's event log, as `gctl job events` shows it.
@@ -88,7 +88,7 @@ type Events interface {
 // Registration is a pserver's registration record with the lease that
 // names its incarnation: a restarted pserver registers under a new one.
 type Registration struct {
-	coord.PserverRecord
+	schema.PserverRecord
 	Lease int64
 }
 

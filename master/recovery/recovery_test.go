@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
 )
 
 // kept is a global checkpoint record whose newest step is the last of steps.
-func kept(steps ...int64) coord.GlobalCheckpoint {
+func kept(steps ...int64) schema.GlobalCheckpoint {
 	if len(steps) == 0 {
-		return coord.GlobalCheckpoint{}
+		return schema.GlobalCheckpoint{}
 	}
-	return coord.GlobalCheckpoint{Step: steps[len(steps)-1], Pass: 1, Steps: steps}
+	return schema.GlobalCheckpoint{Step: steps[len(steps)-1], Pass: 1, Steps: steps}
 }
 
 // checkRolledBack asserts one rollback to step in epoch: the driver at the
@@ -46,7 +47,7 @@ func checkRolledBack(t *testing.T, w *world, step, epoch int64, wantKept []int64
 // Without any global checkpoint a rollback goes to the start: no master
 // state to load, the pservers restored at step 0.
 func TestRollbackWithoutCheckpointGoesToTheStart(t *testing.T) {
-	w := newWorld(coord.GlobalCheckpoint{}, 7, 0, []int64{7, 5}, []int64{0, 0})
+	w := newWorld(schema.GlobalCheckpoint{}, 7, 0, []int64{7, 5}, []int64{0, 0})
 	if err := w.r.rollback(t.Context(), "test", -1); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestWatchPserversRollsBackOnANewIncarnation(t *testing.T) {
 	w := newWorld(kept(10, 20), 25, 0, []int64{25, 25}, []int64{0, 0})
 	w.states.withState(t, 10, 0).withState(t, 20, 1)
 	ready := func(i int, lease, gen, restored int64) Registration {
-		return Registration{PserverRecord: coord.PserverRecord{Index: i, Ready: true, Generation: gen, RestoredStep: restored, PID: 100 + i}, Lease: lease}
+		return Registration{PserverRecord: schema.PserverRecord{Index: i, Ready: true, Generation: gen, RestoredStep: restored, PID: 100 + i}, Lease: lease}
 	}
 	w.ps.regs = []Registration{ready(0, 1, 0, 0), ready(1, 2, 0, 0)}
 	rev, err := w.r.readyLeases(t.Context())
@@ -238,7 +239,7 @@ func TestWatchPserversRollsBackOnANewIncarnation(t *testing.T) {
 func TestReshardMovesTheJobToTheRequestedCount(t *testing.T) {
 	w := newWorld(kept(10, 20), 18, 0, []int64{18, 18}, []int64{0, 0})
 	w.states.withState(t, 20, 1)
-	w.layouts.req = coord.ReshardRequest{Pservers: 3}
+	w.layouts.req = schema.ReshardRequest{Pservers: 3}
 	w.driver.advance = 1 // the first step of the new layout commits at once
 	if err := w.r.reshardOnce(t.Context()); err != nil {
 		t.Fatal(err)
@@ -246,7 +247,7 @@ func TestReshardMovesTheJobToTheRequestedCount(t *testing.T) {
 	if w.driver.checkpoints == 0 {
 		t.Fatal("the re-shard did not ask for a checkpoint")
 	}
-	want := coord.LayoutRecord{Generation: 1, Pservers: 3, FromStep: 20, SourcePservers: 2}
+	want := schema.LayoutRecord{Generation: 1, Pservers: 3, FromStep: 20, SourcePservers: 2}
 	if len(w.layouts.commits) != 1 || !sameLayout(w.layouts.commits[0], want) {
 		t.Fatalf("committed %+v, want %+v", w.layouts.commits, want)
 	}
@@ -261,7 +262,7 @@ func TestReshardMovesTheJobToTheRequestedCount(t *testing.T) {
 	}
 }
 
-func sameLayout(a, b coord.LayoutRecord) bool {
+func sameLayout(a, b schema.LayoutRecord) bool {
 	a.Paused, b.Paused = time.Time{}, time.Time{}
 	return a == b
 }
@@ -274,7 +275,7 @@ func TestReshardOnceWithoutWork(t *testing.T) {
 		done bool
 	}{{"no request", 0, false}, {"the count in use", 2, false}, {"job done", 3, true}} {
 		w := newWorld(kept(10), 12, 0, []int64{12, 12}, []int64{0, 0})
-		w.layouts.req, w.driver.done = coord.ReshardRequest{Pservers: tc.req}, tc.done
+		w.layouts.req, w.driver.done = schema.ReshardRequest{Pservers: tc.req}, tc.done
 		if err := w.r.reshardOnce(t.Context()); err != nil || len(w.layouts.commits) != 0 || w.driver.paused != 0 {
 			t.Errorf("%s: err %v, commits %v, paused %d; want nothing", tc.name, err, w.layouts.commits, w.driver.paused)
 		}
@@ -286,7 +287,7 @@ func TestReshardOnceWithoutWork(t *testing.T) {
 func TestReshardRetriesAMovedJobRecord(t *testing.T) {
 	w := newWorld(kept(20), 18, 0, []int64{18, 18}, []int64{0, 0})
 	w.states.withState(t, 20, 1)
-	w.layouts.req, w.layouts.moved, w.driver.advance = coord.ReshardRequest{Pservers: 1}, 1, 1
+	w.layouts.req, w.layouts.moved, w.driver.advance = schema.ReshardRequest{Pservers: 1}, 1, 1
 	if err := w.r.reshardOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestReshardRetriesAMovedJobRecord(t *testing.T) {
 // A job evaluating its last pass gives the re-shard up before committing.
 func TestReshardGivenUpWhenTheJobIsFinishing(t *testing.T) {
 	w := newWorld(kept(20), 18, 0, []int64{18, 18}, []int64{0, 0})
-	w.layouts.req, w.driver.finishing = coord.ReshardRequest{Pservers: 3}, true
+	w.layouts.req, w.driver.finishing = schema.ReshardRequest{Pservers: 3}, true
 	if err := w.r.reshardOnce(t.Context()); !errors.Is(err, errReshardAbandoned) {
 		t.Fatalf("err %v, want errReshardAbandoned", err)
 	}
@@ -341,10 +342,10 @@ func TestReshardWaitsForANewGlobalCheckpoint(t *testing.T) {
 // successor rolls back to the layout's step in a new epoch (the trainers'
 // reports of the old layout are void), then records the pause.
 func TestReshardInterruptedMidwayIsFinishedBySuccessor(t *testing.T) {
-	layout := coord.LayoutRecord{Generation: 2, Pservers: 3, FromStep: 20, SourcePservers: 2, Paused: time.Now().Add(-time.Second)}
+	layout := schema.LayoutRecord{Generation: 2, Pservers: 3, FromStep: 20, SourcePservers: 2, Paused: time.Now().Add(-time.Second)}
 	w := newWorld(kept(20), 21, 4, []int64{20, 20, 20}, []int64{4, 4, 4})
 	w.states.withState(t, 20, 1)
-	w.layouts.layout, w.layouts.req, w.ps.gen = layout, coord.ReshardRequest{Pservers: 3}, 2
+	w.layouts.layout, w.layouts.req, w.ps.gen = layout, schema.ReshardRequest{Pservers: 3}, 2
 	w.driver.advance = 1
 	if err := w.r.rollbackIfResharding(t.Context()); err != nil {
 		t.Fatal(err)
@@ -373,8 +374,8 @@ func TestReshardInterruptedMidwayIsFinishedBySuccessor(t *testing.T) {
 func TestReshardAdoptsTheNewIncarnations(t *testing.T) {
 	w := newWorld(kept(20), 18, 0, []int64{18, 18}, []int64{0, 0})
 	w.states.withState(t, 20, 1)
-	w.layouts.req, w.driver.advance = coord.ReshardRequest{Pservers: 1}, 1
-	w.ps.regs = []Registration{{PserverRecord: coord.PserverRecord{Index: 0, Ready: true, Generation: 1, RestoredStep: 20}, Lease: 9}}
+	w.layouts.req, w.driver.advance = schema.ReshardRequest{Pservers: 1}, 1
+	w.ps.regs = []Registration{{PserverRecord: schema.PserverRecord{Index: 0, Ready: true, Generation: 1, RestoredStep: 20}, Lease: 9}}
 	if err := w.r.reshardOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package recovery
 
-import "github.com/gtrain/gtrain/coord"
+import "github.com/gtrain/gtrain/coord/schema"
 
 // The decisions of sync recovery, apart from the etcd and pserver calls that
 // gather their inputs and carry them out (recovery.go).
@@ -43,7 +43,7 @@ func pserverAhead(epochs []int64, masterEpoch int64) (index int, ahead bool) {
 // global checkpoint still kept at or below requested (-1: the newest of all;
 // 0, the start, always is one). exact is false when requested itself is not
 // one (pservers split around a step no checkpoint covers).
-func rollbackTarget(g coord.GlobalCheckpoint, requested int64) (target int64, exact bool) {
+func rollbackTarget(g schema.GlobalCheckpoint, requested int64) (target int64, exact bool) {
 	if requested < 0 {
 		return g.Step, true
 	}
@@ -69,24 +69,24 @@ func nextEpoch(masterEpoch int64, pserverEpochs []int64) int64 {
 // each of the participants (every pserver and the master), keeping the keep
 // newest complete steps; ok is false when step is not newer than g or not
 // complete yet. pass is the master's pass at the time.
-func declareGlobal(g coord.GlobalCheckpoint, step, marks int64, participants, pass, keep int) (next coord.GlobalCheckpoint, ok bool) {
+func declareGlobal(g schema.GlobalCheckpoint, step, marks int64, participants, pass, keep int) (next schema.GlobalCheckpoint, ok bool) {
 	if step <= g.Step || marks < int64(participants) {
 		return g, false
 	}
 	kept := append(append([]int64(nil), g.Steps...), step)
 	kept = kept[max(0, len(kept)-keep):]
-	return coord.GlobalCheckpoint{Step: step, Pass: pass, Steps: kept}, true
+	return schema.GlobalCheckpoint{Step: step, Pass: pass, Steps: kept}, true
 }
 
 // rolledBackGlobal is the global checkpoint record after a rollback to
 // target: the steps of the abandoned history, after target, no longer count
 // (their checkpoints are deleted as new ones are written).
-func rolledBackGlobal(g coord.GlobalCheckpoint, target int64) coord.GlobalCheckpoint {
+func rolledBackGlobal(g schema.GlobalCheckpoint, target int64) schema.GlobalCheckpoint {
 	var kept []int64
 	for _, s := range g.Steps {
 		if s <= target {
 			kept = append(kept, s)
 		}
 	}
-	return coord.GlobalCheckpoint{Step: target, Pass: g.Pass, Steps: kept}
+	return schema.GlobalCheckpoint{Step: target, Pass: g.Pass, Steps: kept}
 }

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 func TestCheckPservers(t *testing.T) {
@@ -59,10 +59,10 @@ func TestPserverAhead(t *testing.T) {
 }
 
 func TestRollbackTargetAndEpoch(t *testing.T) {
-	g := coord.GlobalCheckpoint{Step: 30, Steps: []int64{10, 20, 30}}
+	g := schema.GlobalCheckpoint{Step: 30, Steps: []int64{10, 20, 30}}
 	targets := []struct {
 		name      string
-		g         coord.GlobalCheckpoint
+		g         schema.GlobalCheckpoint
 		requested int64
 		want      int64
 		ok        bool
@@ -73,7 +73,7 @@ func TestRollbackTargetAndEpoch(t *testing.T) {
 		{"not a global checkpoint: the newest below it", g, 25, 20, false},
 		{"above the newest: the newest", g, 35, 30, false},
 		{"below every one kept: the start", g, 5, 0, false},
-		{"none yet: the start", coord.GlobalCheckpoint{}, -1, 0, true},
+		{"none yet: the start", schema.GlobalCheckpoint{}, -1, 0, true},
 	}
 	for _, tc := range targets {
 		if got, ok := rollbackTarget(tc.g, tc.requested); got != tc.want || ok != tc.ok {
@@ -98,7 +98,7 @@ func TestRollbackTargetAndEpoch(t *testing.T) {
 }
 
 func TestDeclareGlobal(t *testing.T) {
-	g := coord.GlobalCheckpoint{Step: 20, Pass: 1, Steps: []int64{10, 20}}
+	g := schema.GlobalCheckpoint{Step: 20, Pass: 1, Steps: []int64{10, 20}}
 	cases := []struct {
 		name   string
 		step   int64
@@ -129,7 +129,7 @@ func TestDeclareGlobal(t *testing.T) {
 }
 
 func TestRolledBackGlobal(t *testing.T) {
-	g := coord.GlobalCheckpoint{Step: 30, Pass: 2, Steps: []int64{10, 20, 30}}
+	g := schema.GlobalCheckpoint{Step: 30, Pass: 2, Steps: []int64{10, 20, 30}}
 	cases := []struct {
 		target int64
 		want   []int64

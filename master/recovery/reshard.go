@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // Re-sharding (sync): the operator records a pserver count
-// (coord.ReshardRequest); the master
+// (schema.ReshardRequest); the master
 //
 //  1. flags the next step for a checkpoint and waits until a global
 //     checkpoint S newer than the request's time is declared (training goes on);
@@ -79,7 +80,7 @@ func (r *Recovery) reshardOnce(ctx context.Context) error {
 }
 
 // reshard moves the job from from pservers to to (steps 1-4 above).
-func (r *Recovery) reshard(ctx context.Context, from, to int, cur coord.LayoutRecord) error {
+func (r *Recovery) reshard(ctx context.Context, from, to int, cur schema.LayoutRecord) error {
 	r.log.Info("re-sharding pservers: waiting for a global checkpoint", "from", from, "to", to)
 	if err := r.waitGlobalCheckpoint(ctx); err != nil {
 		return err
@@ -94,7 +95,7 @@ func (r *Recovery) reshard(ctx context.Context, from, to int, cur coord.LayoutRe
 // switchLayout pauses, commits the next generation and rolls the job back
 // to its step, all under r.mu: no checkpoint is declared and no other
 // rollback runs in between.
-func (r *Recovery) switchLayout(ctx context.Context, from, to int, cur coord.LayoutRecord) (coord.LayoutRecord, error) {
+func (r *Recovery) switchLayout(ctx context.Context, from, to int, cur schema.LayoutRecord) (schema.LayoutRecord, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	paused := time.Now()
@@ -149,14 +150,14 @@ func (r *Recovery) waitGlobalCheckpoint(ctx context.Context) error {
 // commitLayout records the next generation from the newest global
 // checkpoint (r.mu held). A job record
 // changed under it (a trainer scale) is read again.
-func (r *Recovery) commitLayout(ctx context.Context, from, to int, cur coord.LayoutRecord, paused time.Time) (coord.LayoutRecord, error) {
+func (r *Recovery) commitLayout(ctx context.Context, from, to int, cur schema.LayoutRecord, paused time.Time) (schema.LayoutRecord, error) {
 	for {
 		g, rev, err := r.checkpoints.Global(ctx)
 		if err == nil && rev == 0 {
 			err = errors.New("no global checkpoint record to re-shard from")
 		}
 		if err != nil {
-			return coord.LayoutRecord{}, err
+			return schema.LayoutRecord{}, err
 		}
 		next := coord.NextLayout(cur, from, to, g.Step, paused)
 		err = r.layouts.Commit(ctx, next, g)
@@ -164,7 +165,7 @@ func (r *Recovery) commitLayout(ctx context.Context, from, to int, cur coord.Lay
 			continue
 		}
 		if err != nil {
-			return coord.LayoutRecord{}, err
+			return schema.LayoutRecord{}, err
 		}
 		r.log.Info("layout generation committed", "generation", next.Generation, "pservers", to, "step", next.FromStep)
 		return next, nil

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 )
 
 // finishReshard waits for the first step committed under layout l (or the
 // job's end) and records the pause: from when the master stopped handing
 // out steps to then. A successor master finishing a predecessor's re-shard
 // measures from the recorded wall time.
-func (r *Recovery) finishReshard(ctx context.Context, l coord.LayoutRecord) error {
+func (r *Recovery) finishReshard(ctx context.Context, l schema.LayoutRecord) error {
 	for {
 		_, at := r.driver.Position()
 		if at > l.FromStep || r.driver.Done() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -26,7 +27,7 @@ func Discover(ctx context.Context, cli *clientv3.Client, job string, gen int64, 
 		addrs := make([]string, n)
 		found := 0
 		for _, kv := range resp.Kvs {
-			var r coord.PserverRecord
+			var r schema.PserverRecord
 			if json.Unmarshal(kv.Value, &r) != nil || !r.Ready || r.Generation != gen || r.Index < 0 || r.Index >= n {
 				continue
 			}

@@ -1,4 +1,4 @@
-package coord
+package schema
 
 // Submitter is who submitted a job (JobRecord.Submitter): operators may
 // stop only the jobs they submitted. Role is the submitter's role then
