@@ -126,7 +126,7 @@ type placeInput struct {
 	// wait to hand over at a global checkpoint (drainHolds).
 	Hold map[string]bool
 	// MinTrainers: a job may run with fewer trainers than it names, down
-	// to this many, when the rest do not fit (scheduler_min.go); 0: all.
+	// to this many, when the rest do not fit (mintrainers.go); 0: all.
 	MinTrainers int
 }
 
