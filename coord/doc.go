@@ -2,9 +2,9 @@
 // embedded single-node etcd of `gtraind agent --dev`, the client of an
 // external etcd (EtcdConfig: endpoints, TLS files, user), the etcd key
 // layout and the JSON records stored under it (their types are in
-// coord/schema, which links no etcd client; decoded in one place: a
-// job's keys by DecodeJobs into a JobView, the nodes by ReadNodes, which
-// every reader uses), leadership with fenced writes
+// coord/schema, which links no etcd client, with their decoders; a whole
+// job is read by DecodeJobs into a JobView, the cluster's nodes by
+// ReadNodes), leadership with fenced writes
 // (concurrency.Election; a commit cut by a member's death is sent again),
 // and hashicorp/memberlist for fast failure detection.
 //

@@ -12,8 +12,8 @@ import (
 	"github.com/gtrain/gtrain/coord/schema"
 )
 
-// JobView is what the agent's readers (the scheduler, the supervisor, the
-// Control API's status, logs and scaling) know of one job from the keys
+// JobView is what the agent's readers (the scheduler, the Control API's
+// status, logs and scaling) know of one job from the keys
 // under its JobPrefix, decoded here, where the encodings live, so that no
 // reader decodes a record of its own.
 type JobView struct {
@@ -35,8 +35,32 @@ type JobView struct {
 	// checkpoint record, and whether its master has saved its state.
 	CheckpointRev int64
 	MasterSaved   bool
-	// Broken: a key of the job did not decode (DecodeJobs says which).
-	Broken bool
+	// Broken holds the kinds of the job's keys that did not decode
+	// (DecodeJobs says which keys): a reader skips the job only when it
+	// needs one of those kinds.
+	Broken map[JobKeyKind]bool
+}
+
+// DecodeError is a key of a job that does not decode.
+type DecodeError struct {
+	Job, Key string
+	Kind     JobKeyKind
+	Err      error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("job %s: decode %s: %v", e.Job, e.Key, e.Err)
+}
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// BrokenAny reports whether a key of one of kinds did not decode.
+func (v *JobView) BrokenAny(kinds map[JobKeyKind]bool) bool {
+	for k := range v.Broken {
+		if kinds[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // NewJobView is an empty view of job, ready for Add.
@@ -47,7 +71,7 @@ func NewJobView(job string) *JobView {
 
 // DecodeJobs groups the key-values read under JobsPrefix (or one JobPrefix)
 // by job and decodes them, in submit order (jobs without a record last, by
-// name). A key that does not decode marks its job Broken and is an error
+// name). A key that does not decode marks its kind Broken and is an error
 // naming the key; the other keys and jobs are still decoded.
 func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
 	byJob := map[string]*JobView{}
@@ -63,8 +87,11 @@ func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
 			byJob[key.Job] = v
 		}
 		if err := v.Add(key, kv); err != nil {
-			errs = append(errs, fmt.Errorf("job %s: decode %s: %w", key.Job, kv.Key, err))
-			v.Broken = true
+			errs = append(errs, &DecodeError{Job: key.Job, Key: string(kv.Key), Kind: key.Kind, Err: err})
+			if v.Broken == nil {
+				v.Broken = map[JobKeyKind]bool{}
+			}
+			v.Broken[key.Kind] = true
 		}
 	}
 	views := make([]*JobView, 0, len(byJob))

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,12 @@ func TestDecodeJobsReportsABrokenKey(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), ProgressKey("a")) {
 		t.Fatalf("errors %v, want one naming %s", errs, ProgressKey("a"))
 	}
-	if len(views) != 2 || !views[0].Broken || views[0].State.State != api.StateRunning || views[1].Broken {
-		t.Errorf("views %+v, %+v: want a broken (with its state read) and b whole", views[0], views[1])
+	if len(views) != 2 || !views[0].Broken[JobKeyProgress] || len(views[0].Broken) != 1 ||
+		views[0].State.State != api.StateRunning || views[1].Broken != nil {
+		t.Errorf("views %+v, %+v: want a's progress broken (its state read) and b whole", views[0], views[1])
+	}
+	var d *DecodeError
+	if !errors.As(errs[0], &d) || d.Kind != JobKeyProgress || d.Job != "a" {
+		t.Errorf("error %#v, want a DecodeError of a's progress", errs[0])
 	}
 }

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"errors"
+
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/gtrain/gtrain/coord"
@@ -8,13 +10,21 @@ import (
 
 // clusterJobs is what the scheduler needs of the jobs read under
 // coord.JobsPrefix: the jobs that have a record, in submit order. A job with
-// an undecodable key is left out, with an error saying which key; the
-// others are still scheduled.
+// an undecodable key of a kind the scheduler reads (record, state,
+// placement, storage) is left out, with an error saying which key; the
+// others are still scheduled. Keys it does not read (events, workers,
+// progress...) do not matter to it, and their errors are not its.
 func clusterJobs(kvs []*mvccpb.KeyValue) ([]clusterJob, []error) {
-	views, errs := coord.DecodeJobs(kvs)
+	views, all := coord.DecodeJobs(kvs)
+	var errs []error
+	for _, err := range all {
+		if d := (*coord.DecodeError)(nil); errors.As(err, &d) && schedulerReads[d.Kind] {
+			errs = append(errs, err)
+		}
+	}
 	jobs := make([]clusterJob, 0, len(views))
 	for _, v := range views {
-		if v.Record == nil || v.Broken {
+		if v.Record == nil || v.BrokenAny(schedulerReads) {
 			continue
 		}
 		j := clusterJob{name: v.Name, fence: v.RecordRev, spec: v.Record.Spec, state: v.State.State,
@@ -25,4 +35,9 @@ func clusterJobs(kvs []*mvccpb.KeyValue) ([]clusterJob, []error) {
 		jobs = append(jobs, j)
 	}
 	return jobs, errs
+}
+
+// schedulerReads are the kinds of a job's keys the scheduler decides by.
+var schedulerReads = map[coord.JobKeyKind]bool{
+	coord.JobKeyRecord: true, coord.JobKeyState: true, coord.JobKeyPlacement: true, coord.JobKeyStorage: true,
 }
