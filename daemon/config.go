@@ -78,7 +78,7 @@ type Config struct {
 	// Control API, the log relay and the roles' RPCs mutual TLS with this
 	// node's certificate; its CA also verifies bearer tokens, and without
 	// TLS every caller of the Control API is an anonymous admin. GossipKey (16, 24 or 32 bytes) encrypts gossip.
-	// Insecure allows a non-loopback APIAddr without TLS.
+	// Insecure allows a non-loopback APIAddr (and UIAddr) without TLS.
 	TLS       pki.Files
 	GossipKey []byte
 	Insecure  bool

@@ -70,8 +70,8 @@ func checkNodeCert(c Config) error {
 // warnInsecure says loudly that the API has no transport security.
 func (c Config) warnInsecure() {
 	if c.Insecure && !c.TLS.Enabled() {
-		c.Log.Warn("INSECURE: --insecure given: the Control API, the roles' RPCs and the log relay run without TLS or authentication; anyone who reaches them controls the cluster",
-			"api", c.APIAddr)
+		c.Log.Warn("INSECURE: --insecure given: the Control API, the web console (--ui-addr), the roles' RPCs and the log relay run without TLS or authentication; anyone who reaches them controls the cluster",
+			"api", c.APIAddr, "ui", c.UIAddr)
 	}
 	if len(c.GossipKey) == 0 && !isLoopbackAddr(c.GossipAddr) {
 		c.Log.Warn("gossip is not encrypted: pass --gossip-key (see gtraind cert init)", "gossip", c.GossipAddr)

@@ -14,7 +14,11 @@ func (a *agent) serveConsole() error {
 	if a.cfg.UIAddr == "" {
 		return nil
 	}
-	c, err := console.New(console.Config{APIAddr: a.rec.APIAddr, TLS: a.cfg.TLS, Clock: a.clock, Log: a.log})
+	hosts := []string{a.cfg.NodeName, a.cfg.AdvertiseAddr}
+	if host, _, err := net.SplitHostPort(a.cfg.UIAddr); err == nil && !IsWildcardHost(host) {
+		hosts = append(hosts, host)
+	}
+	c, err := console.New(console.Config{APIAddr: a.rec.APIAddr, TLS: a.cfg.TLS, Hosts: hosts, Clock: a.clock, Log: a.log})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}

@@ -21,7 +21,7 @@ func addClusterFlags(f *pflag.FlagSet) {
 	// GTRAIN_* and the config file.
 	rolecfg.AddAccessFlags(f, new(coord.EtcdConfig), new(pki.Files))
 	f.String("gossip-key", "", "base64 key (16, 24 or 32 bytes) encrypting gossip, or @FILE holding it (gtraind cert init writes gossip.key)")
-	f.Bool("insecure", false, "allow a non-loopback --api-addr without TLS: anyone who reaches it controls the cluster")
+	f.Bool("insecure", false, "allow a non-loopback --api-addr or --ui-addr without TLS: anyone who reaches them controls the cluster")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")
 	addPathFlags(f)
 }

@@ -84,7 +84,7 @@ func (c *Console) stop(ctx context.Context, r *http.Request) (string, error) {
 
 func (c *Console) scale(ctx context.Context, r *http.Request) (string, error) {
 	job := r.PathValue("job")
-	n, err := strconv.Atoi(r.PostFormValue("trainers"))
+	n, err := strconv.ParseInt(r.PostFormValue("trainers"), 10, 32)
 	if err != nil || n < 0 {
 		return "", status.Errorf(codes.InvalidArgument, "trainers %q: want a whole number", r.PostFormValue("trainers"))
 	}

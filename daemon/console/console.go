@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -25,8 +27,10 @@ import (
 )
 
 // DefaultPoll is how often a page's stream asks the Control API what
-// changed: a second keeps the pages live at the cost of one small read per
-// open page and second.
+// changed: a second keeps the pages live. Each ask is a whole read (every
+// job's keys for the cluster and jobs pages; a job's status with its whole
+// history, about 2 MiB at 10,000 passes, for a job page) between the
+// console and its own agent; only the changes go on to the browser.
 const DefaultPoll = time.Second
 
 // maxDocument bounds one Control API answer the console reads: a
@@ -46,6 +50,11 @@ type Config struct {
 	// login tokens against it; without them it serves plain HTTP and every
 	// visitor is the anonymous admin.
 	TLS pki.Files
+	// Hosts are the names and addresses, besides loopback and localhost,
+	// that a browser may reach the console by without TLS (the Host
+	// header): with no login there, a page of another site that rebinds its
+	// DNS name to this address must not get an admin's console.
+	Hosts []string
 	// Poll is how often a page's stream asks the API; zero: DefaultPoll.
 	Poll time.Duration
 	// Clock paces the streams (nil: clock.System).
@@ -131,7 +140,29 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("POST /jobs/{job}/scale", c.action(c.scale))
 	mux.HandleFunc("POST /nodes/{node}/drain", c.action(c.drain))
 	mux.HandleFunc("POST /nodes/{node}/undrain", c.action(c.undrain))
-	return http.NewCrossOriginProtection().Handler(securityHeaders(mux))
+	return c.checkHost(http.NewCrossOriginProtection().Handler(securityHeaders(mux)))
+}
+
+// checkHost refuses, without TLS, a request for a host the console is not
+// (DNS rebinding: a foreign page's origin then looks like the console's).
+// With TLS the browser itself refuses a name the certificate does not have.
+func (c *Console) checkHost(h http.Handler) http.Handler {
+	if c.cfg.TLS.Enabled() {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		host = strings.Trim(host, "[]")
+		ip := net.ParseIP(host)
+		if host == "localhost" || ip != nil && ip.IsLoopback() || host != "" && slices.Contains(c.cfg.Hosts, host) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, fmt.Sprintf("this console does not answer for host %q: open it by its own address", r.Host), http.StatusMisdirectedRequest)
+	})
 }
 
 // securityHeaders keeps the pages out of frames and their script to the
@@ -153,7 +184,12 @@ func (c *Console) Serve(lis net.Listener) error {
 			return fmt.Errorf("web console TLS: %w", err)
 		}
 		conf.ClientCAs, conf.ClientAuth = nil, tls.NoClientCert // a browser logs in with a token
-		lis = tls.NewListener(lis, conf)
+		c.srv.TLSConfig = conf
+		err = c.srv.ServeTLS(lis, "", "") // HTTP/2 too: every open page holds a stream
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
 	}
 	err := c.srv.Serve(lis)
 	if errors.Is(err, http.ErrServerClosed) {

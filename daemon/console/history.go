@@ -8,11 +8,14 @@ import (
 )
 
 // cursor is what a job page already has: the passes before Passes of the
-// history and the first Events events. It travels as the SSE event id, so
+// history and the events up to the time Events (Unix nanoseconds; events
+// are kept in time order, and the oldest are trimmed, so a count would
+// skip new ones once trimming starts). It travels as the SSE event id, so
 // a page that reconnects (its EventSource sends Last-Event-ID) gets only
 // what it lacks.
 type cursor struct {
-	Passes, Events int
+	Passes int
+	Events int64
 }
 
 func (c cursor) id() string { return fmt.Sprintf("%d.%d", c.Passes, c.Events) }
@@ -25,6 +28,15 @@ func parseCursor(id string) cursor {
 		return cursor{}
 	}
 	return c
+}
+
+// newEvents are the events of evs (in time order) after the cursor's.
+func (c cursor) newEvents(evs []api.Event) []api.Event {
+	i := 0
+	for i < len(evs) && evs[i].Time.UnixNano() <= c.Events {
+		i++
+	}
+	return evs[i:]
 }
 
 // historyFeed decides which of a job's finished passes a page needs: those

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -44,5 +45,23 @@ func TestHistoryFeedSendsOnlyWhatThePageLacks(t *testing.T) {
 	}
 	if c := parseCursor("junk"); c != (cursor{}) {
 		t.Fatalf("a bad id gives %+v, want the empty cursor", c)
+	}
+}
+
+// A reconnecting page gets the events after the last one it has, even when
+// the oldest were trimmed meanwhile (a count of events would skip new ones).
+func TestCursorNewEventsAfterTrimming(t *testing.T) {
+	t0 := time.Unix(2000, 0)
+	ev := func(i int) api.Event {
+		return api.Event{Time: t0.Add(time.Duration(i) * time.Second), What: fmt.Sprint(i)}
+	}
+	page := cursor{Events: ev(5).Time.UnixNano()} // the page has events 0..5
+	trimmed := []api.Event{ev(3), ev(4), ev(5), ev(6), ev(7)}
+	got := parseCursor(page.id()).newEvents(trimmed)
+	if len(got) != 2 || got[0].What != "6" || got[1].What != "7" {
+		t.Errorf("new events %+v, want 6 and 7", got)
+	}
+	if got := (cursor{}).newEvents(trimmed); len(got) != 5 {
+		t.Errorf("a page with nothing gets %d events, want all 5", len(got))
 	}
 }

@@ -16,8 +16,14 @@ import (
 )
 
 // cookieName holds the user's bearer token: HttpOnly (no script reads
-// it), SameSite=Strict (no other site's page sends it), Secure under TLS.
-const cookieName = "gtrain_token"
+// it), SameSite=Strict (no other site's page sends it), Secure (logins
+// exist only under TLS), and __Host- so that it is this origin's alone (no
+// Domain, Path /), not sent to another port's service of the same host by
+// a cookie set there.
+const cookieName = "__Host-gtrain_token"
+
+// maxLoginBody bounds a login form before anyone is logged in.
+const maxLoginBody = 64 << 10
 
 // session is a logged-in visitor: who the token says they are, and the
 // token the console calls the Control API with on their behalf.
@@ -120,7 +126,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	c.render(w, "login.html", pageData{Page: "login", Title: "Log in", Login: true, Error: r.URL.Query().Get("error")})
+	c.render(w, "login.html", pageData{Page: "login", Title: "Log in", Login: true})
 }
 
 // login checks the token against the CA before it keeps it, so a typo
@@ -130,6 +136,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	if _, err := auth.VerifyToken(c.ca, token); err != nil {
 		w.WriteHeader(http.StatusUnauthorized)
@@ -153,9 +160,13 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a login's return address on this console.
+// safeNext keeps a login's return address on this console: a path of
+// its own, no scheme or host, and nothing a browser strips or reads as a
+// slash (control characters, backslashes) that could make one.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		return "/"
 	}
 	return next

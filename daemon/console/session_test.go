@@ -121,3 +121,53 @@ func TestLoginAndCSRF(t *testing.T) {
 		}
 	}
 }
+
+// A login returns only to a path of this console: nothing a browser turns
+// into another host (a tab or newline it strips, a backslash it reads as a
+// slash, a scheme).
+func TestSafeNext(t *testing.T) {
+	for next, want := range map[string]string{
+		"/jobs/j1?x=1":         "/jobs/j1?x=1",
+		"//evil.example":       "/",
+		"/\t/evil.example":     "/",
+		"/%09/evil.example":    "/%09/evil.example", // still escaped: a path, not a host
+		"/\\evil.example":      "/",
+		"https://evil.example": "/",
+		"javascript:alert(1)":  "/",
+		"":                     "/",
+		"jobs":                 "/",
+	} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}
+
+// Without TLS (no login: every visitor is admin) the console answers only
+// for loopback, localhost and its own names: a foreign page whose DNS name
+// was rebound to this address is refused.
+func TestHostCheckWithoutTLS(t *testing.T) {
+	c, err := New(Config{APIAddr: "127.0.0.1:1", Hosts: []string{"node-a", "10.0.0.5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	h := c.Handler()
+	for host, want := range map[string]int{
+		"127.0.0.1:8164":         http.StatusOK,
+		"[::1]:8164":             http.StatusOK,
+		"localhost:8164":         http.StatusOK,
+		"node-a:8164":            http.StatusOK,
+		"10.0.0.5:8164":          http.StatusOK,
+		"evil.example:8164":      http.StatusMisdirectedRequest,
+		"127.0.0.1.evil.example": http.StatusMisdirectedRequest,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/static/console.css", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("host %s: %d, want %d", host, rec.Code, want)
+		}
+	}
+}

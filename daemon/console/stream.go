@@ -32,7 +32,8 @@ type sse struct {
 }
 
 // openStream answers r with an event stream for a logged-in visitor; it
-// answers 401 (the page goes to the login form) and returns false otherwise.
+// answers 401 and returns false otherwise (the page's EventSource then
+// closes and the page says to reload it, which leads to the login form).
 func (c *Console) openStream(w http.ResponseWriter, r *http.Request) (*sse, session, bool) {
 	s, ok := c.session(r)
 	if !ok {
@@ -131,6 +132,9 @@ func (c *Console) poll(ctx context.Context, out *sse, read func(context.Context)
 			}
 			failing = true
 			if fatal(err) {
+				// The page closes its stream on "fatal" rather than have
+				// EventSource reconnect every few seconds for ever.
+				_ = out.send("fatal", "", problemOf(err))
 				return
 			}
 		default:

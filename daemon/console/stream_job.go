@@ -15,18 +15,32 @@ import (
 const logTail = 200
 
 // jobCursor is a job page's cursor, advanced by the status poll (passes)
-// and the event follower (events) each on its own goroutine.
+// and the event follower (events) each on its own goroutine. Each advance
+// is sent under the same lock, so the ids the page sees never go back.
 type jobCursor struct {
-	mu sync.Mutex
-	c  cursor
+	mu  sync.Mutex
+	c   cursor
+	out *sse
 }
 
-func (j *jobCursor) advance(passes, events int) string {
+// sendHistory sends history entries up to pass next (excluded).
+func (j *jobCursor) sendHistory(next int, h []api.PassHistory) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.c.Passes = max(j.c.Passes, passes)
-	j.c.Events += events
-	return j.c.id()
+	j.c.Passes = max(j.c.Passes, next)
+	return j.out.send("history", j.c.id(), h)
+}
+
+// sendEvents sends the events of evs the page lacks, if any.
+func (j *jobCursor) sendEvents(evs []api.Event) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	evs = j.c.newEvents(evs)
+	if len(evs) == 0 {
+		return nil
+	}
+	j.c.Events = evs[len(evs)-1].Time.UnixNano()
+	return j.out.send("events", j.c.id(), evs)
 }
 
 // streamJob is a job page's stream: "status" (the job's status without
@@ -40,10 +54,12 @@ func (c *Console) streamJob(w http.ResponseWriter, r *http.Request) {
 	}
 	job := r.PathValue("job")
 	start := parseCursor(r.Header.Get("Last-Event-ID"))
-	cur := &jobCursor{c: start}
+	cur := &jobCursor{c: start, out: out}
 	ctx, cancel := context.WithCancel(r.Context())
+	var following sync.WaitGroup
+	following.Go(func() { c.followEvents(ctx, s, job, cur) })
+	defer following.Wait() // nothing writes to w once the handler returns
 	defer cancel()
-	go c.followEvents(ctx, out, s, job, start.Events, cur)
 	feed := newHistoryFeed(start)
 	sendStatus := changes(out, "status")
 	c.poll(ctx, out, func(ctx context.Context) (any, error) {
@@ -51,7 +67,7 @@ func (c *Console) streamJob(w http.ResponseWriter, r *http.Request) {
 	}, func(v any) error {
 		st := v.(api.JobStatus)
 		if h := feed.update(st.History); len(h) > 0 {
-			if err := out.send("history", cur.advance(feed.next, 0), h); err != nil {
+			if err := cur.sendHistory(feed.next, h); err != nil {
 				return err
 			}
 		}
@@ -60,9 +76,9 @@ func (c *Console) streamJob(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// followEvents sends the job's events after the first skip (those the
-// page has) as JobEvents streams them, until the job ends or the page goes.
-func (c *Console) followEvents(ctx context.Context, out *sse, s session, job string, skip int, cur *jobCursor) {
+// followEvents sends the job's events the page lacks as JobEvents streams
+// them, until the job ends or the page goes.
+func (c *Console) followEvents(ctx context.Context, s session, job string, cur *jobCursor) {
 	stream, err := c.ctl.JobEvents(s.outgoing(ctx), &api.JobEventsRequest{Name: job, Follow: true})
 	if err != nil {
 		return // the status poll reports the API's problems
@@ -79,12 +95,7 @@ func (c *Console) followEvents(ctx context.Context, out *sse, s session, job str
 		if json.Unmarshal(doc.GetJson(), &events) != nil {
 			continue
 		}
-		drop := min(skip, len(events))
-		events, skip = events[drop:], skip-drop
-		if len(events) == 0 {
-			continue
-		}
-		if out.send("events", cur.advance(0, len(events)), events) != nil {
+		if cur.sendEvents(events) != nil {
 			return
 		}
 	}
@@ -104,10 +115,15 @@ func (c *Console) streamLog(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	ctx, cancel := context.WithCancel(r.Context())
+	var pinging sync.WaitGroup
+	pinging.Go(func() { c.keepAlive(ctx, out) }) // a quiet worker's log says nothing for long
+	defer pinging.Wait()
+	defer cancel()
 	req := &api.LogsRequest{Job: r.PathValue("job"), Worker: r.PathValue("worker"), Follow: true, Lines: logTail}
-	stream, err := c.ctl.Logs(s.outgoing(r.Context()), req)
+	stream, err := c.ctl.Logs(s.outgoing(ctx), req)
 	if err != nil {
-		_ = out.send("problem", "", problemOf(err))
+		_ = out.send("fatal", "", problemOf(err))
 		return
 	}
 	for {
@@ -117,12 +133,29 @@ func (c *Console) streamLog(w http.ResponseWriter, r *http.Request) {
 			_ = out.send("end", "", struct{}{})
 			return
 		case err != nil:
-			if r.Context().Err() == nil {
-				_ = out.send("problem", "", problemOf(err))
+			if ctx.Err() == nil {
+				_ = out.send("fatal", "", problemOf(err))
 			}
 			return
 		case len(chunk.GetData()) > 0:
 			if out.send("lines", "", logLines{Worker: chunk.GetWorker(), Text: string(chunk.GetData())}) != nil {
+				return
+			}
+		}
+	}
+}
+
+// keepAlive pings out while ctx lasts (ping sends only after keepAlive of
+// silence).
+func (c *Console) keepAlive(ctx context.Context, out *sse) {
+	tick := c.cfg.Clock.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C():
+			if out.ping() != nil {
 				return
 			}
 		}

@@ -49,6 +49,10 @@ function stream(url, handlers) {
     es.addEventListener(name, (e) => fn(JSON.parse(e.data)));
   }
   es.addEventListener("problem", (e) => showProblem(JSON.parse(e.data)));
+  // The server ends a stream that cannot go on (not allowed, no such job)
+  // or has nothing more to say (a finished log): no reconnecting.
+  es.addEventListener("fatal", (e) => { es.close(); showProblem(JSON.parse(e.data)); });
+  es.addEventListener("end", () => es.close());
   es.onerror = () => {
     if (es.readyState === EventSource.CLOSED) showProblem({message: "Disconnected from the agent: reload the page."});
   };
@@ -77,8 +81,8 @@ function clusterPage() {
       const drain = rows.filter((r) => r.state === "draining").length;
       const live = rows.filter((r) => r.state !== "down");
       const cpu = live.reduce((s, r) => s + r.cpu, 0);
-      const cpuFree = live.reduce((s, r) => s + Math.max(0, r.cpu - r.cpu_used), 0);
-      $("#summary").textContent = `${rows.length} nodes: ${rows.length - down - drain} ready, ${drain} draining, ${down} down; ${fmt(cpuFree)} of ${fmt(cpu)} CPUs free on live nodes.`;
+      const cpuFree = rows.filter((r) => r.state === "ready").reduce((s, r) => s + Math.max(0, r.cpu - r.cpu_used), 0);
+      $("#summary").textContent = `${rows.length} nodes: ${rows.length - down - drain} ready, ${drain} draining, ${down} down; ${fmt(cpu)} CPUs on live nodes, ${fmt(cpuFree)} free on ready ones.`;
       fillBody($("#nodes"), rows.map((r) => {
         const tr = el("tr", {},
           el("th", {scope: "row"}, r.name), el("td", {}, stateCell(r.state)), el("td", {}, r.addr || "–"),
