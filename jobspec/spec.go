@@ -55,6 +55,7 @@ type Spec struct {
 	Resources  ResourcesSpec  `yaml:"resources" json:"resources"`
 	Restarts   RestartsSpec   `yaml:"restarts" json:"restarts"`
 	Stragglers StragglersSpec `yaml:"stragglers" json:"stragglers,omitzero"`
+	InitFrom   InitFromSpec   `yaml:"init_from" json:"init_from,omitzero"`
 }
 
 // ModelSpec selects a built-in model (see model.Spec for the meaning of each
