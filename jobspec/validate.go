@@ -35,6 +35,7 @@ func (s *Spec) Validate() error {
 		s.Stragglers.validate,
 		s.validateParams, // after the memory fit, which names the request to change
 		s.validateInitFrom,
+		s.validateEnv,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

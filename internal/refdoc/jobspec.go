@@ -97,6 +97,8 @@ var specFields = map[string]specField{
 		meaning: "start from the model in this directory, relative to the spec file"},
 	"init_from.only":   {def: "all parameters", limits: "parameter names of the model, each once", meaning: "load only these; the others start from the seed"},
 	"init_from.freeze": {def: "none", limits: "parameter names of the model, each once", meaning: "the pservers never update these (their gradients are dropped)"},
+	"env": {def: "none", limits: fmt.Sprintf("model.kind program only; at most %d variables; names of letters, digits and `_`; not `LD_PRELOAD`, `LD_AUDIT`, `LD_PROFILE`, `LD_DEBUG_OUTPUT`, the thread counts (`OMP_NUM_THREADS`, ...), the Go runtime's (`GOMAXPROCS`, ...) nor `GTRAIN_*`/`GCTL_*`; a name ending in `PATH` takes absolute directories separated by `:`, each under an allowed path", jobspec.MaxEnvVars),
+		meaning: "variables added to the environment of the job's model program (trainers, pservers, master)"},
 }
 
 // minimalSpec is the least a spec must say; parsing it shows the default
