@@ -25,6 +25,148 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type FetchModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// pass is the pass whose model to fetch, when latest is false.
+	Pass int32 `protobuf:"varint,2,opt,name=pass,proto3" json:"pass,omitempty"`
+	// latest fetches the newest model instead of pass.
+	Latest bool `protobuf:"varint,3,opt,name=latest,proto3" json:"latest,omitempty"`
+	// local answers from this agent's files only (a relayed request).
+	Local         bool `protobuf:"varint,4,opt,name=local,proto3" json:"local,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchModelRequest) Reset() {
+	*x = FetchModelRequest{}
+	mi := &file_control_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchModelRequest) ProtoMessage() {}
+
+func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchModelRequest.ProtoReflect.Descriptor instead.
+func (*FetchModelRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *FetchModelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FetchModelRequest) GetPass() int32 {
+	if x != nil {
+		return x.Pass
+	}
+	return 0
+}
+
+func (x *FetchModelRequest) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
+}
+
+func (x *FetchModelRequest) GetLocal() bool {
+	if x != nil {
+		return x.Local
+	}
+	return false
+}
+
+type ModelChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// manifest is manifest.json of the pass directory (first chunk only).
+	Manifest []byte `protobuf:"bytes,1,opt,name=manifest,proto3" json:"manifest,omitempty"`
+	// spec_json is the job's spec as stored (first chunk only).
+	SpecJson []byte `protobuf:"bytes,2,opt,name=spec_json,json=specJson,proto3" json:"spec_json,omitempty"`
+	// file is the parameter file data belongs to (manifest's params[].file).
+	File          string `protobuf:"bytes,3,opt,name=file,proto3" json:"file,omitempty"`
+	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelChunk) Reset() {
+	*x = ModelChunk{}
+	mi := &file_control_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelChunk) ProtoMessage() {}
+
+func (x *ModelChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelChunk.ProtoReflect.Descriptor instead.
+func (*ModelChunk) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ModelChunk) GetManifest() []byte {
+	if x != nil {
+		return x.Manifest
+	}
+	return nil
+}
+
+func (x *ModelChunk) GetSpecJson() []byte {
+	if x != nil {
+		return x.SpecJson
+	}
+	return nil
+}
+
+func (x *ModelChunk) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *ModelChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type SubmitJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// spec_json is a jobspec.Spec encoded as JSON, with paths already absolute.
@@ -47,7 +189,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -59,7 +201,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -72,7 +214,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{0}
+	return file_control_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -113,7 +255,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -125,7 +267,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -138,7 +280,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{1}
+	return file_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SubmitJobResponse) GetName() string {
@@ -163,7 +305,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -175,7 +317,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -188,7 +330,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{2}
+	return file_control_proto_rawDescGZIP(), []int{4}
 }
 
 type ListNodesRequest struct {
@@ -199,7 +341,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -211,7 +353,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -224,7 +366,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{3}
+	return file_control_proto_rawDescGZIP(), []int{5}
 }
 
 type NodeRequest struct {
@@ -236,7 +378,7 @@ type NodeRequest struct {
 
 func (x *NodeRequest) Reset() {
 	*x = NodeRequest{}
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -248,7 +390,7 @@ func (x *NodeRequest) String() string {
 func (*NodeRequest) ProtoMessage() {}
 
 func (x *NodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -261,7 +403,7 @@ func (x *NodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeRequest.ProtoReflect.Descriptor instead.
 func (*NodeRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{4}
+	return file_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeRequest) GetName() string {
@@ -280,7 +422,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +434,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +447,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{5}
+	return file_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetJobRequest) GetName() string {
@@ -325,7 +467,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +479,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +492,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{6}
+	return file_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Document) GetJson() []byte {
@@ -370,7 +512,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +524,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +537,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{7}
+	return file_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -422,7 +564,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +576,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +589,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{8}
+	return file_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StopJobResponse) GetState() string {
@@ -483,7 +625,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +637,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +650,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{9}
+	return file_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LogsRequest) GetJob() string {
@@ -560,7 +702,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +714,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +727,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{10}
+	return file_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LogChunk) GetWorker() string {
@@ -619,7 +761,7 @@ type JobEventsRequest struct {
 
 func (x *JobEventsRequest) Reset() {
 	*x = JobEventsRequest{}
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +773,7 @@ func (x *JobEventsRequest) String() string {
 func (*JobEventsRequest) ProtoMessage() {}
 
 func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +786,7 @@ func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEventsRequest.ProtoReflect.Descriptor instead.
 func (*JobEventsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{11}
+	return file_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobEventsRequest) GetName() string {
@@ -673,7 +815,7 @@ type ScaleJobRequest struct {
 
 func (x *ScaleJobRequest) Reset() {
 	*x = ScaleJobRequest{}
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +827,7 @@ func (x *ScaleJobRequest) String() string {
 func (*ScaleJobRequest) ProtoMessage() {}
 
 func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +840,7 @@ func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobRequest.ProtoReflect.Descriptor instead.
 func (*ScaleJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{12}
+	return file_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ScaleJobRequest) GetName() string {
@@ -736,7 +878,7 @@ type ScaleJobResponse struct {
 
 func (x *ScaleJobResponse) Reset() {
 	*x = ScaleJobResponse{}
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +890,7 @@ func (x *ScaleJobResponse) String() string {
 func (*ScaleJobResponse) ProtoMessage() {}
 
 func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +903,7 @@ func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobResponse.ProtoReflect.Descriptor instead.
 func (*ScaleJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{13}
+	return file_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ScaleJobResponse) GetTrainers() int32 {
@@ -810,7 +952,18 @@ var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
 	"\n" +
-	"\rcontrol.proto\x12\tgtrain.v1\"\x87\x01\n" +
+	"\rcontrol.proto\x12\tgtrain.v1\"i\n" +
+	"\x11FetchModelRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04pass\x18\x02 \x01(\x05R\x04pass\x12\x16\n" +
+	"\x06latest\x18\x03 \x01(\bR\x06latest\x12\x14\n" +
+	"\x05local\x18\x04 \x01(\bR\x05local\"m\n" +
+	"\n" +
+	"ModelChunk\x12\x1a\n" +
+	"\bmanifest\x18\x01 \x01(\fR\bmanifest\x12\x1b\n" +
+	"\tspec_json\x18\x02 \x01(\fR\bspecJson\x12\x12\n" +
+	"\x04file\x18\x03 \x01(\tR\x04file\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"\x87\x01\n" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1b\n" +
 	"\tspec_file\x18\x02 \x01(\tR\bspecFile\x12\x1f\n" +
@@ -859,7 +1012,7 @@ const file_control_proto_rawDesc = "" +
 	"\ftrainers_min\x18\x03 \x01(\x05R\vtrainersMin\x12!\n" +
 	"\ftrainers_max\x18\x04 \x01(\x05R\vtrainersMax\x12\x1a\n" +
 	"\bpservers\x18\x05 \x01(\x05R\bpservers\x12+\n" +
-	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xb9\x05\n" +
+	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xfe\x05\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -871,7 +1024,9 @@ const file_control_proto_rawDesc = "" +
 	"\tDrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12:\n" +
 	"\vUndrainNode\x12\x16.gtrain.v1.NodeRequest\x1a\x13.gtrain.v1.Document\x12?\n" +
 	"\tJobEvents\x12\x1b.gtrain.v1.JobEventsRequest\x1a\x13.gtrain.v1.Document0\x01\x12C\n" +
-	"\bScaleJob\x12\x1a.gtrain.v1.ScaleJobRequest\x1a\x1b.gtrain.v1.ScaleJobResponseB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\bScaleJob\x12\x1a.gtrain.v1.ScaleJobRequest\x1a\x1b.gtrain.v1.ScaleJobResponse\x12C\n" +
+	"\n" +
+	"FetchModel\x12\x1c.gtrain.v1.FetchModelRequest\x1a\x15.gtrain.v1.ModelChunk0\x01B\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -885,48 +1040,52 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_control_proto_goTypes = []any{
-	(*SubmitJobRequest)(nil),  // 0: gtrain.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil), // 1: gtrain.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),   // 2: gtrain.v1.ListJobsRequest
-	(*ListNodesRequest)(nil),  // 3: gtrain.v1.ListNodesRequest
-	(*NodeRequest)(nil),       // 4: gtrain.v1.NodeRequest
-	(*GetJobRequest)(nil),     // 5: gtrain.v1.GetJobRequest
-	(*Document)(nil),          // 6: gtrain.v1.Document
-	(*StopJobRequest)(nil),    // 7: gtrain.v1.StopJobRequest
-	(*StopJobResponse)(nil),   // 8: gtrain.v1.StopJobResponse
-	(*LogsRequest)(nil),       // 9: gtrain.v1.LogsRequest
-	(*LogChunk)(nil),          // 10: gtrain.v1.LogChunk
-	(*JobEventsRequest)(nil),  // 11: gtrain.v1.JobEventsRequest
-	(*ScaleJobRequest)(nil),   // 12: gtrain.v1.ScaleJobRequest
-	(*ScaleJobResponse)(nil),  // 13: gtrain.v1.ScaleJobResponse
+	(*FetchModelRequest)(nil), // 0: gtrain.v1.FetchModelRequest
+	(*ModelChunk)(nil),        // 1: gtrain.v1.ModelChunk
+	(*SubmitJobRequest)(nil),  // 2: gtrain.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil), // 3: gtrain.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),   // 4: gtrain.v1.ListJobsRequest
+	(*ListNodesRequest)(nil),  // 5: gtrain.v1.ListNodesRequest
+	(*NodeRequest)(nil),       // 6: gtrain.v1.NodeRequest
+	(*GetJobRequest)(nil),     // 7: gtrain.v1.GetJobRequest
+	(*Document)(nil),          // 8: gtrain.v1.Document
+	(*StopJobRequest)(nil),    // 9: gtrain.v1.StopJobRequest
+	(*StopJobResponse)(nil),   // 10: gtrain.v1.StopJobResponse
+	(*LogsRequest)(nil),       // 11: gtrain.v1.LogsRequest
+	(*LogChunk)(nil),          // 12: gtrain.v1.LogChunk
+	(*JobEventsRequest)(nil),  // 13: gtrain.v1.JobEventsRequest
+	(*ScaleJobRequest)(nil),   // 14: gtrain.v1.ScaleJobRequest
+	(*ScaleJobResponse)(nil),  // 15: gtrain.v1.ScaleJobResponse
 }
 var file_control_proto_depIdxs = []int32{
-	0,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
-	2,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
-	5,  // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
-	5,  // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
-	7,  // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
-	9,  // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
-	3,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
-	4,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
-	4,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
-	11, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
-	12, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
-	1,  // 11: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	6,  // 12: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	6,  // 13: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	6,  // 14: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	8,  // 15: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	10, // 16: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	6,  // 17: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	6,  // 18: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
-	6,  // 19: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
-	6,  // 20: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
-	13, // 21: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
-	11, // [11:22] is the sub-list for method output_type
-	0,  // [0:11] is the sub-list for method input_type
+	2,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
+	4,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
+	7,  // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
+	7,  // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
+	9,  // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
+	11, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
+	5,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
+	6,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
+	6,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
+	13, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
+	14, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
+	0,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
+	3,  // 12: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	8,  // 13: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	8,  // 14: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	8,  // 15: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	10, // 16: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	12, // 17: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	8,  // 18: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	8,  // 19: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	8,  // 20: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	8,  // 21: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
+	15, // 22: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
+	1,  // 23: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
+	12, // [12:24] is the sub-list for method output_type
+	0,  // [0:12] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -937,14 +1096,14 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
-	file_control_proto_msgTypes[12].OneofWrappers = []any{}
+	file_control_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,6 +34,7 @@ const (
 	Control_UndrainNode_FullMethodName = "/gtrain.v1.Control/UndrainNode"
 	Control_JobEvents_FullMethodName   = "/gtrain.v1.Control/JobEvents"
 	Control_ScaleJob_FullMethodName    = "/gtrain.v1.Control/ScaleJob"
+	Control_FetchModel_FullMethodName  = "/gtrain.v1.Control/FetchModel"
 )
 
 // ControlClient is the client API for Control service.
@@ -59,6 +60,13 @@ type ControlClient interface {
 	// ScaleJob changes the desired trainer count of a job within its bounds
 	// (elastic issue). Pservers cannot change count yet.
 	ScaleJob(ctx context.Context, in *ScaleJobRequest, opts ...grpc.CallOption) (*ScaleJobResponse, error)
+	// FetchModel streams one pass of a job's model from whichever node keeps
+	// it: this agent's files, else (unless local) another agent's answer to
+	// the same request with local set. The first chunk carries the pass
+	// directory's manifest and the job's spec, then each parameter file
+	// follows in the manifest's order, in chunks; the caller checks every
+	// file's sha256 against the manifest (lifecycle issue).
+	FetchModel(ctx context.Context, in *FetchModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelChunk], error)
 }
 
 type controlClient struct {
@@ -197,6 +205,25 @@ func (c *controlClient) ScaleJob(ctx context.Context, in *ScaleJobRequest, opts 
 	return out, nil
 }
 
+func (c *controlClient) FetchModel(ctx context.Context, in *FetchModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Control_ServiceDesc.Streams[2], Control_FetchModel_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FetchModelRequest, ModelChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_FetchModelClient = grpc.ServerStreamingClient[ModelChunk]
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -220,6 +247,13 @@ type ControlServer interface {
 	// ScaleJob changes the desired trainer count of a job within its bounds
 	// (elastic issue). Pservers cannot change count yet.
 	ScaleJob(context.Context, *ScaleJobRequest) (*ScaleJobResponse, error)
+	// FetchModel streams one pass of a job's model from whichever node keeps
+	// it: this agent's files, else (unless local) another agent's answer to
+	// the same request with local set. The first chunk carries the pass
+	// directory's manifest and the job's spec, then each parameter file
+	// follows in the manifest's order, in chunks; the caller checks every
+	// file's sha256 against the manifest (lifecycle issue).
+	FetchModel(*FetchModelRequest, grpc.ServerStreamingServer[ModelChunk]) error
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -262,6 +296,9 @@ func (UnimplementedControlServer) JobEvents(*JobEventsRequest, grpc.ServerStream
 }
 func (UnimplementedControlServer) ScaleJob(context.Context, *ScaleJobRequest) (*ScaleJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ScaleJob not implemented")
+}
+func (UnimplementedControlServer) FetchModel(*FetchModelRequest, grpc.ServerStreamingServer[ModelChunk]) error {
+	return status.Error(codes.Unimplemented, "method FetchModel not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -468,6 +505,17 @@ func _Control_ScaleJob_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_FetchModel_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FetchModelRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControlServer).FetchModel(m, &grpc.GenericServerStream[FetchModelRequest, ModelChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_FetchModelServer = grpc.ServerStreamingServer[ModelChunk]
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -521,6 +569,11 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "JobEvents",
 			Handler:       _Control_JobEvents_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "FetchModel",
+			Handler:       _Control_FetchModel_Handler,
 			ServerStreams: true,
 		},
 	},

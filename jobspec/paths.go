@@ -20,10 +20,11 @@ func (s *Spec) PathFields() []PathField {
 		{Field: "data.test", Path: &s.Data.Test, Glob: true},
 		{Field: "checkpoint.dir", Path: &s.Checkpoint.Dir},
 		{Field: "model.workspace", Path: &s.Model.Workspace},
+		{Field: "init_from.dir", Path: &s.InitFrom.Dir},
 	}
 }
 
-// ResolvePaths makes the relative data.train, data.test, checkpoint.dir and model.workspace
+// ResolvePaths makes the relative data.train, data.test, checkpoint.dir, model.workspace and init_from.dir
 // absolute against dir (the directory of the spec file), because the spec is
 // read by the server, whose working directory is not the user's. dir should
 // itself be absolute; empty paths stay empty.

@@ -55,6 +55,9 @@ type Spec struct {
 	Resources  ResourcesSpec  `yaml:"resources" json:"resources"`
 	Restarts   RestartsSpec   `yaml:"restarts" json:"restarts"`
 	Stragglers StragglersSpec `yaml:"stragglers" json:"stragglers,omitzero"`
+	InitFrom   InitFromSpec   `yaml:"init_from" json:"init_from,omitzero"`
+	// Env reaches the model program (env.go: names, deny-list, path lists).
+	Env map[string]string `yaml:"env" json:"env,omitempty"`
 }
 
 // ModelSpec selects a built-in model (see model.Spec for the meaning of each

@@ -34,6 +34,8 @@ func (s *Spec) Validate() error {
 		s.Restarts.validate,
 		s.Stragglers.validate,
 		s.validateParams, // after the memory fit, which names the request to change
+		s.validateInitFrom,
+		s.validateEnv,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

@@ -37,6 +37,9 @@ type Config struct {
 	// Threads, when > 0, is set as the thread count of the numeric
 	// libraries the program may load (blasThreadsEnv).
 	Threads int
+	// Env is the job spec's env, NAME=VALUE, added to the role's own
+	// (checked at submit: jobspec.EnvDenied keeps gtrain's variables).
+	Env []string
 }
 
 // blasThreadsEnv are the variables that size the thread pools of OpenBLAS,
@@ -85,7 +88,7 @@ func Start(cfg Config) (*Client, error) {
 	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
 	cmd.Dir = cfg.Dir
 	// A workspace may be shared and read-only: no __pycache__ written into it.
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(append(os.Environ(), cfg.Env...), "PYTHONDONTWRITEBYTECODE=1")
 	if cfg.Threads > 0 {
 		for _, name := range blasThreadsEnv {
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", name, cfg.Threads))

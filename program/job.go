@@ -38,7 +38,7 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: model.timeout: %v", ErrEntry, err)}
 	}
 	threads := ThreadsFor(spec.Resources.Trainer.CPU)
-	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads})
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads, Env: spec.EnvList()})
 	if err != nil {
 		cleanup()
 		return nil, nil, err

@@ -51,6 +51,9 @@ type process struct {
 	// programInit holds the initial values a model program declared
 	// (model.kind program); nil for a built-in model.
 	programInit [][]float32
+	// warm holds, per parameter, the values of a warm start (init_from);
+	// nil for one that starts from the seed (or the program's values).
+	warm [][]float32
 	// gen is the layout generation served (zero: the spec's, never re-sharded).
 	gen schema.LayoutRecord
 }
@@ -115,8 +118,12 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if err := p.declareProgram(ctx); err != nil {
 		return nil, err
 	}
+	if err := p.loadInitModel(); err != nil {
+		return nil, err
+	}
 	p.mode = p.spec.Mode
-	shardCfg := ShardConfig{Mode: p.mode, MicroBatches: p.spec.MicroBatches(), Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec)}
+	shardCfg := ShardConfig{Mode: p.mode, MicroBatches: p.spec.MicroBatches(), Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec),
+		Frozen: frozenParams(p.spec, p.layout.Params)}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}
@@ -141,6 +148,10 @@ func OptimizerOf(spec *jobspec.Spec) OptimizerConfig {
 }
 
 func (p *process) init(b client.Block, dst []float32) {
+	if p.warm != nil && p.warm[b.Param] != nil {
+		copy(dst, p.warm[b.Param][b.Offset:b.Offset+len(dst)])
+		return
+	}
 	if p.programInit != nil {
 		copy(dst, p.programInit[b.Param][b.Offset:b.Offset+len(dst)])
 		return

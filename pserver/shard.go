@@ -34,6 +34,9 @@ type ShardConfig struct {
 	// to write. 0: half the shard's parameters (not of the optimizer's
 	// slots: for Adam, state + one gradient + that copy is 1.5x the state).
 	SnapshotCopyMax int
+	// Frozen holds the indexes of the parameters never updated
+	// (init_from.freeze): their gradients are received and dropped.
+	Frozen map[int]bool
 }
 
 // Validate names the bad field.
@@ -248,6 +251,9 @@ func (s *Shard) applyLocked(grads []*Gradient) {
 		inv := float32(1) / float32(records)
 		for _, id := range s.order {
 			b := s.blocks[id]
+			if s.cfg.Frozen[b.Param] {
+				continue
+			}
 			sum := grads[0].data[id]
 			for _, g := range grads[1:] {
 				addInto(sum, g.data[id])

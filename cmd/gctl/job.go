@@ -36,6 +36,7 @@ func (a *app) jobCommand() *cobra.Command {
 		a.jobEventsCommand(),
 		a.jobPlotCommand(),
 		a.jobWatchCommand(),
+		a.jobModelCommand(),
 	)
 	return cmd
 }

@@ -33,6 +33,9 @@ func purgeTargets(st api.JobStatus) (deleted, kept []string) {
 	return deleted, kept
 }
 
+// exportsKept: a purge never touches what `gctl job model --out` wrote.
+const exportsKept = "the copies exported with gctl job model (outside the job's directories)"
+
 // confirmPurge tells the operator what the purge deletes and asks on a
 // terminal; yes (--yes) confirms without asking. Without a terminal and
 // without --yes it refuses (exit 2): a script must say it means it. It
@@ -48,7 +51,7 @@ func (a *app) confirmPurge(ctx context.Context, client api.ControlClient, s sett
 	for _, d := range deleted {
 		fmt.Fprintf(&b, "  - %s\n", d)
 	}
-	for _, k := range kept {
+	for _, k := range append(kept, exportsKept) {
 		fmt.Fprintf(&b, "and keeps %s\n", k)
 	}
 	switch {

@@ -41,6 +41,7 @@ var controlRules = map[string]rule{
 	api.Control_DrainNode_FullMethodName:   fixed(auth.Admin, "drain nodes", "drain"),
 	api.Control_UndrainNode_FullMethodName: fixed(auth.Admin, "undrain nodes", "undrain"),
 	api.Control_ScaleJob_FullMethodName:    fixed(auth.Operator, "scale jobs", "scale"), // own jobs: see ScaleJob
+	api.Control_FetchModel_FullMethodName:  fixed(auth.Viewer, "read models", ""),
 }
 
 // stopRule: stopping needs operator, purging (which deletes the job's

@@ -65,6 +65,9 @@ func (c *Server) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api
 	if err == nil {
 		err = c.declareProgram(ctx, req, spec)
 	}
+	if err == nil {
+		err = c.resolveInitFrom(ctx, spec)
+	}
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -109,13 +112,10 @@ func decodeSpec(raw []byte) (*jobspec.Spec, error) {
 		return nil, err
 	}
 	spec.FixGlobalBatch()
-	for _, p := range []struct{ field, path string }{
-		{"data.train", spec.Data.Train}, {"data.test", spec.Data.Test}, {"checkpoint.dir", spec.Checkpoint.Dir},
-		{"model.workspace", spec.Model.Workspace},
-	} {
-		if p.path != "" && !filepath.IsAbs(p.path) {
-			return nil, &jobspec.FieldError{Field: p.field, Msg: fmt.Sprintf(
-				"%q is relative; the agent has no spec file to resolve it against: give an absolute path", p.path)}
+	for _, p := range spec.PathFields() {
+		if *p.Path != "" && !filepath.IsAbs(*p.Path) {
+			return nil, &jobspec.FieldError{Field: p.Field, Msg: fmt.Sprintf(
+				"%q is relative; the agent has no spec file to resolve it against: give an absolute path", *p.Path)}
 		}
 	}
 	return &spec, nil

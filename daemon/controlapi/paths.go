@@ -51,6 +51,12 @@ func (c *Server) confineSpec(req *api.SubmitJobRequest, spec *jobspec.Spec) erro
 		}
 		*f.Path = real
 	}
+	for _, p := range spec.EnvPaths() {
+		if _, err := roots.Path(p.Path); err != nil {
+			return &jobspec.FieldError{Field: p.Field, Msg: fmt.Sprintf(
+				"%v%s; a path list of env takes directories under them only (start the agents with --allowed-path DIR)", err, note)}
+		}
+	}
 	return nil
 }
 

@@ -89,6 +89,16 @@ var specFields = map[string]specField{
 	"stragglers.factor": {def: fmt.Sprintf("`%d`", jobspec.DefaultStragglerFactor), limits: "2 to 100; 0 means the default",
 		meaning: "sync: a micro-batch not reported within factor × the recent mean micro-batch time is handed to another trainer too"},
 	"stragglers.min_wait": {def: fmt.Sprintf("`%s`", jobspec.DefaultStragglerWait), limits: "a Go duration in (0, 1h]", meaning: "sync: the least time before a micro-batch is handed out again"},
+	"init_from": object("start from a saved model instead of the seed's initialisation (warm start, fine-tuning; README \"Warm start, resume, export\")"),
+	"init_from.job": {def: "none", limits: "a job name; its model must be readable by this agent (shared storage for a multi-node job)",
+		meaning: "start from this other job's model"},
+	"init_from.pass": {def: "the job's newest model", limits: "init_from.job only; a pass it has ended (from 0)", meaning: "which pass of that job's model"},
+	"init_from.dir": {def: "none", limits: "a pass directory (`model_dir/pass-NNNNN`) or a `gctl job model --format raw` export; under an allowed path; not with init_from.job",
+		meaning: "start from the model in this directory, relative to the spec file"},
+	"init_from.only":   {def: "all parameters", limits: "parameter names of the model, each once", meaning: "load only these; the others start from the seed"},
+	"init_from.freeze": {def: "none", limits: "parameter names of the model, each once", meaning: "the pservers never update these (their gradients are dropped)"},
+	"env": {def: "none", limits: fmt.Sprintf("model.kind program only; at most %d variables; names of letters, digits and `_`; not `LD_PRELOAD`, `LD_AUDIT`, `LD_PROFILE`, `LD_DEBUG_OUTPUT`, the thread counts (`OMP_NUM_THREADS`, ...), the Go runtime's (`GOMAXPROCS`, ...) nor `GTRAIN_*`/`GCTL_*`; a name ending in `PATH` takes absolute directories separated by `:`, each under an allowed path", jobspec.MaxEnvVars),
+		meaning: "variables added to the environment of the job's model program (trainers, pservers, master)"},
 }
 
 // minimalSpec is the least a spec must say; parsing it shows the default

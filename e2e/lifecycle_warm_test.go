@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
+)
+
+// warmJob is fit-a-line in sync mode over the stored record order (no
+// shuffle, so that a pass's data does not depend on its number) by plain
+// SGD, which keeps no optimizer state: a job started from another's pass
+// P then trains exactly what the uninterrupted run trains after P.
+func warmJob(name string, passes int) jobspec.Spec {
+	s := fitALineJob(name, jobspec.ModeSync, passes, "data")
+	s.Data.Shuffle = new(false)
+	return s
+}
+
+func succeededJob(st api.JobStatus) bool { return st.State == api.StateSucceeded }
+
+// TestLifecycleWarmStart: a job trains 3 passes; a second job init_from its
+// pass 2 for 2 passes ends with the model, bit for bit, of an uninterrupted
+// 5-pass run; a job that freezes w keeps pass 2's w; a model of other
+// shapes is rejected (exit 2) naming the parameter.
+func TestLifecycleWarmStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	work := t.TempDir()
+	a := startAgent(t, filepath.Join(work, "agent"))
+	housing(t, filepath.Join(work, "data"))
+
+	startDetached(t, a, warmJob("first", 3))
+	startDetached(t, a, warmJob("whole", 5))
+	first := waitJob(t, a, "first", "first to succeed", 4*time.Minute, succeededJob)
+
+	cont := warmJob("cont", 2)
+	cont.InitFrom = jobspec.InitFromSpec{Job: "first", Pass: new(2)}
+	startDetached(t, a, cont)
+	frozen := warmJob("frozen", 1)
+	frozen.InitFrom = jobspec.InitFromSpec{Dir: filepath.Join(first.ModelDir, model.PassDirName(2)), Freeze: []string{"w"}}
+	startDetached(t, a, frozen)
+
+	// Another model's shapes: exit 2 naming the parameter.
+	other := filepath.Join(work, "other-model")
+	m, err := model.New(model.Spec{Kind: model.KindLinear, Inputs: 12, Outputs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := [][]float32{make([]float32, 12), make([]float32, 1)}
+	if _, err := model.WriteModel(other, 0, 1, m, params); err != nil {
+		t.Fatal(err)
+	}
+	bad := warmJob("bad", 1)
+	bad.InitFrom = jobspec.InitFromSpec{Dir: filepath.Join(other, model.LatestLink)}
+	if _, errs, code := a.gctl(t, "job", "start", "-f", a.writeSpec(t, bad), "--detach"); code != 2 || !strings.Contains(errs, `"w"`) || !strings.Contains(errs, "init_from") {
+		t.Errorf("init_from a model of other shapes: exit %d, want 2 naming init_from and w: %s", code, errs)
+	}
+
+	whole := waitJob(t, a, "whole", "whole to succeed", 4*time.Minute, succeededJob)
+	st := waitJob(t, a, "cont", "cont to succeed", 4*time.Minute, succeededJob)
+	assertSameModel(t, st, manifestSums(t, whole.ModelDir))
+
+	fz := waitJob(t, a, "frozen", "frozen to succeed", 4*time.Minute, succeededJob)
+	start := warmParamSums(t, filepath.Join(first.ModelDir, model.PassDirName(2)))
+	end := warmParamSums(t, filepath.Join(fz.ModelDir, model.LatestLink))
+	if start["w"] != end["w"] || start["b"] == end["b"] {
+		t.Errorf("freeze [w]: w %s -> %s (want unchanged), b %s -> %s (want changed)", start["w"], end["w"], start["b"], end["b"])
+	}
+	if _, err := os.Stat(filepath.Join(fz.ModelDir, model.LatestLink)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// warmParamSums is the sha256 of each parameter of the model in dir.
+func warmParamSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	man, _, err := model.ReadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]string{}
+	for _, p := range man.Params {
+		sums[p.Name] = p.SHA256
+	}
+	return sums
+}

@@ -1,0 +1,148 @@
+package jobspec
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gtrain/gtrain/model"
+)
+
+// InitFromSpec starts a job from a saved model instead of the seed's
+// initialisation (docs/reference.md#warm-start): the model of another job's
+// pass (Job, Pass) or a model directory (Dir: a pass directory written by a
+// job, or a `gctl job model --format raw` export). Only names the
+// parameters to load (default: all); the others keep the seed's values.
+// Freeze names parameters the pservers never update. The zero value means
+// "start from the seed".
+type InitFromSpec struct {
+	Job string `yaml:"job" json:"job,omitempty"`
+	// Pass is the other job's pass; nil means its newest model.
+	Pass   *int     `yaml:"pass" json:"pass,omitempty"`
+	Dir    string   `yaml:"dir" json:"dir,omitempty"`
+	Only   []string `yaml:"only" json:"only,omitempty"`
+	Freeze []string `yaml:"freeze" json:"freeze,omitempty"`
+	// Resolved is the pass directory the agent that accepted the job found
+	// and checked (never the user's: no YAML field; overwritten at submit).
+	// The pservers read their initial values from it.
+	Resolved string `yaml:"-" json:"resolved,omitempty"`
+}
+
+// IsSet reports whether the spec asks for a warm start.
+func (f InitFromSpec) IsSet() bool {
+	return f.Job != "" || f.Dir != "" || f.Pass != nil || len(f.Only) > 0 || len(f.Freeze) > 0
+}
+
+// Loads reports whether parameter name is loaded from the model.
+func (f InitFromSpec) Loads(name string) bool {
+	return len(f.Only) == 0 || slices.Contains(f.Only, name)
+}
+
+// Frozen reports whether the pservers must not update parameter name.
+func (f InitFromSpec) Frozen(name string) bool { return slices.Contains(f.Freeze, name) }
+
+func (s *Spec) validateInitFrom() *FieldError {
+	f := s.InitFrom
+	if !f.IsSet() {
+		return nil
+	}
+	switch {
+	case f.Job == "" && f.Dir == "":
+		return fieldError("init_from", "names no model: give {job: NAME, pass: P} or {dir: MODEL_DIR}", nil)
+	case f.Job != "" && f.Dir != "":
+		return fieldError("init_from", "names both job and dir: give one", nil)
+	case f.Dir != "" && f.Pass != nil:
+		return fieldError("init_from.pass", "goes with init_from.job; a dir is one pass directory already", nil)
+	case f.Pass != nil && (*f.Pass < 0 || *f.Pass > MaxPasses):
+		return fieldError("init_from.pass", fmt.Sprintf("must be in [0, %d], got %d", MaxPasses, *f.Pass), nil)
+	}
+	if f.Job != "" {
+		if err := ValidateName(f.Job); err != nil {
+			return fieldError("init_from.job", err.Error(), err)
+		}
+		if f.Job == s.Name {
+			return fieldError("init_from.job", "is this job itself; use `gctl job resume` to continue a job", nil)
+		}
+	}
+	if len(f.Dir) > MaxPathLength {
+		return fieldError("init_from.dir", fmt.Sprintf("is %d bytes, at most %d", len(f.Dir), MaxPathLength), nil)
+	}
+	names := s.paramNames()
+	if err := knownParams("init_from.only", f.Only, names); err != nil {
+		return err
+	}
+	return knownParams("init_from.freeze", f.Freeze, names)
+}
+
+// paramNames lists the model's parameters; nil when not known before
+// submit (a program declares its own).
+func (s *Spec) paramNames() []string {
+	var names []string
+	for _, p := range s.ParamSpecs() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// ParamSpecs lists the model's parameters in the pservers' order: a
+// built-in model's, or what a program declared at submit (nil before).
+func (s *Spec) ParamSpecs() []model.ParamSpec {
+	if s.Model.IsProgram() {
+		var ps []model.ParamSpec
+		if d := s.Model.Declared; d != nil {
+			for _, p := range d.Params {
+				ps = append(ps, model.ParamSpec{Name: p.Name, Shape: p.Shape})
+			}
+		}
+		return ps
+	}
+	m, err := model.New(s.Model.ToModel())
+	if err != nil {
+		return nil
+	}
+	return m.Params()
+}
+
+func knownParams(field string, list, names []string) *FieldError {
+	for i, n := range list {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		if n == "" {
+			return fieldError(at, "is empty: give a parameter name", nil)
+		}
+		if slices.Contains(list[:i], n) {
+			return fieldError(at, fmt.Sprintf("names %q twice", n), nil)
+		}
+		if names != nil && !slices.Contains(names, n) {
+			return fieldError(at, fmt.Sprintf("the model has no parameter %q; its parameters are %v", n, names), nil)
+		}
+	}
+	return nil
+}
+
+// CheckInitModel checks a saved model's parameters (names and shapes, in
+// the manifest's order) against the job's own: every parameter the job
+// loads must be there with the same shape. The error names the parameter.
+func CheckInitModel(f InitFromSpec, want, have []model.ParamSpec, dir string) error {
+	for _, w := range want {
+		if !f.Loads(w.Name) {
+			continue
+		}
+		i := slices.IndexFunc(have, func(h model.ParamSpec) bool { return h.Name == w.Name })
+		if i < 0 {
+			return fieldError("init_from", fmt.Sprintf("parameter %q is not in the model at %s (it has %s); list the ones to load in init_from.only",
+				w.Name, dir, paramList(have)), nil)
+		}
+		if !slices.Equal(have[i].Shape, w.Shape) {
+			return fieldError("init_from", fmt.Sprintf("parameter %q has shape %v in the model at %s, this job's model wants %v",
+				w.Name, have[i].Shape, dir, w.Shape), nil)
+		}
+	}
+	return nil
+}
+
+func paramList(ps []model.ParamSpec) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s %v", p.Name, p.Shape))
+	}
+	return fmt.Sprint(out)
+}

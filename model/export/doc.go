@@ -1,0 +1,12 @@
+// Package export writes a model fetched with `gctl job model` in the
+// formats other stacks read: npz (numpy's zip of .npy arrays, also what
+// PyTorch users load with numpy), safetensors (Hugging Face's header +
+// raw little-endian tensors) and raw (the model files themselves, which
+// init_from.dir reads back). The .npy, .npz and safetensors encodings are
+// written here with archive/zip and encoding/json: they are small, fixed
+// formats, not worth a dependency. Every format goes with manifest.json:
+// names, shapes, each parameter's sha256 (of its little-endian float32
+// bytes, equal to the sha256 of numpy's arr.tobytes()) and the job's spec.
+//
+// It is pure file writing: it must not know jobs, agents or the wire.
+package export
