@@ -75,17 +75,22 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	assertExactRun(t, st, refSt, refSums)
 }
 
-// ckptfailPasses: after the fault and the restore the job must still write
-// checkpoints for the warning to clear (3,400 steps, about 6 s).
-const ckptfailPasses = 100
+// ckptfailPasses: the job must outlast the fault's range, whatever the
+// test's pace: pserver-1 writes again at the first checkpoint past it
+// (first+400, 550 when the fault is laid at the start, as it is), even if
+// the test removes the fault late, so the warning clears by then. 1,700
+// steps (about 3 s uninterrupted) leave three times that; 100 passes made
+// both of the test's runs twice as long.
+const ckptfailPasses = 50
 
 func ckptfailSpec(name string) jobspec.Spec { return chaosJob(name, ckptfailPasses) }
 
 // blockWhileHeld lays a fault from a step the job has not reached: it
 // SIGSTOPs victim, which holds the job's steps (a sync step needs every
-// pserver), waits for the master's background save to show the held step,
-// calls block with the first checkpoint step at least two checkpoints
-// (of 25 steps) past it and at least 150, and SIGCONTs victim. A step
+// pserver), waits until the job's step stands still past the master's
+// background save (the held step), calls block with the first checkpoint
+// step at least two checkpoints (of 25 steps) past it and at least 150,
+// and SIGCONTs victim. A step
 // takes ~1.7 ms: a fault laid at a fixed step while the job runs was
 // overtaken (the job passed its first steps before the loop laid them).
 func blockWhileHeld(t *testing.T, a *agent, job, victim string, block func(first int64) func()) (int64, func()) {
@@ -95,8 +100,7 @@ func blockWhileHeld(t *testing.T, a *agent, job, victim string, block func(first
 		t.Fatal(err)
 	}
 	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
-	time.Sleep(time.Second)
-	held := jobStatus(t, a, job).Step
+	held := waitStill(t, a, job, "the job to stand still without "+victim, 500*time.Millisecond, 30*time.Second).Step
 	first := max(150, (held/25+2)*25)
 	t.Logf("%s (pid %d) stopped at job step %d while the fault is laid", victim, pid, held)
 	return first, block(first)

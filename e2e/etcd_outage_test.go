@@ -12,14 +12,18 @@ import (
 // sync job across three hosts, for 15 s and then for 45 s. The roles wait
 // for etcd instead of spending their crash budgets, the job resumes by
 // itself once etcd answers again, and it SUCCEEDS with every record applied
-// once and the uninterrupted run's model.
+// once and the uninterrupted run's model. It runs in parallel with the
+// soak and the five-minute outage (TestMain gives all three a slot): its
+// cluster idles for the minute etcd is stopped.
 func TestClusterEtcdOutage(t *testing.T) {
+	t.Parallel()
 	runEtcdOutages(t, "etcd-outage", 15*time.Second, 45*time.Second)
 }
 
 // TestClusterEtcdOutageFiveMinutes is TestClusterEtcdOutage with one
-// outage of 5 minutes. It runs in parallel with the soak: while etcd is
-// stopped its cluster is idle, and the suite need not wait 5 minutes more.
+// outage of 5 minutes. It runs in parallel with the soak and
+// TestClusterEtcdOutage: while etcd is stopped its cluster is idle, and the
+// suite need not wait 5 minutes more.
 func TestClusterEtcdOutageFiveMinutes(t *testing.T) {
 	t.Parallel()
 	runEtcdOutages(t, "etcd-outage-5m", 5*time.Minute)

@@ -16,10 +16,14 @@ const hungAfter = 5 * time.Second
 // No straggler re-handing: the stopped trainer's micro-batches then wait
 // for it, the stall hung_after is for (with it, the job routes around the
 // trainer and may finish before hung_after; e2e/elastic_test.go covers that).
-// hungPasses keeps the job running while each of the two victims is
-// stopped for hung_after and killed (~6 s each, the job going on without a
-// stopped trainer): 6,800 steps, about 12 s uninterrupted.
-const hungPasses = 200
+// The job stands still while a victim is stopped, so what it must outlast
+// is the steps it takes between the test's looks (a look sees the step
+// with a lag of up to a status save, 250 ms, and a poll): the second
+// victim was stopped near step 400 on a loaded machine, and on an idle one
+// (600 steps a second) three looks' lag could take it to about 800.
+// hungPasses, 2,720 steps (about 5 s uninterrupted), leaves three times
+// that; 200 passes made both of the test's runs 2.5 times longer.
+const hungPasses = 80
 
 // TestChaosHungWorkers: a trainer, then a pserver, of a sync job is
 // SIGSTOPped (for 60 s: alive, not progressing). Within hung_after and a few

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
+	"github.com/gtrain/gtrain/model"
 )
 
 // What an operator trips over (issue 17), walked against real agents,
@@ -83,13 +84,19 @@ func hasEvent(st api.JobStatus, what string) bool { return countEventsContaining
 
 const modelWriteWarning = "master cannot write the model of pass "
 
+// fullDiskPasses: the disk is filled once a pass is written, a few tenths
+// of a second in (a pass takes ~25 ms); the job, held at the next pass
+// end, must not have ended by then. 100 passes (2.5 s) leave five times
+// that; 300 made the run after the disk is freed three times longer.
+const fullDiskPasses = 100
+
 func testModelWriteOnFullDisk(t *testing.T) {
 	work := t.TempDir()
 	housing(t, filepath.Join(work, "data"))
 	ck := filepath.Join(work, "ck")
 	mountTmpfs(t, ck, "8m") // before the agent: unmounted after it stopped
 	a := startAgent(t, filepath.Join(work, "agent"))
-	spec := fitALineJob("fulldisk", jobspec.ModeSync, 300, filepath.Join(work, "data"))
+	spec := fitALineJob("fulldisk", jobspec.ModeSync, fullDiskPasses, filepath.Join(work, "data"))
 	spec.Checkpoint = jobspec.CheckpointSpec{Dir: "ck", Every: "200", Keep: 2}
 	startDetached(t, a, spec)
 	waitJob(t, a, "fulldisk", "a pass written", 30*time.Second, func(st api.JobStatus) bool { return st.Pass >= 1 })
@@ -102,8 +109,8 @@ func testModelWriteOnFullDisk(t *testing.T) {
 		t.Errorf("the warning does not name the cause, or no event tells it: warnings %q, events %+v", st.Warnings, st.Events)
 	}
 	held := st.Pass
-	time.Sleep(2 * time.Second)
-	if st = jobStatus(t, a, "fulldisk"); st.State != api.StateRunning || st.Pass != held {
+	st = waitStill(t, a, "fulldisk", "the job to stand still at the pass end", time.Second, 30*time.Second)
+	if st.State != api.StateRunning || st.Pass != held {
 		t.Errorf("with the disk full the job went on: state %s, pass %d, want RUNNING at pass %d", st.State, st.Pass, held)
 	}
 
@@ -112,8 +119,8 @@ func testModelWriteOnFullDisk(t *testing.T) {
 	if !hasEvent(st, "the master wrote the model of pass ") || len(st.Warnings) != 0 {
 		t.Errorf("after space returned: warnings %q, events %+v; want none, and an event saying so", st.Warnings, st.Events)
 	}
-	assertExactPasses(t, st, 300)
-	if _, err := os.Stat(filepath.Join(st.ModelDir, "pass-00299", "manifest.json")); err != nil {
+	assertExactPasses(t, st, fullDiskPasses)
+	if _, err := os.Stat(filepath.Join(st.ModelDir, model.PassDirName(fullDiskPasses-1), "manifest.json")); err != nil {
 		t.Errorf("the last pass's model is missing: %v", err)
 	}
 }
