@@ -99,7 +99,11 @@ func asyncStallPasses(t *testing.T, a *agent, work string) int {
 		t.Fatalf("pace run: exit %d: %s", code, errs)
 	}
 	perPass := medianPassSeconds(jobStatus(t, a, "pace"))
-	passes := int(1.3*(asyncStall-trainerLease).Seconds()/perPass) + 2*resumeMargin
+	// Twice the passes the stall would take at the calibrated pace: a
+	// machine under load calibrates slow and may then run faster (1.3 was
+	// seen to end within the stall when the load dropped); the passes after
+	// the stall go at two trainers' pace, so the margin costs seconds.
+	passes := int(2*(asyncStall-trainerLease).Seconds()/perPass) + 2*resumeMargin
 	t.Logf("one trainer makes a pass in %.0f ms: %d passes", perPass*1000, passes)
 	return passes
 }
