@@ -128,7 +128,11 @@ func threadsJob(name string, cpu int) jobspec.Spec {
 // torchCNNJob is a job of examples/program/torch_cnn.py.
 func torchCNNJob(name string) jobspec.Spec {
 	s := programJob(name, "")
-	s.Pservers, s.Passes, s.BatchSize = 1, 2, 32
+	// 4 passes (~100 steps of ~20 ms): TestTorchCNN kills a program once
+	// the status shows step 3, which must be well before the job's last
+	// step (with 2 passes and a kill past step 15, a quiet machine ended the
+	// job before the kill landed, and the program was no longer needed).
+	s.Pservers, s.Passes, s.BatchSize = 1, 4, 32
 	s.Model.Entry, s.Model.Hidden, s.Model.Timeout = "/usr/bin/python3 torch_cnn.py", nil, "60s"
 	momentum := 0.9
 	s.Optimizer = jobspec.OptimizerSpec{Kind: jobspec.OptimizerMomentum, LearningRate: 0.02, Momentum: &momentum}
