@@ -4,7 +4,7 @@ import "testing"
 
 func TestEnvValidation(t *testing.T) {
 	base := "name: j\nmodel: {kind: program, entry: python3 m.py, workspace: /w, inputs: 2, outputs: 1}\ndata: {train: /d/train-*}\n"
-	for _, tc := range []struct{ yaml, field string }{
+	checkFieldCases(t, base, []fieldCase{
 		{"", ""},
 		{"env: {MY_FLAG: '1', LD_LIBRARY_PATH: /opt/lib:/usr/local/lib}\n", ""},
 		{"env: {LD_PRELOAD: /tmp/x.so}\n", "env.LD_PRELOAD"},
@@ -12,22 +12,7 @@ func TestEnvValidation(t *testing.T) {
 		{"env: {OMP_NUM_THREADS: '8'}\n", "env.OMP_NUM_THREADS"},
 		{"env: {1BAD: x}\n", "env.1BAD"},
 		{"env: {PYTHONPATH: 'lib:/opt'}\n", "env.PYTHONPATH"},
-	} {
-		s, err := Parse([]byte(base + tc.yaml))
-		if err == nil {
-			err = s.Validate()
-		}
-		if tc.field == "" {
-			if err != nil {
-				t.Errorf("%q: %v", tc.yaml, err)
-			}
-			continue
-		}
-		wantFieldError(t, err, tc.field)
-	}
-	s, err := Parse([]byte("name: j\nmodel: {kind: linear, inputs: 2}\ndata: {train: /d/train-*}\nenv: {A: b}\n"))
-	if err == nil {
-		err = s.Validate()
-	}
+	})
+	err := parseValidate("name: j\nmodel: {kind: linear, inputs: 2}\ndata: {train: /d/train-*}\nenv: {A: b}\n")
 	wantFieldError(t, err, "env", "program")
 }

@@ -49,3 +49,32 @@ func wantFieldError(t *testing.T, err error, field string, fragments ...string) 
 		}
 	}
 }
+
+// fieldCase is a piece of YAML added to a base spec, and the field whose
+// FieldError it must give ("": the spec is valid).
+type fieldCase struct{ yaml, field string }
+
+// parseValidate is Parse, then Validate when that succeeds.
+func parseValidate(yaml string) error {
+	s, err := Parse([]byte(yaml))
+	if err == nil {
+		err = s.Validate()
+	}
+	return err
+}
+
+// checkFieldCases runs each case on base: accepted, or refused naming its
+// field (wantFieldError).
+func checkFieldCases(t *testing.T, base string, cases []fieldCase) {
+	t.Helper()
+	for _, tc := range cases {
+		err := parseValidate(base + tc.yaml)
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tc.yaml, err)
+			}
+			continue
+		}
+		wantFieldError(t, err, tc.field)
+	}
+}

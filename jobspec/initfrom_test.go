@@ -8,7 +8,7 @@ import (
 
 func TestInitFromValidation(t *testing.T) {
 	base := "name: j\nmodel: {kind: mlp, inputs: 2, outputs: 2, hidden: [3]}\ndata: {train: /d/train-*}\n"
-	for _, tc := range []struct{ yaml, field string }{
+	checkFieldCases(t, base, []fieldCase{
 		{"", ""},
 		{"init_from: {job: a, pass: 2}\n", ""},
 		{"init_from: {job: a}\n", ""},
@@ -23,19 +23,7 @@ func TestInitFromValidation(t *testing.T) {
 		{"init_from: {job: a, only: [w9]}\n", "init_from.only[0]"},
 		{"init_from: {job: a, freeze: [w0, w0]}\n", "init_from.freeze[1]"},
 		{"init_from: {job: a, from: x}\n", "init_from.from"},
-	} {
-		s, err := Parse([]byte(base + tc.yaml))
-		if err == nil {
-			err = s.Validate()
-		}
-		if tc.field == "" {
-			if err != nil {
-				t.Errorf("%q: %v", tc.yaml, err)
-			}
-			continue
-		}
-		wantFieldError(t, err, tc.field)
-	}
+	})
 }
 
 func TestCheckInitModelNamesTheParameter(t *testing.T) {

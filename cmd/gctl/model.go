@@ -109,7 +109,9 @@ func (a *app) fetchModel(ctx context.Context, req *api.FetchModelRequest, out, f
 // badModelError is a model that arrived but does not match its manifest.
 type badModelError struct{ msg string }
 
-func (e *badModelError) Error() string { return e.msg + "; fetch it again, or check the model files on the node" }
+func (e *badModelError) Error() string {
+	return e.msg + "; fetch it again, or check the model files on the node"
+}
 
 // receiveModel reads the stream: the manifest and spec, then the files in
 // the manifest's order, each checked against its size and sha256.

@@ -89,7 +89,7 @@ var specFields = map[string]specField{
 	"stragglers.factor": {def: fmt.Sprintf("`%d`", jobspec.DefaultStragglerFactor), limits: "2 to 100; 0 means the default",
 		meaning: "sync: a micro-batch not reported within factor × the recent mean micro-batch time is handed to another trainer too"},
 	"stragglers.min_wait": {def: fmt.Sprintf("`%s`", jobspec.DefaultStragglerWait), limits: "a Go duration in (0, 1h]", meaning: "sync: the least time before a micro-batch is handed out again"},
-	"init_from": object("start from a saved model instead of the seed's initialisation (warm start, fine-tuning; README \"Warm start, resume, export\")"),
+	"init_from":           object("start from a saved model instead of the seed's initialisation (warm start, fine-tuning; README \"Warm start, resume, export\")"),
 	"init_from.job": {def: "none", limits: "a job name; its model must be readable by this agent (shared storage for a multi-node job)",
 		meaning: "start from this other job's model"},
 	"init_from.pass": {def: "the job's newest model", limits: "init_from.job only; a pass it has ended (from 0)", meaning: "which pass of that job's model"},
