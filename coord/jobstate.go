@@ -98,7 +98,7 @@ func WatchJobEnd(ctx context.Context, cli *clientv3.Client, job string) <-chan s
 			if kv == nil {
 				return true
 			}
-			st, err := schema.DecodeState(kv.Value)
+			st, err := schema.Decode[schema.StateRecord](kv.Value)
 			return err == nil && api.Terminal(st.State)
 		})
 		if ended {

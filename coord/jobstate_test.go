@@ -208,12 +208,12 @@ func TestSetJobStateUnknownJob(t *testing.T) {
 
 func TestDecodeState(t *testing.T) {
 	want := schema.StateRecord{State: api.StateStopped, Reason: "user", Updated: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-	got, err := schema.DecodeState([]byte(MustJSON(want)))
+	got, err := schema.Decode[schema.StateRecord]([]byte(MustJSON(want)))
 	if err != nil || !got.Updated.Equal(want.Updated) || got.State != want.State || got.Reason != want.Reason {
-		t.Errorf("schema.DecodeState round trip = %+v, %v; want %+v", got, err, want)
+		t.Errorf("schema.Decode round trip = %+v, %v; want %+v", got, err, want)
 	}
-	if _, err := schema.DecodeState([]byte("nope")); err == nil {
-		t.Error("schema.DecodeState of garbage: no error")
+	if _, err := schema.Decode[schema.StateRecord]([]byte("nope")); err == nil {
+		t.Error("schema.Decode of garbage: no error")
 	}
 }
 

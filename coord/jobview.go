@@ -2,7 +2,6 @@ package coord
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -107,34 +106,34 @@ func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
 	return views, errs
 }
 
-// Add decodes kv, the key of v's job that key names, into v. Keys of
-// kinds v does not hold are skipped.
+// Add decodes kv, the key of v's job that key names, into v.
 func (v *JobView) Add(key JobKeyParts, kv *mvccpb.KeyValue) error {
+	var err error
 	switch key.Kind {
 	case JobKeyRecord:
-		rec, err := schema.DecodeJobRecord(kv.Value)
-		if err != nil {
-			return err
-		}
-		v.Record, v.RecordRev = &rec, kv.CreateRevision
+		err = decodeTo(kv.Value, func(r schema.JobRecord) { v.Record, v.RecordRev = &r, kv.CreateRevision })
 	case JobKeyState:
-		st, err := schema.DecodeState(kv.Value)
-		if err != nil {
-			return err
-		}
-		v.State = st
+		err = decodeTo(kv.Value, func(s schema.StateRecord) { v.State = s })
+	case JobKeyProgress:
+		err = decodeTo(kv.Value, func(p schema.ProgressRecord) { v.Progress = &p })
 	case JobKeyPlacement:
-		p, err := schema.DecodePlacement(kv.Value)
-		if err != nil {
-			return err
-		}
-		v.Placement = &p
+		err = decodeTo(kv.Value, func(p schema.PlacementRecord) { v.Placement = &p })
 	case JobKeyHung:
-		h, err := schema.DecodeHung(kv.Value)
-		if err != nil {
-			return err
-		}
-		v.Hung[key.Name] = h
+		err = decodeTo(kv.Value, func(h schema.HungRecord) { v.Hung[key.Name] = h })
+	case JobKeyStorage:
+		err = decodeTo(kv.Value, func(r schema.StorageResult) { v.Storage[key.Name] = r })
+	case JobKeyWorker:
+		err = decodeTo(kv.Value, func(w schema.WorkerRecord) { v.Workers[key.Name] = w })
+	case JobKeyPserver:
+		err = decodeTo(kv.Value, func(p schema.PserverRecord) { v.Pservers[p.Index] = p })
+	case JobKeyTrainer:
+		err = decodeTo(kv.Value, func(t schema.TrainerRecord) { v.Trainers[t.Worker] = t.ID })
+	case JobKeyReshardRequest:
+		err = decodeTo(kv.Value, func(r schema.ReshardRequest) { v.Reshard = r })
+	case JobKeyLayout:
+		err = decodeTo(kv.Value, func(l schema.LayoutRecord) { v.Layout = l })
+	case JobKeyEvent:
+		err = decodeTo(kv.Value, func(e api.Event) { v.Events = append(v.Events, e) })
 	case JobKeyOther:
 		switch _, kind := ParseHandoverKey(string(kv.Key)); kind {
 		case HandoverCheckpoint:
@@ -143,54 +142,16 @@ func (v *JobView) Add(key JobKeyParts, kv *mvccpb.KeyValue) error {
 			v.MasterSaved = true
 		}
 	default:
-		return v.addRecord(key, kv.Value)
+		err = fmt.Errorf("key kind %d has no decoder", key.Kind)
 	}
-	return nil
+	return err
 }
 
-// addRecord decodes the other kinds of keys.
-func (v *JobView) addRecord(key JobKeyParts, value []byte) error {
-	switch key.Kind {
-	case JobKeyProgress:
-		v.Progress = &schema.ProgressRecord{}
-		return json.Unmarshal(value, v.Progress)
-	case JobKeyStorage:
-		return decodeInto(value, v.Storage, key.Name)
-	case JobKeyWorker:
-		return decodeInto(value, v.Workers, key.Name)
-	case JobKeyPserver:
-		var p schema.PserverRecord
-		if err := json.Unmarshal(value, &p); err != nil {
-			return err
-		}
-		v.Pservers[p.Index] = p
-	case JobKeyTrainer:
-		var t schema.TrainerRecord
-		if err := json.Unmarshal(value, &t); err != nil {
-			return err
-		}
-		v.Trainers[t.Worker] = t.ID
-	case JobKeyReshardRequest:
-		return json.Unmarshal(value, &v.Reshard)
-	case JobKeyLayout:
-		return json.Unmarshal(value, &v.Layout)
-	case JobKeyEvent:
-		var e api.Event
-		if err := json.Unmarshal(value, &e); err != nil {
-			return err
-		}
-		v.Events = append(v.Events, e)
-	default:
-		return fmt.Errorf("key kind %d has no decoder", key.Kind)
+// decodeTo decodes raw as a T and, when it decodes, hands it to set.
+func decodeTo[T any](raw []byte, set func(T)) error {
+	r, err := schema.Decode[T](raw)
+	if err == nil {
+		set(r)
 	}
-	return nil
-}
-
-func decodeInto[T any](value []byte, into map[string]T, name string) error {
-	var r T
-	if err := json.Unmarshal(value, &r); err != nil {
-		return err
-	}
-	into[name] = r
-	return nil
+	return err
 }

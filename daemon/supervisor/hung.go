@@ -26,7 +26,7 @@ func (s *Supervisor) applyHungLocked(job, worker string, raw []byte) {
 	if r == nil || r.finished() {
 		return
 	}
-	h, err := schema.DecodeHung(raw)
+	h, err := schema.Decode[schema.HungRecord](raw)
 	if err != nil {
 		s.log.Warn("unreadable hung record", "job", job, "worker", worker, "err", err)
 		return

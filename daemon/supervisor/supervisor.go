@@ -205,7 +205,7 @@ func (s *Supervisor) entryLocked(job string) *jobEntry {
 }
 
 func (s *Supervisor) applyRecordLocked(job string, kv *mvccpb.KeyValue) {
-	rec, err := schema.DecodeJobRecord(kv.Value)
+	rec, err := schema.Decode[schema.JobRecord](kv.Value)
 	if err != nil {
 		s.log.Error("undecodable job record; ignoring the job", "key", string(kv.Key), "err", err)
 		return
@@ -219,7 +219,7 @@ func (s *Supervisor) applyRecordLocked(job string, kv *mvccpb.KeyValue) {
 }
 
 func (s *Supervisor) applyStateLocked(job string, raw []byte) {
-	st, err := schema.DecodeState(raw)
+	st, err := schema.Decode[schema.StateRecord](raw)
 	if err != nil {
 		s.log.Error("undecodable job state", "job", job, "err", err)
 		return
@@ -228,7 +228,7 @@ func (s *Supervisor) applyStateLocked(job string, raw []byte) {
 }
 
 func (s *Supervisor) applyPlacementLocked(job string, raw []byte) {
-	p, err := schema.DecodePlacement(raw)
+	p, err := schema.Decode[schema.PlacementRecord](raw)
 	if err != nil {
 		s.log.Error("undecodable placement", "job", job, "err", err)
 		return
