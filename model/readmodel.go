@@ -96,13 +96,28 @@ func readParamFile(dir string, pm ParamManifest, size int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	params, err := decodeParam(pm, data, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return params, nil
+}
+
+// DecodeParam checks a parameter file's bytes against its manifest entry
+// (as many float32 as its shape holds, and its sha256) and decodes them; a
+// mismatch is ErrCorruptModel.
+func DecodeParam(pm ParamManifest, data []byte) ([]float32, error) {
+	return decodeParam(pm, data, ParamSpec{Name: pm.Name, Shape: pm.Shape}.Size())
+}
+
+func decodeParam(pm ParamManifest, data []byte, size int) ([]float32, error) {
 	if len(data) != 4*size {
-		return nil, fmt.Errorf("%s: %d bytes, want %d (%d float32 for shape %v): %w",
-			path, len(data), 4*size, size, pm.Shape, ErrCorruptModel)
+		return nil, fmt.Errorf("%d bytes, want %d (%d float32 for shape %v): %w",
+			len(data), 4*size, size, pm.Shape, ErrCorruptModel)
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); got != pm.SHA256 {
-		return nil, fmt.Errorf("%s: sha256 %s, manifest says %s: %w", path, got, pm.SHA256, ErrCorruptModel)
+		return nil, fmt.Errorf("sha256 %s, manifest says %s: %w", got, pm.SHA256, ErrCorruptModel)
 	}
 	return BytesFloat32(data)
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,17 +152,9 @@ func receiveModel(ctx context.Context, client api.ControlClient, req *api.FetchM
 func checkModelData(job string, man model.Manifest, data [][]byte) ([][]float32, error) {
 	params := make([][]float32, len(data))
 	for j, p := range man.Params {
-		sum := sha256.Sum256(data[j])
-		if got := hex.EncodeToString(sum[:]); got != p.SHA256 {
-			return nil, &badModelError{fmt.Sprintf("job %s: parameter %s: sha256 %s, the manifest says %s", job, p.Name, got, p.SHA256)}
-		}
-		size := 1
-		for _, d := range p.Shape {
-			size *= d
-		}
-		v, err := model.BytesFloat32(data[j])
-		if err != nil || len(v) != size {
-			return nil, &badModelError{fmt.Sprintf("job %s: parameter %s: %d bytes for shape %v", job, p.Name, len(data[j]), p.Shape)}
+		v, err := model.DecodeParam(p, data[j])
+		if err != nil {
+			return nil, &badModelError{fmt.Sprintf("job %s: parameter %s: %v", job, p.Name, err)}
 		}
 		params[j] = v
 	}
