@@ -77,29 +77,11 @@ func (s *Spec) validateInitFrom() *FieldError {
 // submit (a program declares its own).
 func (s *Spec) paramNames() []string {
 	var names []string
-	for _, p := range s.ParamSpecs() {
+	ps, _ := s.ParamSpecs() // an invalid model has no names: its own field says why
+	for _, p := range ps {
 		names = append(names, p.Name)
 	}
 	return names
-}
-
-// ParamSpecs lists the model's parameters in the pservers' order: a
-// built-in model's, or what a program declared at submit (nil before).
-func (s *Spec) ParamSpecs() []model.ParamSpec {
-	if s.Model.IsProgram() {
-		var ps []model.ParamSpec
-		if d := s.Model.Declared; d != nil {
-			for _, p := range d.Params {
-				ps = append(ps, model.ParamSpec{Name: p.Name, Shape: p.Shape})
-			}
-		}
-		return ps
-	}
-	m, err := model.New(s.Model.ToModel())
-	if err != nil {
-		return nil
-	}
-	return m.Params()
 }
 
 func knownParams(field string, list, names []string) *FieldError {

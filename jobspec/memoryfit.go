@@ -31,7 +31,7 @@ type MemoryNeed struct {
 // overflow an int64 saturate at math.MaxInt64. It fails only for a model
 // that model.Spec.Validate rejects.
 func (s *Spec) MemoryNeed() (MemoryNeed, error) {
-	ps, err := s.paramSpecs()
+	ps, err := s.ParamSpecs()
 	if err != nil {
 		return MemoryNeed{}, err
 	}
@@ -54,17 +54,11 @@ func (s *Spec) MemoryNeed() (MemoryNeed, error) {
 	return n, nil
 }
 
-// paramSpecs lists the model's parameters: a built-in model's, or what a
-// program declared at submit (none before that).
-func (s *Spec) paramSpecs() ([]model.ParamSpec, error) {
+// ParamSpecs lists the model's parameters in the pservers' order: a
+// built-in model's, or what a program declared at submit (none before).
+func (s *Spec) ParamSpecs() ([]model.ParamSpec, error) {
 	if s.Model.IsProgram() {
-		var ps []model.ParamSpec
-		if d := s.Model.Declared; d != nil {
-			for _, p := range d.Params {
-				ps = append(ps, model.ParamSpec{Name: p.Name, Shape: p.Shape})
-			}
-		}
-		return ps, nil
+		return s.Model.Declared.ParamSpecs(), nil
 	}
 	m, err := model.New(s.Model.ToModel())
 	if err != nil {

@@ -25,6 +25,19 @@ type Declared struct {
 	InitSHA256 string          `json:"init_sha256"`
 }
 
+// ParamSpecs are the declared parameters as the model's (nil: none
+// declared yet).
+func (d *Declared) ParamSpecs() []model.ParamSpec {
+	if d == nil {
+		return nil
+	}
+	ps := make([]model.ParamSpec, 0, len(d.Params))
+	for _, p := range d.Params {
+		ps = append(ps, model.ParamSpec{Name: p.Name, Shape: p.Shape})
+	}
+	return ps
+}
+
 // DeclaredParam is one declared parameter tensor.
 type DeclaredParam struct {
 	Name  string `json:"name"`

@@ -37,6 +37,15 @@ func (m Manifest) Spec() Spec {
 	return Spec{Kind: m.Kind, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: m.Hidden}
 }
 
+// ParamSpecs are the parameters the manifest lists, as the model's.
+func (m Manifest) ParamSpecs() []ParamSpec {
+	ps := make([]ParamSpec, 0, len(m.Params))
+	for _, p := range m.Params {
+		ps = append(ps, ParamSpec{Name: p.Name, Shape: p.Shape})
+	}
+	return ps
+}
+
 // PassDirName is the directory name of pass p inside a model directory.
 func PassDirName(pass int) string {
 	return fmt.Sprintf("pass-%05d", pass)

@@ -22,10 +22,7 @@ func (p *process) loadInitModel() error {
 	if err != nil {
 		return fmt.Errorf("pserver %d: init_from: %w", p.cfg.Index, err)
 	}
-	var have []model.ParamSpec
-	for _, pm := range man.Params {
-		have = append(have, model.ParamSpec{Name: pm.Name, Shape: pm.Shape})
-	}
+	have := man.ParamSpecs()
 	if err := jobspec.CheckInitModel(f, p.layout.Params, have, f.Resolved); err != nil {
 		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
 	}

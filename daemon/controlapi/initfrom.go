@@ -46,11 +46,11 @@ func (c *Server) resolveInitFrom(ctx context.Context, spec *jobspec.Spec) error 
 		return &jobspec.FieldError{Field: initFromField(f), Msg: fmt.Sprintf(
 			"cannot read the model: %v; a job's pass must have ended (see gctl job status), and a multi-node job's model must be on shared storage (checkpoint.dir)", err)}
 	}
-	var have []model.ParamSpec
-	for _, p := range man.Params {
-		have = append(have, model.ParamSpec{Name: p.Name, Shape: p.Shape})
+	want, err := spec.ParamSpecs()
+	if err != nil {
+		return err
 	}
-	if err := jobspec.CheckInitModel(*f, spec.ParamSpecs(), have, dir); err != nil {
+	if err := jobspec.CheckInitModel(*f, want, man.ParamSpecs(), dir); err != nil {
 		return err
 	}
 	f.Resolved = dir

@@ -31,9 +31,7 @@ func NewLayout(spec *jobspec.Spec) (*Layout, error) {
 		if d == nil || len(d.Params) == 0 {
 			return nil, fmt.Errorf("job %s: the program's parameters were not declared at submit", spec.Name)
 		}
-		for _, p := range d.Params {
-			l.Params = append(l.Params, model.ParamSpec{Name: p.Name, Shape: p.Shape})
-		}
+		l.Params = d.ParamSpecs()
 	} else {
 		m, err := model.New(l.Spec)
 		if err != nil {
