@@ -34,32 +34,9 @@ type JobView struct {
 	// checkpoint record, and whether its master has saved its state.
 	CheckpointRev int64
 	MasterSaved   bool
-	// Broken holds the kinds of the job's keys that did not decode
-	// (DecodeJobs says which keys): a reader skips the job only when it
-	// needs one of those kinds.
-	Broken map[JobKeyKind]bool
-}
-
-// DecodeError is a key of a job that does not decode.
-type DecodeError struct {
-	Job, Key string
-	Kind     JobKeyKind
-	Err      error
-}
-
-func (e *DecodeError) Error() string {
-	return fmt.Sprintf("job %s: decode %s: %v", e.Job, e.Key, e.Err)
-}
-func (e *DecodeError) Unwrap() error { return e.Err }
-
-// BrokenAny reports whether a key of one of kinds did not decode.
-func (v *JobView) BrokenAny(kinds map[JobKeyKind]bool) bool {
-	for k := range v.Broken {
-		if kinds[k] {
-			return true
-		}
-	}
-	return false
+	// Broken: a key of the job that was decoded did not decode
+	// (DecodeJobs says which).
+	Broken bool
 }
 
 // NewJobView is an empty view of job, ready for Add.
@@ -70,14 +47,16 @@ func NewJobView(job string) *JobView {
 
 // DecodeJobs groups the key-values read under JobsPrefix (or one JobPrefix)
 // by job and decodes them, in submit order (jobs without a record last, by
-// name). A key that does not decode marks its kind Broken and is an error
-// naming the key; the other keys and jobs are still decoded.
-func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
+// name). Given only some kinds, it decodes only keys of those kinds (a
+// reader neither pays for nor fails on the others). A key that does not
+// decode marks its job Broken and is an error naming the key; the other
+// keys and jobs are still decoded.
+func DecodeJobs(kvs []*mvccpb.KeyValue, only ...JobKeyKind) ([]*JobView, []error) {
 	byJob := map[string]*JobView{}
 	var errs []error
 	for _, kv := range kvs {
 		key, ok := ParseJobKey(string(kv.Key))
-		if !ok {
+		if !ok || len(only) > 0 && !slices.Contains(only, key.Kind) {
 			continue
 		}
 		v := byJob[key.Job]
@@ -86,11 +65,8 @@ func DecodeJobs(kvs []*mvccpb.KeyValue) ([]*JobView, []error) {
 			byJob[key.Job] = v
 		}
 		if err := v.Add(key, kv); err != nil {
-			errs = append(errs, &DecodeError{Job: key.Job, Key: string(kv.Key), Kind: key.Kind, Err: err})
-			if v.Broken == nil {
-				v.Broken = map[JobKeyKind]bool{}
-			}
-			v.Broken[key.Kind] = true
+			errs = append(errs, fmt.Errorf("job %s: decode %s: %w", key.Job, kv.Key, err))
+			v.Broken = true
 		}
 	}
 	views := make([]*JobView, 0, len(byJob))

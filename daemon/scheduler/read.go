@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"errors"
-
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/gtrain/gtrain/coord"
@@ -15,16 +13,10 @@ import (
 // others are still scheduled. Keys it does not read (events, workers,
 // progress...) do not matter to it, and their errors are not its.
 func clusterJobs(kvs []*mvccpb.KeyValue) ([]clusterJob, []error) {
-	views, all := coord.DecodeJobs(kvs)
-	var errs []error
-	for _, err := range all {
-		if d := (*coord.DecodeError)(nil); errors.As(err, &d) && schedulerReads[d.Kind] {
-			errs = append(errs, err)
-		}
-	}
+	views, errs := coord.DecodeJobs(kvs, schedulerReads...)
 	jobs := make([]clusterJob, 0, len(views))
 	for _, v := range views {
-		if v.Record == nil || v.BrokenAny(schedulerReads) {
+		if v.Record == nil || v.Broken {
 			continue
 		}
 		j := clusterJob{name: v.Name, fence: v.RecordRev, spec: v.Record.Spec, state: v.State.State,
@@ -37,7 +29,8 @@ func clusterJobs(kvs []*mvccpb.KeyValue) ([]clusterJob, []error) {
 	return jobs, errs
 }
 
-// schedulerReads are the kinds of a job's keys the scheduler decides by.
-var schedulerReads = map[coord.JobKeyKind]bool{
-	coord.JobKeyRecord: true, coord.JobKeyState: true, coord.JobKeyPlacement: true, coord.JobKeyStorage: true,
+// schedulerReads are the kinds of a job's keys the scheduler decides by
+// (JobKeyOther: the drain handover's global checkpoint and master state).
+var schedulerReads = []coord.JobKeyKind{
+	coord.JobKeyRecord, coord.JobKeyState, coord.JobKeyPlacement, coord.JobKeyStorage, coord.JobKeyOther,
 }
