@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
 // TestAsyncMasterKilledWhileDispatching: an async job whose master is
@@ -22,20 +23,20 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 	}
 	const passes = 150
 	work := t.TempDir()
-	res := housing(t, filepath.Join(work, "data"))
-	a := startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncJob("mkill", passes)), "--detach"); code != 0 {
+	res := e2erig.Housing(t, filepath.Join(work, "data"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, asyncJob("mkill", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
-	st := waitJob(t, a, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1
 	})
 	for kill := range 3 {
 		from := st.Pass
-		st = waitJob(t, a, "mkill", "progress", 60*time.Second, func(st api.JobStatus) bool {
+		st = e2erig.WaitJob(t, a, "mkill", "progress", 60*time.Second, func(st api.JobStatus) bool {
 			return st.State == api.StateRunning && st.Pass >= from+10
 		})
-		pid := a.pidOf(t, "mkill", "master")
+		pid := a.PIDOf(t, "mkill", "master")
 		t.Logf("SIGKILL %d: the master (pid %d) at pass %d", kill+1, pid, st.Pass)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -44,7 +45,7 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 			t.Fatalf("the job is about to end before kill %d; make it longer", kill+1)
 		}
 	}
-	st = waitJob(t, a, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
+	st = e2erig.WaitJob(t, a, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
 	assertAsyncCounts(t, st, passes, res.TrainRecords)

@@ -1,13 +1,15 @@
 package e2e
 
 import (
-	"github.com/gtrain/gtrain/internal/testing/wait"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 
 	"github.com/gtrain/gtrain/api"
 )
@@ -36,31 +38,31 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 		t.Skip("e2e: real processes, SIGSTOP")
 	}
 	work := t.TempDir()
-	res := housing(t, filepath.Join(work, "data"))
-	a := startAgent(t, filepath.Join(work, "agent"))
+	res := e2erig.Housing(t, filepath.Join(work, "data"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	passes := asyncStallPasses(t, a, work)
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, asyncJob("stall", passes)), "--detach"); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, asyncJob("stall", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
 	// trainer-1 must hold tasks when it stops, not still be registering:
 	// a pass now takes ~35 ms, and one trainer finished one alone while the
 	// other's first registration retried.
-	log := filepath.Join(a.dataDir, "jobs", "stall", "log", "trainer-1.log")
+	log := filepath.Join(a.DataDir, "jobs", "stall", "log", "trainer-1.log")
 	wait.Eventually(t, 60*time.Second, "trainer-1 to register", func() (bool, string) {
 		b, _ := os.ReadFile(log)
 		return strings.Contains(string(b), "msg=registered"), "no msg=registered in " + log
 	})
-	st := waitJob(t, a, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, "stall", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1
 	})
-	pid := a.pidOf(t, "stall", "trainer-1")
+	pid := a.PIDOf(t, "stall", "trainer-1")
 	t.Logf("SIGSTOP trainer-1 (pid %d) at pass %d for %s", pid, st.Pass, asyncStall)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	for end := time.Now().Add(asyncStall); time.Now().Before(end); time.Sleep(time.Second) {
-		if st = jobStatus(t, a, "stall"); st.Tasks.Failed != 0 {
+		if st = e2erig.JobStatus(t, a, "stall"); st.Tasks.Failed != 0 {
 			t.Fatalf("a task failed while trainer-1 was stopped: %+v", st.Tasks)
 		}
 	}
@@ -71,7 +73,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	st = waitJob(t, a, "stall", "the job to succeed", 120*time.Second, func(st api.JobStatus) bool {
+	st = e2erig.WaitJob(t, a, "stall", "the job to succeed", 120*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
 	// Its lease gone, the resumed trainer stopped without reporting and
@@ -91,14 +93,14 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 // (until the lease ends, its task holds the pass), plus two resume margins
 // (passes go from 2.5 to 30 a second on 2 cores, with the build and the
 // load: a fixed count ended before the stall did once the step path sped up).
-func asyncStallPasses(t *testing.T, a *agent, work string) int {
+func asyncStallPasses(t *testing.T, a *e2erig.Agent, work string) int {
 	t.Helper()
 	spec := asyncJob("pace", 30)
 	spec.Trainers = 1
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec)); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec)); code != 0 {
 		t.Fatalf("pace run: exit %d: %s", code, errs)
 	}
-	perPass := medianPassSeconds(jobStatus(t, a, "pace"))
+	perPass := medianPassSeconds(e2erig.JobStatus(t, a, "pace"))
 	// Twice the passes the stall would take at the calibrated pace: a
 	// machine under load calibrates slow and may then run faster (1.3 was
 	// seen to end within the stall when the load dropped); the passes after

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
 // TestChaosPserversSplitAtMasterStart: pserver-1 is SIGSTOPped, so that
@@ -21,14 +22,14 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 		t.Skip("chaos test: real processes, SIGKILL, SIGSTOP")
 	}
 	a, _, refSt := chaosSetup(t)
-	refSums := manifestSums(t, refSt.ModelDir)
-	startDetached(t, a, chaosSpec("split"))
-	st := waitJob(t, a, "split", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
-	victims := []int{a.pidOf(t, "split", "master")}
+	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
+	e2erig.StartDetached(t, a, chaosSpec("split"))
+	st := e2erig.WaitJob(t, a, "split", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	victims := []int{a.PIDOf(t, "split", "master")}
 	for _, tr := range st.Trainers {
-		victims = append(victims, a.pidOf(t, "split", tr.Name))
+		victims = append(victims, a.PIDOf(t, "split", tr.Name))
 	}
-	stopped := a.pidOf(t, "split", "pserver-1")
+	stopped := a.PIDOf(t, "split", "pserver-1")
 	_ = syscall.Kill(stopped, syscall.SIGSTOP)
 	time.Sleep(time.Second) // shorter than the pserver's lease: it must come back as it was
 	for _, pid := range victims {
@@ -36,7 +37,7 @@ func TestChaosPserversSplitAtMasterStart(t *testing.T) {
 	}
 	_ = syscall.Kill(stopped, syscall.SIGCONT)
 	t.Logf("SIGSTOPped pserver-1 near step %d, SIGKILLed the master and trainers %v, SIGCONTed pserver-1", st.Step, victims)
-	st = waitJob(t, a, "split", "the job to finish", 180*time.Second, succeeded)
+	st = e2erig.WaitJob(t, a, "split", "the job to finish", 180*time.Second, e2erig.Succeeded)
 	assertChaosRunMatches(t, st, refSt, refSums, "master", "trainer-0", "trainer-1", "trainer-2")
 	t.Logf("%d rollbacks", countEventsContaining(st, "rolled back"))
 }
@@ -51,13 +52,13 @@ func TestChaosPserverCutOffFromEtcd(t *testing.T) {
 		t.Skip("chaos test: real processes, SIGSTOP")
 	}
 	a, _, refSt := chaosSetup(t)
-	refSums := manifestSums(t, refSt.ModelDir)
-	startDetached(t, a, chaosSpec("cutoff"))
-	st := waitJob(t, a, "cutoff", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
-	pid := a.pidOf(t, "cutoff", "pserver-0")
+	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
+	e2erig.StartDetached(t, a, chaosSpec("cutoff"))
+	st := e2erig.WaitJob(t, a, "cutoff", "training to progress", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 60 })
+	pid := a.PIDOf(t, "cutoff", "pserver-0")
 	t.Logf("SIGSTOP pserver-0 (pid %d) near step %d for 8 s, past its 5 s lease", pid, st.Step)
-	stopPastLease(t, "pserver-0", pid, 8*time.Second, 20*time.Second)
-	st = waitJob(t, a, "cutoff", "the job to finish", 180*time.Second, succeeded)
+	e2erig.StopPastLease(t, "pserver-0", pid, 8*time.Second, 20*time.Second)
+	st = e2erig.WaitJob(t, a, "cutoff", "the job to finish", 180*time.Second, e2erig.Succeeded)
 	assertChaosRunMatches(t, st, refSt, refSums, "pserver-0")
 	if st.Pservers[0].BudgetUsed != 0 {
 		t.Errorf("pserver-0 used %d of the crash budget; an exit after losing its lease is not a crash", st.Pservers[0].BudgetUsed)

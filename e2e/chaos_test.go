@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/wait"
 	"github.com/gtrain/gtrain/jobspec"
 
@@ -18,7 +19,6 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
-	"github.com/gtrain/gtrain/model"
 )
 
 // chaosPasses is the chaos job's length: 850 steps, one to two seconds
@@ -27,79 +27,13 @@ import (
 // 1.7 ms a step, so a test cannot count on a slow job to leave it time.
 const chaosPasses = 25
 
-func chaosSpec(name string) jobspec.Spec { return chaosJob(name, chaosPasses) }
+func chaosSpec(name string) jobspec.Spec { return e2erig.ChaosJob(name, chaosPasses) }
 
 // chaosSetup starts an agent over the housing data and runs the chaos spec
 // once uninterrupted: the reference the chaos runs must match.
-func chaosSetup(t *testing.T) (a *agent, work string, ref api.JobStatus) {
+func chaosSetup(t *testing.T) (a *e2erig.Agent, work string, ref api.JobStatus) {
 	t.Helper()
-	return referenceSetup(t, chaosSpec)
-}
-
-// referenceSetup starts an agent over the housing data and runs specOf's
-// job once uninterrupted, as "reference".
-func referenceSetup(t *testing.T, specOf func(name string) jobspec.Spec) (a *agent, work string, ref api.JobStatus) {
-	t.Helper()
-	work = t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	a = startAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, specOf("reference"))); code != 0 {
-		t.Fatalf("reference run: exit %d: %s", code, errs)
-	}
-	return a, work, jobStatus(t, a, "reference")
-}
-
-func (a *agent) pidOf(t *testing.T, job, worker string) int {
-	t.Helper()
-	var workers []api.WorkerRow
-	jsonOf(t, a, &workers, "job", "workers", job)
-	if pid := runningPID(workers, worker); pid > 0 {
-		return pid
-	}
-	t.Fatalf("%s of %s is not running: %+v", worker, job, workers)
-	return 0
-}
-
-// runningPID is the PID of worker among workers if it runs, else 0.
-func runningPID(workers []api.WorkerRow, worker string) int {
-	for _, w := range workers {
-		if w.Name == worker && w.State == "running" && w.PID > 0 {
-			return w.PID
-		}
-	}
-	return 0
-}
-
-// waitPID waits until worker of job runs and returns its PID.
-func (a *agent) waitPID(t *testing.T, job, worker string, timeout time.Duration) int {
-	t.Helper()
-	var pid int
-	wait.Eventually(t, timeout, worker+" of "+job+" to run", func() (bool, string) {
-		var workers []api.WorkerRow
-		jsonOf(t, a, &workers, "job", "workers", job)
-		pid = runningPID(workers, worker)
-		return pid > 0, fmt.Sprintf("%+v", workers)
-	})
-	return pid
-}
-
-func manifestSums(t *testing.T, dir string) string {
-	t.Helper()
-	return modelSums(t, filepath.Join(dir, model.LatestLink))
-}
-
-// modelSums lists the per-parameter sha256 of the model in dir.
-func modelSums(t *testing.T, dir string) string {
-	t.Helper()
-	m, _, err := model.ReadModel(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, p := range m.Params {
-		fmt.Fprintf(&b, "%s=%s ", p.Name, p.SHA256)
-	}
-	return b.String()
+	return e2erig.ReferenceSetup(t, chaosSpec)
 }
 
 // TestChaosSIGKILLEveryRole: fit-a-line in sync mode with 2 pservers and 3
@@ -112,35 +46,35 @@ func TestChaosSIGKILLEveryRole(t *testing.T) {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
 	a, _, refSt := chaosSetup(t)
-	refSums := manifestSums(t, refSt.ModelDir)
+	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
 
-	startDetached(t, a, chaosSpec("chaos"))
+	e2erig.StartDetached(t, a, chaosSpec("chaos"))
 	st := killEveryWorkerRole(t, a)
 	assertOnlyVictimsRestarted(t, st)
 
 	a2 := killAndRestartAgent(t, a, st.Step)
-	st = waitJob(t, a2, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = e2erig.WaitJob(t, a2, "chaos", "the job to finish after the agent restarted", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	assertChaosRunMatches(t, st, refSt, refSums, "trainer-1", "pserver-0", "master")
 }
 
 // killEveryWorkerRole SIGKILLs, in turn, a trainer, a pserver and the master
 // of the running chaos job, each after training progressed, and returns
 // the status after the last one.
-func killEveryWorkerRole(t *testing.T, a *agent) api.JobStatus {
+func killEveryWorkerRole(t *testing.T, a *e2erig.Agent) api.JobStatus {
 	t.Helper()
 	running := func(st api.JobStatus) bool { return st.State == api.StateRunning }
 	progressed := func(from int64) func(api.JobStatus) bool {
 		return func(st api.JobStatus) bool { return st.State == api.StateSucceeded || st.Step >= from+60 }
 	}
-	st := waitJob(t, a, "chaos", "training to start", 60*time.Second, func(st api.JobStatus) bool { return running(st) && st.Step > 40 })
+	st := e2erig.WaitJob(t, a, "chaos", "training to start", 60*time.Second, func(st api.JobStatus) bool { return running(st) && st.Step > 40 })
 
 	for _, victim := range []string{"trainer-1", "pserver-0", "master"} {
-		pid := a.pidOf(t, "chaos", victim)
+		pid := a.PIDOf(t, "chaos", victim)
 		t.Logf("SIGKILL %s (pid %d) at step %d", victim, pid, st.Step)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		st = waitJob(t, a, "chaos", "progress after killing "+victim, 90*time.Second, progressed(st.Step))
+		st = e2erig.WaitJob(t, a, "chaos", "progress after killing "+victim, 90*time.Second, progressed(st.Step))
 		if st.State == api.StateSucceeded {
 			t.Fatalf("training finished before the next kill; make the chaos job longer")
 		}
@@ -154,8 +88,8 @@ func assertOnlyVictimsRestarted(t *testing.T, st api.JobStatus) {
 	t.Helper()
 	want := map[string]int{"trainer-0": 0, "trainer-1": 1, "trainer-2": 0, "pserver-0": 1, "pserver-1": 0, "master": 1}
 	got := map[string]int{"master": st.Master.Restarts}
-	for _, w := range append(trainersOf(st), pserversOf(st)...) {
-		got[w.name] = w.restarts
+	for _, w := range append(e2erig.TrainersOf(st), e2erig.PserversOf(st)...) {
+		got[w.Name] = w.Restarts
 	}
 	for name, n := range want {
 		if got[name] != n {
@@ -166,15 +100,15 @@ func assertOnlyVictimsRestarted(t *testing.T, st api.JobStatus) {
 
 // killAndRestartAgent SIGKILLs the agent, checks that its children died
 // with it, and starts it again.
-func killAndRestartAgent(t *testing.T, a *agent, step int64) *agent {
+func killAndRestartAgent(t *testing.T, a *e2erig.Agent, step int64) *e2erig.Agent {
 	t.Helper()
-	t.Logf("SIGKILL the agent (pid %d) at step %d", a.cmd.Process.Pid, step)
-	if err := a.cmd.Process.Kill(); err != nil {
+	t.Logf("SIGKILL the agent (pid %d) at step %d", a.Cmd.Process.Pid, step)
+	if err := a.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-a.exited
+	<-a.Exited
 	if err := wait.Until(10*time.Second, "the children of the SIGKILLed agent to die with it", func() (bool, string) {
-		left := processesUsing(a.dataDir)
+		left := e2erig.ProcessesUsing(a.DataDir)
 		return len(left) == 0, fmt.Sprintf("alive: %v", left)
 	}); err != nil {
 		t.Error(err)
@@ -197,13 +131,13 @@ func assertChaosRunMatches(t *testing.T, st, refSt api.JobStatus, refSums string
 	if st.Metrics.TestLoss == nil || !within(*st.Metrics.TestLoss, *refSt.Metrics.TestLoss, 0.02) {
 		t.Errorf("test MSE %v not within 2%% of the uninterrupted run's %v", st.Metrics.TestLoss, *refSt.Metrics.TestLoss)
 	}
-	sums := manifestSums(t, st.ModelDir)
+	sums := e2erig.ManifestSums(t, st.ModelDir)
 	if sums != refSums {
 		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, refSums)
 	}
 	restarts := map[string]int{}
-	for _, w := range append(trainersOf(st), pserversOf(st)...) {
-		restarts[w.name] = w.restarts
+	for _, w := range append(e2erig.TrainersOf(st), e2erig.PserversOf(st)...) {
+		restarts[w.Name] = w.Restarts
 	}
 	restarts["master"] = st.Master.Restarts
 	t.Logf("restarts: %v; events:", restarts)
@@ -217,25 +151,6 @@ func assertChaosRunMatches(t *testing.T, st, refSt api.JobStatus, refSums string
 	}
 }
 
-type workerRestarts struct {
-	name     string
-	restarts int
-}
-
-func trainersOf(st api.JobStatus) (out []workerRestarts) {
-	for _, w := range st.Trainers {
-		out = append(out, workerRestarts{w.Name, w.Restarts})
-	}
-	return out
-}
-
-func pserversOf(st api.JobStatus) (out []workerRestarts) {
-	for _, w := range st.Pservers {
-		out = append(out, workerRestarts{w.Name, w.Restarts})
-	}
-	return out
-}
-
 // TestChaosDamagedNewestCheckpointFallsBack: the newest global checkpoint of
 // a pserver has a flipped byte when the pserver restarts; it must detect it,
 // fall back to the previous complete global checkpoint and say so, and the
@@ -245,21 +160,21 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
 	a, _, refSt := chaosSetup(t)
-	agentDir := a.dataDir
-	refSums := manifestSums(t, refSt.ModelDir)
+	agentDir := a.DataDir
+	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
 
-	startDetached(t, a, chaosSpec("damaged"))
-	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
+	e2erig.StartDetached(t, a, chaosSpec("damaged"))
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.Etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
 	var g schema.GlobalCheckpoint
-	waitJob(t, a, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
+	e2erig.WaitJob(t, a, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
 		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g)
 		return err == nil && len(g.Steps) >= 2
 	})
-	pid := a.pidOf(t, "damaged", "pserver-0")
+	pid := a.PIDOf(t, "damaged", "pserver-0")
 	// Freeze the pserver so no newer checkpoint completes, then damage the newest.
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -286,7 +201,7 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st := waitJob(t, a, "damaged", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st := e2erig.WaitJob(t, a, "damaged", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	fellBack := false
 	for _, e := range st.Events {
 		t.Logf("  %s", e.What)
@@ -300,7 +215,7 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 			t.Errorf("pass %d: samples_applied %d, want 404", p, n)
 		}
 	}
-	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != refSums {
 		t.Errorf("final model differs from the uninterrupted run:\n %s\n %s", sums, refSums)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -30,11 +31,11 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
-	a, _, refSt := referenceSetup(t, ckptfailSpec)
-	refSums := manifestSums(t, refSt.ModelDir)
+	a, _, refSt := e2erig.ReferenceSetup(t, ckptfailSpec)
+	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
 	const job = "ckptfail"
-	startDetached(t, a, ckptfailSpec(job))
-	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
+	e2erig.StartDetached(t, a, ckptfailSpec(job))
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.Etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := checkpoint.Identity{Job: job, Rev: rev}
-	dir := filepath.Join(a.dataDir, "jobs", job, "checkpoints")
+	dir := filepath.Join(a.DataDir, "jobs", job, "checkpoints")
 	first, unblock := blockWhileHeld(t, a, job, "pserver-1", func(first int64) func() {
 		return blockCheckpoints(t, dir, id, "pserver-1", first, first+400)
 	})
@@ -53,25 +54,25 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	warned := func(st api.JobStatus) bool {
 		return len(st.Warnings) == 1 && strings.Contains(st.Warnings[0], "pserver-1 cannot write checkpoint step")
 	}
-	st := waitJob(t, a, job, "the warning, and pserver-0 four checkpoints past the fault", 120*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, job, "the warning, and pserver-0 four checkpoints past the fault", 120*time.Second, func(st api.JobStatus) bool {
 		return warned(st) && st.Step >= first+110
 	})
 	t.Logf("warning: %s", st.Warnings[0])
-	if n := countEvents(st, "pserver-1 cannot write checkpoint"); n != 1 {
+	if n := e2erig.CountEvents(st, "pserver-1 cannot write checkpoint"); n != 1 {
 		t.Errorf("%d events of the failing writes, want 1 (once per distinct failure): %+v", n, st.Events)
 	}
 	assertGlobalKept(t, cli, dir, id, job, first)
 	g := pauseAndKill(t, a, cli, job, "pserver-0")
 
 	restored := fmt.Sprintf("pserver-0 restored from checkpoint step %d", g)
-	waitJob(t, a, job, "pserver-0 to restore from the global checkpoint", 90*time.Second, func(st api.JobStatus) bool {
-		return countEvents(st, restored) > 0 && warned(st)
+	e2erig.WaitJob(t, a, job, "pserver-0 to restore from the global checkpoint", 90*time.Second, func(st api.JobStatus) bool {
+		return e2erig.CountEvents(st, restored) > 0 && warned(st)
 	})
 	unblock()
-	st = waitJob(t, a, job, "the warning to clear", 120*time.Second, func(st api.JobStatus) bool {
-		return len(st.Warnings) == 0 && countEvents(st, "pserver-1 writes checkpoints again") == 1
+	st = e2erig.WaitJob(t, a, job, "the warning to clear", 120*time.Second, func(st api.JobStatus) bool {
+		return len(st.Warnings) == 0 && e2erig.CountEvents(st, "pserver-1 writes checkpoints again") == 1
 	})
-	st = waitJob(t, a, job, "the job to finish", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = e2erig.WaitJob(t, a, job, "the job to finish", 180*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	assertExactRun(t, st, refSt, refSums)
 }
 
@@ -83,7 +84,7 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 // both of the test's runs twice as long.
 const ckptfailPasses = 50
 
-func ckptfailSpec(name string) jobspec.Spec { return chaosJob(name, ckptfailPasses) }
+func ckptfailSpec(name string) jobspec.Spec { return e2erig.ChaosJob(name, ckptfailPasses) }
 
 // blockWhileHeld lays a fault from a step the job has not reached: it
 // SIGSTOPs victim, which holds the job's steps (a sync step needs every
@@ -93,9 +94,9 @@ func ckptfailSpec(name string) jobspec.Spec { return chaosJob(name, ckptfailPass
 // and SIGCONTs victim. A step
 // takes ~1.7 ms: a fault laid at a fixed step while the job runs was
 // overtaken (the job passed its first steps before the loop laid them).
-func blockWhileHeld(t *testing.T, a *agent, job, victim string, block func(first int64) func()) (int64, func()) {
+func blockWhileHeld(t *testing.T, a *e2erig.Agent, job, victim string, block func(first int64) func()) (int64, func()) {
 	t.Helper()
-	pid := a.waitPID(t, job, victim, 60*time.Second)
+	pid := a.WaitPID(t, job, victim, 60*time.Second)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +152,9 @@ func assertGlobalKept(t *testing.T, cli *clientv3.Client, dir string, id checkpo
 
 // pauseAndKill SIGKILLs victim and returns the newest global checkpoint
 // step read just before, which the job must roll back to.
-func pauseAndKill(t *testing.T, a *agent, cli *clientv3.Client, job, victim string) int64 {
+func pauseAndKill(t *testing.T, a *e2erig.Agent, cli *clientv3.Client, job, victim string) int64 {
 	t.Helper()
-	pid := a.pidOf(t, job, victim)
+	pid := a.PIDOf(t, job, victim)
 	steps, err := coord.KeptGlobalSteps(context.Background(), cli, job)
 	if err != nil || len(steps) == 0 {
 		t.Fatalf("global checkpoints: %v %v", steps, err)
@@ -180,7 +181,7 @@ func assertExactRun(t *testing.T, st, refSt api.JobStatus, refSums string) {
 			t.Errorf("pass %d: samples_applied %d, want 404 (exactly once)", p, n)
 		}
 	}
-	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != refSums {
 		t.Errorf("final model differs from the uninterrupted run:\n %s\n %s", sums, refSums)
 	}
 }

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"fmt"
-	"github.com/gtrain/gtrain/internal/testing/wait"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
@@ -14,7 +16,7 @@ import (
 
 // startClusterAgent starts a real `gtraind agent` named name against the
 // test's etcd at endpoint, offering 4 CPUs to placement.
-func startClusterAgent(t *testing.T, name, dataDir, endpoint string) *agent {
+func startClusterAgent(t *testing.T, name, dataDir, endpoint string) *e2erig.Agent {
 	t.Helper()
 	return startSizedAgent(t, name, dataDir, endpoint, "4")
 }
@@ -30,23 +32,23 @@ func TestClusterNodeCrash(t *testing.T) {
 		t.Skip("real processes, SIGKILL")
 	}
 	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
 	endpoint := etcdtest.Start(t).Endpoint
-	agents := map[string]*agent{}
+	agents := map[string]*e2erig.Agent{}
 	for _, n := range []string{"n1", "n2", "n3"} {
 		agents[n] = startClusterAgent(t, n, filepath.Join(work, n), endpoint)
 	}
 	a := agents["n1"]
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterJob("reference", work))); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, clusterJob("reference", work))); code != 0 {
 		t.Fatalf("reference run: exit %d: %s", code, errs)
 	}
-	ref := jobStatus(t, a, "reference")
-	refSums := manifestSums(t, ref.ModelDir)
+	ref := e2erig.JobStatus(t, a, "reference")
+	refSums := e2erig.ManifestSums(t, ref.ModelDir)
 
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, clusterJob("crash", work)), "--detach"); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, clusterJob("crash", work)), "--detach"); code != 0 {
 		t.Fatalf("crash run: exit %d: %s", code, errs)
 	}
-	st := waitJob(t, a, "crash", "training to start", 90*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, "crash", "training to start", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 40
 	})
 	victim := nodeOf(t, st, "pserver-1")
@@ -54,15 +56,15 @@ func TestClusterNodeCrash(t *testing.T) {
 		t.Fatalf("pserver-1 runs on n1, the node the test talks to: %+v", st.Pservers)
 	}
 	crashed := time.Now()
-	t.Logf("SIGKILL the agent of %s (pid %d) at step %d", victim, agents[victim].cmd.Process.Pid, st.Step)
-	if err := agents[victim].cmd.Process.Kill(); err != nil {
+	t.Logf("SIGKILL the agent of %s (pid %d) at step %d", victim, agents[victim].Cmd.Process.Pid, st.Step)
+	if err := agents[victim].Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-agents[victim].exited
+	<-agents[victim].Exited
 	waitNodeState(t, a, victim, api.NodeDown, 5*time.Second)
 	t.Logf("%s down %s after the crash", victim, time.Since(crashed).Round(10*time.Millisecond))
 
-	st = waitJob(t, a, "crash", "the job to finish after the crash", 180*time.Second, func(st api.JobStatus) bool {
+	st = e2erig.WaitJob(t, a, "crash", "the job to finish after the crash", 180*time.Second, func(st api.JobStatus) bool {
 		assertNothingRunsOn(t, st, victim)
 		return st.State == api.StateSucceeded
 	})
@@ -75,11 +77,11 @@ func TestClusterNodeCrash(t *testing.T) {
 	if len(st.SamplesApplied) != 25 {
 		t.Errorf("samples_applied covers %d passes, want 25", len(st.SamplesApplied))
 	}
-	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != refSums {
 		t.Errorf("final model differs from the uninterrupted run:\n crash     %s\n reference %s", sums, refSums)
 	}
 	var nodes []api.NodeRow
-	jsonOf(t, a, &nodes, "node", "list")
+	e2erig.JSONOf(t, a, &nodes, "node", "list")
 	if len(nodes) != 3 || nodes[2].Name != "n3" || stateOf(nodes, victim) != api.NodeDown {
 		t.Errorf("node list after the job: %+v; want the crashed %s still listed, down", nodes, victim)
 	}
@@ -90,8 +92,8 @@ func TestClusterNodeCrash(t *testing.T) {
 	if !moved {
 		t.Errorf("no event says pserver-1 moved off %s", victim)
 	}
-	if len(processesUsing(agents[victim].dataDir)) > 0 {
-		t.Errorf("processes of the crashed node survived: %v", processesUsing(agents[victim].dataDir))
+	if len(e2erig.ProcessesUsing(agents[victim].DataDir)) > 0 {
+		t.Errorf("processes of the crashed node survived: %v", e2erig.ProcessesUsing(agents[victim].DataDir))
 	}
 }
 
@@ -136,11 +138,11 @@ func stateOf(nodes []api.NodeRow, name string) api.NodeState {
 }
 
 // waitNodeState polls `gctl node list` until node is in state.
-func waitNodeState(t *testing.T, a *agent, node string, state api.NodeState, timeout time.Duration) {
+func waitNodeState(t *testing.T, a *e2erig.Agent, node string, state api.NodeState, timeout time.Duration) {
 	t.Helper()
 	wait.Eventually(t, timeout, fmt.Sprintf("node %s to be %s", node, state), func() (bool, string) {
 		var nodes []api.NodeRow
-		out, _, code := a.gctl(t, "node", "list", "-o", "json")
-		return code == 0 && jsonUnmarshal(out, &nodes) == nil && stateOf(nodes, node) == state, out
+		out, _, code := a.Gctl(t, "node", "list", "-o", "json")
+		return code == 0 && e2erig.JSONUnmarshal(out, &nodes) == nil && stateOf(nodes, node) == state, out
 	})
 }

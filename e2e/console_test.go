@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/wait"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
@@ -41,22 +42,22 @@ func TestWebConsole(t *testing.T) {
 	}
 	work := t.TempDir()
 	certs := filepath.Join(work, "pki")
-	certCmd(t, "init", "--dir", certs)
-	certCmd(t, "issue", "--dir", certs, "--node", "e2e-node", "--addr", "127.0.0.1")
-	certCmd(t, "issue", "--dir", certs, "--client", "alice", "--role", "operator")
-	certCmd(t, "issue", "--dir", certs, "--client", "bob", "--role", "viewer")
+	e2erig.CertCmd(t, "init", "--dir", certs)
+	e2erig.CertCmd(t, "issue", "--dir", certs, "--node", "e2e-node", "--addr", "127.0.0.1")
+	e2erig.CertCmd(t, "issue", "--dir", certs, "--client", "alice", "--role", "operator")
+	e2erig.CertCmd(t, "issue", "--dir", certs, "--client", "bob", "--role", "viewer")
 	conf := filepath.Join(work, "gctl.yaml") // gctl acts as alice, by token
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("current-context: c\ncontexts:\n  - name: c\n    endpoint: 127.0.0.1:1\n    tls: {ca: %s}\n    token_file: %s\n",
 		filepath.Join(certs, pki.CACertFile), filepath.Join(certs, "alice.token"))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GCTL_CONFIG", conf)
-	ui := freePort(t)
-	a := startAgentWith(t, filepath.Join(work, "agent"), "--ui-addr", ui, "--tls-ca", filepath.Join(certs, pki.CACertFile),
+	ui := e2erig.FreePort(t)
+	a := e2erig.StartAgentWith(t, filepath.Join(work, "agent"), "--ui-addr", ui, "--tls-ca", filepath.Join(certs, pki.CACertFile),
 		"--tls-cert", pki.CertPath(certs, "e2e-node"), "--tls-key", pki.KeyPath(certs, "e2e-node"))
-	housing(t, filepath.Join(work, "data"))
-	startDetached(t, a, fitALineJob("console", jobspec.ModeSync, 5000, "data"))
-	waitJob(t, a, "console", "the job to train", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 0 })
+	e2erig.Housing(t, filepath.Join(work, "data"))
+	e2erig.StartDetached(t, a, fitALineJob("console", jobspec.ModeSync, 5000, "data"))
+	e2erig.WaitJob(t, a, "console", "the job to train", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 0 })
 
 	b := newBrowser(t, chromium, "https://"+ui)
 	b.login(t, readToken(t, certs, "alice"))
@@ -68,7 +69,7 @@ func TestWebConsole(t *testing.T) {
 	b.waitTrue(t, "the operator's stop button", `!!document.querySelector("#stop") && !document.querySelector("#actions").hidden`)
 	b.screenshot(t, "job-operator.png")
 
-	killed := jobStatus(t, a, "console").Trainers[0]
+	killed := e2erig.JobStatus(t, a, "console").Trainers[0]
 	if err := syscall.Kill(killed.PID, syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL %s (pid %d): %v", killed.Name, killed.PID, err)
 	}
@@ -76,7 +77,7 @@ func TestWebConsole(t *testing.T) {
 	b.waitInt(t, "the restart in the workers table", `parseInt(`+row+`?.textContent)`, func(n int) bool { return n >= 1 })
 	b.waitTrue(t, "the restart in the events", fmt.Sprintf(`[...document.querySelectorAll("#events li")].some(li => li.textContent.includes(%q) && li.textContent.includes("restarting"))`, killed.Name+" exited"))
 	shown := b.waitInt(t, "the restart count", `parseInt(`+row+`.textContent)`, func(int) bool { return true })
-	for _, tr := range jobStatus(t, a, "console").Trainers {
+	for _, tr := range e2erig.JobStatus(t, a, "console").Trainers {
 		if tr.Name == killed.Name && tr.Restarts != shown {
 			t.Errorf("the console shows %d restarts of %s, gctl %d", shown, killed.Name, tr.Restarts)
 		}
@@ -101,7 +102,7 @@ func TestWebConsole(t *testing.T) {
 	}
 	assertCrossSiteRefused(t, "https://"+ui, certs)
 	b.screenshot(t, "job-viewer.png")
-	if st := jobStatus(t, a, "console"); st.State != api.StateRunning {
+	if st := e2erig.JobStatus(t, a, "console"); st.State != api.StateRunning {
 		t.Fatalf("after the refused stops the job is %s, want RUNNING", st.State)
 	}
 
@@ -111,7 +112,7 @@ func TestWebConsole(t *testing.T) {
 	b.waitTrue(t, "the stop button", `!!document.querySelector("#stop") && !document.querySelector("#actions").hidden`)
 	b.eval(t, `window.confirm = () => true; document.querySelector("#stop").click(); "clicked"`)
 	b.waitTrue(t, "the job stopped", `document.querySelector("#state").textContent === "STOPPED"`)
-	if st := jobStatus(t, a, "console"); st.State != api.StateStopped {
+	if st := e2erig.JobStatus(t, a, "console"); st.State != api.StateStopped {
 		t.Errorf("after the stop button the job is %s, want STOPPED", st.State)
 	}
 }

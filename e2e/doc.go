@@ -1,10 +1,12 @@
 // Package e2e holds the tests that prove the mission with real parts: an
-// embedded etcd, gRPC on loopback, and (in process_test.go) real gtraind
-// processes. It has no non-test code of its own beyond test helpers.
+// embedded etcd, gRPC on loopback, and real gtraind processes, on this host
+// and on hosts in network namespaces. It has no non-test code.
 //
-// One rig drives both kinds of cluster (cluster_rig_test.go): the agents
-// on this host and the hosts in network namespaces implement cluster, and
-// a test starts jobs, reads and waits on their status the same way on
-// either. Jobs are jobspec values (jobs_test.go), written as documents by
-// internal/testing/specyaml; waits go through internal/testing/wait.
+// The rig is internal/testing/e2erig, shared with e2e/endurance (the tests
+// whose clusters mostly wait, run beside this package): the agents on this
+// host and the hosts in network namespaces implement e2erig.Cluster, and a
+// test starts jobs, reads and waits on their status the same way on either.
+// Jobs are jobspec values (e2erig's jobs.go and this package's
+// jobs_test.go), written as documents by internal/testing/specyaml; waits
+// go through internal/testing/wait. Every test here runs alone.
 package e2e

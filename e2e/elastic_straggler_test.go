@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 )
@@ -39,13 +40,13 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes, SIGSTOP")
 	}
-	a, _, ref := referenceSetup(t, func(name string) jobspec.Spec { return elasticJob(name, 1, 2, comparedPasses) })
+	a, _, ref := e2erig.ReferenceSetup(t, func(name string) jobspec.Spec { return elasticJob(name, 1, 2, comparedPasses) })
 	passes := outlastingPasses(ref, stragglerStop+5*time.Second)
-	startDetached(t, a, elasticJob("straggler", 3, 2, passes))
-	st := waitJob(t, a, "straggler", "training with 3 trainers", 60*time.Second, func(st api.JobStatus) bool {
+	e2erig.StartDetached(t, a, elasticJob("straggler", 3, 2, passes))
+	st := e2erig.WaitJob(t, a, "straggler", "training with 3 trainers", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Step >= 20 && st.TrainersCurrent == 3
 	})
-	pid := a.pidOf(t, "straggler", "trainer-1")
+	pid := a.PIDOf(t, "straggler", "trainer-1")
 	t.Logf("SIGSTOP trainer-1 (pid %d) at step %d for %s (%d passes)", pid, st.Step, stragglerStop, passes)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -59,8 +60,8 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 		t.Errorf("the job waited %s for the stopped trainer; the straggler deadline allows %s", longest, stragglerDeadline)
 	}
 	t.Logf("steps %d -> %d while trainer-1 was stopped; longest wait %s", from.Step, to.Step, longest)
-	st = waitJob(t, a, "straggler", "the job to finish", 180*time.Second, succeeded)
-	assertExactPasses(t, st, passes)
+	st = e2erig.WaitJob(t, a, "straggler", "the job to finish", 180*time.Second, e2erig.Succeeded)
+	e2erig.AssertExactPasses(t, st, passes)
 	got, want := passSums(t, st.ModelDir, comparedPasses-1), passSums(t, ref.ModelDir, comparedPasses-1)
 	if got != want {
 		t.Errorf("model after pass %d differs from the 1-trainer run's:\n straggler %s\n reference %s", comparedPasses-1, got, want)
@@ -91,12 +92,12 @@ func medianPassSeconds(st api.JobStatus) float64 {
 // watchStalls polls job's status every 100 ms for d and returns the first
 // and the last status and the longest time the step stood still. The job
 // must not end meanwhile.
-func watchStalls(t *testing.T, a *agent, job string, d time.Duration) (first, last api.JobStatus, longest time.Duration) {
+func watchStalls(t *testing.T, a *e2erig.Agent, job string, d time.Duration) (first, last api.JobStatus, longest time.Duration) {
 	t.Helper()
-	first = jobStatus(t, a, job)
+	first = e2erig.JobStatus(t, a, job)
 	step, since := first.Step, time.Now()
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		st := jobStatus(t, a, job)
+		st := e2erig.JobStatus(t, a, job)
 		last = st
 		if api.Terminal(st.State) {
 			t.Fatalf("the job ended (%s) while trainer-1 was stopped: make it longer", st.State)
@@ -112,5 +113,5 @@ func watchStalls(t *testing.T, a *agent, job string, d time.Duration) (first, la
 // passSums is the per-parameter sha256 of the model written after pass.
 func passSums(t *testing.T, dir string, pass int) string {
 	t.Helper()
-	return modelSums(t, filepath.Join(dir, model.PassDirName(pass)))
+	return e2erig.ModelSums(t, filepath.Join(dir, model.PassDirName(pass)))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -22,16 +23,16 @@ func TestElasticSameModelAnyTrainerCount(t *testing.T) {
 	}
 	begin := time.Now()
 	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	a := startAgent(t, filepath.Join(work, "agent"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	sums := map[int]string{}
 	var samples []int64
 	for _, n := range []int{1, 3} {
 		name := fmt.Sprintf("elastic-%d", n)
-		if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, elasticCountJob(name, n))); code != 0 {
+		if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, elasticCountJob(name, n))); code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errs)
 		}
-		st := jobStatus(t, a, name)
+		st := e2erig.JobStatus(t, a, name)
 		if len(st.Trainers) != n {
 			t.Fatalf("%s ran %d trainers, want %d", name, len(st.Trainers), n)
 		}
@@ -41,7 +42,7 @@ func TestElasticSameModelAnyTrainerCount(t *testing.T) {
 		if len(st.SamplesApplied) != 3 || !slices.Equal(st.SamplesApplied, samples) || samples[0] != samples[2] {
 			t.Fatalf("%s: samples applied %v, want 3 equal passes as %v", name, st.SamplesApplied, samples)
 		}
-		sums[n] = manifestSums(t, st.ModelDir)
+		sums[n] = e2erig.ManifestSums(t, st.ModelDir)
 	}
 	if sums[1] != sums[3] {
 		t.Fatalf("the model depends on the trainer count:\n1 trainer:  %s\n3 trainers: %s", sums[1], sums[3])
@@ -64,26 +65,26 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		t.Skip("real processes")
 	}
 	begin := time.Now()
-	a, _, ref := referenceSetup(t, scaleSpec)
-	refSums := manifestSums(t, ref.ModelDir)
+	a, _, ref := e2erig.ReferenceSetup(t, scaleSpec)
+	refSums := e2erig.ManifestSums(t, ref.ModelDir)
 	spec := scaleSpec("scaled")
 	spec.Trainers, spec.TrainersMin, spec.TrainersMax = 1, 1, 4
-	startDetached(t, a, spec)
-	st := waitJob(t, a, "scaled", "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
+	e2erig.StartDetached(t, a, spec)
+	st := e2erig.WaitJob(t, a, "scaled", "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
 	if st.TrainersCount != 1 || st.TrainersMin != 1 || st.TrainersMax != 4 {
 		t.Fatalf("counts %d [%d, %d], want 1 [1, 4]", st.TrainersCount, st.TrainersMin, st.TrainersMax)
 	}
 	for _, n := range []int{4, 2, 3} {
-		if out, errs, code := a.gctl(t, "job", "scale", "scaled", "--trainers", fmt.Sprint(n)); code != 0 {
+		if out, errs, code := a.Gctl(t, "job", "scale", "scaled", "--trainers", fmt.Sprint(n)); code != 0 {
 			t.Fatalf("scale to %d: exit %d: %s %s", n, code, out, errs)
 		}
 		if n == 4 {
 			killNewTrainer(t, a, "scaled", 3)
 		}
-		at := waitJob(t, a, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
+		at := e2erig.WaitJob(t, a, "scaled", fmt.Sprintf("%d trainers running", n), 30*time.Second, func(st api.JobStatus) bool {
 			return st.TrainersCount == n && st.TrainersCurrent == n && len(st.Trainers) == n
 		}).Step
-		after := waitJob(t, a, "scaled", fmt.Sprintf("steps with %d trainers", n), 30*time.Second, func(st api.JobStatus) bool {
+		after := e2erig.WaitJob(t, a, "scaled", fmt.Sprintf("steps with %d trainers", n), 30*time.Second, func(st api.JobStatus) bool {
 			return st.Step >= at+5 || st.State == api.StateSucceeded
 		})
 		if after.State == api.StateSucceeded {
@@ -92,7 +93,7 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 		t.Logf("%d trainers running at step %d", n, at)
 	}
 	straggle(t, a, "scaled", "trainer-0")
-	st = waitJob(t, a, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = e2erig.WaitJob(t, a, "scaled", "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
 		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
 	}
@@ -110,7 +111,7 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 	if scaled != 3 {
 		t.Fatalf("%d scaling events, want 3: %+v", scaled, st.Events)
 	}
-	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != refSums {
 		t.Fatalf("the scaled run's model differs from the fixed run's:\nscaled: %s\nfixed:  %s", sums, refSums)
 	}
 	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
@@ -119,9 +120,9 @@ func TestElasticScaleWhileTraining(t *testing.T) {
 // straggle SIGSTOPs worker of job for up to 8 s: the others must take
 // 10 steps meanwhile (its micro-batch is handed to another after the
 // straggler deadline), and status must show the trainers' step times.
-func straggle(t *testing.T, a *agent, job, worker string) {
+func straggle(t *testing.T, a *e2erig.Agent, job, worker string) {
 	t.Helper()
-	pid := a.pidOf(t, job, worker)
+	pid := a.PIDOf(t, job, worker)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func straggle(t *testing.T, a *agent, job, worker string) {
 	t.Cleanup(cont)
 	defer cont()
 	time.Sleep(500 * time.Millisecond)
-	from := jobStatus(t, a, job).Step
-	st := waitJob(t, a, job, worker+" stopped: steps without it", 8*time.Second, func(st api.JobStatus) bool {
+	from := e2erig.JobStatus(t, a, job).Step
+	st := e2erig.WaitJob(t, a, job, worker+" stopped: steps without it", 8*time.Second, func(st api.JobStatus) bool {
 		return st.Step >= from+10 || st.State == api.StateSucceeded
 	})
 	if st.State == api.StateSucceeded {
@@ -151,17 +152,17 @@ func straggle(t *testing.T, a *agent, job, worker string) {
 // killNewTrainer SIGKILLs trainer id of job, just started by a scale-up,
 // as soon as status shows its first micro-batch time (it has reported one
 // and goes on with the next ones), and waits for the agent to run it anew.
-func killNewTrainer(t *testing.T, a *agent, job string, id int) {
+func killNewTrainer(t *testing.T, a *e2erig.Agent, job string, id int) {
 	t.Helper()
 	worker := fmt.Sprintf("trainer-%d", id)
-	st := waitJob(t, a, job, worker+"'s first micro-batch", 30*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, job, worker+"'s first micro-batch", 30*time.Second, func(st api.JobStatus) bool {
 		return slices.ContainsFunc(st.Trainers, func(tr api.TrainerStatus) bool { return tr.ID == id && tr.StepMs != nil })
 	})
-	pid := a.pidOf(t, job, worker)
+	pid := a.PIDOf(t, job, worker)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitJob(t, a, job, worker+" back", 30*time.Second, func(st api.JobStatus) bool {
+	e2erig.WaitJob(t, a, job, worker+" back", 30*time.Second, func(st api.JobStatus) bool {
 		return st.TrainersCurrent == id+1 && slices.ContainsFunc(st.Trainers, func(tr api.TrainerStatus) bool {
 			return tr.ID == id && tr.Restarts > 0
 		})

@@ -5,9 +5,6 @@ import (
 
 	"context"
 	"math"
-	"net"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -23,38 +20,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
-
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startEtcd starts a real embedded etcd of the test's own: roles of a
 // failed test may outlive it, and must not disturb the next one.
 func startEtcd(t testing.TB) *clientv3.Client {
 	t.Helper()
 	return etcdtest.Dial(t, etcdtest.Start(t).Endpoint)
-}
-
-// housing converts the bundled UCI housing data as the check does.
-func housing(t testing.TB, dir string) *dataset.ConvertResult {
-	t.Helper()
-	res, err := dataset.Convert(dataset.ConvertOptions{Format: "whitespace",
-		Input:     filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data"),
-		OutPrefix: filepath.Join(dir, "housing"), Shards: 4, TestFraction: 0.2, Seed: 1, Normalize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 // fitALine is the fit-a-line spec over the shards in dir, as the agent

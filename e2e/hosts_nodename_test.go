@@ -1,20 +1,14 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/coord"
-	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
@@ -43,7 +37,7 @@ func TestClusterDuplicateNodeName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	rec, lease := nodeRecord(t, cli, "h1")
+	rec, lease := e2erig.NodeRecord(t, cli, "h1")
 	if rec.Host == "" || rec.PID <= 0 {
 		t.Fatalf("node record of h1 = %+v: want its pid and host", rec)
 	}
@@ -53,7 +47,7 @@ func TestClusterDuplicateNodeName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc.assertHolderKept(t, cli, first, lease, second.Exited(), 30*time.Second)
+	hc.AssertHolderKept(t, cli, first, lease, second.Exited(), 30*time.Second)
 	if code := second.ExitCode(); code != 2 {
 		t.Errorf("second agent exit code %d, want 2", code)
 	}
@@ -67,11 +61,11 @@ func TestClusterDuplicateNodeName(t *testing.T) {
 	// takes the name late.
 	later := make(chan struct{})
 	time.AfterFunc(6*time.Second, func() { close(later) })
-	hc.assertHolderKept(t, cli, first, lease, later, 0)
+	hc.AssertHolderKept(t, cli, first, lease, later, 0)
 }
 
 // startTwoHosts is a 2-host cluster (plain etcd) with no agent yet.
-func startTwoHosts(t *testing.T) *hostCluster {
+func startTwoHosts(t *testing.T) *e2erig.HostCluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of network namespaces")
@@ -83,59 +77,12 @@ func startTwoHosts(t *testing.T) *hostCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := netcluster.New(netcluster.Options{Hosts: 2, Dir: dir, Bin: binDir, Etcd: netcluster.EtcdPlain})
+	c, err := netcluster.New(netcluster.Options{Hosts: 2, Dir: dir, Bin: e2erig.BinDir, Etcd: netcluster.EtcdPlain})
 	if err != nil {
 		os.RemoveAll(dir)
 		t.Fatal(err)
 	}
-	hc := &hostCluster{Cluster: c}
-	t.Cleanup(func() { hc.close(t) })
+	hc := &e2erig.HostCluster{Cluster: c}
+	t.Cleanup(func() { hc.Shutdown(t) })
 	return hc
-}
-
-// nodeRecord is the live record of node and the lease it is held under.
-func nodeRecord(t *testing.T, cli *clientv3.Client, node string) (schema.NodeRecord, clientv3.LeaseID) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	var rec schema.NodeRecord
-	if _, err := coord.GetJSON(ctx, cli, coord.NodeKey(node), &rec); err != nil {
-		t.Fatalf("node record of %s: %v", node, err)
-	}
-	resp, err := cli.Get(ctx, coord.NodeKey(node))
-	if err != nil || len(resp.Kvs) != 1 {
-		t.Fatalf("node key of %s: %v %v", node, resp, err)
-	}
-	return rec, clientv3.LeaseID(resp.Kvs[0].Lease)
-}
-
-// assertHolderKept checks, until until fires (failing after limit, unless
-// 0), that h1's node record stays under lease and that its agent runs and
-// lists itself ready.
-func (hc *hostCluster) assertHolderKept(t *testing.T, cli *clientv3.Client, holder *netcluster.Agent, lease clientv3.LeaseID, until <-chan struct{}, limit time.Duration) {
-	t.Helper()
-	var timeout <-chan time.Time
-	if limit > 0 {
-		timeout = time.After(limit)
-	}
-	for {
-		if _, got := nodeRecord(t, cli, "h1"); got != lease {
-			t.Fatalf("h1's node record moved from lease %x to %x: the holder's lease was revoked", lease, got)
-		}
-		var nodes []api.NodeRow
-		out, errs, code, err := hc.Gctl(holder.API, "node", "list", "-o", "json")
-		if err != nil || code != 0 || jsonUnmarshal(out, &nodes) != nil ||
-			!slices.ContainsFunc(nodes, func(n api.NodeRow) bool { return n.Name == "h1" && n.State == api.NodeReady }) {
-			t.Fatalf("h1 not ready through its own agent: exit %d %v %s %s", code, err, out, errs)
-		}
-		select {
-		case <-holder.Exited():
-			t.Fatal("the first agent exited")
-		case <-until:
-			return
-		case <-timeout:
-			t.Fatalf("the second agent still runs after %s", limit)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/netcluster"
 )
 
@@ -27,8 +28,8 @@ func TestNetnsClusterScript(t *testing.T) {
 	dir := t.TempDir()
 	prefix := "gts" + randomSuffix(t)
 	script := func(args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(repoRoot(), "deploy", "netns-cluster.sh"), args...)
-		cmd.Env = append(os.Environ(), "GTRAIN_NETNS_PREFIX="+prefix, "GTRAIN_NETNS_DIR="+dir, "GTRAIN_BIN="+binDir, "HOME="+dir)
+		cmd := exec.Command(filepath.Join(e2erig.RepoRoot(), "deploy", "netns-cluster.sh"), args...)
+		cmd.Env = append(os.Environ(), "GTRAIN_NETNS_PREFIX="+prefix, "GTRAIN_NETNS_DIR="+dir, "GTRAIN_BIN="+e2erig.BinDir, "HOME="+dir)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

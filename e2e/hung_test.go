@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
 // hungAfter is the job's restarts.hung_after in TestChaosHungWorkers: short,
@@ -35,28 +36,28 @@ func TestChaosHungWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGSTOP")
 	}
-	a, _, refSt := referenceSetup(t, hungJob)
+	a, _, refSt := e2erig.ReferenceSetup(t, hungJob)
 	if n := countEventsContaining(refSt, "hung"); n != 0 {
 		t.Errorf("the uninterrupted run has %d hung events, want none: %+v", n, refSt.Events)
 	}
-	startDetached(t, a, hungJob("hung"))
-	st := waitJob(t, a, "hung", "training to start", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 40 })
+	e2erig.StartDetached(t, a, hungJob("hung"))
+	st := e2erig.WaitJob(t, a, "hung", "training to start", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 40 })
 	for _, victim := range []string{"trainer-1", "pserver-0"} {
 		st = stopUntilRestarted(t, a, victim, st.Step)
 	}
-	st = waitJob(t, a, "hung", "the job to finish", 180*time.Second, succeeded)
-	logEvents(t, st)
-	assertExactPasses(t, st, hungPasses)
-	if sums, ref := manifestSums(t, st.ModelDir), manifestSums(t, refSt.ModelDir); sums != ref {
+	st = e2erig.WaitJob(t, a, "hung", "the job to finish", 180*time.Second, e2erig.Succeeded)
+	e2erig.LogEvents(t, st)
+	e2erig.AssertExactPasses(t, st, hungPasses)
+	if sums, ref := e2erig.ManifestSums(t, st.ModelDir), e2erig.ManifestSums(t, refSt.ModelDir); sums != ref {
 		t.Errorf("final model differs from the uninterrupted run:\n hung      %s\n reference %s", sums, ref)
 	}
-	for _, w := range append(trainersOf(st), pserversOf(st)...) {
+	for _, w := range append(e2erig.TrainersOf(st), e2erig.PserversOf(st)...) {
 		want := 0
-		if w.name == "trainer-1" || w.name == "pserver-0" {
+		if w.Name == "trainer-1" || w.Name == "pserver-0" {
 			want = 1
 		}
-		if w.restarts != want {
-			t.Errorf("%s restarted %d times, want %d", w.name, w.restarts, want)
+		if w.Restarts != want {
+			t.Errorf("%s restarted %d times, want %d", w.Name, w.Restarts, want)
 		}
 	}
 	if st.Trainers[1].BudgetUsed != 1 || st.Pservers[0].BudgetUsed != 1 {
@@ -68,9 +69,9 @@ func TestChaosHungWorkers(t *testing.T) {
 // stopUntilRestarted SIGSTOPs victim (and schedules its SIGCONT 60 s later,
 // if it still lives), checks that it is declared hung and killed within
 // hung_after and a few seconds, and that training goes on without it.
-func stopUntilRestarted(t *testing.T, a *agent, victim string, step int64) api.JobStatus {
+func stopUntilRestarted(t *testing.T, a *e2erig.Agent, victim string, step int64) api.JobStatus {
 	t.Helper()
-	pid := a.pidOf(t, "hung", victim)
+	pid := a.PIDOf(t, "hung", victim)
 	t.Logf("SIGSTOP %s (pid %d) at step %d", victim, pid, step)
 	stopped := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -78,14 +79,14 @@ func stopUntilRestarted(t *testing.T, a *agent, victim string, step int64) api.J
 	}
 	cont := time.AfterFunc(60*time.Second, func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	t.Cleanup(func() { cont.Stop() })
-	for processAlive(pid) && time.Since(stopped) < hungAfter+20*time.Second {
+	for e2erig.ProcessAlive(pid) && time.Since(stopped) < hungAfter+20*time.Second {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if processAlive(pid) {
+	if e2erig.ProcessAlive(pid) {
 		t.Fatalf("%s (pid %d) still alive %s after SIGSTOP; hung_after is %s", victim, pid, time.Since(stopped), hungAfter)
 	}
 	t.Logf("%s gone %s after SIGSTOP", victim, time.Since(stopped).Round(100*time.Millisecond))
-	st := jobStatus(t, a, "hung")
+	st := e2erig.JobStatus(t, a, "hung")
 	declared := firstEvent(st, victim+" has not ")
 	killed := firstEvent(st, victim+" hung for ")
 	if declared == nil || killed == nil {
@@ -94,7 +95,7 @@ func stopUntilRestarted(t *testing.T, a *agent, victim string, step int64) api.J
 	if d := killed.Time.Sub(stopped); d < hungAfter-time.Second || d > hungAfter+10*time.Second {
 		t.Errorf("%s killed %s after SIGSTOP, want within hung_after %s + 10 s (and not before it)", victim, d, hungAfter)
 	}
-	return waitJob(t, a, "hung", "progress after "+victim+" restarted", 90*time.Second, func(st api.JobStatus) bool {
+	return e2erig.WaitJob(t, a, "hung", "progress after "+victim+" restarted", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded || st.Step >= step+60
 	})
 }

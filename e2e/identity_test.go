@@ -11,6 +11,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestInProcessJobsShareACheckpointDir(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	housing(t, dir)
+	e2erig.Housing(t, dir)
 	shared := filepath.Join(t.TempDir(), "shared")
 	spec := func(name string) jobspec.Spec {
 		s := fitALine(t, name, jobspec.ModeSync, dir, 3)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
@@ -29,7 +30,7 @@ func manifestOf(t *testing.T, dataDir, job string) model.Manifest {
 func TestInProcessSyncRunsAreBitIdentical(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	housing(t, dir)
+	e2erig.Housing(t, dir)
 	var sums [2][]string
 	for run := 0; run < 2; run++ {
 		spec := fitALine(t, fmt.Sprintf("det-%d", run), jobspec.ModeSync, dir, 5)
@@ -47,7 +48,7 @@ func TestInProcessSyncRunsAreBitIdentical(t *testing.T) {
 func TestInProcessAsyncFitALineConverges(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	res := housing(t, dir)
+	res := e2erig.Housing(t, dir)
 	opt := leastSquaresTestMSE(t, res)
 	spec := fitALine(t, "fit-async", jobspec.ModeAsync, dir, 30)
 	submit(t, cli, spec)
@@ -112,7 +113,7 @@ func TestInProcessSoftmaxSeparates(t *testing.T) {
 func TestInProcessDamagedShardFailsTheJobNamingFileAndOffset(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	res := housing(t, dir)
+	res := e2erig.Housing(t, dir)
 	// Flip a byte inside the first chunk's payload of the first training shard.
 	f := res.TrainFiles[0]
 	b, err := os.ReadFile(f)

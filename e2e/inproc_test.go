@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master"
 	"github.com/gtrain/gtrain/model"
@@ -74,7 +75,7 @@ func runRolesUntil(ctx context.Context, cli *clientv3.Client, dataDir, job strin
 func TestInProcessSyncFitALineConvergesAndIsExactlyOnce(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	res := housing(t, dir)
+	res := e2erig.Housing(t, dir)
 	opt := leastSquaresTestMSE(t, res)
 	spec := fitALine(t, "fit-a-line", jobspec.ModeSync, dir, 30)
 	submit(t, cli, spec)

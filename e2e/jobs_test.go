@@ -1,48 +1,25 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/specyaml"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// The jobs of the suite, as jobspec values: a test changes a field by
-// assignment and writes the document with writeSpec (specyaml.Marshal).
-
-// housingJob is fit-a-line over the housing shards in dataDir (relative
-// paths resolve against the spec file): a linear model by SGD, seed 1,
-// sync, no counts yet.
-func housingJob(name, dataDir string, lr float64) jobspec.Spec {
-	return jobspec.Spec{Name: name, Mode: jobspec.ModeSync, Seed: 1,
-		Model:     jobspec.ModelSpec{Kind: "linear", Inputs: 13, Outputs: 1},
-		Optimizer: jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: lr},
-		Data:      jobspec.DataSpec{Train: dataDir + "/housing-train-*", Test: dataDir + "/housing-test-*"}}
-}
-
 // fitALineJob is the fit-a-line job of the check: 2 trainers, 2
 // pservers, batches of 20.
 func fitALineJob(name string, mode jobspec.Mode, passes int, dataDir string) jobspec.Spec {
-	s := housingJob(name, dataDir, 0.01)
+	s := e2erig.HousingJob(name, dataDir, 0.01)
 	s.Mode, s.Trainers, s.Pservers, s.Passes, s.BatchSize = mode, 2, 2, passes, 20
-	return s
-}
-
-// chaosJob is the sync job the fault tests harm: 3 trainers and 2
-// pservers, batches of 4 (about 34 steps a pass), checkpoints every 25
-// steps in the job's directory.
-func chaosJob(name string, passes int) jobspec.Spec {
-	s := housingJob(name, "data", 0.003)
-	s.Trainers, s.Pservers, s.Passes, s.BatchSize = 3, 2, passes, 4
-	s.Checkpoint = jobspec.CheckpointSpec{Every: "25", Keep: 3}
 	return s
 }
 
 // asyncJob is fit-a-line in async mode: 2 trainers, 1 pserver.
 func asyncJob(name string, passes int) jobspec.Spec {
-	s := housingJob(name, "data", 0.003)
+	s := e2erig.HousingJob(name, "data", 0.003)
 	s.Mode, s.Trainers, s.Pservers, s.Passes, s.BatchSize = jobspec.ModeAsync, 2, 1, passes, 20
 	return s
 }
@@ -51,7 +28,7 @@ func asyncJob(name string, passes int) jobspec.Spec {
 // micro-batches of 10 records, whatever the trainer count, so that the
 // model does not depend on it; checkpoints every 50 steps.
 func elasticJob(name string, trainers, pservers, passes int) jobspec.Spec {
-	s := housingJob(name, "data", 0.01)
+	s := e2erig.HousingJob(name, "data", 0.01)
 	s.Trainers, s.Pservers, s.Passes, s.BatchSize, s.GlobalBatch = trainers, pservers, passes, 10, 40
 	s.Checkpoint = jobspec.CheckpointSpec{Every: "50", Keep: 2}
 	return s
@@ -66,23 +43,6 @@ func programJob(name, extraArgs string) jobspec.Spec {
 		Optimizer:  jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: 0.05},
 		Data:       jobspec.DataSpec{Train: "data/fashion-train-*", Test: "data/fashion-test-*"},
 		Checkpoint: jobspec.CheckpointSpec{Every: "20", Keep: 3}}
-}
-
-// writeSpec writes the job's spec document into dir and returns its path.
-func writeSpec(t *testing.T, dir string, s jobspec.Spec) string {
-	t.Helper()
-	return writeSpecText(t, dir, specyaml.Marshal(s))
-}
-
-// writeSpecText writes a spec document as it is: for the tests of what
-// a jobspec value cannot hold (an unknown field, a malformed document).
-func writeSpecText(t *testing.T, dir, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, "job.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // parsed is s as the agent reads it (defaults applied), for the tests
@@ -117,7 +77,7 @@ func elasticCountJob(name string, trainers int) jobspec.Spec {
 
 // threadsJob is an mlp on the housing data whose trainers ask for cpu CPUs.
 func threadsJob(name string, cpu int) jobspec.Spec {
-	s := housingJob(name, "data", 0.001)
+	s := e2erig.HousingJob(name, "data", 0.001)
 	s.Trainers, s.Pservers, s.Passes, s.BatchSize, s.GlobalBatch = 2, 1, 2, 20, 40
 	s.Model = jobspec.ModelSpec{Kind: "mlp", Inputs: 13, Outputs: 1, Hidden: []int{300, 260}}
 	s.Resources = jobspec.ResourcesSpec{Trainer: jobspec.Resource{CPU: float64(cpu), Memory: "128Mi"},
@@ -144,7 +104,7 @@ func torchCNNJob(name string) jobspec.Spec {
 // clusterJob is the chaos job with its checkpoints in dir, so that its
 // roles can move between nodes.
 func clusterJob(name, dir string) jobspec.Spec {
-	s := chaosJob(name, chaosPasses)
+	s := e2erig.ChaosJob(name, chaosPasses)
 	s.Checkpoint.Dir = filepath.Join(dir, "ckpt-"+name)
 	return s
 }
@@ -152,17 +112,8 @@ func clusterJob(name, dir string) jobspec.Spec {
 // hungJob is the chaos job whose roles count as hung after 5 s without
 // progress, and with no straggler deadline to get there first.
 func hungJob(name string) jobspec.Spec {
-	s := chaosJob(name, hungPasses)
+	s := e2erig.ChaosJob(name, hungPasses)
 	s.Restarts.HungAfter = "5s"
 	s.Stragglers = jobspec.StragglersSpec{Factor: 100, MinWait: "1h"}
-	return s
-}
-
-// hc.clusterJob is the sync job of the multi-host tests: the chaos job with
-// clusterPasses passes, its data and checkpoints on the shared directory.
-func (hc *hostCluster) clusterJob(name string) jobspec.Spec {
-	s := chaosJob(name, clusterPasses)
-	s.Data = jobspec.DataSpec{Train: hc.shared + "/data/housing-train-*", Test: hc.shared + "/data/housing-test-*"}
-	s.Checkpoint.Dir = hc.shared + "/checkpoints/" + name
 	return s
 }

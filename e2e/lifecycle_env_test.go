@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
 // TestLifecycleEnv: a spec's env reaches the model program (PYTHONPATH
@@ -30,15 +32,15 @@ func TestLifecycleEnv(t *testing.T) {
 	bad := programJob("env-bad", "")
 	for _, tc := range []struct{ name, value string }{{"LD_PRELOAD", "/tmp/x.so"}, {"PYTHONPATH", "/etc"}} {
 		bad.Env = map[string]string{tc.name: tc.value}
-		if _, errs, code := a.gctl(t, "job", "start", "-f", a.writeSpec(t, bad), "--detach"); code != 2 || !strings.Contains(errs, "env."+tc.name) {
+		if _, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, bad), "--detach"); code != 2 || !strings.Contains(errs, "env."+tc.name) {
 			t.Errorf("env %s=%s: exit %d, want 2 naming env.%s: %s", tc.name, tc.value, code, tc.name, errs)
 		}
 	}
 	job := programJob("env-job", "")
 	job.Passes = 1
 	job.Env = map[string]string{"PYTHONPATH": lib, "LIFECYCLE_MARKER": marks}
-	startDetached(t, a, job)
-	waitJob(t, a, "env-job", "env-job to succeed", 4*time.Minute, succeededJob)
+	e2erig.StartDetached(t, a, job)
+	e2erig.WaitJob(t, a, "env-job", "env-job to succeed", 4*time.Minute, succeededJob)
 	if ents, _ := os.ReadDir(marks); len(ents) == 0 {
 		t.Errorf("no program of the job saw its env: %s is empty", marks)
 	}

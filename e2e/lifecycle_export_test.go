@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/model/export"
 )
@@ -34,14 +35,14 @@ func TestLifecycleExportNPZ(t *testing.T) {
 		t.Skipf("no numpy: %v", err)
 	}
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
-	housing(t, filepath.Join(work, "data"))
-	startDetached(t, a, warmJob("exp", 2))
-	st := waitJob(t, a, "exp", "exp to succeed", 4*time.Minute, succeededJob)
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
+	e2erig.StartDetached(t, a, warmJob("exp", 2))
+	st := e2erig.WaitJob(t, a, "exp", "exp to succeed", 4*time.Minute, succeededJob)
 	want := warmParamSums(t, filepath.Join(st.ModelDir, model.PassDirName(1)))
 
 	out := filepath.Join(work, "export")
-	if _, errs, code := a.gctl(t, "job", "model", "exp", "--pass", "1", "--out", out); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "model", "exp", "--pass", "1", "--out", out); code != 0 {
 		t.Fatalf("job model: exit %d: %s", code, errs)
 	}
 	got, err := exec.Command(py, "-c", npzSums, filepath.Join(out, export.NPZFile)).CombinedOutput()
@@ -54,14 +55,14 @@ func TestLifecycleExportNPZ(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"raw", "safetensors"} {
-		if _, errs, code := a.gctl(t, "job", "model", "exp", "--out", filepath.Join(work, f), "--format", f); code != 0 {
+		if _, errs, code := a.Gctl(t, "job", "model", "exp", "--out", filepath.Join(work, f), "--format", f); code != 0 {
 			t.Errorf("job model --format %s: exit %d: %s", f, code, errs)
 		}
 	}
 	if sums := warmParamSums(t, filepath.Join(work, "raw")); sums["w"] != warmParamSums(t, filepath.Join(st.ModelDir, model.LatestLink))["w"] {
 		t.Errorf("raw export of the newest model: %v", sums)
 	}
-	if _, errs, code := a.gctl(t, "job", "model", "exp", "--pass", "7", "--out", filepath.Join(work, "none")); code != 2 || !strings.Contains(errs, "pass 7") {
+	if _, errs, code := a.Gctl(t, "job", "model", "exp", "--pass", "7", "--out", filepath.Join(work, "none")); code != 2 || !strings.Contains(errs, "pass 7") {
 		t.Errorf("job model --pass 7: exit %d, want 2 naming the pass: %s", code, errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 )
@@ -33,19 +34,19 @@ func TestLifecycleWarmStart(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
-	housing(t, filepath.Join(work, "data"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
 
-	startDetached(t, a, warmJob("first", 3))
-	startDetached(t, a, warmJob("whole", 5))
-	first := waitJob(t, a, "first", "first to succeed", 4*time.Minute, succeededJob)
+	e2erig.StartDetached(t, a, warmJob("first", 3))
+	e2erig.StartDetached(t, a, warmJob("whole", 5))
+	first := e2erig.WaitJob(t, a, "first", "first to succeed", 4*time.Minute, succeededJob)
 
 	cont := warmJob("cont", 2)
 	cont.InitFrom = jobspec.InitFromSpec{Job: "first", Pass: new(2)}
-	startDetached(t, a, cont)
+	e2erig.StartDetached(t, a, cont)
 	frozen := warmJob("frozen", 1)
 	frozen.InitFrom = jobspec.InitFromSpec{Dir: filepath.Join(first.ModelDir, model.PassDirName(2)), Freeze: []string{"w"}}
-	startDetached(t, a, frozen)
+	e2erig.StartDetached(t, a, frozen)
 
 	// Another model's shapes: exit 2 naming the parameter.
 	other := filepath.Join(work, "other-model")
@@ -59,15 +60,15 @@ func TestLifecycleWarmStart(t *testing.T) {
 	}
 	bad := warmJob("bad", 1)
 	bad.InitFrom = jobspec.InitFromSpec{Dir: filepath.Join(other, model.LatestLink)}
-	if _, errs, code := a.gctl(t, "job", "start", "-f", a.writeSpec(t, bad), "--detach"); code != 2 || !strings.Contains(errs, `"w"`) || !strings.Contains(errs, "init_from") {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, bad), "--detach"); code != 2 || !strings.Contains(errs, `"w"`) || !strings.Contains(errs, "init_from") {
 		t.Errorf("init_from a model of other shapes: exit %d, want 2 naming init_from and w: %s", code, errs)
 	}
 
-	whole := waitJob(t, a, "whole", "whole to succeed", 4*time.Minute, succeededJob)
-	st := waitJob(t, a, "cont", "cont to succeed", 4*time.Minute, succeededJob)
-	assertSameModel(t, st, manifestSums(t, whole.ModelDir))
+	whole := e2erig.WaitJob(t, a, "whole", "whole to succeed", 4*time.Minute, succeededJob)
+	st := e2erig.WaitJob(t, a, "cont", "cont to succeed", 4*time.Minute, succeededJob)
+	e2erig.AssertSameModel(t, st, e2erig.ManifestSums(t, whole.ModelDir))
 
-	fz := waitJob(t, a, "frozen", "frozen to succeed", 4*time.Minute, succeededJob)
+	fz := e2erig.WaitJob(t, a, "frozen", "frozen to succeed", 4*time.Minute, succeededJob)
 	start := warmParamSums(t, filepath.Join(first.ModelDir, model.PassDirName(2)))
 	end := warmParamSums(t, filepath.Join(fz.ModelDir, model.LatestLink))
 	if start["w"] != end["w"] || start["b"] == end["b"] {

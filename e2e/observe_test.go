@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gtrain/gtrain/internal/testing/wait"
-	"github.com/gtrain/gtrain/jobspec"
 	"io"
 	"net/http"
 	"os"
@@ -19,6 +17,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 
 	"github.com/gtrain/gtrain/api"
 )
@@ -34,17 +36,17 @@ func TestObserveAJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	metricsAddr := freePort(t)
-	a := &agent{dataDir: filepath.Join(work, "agent"), api: freePort(t), etcd: freePort(t), log: &bytes.Buffer{}}
-	a.launch(t, "agent", "--dev", "--data-dir", a.dataDir, "--node-name", "e2e-node", "--api-addr", a.api,
-		"--gossip-addr", freePort(t), "--etcd-client-addr", a.etcd, "--etcd-peer-addr", freePort(t),
+	metricsAddr := e2erig.FreePort(t)
+	a := &e2erig.Agent{DataDir: filepath.Join(work, "agent"), API: e2erig.FreePort(t), Etcd: e2erig.FreePort(t), Log: &bytes.Buffer{}}
+	a.Launch(t, "agent", "--dev", "--data-dir", a.DataDir, "--node-name", "e2e-node", "--api-addr", a.API,
+		"--gossip-addr", e2erig.FreePort(t), "--etcd-client-addr", a.Etcd, "--etcd-peer-addr", e2erig.FreePort(t),
 		"--metrics-addr", metricsAddr)
 	convertHousingWithGctl(t, a, work)
 	// Long enough to scrape twice a second apart, see a checkpoint pause
 	// and a trainer's restart while it trains: about 10 s (a pass of 11
 	// steps takes ~25 ms; 40 passes ended within the first second).
 	const passes = 400
-	spec := writeSpec(t, work, fitALineJob("obs", jobspec.ModeSync, passes, "data"))
+	spec := e2erig.WriteSpec(t, work, fitALineJob("obs", jobspec.ModeSync, passes, "data"))
 
 	var start struct {
 		out, errs string
@@ -53,10 +55,10 @@ func TestObserveAJob(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		defer close(started)
-		start.out, start.errs, start.code = a.gctl(t, "job", "start", "-f", spec)
+		start.out, start.errs, start.code = a.Gctl(t, "job", "start", "-f", spec)
 	}()
 	wait.Eventually(t, 30*time.Second, "the job to run", func() (bool, string) {
-		out, _, code := a.gctl(t, "job", "status", "obs", "-o", "json")
+		out, _, code := a.Gctl(t, "job", "status", "obs", "-o", "json")
 		return code == 0 && strings.Contains(out, `"state": "RUNNING"`), out
 	})
 	events := followEvents(t, a, "obs")
@@ -121,11 +123,11 @@ type timedLine struct {
 
 // followEvents starts `gctl job events NAME -f -o json` and records when
 // each line arrives.
-func followEvents(t *testing.T, a *agent, job string) *eventLines {
+func followEvents(t *testing.T, a *e2erig.Agent, job string) *eventLines {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "gctl"), "--addr", a.api, "job", "events", job, "-f", "-o", "json")
+	cmd := exec.CommandContext(ctx, filepath.Join(e2erig.BinDir, "gctl"), "--addr", a.API, "job", "events", job, "-f", "-o", "json")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -181,10 +183,10 @@ func assertEventsStreamed(t *testing.T, ev *eventLines) {
 
 // assertHistoryAndPlot: one history entry per pass with measured losses,
 // times and rates; `job plot` prints a chart and writes a PNG.
-func assertHistoryAndPlot(t *testing.T, a *agent, work string, passes int) {
+func assertHistoryAndPlot(t *testing.T, a *e2erig.Agent, work string, passes int) {
 	t.Helper()
 	var st api.JobStatus
-	jsonOf(t, a, &st, "job", "status", "obs")
+	e2erig.JSONOf(t, a, &st, "job", "status", "obs")
 	if len(st.History) != passes {
 		t.Fatalf("history has %d entries, want %d", len(st.History), passes)
 	}
@@ -196,12 +198,12 @@ func assertHistoryAndPlot(t *testing.T, a *agent, work string, passes int) {
 	if last := st.History[passes-1]; *last.TestLoss != *st.Metrics.TestLoss {
 		t.Errorf("last history test loss %v, status metrics %v", *last.TestLoss, *st.Metrics.TestLoss)
 	}
-	out, errs, code := a.gctl(t, "job", "plot", "obs")
+	out, errs, code := a.Gctl(t, "job", "plot", "obs")
 	if code != 0 || !strings.Contains(out, "obs: loss per pass") || !strings.Contains(out, "* train loss") {
 		t.Errorf("job plot: exit %d:\n%s%s", code, out, errs)
 	}
 	png := filepath.Join(work, "loss.png")
-	if _, errs, code := a.gctl(t, "job", "plot", "obs", "--out", png); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "plot", "obs", "--out", png); code != 0 {
 		t.Errorf("job plot --out: exit %d: %s", code, errs)
 	}
 	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
@@ -242,10 +244,10 @@ func metricValue(t *testing.T, addr, name, label string) float64 {
 }
 
 // killWorker SIGKILLs a running worker of job.
-func killWorker(t *testing.T, a *agent, job, worker string) {
+func killWorker(t *testing.T, a *e2erig.Agent, job, worker string) {
 	t.Helper()
 	var rows []api.WorkerRow
-	jsonOf(t, a, &rows, "job", "workers", job)
+	e2erig.JSONOf(t, a, &rows, "job", "workers", job)
 	for _, w := range rows {
 		if w.Name == worker && w.PID > 0 {
 			if err := syscall.Kill(w.PID, syscall.SIGKILL); err != nil {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gtrain/gtrain/internal/testing/wait"
-	"github.com/gtrain/gtrain/jobspec"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
@@ -47,11 +49,11 @@ func TestOperatorFaults(t *testing.T) {
 
 // housingAgent converts the housing data under a fresh work dir and starts
 // an agent there; the data is at work/data.
-func housingAgent(t *testing.T) (a *agent, work string) {
+func housingAgent(t *testing.T) (a *e2erig.Agent, work string) {
 	t.Helper()
 	work = t.TempDir()
-	housing(t, filepath.Join(work, "data"))
-	return startAgent(t, filepath.Join(work, "agent")), work
+	e2erig.Housing(t, filepath.Join(work, "data"))
+	return e2erig.StartAgent(t, filepath.Join(work, "agent")), work
 }
 
 var divergedReason = regexp.MustCompile(`^diverged at pass \d+ step \d+ \(((test )?loss|parameter \S+ holds) (inf|-inf|nan)\): lower the learning rate$`)
@@ -60,11 +62,11 @@ func testDivergingJob(t *testing.T) {
 	a, work := housingAgent(t)
 	spec := fitALineJob("diverge", jobspec.ModeSync, 20, filepath.Join(work, "data"))
 	spec.Optimizer.LearningRate = 1000000
-	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
+	out, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec))
 	if code != 1 {
 		t.Fatalf("job start of a diverging job: exit %d, want 1\n%s%s", code, out, errs)
 	}
-	st := jobStatus(t, a, "diverge")
+	st := e2erig.JobStatus(t, a, "diverge")
 	if st.State != api.StateFailed || !divergedReason.MatchString(st.Reason) {
 		t.Fatalf("state %s, reason %q; want FAILED, \"diverged at pass P step S (loss inf): lower the learning rate\"", st.State, st.Reason)
 	}
@@ -92,17 +94,17 @@ const fullDiskPasses = 100
 
 func testModelWriteOnFullDisk(t *testing.T) {
 	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
 	ck := filepath.Join(work, "ck")
 	mountTmpfs(t, ck, "8m") // before the agent: unmounted after it stopped
-	a := startAgent(t, filepath.Join(work, "agent"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	spec := fitALineJob("fulldisk", jobspec.ModeSync, fullDiskPasses, filepath.Join(work, "data"))
 	spec.Checkpoint = jobspec.CheckpointSpec{Dir: "ck", Every: "200", Keep: 2}
-	startDetached(t, a, spec)
-	waitJob(t, a, "fulldisk", "a pass written", 30*time.Second, func(st api.JobStatus) bool { return st.Pass >= 1 })
+	e2erig.StartDetached(t, a, spec)
+	e2erig.WaitJob(t, a, "fulldisk", "a pass written", 30*time.Second, func(st api.JobStatus) bool { return st.Pass >= 1 })
 
 	free := keepFull(t, ck)
-	st := waitJob(t, a, "fulldisk", "the model write's warning", 30*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, "fulldisk", "the model write's warning", 30*time.Second, func(st api.JobStatus) bool {
 		return warns(st, modelWriteWarning)
 	})
 	if !warns(st, "no space left on device") || !hasEvent(st, modelWriteWarning) {
@@ -115,11 +117,11 @@ func testModelWriteOnFullDisk(t *testing.T) {
 	}
 
 	free()
-	st = waitJob(t, a, "fulldisk", "the job to finish once the disk has room", 90*time.Second, succeeded)
+	st = e2erig.WaitJob(t, a, "fulldisk", "the job to finish once the disk has room", 90*time.Second, e2erig.Succeeded)
 	if !hasEvent(st, "the master wrote the model of pass ") || len(st.Warnings) != 0 {
 		t.Errorf("after space returned: warnings %q, events %+v; want none, and an event saying so", st.Warnings, st.Events)
 	}
-	assertExactPasses(t, st, fullDiskPasses)
+	e2erig.AssertExactPasses(t, st, fullDiskPasses)
 	if _, err := os.Stat(filepath.Join(st.ModelDir, model.PassDirName(fullDiskPasses-1), "manifest.json")); err != nil {
 		t.Errorf("the last pass's model is missing: %v", err)
 	}
@@ -199,7 +201,7 @@ func runGtraind(t *testing.T, args ...string) (stderr string, code int, took tim
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "gtraind"), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(e2erig.BinDir, "gtraind"), args...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	begin := time.Now()
@@ -215,19 +217,19 @@ func runGtraind(t *testing.T, args ...string) (stderr string, code int, took tim
 
 // devAgentArgs is `gtraind agent --dev` on dataDir with free ports.
 func devAgentArgs(t *testing.T, dataDir, node string) []string {
-	return []string{"agent", "--dev", "--data-dir", dataDir, "--node-name", node, "--api-addr", freePort(t),
-		"--gossip-addr", freePort(t), "--etcd-client-addr", freePort(t), "--etcd-peer-addr", freePort(t)}
+	return []string{"agent", "--dev", "--data-dir", dataDir, "--node-name", node, "--api-addr", e2erig.FreePort(t),
+		"--gossip-addr", e2erig.FreePort(t), "--etcd-client-addr", e2erig.FreePort(t), "--etcd-peer-addr", e2erig.FreePort(t)}
 }
 
 func testDataDirInUse(t *testing.T) {
 	dir := t.TempDir()
-	a := startAgent(t, dir)
+	a := e2erig.StartAgent(t, dir)
 	errs, code, took := runGtraind(t, devAgentArgs(t, dir, "second")...)
-	holder := fmt.Sprintf("held by another gtraind agent (pid %d, node e2e-node", a.cmd.Process.Pid)
+	holder := fmt.Sprintf("held by another gtraind agent (pid %d, node e2e-node", a.Cmd.Process.Pid)
 	if code != 2 || took > 5*time.Second || !strings.Contains(errs, holder) || !strings.Contains(errs, "--data-dir") {
 		t.Fatalf("second agent on %s: exit %d after %s:\n%s\nwant exit 2 at once, naming %q and --data-dir", dir, code, took, errs, holder)
 	}
-	if out, _, code := a.gctl(t, "node", "list"); code != 0 || !strings.Contains(out, "ready") {
+	if out, _, code := a.Gctl(t, "node", "list"); code != 0 || !strings.Contains(out, "ready") {
 		t.Errorf("the first agent suffered: node list exit %d:\n%s", code, out)
 	}
 }
@@ -244,18 +246,18 @@ func testDataDirTooSmall(t *testing.T) {
 
 func testWatchAndWorkersAfterSuccess(t *testing.T) {
 	a, work := housingAgent(t)
-	startDetached(t, a, fitALineJob("watched", jobspec.ModeSync, 150, filepath.Join(work, "data")))
-	out, errs, code := a.gctl(t, "job", "watch", "watched")
+	e2erig.StartDetached(t, a, fitALineJob("watched", jobspec.ModeSync, 150, filepath.Join(work, "data")))
+	out, errs, code := a.Gctl(t, "job", "watch", "watched")
 	if code != 0 || !strings.Contains(out, "watching job watched") || !strings.Contains(out, "[RUNNING]") ||
 		!strings.Contains(out, "job watched SUCCEEDED after 150/150 passes") {
 		t.Fatalf("job watch: exit %d, want 0 with the progress of a running job and its end:\n%s%s", code, out, errs)
 	}
-	if _, errs, code := a.gctl(t, "job", "watch", "nosuch"); code != 2 || !strings.Contains(errs, "not found") {
+	if _, errs, code := a.Gctl(t, "job", "watch", "nosuch"); code != 2 || !strings.Contains(errs, "not found") {
 		t.Errorf("job watch of an unknown job: exit %d, want 2 saying so: %s", code, errs)
 	}
 
 	var rows []api.WorkerRow
-	jsonOf(t, a, &rows, "job", "workers", "watched")
+	e2erig.JSONOf(t, a, &rows, "job", "workers", "watched")
 	for _, r := range rows {
 		if r.State == api.WorkerRunning || r.State == api.WorkerStarting {
 			t.Errorf("after SUCCEEDED the workers table shows %s %s", r.Name, r.State)
@@ -263,10 +265,10 @@ func testWatchAndWorkersAfterSuccess(t *testing.T) {
 	}
 	// It leaves once its trainers have heard the end: under load a few seconds.
 	wait.Eventually(t, 10*time.Second, "the master to be shown exited after SUCCEEDED", func() (bool, string) {
-		jsonOf(t, a, &rows, "job", "workers", "watched")
+		e2erig.JSONOf(t, a, &rows, "job", "workers", "watched")
 		return len(rows) > 0 && rows[0].Name == "master" && rows[0].State == api.WorkerExited, fmt.Sprintf("%+v", rows)
 	})
-	status, _, _ := a.gctl(t, "job", "status", "watched")
+	status, _, _ := a.Gctl(t, "job", "status", "watched")
 	if !regexp.MustCompile(`(?m)^\s+0\s+pserver-0\s.*\s-\s*$`).MatchString(status) {
 		t.Errorf("pserver-0's CHECKPOINT STEP is not \"-\" once its registration is gone:\n%s", status)
 	}
@@ -274,30 +276,30 @@ func testWatchAndWorkersAfterSuccess(t *testing.T) {
 
 func testNodeLostEvent(t *testing.T) {
 	work := t.TempDir()
-	housing(t, filepath.Join(work, "data"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
 	endpoint := etcdtest.Start(t).Endpoint
 	n1 := startClusterAgent(t, "n1", filepath.Join(work, "n1"), endpoint)
 	n2 := startClusterAgent(t, "n2", filepath.Join(work, "n2"), endpoint)
 	spec := clusterJob("lost", work)
 	spec.Passes = 400
-	startDetached(t, n1, spec)
+	e2erig.StartDetached(t, n1, spec)
 	var on2 []string
-	waitJob(t, n1, "lost", "training with roles on n2", 60*time.Second, func(st api.JobStatus) bool {
+	e2erig.WaitJob(t, n1, "lost", "training with roles on n2", 60*time.Second, func(st api.JobStatus) bool {
 		on2 = rolesOn(st, "n2")
 		return st.State == api.StateRunning && st.Step > 40 && len(on2) > 0
 	})
-	if err := n2.cmd.Process.Kill(); err != nil {
+	if err := n2.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-n2.exited
+	<-n2.Exited
 	want := "node n2 lost: " + strings.Join(on2, ", ")
-	st := waitJob(t, n1, "lost", "an event naming n2's roles", 30*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, n1, "lost", "an event naming n2's roles", 30*time.Second, func(st api.JobStatus) bool {
 		return hasEvent(st, "node n2 lost: ")
 	})
 	if !hasEvent(st, want) || countEventsContaining(st, "node n2 lost: ") != 1 {
 		t.Errorf("events %+v; want one %q", st.Events, want)
 	}
-	if _, errs, code := n1.gctl(t, "job", "stop", "lost"); code != 0 {
+	if _, errs, code := n1.Gctl(t, "job", "stop", "lost"); code != 0 {
 		t.Errorf("job stop: exit %d: %s", code, errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/specyaml"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -32,12 +33,12 @@ func TestOperatorInput(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	convertHousingWithGctl(t, a, work) // work/data/housing-{train,test}-0000N-of-00004
 	cases := append(append(shardCases(t, work), specCases(t, a, work)...), jobCases(t, a, work)...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, errs, code := a.gctl(t, c.args(t)...)
+			out, errs, code := a.Gctl(t, c.args(t)...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
 			}
@@ -57,7 +58,7 @@ func TestOperatorInput(t *testing.T) {
 // than records, IDX labels that infer too many classes, and a job glob
 // over two sets.
 func shardCases(t *testing.T, work string) []operatorCase {
-	housingData := filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data")
+	housingData := filepath.Join(e2erig.RepoRoot(), "examples/data/uci_housing/housing.data")
 	convert := func(out string, extra ...string) []string {
 		return append([]string{"data", "convert", "--format", "whitespace", "--input", housingData, "--out", out}, extra...)
 	}
@@ -86,17 +87,17 @@ func shardCases(t *testing.T, work string) []operatorCase {
 		}, 0, []string{"warning", "201 classes", "198 of the classes", "--classes"}, nil},
 		{"job glob mixing two shard sets", func(t *testing.T) []string {
 			mixedSets(t, work)
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineJob("mixed", jobspec.ModeSync, 1, "mixed")), "--detach"}
+			return []string{"job", "start", "-f", e2erig.WriteSpec(t, work, fitALineJob("mixed", jobspec.ModeSync, 1, "mixed")), "--detach"}
 		}, 2, []string{"data.train", "-of-00002 (2 files) and", "-of-00004 (4 files)", "--replace"}, nil},
 	}
 }
 
 // specCases: counts and rates written as 0, negative or fractional, labels
 // the model cannot train on, a directory given as the spec.
-func specCases(t *testing.T, a *agent, work string) []operatorCase {
+func specCases(t *testing.T, a *e2erig.Agent, work string) []operatorCase {
 	// A refused spec submits nothing: no job of its name appears.
 	noJob := func(t *testing.T) {
-		if out, _, _ := a.gctl(t, "job", "list"); strings.Contains(out, "counts") {
+		if out, _, _ := a.Gctl(t, "job", "list"); strings.Contains(out, "counts") {
 			t.Errorf("a refused spec left a job:\n%s", out)
 		}
 	}
@@ -106,7 +107,7 @@ func specCases(t *testing.T, a *agent, work string) []operatorCase {
 			if !strings.Contains(body, from) {
 				t.Fatalf("the base spec lacks %q", from)
 			}
-			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(body, from, to, 1)), "--detach"}
+			return []string{"job", "start", "-f", e2erig.WriteSpecText(t, work, strings.Replace(body, from, to, 1)), "--detach"}
 		}
 	}
 	cases := []operatorCase{
@@ -134,7 +135,7 @@ func specCases(t *testing.T, a *agent, work string) []operatorCase {
 
 // jobCases need a job record: one that stays PENDING (it asks for more
 // CPU than the node has), so no pass ever finishes.
-func jobCases(t *testing.T, a *agent, work string) []operatorCase {
+func jobCases(t *testing.T, a *e2erig.Agent, work string) []operatorCase {
 	const name = "waits"
 	submitted := false
 	waiting := func(t *testing.T) {
@@ -143,13 +144,13 @@ func jobCases(t *testing.T, a *agent, work string) []operatorCase {
 		}
 		body := fitALineJob(name, jobspec.ModeSync, 2, "data")
 		body.Resources.Trainer.CPU = 1000
-		if out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, body), "--detach"); code != 0 {
+		if out, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, body), "--detach"); code != 0 {
 			t.Fatalf("submit a waiting job: exit %d: %s%s", code, out, errs)
 		}
 		submitted = true
 	}
 	stillThere := func(t *testing.T) {
-		if _, errs, code := a.gctl(t, "job", "status", name); code != 0 {
+		if _, errs, code := a.Gctl(t, "job", "status", name); code != 0 {
 			t.Errorf("job %s is gone after a refused purge: exit %d: %s", name, code, errs)
 		}
 	}
@@ -178,7 +179,7 @@ func jobCases(t *testing.T, a *agent, work string) []operatorCase {
 func convertInProcess(t *testing.T, prefix string, shards int) {
 	t.Helper()
 	if _, err := dataset.Convert(dataset.ConvertOptions{Format: "whitespace", Shards: shards,
-		Input: filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data"), OutPrefix: prefix}); err != nil {
+		Input: filepath.Join(e2erig.RepoRoot(), "examples/data/uci_housing/housing.data"), OutPrefix: prefix}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -188,7 +189,7 @@ func convertInProcess(t *testing.T, prefix string, shards int) {
 // convert without the stale-set check did.
 func mixedSets(t *testing.T, work string) {
 	t.Helper()
-	housing(t, filepath.Join(work, "mixed"))
+	e2erig.Housing(t, filepath.Join(work, "mixed"))
 	other := filepath.Join(work, "other")
 	convertInProcess(t, filepath.Join(other, "housing"), 2)
 	for i := range 2 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -20,9 +21,9 @@ func TestProcessConfinedPaths(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	job := filepath.Join(work, "job")
-	housing(t, filepath.Join(job, "data"))
+	e2erig.Housing(t, filepath.Join(job, "data"))
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(job, "out")); err != nil {
 		t.Fatal(err)
@@ -40,13 +41,13 @@ func TestProcessConfinedPaths(t *testing.T) {
 			if c.name == "oversized count" {
 				spec.Trainers = 100000
 			}
-			file := writeSpec(t, job, spec)
-			_, errs, code := a.gctl(t, "job", "start", "-f", file)
+			file := e2erig.WriteSpec(t, job, spec)
+			_, errs, code := a.Gctl(t, "job", "start", "-f", file)
 			if code != 2 || !strings.Contains(errs, c.want) {
 				t.Errorf("exit %d, want 2 naming %q: %s", code, c.want, errs)
 			}
-			if c.name != "oversized count" && (!strings.Contains(errs, a.dataDir) || !strings.Contains(errs, job)) {
-				t.Errorf("the message does not name the allowed roots %s and %s: %s", a.dataDir, job, errs)
+			if c.name != "oversized count" && (!strings.Contains(errs, a.DataDir) || !strings.Contains(errs, job)) {
+				t.Errorf("the message does not name the allowed roots %s and %s: %s", a.DataDir, job, errs)
 			}
 		})
 	}
@@ -55,16 +56,16 @@ func TestProcessConfinedPaths(t *testing.T) {
 			t.Errorf("%s exists after the rejected submits (%v)", p, err)
 		}
 	}
-	if out, _, _ := a.gctl(t, "job", "list"); strings.Contains(out, "confined") {
+	if out, _, _ := a.Gctl(t, "job", "list"); strings.Contains(out, "confined") {
 		t.Errorf("a rejected job is listed:\n%s", out)
 	}
 
 	spec := fitALineJob("confined", jobspec.ModeSync, 1, "data")
 	spec.Checkpoint = jobspec.CheckpointSpec{Every: "5", Dir: "ckpt"}
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, job, spec)); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, job, spec)); code != 0 {
 		t.Fatalf("a job under its spec's directory: exit %d: %s", code, errs)
 	}
-	assertPrivate(t, filepath.Join(a.dataDir, "jobs"))
+	assertPrivate(t, filepath.Join(a.DataDir, "jobs"))
 	assertPrivate(t, filepath.Join(job, "ckpt"))
 }
 

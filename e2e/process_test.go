@@ -8,6 +8,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/specyaml"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -19,11 +20,11 @@ func TestProcessFitALine(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	opt := convertHousingWithGctl(t, a, work)
 
-	spec := writeSpec(t, work, fitALineJob("fit-a-line", jobspec.ModeSync, 30, "data"))
-	out, errs, code := a.gctl(t, "job", "start", "-f", spec)
+	spec := e2erig.WriteSpec(t, work, fitALineJob("fit-a-line", jobspec.ModeSync, 30, "data"))
+	out, errs, code := a.Gctl(t, "job", "start", "-f", spec)
 	if code != 0 {
 		t.Fatalf("job start: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -34,24 +35,24 @@ func TestProcessFitALine(t *testing.T) {
 	assertFitALineListings(t, a)
 
 	// The name is taken until purged; after a purge it can be reused.
-	_, errs, code = a.gctl(t, "job", "start", "-f", spec, "--detach")
+	_, errs, code = a.Gctl(t, "job", "start", "-f", spec, "--detach")
 	if code != 2 || !strings.Contains(errs, "already exists") {
 		t.Errorf("duplicate job: exit %d: %s", code, errs)
 	}
-	if _, errs, code = a.gctl(t, "job", "stop", "fit-a-line", "--purge", "--yes"); code != 0 {
+	if _, errs, code = a.Gctl(t, "job", "stop", "fit-a-line", "--purge", "--yes"); code != 0 {
 		t.Fatalf("job stop --purge: exit %d: %s", code, errs)
 	}
-	if _, _, code = a.gctl(t, "job", "status", "fit-a-line"); code != 2 {
+	if _, _, code = a.Gctl(t, "job", "status", "fit-a-line"); code != 2 {
 		t.Errorf("status of a purged job: exit %d, want 2", code)
 	}
 }
 
 // convertHousingWithGctl converts the housing data under work/data with
 // `gctl data convert` and returns the least-squares test MSE of the split.
-func convertHousingWithGctl(t *testing.T, a *agent, work string) float64 {
+func convertHousingWithGctl(t *testing.T, a *e2erig.Agent, work string) float64 {
 	t.Helper()
-	out, errs, code := a.gctl(t, "data", "convert", "--format", "whitespace",
-		"--input", filepath.Join(repoRoot(), "examples/data/uci_housing/housing.data"),
+	out, errs, code := a.Gctl(t, "data", "convert", "--format", "whitespace",
+		"--input", filepath.Join(e2erig.RepoRoot(), "examples/data/uci_housing/housing.data"),
 		"--out", filepath.Join(work, "data", "housing"), "--shards", "4", "--test-fraction", "0.2", "--seed", "1", "--normalize")
 	if code != 0 {
 		t.Fatalf("data convert: exit %d: %s", code, errs)
@@ -66,10 +67,10 @@ func convertHousingWithGctl(t *testing.T, a *agent, work string) float64 {
 
 // assertFitALineStatus checks `gctl job status` of the finished job: every
 // pass applied every record once and the model got within 5% of opt.
-func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
+func assertFitALineStatus(t *testing.T, a *e2erig.Agent, opt float64) {
 	t.Helper()
 	var st api.JobStatus
-	jsonOf(t, a, &st, "job", "status", "fit-a-line")
+	e2erig.JSONOf(t, a, &st, "job", "status", "fit-a-line")
 	if st.State != api.StateSucceeded || st.Pass != 30 || st.Passes != 30 {
 		t.Fatalf("status: state %s pass %d/%d", st.State, st.Pass, st.Passes)
 	}
@@ -106,10 +107,10 @@ func assertFitALineStatus(t *testing.T, a *agent, opt float64) {
 
 // assertFitALineListings checks the workers, job list, logs and node list
 // gctl shows for the finished job.
-func assertFitALineListings(t *testing.T, a *agent) {
+func assertFitALineListings(t *testing.T, a *e2erig.Agent) {
 	t.Helper()
 	var workers []api.WorkerRow
-	jsonOf(t, a, &workers, "job", "workers", "fit-a-line")
+	e2erig.JSONOf(t, a, &workers, "job", "workers", "fit-a-line")
 	if len(workers) != 5 {
 		t.Fatalf("workers: %+v", workers)
 	}
@@ -117,21 +118,21 @@ func assertFitALineListings(t *testing.T, a *agent) {
 		if w.Node != "e2e-node" || w.Start.IsZero() {
 			t.Errorf("worker %+v: want node e2e-node and a start time", w)
 		}
-		if _, err := os.Stat(filepath.Join(a.dataDir, "jobs", "fit-a-line", "log", w.Name+".log")); err != nil {
+		if _, err := os.Stat(filepath.Join(a.DataDir, "jobs", "fit-a-line", "log", w.Name+".log")); err != nil {
 			t.Errorf("log of %s: %v", w.Name, err)
 		}
 	}
 	var jobs []api.JobRow
-	jsonOf(t, a, &jobs, "job", "list")
+	e2erig.JSONOf(t, a, &jobs, "job", "list")
 	if len(jobs) != 1 || jobs[0].Name != "fit-a-line" || jobs[0].State != api.StateSucceeded {
 		t.Errorf("job list: %+v", jobs)
 	}
-	out, _, code := a.gctl(t, "job", "logs", "fit-a-line", "-w", "master", "-n", "50")
+	out, _, code := a.Gctl(t, "job", "logs", "fit-a-line", "-w", "master", "-n", "50")
 	if code != 0 || !strings.Contains(out, "pass finished") {
 		t.Errorf("job logs -w master: exit %d:\n%s", code, out)
 	}
 	var nodes []api.NodeRow
-	jsonOf(t, a, &nodes, "node", "list")
+	e2erig.JSONOf(t, a, &nodes, "node", "list")
 	if len(nodes) != 1 || nodes[0].State != "ready" || nodes[0].CPU < 1 {
 		t.Errorf("node list: %+v", nodes)
 	}
@@ -144,8 +145,8 @@ func TestProcessBadInput(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
-	housing(t, filepath.Join(work, "data"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	e2erig.Housing(t, filepath.Join(work, "data"))
 
 	cases := []struct {
 		name string
@@ -153,19 +154,19 @@ func TestProcessBadInput(t *testing.T) {
 		want string
 	}{
 		{"negative trainers", func() []string {
-			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("bad", jobspec.ModeSync, 1, "data")), "trainers: 2", "trainers: -1", 1))}
+			return []string{"job", "start", "-f", e2erig.WriteSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("bad", jobspec.ModeSync, 1, "data")), "trainers: 2", "trainers: -1", 1))}
 		}, "trainers"},
 		{"unknown field", func() []string {
-			return []string{"job", "start", "-f", writeSpecText(t, work, specyaml.Marshal(fitALineJob("bad", jobspec.ModeSync, 1, "data"))+"learning_rat: 3\n")}
+			return []string{"job", "start", "-f", e2erig.WriteSpecText(t, work, specyaml.Marshal(fitALineJob("bad", jobspec.ModeSync, 1, "data"))+"learning_rat: 3\n")}
 		}, "learning_rat"},
 		{"bad job name", func() []string {
-			return []string{"job", "start", "-f", writeSpec(t, work, fitALineJob("bad_name", jobspec.ModeSync, 1, "data"))}
+			return []string{"job", "start", "-f", e2erig.WriteSpec(t, work, fitALineJob("bad_name", jobspec.ModeSync, 1, "data"))}
 		}, "_"},
 		{"glob matches nothing", func() []string {
-			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("nodata", jobspec.ModeSync, 1, "data")), "data/housing-train-*", "data/nothing-*", 1))}
+			return []string{"job", "start", "-f", e2erig.WriteSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("nodata", jobspec.ModeSync, 1, "data")), "data/housing-train-*", "data/nothing-*", 1))}
 		}, "data.train"},
 		{"inputs do not match the records", func() []string {
-			return []string{"job", "start", "-f", writeSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("inputs", jobspec.ModeSync, 1, "data")), "inputs: 13", "inputs: 12", 1))}
+			return []string{"job", "start", "-f", e2erig.WriteSpecText(t, work, strings.Replace(specyaml.Marshal(fitALineJob("inputs", jobspec.ModeSync, 1, "data")), "inputs: 13", "inputs: 12", 1))}
 		}, "model.inputs"},
 		{"unknown job", func() []string { return []string{"job", "status", "no-such-job"} }, "no-such-job"},
 		{"unknown job logs", func() []string { return []string{"job", "logs", "no-such-job"} }, "no-such-job"},
@@ -176,7 +177,7 @@ func TestProcessBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, errs, code := a.gctl(t, c.args()...)
+			out, errs, code := a.Gctl(t, c.args()...)
 			if code != 2 {
 				t.Errorf("exit %d, want 2\nstdout: %s\nstderr: %s", code, out, errs)
 			}
@@ -186,7 +187,7 @@ func TestProcessBadInput(t *testing.T) {
 		})
 	}
 	// An unreachable agent is a failure (1), with what to do.
-	_, errs, code := runGctl(t, "127.0.0.1:1", "job", "list")
+	_, errs, code := e2erig.RunGctl(t, "127.0.0.1:1", "job", "list")
 	if code != 1 || !strings.Contains(errs, "gtraind agent") {
 		t.Errorf("unreachable agent: exit %d: %s", code, errs)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/specyaml"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -25,14 +26,14 @@ const programRecords = 2000
 
 // programSetup starts an agent over a Fashion-MNIST subset converted with
 // gctl and a workspace holding a copy of examples/program.
-func programSetup(t *testing.T) (*agent, string) {
+func programSetup(t *testing.T) (*e2erig.Agent, string) {
 	t.Helper()
 	work := t.TempDir()
-	a := startAgent(t, filepath.Join(work, "agent"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	images, labels := filepath.Join(work, "images.idx"), filepath.Join(work, "labels.idx")
 	idxHead(t, filepath.Join(fashionDir, "train-images-idx3-ubyte.gz"), images, programRecords)
 	idxHead(t, filepath.Join(fashionDir, "train-labels-idx1-ubyte.gz"), labels, programRecords)
-	if _, errs, code := a.gctl(t, "data", "convert", "--format", "idx", "--input", images, "--labels", labels,
+	if _, errs, code := a.Gctl(t, "data", "convert", "--format", "idx", "--input", images, "--labels", labels,
 		"--out", filepath.Join(work, "data", "fashion"), "--shards", "2", "--test-fraction", "0.2", "--seed", "1"); code != 0 {
 		t.Fatalf("data convert: exit %d: %s", code, errs)
 	}
@@ -41,7 +42,7 @@ func programSetup(t *testing.T) (*agent, string) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"mlp.py", "gtrainprog.py", "gtrainprog_torch.py", "torch_cnn.py"} {
-		b, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "program", f))
+		b, err := os.ReadFile(filepath.Join(e2erig.RepoRoot(), "examples", "program", f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,19 +97,19 @@ func TestProgramJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	ref := a.referenceRun(t, work, "prog-ref", programJob("prog-ref", ""))
-	refSums := manifestSums(t, ref.ModelDir)
+	ref := a.ReferenceRun(t, work, "prog-ref", programJob("prog-ref", ""))
+	refSums := e2erig.ManifestSums(t, ref.ModelDir)
 
-	startDetached(t, a, programJob("prog-kill", ""))
-	st := waitJob(t, a, "prog-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	e2erig.StartDetached(t, a, programJob("prog-kill", ""))
+	st := e2erig.WaitJob(t, a, "prog-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 30
 	})
-	pid := a.pidOf(t, "prog-kill", "trainer-1")
+	pid := a.PIDOf(t, "prog-kill", "trainer-1")
 	t.Logf("SIGKILL trainer-1 (pid %d) at step %d", pid, st.Step)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st = waitJob(t, a, "prog-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = e2erig.WaitJob(t, a, "prog-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	restarted := false
 	for _, w := range st.Trainers {
 		restarted = restarted || (w.Name == "trainer-1" && w.Restarts > 0)
@@ -121,26 +122,9 @@ func TestProgramJob(t *testing.T) {
 			t.Errorf("pass %d: %d samples applied, reference %d", p, n, ref.SamplesApplied[p])
 		}
 	}
-	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != refSums {
 		t.Errorf("the model differs from the uninterrupted run:\n killed    %s\n reference %s", sums, refSums)
 	}
-}
-
-// referenceRun runs the job of spec to its end and requires it to succeed
-// with a test accuracy of at least 0.6.
-func (a *agent) referenceRun(t *testing.T, work, name string, spec jobspec.Spec) api.JobStatus {
-	t.Helper()
-	started := time.Now()
-	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
-	if code != 0 {
-		t.Fatalf("job start: exit %d\n%s%s", code, out, errs)
-	}
-	ref := jobStatus(t, a, name)
-	if ref.State != api.StateSucceeded || ref.Metrics.TestAccuracy == nil || *ref.Metrics.TestAccuracy < 0.6 {
-		t.Fatalf("reference: state %s, accuracy %v (want >= 0.6)", ref.State, ref.Metrics.TestAccuracy)
-	}
-	t.Logf("reference run: %s, accuracy %.3f", time.Since(started).Round(time.Millisecond), *ref.Metrics.TestAccuracy)
-	return ref
 }
 
 // TestProgramExit3: a program that exits with status 3 in the middle of a
@@ -154,11 +138,11 @@ func TestProgramExit3(t *testing.T) {
 	a, work := programSetup(t)
 	spec := programJob("prog-fail", " --fail-after 5")
 	spec.Restarts = jobspec.RestartsSpec{Limit: 1, Window: "10m"}
-	out, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, spec))
+	out, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec))
 	if code == 0 {
 		t.Fatalf("job start of a failing program: exit 0\n%s%s", out, errs)
 	}
-	st := jobStatus(t, a, "prog-fail")
+	st := e2erig.JobStatus(t, a, "prog-fail")
 	t.Logf("reason: %s", st.Reason)
 	if st.State != api.StateFailed || !strings.Contains(st.Reason, "crashed 2 times") {
 		t.Fatalf("state %s, reason %q: want FAILED when the crash budget is spent", st.State, st.Reason)
@@ -197,7 +181,7 @@ func TestProgramSubmitRefused(t *testing.T) {
 		{"inputs: 784", "inputs: 0", "model.inputs", "> 0"},
 	} {
 		body := strings.Replace(spec, tc.from, tc.to, 1)
-		_, errs, code := a.gctl(t, "job", "start", "-f", writeSpecText(t, work, body), "--detach")
+		_, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpecText(t, work, body), "--detach")
 		if code != 2 || !strings.Contains(errs, tc.field) || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%s: exit %d, want 2 naming %s and %q: %s", tc.to, code, tc.field, tc.msg, errs)
 		}
@@ -213,26 +197,26 @@ func TestProgramPackage(t *testing.T) {
 	a, work := programSetup(t)
 	withWS := programJob("prog-pkg", "")
 	withWS.Passes = 1
-	if _, errs, code := a.gctl(t, "job", "start", "-f", writeSpec(t, work, withWS), "--package", filepath.Join(work, "ws")); code != 2 ||
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, withWS), "--package", filepath.Join(work, "ws")); code != 2 ||
 		!strings.Contains(errs, "leave model.workspace out") {
 		t.Errorf("--package with model.workspace: exit %d: %s", code, errs)
 	}
 	noWS := withWS
 	noWS.Model.Workspace = ""
-	spec := writeSpec(t, work, noWS)
+	spec := e2erig.WriteSpec(t, work, noWS)
 	pkg := filepath.Join(t.TempDir(), "upload")
 	if err := os.Rename(filepath.Join(work, "ws"), pkg); err != nil { // not readable through the spec any more
 		t.Fatal(err)
 	}
-	out, errs, code := a.gctl(t, "job", "start", "-f", spec, "--package", pkg)
+	out, errs, code := a.Gctl(t, "job", "start", "-f", spec, "--package", pkg)
 	if code != 0 {
 		t.Fatalf("job start --package: exit %d\n%s%s", code, out, errs)
 	}
-	st := jobStatus(t, a, "prog-pkg")
+	st := e2erig.JobStatus(t, a, "prog-pkg")
 	if st.State != api.StateSucceeded || st.Metrics.TestAccuracy == nil {
 		t.Fatalf("state %s, metrics %+v", st.State, st.Metrics)
 	}
-	if _, errs, code := a.gctl(t, "job", "stop", "prog-pkg", "--purge", "--yes"); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "stop", "prog-pkg", "--purge", "--yes"); code != 0 {
 		t.Fatalf("purge: exit %d: %s", code, errs)
 	}
 }

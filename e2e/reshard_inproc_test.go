@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/wait"
 
 	"github.com/gtrain/gtrain/api"
@@ -47,7 +48,7 @@ func reshardInprocSpec(t *testing.T, name, dir string, pserverBounds ...int) job
 func TestInProcessReshardMasterDiesAfterCommit(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	housing(t, dir)
+	e2erig.Housing(t, dir)
 	ref := reshardInprocSpec(t, "reshard-ref", dir)
 	submit(t, cli, ref)
 	runInProcess(t, cli, dir, ref.Name, 2, 2)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -28,20 +29,20 @@ func TestElasticReshardPservers(t *testing.T) {
 		t.Skip("real processes")
 	}
 	begin := time.Now()
-	a, _, ref := referenceSetup(t, reshardSpec)
-	refSums := manifestSums(t, ref.ModelDir)
+	a, _, ref := e2erig.ReferenceSetup(t, reshardSpec)
+	refSums := e2erig.ManifestSums(t, ref.ModelDir)
 	const job = "resharded"
 	spec := reshardSpec(job)
 	spec.PserversMin, spec.PserversMax = 1, 3
-	startDetached(t, a, spec)
-	waitJob(t, a, job, "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
-	if _, errs, code := a.gctl(t, "job", "scale", job, "--pservers", "4"); code != 2 || !strings.Contains(errs, "bounds [min 1, max 3]") {
+	e2erig.StartDetached(t, a, spec)
+	e2erig.WaitJob(t, a, job, "training", 30*time.Second, func(st api.JobStatus) bool { return st.Step >= 5 })
+	if _, errs, code := a.Gctl(t, "job", "scale", job, "--pservers", "4"); code != 2 || !strings.Contains(errs, "bounds [min 1, max 3]") {
 		t.Fatalf("scale to 4 pservers: exit %d (%s), want 2 naming the bounds", code, errs)
 	}
 	var first int64 // the step before the first re-shard was asked for
 	for i, m := range []int{3, 2} {
-		before := jobStatus(t, a, job).Step
-		if out, errs, code := a.gctl(t, "job", "scale", job, "--pservers", fmt.Sprint(m)); code != 0 {
+		before := e2erig.JobStatus(t, a, job).Step
+		if out, errs, code := a.Gctl(t, "job", "scale", job, "--pservers", fmt.Sprint(m)); code != 0 {
 			t.Fatalf("scale to %d pservers: exit %d: %s %s", m, code, out, errs)
 		}
 		if m == 3 {
@@ -51,7 +52,7 @@ func TestElasticReshardPservers(t *testing.T) {
 			// switching layouts; its successor finds the request in etcd.
 			killWhenUp(t, a, job, "master")
 		}
-		at := waitJob(t, a, job, fmt.Sprintf("re-shard to %d pservers", m), 60*time.Second, func(st api.JobStatus) bool {
+		at := e2erig.WaitJob(t, a, job, fmt.Sprintf("re-shard to %d pservers", m), 60*time.Second, func(st api.JobStatus) bool {
 			return st.PserversCount == m && st.PserversCurrent == m && !st.PserversResharding && reshards(st) == i+1
 		})
 		if i == 0 {
@@ -60,7 +61,7 @@ func TestElasticReshardPservers(t *testing.T) {
 		if at.ReshardPauseMs <= 0 {
 			t.Fatalf("re-shard to %d: status shows no pause: %+v", m, at)
 		}
-		after := waitJob(t, a, job, fmt.Sprintf("steps with %d pservers", m), 30*time.Second, func(st api.JobStatus) bool {
+		after := e2erig.WaitJob(t, a, job, fmt.Sprintf("steps with %d pservers", m), 30*time.Second, func(st api.JobStatus) bool {
 			return st.Step >= max(at.Step, before)+5 || st.State == api.StateSucceeded
 		})
 		if after.State == api.StateSucceeded {
@@ -68,7 +69,7 @@ func TestElasticReshardPservers(t *testing.T) {
 		}
 		t.Logf("%d pservers at step %d; training paused %d ms", m, at.Step, at.ReshardPauseMs)
 	}
-	st := waitJob(t, a, job, "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st := e2erig.WaitJob(t, a, job, "success", 90*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	if !slices.Equal(st.SamplesApplied, ref.SamplesApplied) {
 		t.Fatalf("samples applied %v, want %v", st.SamplesApplied, ref.SamplesApplied)
 	}
@@ -77,7 +78,7 @@ func TestElasticReshardPservers(t *testing.T) {
 			t.Fatalf("%s restarted %d times: trainers must switch layouts without a restart", tr.Name, tr.Restarts)
 		}
 	}
-	if sums := manifestSums(t, st.ModelDir); sums != refSums {
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != refSums {
 		t.Fatalf("the re-sharded run's model differs from the fixed run's:\nre-sharded: %s\nfixed:      %s", sums, refSums)
 	}
 	for _, e := range st.Events {
@@ -106,12 +107,12 @@ func reshards(st api.JobStatus) int {
 }
 
 // killWhenUp SIGKILLs worker of job as soon as it runs.
-func killWhenUp(t *testing.T, a *agent, job, worker string) {
+func killWhenUp(t *testing.T, a *e2erig.Agent, job, worker string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var workers []api.WorkerRow
-		jsonOf(t, a, &workers, "job", "workers", job)
+		e2erig.JSONOf(t, a, &workers, "job", "workers", job)
 		for _, w := range workers {
 			if w.Name == worker && w.State == "running" && w.PID > 0 {
 				if err := syscall.Kill(w.PID, syscall.SIGKILL); err != nil {

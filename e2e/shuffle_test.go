@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestInProcessShuffleOffTrainsTheStoredOrder(t *testing.T) {
 	cli := startEtcd(t)
 	dir := t.TempDir()
-	housing(t, dir)
+	e2erig.Housing(t, dir)
 	sums := map[string]string{}
 	for _, name := range []string{"shuffle-on", "shuffle-off"} {
 		spec := fitALine(t, name, jobspec.ModeSync, dir, 3)
@@ -28,7 +29,7 @@ func TestInProcessShuffleOffTrainsTheStoredOrder(t *testing.T) {
 		}
 		submit(t, cli, spec)
 		runInProcess(t, cli, dir, name, 2, 2)
-		sums[name] = manifestSums(t, filepath.Join(dir, "jobs", name, "model"))
+		sums[name] = e2erig.ManifestSums(t, filepath.Join(dir, "jobs", name, "model"))
 	}
 	if sums["shuffle-off"] == sums["shuffle-on"] {
 		t.Errorf("data.shuffle false trained the same model as the shuffled run: %s", sums["shuffle-on"])

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
 // TestTorchCNN: the PyTorch CNN trains Fashion-MNIST records with 2
@@ -22,29 +23,29 @@ func TestTorchCNN(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	ref := a.referenceRun(t, work, "cnn-ref", torchCNNJob("cnn-ref"))
-	logs, err := os.ReadFile(filepath.Join(a.dataDir, "jobs", "cnn-ref", "log", "trainer-0.log"))
+	ref := a.ReferenceRun(t, work, "cnn-ref", torchCNNJob("cnn-ref"))
+	logs, err := os.ReadFile(filepath.Join(a.DataDir, "jobs", "cnn-ref", "log", "trainer-0.log"))
 	if err != nil || !strings.Contains(string(logs), "shared_memory=true") {
 		t.Errorf("trainer-0 does not say its program took shared memory (%v):\n%s", err, logs)
 	}
 
-	startDetached(t, a, torchCNNJob("cnn-kill"))
-	st := waitJob(t, a, "cnn-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
+	e2erig.StartDetached(t, a, torchCNNJob("cnn-kill"))
+	st := e2erig.WaitJob(t, a, "cnn-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 3 // training, and far from the end (status lags ~12 steps)
 	})
-	py := childRunning(t, a.pidOf(t, "cnn-kill", "trainer-1"), "torch_cnn.py")
+	py := childRunning(t, a.PIDOf(t, "cnn-kill", "trainer-1"), "torch_cnn.py")
 	t.Logf("SIGKILL trainer-1's program (pid %d) at step %d of about %d", py, st.Step, refSteps(ref))
 	if err := syscall.Kill(py, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st = waitJob(t, a, "cnn-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
+	st = e2erig.WaitJob(t, a, "cnn-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	checkProgramCrash(t, st, "trainer-1")
 	for p, n := range st.SamplesApplied {
 		if n != ref.SamplesApplied[p] {
 			t.Errorf("pass %d: %d samples applied, reference %d", p, n, ref.SamplesApplied[p])
 		}
 	}
-	if sums, want := manifestSums(t, st.ModelDir), manifestSums(t, ref.ModelDir); sums != want {
+	if sums, want := e2erig.ManifestSums(t, st.ModelDir), e2erig.ManifestSums(t, ref.ModelDir); sums != want {
 		t.Errorf("the model differs from the uninterrupted run:\n killed    %s\n reference %s", sums, want)
 	}
 }

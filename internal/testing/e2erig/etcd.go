@@ -1,21 +1,20 @@
-package e2e
+package e2erig
 
 import (
-	"fmt"
-
 	"context"
-	"github.com/gtrain/gtrain/internal/testing/wait"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/internal/testing/etcdproc"
+	"github.com/gtrain/gtrain/internal/testing/wait"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// etcdFollower is a member that does not lead the cluster's etcd now.
-func (hc *hostCluster) etcdFollower(t *testing.T) *etcdproc.Member {
+// EtcdFollower is a member that does not lead the cluster's etcd now.
+func (hc *HostCluster) EtcdFollower(t *testing.T) *etcdproc.Member {
 	t.Helper()
-	leader := hc.etcdLeader(t)
+	leader := hc.EtcdLeader(t)
 	for _, m := range hc.Etcd {
 		if m != leader {
 			return m
@@ -24,10 +23,10 @@ func (hc *hostCluster) etcdFollower(t *testing.T) *etcdproc.Member {
 	return nil
 }
 
-// etcdLeader is the member that leads the cluster's etcd now.
-func (hc *hostCluster) etcdLeader(t *testing.T) *etcdproc.Member {
+// EtcdLeader is the member that leads the cluster's etcd now.
+func (hc *HostCluster) EtcdLeader(t *testing.T) *etcdproc.Member {
 	t.Helper()
-	cli := hc.etcdClient(t)
+	cli := hc.EtcdTestClient(t)
 	for _, m := range hc.Etcd {
 		st, err := cli.Status(context.Background(), m.ClientURL())
 		if err == nil && st.Leader == st.Header.MemberId {
@@ -38,7 +37,9 @@ func (hc *hostCluster) etcdLeader(t *testing.T) *etcdproc.Member {
 	return nil
 }
 
-func (hc *hostCluster) etcdClient(t *testing.T) *clientv3.Client {
+// EtcdTestClient is a client of the cluster's etcd, closed when the test
+// ends.
+func (hc *HostCluster) EtcdTestClient(t *testing.T) *clientv3.Client {
 	t.Helper()
 	cli, err := hc.EtcdClient(context.Background())
 	if err != nil {
@@ -48,14 +49,14 @@ func (hc *hostCluster) etcdClient(t *testing.T) *clientv3.Client {
 	return cli
 }
 
-// waitEtcdCaughtUp waits until m follows the leader and has applied what
+// WaitEtcdCaughtUp waits until m follows the leader and has applied what
 // the leader had committed when the wait began: killing the leader before
 // a restarted member caught up would take the cluster's quorum with it,
 // which is a different test.
-func (hc *hostCluster) waitEtcdCaughtUp(t *testing.T, m *etcdproc.Member) {
+func (hc *HostCluster) WaitEtcdCaughtUp(t *testing.T, m *etcdproc.Member) {
 	t.Helper()
-	cli := hc.etcdClient(t)
-	leader := hc.etcdLeader(t)
+	cli := hc.EtcdTestClient(t)
+	leader := hc.EtcdLeader(t)
 	lst, err := cli.Status(context.Background(), leader.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -66,12 +67,12 @@ func (hc *hostCluster) waitEtcdCaughtUp(t *testing.T, m *etcdproc.Member) {
 	})
 }
 
-// killEtcdLeader SIGKILLs the leading member and returns how long the
+// KillEtcdLeader SIGKILLs the leading member and returns how long the
 // survivors went without a leader.
-func (hc *hostCluster) killEtcdLeader(t *testing.T) (leader *etcdproc.Member, leaderless time.Duration) {
+func (hc *HostCluster) KillEtcdLeader(t *testing.T) (leader *etcdproc.Member, leaderless time.Duration) {
 	t.Helper()
-	cli := hc.etcdClient(t)
-	leader = hc.etcdLeader(t)
+	cli := hc.EtcdTestClient(t)
+	leader = hc.EtcdLeader(t)
 	lst, err := cli.Status(context.Background(), leader.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -94,4 +95,23 @@ func (hc *hostCluster) killEtcdLeader(t *testing.T) (leader *etcdproc.Member, le
 	}
 	t.Fatal("no etcd member led within 60 s of the leader's kill")
 	return leader, 0
+}
+
+// PauseEtcd SIGSTOPs every etcd member for d, then SIGCONTs them all.
+func (hc *HostCluster) PauseEtcd(t *testing.T, d time.Duration, step int64) {
+	t.Helper()
+	t.Logf("SIGSTOP every etcd member for %s at step %d", d, step)
+	for _, m := range hc.Etcd {
+		if err := m.Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resume := func() {
+		for _, m := range hc.Etcd {
+			_ = m.Resume()
+		}
+	}
+	defer resume()
+	time.Sleep(d)
+	resume()
 }

@@ -1,15 +1,13 @@
-package e2e
+package endurance
 
 import (
-	"fmt"
-
-	"github.com/gtrain/gtrain/internal/testing/wait"
-	"github.com/gtrain/gtrain/jobspec"
 	"math/rand/v2"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
+	"github.com/gtrain/gtrain/jobspec"
 
 	"github.com/gtrain/gtrain/api"
 )
@@ -23,7 +21,7 @@ const budgetPasses = 150
 
 // budgetSpec is the chaos job made long enough for the master deaths,
 // with the default crash budget (5 per 60 s).
-func budgetSpec(name string) jobspec.Spec { return chaosJob(name, budgetPasses) }
+func budgetSpec(name string) jobspec.Spec { return e2erig.ChaosJob(name, budgetPasses) }
 
 // TestChaosMasterKilledEightTimes: the master of a sync job dies eight
 // times at random moments: four SIGKILLs (an operator or the OOM killer:
@@ -33,28 +31,30 @@ func budgetSpec(name string) jobspec.Spec { return chaosJob(name, budgetPasses) 
 // record applied once, the model that of an uninterrupted run; status
 // shows the master's eight restarts and the budget it used.
 func TestChaosMasterKilledEightTimes(t *testing.T) {
+	t.Parallel()
+	trainsAllAlong(t)
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL, SIGSTOP")
 	}
-	a, _, refSt := referenceSetup(t, budgetSpec)
-	ref := manifestSums(t, refSt.ModelDir)
-	startDetached(t, a, budgetSpec("budget"))
+	a, _, refSt := e2erig.ReferenceSetup(t, budgetSpec)
+	ref := e2erig.ManifestSums(t, refSt.ModelDir)
+	e2erig.StartDetached(t, a, budgetSpec("budget"))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 	for i := range 8 {
 		stopInstead := i%2 == 1
 		killMasterAtRandom(t, a, "budget", stopInstead, rng)
 	}
-	st := waitJob(t, a, "budget", "the job to finish", 180*time.Second, succeeded)
-	logEvents(t, st)
-	assertExactPasses(t, st, budgetPasses)
-	if sums := manifestSums(t, st.ModelDir); sums != ref {
+	st := e2erig.WaitJob(t, a, "budget", "the job to finish", 180*time.Second, e2erig.Succeeded)
+	e2erig.LogEvents(t, st)
+	e2erig.AssertExactPasses(t, st, budgetPasses)
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != ref {
 		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, ref)
 	}
 	if st.Master.Restarts != 8 || st.Master.BudgetUsed > 4 || st.RestartBudget.Limit != 5 {
 		t.Errorf("master: %d restarts, %d of the budget %+v used; want 8 restarts, at most the 4 SIGKILLs counted",
 			st.Master.Restarts, st.Master.BudgetUsed, st.RestartBudget)
 	}
-	if n := countEvents(st, "master lost etcd or its master"); n != 4 {
+	if n := e2erig.CountEvents(st, "master lost etcd or its master"); n != 4 {
 		t.Errorf("%d events of the master exiting uncounted, want 4 (one per SIGSTOP)", n)
 	}
 }
@@ -62,46 +62,21 @@ func TestChaosMasterKilledEightTimes(t *testing.T) {
 // killMasterAtRandom waits until the job's master leads and the job made
 // progress under it, waits a random moment more, then SIGKILLs the master,
 // or SIGSTOPs it for longer than its lease (5 s) and SIGCONTs it.
-func killMasterAtRandom(t *testing.T, a *agent, job string, stopInstead bool, rng *rand.Rand) {
+func killMasterAtRandom(t *testing.T, a *e2erig.Agent, job string, stopInstead bool, rng *rand.Rand) {
 	t.Helper()
-	st := waitJob(t, a, job, "a master leading", 60*time.Second, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, job, "a master leading", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Master.PID > 0 && st.Step > 0
 	})
-	st = waitJob(t, a, job, "progress under the master", 60*time.Second, progressedFrom(st.Step+5))
+	st = e2erig.WaitJob(t, a, job, "progress under the master", 60*time.Second, e2erig.ProgressedFrom(st.Step+5))
 	time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
-	pid := a.pidOf(t, job, "master")
+	pid := a.PIDOf(t, job, "master")
 	if !stopInstead {
 		t.Logf("SIGKILL the master (pid %d) near step %d", pid, st.Step)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		return
 	}
 	t.Logf("SIGSTOP the master (pid %d) near step %d for 7 s", pid, st.Step)
-	stopPastLease(t, "the master", pid, 7*time.Second, 30*time.Second)
-}
-
-// stopPastLease SIGSTOPs pid for pause (longer than its lease), SIGCONTs
-// it and fails the test unless it exits by itself within grace: a process
-// whose authority lapsed must not go on.
-func stopPastLease(t *testing.T, what string, pid int, pause, grace time.Duration) {
-	t.Helper()
-	_ = syscall.Kill(pid, syscall.SIGSTOP)
-	time.Sleep(pause)
-	_ = syscall.Kill(pid, syscall.SIGCONT)
-	wait.Eventually(t, grace, fmt.Sprintf("%s (pid %d) to exit once its lease lapsed", what, pid), func() (bool, string) {
-		return !processAlive(pid), "still running"
-	})
-}
-
-func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
-
-func countEvents(st api.JobStatus, prefix string) int {
-	n := 0
-	for _, e := range st.Events {
-		if strings.HasPrefix(e.What, prefix) {
-			n++
-		}
-	}
-	return n
+	e2erig.StopPastLease(t, "the master", pid, 7*time.Second, 30*time.Second)
 }
 
 // TestChaosMasterFailoverTwentyTimes: the master is SIGKILLed twenty times
@@ -110,6 +85,8 @@ func countEvents(st api.JobStatus, prefix string) int {
 // the job (no livelock on "step out of order"); it SUCCEEDS with every
 // record applied once and the uninterrupted run's model.
 func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
+	t.Parallel()
+	trainsAllAlong(t)
 	if testing.Short() {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
@@ -118,16 +95,16 @@ func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
 		s.Restarts = jobspec.RestartsSpec{Limit: 25, Window: "10m"}
 		return s
 	}
-	a, _, refSt := referenceSetup(t, failoverSpec)
-	ref := manifestSums(t, refSt.ModelDir)
-	startDetached(t, a, failoverSpec("failover"))
+	a, _, refSt := e2erig.ReferenceSetup(t, failoverSpec)
+	ref := e2erig.ManifestSums(t, refSt.ModelDir)
+	e2erig.StartDetached(t, a, failoverSpec("failover"))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))
 	var step int64
 	var pid int
 	for range 20 {
 		// A successor must get a step done before it dies in turn: killing
 		// masters faster than they start proves nothing about the protocol.
-		st := waitJob(t, a, "failover", "a new master's first step", 60*time.Second, func(st api.JobStatus) bool {
+		st := e2erig.WaitJob(t, a, "failover", "a new master's first step", 60*time.Second, func(st api.JobStatus) bool {
 			return st.State == api.StateSucceeded || st.Step > step && st.Master.PID > 0 && st.Master.PID != pid
 		})
 		if st.State == api.StateSucceeded {
@@ -138,9 +115,9 @@ func TestChaosMasterFailoverTwentyTimes(t *testing.T) {
 		t.Logf("SIGKILL the master (pid %d) near step %d", pid, st.Step)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	st := waitJob(t, a, "failover", "the job to finish", 180*time.Second, succeeded)
-	assertExactPasses(t, st, budgetPasses)
-	if sums := manifestSums(t, st.ModelDir); sums != ref {
+	st := e2erig.WaitJob(t, a, "failover", "the job to finish", 180*time.Second, e2erig.Succeeded)
+	e2erig.AssertExactPasses(t, st, budgetPasses)
+	if sums := e2erig.ManifestSums(t, st.ModelDir); sums != ref {
 		t.Errorf("final model differs from the uninterrupted run:\n chaos     %s\n reference %s", sums, ref)
 	}
 	if st.Master.Restarts != 20 {
