@@ -91,10 +91,11 @@ type ResumeJobResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         string                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`                                      // the job's state now (PENDING)
 	PreviousState string                 `protobuf:"bytes,2,opt,name=previous_state,json=previousState,proto3" json:"previous_state,omitempty"` // STOPPED or FAILED
-	FromStep      int64                  `protobuf:"varint,3,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`               // the global checkpoint it resumes from
-	FromPass      int32                  `protobuf:"varint,4,opt,name=from_pass,json=fromPass,proto3" json:"from_pass,omitempty"`               // the pass that checkpoint is in
-	Passes        int32                  `protobuf:"varint,5,opt,name=passes,proto3" json:"passes,omitempty"`                                   // the passes it runs to
-	LearningRate  float64                `protobuf:"fixed64,6,opt,name=learning_rate,json=learningRate,proto3" json:"learning_rate,omitempty"`
+	// from_step is the global checkpoint it resumes from; the master's
+	// rollback event names the pass that step is in.
+	FromStep      int64   `protobuf:"varint,3,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	Passes        int32   `protobuf:"varint,4,opt,name=passes,proto3" json:"passes,omitempty"` // the passes it runs to
+	LearningRate  float64 `protobuf:"fixed64,5,opt,name=learning_rate,json=learningRate,proto3" json:"learning_rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -146,13 +147,6 @@ func (x *ResumeJobResponse) GetPreviousState() string {
 func (x *ResumeJobResponse) GetFromStep() int64 {
 	if x != nil {
 		return x.FromStep
-	}
-	return 0
-}
-
-func (x *ResumeJobResponse) GetFromPass() int32 {
-	if x != nil {
-		return x.FromPass
 	}
 	return 0
 }
@@ -1104,14 +1098,13 @@ const file_control_proto_rawDesc = "" +
 	"\x06passes\x18\x02 \x01(\x05H\x00R\x06passes\x88\x01\x01\x12(\n" +
 	"\rlearning_rate\x18\x03 \x01(\x01H\x01R\flearningRate\x88\x01\x01B\t\n" +
 	"\a_passesB\x10\n" +
-	"\x0e_learning_rate\"\xc7\x01\n" +
+	"\x0e_learning_rate\"\xaa\x01\n" +
 	"\x11ResumeJobResponse\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12%\n" +
 	"\x0eprevious_state\x18\x02 \x01(\tR\rpreviousState\x12\x1b\n" +
-	"\tfrom_step\x18\x03 \x01(\x03R\bfromStep\x12\x1b\n" +
-	"\tfrom_pass\x18\x04 \x01(\x05R\bfromPass\x12\x16\n" +
-	"\x06passes\x18\x05 \x01(\x05R\x06passes\x12#\n" +
-	"\rlearning_rate\x18\x06 \x01(\x01R\flearningRate\"i\n" +
+	"\tfrom_step\x18\x03 \x01(\x03R\bfromStep\x12\x16\n" +
+	"\x06passes\x18\x04 \x01(\x05R\x06passes\x12#\n" +
+	"\rlearning_rate\x18\x05 \x01(\x01R\flearningRate\"i\n" +
 	"\x11FetchModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04pass\x18\x02 \x01(\x05R\x04pass\x12\x16\n" +

@@ -16,7 +16,6 @@ type resumeResult struct {
 	State         api.JobState `json:"state"`
 	PreviousState api.JobState `json:"previous_state"`
 	FromStep      int64        `json:"from_step"`
-	FromPass      int          `json:"from_pass"`
 	Passes        int          `json:"passes"`
 	LearningRate  float64      `json:"learning_rate"`
 }
@@ -37,7 +36,7 @@ finished) and --learning-rate LR change the spec from there on. An event
 records the resume and its checkpoint. Follow the job with "gctl job watch NAME".
 A job that has not ended, SUCCEEDED, runs in async mode or has no complete global
 checkpoint (it ended before its first) is refused with exit 2.
-With -o json: {"name", "state", "previous_state", "from_step", "from_pass", "passes", "learning_rate"}.`,
+With -o json: {"name", "state", "previous_state", "from_step", "passes", "learning_rate"}.`,
 		Example: "  gctl job resume fit-a-line\n  gctl job resume fit-a-line --passes 50 --learning-rate 0.005",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,11 +79,11 @@ func (a *app) resumeJob(ctx context.Context, req *api.ResumeJobRequest) error {
 		return err
 	}
 	res := resumeResult{Name: req.Name, State: api.JobState(resp.GetState()), PreviousState: api.JobState(resp.GetPreviousState()),
-		FromStep: resp.GetFromStep(), FromPass: int(resp.GetFromPass()), Passes: int(resp.GetPasses()), LearningRate: resp.GetLearningRate()}
+		FromStep: resp.GetFromStep(), Passes: int(resp.GetPasses()), LearningRate: resp.GetLearningRate()}
 	if a.output == outputJSON {
 		return writeJSON(a.stdout, res)
 	}
-	_, err = fmt.Fprintf(a.stdout, "job %s %s -> %s: resumes from global checkpoint step %d (pass %d), %d passes, learning rate %g; follow it with gctl job watch %s\n",
-		res.Name, res.PreviousState, res.State, res.FromStep, res.FromPass, res.Passes, res.LearningRate, res.Name)
+	_, err = fmt.Fprintf(a.stdout, "job %s %s -> %s: resumes from global checkpoint step %d, %d passes, learning rate %g; follow it with gctl job watch %s\n",
+		res.Name, res.PreviousState, res.State, res.FromStep, res.Passes, res.LearningRate, res.Name)
 	return err
 }

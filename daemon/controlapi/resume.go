@@ -55,8 +55,10 @@ func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api
 	case err != nil:
 		return nil, etcdUnavailable("resume job "+name, err)
 	}
-	what := fmt.Sprintf("job resumed by %s via %s from global checkpoint step %d (pass %d), after it ended %s",
-		who, c.node, r.Global.Step, r.Global.Pass, r.State.State)
+	// Not the record's pass: that is the master's when it declared the
+	// step, maybe past the step's own (the rollback's event names that).
+	what := fmt.Sprintf("job resumed by %s via %s from global checkpoint step %d, after it ended %s",
+		who, c.node, r.Global.Step, r.State.State)
 	if len(changes) > 0 {
 		what += "; " + strings.Join(changes, ", ")
 	}
@@ -66,7 +68,7 @@ func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api
 	c.log.Info("job resumed", "job", name, "step", r.Global.Step)
 	spec := r.Record.Spec
 	return &api.ResumeJobResponse{State: string(api.StatePending), PreviousState: string(r.State.State),
-		FromStep: r.Global.Step, FromPass: int32(r.Global.Pass), Passes: int32(spec.Passes), LearningRate: spec.Optimizer.LearningRate}, nil
+		FromStep: r.Global.Step, Passes: int32(spec.Passes), LearningRate: spec.Optimizer.LearningRate}, nil
 }
 
 // planResume decides whether the job r describes may resume, and applies
