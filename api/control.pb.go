@@ -25,6 +25,146 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ResumeJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// passes, when set, replaces the spec's passes: more than those finished.
+	Passes *int32 `protobuf:"varint,2,opt,name=passes,proto3,oneof" json:"passes,omitempty"`
+	// learning_rate, when set, replaces the spec's optimizer.learning_rate.
+	LearningRate  *float64 `protobuf:"fixed64,3,opt,name=learning_rate,json=learningRate,proto3,oneof" json:"learning_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeJobRequest) Reset() {
+	*x = ResumeJobRequest{}
+	mi := &file_control_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeJobRequest) ProtoMessage() {}
+
+func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
+func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ResumeJobRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResumeJobRequest) GetPasses() int32 {
+	if x != nil && x.Passes != nil {
+		return *x.Passes
+	}
+	return 0
+}
+
+func (x *ResumeJobRequest) GetLearningRate() float64 {
+	if x != nil && x.LearningRate != nil {
+		return *x.LearningRate
+	}
+	return 0
+}
+
+type ResumeJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         string                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`                                      // the job's state now (PENDING)
+	PreviousState string                 `protobuf:"bytes,2,opt,name=previous_state,json=previousState,proto3" json:"previous_state,omitempty"` // STOPPED or FAILED
+	// from_step is the global checkpoint it resumes from; the master's
+	// rollback event names the pass that step is in.
+	FromStep      int64   `protobuf:"varint,3,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	Passes        int32   `protobuf:"varint,4,opt,name=passes,proto3" json:"passes,omitempty"` // the passes it runs to
+	LearningRate  float64 `protobuf:"fixed64,5,opt,name=learning_rate,json=learningRate,proto3" json:"learning_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeJobResponse) Reset() {
+	*x = ResumeJobResponse{}
+	mi := &file_control_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeJobResponse) ProtoMessage() {}
+
+func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
+func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ResumeJobResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ResumeJobResponse) GetPreviousState() string {
+	if x != nil {
+		return x.PreviousState
+	}
+	return ""
+}
+
+func (x *ResumeJobResponse) GetFromStep() int64 {
+	if x != nil {
+		return x.FromStep
+	}
+	return 0
+}
+
+func (x *ResumeJobResponse) GetPasses() int32 {
+	if x != nil {
+		return x.Passes
+	}
+	return 0
+}
+
+func (x *ResumeJobResponse) GetLearningRate() float64 {
+	if x != nil {
+		return x.LearningRate
+	}
+	return 0
+}
+
 type FetchModelRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -40,7 +180,7 @@ type FetchModelRequest struct {
 
 func (x *FetchModelRequest) Reset() {
 	*x = FetchModelRequest{}
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -52,7 +192,7 @@ func (x *FetchModelRequest) String() string {
 func (*FetchModelRequest) ProtoMessage() {}
 
 func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -65,7 +205,7 @@ func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchModelRequest.ProtoReflect.Descriptor instead.
 func (*FetchModelRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{0}
+	return file_control_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FetchModelRequest) GetName() string {
@@ -111,7 +251,7 @@ type ModelChunk struct {
 
 func (x *ModelChunk) Reset() {
 	*x = ModelChunk{}
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -123,7 +263,7 @@ func (x *ModelChunk) String() string {
 func (*ModelChunk) ProtoMessage() {}
 
 func (x *ModelChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -136,7 +276,7 @@ func (x *ModelChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelChunk.ProtoReflect.Descriptor instead.
 func (*ModelChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{1}
+	return file_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ModelChunk) GetManifest() []byte {
@@ -189,7 +329,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -201,7 +341,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -214,7 +354,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{2}
+	return file_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -255,7 +395,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +407,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +420,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{3}
+	return file_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubmitJobResponse) GetName() string {
@@ -305,7 +445,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -317,7 +457,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -330,7 +470,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{4}
+	return file_control_proto_rawDescGZIP(), []int{6}
 }
 
 type ListNodesRequest struct {
@@ -341,7 +481,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +493,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -366,7 +506,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{5}
+	return file_control_proto_rawDescGZIP(), []int{7}
 }
 
 type NodeRequest struct {
@@ -378,7 +518,7 @@ type NodeRequest struct {
 
 func (x *NodeRequest) Reset() {
 	*x = NodeRequest{}
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -390,7 +530,7 @@ func (x *NodeRequest) String() string {
 func (*NodeRequest) ProtoMessage() {}
 
 func (x *NodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -403,7 +543,7 @@ func (x *NodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeRequest.ProtoReflect.Descriptor instead.
 func (*NodeRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{6}
+	return file_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NodeRequest) GetName() string {
@@ -422,7 +562,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +574,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +587,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{7}
+	return file_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetJobRequest) GetName() string {
@@ -467,7 +607,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +619,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +632,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{8}
+	return file_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Document) GetJson() []byte {
@@ -512,7 +652,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +664,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +677,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{9}
+	return file_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -564,7 +704,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -576,7 +716,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -589,7 +729,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{10}
+	return file_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StopJobResponse) GetState() string {
@@ -625,7 +765,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +777,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +790,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{11}
+	return file_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LogsRequest) GetJob() string {
@@ -702,7 +842,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +854,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +867,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{12}
+	return file_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LogChunk) GetWorker() string {
@@ -761,7 +901,7 @@ type JobEventsRequest struct {
 
 func (x *JobEventsRequest) Reset() {
 	*x = JobEventsRequest{}
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +913,7 @@ func (x *JobEventsRequest) String() string {
 func (*JobEventsRequest) ProtoMessage() {}
 
 func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +926,7 @@ func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEventsRequest.ProtoReflect.Descriptor instead.
 func (*JobEventsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{13}
+	return file_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobEventsRequest) GetName() string {
@@ -815,7 +955,7 @@ type ScaleJobRequest struct {
 
 func (x *ScaleJobRequest) Reset() {
 	*x = ScaleJobRequest{}
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +967,7 @@ func (x *ScaleJobRequest) String() string {
 func (*ScaleJobRequest) ProtoMessage() {}
 
 func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +980,7 @@ func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobRequest.ProtoReflect.Descriptor instead.
 func (*ScaleJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{14}
+	return file_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ScaleJobRequest) GetName() string {
@@ -878,7 +1018,7 @@ type ScaleJobResponse struct {
 
 func (x *ScaleJobResponse) Reset() {
 	*x = ScaleJobResponse{}
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1030,7 @@ func (x *ScaleJobResponse) String() string {
 func (*ScaleJobResponse) ProtoMessage() {}
 
 func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +1043,7 @@ func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobResponse.ProtoReflect.Descriptor instead.
 func (*ScaleJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{15}
+	return file_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ScaleJobResponse) GetTrainers() int32 {
@@ -952,7 +1092,19 @@ var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
 	"\n" +
-	"\rcontrol.proto\x12\tgtrain.v1\"i\n" +
+	"\rcontrol.proto\x12\tgtrain.v1\"\x8a\x01\n" +
+	"\x10ResumeJobRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\x06passes\x18\x02 \x01(\x05H\x00R\x06passes\x88\x01\x01\x12(\n" +
+	"\rlearning_rate\x18\x03 \x01(\x01H\x01R\flearningRate\x88\x01\x01B\t\n" +
+	"\a_passesB\x10\n" +
+	"\x0e_learning_rate\"\xaa\x01\n" +
+	"\x11ResumeJobResponse\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12%\n" +
+	"\x0eprevious_state\x18\x02 \x01(\tR\rpreviousState\x12\x1b\n" +
+	"\tfrom_step\x18\x03 \x01(\x03R\bfromStep\x12\x16\n" +
+	"\x06passes\x18\x04 \x01(\x05R\x06passes\x12#\n" +
+	"\rlearning_rate\x18\x05 \x01(\x01R\flearningRate\"i\n" +
 	"\x11FetchModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04pass\x18\x02 \x01(\x05R\x04pass\x12\x16\n" +
@@ -1012,7 +1164,7 @@ const file_control_proto_rawDesc = "" +
 	"\ftrainers_min\x18\x03 \x01(\x05R\vtrainersMin\x12!\n" +
 	"\ftrainers_max\x18\x04 \x01(\x05R\vtrainersMax\x12\x1a\n" +
 	"\bpservers\x18\x05 \x01(\x05R\bpservers\x12+\n" +
-	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xfe\x05\n" +
+	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xc6\x06\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -1026,7 +1178,8 @@ const file_control_proto_rawDesc = "" +
 	"\tJobEvents\x12\x1b.gtrain.v1.JobEventsRequest\x1a\x13.gtrain.v1.Document0\x01\x12C\n" +
 	"\bScaleJob\x12\x1a.gtrain.v1.ScaleJobRequest\x1a\x1b.gtrain.v1.ScaleJobResponse\x12C\n" +
 	"\n" +
-	"FetchModel\x12\x1c.gtrain.v1.FetchModelRequest\x1a\x15.gtrain.v1.ModelChunk0\x01B\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"FetchModel\x12\x1c.gtrain.v1.FetchModelRequest\x1a\x15.gtrain.v1.ModelChunk0\x01\x12F\n" +
+	"\tResumeJob\x12\x1b.gtrain.v1.ResumeJobRequest\x1a\x1c.gtrain.v1.ResumeJobResponseB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -1040,52 +1193,56 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_control_proto_goTypes = []any{
-	(*FetchModelRequest)(nil), // 0: gtrain.v1.FetchModelRequest
-	(*ModelChunk)(nil),        // 1: gtrain.v1.ModelChunk
-	(*SubmitJobRequest)(nil),  // 2: gtrain.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil), // 3: gtrain.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),   // 4: gtrain.v1.ListJobsRequest
-	(*ListNodesRequest)(nil),  // 5: gtrain.v1.ListNodesRequest
-	(*NodeRequest)(nil),       // 6: gtrain.v1.NodeRequest
-	(*GetJobRequest)(nil),     // 7: gtrain.v1.GetJobRequest
-	(*Document)(nil),          // 8: gtrain.v1.Document
-	(*StopJobRequest)(nil),    // 9: gtrain.v1.StopJobRequest
-	(*StopJobResponse)(nil),   // 10: gtrain.v1.StopJobResponse
-	(*LogsRequest)(nil),       // 11: gtrain.v1.LogsRequest
-	(*LogChunk)(nil),          // 12: gtrain.v1.LogChunk
-	(*JobEventsRequest)(nil),  // 13: gtrain.v1.JobEventsRequest
-	(*ScaleJobRequest)(nil),   // 14: gtrain.v1.ScaleJobRequest
-	(*ScaleJobResponse)(nil),  // 15: gtrain.v1.ScaleJobResponse
+	(*ResumeJobRequest)(nil),  // 0: gtrain.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil), // 1: gtrain.v1.ResumeJobResponse
+	(*FetchModelRequest)(nil), // 2: gtrain.v1.FetchModelRequest
+	(*ModelChunk)(nil),        // 3: gtrain.v1.ModelChunk
+	(*SubmitJobRequest)(nil),  // 4: gtrain.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil), // 5: gtrain.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),   // 6: gtrain.v1.ListJobsRequest
+	(*ListNodesRequest)(nil),  // 7: gtrain.v1.ListNodesRequest
+	(*NodeRequest)(nil),       // 8: gtrain.v1.NodeRequest
+	(*GetJobRequest)(nil),     // 9: gtrain.v1.GetJobRequest
+	(*Document)(nil),          // 10: gtrain.v1.Document
+	(*StopJobRequest)(nil),    // 11: gtrain.v1.StopJobRequest
+	(*StopJobResponse)(nil),   // 12: gtrain.v1.StopJobResponse
+	(*LogsRequest)(nil),       // 13: gtrain.v1.LogsRequest
+	(*LogChunk)(nil),          // 14: gtrain.v1.LogChunk
+	(*JobEventsRequest)(nil),  // 15: gtrain.v1.JobEventsRequest
+	(*ScaleJobRequest)(nil),   // 16: gtrain.v1.ScaleJobRequest
+	(*ScaleJobResponse)(nil),  // 17: gtrain.v1.ScaleJobResponse
 }
 var file_control_proto_depIdxs = []int32{
-	2,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
-	4,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
-	7,  // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
-	7,  // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
-	9,  // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
-	11, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
-	5,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
-	6,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
-	6,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
-	13, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
-	14, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
-	0,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
-	3,  // 12: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	8,  // 13: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	8,  // 14: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	8,  // 15: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	10, // 16: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	12, // 17: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	8,  // 18: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	8,  // 19: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
-	8,  // 20: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
-	8,  // 21: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
-	15, // 22: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
-	1,  // 23: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
-	12, // [12:24] is the sub-list for method output_type
-	0,  // [0:12] is the sub-list for method input_type
+	4,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
+	6,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
+	9,  // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
+	9,  // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
+	11, // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
+	13, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
+	7,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
+	8,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
+	8,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
+	15, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
+	16, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
+	2,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
+	0,  // 12: gtrain.v1.Control.ResumeJob:input_type -> gtrain.v1.ResumeJobRequest
+	5,  // 13: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	10, // 14: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	10, // 15: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	10, // 16: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	12, // 17: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	14, // 18: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	10, // 19: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	10, // 20: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	10, // 21: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	10, // 22: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
+	17, // 23: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
+	3,  // 24: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
+	1,  // 25: gtrain.v1.Control.ResumeJob:output_type -> gtrain.v1.ResumeJobResponse
+	13, // [13:26] is the sub-list for method output_type
+	0,  // [0:13] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -1096,14 +1253,15 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
-	file_control_proto_msgTypes[14].OneofWrappers = []any{}
+	file_control_proto_msgTypes[0].OneofWrappers = []any{}
+	file_control_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	Control_JobEvents_FullMethodName   = "/gtrain.v1.Control/JobEvents"
 	Control_ScaleJob_FullMethodName    = "/gtrain.v1.Control/ScaleJob"
 	Control_FetchModel_FullMethodName  = "/gtrain.v1.Control/FetchModel"
+	Control_ResumeJob_FullMethodName   = "/gtrain.v1.Control/ResumeJob"
 )
 
 // ControlClient is the client API for Control service.
@@ -67,6 +68,10 @@ type ControlClient interface {
 	// follows in the manifest's order, in chunks; the caller checks every
 	// file's sha256 against the manifest (lifecycle issue).
 	FetchModel(ctx context.Context, in *FetchModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelChunk], error)
+	// ResumeJob continues a STOPPED or FAILED sync job from its newest
+	// complete global checkpoint: the job goes back to PENDING and its roles
+	// start again, as after a crash of every one of them (lifecycle issue).
+	ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error)
 }
 
 type controlClient struct {
@@ -224,6 +229,16 @@ func (c *controlClient) FetchModel(ctx context.Context, in *FetchModelRequest, o
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Control_FetchModelClient = grpc.ServerStreamingClient[ModelChunk]
 
+func (c *controlClient) ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeJobResponse)
+	err := c.cc.Invoke(ctx, Control_ResumeJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -254,6 +269,10 @@ type ControlServer interface {
 	// follows in the manifest's order, in chunks; the caller checks every
 	// file's sha256 against the manifest (lifecycle issue).
 	FetchModel(*FetchModelRequest, grpc.ServerStreamingServer[ModelChunk]) error
+	// ResumeJob continues a STOPPED or FAILED sync job from its newest
+	// complete global checkpoint: the job goes back to PENDING and its roles
+	// start again, as after a crash of every one of them (lifecycle issue).
+	ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -299,6 +318,9 @@ func (UnimplementedControlServer) ScaleJob(context.Context, *ScaleJobRequest) (*
 }
 func (UnimplementedControlServer) FetchModel(*FetchModelRequest, grpc.ServerStreamingServer[ModelChunk]) error {
 	return status.Error(codes.Unimplemented, "method FetchModel not implemented")
+}
+func (UnimplementedControlServer) ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeJob not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -516,6 +538,24 @@ func _Control_FetchModel_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Control_FetchModelServer = grpc.ServerStreamingServer[ModelChunk]
 
+func _Control_ResumeJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ResumeJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ResumeJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ResumeJob(ctx, req.(*ResumeJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -558,6 +598,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ScaleJob",
 			Handler:    _Control_ScaleJob_Handler,
+		},
+		{
+			MethodName: "ResumeJob",
+			Handler:    _Control_ResumeJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

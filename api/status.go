@@ -14,7 +14,8 @@ const (
 	StateStopped   JobState = "STOPPED"
 )
 
-// Terminal reports whether a job in this state will never run again.
+// Terminal reports whether a job in this state has ended: nothing of it
+// runs, and only `gctl job resume` (a STOPPED or FAILED job) runs it again.
 func Terminal(state JobState) bool {
 	return state == StateSucceeded || state == StateFailed || state == StateStopped
 }

@@ -32,6 +32,7 @@ func (a *app) jobCommand() *cobra.Command {
 		a.jobWorkersCommand(),
 		a.jobLogsCommand(),
 		a.jobStopCommand(),
+		a.jobResumeCommand(),
 		a.jobScaleCommand(),
 		a.jobEventsCommand(),
 		a.jobPlotCommand(),

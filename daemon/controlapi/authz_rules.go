@@ -42,6 +42,7 @@ var controlRules = map[string]rule{
 	api.Control_UndrainNode_FullMethodName: fixed(auth.Admin, "undrain nodes", "undrain"),
 	api.Control_ScaleJob_FullMethodName:    fixed(auth.Operator, "scale jobs", "scale"), // own jobs: see ScaleJob
 	api.Control_FetchModel_FullMethodName:  fixed(auth.Viewer, "read models", ""),
+	api.Control_ResumeJob_FullMethodName:   fixed(auth.Operator, "resume jobs", "resume"), // own jobs: see ResumeJob
 }
 
 // stopRule: stopping needs operator, purging (which deletes the job's

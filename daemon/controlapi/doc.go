@@ -1,6 +1,7 @@
 // Package controlapi is the gRPC Control API that gctl talks to
 // (docs/reference.md#gctl). Every agent serves the whole cluster from etcd:
-// submit, status and stop of jobs (jobs.go, status*.go, history.go), their
+// submit, status and stop of jobs (jobs.go, status*.go, history.go), the
+// resume of an ended one (resume.go), their
 // events (events.go), scaling (scale*.go), nodes and draining (nodes.go),
 // the checks of a submitted spec's paths and program (paths.go,
 // program.go), and every node's role logs, merged by time and relayed from
@@ -10,7 +11,7 @@
 // by an identity (a verified client certificate, else a bearer token, see
 // package auth) whose role the table controlRules checks; operators stop
 // only the jobs they submitted (the job record names its submitter).
-// Without a CA every caller is an anonymous admin. Every start, stop,
+// Without a CA every caller is an anonymous admin. Every start, stop, resume,
 // purge, drain and undrain is logged as an "audit" line. rpclimits.go bounds
 // requests and streams.
 //

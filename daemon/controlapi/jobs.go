@@ -273,6 +273,21 @@ func (c *Server) StopJob(ctx context.Context, req *api.StopJobRequest) (*api.Sto
 // purge waits until no worker of the job is alive (on a registered node),
 // then deletes the job's keys and tasks.
 func (c *Server) purge(ctx context.Context, name string) error {
+	if err := c.waitWorkersGone(ctx, name, fmt.Sprintf("gctl job stop %s --purge", name)); err != nil {
+		return err
+	}
+	_, err := c.cli.Txn(ctx).Then(coord.PurgeJobOps(name)...).Commit()
+	if err != nil {
+		return etcdUnavailable("purge job "+name, err)
+	}
+	c.log.Info("job purged", "job", name)
+	return nil
+}
+
+// waitWorkersGone waits, up to purgeTimeout, until no worker of the ended
+// job is alive (on a registered node). Its errors say to retry the command
+// retry.
+func (c *Server) waitWorkersGone(ctx context.Context, name, retry string) error {
 	wctx, cancel := context.WithTimeout(ctx, c.purgeTimeout)
 	defer cancel()
 	tick := c.clock.NewTicker(c.purgePoll)
@@ -283,13 +298,13 @@ func (c *Server) purge(ctx context.Context, name string) error {
 		case err != nil && ctx.Err() != nil:
 			return status.FromContextError(ctx.Err()).Err()
 		case err != nil && wctx.Err() != nil:
-			return status.Errorf(codes.FailedPrecondition, "job %s: cannot check its workers within %s: %v; retry `gctl job stop %s --purge`",
-				name, c.purgeTimeout, err, name)
+			return status.Errorf(codes.FailedPrecondition, "job %s: cannot check its workers within %s: %v; retry `%s`",
+				name, c.purgeTimeout, err, retry)
 		case err != nil:
-			return etcdUnavailable("purge job "+name, err)
+			return etcdUnavailable("check the workers of job "+name, err)
 		}
 		if len(alive) == 0 {
-			break
+			return nil
 		}
 		select {
 		case <-tick.C():
@@ -298,16 +313,10 @@ func (c *Server) purge(ctx context.Context, name string) error {
 				return status.FromContextError(ctx.Err()).Err()
 			}
 			return status.Errorf(codes.FailedPrecondition,
-				"job %s is stopped but its workers did not exit within %s: %s; retry `gctl job stop %s --purge` later",
-				name, c.purgeTimeout, strings.Join(alive, ", "), name)
+				"job %s has ended but its workers did not exit within %s: %s; retry `%s` later",
+				name, c.purgeTimeout, strings.Join(alive, ", "), retry)
 		}
 	}
-	_, err := c.cli.Txn(ctx).Then(coord.PurgeJobOps(name)...).Commit()
-	if err != nil {
-		return etcdUnavailable("purge job "+name, err)
-	}
-	c.log.Info("job purged", "job", name)
-	return nil
 }
 
 // aliveWorkers names the workers whose record says they run on a node that

@@ -239,7 +239,8 @@ func (s *Supervisor) applyPlacementLocked(job string, raw []byte) {
 // reconcileLocked makes the runners of job match its record, state and
 // placement: a worker assigned here gets a runner (once this node verified
 // the job's shared checkpoint.dir, if it has one), a runner whose worker
-// was moved away, or assigned anew, is stopped.
+// was moved away, or assigned anew, is stopped. A runner stopped because
+// its job ended is replaced when the job runs again (gctl job resume).
 func (s *Supervisor) reconcileLocked(job string) {
 	e := s.jobs[job]
 	if e == nil || !e.hasRecord {
@@ -266,7 +267,7 @@ func (s *Supervisor) reconcileLocked(job string) {
 	for _, worker := range e.record.Spec.Workers() {
 		a := e.placement.Workers[worker]
 		old := e.runners[worker]
-		if a.Node != s.node || (old != nil && old.gen == a.Gen) {
+		if a.Node != s.node || (old != nil && old.gen == a.Gen && old.stopReason() != jobEnded) {
 			continue
 		}
 		if _, _, err := jobspec.ParseWorker(worker); err != nil {

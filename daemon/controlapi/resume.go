@@ -1,0 +1,115 @@
+package controlapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// ResumeJob continues a STOPPED or FAILED sync job from its newest complete
+// global checkpoint, by the path a master successor takes: the job goes back
+// to PENDING with its placement, master state and checkpoints kept and its
+// worker records gone, so every agent starts its roles afresh; the pservers
+// restore the global checkpoint and the new master, whose stored state is
+// past it, rolls the job back to it (recovery's start check), as after a
+// crash of everything. The records applied after the checkpoint are
+// undone with it, so each is applied exactly once.
+func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api.ResumeJobResponse, error) {
+	name := req.GetName()
+	snap, err := c.readJob(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	who := caller(ctx)
+	if err := mayChangeJob(who, name, snap.Record, "resume"); err != nil {
+		return nil, err
+	}
+	finished := 0
+	if snap.Progress != nil {
+		finished = snap.Progress.Pass
+	}
+	var changes []string
+	var refused error // planResume's or waitWorkersGone's answer, as is
+	r, err := coord.ReopenJob(ctx, c.cli, name, func(r *coord.Reopened) error {
+		if changes, refused = planResume(name, r, finished, req); refused != nil {
+			return refused
+		}
+		// Roles that still exit would write their last records after the
+		// reopen deleted them (and one that exited says it must not run again).
+		refused = c.waitWorkersGone(ctx, name, "gctl job resume "+name)
+		return refused
+	})
+	switch {
+	case refused != nil:
+		return nil, refused
+	case errors.Is(err, coord.ErrNoJob):
+		return nil, jobNotFound(name)
+	case err != nil:
+		return nil, etcdUnavailable("resume job "+name, err)
+	}
+	// Not the record's pass: that is the master's when it declared the
+	// step, maybe past the step's own (the rollback's event names that).
+	what := fmt.Sprintf("job resumed by %s via %s from global checkpoint step %d, after it ended %s",
+		who, c.node, r.Global.Step, r.State.State)
+	if len(changes) > 0 {
+		what += "; " + strings.Join(changes, ", ")
+	}
+	if err := coord.AppendEvent(ctx, c.cli, name, what); err != nil {
+		c.log.Warn("cannot record job event", "job", name, "err", err)
+	}
+	c.log.Info("job resumed", "job", name, "step", r.Global.Step)
+	spec := r.Record.Spec
+	return &api.ResumeJobResponse{State: string(api.StatePending), PreviousState: string(r.State.State),
+		FromStep: r.Global.Step, Passes: int32(spec.Passes), LearningRate: spec.Optimizer.LearningRate}, nil
+}
+
+// planResume decides whether the job r describes may resume, and applies
+// the request's overrides to its record; finished is the passes it has
+// finished. It returns the changes in words ("passes 3 -> 5"), or an
+// InvalidArgument status naming the problem and what to do instead.
+func planResume(name string, r *coord.Reopened, finished int, req *api.ResumeJobRequest) ([]string, error) {
+	spec := &r.Record.Spec
+	switch st := r.State.State; {
+	case st == api.StateSucceeded:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"job %s SUCCEEDED: only a STOPPED or FAILED job can be resumed; to train its model further, start a new job with init_from: {job: %s}", name, name)
+	case st != api.StateStopped && st != api.StateFailed:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"job %s is %s: only a STOPPED or FAILED job can be resumed; it has not ended (see gctl job status %s)", name, st, name)
+	case spec.Mode != jobspec.ModeSync:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"job %s is an %s job: only a sync job keeps the global checkpoints a resume starts from; start a new job with init_from: {job: %s}", name, spec.Mode, name)
+	case len(r.Global.Steps) == 0 || r.Global.Step <= 0:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"job %s has no complete global checkpoint to resume from (it ended before its first; checkpoint.every is %q): start it anew (`gctl job stop %s --purge` frees the name)",
+			name, spec.Checkpoint.Every, name)
+	}
+	var changes []string
+	if req.Passes != nil {
+		n := int(req.GetPasses())
+		if n <= finished {
+			return nil, status.Errorf(codes.InvalidArgument,
+				"--passes %d: job %s has finished %d passes already; give more than %d", n, name, finished, finished)
+		}
+		if n != spec.Passes {
+			changes = append(changes, fmt.Sprintf("passes %d -> %d", spec.Passes, n))
+			spec.Passes = n
+		}
+	}
+	if req.LearningRate != nil && req.GetLearningRate() != spec.Optimizer.LearningRate {
+		changes = append(changes, fmt.Sprintf("learning_rate %g -> %g", spec.Optimizer.LearningRate, req.GetLearningRate()))
+		spec.Optimizer.LearningRate = req.GetLearningRate()
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return changes, nil
+}

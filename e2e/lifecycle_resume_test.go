@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/testing/wait"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// resumePasses: the reference runs them all; the resumed job is submitted
+// with 10 fewer (about 1,400 steps, more than two seconds: time to see its
+// first global checkpoint and stop it well before its end) and resumed
+// with --passes resumePasses.
+const resumePasses = 50
+
+// TestJobResume (issue 21 item 2): a sync job stopped by `gctl job stop`
+// past its first global checkpoint, then continued by `gctl job resume
+// --passes`, ends SUCCEEDED, every record applied exactly once per pass,
+// with bit for bit the model of a run that never stopped, and an event
+// naming the checkpoint; resuming a job that SUCCEEDED, runs, or does not
+// exist is refused with exit 2.
+func TestJobResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	a, _, refSt := referenceSetup(t, func(name string) jobspec.Spec { return chaosJob(name, resumePasses) })
+	refSums := manifestSums(t, refSt.ModelDir)
+	resumeRefused(t, a, "reference", "job reference SUCCEEDED: only a STOPPED or FAILED job can be resumed")
+	resumeRefused(t, a, "nosuch", "job nosuch not found")
+
+	const job = "resumed"
+	startDetached(t, a, chaosJob(job, resumePasses-10))
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	wait.Eventually(t, 60*time.Second, "the job's first global checkpoint", func() (bool, string) {
+		steps, err := coord.KeptGlobalSteps(context.Background(), cli, job)
+		return err == nil && len(steps) > 0, fmt.Sprintf("%v %v", steps, err)
+	})
+	resumeRefused(t, a, job, "job resumed is RUNNING: only a STOPPED or FAILED job can be resumed")
+	if _, errs, code := a.gctl(t, "job", "stop", job); code != 0 {
+		t.Fatalf("job stop: exit %d: %s", code, errs)
+	}
+	st := waitJob(t, a, job, "the job to stop", 30*time.Second, func(st api.JobStatus) bool { return st.State == api.StateStopped })
+	if st.Pass >= resumePasses-10 {
+		t.Fatalf("the job ran all its passes before it was stopped (pass %d): nothing to resume", st.Pass)
+	}
+	t.Logf("stopped at pass %d step %d", st.Pass, st.Step)
+
+	out, errs, code := a.gctl(t, "job", "resume", job, "--passes", strconv.Itoa(resumePasses), "-o", "json")
+	if code != 0 {
+		t.Fatalf("job resume: exit %d: %s", code, errs)
+	}
+	var res struct {
+		PreviousState string `json:"previous_state"`
+		FromStep      int64  `json:"from_step"`
+		Passes        int    `json:"passes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.FromStep <= 0 || res.Passes != resumePasses || res.PreviousState != "STOPPED" {
+		t.Errorf("job resume -o json: %s (%v): want previous_state STOPPED, a global checkpoint step > 0 and %d passes", out, err, resumePasses)
+	}
+	st = waitJob(t, a, job, "the resumed job to finish", 120*time.Second, succeeded)
+	logEvents(t, st)
+	assertExactPasses(t, st, resumePasses)
+	assertSameModel(t, st, refSums)
+	resumedFrom := fmt.Sprintf("from global checkpoint step %d, after it ended STOPPED; passes 40 -> %d", res.FromStep, resumePasses)
+	if n := countEventsContaining(st, resumedFrom); n != 1 || countEvents(st, "job resumed by anonymous") != 1 {
+		t.Errorf("%d events of the resume %q, want 1", n, resumedFrom)
+	}
+	if countEventsContaining(st, fmt.Sprintf("restored from checkpoint step %d", res.FromStep)) != 2 {
+		t.Errorf("want events of both pservers restored from step %d", res.FromStep)
+	}
+}
+
+// resumeRefused: `gctl job resume job` exits 2 saying want.
+func resumeRefused(t *testing.T, a *agent, job, want string) {
+	t.Helper()
+	if _, errs, code := a.gctl(t, "job", "resume", job); code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("job resume %s: exit %d: %s\nwant exit 2 saying %q", job, code, errs, want)
+	}
+}
