@@ -23,7 +23,7 @@ import (
 
 // chaosPasses is the chaos job's length: 850 steps, one to two seconds
 // uninterrupted on 2 cores. A test whose faults need the job to run for
-// longer takes more passes (chaosJob): the step path takes about
+// longer takes more passes (e2erig.ChaosJob): the step path takes about
 // 1.7 ms a step, so a test cannot count on a slow job to leave it time.
 const chaosPasses = 25
 

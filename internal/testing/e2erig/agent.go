@@ -91,7 +91,7 @@ func StartAgent(t *testing.T, dataDir string) *Agent {
 	return StartAgentWith(t, dataDir)
 }
 
-// StartAgentWith is startAgent with more agent flags.
+// StartAgentWith is StartAgent with more agent flags.
 func StartAgentWith(t *testing.T, dataDir string, flags ...string) *Agent {
 	t.Helper()
 	a := &Agent{DataDir: dataDir, API: FreePort(t), Etcd: FreePort(t), Log: &bytes.Buffer{}}

@@ -13,9 +13,9 @@ import (
 
 // Cluster is a running gtrain cluster as a test drives it: through gctl,
 // against one of its agents, as an operator would. Both rigs implement
-// it: the agents on this host (agent: one, or several on one etcd) and
-// the hosts in network namespaces (hostCluster, through the agent of its
-// host i: hc.on(i)). Starting a job, waiting on its status and reading it
+// it: the agents on this host (Agent: one, or several on one etcd) and
+// the hosts in network namespaces (HostCluster, through the agent of its
+// host i: hc.On(i)). Starting a job, waiting on its status and reading it
 // are written once, here, for both.
 type Cluster interface {
 	// Gctl runs gctl ARGS against the agent; it returns stdout, stderr

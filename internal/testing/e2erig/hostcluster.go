@@ -164,7 +164,7 @@ func (hc *HostCluster) WriteSpec(t *testing.T, s jobspec.Spec) string {
 	return spec
 }
 
-// ClusterReference is the model of an uninterrupted run of clusterJob: a
+// ClusterReference is the model of an uninterrupted run of ClusterJob: a
 // sync job's model does not depend on where its roles ran, so one run
 // serves every cluster test of the package.
 var ClusterReference struct {

@@ -46,7 +46,7 @@ func WriteSpecText(t *testing.T, dir, body string) string {
 	return p
 }
 
-// hc.clusterJob is the sync job of the multi-host tests: the chaos job with
+// hc.ClusterJob is the sync job of the multi-host tests: the chaos job with
 // clusterPasses passes, its data and checkpoints on the shared directory.
 func (hc *HostCluster) ClusterJob(name string) jobspec.Spec {
 	s := ChaosJob(name, ClusterPasses)
