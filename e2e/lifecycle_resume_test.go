@@ -11,6 +11,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/wait"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -31,14 +32,14 @@ func TestJobResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
 	}
-	a, _, refSt := referenceSetup(t, func(name string) jobspec.Spec { return chaosJob(name, resumePasses) })
-	refSums := manifestSums(t, refSt.ModelDir)
+	a, _, refSt := e2erig.ReferenceSetup(t, func(name string) jobspec.Spec { return e2erig.ChaosJob(name, resumePasses) })
+	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
 	resumeRefused(t, a, "reference", "job reference SUCCEEDED: only a STOPPED or FAILED job can be resumed")
 	resumeRefused(t, a, "nosuch", "job nosuch not found")
 
 	const job = "resumed"
-	startDetached(t, a, chaosJob(job, resumePasses-10))
-	cli, err := coord.Dial(context.Background(), []string{"http://" + a.etcd}, nil)
+	e2erig.StartDetached(t, a, e2erig.ChaosJob(job, resumePasses-10))
+	cli, err := coord.Dial(context.Background(), []string{"http://" + a.Etcd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,16 +49,16 @@ func TestJobResume(t *testing.T) {
 		return err == nil && len(steps) > 0, fmt.Sprintf("%v %v", steps, err)
 	})
 	resumeRefused(t, a, job, "job resumed is RUNNING: only a STOPPED or FAILED job can be resumed")
-	if _, errs, code := a.gctl(t, "job", "stop", job); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "stop", job); code != 0 {
 		t.Fatalf("job stop: exit %d: %s", code, errs)
 	}
-	st := waitJob(t, a, job, "the job to stop", 30*time.Second, func(st api.JobStatus) bool { return st.State == api.StateStopped })
+	st := e2erig.WaitJob(t, a, job, "the job to stop", 30*time.Second, func(st api.JobStatus) bool { return st.State == api.StateStopped })
 	if st.Pass >= resumePasses-10 {
 		t.Fatalf("the job ran all its passes before it was stopped (pass %d): nothing to resume", st.Pass)
 	}
 	t.Logf("stopped at pass %d step %d", st.Pass, st.Step)
 
-	out, errs, code := a.gctl(t, "job", "resume", job, "--passes", strconv.Itoa(resumePasses), "-o", "json")
+	out, errs, code := a.Gctl(t, "job", "resume", job, "--passes", strconv.Itoa(resumePasses), "-o", "json")
 	if code != 0 {
 		t.Fatalf("job resume: exit %d: %s", code, errs)
 	}
@@ -69,12 +70,12 @@ func TestJobResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.FromStep <= 0 || res.Passes != resumePasses || res.PreviousState != "STOPPED" {
 		t.Errorf("job resume -o json: %s (%v): want previous_state STOPPED, a global checkpoint step > 0 and %d passes", out, err, resumePasses)
 	}
-	st = waitJob(t, a, job, "the resumed job to finish", 120*time.Second, succeeded)
-	logEvents(t, st)
-	assertExactPasses(t, st, resumePasses)
-	assertSameModel(t, st, refSums)
+	st = e2erig.WaitJob(t, a, job, "the resumed job to finish", 120*time.Second, e2erig.Succeeded)
+	e2erig.LogEvents(t, st)
+	e2erig.AssertExactPasses(t, st, resumePasses)
+	e2erig.AssertSameModel(t, st, refSums)
 	resumedFrom := fmt.Sprintf("from global checkpoint step %d, after it ended STOPPED; passes 40 -> %d", res.FromStep, resumePasses)
-	if n := countEventsContaining(st, resumedFrom); n != 1 || countEvents(st, "job resumed by anonymous") != 1 {
+	if n := countEventsContaining(st, resumedFrom); n != 1 || e2erig.CountEvents(st, "job resumed by anonymous") != 1 {
 		t.Errorf("%d events of the resume %q, want 1", n, resumedFrom)
 	}
 	if countEventsContaining(st, fmt.Sprintf("restored from checkpoint step %d", res.FromStep)) != 2 {
@@ -83,9 +84,9 @@ func TestJobResume(t *testing.T) {
 }
 
 // resumeRefused: `gctl job resume job` exits 2 saying want.
-func resumeRefused(t *testing.T, a *agent, job, want string) {
+func resumeRefused(t *testing.T, a *e2erig.Agent, job, want string) {
 	t.Helper()
-	if _, errs, code := a.gctl(t, "job", "resume", job); code != 2 || !strings.Contains(errs, want) {
+	if _, errs, code := a.Gctl(t, "job", "resume", job); code != 2 || !strings.Contains(errs, want) {
 		t.Errorf("job resume %s: exit %d: %s\nwant exit 2 saying %q", job, code, errs, want)
 	}
 }
