@@ -11,12 +11,13 @@ import (
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
-// startSizedAgent starts a real `gtraind agent` offering cpu CPUs.
-func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string) *agent {
+// startSizedAgent starts a real `gtraind agent` offering cpu CPUs, with
+// more agent flags.
+func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string, flags ...string) *agent {
 	t.Helper()
 	a := &agent{dataDir: dataDir, api: freePort(t), log: &bytes.Buffer{}}
-	a.launch(t, "agent", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
-		"--api-addr", a.api, "--gossip-addr", freePort(t), "--cpu", cpu)
+	a.launch(t, append([]string{"agent", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
+		"--api-addr", a.api, "--gossip-addr", freePort(t), "--cpu", cpu}, flags...)...)
 	return a
 }
 
