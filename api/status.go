@@ -202,6 +202,9 @@ type WorkerRow struct {
 	State    WorkerState `json:"state"`
 	Restarts int         `json:"restarts"`
 	Start    time.Time   `json:"start"`
+	// GPUs are the devices of its node placement gave it (its
+	// CUDA_VISIBLE_DEVICES); empty when it asked none.
+	GPUs []int `json:"gpus"`
 }
 
 // NodeRow is one row of `gctl node list`: the node's capacity (cpu,
@@ -219,4 +222,12 @@ type NodeRow struct {
 	GPUsUsed   int               `json:"gpus_used"`
 	Labels     map[string]string `json:"labels"`
 	Roles      []string          `json:"roles"`
+	// Devices are its GPUs that placed workers hold, by device index.
+	Devices []GPUDevice `json:"devices"`
+}
+
+// GPUDevice is one GPU of a node and the worker placement gave it to.
+type GPUDevice struct {
+	Index  int    `json:"index"`
+	Holder string `json:"holder"` // <job>/<worker>
 }

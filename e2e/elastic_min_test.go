@@ -12,12 +12,13 @@ import (
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
 )
 
-// startSizedAgent starts a real `gtraind agent` offering cpu CPUs.
-func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string) *e2erig.Agent {
+// startSizedAgent starts a real `gtraind agent` offering cpu CPUs, with
+// more agent flags.
+func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string, flags ...string) *e2erig.Agent {
 	t.Helper()
 	a := &e2erig.Agent{DataDir: dataDir, API: e2erig.FreePort(t), Log: &bytes.Buffer{}}
-	a.Launch(t, "agent", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
-		"--api-addr", a.API, "--gossip-addr", e2erig.FreePort(t), "--cpu", cpu)
+	a.Launch(t, append([]string{"agent", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
+		"--api-addr", a.API, "--gossip-addr", e2erig.FreePort(t), "--cpu", cpu}, flags...)...)
 	return a
 }
 

@@ -30,6 +30,14 @@ func programSetup(t *testing.T) (*e2erig.Agent, string) {
 	t.Helper()
 	work := t.TempDir()
 	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	programWorkspace(t, a, work)
+	return a, work
+}
+
+// programWorkspace converts the Fashion-MNIST subset with a's gctl into
+// work/data and copies examples/program into work/ws.
+func programWorkspace(t *testing.T, a *e2erig.Agent, work string) {
+	t.Helper()
 	images, labels := filepath.Join(work, "images.idx"), filepath.Join(work, "labels.idx")
 	idxHead(t, filepath.Join(fashionDir, "train-images-idx3-ubyte.gz"), images, programRecords)
 	idxHead(t, filepath.Join(fashionDir, "train-labels-idx1-ubyte.gz"), labels, programRecords)
@@ -50,7 +58,6 @@ func programSetup(t *testing.T) (*e2erig.Agent, string) {
 			t.Fatal(err)
 		}
 	}
-	return a, work
 }
 
 // idxHead writes the first n items of the gzipped IDX file src to dst,

@@ -17,11 +17,14 @@ const (
 // EnvDenied are the variables a spec's env may not set: the dynamic
 // loader's hooks, which would run code of the caller's choice in the
 // program, and the variables gtrain sets itself (the thread counts follow
-// resources.trainer.cpu; the Go runtime's follow the role's request).
+// resources.trainer.cpu; the Go runtime's follow the role's request;
+// CUDA_VISIBLE_DEVICES pins the GPUs placement gave the role, and a spec
+// that set it would reach GPUs another role holds).
 // Names starting with an EnvDeniedPrefixes entry are gtrain's own too.
 var (
 	EnvDenied = []string{"LD_PRELOAD", "LD_AUDIT", "LD_PROFILE", "LD_DEBUG_OUTPUT",
-		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "GODEBUG"}
+		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "GODEBUG",
+		"CUDA_VISIBLE_DEVICES"}
 	EnvDeniedPrefixes = []string{"GTRAIN_", "GCTL_"}
 )
 
@@ -80,7 +83,7 @@ func (s *Spec) validateEnv() *FieldError {
 			return fieldError(field, "is not a variable name: letters, digits and _, not starting with a digit, at most 128", nil)
 		}
 		if slices.Contains(EnvDenied, name) || slices.ContainsFunc(EnvDeniedPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
-			return fieldError(field, fmt.Sprintf("may not be set: the loader's hooks (%s) and gtrain's own variables (%s*, the thread counts, the Go runtime's) are denied",
+			return fieldError(field, fmt.Sprintf("may not be set: the loader's hooks (%s) and gtrain's own variables (%s*, the thread counts, the Go runtime's, CUDA_VISIBLE_DEVICES: placement pins a role's GPUs) are denied",
 				strings.Join(EnvDenied[:4], ", "), strings.Join(EnvDeniedPrefixes, "*, ")), nil)
 		}
 		if len(value) > MaxEnvValueLen || strings.ContainsRune(value, 0) {

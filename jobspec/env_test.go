@@ -10,6 +10,7 @@ func TestEnvValidation(t *testing.T) {
 		{"env: {LD_PRELOAD: /tmp/x.so}\n", "env.LD_PRELOAD"},
 		{"env: {GTRAIN_BIN: /x}\n", "env.GTRAIN_BIN"},
 		{"env: {OMP_NUM_THREADS: '8'}\n", "env.OMP_NUM_THREADS"},
+		{"env: {CUDA_VISIBLE_DEVICES: '0'}\n", "env.CUDA_VISIBLE_DEVICES"},
 		{"env: {1BAD: x}\n", "env.1BAD"},
 		{"env: {PYTHONPATH: 'lib:/opt'}\n", "env.PYTHONPATH"},
 	})

@@ -17,6 +17,9 @@ const (
 	MaxBatchSize      = 1 << 20 // records per step and trainer
 	MaxChunksPerTask  = 1 << 20
 	MaxCheckpointKeep = 1000
+	// MaxRoleGPUs bounds resources.<role>.gpu: one process's GPUs, all on
+	// one node (a server holds 8 or 16).
+	MaxRoleGPUs = 64
 	// MaxHiddenLayers and MaxLayerWidth bound the model's shape; MaxParams
 	// (1 Gi float32 parameters = 4 GiB) its size, whatever its memory request.
 	MaxHiddenLayers = 64

@@ -78,7 +78,7 @@ func TestParseRejectsUnknownFields(t *testing.T) {
 	}{
 		{"top level", "name: j\nbatchSize: 3\n", "batchSize", []string{"line 2", "unknown field", "did you mean batch_size?"}},
 		{"nested", "name: j\nmodel:\n  kind: mlp\n  hiden: [3]\n", "model.hiden", []string{"line 4", "model takes kind, inputs, outputs, hidden"}},
-		{"deep", "resources:\n  trainer: {cpu: 1, gpu: 2}\n", "resources.trainer.gpu", []string{"line 2"}},
+		{"deep", "resources:\n  trainer: {cpu: 1, gpus: 2}\n", "resources.trainer.gpus", []string{"line 2", "takes cpu, memory, gpu"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -127,10 +127,13 @@ type ResourcesSpec struct {
 }
 
 // Resource is a per-process request. Zero CPU and empty Memory mean "not
-// stated". Memory is a quantity such as "512Mi"; see MemoryBytes.
+// stated". Memory is a quantity such as "512Mi"; see MemoryBytes. GPU is
+// how many of a node's GPUs the process gets to itself (0: none; it then
+// sees no GPU at all).
 type Resource struct {
 	CPU    float64 `yaml:"cpu" json:"cpu"`
 	Memory string  `yaml:"memory" json:"memory"`
+	GPU    int     `yaml:"gpu" json:"gpu,omitempty"`
 }
 
 // MomentumValue is the momentum the pserver applies: the written value, 0

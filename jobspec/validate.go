@@ -135,6 +135,9 @@ func (r Resource) validate(field string) *FieldError {
 	if !(r.CPU >= 0) || math.IsInf(r.CPU, 0) {
 		return fieldError(field+".cpu", fmt.Sprintf("must be a finite number >= 0 (0 = not stated), got %v", r.CPU), nil)
 	}
+	if r.GPU < 0 || r.GPU > MaxRoleGPUs {
+		return fieldError(field+".gpu", fmt.Sprintf("must be a whole number from 0 to %d (GPUs of one node one process gets), got %d", MaxRoleGPUs, r.GPU), nil)
+	}
 	n, err := r.MemoryBytes()
 	if err != nil {
 		return fieldError(field+".memory", err.Error(), err)

@@ -50,6 +50,8 @@ func TestValidateRejectsEachRule(t *testing.T) {
 		{"trainer memory", func(s *Spec) { s.Resources.Trainer.Memory = "lots" }, "resources.trainer.memory", []string{`"lots"`}},
 		{"pserver cpu", func(s *Spec) { s.Resources.Pserver.CPU = math.NaN() }, "resources.pserver.cpu", nil},
 		{"pserver memory", func(s *Spec) { s.Resources.Pserver.Memory = "512Q" }, "resources.pserver.memory", []string{`"Q"`}},
+		{"trainer gpu negative", func(s *Spec) { s.Resources.Trainer.GPU = -1 }, "resources.trainer.gpu", []string{"0 to 64"}},
+		{"pserver gpu huge", func(s *Spec) { s.Resources.Pserver.GPU = MaxRoleGPUs + 1 }, "resources.pserver.gpu", []string{"got 65"}},
 		{"pserver memory zero", func(s *Spec) { s.Resources.Pserver.Memory = "0Mi" }, "resources.pserver.memory", []string{"more than 0"}},
 		{"restarts limit", func(s *Spec) { s.Restarts.Limit = -1 }, "restarts.limit", []string{"between 1 and 1000"}},
 		{"restarts limit huge", func(s *Spec) { s.Restarts.Limit = 1001 }, "restarts.limit", nil},

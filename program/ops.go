@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
+	"unicode"
 
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program/wire"
@@ -36,7 +38,13 @@ type DeclareArgs struct {
 type Declaration struct {
 	Params []model.ParamSpec
 	Init   [][]float32
+	// Device is where the program says it computes ("cpu", "cuda:0
+	// (NAME)"), cut to maxDeviceLen printable bytes; "" when it does not say.
+	Device string
 }
+
+// maxDeviceLen bounds what a program's declared device puts in a log line.
+const maxDeviceLen = 128
 
 // Declare asks the program for its parameters and their initial values.
 func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, error) {
@@ -77,6 +85,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		return nil, c.protocolError("declare", "initial value %d is %v", i, data[i])
 	}
 	d.Init = split(data, d.Params)
+	d.Device = printable(resp.Device, maxDeviceLen)
 	if err := c.useShm(resp.Version == wire.VersionShm, d.Params, a.Outputs); err != nil {
 		return nil, err
 	}
@@ -195,4 +204,19 @@ func showInt(p *int64) string {
 		return "missing"
 	}
 	return fmt.Sprint(*p)
+}
+
+// printable is s with what is not a printable character dropped, cut to
+// max bytes: a program's words in a log line.
+func printable(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, s)
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "")
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/gtrain/gtrain/jobspec"
@@ -57,6 +58,18 @@ func TestTorchAdapter(t *testing.T) {
 	sc, sd := startTorchCNN(t, false)
 	if !sc.Shared() || pd.Record().InitSHA256 != sd.Record().InitSHA256 {
 		t.Fatalf("shared %v; declarations %s and %s", sc.Shared(), pd.Record().InitSHA256, sd.Record().InitSHA256)
+	}
+	// It says where it computes: the CPU, unless torch sees a GPU.
+	cuda, err := exec.Command(python, "-c", "import torch; print(torch.cuda.is_available())").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cpu"; strings.TrimSpace(string(cuda)) == "True" {
+		if !strings.HasPrefix(pd.Device, "cuda:0 (") {
+			t.Errorf("declared device %q with a GPU, want cuda:0 (NAME)", pd.Device)
+		}
+	} else if pd.Device != want || sd.Device != want {
+		t.Errorf("declared devices %q and %q without a GPU, want %q", pd.Device, sd.Device, want)
 	}
 	names := []string{"1.weight", "1.bias", "4.weight", "4.bias", "8.weight", "8.bias"}
 	for j, p := range sd.Params {

@@ -20,7 +20,7 @@ func (t *trainer) startProgram(ctx context.Context) error {
 	if !t.spec.Model.IsProgram() {
 		return nil
 	}
-	c, _, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.log.With("program", t.cfg.Worker))
+	c, d, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.log.With("program", t.cfg.Worker))
 	if err != nil {
 		return fmt.Errorf("trainer: %w", t.noteCrash(err))
 	}
@@ -28,7 +28,9 @@ func (t *trainer) startProgram(ctx context.Context) error {
 	if params, grads := c.Buffers(); params != nil {
 		t.params, t.grads = params, grads
 	}
-	t.log.Info("model program started", "shared_memory", c.Shared())
+	// device: where the program says it computes (a GPU of its
+	// CUDA_VISIBLE_DEVICES, or the CPU); "" when it does not say.
+	t.log.Info("model program started", "shared_memory", c.Shared(), "device", d.Device)
 	return nil
 }
 

@@ -299,8 +299,8 @@ pservers, master, metrics, model_dir, events, ...; docs/reference.md#job-status-
 func (a *app) jobWorkersCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "workers NAME",
-		Short:   "List the job's processes: NAME NODE PID STATE RESTARTS START",
-		Long:    "List the job's role processes (master, pservers, trainers), one row each.\nWith -o json: an array of objects keyed name, node, pid, state, restarts, start.",
+		Short:   "List the job's processes: NAME NODE PID STATE RESTARTS GPUS START",
+		Long:    "List the job's role processes (master, pservers, trainers), one row each. GPUS are the\ndevices of its node placement gave it (its CUDA_VISIBLE_DEVICES; resources.<role>.gpu).\nWith -o json: an array of objects keyed name, node, pid, state, restarts, start, gpus.",
 		Example: "  gctl job workers fit-a-line",
 		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -23,13 +23,14 @@ func (a *app) nodeCommand() *cobra.Command {
 func (a *app) nodeListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the nodes: NAME ADDR STATE CPU MEMORY ROLES",
+		Short: "List the nodes: NAME ADDR STATE CPU MEMORY GPUS ROLES",
 		Long: `List every node (gtraind agent) that joined the cluster, one row each. STATE is
 ready, down (its agent died or stopped: it stays listed) or draining; CPU and
-MEMORY are what the node offers to placement; ROLES are the job processes placed
-there.
+MEMORY are what the node offers to placement; GPUS are its GPUs held by placed
+workers and offered (1/2); ROLES are the job processes placed there.
 With -o json: an array of objects keyed name, addr, state, cpu, memory (bytes),
-gpus, labels, roles.`,
+gpus, cpu_used, memory_used, gpus_used, labels, roles, devices (which worker
+holds each GPU).`,
 		Example: "  gctl node list\n  gctl node list -o json",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {

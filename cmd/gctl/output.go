@@ -72,20 +72,40 @@ func writeJobTable(w io.Writer, rows []api.JobRow, now time.Time) error {
 
 func writeWorkerTable(w io.Writer, rows []api.WorkerRow, loc *time.Location) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tNODE\tPID\tSTATE\tRESTARTS\tSTART")
+	fmt.Fprintln(tw, "NAME\tNODE\tPID\tSTATE\tRESTARTS\tGPUS\tSTART")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n",
-			r.Name, dash(r.Node), formatPID(r.PID), dash(r.State), r.Restarts, formatTime(r.Start, loc))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
+			r.Name, dash(r.Node), formatPID(r.PID), dash(r.State), r.Restarts, formatGPUs(r.GPUs), formatTime(r.Start, loc))
 	}
 	return tw.Flush()
 }
 
+// formatGPUs is a worker's devices as its CUDA_VISIBLE_DEVICES says them
+// ("0,1"); "-" for none.
+func formatGPUs(gpus []int) string {
+	parts := make([]string, len(gpus))
+	for i, d := range gpus {
+		parts[i] = strconv.Itoa(d)
+	}
+	return dash(strings.Join(parts, ","))
+}
+
+// formatNodeGPUs is a node's GPUs held and offered ("1/2"); "-" when it
+// offers none and none is held.
+func formatNodeGPUs(r api.NodeRow) string {
+	if r.GPUs == 0 && len(r.Devices) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", len(r.Devices), r.GPUs)
+}
+
 func writeNodeTable(w io.Writer, rows []api.NodeRow) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tADDR\tSTATE\tCPU\tMEMORY\tROLES")
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATE\tCPU\tMEMORY\tGPUS\tROLES")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Name, dash(r.Addr), dash(r.State), strconv.FormatFloat(r.CPU, 'f', -1, 64), formatBytes(r.Memory), dash(strings.Join(r.Roles, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Name, dash(r.Addr), dash(r.State), strconv.FormatFloat(r.CPU, 'f', -1, 64), formatBytes(r.Memory), formatNodeGPUs(r),
+			dash(strings.Join(r.Roles, ",")))
 	}
 	return tw.Flush()
 }

@@ -57,32 +57,33 @@ func TestWriteWorkerTable(t *testing.T) {
 	start := time.Date(2026, 11, 21, 10, 0, 5, 0, time.UTC)
 	rows := []api.WorkerRow{
 		{Name: "master", Node: "n1", PID: 4241, State: "running", Restarts: 0, Start: start},
-		{Name: "trainer-0", Node: "n2", PID: 0, State: "pending", Restarts: 2},
+		{Name: "trainer-0", Node: "n2", PID: 0, State: "pending", Restarts: 2, GPUs: []int{0, 3}},
 	}
 	var b bytes.Buffer
 	if err := writeWorkerTable(&b, rows, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	assertLines(t, b.String(), []string{
-		"NAME NODE PID STATE RESTARTS START",
-		"master n1 4241 running 0 2026-11-21 10:00:05",
-		"trainer-0 n2 - pending 2 -",
+		"NAME NODE PID STATE RESTARTS GPUS START",
+		"master n1 4241 running 0 - 2026-11-21 10:00:05",
+		"trainer-0 n2 - pending 2 0,3 -",
 	})
 }
 
 func TestWriteNodeTable(t *testing.T) {
 	rows := []api.NodeRow{
 		{Name: "n1", Addr: "127.0.0.1:7164", State: "ready", CPU: 8, Memory: 16 << 30, Roles: []string{"master", "trainer-0"}},
-		{Name: "n2", Addr: "10.0.0.2:7164", State: "down", CPU: 4, Memory: 1536 << 20},
+		{Name: "n2", Addr: "10.0.0.2:7164", State: "down", CPU: 4, Memory: 1536 << 20, GPUs: 2,
+			Devices: []api.GPUDevice{{Index: 1, Holder: "fit/trainer-0"}}},
 	}
 	var b bytes.Buffer
 	if err := writeNodeTable(&b, rows); err != nil {
 		t.Fatal(err)
 	}
 	assertLines(t, b.String(), []string{
-		"NAME ADDR STATE CPU MEMORY ROLES",
-		"n1 127.0.0.1:7164 ready 8 16Gi master,trainer-0",
-		"n2 10.0.0.2:7164 down 4 1.5Gi -",
+		"NAME ADDR STATE CPU MEMORY GPUS ROLES",
+		"n1 127.0.0.1:7164 ready 8 16Gi - master,trainer-0",
+		"n2 10.0.0.2:7164 down 4 1.5Gi 1/2 -",
 	})
 }
 

@@ -46,6 +46,10 @@ type PlacementRecord struct {
 type Assignment struct {
 	Node string `json:"node"`
 	Gen  int64  `json:"gen"`
+	// GPUs are the node's GPUs (indices from 0, below its capacity) that
+	// the worker holds alone, chosen with the assignment; its agent pins
+	// them with CUDA_VISIBLE_DEVICES. Empty: the worker asked none.
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // Nodes maps each placed worker to its node.

@@ -180,9 +180,22 @@ func workerRows(s *jobSnapshot, nodeDown func(string) bool) []api.WorkerRow {
 	rows := make([]api.WorkerRow, 0, len(names))
 	for _, name := range names {
 		w := s.workerView(name, nodeDown)
-		rows = append(rows, api.WorkerRow{Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts, Start: w.Start})
+		rows = append(rows, api.WorkerRow{Name: w.Name, Node: w.Node, PID: w.PID, State: w.State, Restarts: w.Restarts, Start: w.Start,
+			GPUs: s.gpusOf(name, w.Node)})
 	}
 	return rows
+}
+
+// gpusOf is the devices the placement gives worker on node (an empty list
+// when it gives none, or places the worker elsewhere now).
+func (s *jobSnapshot) gpusOf(worker, node string) []int {
+	if s.Placement == nil {
+		return []int{}
+	}
+	if a, ok := s.Placement.Workers[worker]; ok && a.Node == node && len(a.GPUs) > 0 {
+		return a.GPUs
+	}
+	return []int{}
 }
 
 // nodeRows is `gctl node list`: every node that ever registered, in name
@@ -190,6 +203,7 @@ func workerRows(s *jobSnapshot, nodeDown func(string) bool) []api.WorkerRow {
 // workers that jobs which have not ended place on it ("fit-a-line/pserver-0").
 func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDown func(string) bool) []api.NodeRow {
 	roles := map[string][]string{}
+	devices := map[string][]api.GPUDevice{}
 	used := map[string]scheduler.Request{}
 	names := make([]string, 0, len(jobs))
 	for name := range jobs {
@@ -206,6 +220,9 @@ func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDow
 			if node := s.Record.Placement[w]; node != "" {
 				roles[node] = append(roles[node], name+"/"+w)
 				used[node] = used[node].Plus(requests[w])
+				for _, d := range s.gpusOf(w, node) {
+					devices[node] = append(devices[node], api.GPUDevice{Index: d, Holder: name + "/" + w})
+				}
 			}
 		}
 	}
@@ -221,9 +238,14 @@ func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDow
 			labels = map[string]string{}
 		}
 		u := used[n.Name]
+		d := devices[n.Name]
+		if d == nil {
+			d = []api.GPUDevice{}
+		}
+		slices.SortFunc(d, func(a, b api.GPUDevice) int { return a.Index - b.Index })
 		rows = append(rows, api.NodeRow{Name: n.Name, Addr: n.Record.APIAddr, State: n.State(gossipDown),
 			CPU: c.CPU, Memory: c.Memory, GPUs: c.GPUs, CPUUsed: u.CPU, MemoryUsed: u.Memory, GPUsUsed: u.GPUs,
-			Labels: labels, Roles: r})
+			Labels: labels, Roles: r, Devices: d})
 	}
 	slices.SortFunc(rows, func(a, b api.NodeRow) int { return strings.Compare(a.Name, b.Name) })
 	return rows

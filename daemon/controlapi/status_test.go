@@ -309,3 +309,43 @@ func TestHumanAge(t *testing.T) {
 		}
 	}
 }
+
+// The devices placement gave the workers show in `job workers` (a worker
+// not given any shows an empty list) and on their nodes' rows.
+func TestGPUsShown(t *testing.T) {
+	kvs := testJobKVs(t, api.StateRunning, nil, 0)
+	placement := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{
+		"master": {Node: "n1", Gen: 1}, "pserver-0": {Node: "n2", Gen: 1}, "pserver-1": {Node: "n1", Gen: 1},
+		"trainer-0": {Node: "n2", Gen: 1, GPUs: []int{0, 1}}, "trainer-1": {Node: "n1", Gen: 1, GPUs: []int{3}}}}
+	for i, e := range kvs {
+		if string(e.Key) == coord.PlacementKey("fit") {
+			kvs[i] = kv(t, coord.PlacementKey("fit"), placement)
+		}
+	}
+	s := snapshotOf(t, kvs)
+	got := map[string][]int{}
+	for _, r := range workerRows(s, noneDown) {
+		if r.GPUs == nil {
+			t.Errorf("%s: gpus is null, want a list", r.Name)
+		}
+		got[r.Name] = r.GPUs
+	}
+	if !slices.Equal(got["trainer-0"], []int{0, 1}) || !slices.Equal(got["trainer-1"], []int{3}) || len(got["master"]) != 0 {
+		t.Errorf("worker gpus = %v", got)
+	}
+	jobs, err := snapshotJobs(kvs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := []coord.ClusterNode{
+		{Name: "n1", Live: true, Record: schema.NodeRecord{Name: "n1", Capacity: schema.Capacity{GPUs: 4}}},
+		{Name: "n2", Live: true, Record: schema.NodeRecord{Name: "n2", Capacity: schema.Capacity{GPUs: 2}}},
+	}
+	rows := nodeRows(nodes, jobs, noneDown)
+	want := [][]api.GPUDevice{{{Index: 3, Holder: "fit/trainer-1"}}, {{Index: 0, Holder: "fit/trainer-0"}, {Index: 1, Holder: "fit/trainer-0"}}}
+	for i, r := range rows {
+		if !slices.Equal(r.Devices, want[i]) {
+			t.Errorf("%s devices = %+v, want %+v", r.Name, r.Devices, want[i])
+		}
+	}
+}

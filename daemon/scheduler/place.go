@@ -92,8 +92,8 @@ func Requests(spec *jobspec.Spec) map[string]Request {
 		}
 		return needed
 	}
-	pserver := Request{CPU: spec.Resources.Pserver.CPU, Memory: memory(spec.Resources.Pserver, need.Pserver)}
-	trainer := Request{CPU: spec.Resources.Trainer.CPU, Memory: memory(spec.Resources.Trainer, need.Trainer)}
+	pserver := Request{CPU: spec.Resources.Pserver.CPU, Memory: memory(spec.Resources.Pserver, need.Pserver), GPUs: spec.Resources.Pserver.GPU}
+	trainer := Request{CPU: spec.Resources.Trainer.CPU, Memory: memory(spec.Resources.Trainer, need.Trainer), GPUs: spec.Resources.Trainer.GPU}
 	out := map[string]Request{
 		jobspec.MasterName: {CPU: masterCPU, Memory: min(need.Master, math.MaxInt64-masterBaseMemory) + masterBaseMemory},
 	}
@@ -170,6 +170,7 @@ func placeJob(in placeInput) placeOutput {
 	kept := len(out.Placement)
 	initial := slices.Clone(nodes)
 	var failed []string
+	var gpuShort string
 	for _, w := range in.Workers {
 		if _, ok := out.Placement[w]; ok {
 			continue
@@ -187,6 +188,9 @@ func placeJob(in placeInput) placeOutput {
 		}
 		if best == nil {
 			failed = append(failed, w)
+			if gpuShort == "" {
+				gpuShort = noFreeGPU(w, req, nodes)
+			}
 			continue
 		}
 		out.Placement[w] = best.Name
@@ -195,7 +199,7 @@ func placeJob(in placeInput) placeOutput {
 		ofJob[best.Name]++
 	}
 	if len(failed) > 0 {
-		out.Reason = shortReason(failed, in.Requests, initial)
+		out.Reason = gpuShort + shortReason(failed, in.Requests, initial)
 		if kept == 0 {
 			out.Reason = trainersFitReason(in, out.Placement, failed) + out.Reason
 			if !runsWithFewer(in, out.Placement, failed) {
@@ -247,7 +251,7 @@ func placeOnOneNode(in placeInput, nodes []nodeView) placeOutput {
 		if what == "" {
 			what = "a ready node"
 		}
-		return placeOutput{Placement: map[string]string{}, Reason: fmt.Sprintf(
+		return placeOutput{Placement: map[string]string{}, Reason: noFreeGPU("the whole job", total, nodes) + fmt.Sprintf(
 			"needs %s on one node for the whole job (without checkpoint.dir its checkpoints stay on one node's disk, so it cannot span nodes); %s",
 			what, nodesReport(nodes, total))}
 	}

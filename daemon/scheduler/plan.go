@@ -60,6 +60,7 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 			used[a.Node] = used[a.Node].Plus(requests[j.name][w])
 		}
 	}
+	gpus := newGPUPool(view.nodes, view.jobs)
 	views := make([]nodeView, 0, len(view.nodes))
 	index := map[string]int{}
 	drains := map[string]int64{}
@@ -71,7 +72,12 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 		capacity := n.Record.Capacity
 		c := Request{CPU: capacity.CPU, Memory: capacity.Memory, GPUs: capacity.GPUs}
 		index[n.Name] = len(views)
-		views = append(views, nodeView{Name: n.Name, State: states[n.Name], Free: c.minus(used[n.Name])})
+		free := c.minus(used[n.Name])
+		// The free devices bound the count too, so that a worker placed
+		// on the count always finds its devices, whatever the records
+		// hold; both fall together as the pass places.
+		free.GPUs = min(free.GPUs, gpus.free(n.Name))
+		views = append(views, nodeView{Name: n.Name, State: states[n.Name], Free: free})
 	}
 	var updates []placementUpdate
 	for _, j := range view.jobs {
@@ -91,6 +97,7 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 			MinTrainers: minTrainers(&j.spec),
 		})
 		next, events := applyPlacement(j, out.Placement, states)
+		assignGPUs(&next, j.placement, j.spec.Workers(), requests[j.name], gpus)
 		if held != "" && !strings.Contains(j.placement.Reason, held) {
 			events = append(events, held)
 		}

@@ -2,7 +2,8 @@
 // trainer-I) that the scheduler places on this node: it follows the jobs in
 // etcd (supervisor.go), keeps one runner per placed worker (runner.go) that
 // starts it as a child process with the agent's etcd access and TLS files
-// (role.go), restarts it within the job's crash budget (restartpolicy.go),
+// (role.go; CUDA_VISIBLE_DEVICES pins it to the GPUs its assignment
+// names, none when it has none), restarts it within the job's crash budget (restartpolicy.go),
 // kills a worker the master reports hung (hung.go), says why it crashed
 // (lasterror.go), takes over a role a previous agent left running
 // (takeover.go), stops the roles when their job ends or they are moved away,

@@ -43,8 +43,14 @@ func newRoleLaunch(cfg Config) roleLaunch {
 // processes must not inherit them (they would speak for the agent).
 var systemdEnv = []string{"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"}
 
-// command is the child process that runs worker of job.
-func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error) {
+// cudaVisibleDevices is the variable that pins a role, and the model
+// program it starts, to the GPUs placement gave it.
+const cudaVisibleDevices = "CUDA_VISIBLE_DEVICES"
+
+// command is the child process that runs worker of job, pinned to the
+// node's GPUs gpus (none: it sees no GPU, so that it cannot take the
+// devices of the roles that asked for them).
+func (l roleLaunch) command(job, worker string, jobRev int64, gpus []int) (*exec.Cmd, error) {
 	a := l.roleArgs(job, worker, jobRev)
 	args, err := a.Argv()
 	if err != nil {
@@ -53,8 +59,9 @@ func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error)
 	cmd := exec.Command(l.exe, args...)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return name == rolecfg.EtcdPasswordEnv || slices.Contains(systemdEnv, name)
+		return name == rolecfg.EtcdPasswordEnv || name == cudaVisibleDevices || slices.Contains(systemdEnv, name)
 	})
+	env = append(env, cudaVisibleDevices+"="+deviceList(gpus))
 	env = append(env, a.Environ()...)
 	// A role's products run on threads of its own over OpenBLAS calls that
 	// must each stay on one thread (model/gemm.go): an OpenMP build of
@@ -64,6 +71,15 @@ func (l roleLaunch) command(job, worker string, jobRev int64) (*exec.Cmd, error)
 	env = append(env, "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1")
 	cmd.Env = env
 	return cmd, nil
+}
+
+// deviceList is GPU indices as CUDA_VISIBLE_DEVICES takes them: "0,2".
+func deviceList(gpus []int) string {
+	parts := make([]string, len(gpus))
+	for i, d := range gpus {
+		parts[i] = strconv.Itoa(d)
+	}
+	return strings.Join(parts, ",")
 }
 
 // args is the command line (after the executable) that runs worker.

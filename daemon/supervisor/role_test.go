@@ -44,7 +44,7 @@ func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv(rolecfg.EtcdPasswordEnv, "inherited")
 	t.Setenv("OMP_NUM_THREADS", "8")
 	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
-	cmd, err := l.command("fit", "trainer-0", 42)
+	cmd, err := l.command("fit", "trainer-0", 42, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,27 @@ func TestRoleCommandEnv(t *testing.T) {
 		t.Errorf("command line %q carries the password", cmd.Args)
 	}
 	l.etcd.Password = ""
-	if cmd, _ = l.command("fit", "trainer-0", 42); countPrefix(cmd.Env, rolecfg.EtcdPasswordEnv+"=") != 0 {
+	if cmd, _ = l.command("fit", "trainer-0", 42, nil); countPrefix(cmd.Env, rolecfg.EtcdPasswordEnv+"=") != 0 {
 		t.Errorf("an agent without a password passes on the one it inherited")
+	}
+}
+
+// A role sees the GPUs placement gave it, and none without: never the
+// devices the agent's own environment names.
+func TestRoleCommandPinsGPUs(t *testing.T) {
+	t.Setenv(cudaVisibleDevices, "0,1,2,3")
+	l := roleLaunch{exe: "/bin/true"}
+	for _, tc := range []struct {
+		gpus []int
+		want string
+	}{{[]int{1, 3}, "1,3"}, {[]int{0}, "0"}, {nil, ""}} {
+		cmd, err := l.command("fit", "trainer-0", 42, tc.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countPrefix(cmd.Env, cudaVisibleDevices+"="); n != 1 || !slices.Contains(cmd.Env, cudaVisibleDevices+"="+tc.want) {
+			t.Errorf("gpus %v: %d %s entries in %q, want one, %q", tc.gpus, n, cudaVisibleDevices, cmd.Env, tc.want)
+		}
 	}
 }
 

@@ -55,6 +55,9 @@ type runner struct {
 	// gen is the placement generation (schema.Assignment.Gen) that put the
 	// worker here: the runner never overwrites the record of a newer one.
 	gen int64
+	// gpus are the node's GPUs the assignment of gen gave the worker
+	// (schema.Assignment.GPUs): the child sees those alone.
+	gpus []int
 	// budget counts the worker's crashes against its job's restarts spec.
 	budget CrashBudget
 	// after is closed once the purge of a previous job of the same name has
@@ -71,9 +74,9 @@ type runner struct {
 	restarts int // as last recorded, for /metrics
 }
 
-func newRunner(s *Supervisor, job, worker string, fence, gen int64, after <-chan struct{}) *runner {
+func newRunner(s *Supervisor, job, worker string, fence int64, a schema.Assignment, after <-chan struct{}) *runner {
 	return &runner{
-		sup: s, job: job, worker: worker, fence: fence, gen: gen, after: after,
+		sup: s, job: job, worker: worker, fence: fence, gen: a.Gen, gpus: a.GPUs, after: after,
 		poke: make(chan struct{}, 1),
 		done: make(chan struct{}),
 	}
@@ -237,7 +240,7 @@ func (r *runner) runOnce(attempt int, rec *schema.WorkerRecord, log *slog.Logger
 
 // start launches the child with its output appended to the worker's log.
 func (r *runner) start(attempt int) (*exec.Cmd, error) {
-	cmd, err := r.sup.roles.command(r.job, r.worker, r.fence)
+	cmd, err := r.sup.roles.command(r.job, r.worker, r.fence, r.gpus)
 	if err != nil {
 		return nil, err
 	}

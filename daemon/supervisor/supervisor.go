@@ -274,7 +274,7 @@ func (s *Supervisor) reconcileLocked(job string) {
 			s.log.Error("cannot run worker", "job", job, "err", err)
 			continue
 		}
-		r := newRunner(s, job, worker, e.fence, a.Gen, afterBoth(s.purges[job], old))
+		r := newRunner(s, job, worker, e.fence, a, afterBoth(s.purges[job], old))
 		r.budget = BudgetOf(e.record.Spec.Restarts)
 		e.runners[worker] = r
 		s.wg.Add(1)

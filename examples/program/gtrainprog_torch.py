@@ -26,7 +26,13 @@ What the adapter does for the user:
   micro-batch) and runs it in train mode; evaluate runs in eval mode;
 - through shared memory, points each parameter at the trainer's memory and
   its .grad at the gradient memory (zeros), so autograd adds the sums in
-  place: no copy in or out.
+  place: no copy in or out;
+- runs on CUDA when torch.cuda.is_available() (the GPU of
+  resources.trainer.gpu that the agent pins with CUDA_VISIBLE_DEVICES),
+  copying parameters in and gradient sums out on each request, else on the
+  CPU; it says which in the declare answer ("device": "cuda:0 (NAME)" or
+  "cpu"), which the trainer logs, and on stderr. The sums on a GPU are not
+  the CPU's bits: give every trainer of a job the same kind of device.
 
 Buffers that are not parameters: a constant buffer is rebuilt by
 build_module from the seed on every process, like the initial values. A
@@ -38,6 +44,7 @@ micro-batch in training and of the evaluated batch in evaluation; any other
 buffer that changes during a gradient request is refused with an error.
 """
 
+import os
 import sys
 import warnings
 
@@ -52,11 +59,26 @@ warnings.filterwarnings("ignore", message="The given NumPy array is not writable
 warnings.filterwarnings("ignore", message="The given buffer is not writable")
 
 
+def _device():
+    """CUDA's first visible GPU when there is one, else the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", 0)
+    return torch.device("cpu")
+
+
+def device_name(device):
+    """How the adapter says where it trains: "cpu", "cuda:0 (NAME)"."""
+    if device.type != "cuda":
+        return "cpu"
+    return "%s (%s)" % (device, torch.cuda.get_device_name(device))
+
+
 class _Model:
     def __init__(self, build_module, loss_fn):
         self.build_module, self.loss_fn = build_module, loss_fn
         self.module = self.params = None
         self.classifier = False
+        self.device = torch.device("cpu")
 
     def declare(self, h):
         threads = max(1, int(h.get("threads") or 1))
@@ -65,32 +87,40 @@ class _Model:
             torch.set_num_interop_threads(1)
         except RuntimeError:  # already set: once per process
             pass
+        # cuBLAS is deterministic only with a fixed workspace, set before
+        # CUDA starts.
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
         torch.manual_seed(h.get("seed", 0))
         outputs = h.get("outputs", 0)
         self.classifier = outputs > 1
         module = self.build_module(h["inputs"], outputs, h.get("hidden") or [])
         _batch_statistics(module)
-        self.module = module.float()
+        module = module.float()
+        decl = [(n, tuple(p.shape), p.detach().numpy().copy()) for n, p in module.named_parameters()]
+        self.device = _device()
+        self.module = module.to(self.device)
         self.params = list(self.module.named_parameters())
         self.buffers = [b for _, b in self.module.named_buffers()]
-        return [(n, tuple(p.shape), p.detach().numpy().copy()) for n, p in self.params]
+        print("gtrainprog_torch: training on %s" % device_name(self.device), file=sys.stderr, flush=True)
+        return decl
 
     def _bind(self, req, with_grads):
         """Points the parameters at the request's and, for a gradient, their
         grads at zeros to add into (the shared gradients, or fresh arrays
-        over the pipe)."""
+        over the pipe). On a GPU the parameters are copied there and the
+        grads are zeros there, added into the arrays after the backward."""
         for (_, p), v in zip(self.params, req.params):
-            p.data = torch.from_numpy(v)
+            p.data = torch.from_numpy(v).to(self.device)
         if not with_grads:
             return None
         grads = req.grads if req.grads is not None else [np.zeros(p.shape, np.float32) for _, p in self.params]
         for (_, p), g in zip(self.params, grads):
-            p.grad = torch.from_numpy(g)
+            p.grad = torch.from_numpy(g) if self.device.type == "cpu" else torch.zeros_like(p)
         return grads
 
     def _inputs(self, req):
-        return torch.from_numpy(req.x), torch.from_numpy(req.y)
+        return torch.from_numpy(req.x).to(self.device), torch.from_numpy(req.y).to(self.device)
 
     def gradient(self, req):
         grads = self._bind(req, True)
@@ -103,8 +133,8 @@ class _Model:
             raise ValueError("loss_fn must return one loss per record (reduction='none'), got shape %s" % (tuple(losses.shape),))
         losses.sum().backward()
         for (name, p), g in zip(self.params, grads):
-            if p.grad.data_ptr() != g.ctypes.data:  # autograd replaced it: copy the sums over
-                np.add(g, p.grad.numpy(), out=g)
+            if p.grad.data_ptr() != g.ctypes.data:  # on a GPU, or autograd replaced it: copy the sums over
+                np.add(g, p.grad.cpu().numpy(), out=g)
         for a, b in zip(before, self.buffers):
             if not torch.equal(a, b):
                 raise ValueError("the module changed a buffer during a gradient request; gtrain keeps no buffers between requests (see gtrainprog_torch's doc)")
@@ -144,7 +174,9 @@ def serve(build_module, loss_fn, stdin=None, stdout=None):
 def _answer(model, ch, req):
     if req.op == "declare":
         decl = model.declare(req.header)
-        ch.answer(ch.declare_answer([(n, s) for n, s, _ in decl]), [v.reshape(-1) for _, _, v in decl])
+        header = ch.declare_answer([(n, s) for n, s, _ in decl])
+        header["device"] = device_name(model.device)
+        ch.answer(header, [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":
         grads, loss = model.gradient(req)
         header = {"count": len(req.y), "loss_sum": loss}

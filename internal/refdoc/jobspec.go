@@ -78,9 +78,11 @@ var specFields = map[string]specField{
 	"resources.trainer":        object("one trainer"),
 	"resources.trainer.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one trainer asks of placement; it also sets the trainer's GOMAXPROCS (the model does not depend on it)"},
 	"resources.trainer.memory": {def: "what the parameters need", limits: memoryText, meaning: "memory one trainer asks of placement; a stated request must hold the parameters"},
+	"resources.trainer.gpu":    {def: "0", limits: "0 to 64", meaning: "GPUs of one node that one trainer gets to itself; its agent pins them with `CUDA_VISIBLE_DEVICES` for the trainer and its model program (0: it sees no GPU)"},
 	"resources.pserver":        object("one pserver"),
 	"resources.pserver.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one pserver asks of placement; it also sets the pserver's GOMAXPROCS"},
 	"resources.pserver.memory": {def: "what its share of the parameters and optimizer state needs", limits: memoryText, meaning: "memory one pserver asks of placement"},
+	"resources.pserver.gpu":    {def: "0", limits: "0 to 64", meaning: "GPUs of one node that one pserver gets to itself, pinned with `CUDA_VISIBLE_DEVICES` for it and its model program"},
 	"restarts":                 object("each role's crash budget"),
 	"restarts.limit":           {limits: "1 to 1000", meaning: "crashes of one role within `window` that the job survives; one more fails it"},
 	"restarts.window":          {limits: "a Go duration in (0, 24h]", meaning: "the crash budget's window"},
@@ -97,7 +99,7 @@ var specFields = map[string]specField{
 		meaning: "start from the model in this directory, relative to the spec file"},
 	"init_from.only":   {def: "all parameters", limits: "parameter names of the model, each once", meaning: "load only these; the others start from the seed"},
 	"init_from.freeze": {def: "none", limits: "parameter names of the model, each once", meaning: "the pservers never update these (their gradients are dropped)"},
-	"env": {def: "none", limits: fmt.Sprintf("model.kind program only; at most %d variables; names of letters, digits and `_`; not `LD_PRELOAD`, `LD_AUDIT`, `LD_PROFILE`, `LD_DEBUG_OUTPUT`, the thread counts (`OMP_NUM_THREADS`, ...), the Go runtime's (`GOMAXPROCS`, ...) nor `GTRAIN_*`/`GCTL_*`; a name ending in `PATH` takes absolute directories separated by `:`, each under an allowed path", jobspec.MaxEnvVars),
+	"env": {def: "none", limits: fmt.Sprintf("model.kind program only; at most %d variables; names of letters, digits and `_`; not `LD_PRELOAD`, `LD_AUDIT`, `LD_PROFILE`, `LD_DEBUG_OUTPUT`, the thread counts (`OMP_NUM_THREADS`, ...), the Go runtime's (`GOMAXPROCS`, ...), `CUDA_VISIBLE_DEVICES` (placement pins a role's GPUs) nor `GTRAIN_*`/`GCTL_*`; a name ending in `PATH` takes absolute directories separated by `:`, each under an allowed path", jobspec.MaxEnvVars),
 		meaning: "variables added to the environment of the job's model program (trainers, pservers, master)"},
 }
 

@@ -130,20 +130,24 @@ var workerRowMeanings = map[string]string{
 	"state":    "see [Worker states](#worker-states)",
 	"restarts": "times its agent restarted it",
 	"start":    "when its current process started",
+	"gpus":     "the GPUs of its node placement gave it (`resources.<role>.gpu`), as its `CUDA_VISIBLE_DEVICES` names them; empty when it asked none",
 }
 
 var nodeRowMeanings = map[string]string{
-	"name":        "the node's name (`--node-name`)",
-	"addr":        "its agent's API address",
-	"state":       "see [Node states](#node-states)",
-	"cpu":         "CPUs it offers to placement",
-	"memory":      "bytes of memory it offers to placement",
-	"gpus":        "GPUs it offers to placement",
-	"cpu_used":    "CPUs the workers placed on it ask for (jobs that have not ended); `cpu` minus this is free",
-	"memory_used": "bytes of memory the workers placed on it ask for",
-	"gpus_used":   "GPUs the workers placed on it ask for",
-	"labels":      "its `--labels`",
-	"roles":       "job processes placed on it, `<job>/<worker>`",
+	"name":             "the node's name (`--node-name`)",
+	"addr":             "its agent's API address",
+	"state":            "see [Node states](#node-states)",
+	"cpu":              "CPUs it offers to placement",
+	"memory":           "bytes of memory it offers to placement",
+	"gpus":             "GPUs it offers to placement",
+	"cpu_used":         "CPUs the workers placed on it ask for (jobs that have not ended); `cpu` minus this is free",
+	"memory_used":      "bytes of memory the workers placed on it ask for",
+	"gpus_used":        "GPUs the workers placed on it ask for",
+	"labels":           "its `--labels`",
+	"roles":            "job processes placed on it, `<job>/<worker>`",
+	"devices":          "its GPUs that placed workers hold, by index",
+	"devices[].index":  "the GPU's index on the node (0 to `gpus` - 1), as `CUDA_VISIBLE_DEVICES` names it",
+	"devices[].holder": "the worker that holds it, `<job>/<worker>`",
 }
 
 var eventMeanings = map[string]string{

@@ -126,11 +126,14 @@ func (r *Request) PayloadFloats() (int, error) {
 // with the initial values of every parameter as payload. Gradient answers
 // Count and LossSum with the gradient sums of every parameter as payload
 // (at VersionShm: added into the grads file, no payload). Evaluate answers
-// Count, LossSum and Correct with no payload.
+// Count, LossSum and Correct with no payload. A declare answer may say
+// Device, where the program computes ("cpu", "cuda:0 (NAME)"): the role
+// logs it.
 type Response struct {
 	Error   string   `json:"error,omitempty"`
 	Version int      `json:"version,omitempty"`
 	Params  []Tensor `json:"params,omitempty"`
+	Device  string   `json:"device,omitempty"`
 	Count   *int64   `json:"count,omitempty"`
 	LossSum *float64 `json:"loss_sum,omitempty"`
 	Correct *int64   `json:"correct,omitempty"`
