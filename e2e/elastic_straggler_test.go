@@ -72,21 +72,12 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 	}
 }
 
-// outlastingPasses is the passes that keep a job of ref's pace (its median
-// pass time) running for at least d, and at least ref's.
+// outlastingPasses is the passes that keep a job of ref's pace (its
+// fastest pass: a reference timed under load may run faster later, with
+// e2e/endurance beside this package) running for at least d, and at least
+// ref's.
 func outlastingPasses(ref api.JobStatus, d time.Duration) int {
-	return max(len(ref.History), int(d.Seconds()/medianPassSeconds(ref))+1)
-}
-
-// medianPassSeconds is the median time of st's passes past the first five
-// (the start-up).
-func medianPassSeconds(st api.JobStatus) float64 {
-	var secs []float64
-	for _, h := range st.History[min(5, len(st.History)-1):] {
-		secs = append(secs, h.Seconds)
-	}
-	slices.Sort(secs)
-	return secs[len(secs)/2]
+	return max(len(ref.History), int(d.Seconds()/fastestPassSeconds(ref))+1)
 }
 
 // watchStalls polls job's status every 100 ms for d and returns the first
