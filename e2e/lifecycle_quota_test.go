@@ -60,9 +60,10 @@ func preemptJob(name string, trainers, passes int) jobspec.Spec {
 // TestPriorityShrinksElasticJob (issue 21 item 6): on a node of 4.2 CPUs an
 // elastic job of 2 trainers (min 1) runs (3.1 CPUs); a job of priority 5
 // (2.1 CPUs) that does not fit shrinks it to 1 trainer, saying why on both,
-// and runs in the room freed. Both succeed, every record applied once per
-// pass, and the shrunk job's model is bit for bit that of its run with a
-// fixed count of 2, its remaining trainer never restarted.
+// and runs in the room freed; once it ended, the elastic job grows back to 2.
+// Both succeed, every record applied once per pass, and the shrunk job's
+// model is bit for bit that of its run with a fixed count of 2, its
+// remaining trainer never restarted.
 func TestPriorityShrinksElasticJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
@@ -98,6 +99,10 @@ func TestPriorityShrinksElasticJob(t *testing.T) {
 		e2erig.LogEvents(t, st)
 		e2erig.LogEvents(t, hi)
 		t.Errorf("want one shrink event on low and one on high")
+	}
+	if e2erig.CountEvents(st, "placed trainer-1 on") != 1 {
+		e2erig.LogEvents(t, st)
+		t.Errorf("low did not grow back to 2 trainers once high ended")
 	}
 	for _, tr := range st.Trainers {
 		if tr.Name == "trainer-0" && tr.Restarts != 0 {
