@@ -96,5 +96,6 @@ func (c *Server) quotaRow(ctx context.Context, user string) (*api.Document, erro
 		}
 		row.JobsUsed++
 	}
+	row.CPUUsed = math.Round(row.CPUUsed*1e6) / 1e6 // no float noise of the sum (0.1 + 0.2)
 	return document(row)
 }

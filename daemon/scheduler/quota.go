@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ func overQuota(user string, q schema.QuotaRecord, used quotaUse, ask Request) st
 	var over []string
 	if q.CPU != nil && used.CPU+ask.CPU > *q.CPU+cpuSlack {
 		over = append(over, fmt.Sprintf("asks %s cpu, %s of %s in use by running jobs",
-			formatCPU(ask.CPU), formatCPU(used.CPU), formatCPU(*q.CPU)))
+			roundCPU(ask.CPU), roundCPU(used.CPU), roundCPU(*q.CPU)))
 	}
 	if q.Memory != nil && used.Memory+ask.Memory > *q.Memory {
 		over = append(over, fmt.Sprintf("asks %s memory, %s of %s in use by running jobs",
@@ -79,6 +80,10 @@ func overQuota(user string, q schema.QuotaRecord, used quotaUse, ask Request) st
 	return fmt.Sprintf("over quota of user %s: %s; it starts when the user's running jobs leave room (`gctl quota get %s`)",
 		user, strings.Join(over, "; "), user)
 }
+
+// roundCPU writes a sum of CPU requests to a hundredth, without the
+// float noise of the sum (0.1 + 0.2).
+func roundCPU(cpu float64) string { return formatCPU(math.Round(cpu*100) / 100) }
 
 // waitForQuota keeps a job that is not placed yet PENDING while its whole
 // request does not fit in its owner's quota: waits is true, and u the

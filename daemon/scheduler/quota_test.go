@@ -29,6 +29,8 @@ func TestOverQuota(t *testing.T) {
 			"over quota of user alice: asks 2Gi memory, 2Gi of 3Gi in use by running jobs"},
 		{"gpus", schema.QuotaRecord{GPUs: ptr(0)}, quotaUse{}, "over quota of user alice: asks 1 gpu, 0 of 0 in use by running jobs"},
 		{"jobs", schema.QuotaRecord{Jobs: ptr(2)}, quotaUse{Request{}, 2}, "over quota of user alice: 2 of 2 jobs running"},
+		{"float noise", schema.QuotaRecord{CPU: ptr(4.2)}, quotaUse{Request{CPU: 0.1 + 0.2}, 1},
+			"over quota of user alice: asks 4 cpu, 0.3 of 4.2 in use by running jobs"},
 		{"two at once", schema.QuotaRecord{CPU: ptr(1.0), Jobs: ptr(0)}, quotaUse{},
 			"over quota of user alice: asks 4 cpu, 0 of 1 in use by running jobs; 0 of 0 jobs running"},
 	} {
