@@ -59,8 +59,8 @@ func preemptJob(name string, trainers, passes int) jobspec.Spec {
 
 // TestPriorityShrinksElasticJob (issue 21 item 6): on a node of 4.2 CPUs an
 // elastic job of 2 trainers (min 1) runs (3.1 CPUs); a job of priority 5
-// (2.1 CPUs) that does not fit shrinks it to 1 trainer, saying why on both,
-// and runs in the room freed; once it ended, the elastic job grows back to 2.
+// (2.1 CPUs) that does not fit shrinks it to 1 trainer at its next global
+// checkpoint, saying why on both, and runs in the room freed; once it ended, the elastic job grows back to 2.
 // Both succeed, every record applied once per pass, and the shrunk job's
 // model is bit for bit that of its run with a fixed count of 2, its
 // remaining trainer never restarted.
@@ -94,7 +94,8 @@ func TestPriorityShrinksElasticJob(t *testing.T) {
 	e2erig.AssertExactPasses(t, hi, 2)
 	st = e2erig.WaitJob(t, a, "low", "low to succeed", 90*time.Second, e2erig.Succeeded)
 	e2erig.AssertExactPasses(t, st, 150)
-	if e2erig.CountEvents(st, "stopped trainer-1: shrunk to 1 trainers (min 1) for higher priority: job high (priority 5)") != 1 ||
+	if e2erig.CountEvents(st, "trainer-1 will stop at the next global checkpoint for higher priority: job high (priority 5)") != 1 ||
+		e2erig.CountEvents(st, "stopped trainer-1: shrunk to 1 trainers (min 1) for higher priority: job high (priority 5)") != 1 ||
 		e2erig.CountEvents(hi, "waits for room: shrinking lower-priority elastic jobs toward their min: low (trainer-1)") != 1 {
 		e2erig.LogEvents(t, st)
 		e2erig.LogEvents(t, hi)

@@ -9,7 +9,8 @@
 // (plan.go) applies it to the whole cluster by priority, then in submit
 // order, keeps a job that would take its owner over quota PENDING
 // (quota.go), shrinks running elastic jobs of lower priority toward their
-// min for a job that does not fit (preempt.go), hands the
+// min, at their next global checkpoint, for a job that does not fit
+// (preempt.go), hands the
 // workers that ask GPUs their own devices of their node (gpus.go), moves the
 // workers of down and draining nodes (handover.go waits for a global
 // checkpoint before it moves a draining node's workers, lostnode.go says

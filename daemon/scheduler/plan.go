@@ -114,7 +114,11 @@ type pass struct {
 
 // placeOne decides one job's placement; nil when its record stays as it is.
 func (p *pass) placeOne(orig clusterJob) *placementUpdate {
-	j, shrunk := applyShrink(orig, p.taken[orig.name])
+	now, yield, yielded := yieldNow(orig, p.taken[orig.name])
+	j, shrunk := orig, ""
+	if now {
+		j, shrunk = applyShrink(orig, p.taken[orig.name])
+	}
 	requests := p.requests[j.name]
 	if u, waits := waitForQuota(j, p.view.quotas, p.use[j.owner], requests, p.now); waits {
 		return u
@@ -140,6 +144,9 @@ func (p *pass) placeOne(orig clusterJob) *placementUpdate {
 	next, events := applyPlacement(j, out.Placement, p.states)
 	if shrunk != "" {
 		events, next.Gen = append(events, shrunk), orig.placement.Gen+1
+	}
+	if next.Yield = yield; yielded != "" {
+		events = append(events, yielded)
 	}
 	assignGPUs(&next, j.placement, j.spec.Workers(), requests, p.gpus)
 	if held != "" && !strings.Contains(j.placement.Reason, held) {

@@ -8,19 +8,23 @@ import (
 	"strings"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
 // Preemption: a job that does not fit may take room from running elastic
 // jobs of lower priority, never below their trainers' min and never
-// stopping one whole. The pass that decides it unplaces the chosen
-// trainers, the highest-numbered first, as `gctl job scale` lowering the
-// count does (scaledown.go): their supervisors stop them and the master
-// hands their unfinished micro-batches to the others, so the model is the
-// one a fixed count would give. The next pass places the job of higher
-// priority in the room freed (it is placed before them); the shrunk jobs
-// grow back, as elastic jobs do, when room appears again. Both sides get
-// an event that says why.
+// stopping one whole. A sync job that has started gives its trainers up at
+// its next global checkpoint: the pass that decides it records them in its
+// placement (Yield), and the first pass that sees a global checkpoint
+// recorded since unplaces them; a job that has not started, or an async
+// one, gives them up at once. They go, the highest-numbered first, as
+// `gctl job scale` lowering the count does (scaledown.go): their
+// supervisors stop them and the master hands their unfinished
+// micro-batches to the others, so the model is the one a fixed count would
+// give. The next pass places the job of higher priority in the room freed
+// (it is placed before them); the shrunk jobs grow back, as elastic jobs
+// do, when room appears again. Both sides get events that say why.
 
 // shrink is what one job gives up: its trainers to unplace, and for whom.
 type shrink struct {
@@ -115,6 +119,26 @@ func preemptFor(hi clusterJob, in placeInput, jobs []clusterJob, requests map[st
 
 // preemptReason opens the reason of a job that waits for a preemption.
 const preemptReason = "waits for room: shrinking lower-priority elastic jobs toward their min: "
+
+// yieldNow decides when job j gives up the trainers s takes: now, or
+// (the Yield to keep in its placement) at its next global checkpoint.
+// yielded is the event of a yield decided by this pass ("" otherwise).
+func yieldNow(j clusterJob, s shrink) (now bool, y *schema.Yield, yielded string) {
+	if len(s.trainers) == 0 {
+		return false, nil, ""
+	}
+	if j.spec.Mode != jobspec.ModeSync || !j.started {
+		return true, nil, ""
+	}
+	if y := j.placement.Yield; y != nil && slices.Equal(y.Trainers, s.trainers) {
+		if j.checkpointRev > y.After {
+			return true, nil, ""
+		}
+		return false, y, ""
+	}
+	y = &schema.Yield{Trainers: s.trainers, For: s.why, After: j.checkpointRev}
+	return false, y, fmt.Sprintf("%s will stop at the next global checkpoint for higher priority: %s", strings.Join(s.trainers, ", "), s.why)
+}
 
 // applyShrink unplaces the trainers a preemption took from job j and says
 // so: j's placement without them, and the event.

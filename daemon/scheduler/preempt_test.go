@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,5 +71,33 @@ func TestScheduleNeverShrinksBelowMinOrEqualPriority(t *testing.T) {
 		if h := updateOf(t, updates, "high"); len(h.record.Workers) != 0 || !strings.HasPrefix(h.record.Reason, "needs 2.1 cpu") {
 			t.Errorf("%s: high = %+v, want waiting for cpu", tc.name, h.record)
 		}
+	}
+}
+
+// A sync job that has started gives its trainers up at its next global
+// checkpoint: the first pass records the yield (and says so), passes
+// without a new checkpoint change nothing, and the first after one
+// unplaces them.
+func TestSchedulePreemptionWaitsForGlobalCheckpoint(t *testing.T) {
+	view := preemptView(t, 1, 5)
+	view.jobs[0].started, view.jobs[0].checkpointRev = true, 7
+	updates := schedule(view, noneDown, schedNow, tokens())
+	low, high := updateOf(t, updates, "low"), updateOf(t, updates, "high")
+	y := low.record.Yield
+	if len(low.record.Workers) != 4 || y == nil || y.After != 7 || !slices.Equal(y.Trainers, []string{"trainer-1"}) {
+		t.Fatalf("low = %+v (yield %+v), want its 4 workers and trainer-1 yielding after rev 7", low.record, y)
+	}
+	if !slices.Equal(low.events, []string{"trainer-1 will stop at the next global checkpoint for higher priority: job high (priority 5) does not fit"}) {
+		t.Errorf("low events %q", low.events)
+	}
+	view.jobs[0].placement, view.jobs[1].placement = low.record, high.record
+	if again := schedule(view, noneDown, schedNow, tokens()); len(again) != 0 {
+		t.Errorf("a pass without a new global checkpoint changed %+v", again)
+	}
+	view.jobs[0].checkpointRev = 9
+	low = updateOf(t, schedule(view, noneDown, schedNow, tokens()), "low")
+	if _, ok := low.record.Workers["trainer-1"]; ok || low.record.Yield != nil || len(low.events) != 1 ||
+		!strings.HasPrefix(low.events[0], "stopped trainer-1: shrunk to 1 trainers (min 1)") {
+		t.Errorf("low after the checkpoint = %+v events %q, want trainer-1 unplaced, no yield left", low.record, low.events)
 	}
 }
