@@ -25,6 +25,127 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type QuotaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"` // empty: the caller
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuotaRequest) Reset() {
+	*x = QuotaRequest{}
+	mi := &file_control_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuotaRequest) ProtoMessage() {}
+
+func (x *QuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuotaRequest.ProtoReflect.Descriptor instead.
+func (*QuotaRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *QuotaRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+// SetQuotaRequest: an unset limit is no limit in that dimension.
+type SetQuotaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	Cpu           *float64               `protobuf:"fixed64,2,opt,name=cpu,proto3,oneof" json:"cpu,omitempty"`
+	Memory        *int64                 `protobuf:"varint,3,opt,name=memory,proto3,oneof" json:"memory,omitempty"` // bytes
+	Gpus          *int32                 `protobuf:"varint,4,opt,name=gpus,proto3,oneof" json:"gpus,omitempty"`
+	Jobs          *int32                 `protobuf:"varint,5,opt,name=jobs,proto3,oneof" json:"jobs,omitempty"` // jobs with placed workers
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQuotaRequest) Reset() {
+	*x = SetQuotaRequest{}
+	mi := &file_control_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaRequest) ProtoMessage() {}
+
+func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
+func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetQuotaRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *SetQuotaRequest) GetCpu() float64 {
+	if x != nil && x.Cpu != nil {
+		return *x.Cpu
+	}
+	return 0
+}
+
+func (x *SetQuotaRequest) GetMemory() int64 {
+	if x != nil && x.Memory != nil {
+		return *x.Memory
+	}
+	return 0
+}
+
+func (x *SetQuotaRequest) GetGpus() int32 {
+	if x != nil && x.Gpus != nil {
+		return *x.Gpus
+	}
+	return 0
+}
+
+func (x *SetQuotaRequest) GetJobs() int32 {
+	if x != nil && x.Jobs != nil {
+		return *x.Jobs
+	}
+	return 0
+}
+
 type ResumeJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -38,7 +159,7 @@ type ResumeJobRequest struct {
 
 func (x *ResumeJobRequest) Reset() {
 	*x = ResumeJobRequest{}
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +171,7 @@ func (x *ResumeJobRequest) String() string {
 func (*ResumeJobRequest) ProtoMessage() {}
 
 func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +184,7 @@ func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
 func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{0}
+	return file_control_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ResumeJobRequest) GetName() string {
@@ -102,7 +223,7 @@ type ResumeJobResponse struct {
 
 func (x *ResumeJobResponse) Reset() {
 	*x = ResumeJobResponse{}
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -114,7 +235,7 @@ func (x *ResumeJobResponse) String() string {
 func (*ResumeJobResponse) ProtoMessage() {}
 
 func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -127,7 +248,7 @@ func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
 func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{1}
+	return file_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ResumeJobResponse) GetState() string {
@@ -180,7 +301,7 @@ type FetchModelRequest struct {
 
 func (x *FetchModelRequest) Reset() {
 	*x = FetchModelRequest{}
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -192,7 +313,7 @@ func (x *FetchModelRequest) String() string {
 func (*FetchModelRequest) ProtoMessage() {}
 
 func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -205,7 +326,7 @@ func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchModelRequest.ProtoReflect.Descriptor instead.
 func (*FetchModelRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{2}
+	return file_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *FetchModelRequest) GetName() string {
@@ -251,7 +372,7 @@ type ModelChunk struct {
 
 func (x *ModelChunk) Reset() {
 	*x = ModelChunk{}
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +384,7 @@ func (x *ModelChunk) String() string {
 func (*ModelChunk) ProtoMessage() {}
 
 func (x *ModelChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +397,7 @@ func (x *ModelChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelChunk.ProtoReflect.Descriptor instead.
 func (*ModelChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{3}
+	return file_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ModelChunk) GetManifest() []byte {
@@ -329,7 +450,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -341,7 +462,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -354,7 +475,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{4}
+	return file_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -395,7 +516,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +528,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +541,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{5}
+	return file_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitJobResponse) GetName() string {
@@ -445,7 +566,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +578,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +591,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{6}
+	return file_control_proto_rawDescGZIP(), []int{8}
 }
 
 type ListNodesRequest struct {
@@ -481,7 +602,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +614,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +627,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{7}
+	return file_control_proto_rawDescGZIP(), []int{9}
 }
 
 type NodeRequest struct {
@@ -518,7 +639,7 @@ type NodeRequest struct {
 
 func (x *NodeRequest) Reset() {
 	*x = NodeRequest{}
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +651,7 @@ func (x *NodeRequest) String() string {
 func (*NodeRequest) ProtoMessage() {}
 
 func (x *NodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +664,7 @@ func (x *NodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeRequest.ProtoReflect.Descriptor instead.
 func (*NodeRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{8}
+	return file_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *NodeRequest) GetName() string {
@@ -562,7 +683,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +695,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +708,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{9}
+	return file_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetJobRequest) GetName() string {
@@ -607,7 +728,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +740,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +753,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{10}
+	return file_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Document) GetJson() []byte {
@@ -652,7 +773,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +785,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +798,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{11}
+	return file_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -704,7 +825,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +837,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +850,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{12}
+	return file_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StopJobResponse) GetState() string {
@@ -765,7 +886,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +898,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +911,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{13}
+	return file_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LogsRequest) GetJob() string {
@@ -842,7 +963,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +975,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +988,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{14}
+	return file_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LogChunk) GetWorker() string {
@@ -901,7 +1022,7 @@ type JobEventsRequest struct {
 
 func (x *JobEventsRequest) Reset() {
 	*x = JobEventsRequest{}
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1034,7 @@ func (x *JobEventsRequest) String() string {
 func (*JobEventsRequest) ProtoMessage() {}
 
 func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1047,7 @@ func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEventsRequest.ProtoReflect.Descriptor instead.
 func (*JobEventsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{15}
+	return file_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobEventsRequest) GetName() string {
@@ -955,7 +1076,7 @@ type ScaleJobRequest struct {
 
 func (x *ScaleJobRequest) Reset() {
 	*x = ScaleJobRequest{}
-	mi := &file_control_proto_msgTypes[16]
+	mi := &file_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1088,7 @@ func (x *ScaleJobRequest) String() string {
 func (*ScaleJobRequest) ProtoMessage() {}
 
 func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[16]
+	mi := &file_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1101,7 @@ func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobRequest.ProtoReflect.Descriptor instead.
 func (*ScaleJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{16}
+	return file_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ScaleJobRequest) GetName() string {
@@ -1018,7 +1139,7 @@ type ScaleJobResponse struct {
 
 func (x *ScaleJobResponse) Reset() {
 	*x = ScaleJobResponse{}
-	mi := &file_control_proto_msgTypes[17]
+	mi := &file_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1151,7 @@ func (x *ScaleJobResponse) String() string {
 func (*ScaleJobResponse) ProtoMessage() {}
 
 func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[17]
+	mi := &file_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1164,7 @@ func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobResponse.ProtoReflect.Descriptor instead.
 func (*ScaleJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{17}
+	return file_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ScaleJobResponse) GetTrainers() int32 {
@@ -1092,7 +1213,19 @@ var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
 	"\n" +
-	"\rcontrol.proto\x12\tgtrain.v1\"\x8a\x01\n" +
+	"\rcontrol.proto\x12\tgtrain.v1\"\"\n" +
+	"\fQuotaRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\"\xb0\x01\n" +
+	"\x0fSetQuotaRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x15\n" +
+	"\x03cpu\x18\x02 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1b\n" +
+	"\x06memory\x18\x03 \x01(\x03H\x01R\x06memory\x88\x01\x01\x12\x17\n" +
+	"\x04gpus\x18\x04 \x01(\x05H\x02R\x04gpus\x88\x01\x01\x12\x17\n" +
+	"\x04jobs\x18\x05 \x01(\x05H\x03R\x04jobs\x88\x01\x01B\x06\n" +
+	"\x04_cpuB\t\n" +
+	"\a_memoryB\a\n" +
+	"\x05_gpusB\a\n" +
+	"\x05_jobs\"\x8a\x01\n" +
 	"\x10ResumeJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\x06passes\x18\x02 \x01(\x05H\x00R\x06passes\x88\x01\x01\x12(\n" +
@@ -1164,7 +1297,7 @@ const file_control_proto_rawDesc = "" +
 	"\ftrainers_min\x18\x03 \x01(\x05R\vtrainersMin\x12!\n" +
 	"\ftrainers_max\x18\x04 \x01(\x05R\vtrainersMax\x12\x1a\n" +
 	"\bpservers\x18\x05 \x01(\x05R\bpservers\x12+\n" +
-	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xc6\x06\n" +
+	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xbd\a\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -1179,7 +1312,9 @@ const file_control_proto_rawDesc = "" +
 	"\bScaleJob\x12\x1a.gtrain.v1.ScaleJobRequest\x1a\x1b.gtrain.v1.ScaleJobResponse\x12C\n" +
 	"\n" +
 	"FetchModel\x12\x1c.gtrain.v1.FetchModelRequest\x1a\x15.gtrain.v1.ModelChunk0\x01\x12F\n" +
-	"\tResumeJob\x12\x1b.gtrain.v1.ResumeJobRequest\x1a\x1c.gtrain.v1.ResumeJobResponseB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\tResumeJob\x12\x1b.gtrain.v1.ResumeJobRequest\x1a\x1c.gtrain.v1.ResumeJobResponse\x128\n" +
+	"\bGetQuota\x12\x17.gtrain.v1.QuotaRequest\x1a\x13.gtrain.v1.Document\x12;\n" +
+	"\bSetQuota\x12\x1a.gtrain.v1.SetQuotaRequest\x1a\x13.gtrain.v1.DocumentB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -1193,56 +1328,62 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_control_proto_goTypes = []any{
-	(*ResumeJobRequest)(nil),  // 0: gtrain.v1.ResumeJobRequest
-	(*ResumeJobResponse)(nil), // 1: gtrain.v1.ResumeJobResponse
-	(*FetchModelRequest)(nil), // 2: gtrain.v1.FetchModelRequest
-	(*ModelChunk)(nil),        // 3: gtrain.v1.ModelChunk
-	(*SubmitJobRequest)(nil),  // 4: gtrain.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil), // 5: gtrain.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),   // 6: gtrain.v1.ListJobsRequest
-	(*ListNodesRequest)(nil),  // 7: gtrain.v1.ListNodesRequest
-	(*NodeRequest)(nil),       // 8: gtrain.v1.NodeRequest
-	(*GetJobRequest)(nil),     // 9: gtrain.v1.GetJobRequest
-	(*Document)(nil),          // 10: gtrain.v1.Document
-	(*StopJobRequest)(nil),    // 11: gtrain.v1.StopJobRequest
-	(*StopJobResponse)(nil),   // 12: gtrain.v1.StopJobResponse
-	(*LogsRequest)(nil),       // 13: gtrain.v1.LogsRequest
-	(*LogChunk)(nil),          // 14: gtrain.v1.LogChunk
-	(*JobEventsRequest)(nil),  // 15: gtrain.v1.JobEventsRequest
-	(*ScaleJobRequest)(nil),   // 16: gtrain.v1.ScaleJobRequest
-	(*ScaleJobResponse)(nil),  // 17: gtrain.v1.ScaleJobResponse
+	(*QuotaRequest)(nil),      // 0: gtrain.v1.QuotaRequest
+	(*SetQuotaRequest)(nil),   // 1: gtrain.v1.SetQuotaRequest
+	(*ResumeJobRequest)(nil),  // 2: gtrain.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil), // 3: gtrain.v1.ResumeJobResponse
+	(*FetchModelRequest)(nil), // 4: gtrain.v1.FetchModelRequest
+	(*ModelChunk)(nil),        // 5: gtrain.v1.ModelChunk
+	(*SubmitJobRequest)(nil),  // 6: gtrain.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil), // 7: gtrain.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),   // 8: gtrain.v1.ListJobsRequest
+	(*ListNodesRequest)(nil),  // 9: gtrain.v1.ListNodesRequest
+	(*NodeRequest)(nil),       // 10: gtrain.v1.NodeRequest
+	(*GetJobRequest)(nil),     // 11: gtrain.v1.GetJobRequest
+	(*Document)(nil),          // 12: gtrain.v1.Document
+	(*StopJobRequest)(nil),    // 13: gtrain.v1.StopJobRequest
+	(*StopJobResponse)(nil),   // 14: gtrain.v1.StopJobResponse
+	(*LogsRequest)(nil),       // 15: gtrain.v1.LogsRequest
+	(*LogChunk)(nil),          // 16: gtrain.v1.LogChunk
+	(*JobEventsRequest)(nil),  // 17: gtrain.v1.JobEventsRequest
+	(*ScaleJobRequest)(nil),   // 18: gtrain.v1.ScaleJobRequest
+	(*ScaleJobResponse)(nil),  // 19: gtrain.v1.ScaleJobResponse
 }
 var file_control_proto_depIdxs = []int32{
-	4,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
-	6,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
-	9,  // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
-	9,  // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
-	11, // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
-	13, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
-	7,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
-	8,  // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
-	8,  // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
-	15, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
-	16, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
-	2,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
-	0,  // 12: gtrain.v1.Control.ResumeJob:input_type -> gtrain.v1.ResumeJobRequest
-	5,  // 13: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	10, // 14: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	10, // 15: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	10, // 16: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	12, // 17: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	14, // 18: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	10, // 19: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	10, // 20: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
-	10, // 21: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
-	10, // 22: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
-	17, // 23: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
-	3,  // 24: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
-	1,  // 25: gtrain.v1.Control.ResumeJob:output_type -> gtrain.v1.ResumeJobResponse
-	13, // [13:26] is the sub-list for method output_type
-	0,  // [0:13] is the sub-list for method input_type
+	6,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
+	8,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
+	11, // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
+	11, // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
+	13, // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
+	15, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
+	9,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
+	10, // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
+	10, // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
+	17, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
+	18, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
+	4,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
+	2,  // 12: gtrain.v1.Control.ResumeJob:input_type -> gtrain.v1.ResumeJobRequest
+	0,  // 13: gtrain.v1.Control.GetQuota:input_type -> gtrain.v1.QuotaRequest
+	1,  // 14: gtrain.v1.Control.SetQuota:input_type -> gtrain.v1.SetQuotaRequest
+	7,  // 15: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	12, // 16: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	12, // 17: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	12, // 18: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	14, // 19: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	16, // 20: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	12, // 21: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	12, // 22: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	12, // 23: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	12, // 24: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
+	19, // 25: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
+	5,  // 26: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
+	3,  // 27: gtrain.v1.Control.ResumeJob:output_type -> gtrain.v1.ResumeJobResponse
+	12, // 28: gtrain.v1.Control.GetQuota:output_type -> gtrain.v1.Document
+	12, // 29: gtrain.v1.Control.SetQuota:output_type -> gtrain.v1.Document
+	15, // [15:30] is the sub-list for method output_type
+	0,  // [0:15] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -1253,15 +1394,16 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
-	file_control_proto_msgTypes[0].OneofWrappers = []any{}
-	file_control_proto_msgTypes[16].OneofWrappers = []any{}
+	file_control_proto_msgTypes[1].OneofWrappers = []any{}
+	file_control_proto_msgTypes[2].OneofWrappers = []any{}
+	file_control_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,8 @@ const (
 	Control_ScaleJob_FullMethodName    = "/gtrain.v1.Control/ScaleJob"
 	Control_FetchModel_FullMethodName  = "/gtrain.v1.Control/FetchModel"
 	Control_ResumeJob_FullMethodName   = "/gtrain.v1.Control/ResumeJob"
+	Control_GetQuota_FullMethodName    = "/gtrain.v1.Control/GetQuota"
+	Control_SetQuota_FullMethodName    = "/gtrain.v1.Control/SetQuota"
 )
 
 // ControlClient is the client API for Control service.
@@ -72,6 +74,14 @@ type ControlClient interface {
 	// complete global checkpoint: the job goes back to PENDING and its roles
 	// start again, as after a crash of every one of them (lifecycle issue).
 	ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error)
+	// GetQuota answers a user's quota and what the user's placed jobs ask
+	// now (a Document: api.QuotaRow). A caller may read its own quota; an
+	// admin anyone's (lifecycle issue).
+	GetQuota(ctx context.Context, in *QuotaRequest, opts ...grpc.CallOption) (*Document, error)
+	// SetQuota replaces a user's quota (admin): the scheduler keeps a job of
+	// the user PENDING while placing it would exceed it. Answers the
+	// api.QuotaRow.
+	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*Document, error)
 }
 
 type controlClient struct {
@@ -239,6 +249,26 @@ func (c *controlClient) ResumeJob(ctx context.Context, in *ResumeJobRequest, opt
 	return out, nil
 }
 
+func (c *controlClient) GetQuota(ctx context.Context, in *QuotaRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, Control_GetQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, Control_SetQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -273,6 +303,14 @@ type ControlServer interface {
 	// complete global checkpoint: the job goes back to PENDING and its roles
 	// start again, as after a crash of every one of them (lifecycle issue).
 	ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error)
+	// GetQuota answers a user's quota and what the user's placed jobs ask
+	// now (a Document: api.QuotaRow). A caller may read its own quota; an
+	// admin anyone's (lifecycle issue).
+	GetQuota(context.Context, *QuotaRequest) (*Document, error)
+	// SetQuota replaces a user's quota (admin): the scheduler keeps a job of
+	// the user PENDING while placing it would exceed it. Answers the
+	// api.QuotaRow.
+	SetQuota(context.Context, *SetQuotaRequest) (*Document, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -321,6 +359,12 @@ func (UnimplementedControlServer) FetchModel(*FetchModelRequest, grpc.ServerStre
 }
 func (UnimplementedControlServer) ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResumeJob not implemented")
+}
+func (UnimplementedControlServer) GetQuota(context.Context, *QuotaRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetQuota not implemented")
+}
+func (UnimplementedControlServer) SetQuota(context.Context, *SetQuotaRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -556,6 +600,42 @@ func _Control_ResumeJob_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_GetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).GetQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_GetQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).GetQuota(ctx, req.(*QuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_SetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).SetQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_SetQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).SetQuota(ctx, req.(*SetQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -602,6 +682,14 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResumeJob",
 			Handler:    _Control_ResumeJob_Handler,
+		},
+		{
+			MethodName: "GetQuota",
+			Handler:    _Control_GetQuota_Handler,
+		},
+		{
+			MethodName: "SetQuota",
+			Handler:    _Control_SetQuota_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -154,8 +154,10 @@ type JobStatus struct {
 	Created        time.Time       `json:"created"`
 	// Owner is who submitted the job ("name (role)"); "" for a job
 	// submitted before roles existed.
-	Owner  string  `json:"owner,omitempty"`
-	Events []Event `json:"events"`
+	Owner string `json:"owner,omitempty"`
+	// Priority is the spec's priority: placement order among waiting jobs.
+	Priority int     `json:"priority"`
+	Events   []Event `json:"events"`
 	// Warnings are conditions the job survives but an operator should fix,
 	// e.g. a pserver whose checkpoint writes fail; empty when there are none.
 	Warnings []string `json:"warnings"`
@@ -224,6 +226,21 @@ type NodeRow struct {
 	Roles      []string          `json:"roles"`
 	// Devices are its GPUs that placed workers hold, by device index.
 	Devices []GPUDevice `json:"devices"`
+}
+
+// QuotaRow is `gctl quota get`: a user's limits (null: no limit in that
+// dimension; all null: the user has no quota) and what the user's jobs
+// with placed workers ask now.
+type QuotaRow struct {
+	User       string   `json:"user"`
+	CPU        *float64 `json:"cpu"`
+	Memory     *int64   `json:"memory"` // bytes
+	GPUs       *int     `json:"gpus"`
+	Jobs       *int     `json:"jobs"`
+	CPUUsed    float64  `json:"cpu_used"`
+	MemoryUsed int64    `json:"memory_used"`
+	GPUsUsed   int      `json:"gpus_used"`
+	JobsUsed   int      `json:"jobs_used"`
 }
 
 // GPUDevice is one GPU of a node and the worker placement gave it to.

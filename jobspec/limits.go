@@ -29,6 +29,9 @@ const (
 	MaxPathLength = 4096
 	// MaxFieldLength bounds the other strings (mode, kinds, every, memory).
 	MaxFieldLength = 64
+	// MaxPriority bounds priority both ways: enough levels for any policy,
+	// few enough that a typo shows.
+	MaxPriority = 1000
 )
 
 // validateLimits rejects counts and strings over the maxima above, before
@@ -50,6 +53,9 @@ func (s *Spec) validateLimits() *FieldError {
 		if c.v > c.max {
 			return fieldError(c.field, fmt.Sprintf("%d is over the maximum of %d", c.v, c.max), nil)
 		}
+	}
+	if s.Priority > MaxPriority || s.Priority < -MaxPriority {
+		return fieldError("priority", fmt.Sprintf("%d is outside [-%d, %d]", s.Priority, MaxPriority, MaxPriority), nil)
 	}
 	if n := len(s.Model.Hidden); n > MaxHiddenLayers {
 		return fieldError("model.hidden", fmt.Sprintf("%d layers are over the maximum of %d", n, MaxHiddenLayers), nil)

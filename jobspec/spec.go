@@ -58,6 +58,9 @@ type Spec struct {
 	InitFrom   InitFromSpec   `yaml:"init_from" json:"init_from,omitzero"`
 	// Env reaches the model program (env.go: names, deny-list, path lists).
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
+	// Priority orders placement: a higher one is placed first among the
+	// jobs that wait (0 by default; within ±MaxPriority).
+	Priority int `yaml:"priority" json:"priority,omitempty"`
 }
 
 // ModelSpec selects a built-in model (see model.Spec for the meaning of each

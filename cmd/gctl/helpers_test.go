@@ -167,7 +167,7 @@ func document(v any) (*api.Document, error) {
 }
 
 // startAgent serves f on a loopback port for the test and returns its address.
-func startAgent(t *testing.T, f *fakeAgent) string {
+func startAgent(t *testing.T, f api.ControlServer) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -137,7 +137,7 @@ spec or name, unknown job, name already in use).`,
 	pf.StringVarP(&a.output, "output", "o", outputTable, "output format: table or json")
 	a.addrFlag, a.configFlag, a.contextFlag = pf.Lookup("addr"), pf.Lookup("config"), pf.Lookup("context")
 
-	root.AddCommand(a.jobCommand(), a.nodeCommand(), a.dataCommand())
+	root.AddCommand(a.jobCommand(), a.nodeCommand(), a.quotaCommand(), a.dataCommand())
 	return root
 }
 
@@ -170,6 +170,17 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != len(names) {
 			return usagef("%s takes %d argument(s) (%s), got %d: usage `%s`",
+				cmd.CommandPath(), len(names), strings.Join(names, " "), len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+// maxArgs accepts the named arguments, each optional, in order.
+func maxArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > len(names) {
+			return usagef("%s takes at most %d argument(s) ([%s]), got %d: usage `%s`",
 				cmd.CommandPath(), len(names), strings.Join(names, " "), len(args), cmd.UseLine())
 		}
 		return nil

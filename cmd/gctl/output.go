@@ -120,6 +120,7 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 		fmt.Fprintf(tw, "Reason:\t%s\n", st.Reason)
 	}
 	fmt.Fprintf(tw, "Mode:\t%s\n", dash(st.Mode))
+	fmt.Fprintf(tw, "Priority:\t%d\n", st.Priority)
 	fmt.Fprintf(tw, "Created:\t%s\n", formatTime(st.Created, loc))
 	fmt.Fprintf(tw, "Pass:\t%d/%d\n", st.Pass, st.Passes)
 	fmt.Fprintf(tw, "Step:\t%d\n", st.Step)

@@ -39,7 +39,19 @@ type PlacementRecord struct {
 	// checkpoint.dir only once its node is among them.
 	Verified []string      `json:"verified,omitempty"`
 	Check    *StorageCheck `json:"check,omitempty"` // the storage check under way
-	Updated  time.Time     `json:"updated"`
+	// Yield: trainers this job gives up to a job of higher priority at its
+	// next global checkpoint (nil: none).
+	Yield   *Yield    `json:"yield,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// Yield is a shrink of an elastic sync job that waits for its next global
+// checkpoint: once the job's global checkpoint record changes after
+// revision After, the scheduler unplaces Trainers.
+type Yield struct {
+	Trainers []string `json:"trainers"`
+	For      string   `json:"for"`   // why, naming the job of higher priority
+	After    int64    `json:"after"` // the checkpoint record's mod revision when it was decided (0: none yet)
 }
 
 // Assignment places one worker on one node.

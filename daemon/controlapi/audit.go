@@ -23,7 +23,7 @@ func (z *authorizer) audit(id auth.Identity, acc access, target string, err erro
 		"action", acc.action, "target", target, "result", result)
 }
 
-// auditTarget is the job or node a call is about: the name in its request,
+// auditTarget is the job, node or user a call is about: the name in its request,
 // or for a submit the answer's name (else the spec's, when it decodes).
 func auditTarget(req, resp any) string {
 	if r, ok := resp.(*api.SubmitJobResponse); ok && r != nil {
@@ -38,6 +38,8 @@ func auditTarget(req, resp any) string {
 		return spec.Name
 	case interface{ GetName() string }:
 		return r.GetName()
+	case interface{ GetUser() string }:
+		return r.GetUser()
 	}
 	return ""
 }

@@ -27,7 +27,7 @@ func fixed(need auth.Role, what, action string) rule {
 
 // controlRules is who may call each Control API method: viewers read,
 // operators start and stop (their own jobs, see mayChangeJob), admins also
-// purge and drain. A method without a rule is refused; a test checks that
+// purge, drain and set quotas. A method without a rule is refused; a test checks that
 // every method of api.Control_ServiceDesc has one.
 var controlRules = map[string]rule{
 	api.Control_ListJobs_FullMethodName:    fixed(auth.Viewer, "list jobs", ""),
@@ -43,6 +43,8 @@ var controlRules = map[string]rule{
 	api.Control_ScaleJob_FullMethodName:    fixed(auth.Operator, "scale jobs", "scale"), // own jobs: see ScaleJob
 	api.Control_FetchModel_FullMethodName:  fixed(auth.Viewer, "read models", ""),
 	api.Control_ResumeJob_FullMethodName:   fixed(auth.Operator, "resume jobs", "resume"), // own jobs: see ResumeJob
+	api.Control_GetQuota_FullMethodName:    fixed(auth.Viewer, "read quotas", ""),         // own quota: see GetQuota
+	api.Control_SetQuota_FullMethodName:    fixed(auth.Admin, "set quotas", "quota-set"),
 }
 
 // stopRule: stopping needs operator, purging (which deletes the job's

@@ -54,6 +54,8 @@ func TestControlRulesRoles(t *testing.T) {
 		{api.Control_StopJob_FullMethodName, &api.StopJobRequest{Name: "j", Purge: true}, auth.Admin, "purge"},
 		{api.Control_DrainNode_FullMethodName, &api.NodeRequest{}, auth.Admin, "drain"},
 		{api.Control_UndrainNode_FullMethodName, &api.NodeRequest{}, auth.Admin, "undrain"},
+		{api.Control_GetQuota_FullMethodName, &api.QuotaRequest{}, auth.Viewer, ""},
+		{api.Control_SetQuota_FullMethodName, &api.SetQuotaRequest{}, auth.Admin, "quota-set"},
 	} {
 		acc := controlRules[c.method](c.req)
 		if acc.need != c.need || acc.action != c.action || acc.what == "" {

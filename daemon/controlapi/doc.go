@@ -3,6 +3,7 @@
 // submit, status and stop of jobs (jobs.go, status*.go, history.go), the
 // resume of an ended one (resume.go), their
 // events (events.go), scaling (scale*.go), nodes and draining (nodes.go),
+// per-user quotas (quota.go),
 // the checks of a submitted spec's paths and program (paths.go,
 // program.go), and every node's role logs, merged by time and relayed from
 // the agent that keeps them (logs.go, logsources.go, logmerge.go).
@@ -12,7 +13,7 @@
 // package auth) whose role the table controlRules checks; operators stop
 // only the jobs they submitted (the job record names its submitter).
 // Without a CA every caller is an anonymous admin. Every start, stop, resume,
-// purge, drain and undrain is logged as an "audit" line. rpclimits.go bounds
+// purge, drain, undrain and quota set is logged as an "audit" line. rpclimits.go bounds
 // requests and streams.
 //
 // It owns the Control API's answers and who may call what. It must not

@@ -105,6 +105,7 @@ func jobStatus(s *jobSnapshot, nodeDown func(string) bool, now time.Time) api.Jo
 		Pservers:       make([]api.PserverStatus, 0, spec.Pservers),
 		Created:        s.Record.Created,
 		Owner:          owner(s.Record.Submitter),
+		Priority:       spec.Priority,
 		Events:         []api.Event{},
 		Warnings:       s.warnings(spec.Pservers),
 		RestartBudget:  api.RestartBudget{Limit: budget.Limit, Window: budget.Window.String()},

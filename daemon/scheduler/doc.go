@@ -6,7 +6,11 @@
 // The decisions are pure and tested without etcd: placeJob (place.go) is
 // the decision for one job (capacity, spread, the PENDING reason, fewer
 // trainers down to an elastic job's min: mintrainers.go); schedule
-// (plan.go) applies it to the whole cluster in submit order, hands the
+// (plan.go) applies it to the whole cluster by priority, then in submit
+// order, keeps a job that would take its owner over quota PENDING
+// (quota.go), shrinks running elastic jobs of lower priority toward their
+// min, at their next global checkpoint, for a job that does not fit
+// (preempt.go), hands the
 // workers that ask GPUs their own devices of their node (gpus.go), moves the
 // workers of down and draining nodes (handover.go waits for a global
 // checkpoint before it moves a draining node's workers, lostnode.go says

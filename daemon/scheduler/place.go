@@ -273,9 +273,11 @@ func keepOnItsNode(in placeInput, nodes []nodeView) placeOutput {
 		}
 	}
 	state := api.NodeDown // a node nobody lists any more is gone
+	var free Request
+	var homeView []nodeView
 	for _, n := range nodes {
 		if n.Name == home {
-			state = n.State
+			state, free, homeView = n.State, n.Free, []nodeView{n}
 		}
 	}
 	why := fmt.Sprintf("its checkpoints are on %s's local disk (checkpoint.dir is not set)", home)
@@ -286,10 +288,21 @@ func keepOnItsNode(in placeInput, nodes []nodeView) placeOutput {
 	case api.NodeDraining:
 		out.Reason = fmt.Sprintf("cannot move off draining node %s: %s; it stays there until it ends", home, why)
 	}
+	// A worker missing from an old placement (a trainer scaled up, or one
+	// given up to a job of higher priority) joins the others when it fits.
+	var short []string
 	for _, w := range in.Workers {
-		if _, ok := out.Placement[w]; !ok && state == api.NodeReady {
-			out.Placement[w] = home // a worker missing from an old placement joins the others
+		if _, ok := out.Placement[w]; ok || state != api.NodeReady {
+			continue
 		}
+		if req := in.Requests[w]; req.fits(free) {
+			out.Placement[w], free = home, free.minus(req)
+		} else {
+			short = append(short, w)
+		}
+	}
+	if len(short) > 0 && out.Reason == "" {
+		out.Reason = shortReason(short, in.Requests, homeView)
 	}
 	return out
 }

@@ -16,14 +16,16 @@ import (
 // clusterView is what one scheduling pass reads from etcd.
 type clusterView struct {
 	nodes    []coord.ClusterNode
-	jobs     []clusterJob // in submit order (fence)
-	problems []error      // jobs left out because a key does not decode
+	jobs     []clusterJob                  // in submit order (fence)
+	problems []error                       // jobs left out because a key does not decode
+	quotas   map[string]schema.QuotaRecord // by user; a user without one has no limit
 }
 
 // clusterJob is one job as the scheduler sees it.
 type clusterJob struct {
 	name      string
-	fence     int64 // create revision of the job record
+	fence     int64  // create revision of the job record
+	owner     string // who submitted it (its quota's user); "" before roles existed: no quota
 	spec      jobspec.Spec
 	state     api.JobState
 	placement schema.PlacementRecord // zero before the first pass placed it
@@ -43,9 +45,11 @@ type placementUpdate struct {
 }
 
 // schedule decides every job's placement from view and returns the
-// records that change. Jobs are placed in submit order, each seeing the
-// capacity that the jobs before it took. It is a pure function of its
-// arguments: gossipDown says whether gossip declared a node dead, newToken
+// records that change. Jobs are placed by priority, highest first, and in
+// submit order within a priority, each seeing the capacity that the jobs
+// before it took; a job whose owner's quota it would exceed waits
+// (quota.go); one that does not fit may shrink elastic jobs of lower
+// priority (preempt.go). It is a pure function of its arguments: gossipDown says whether gossip declared a node dead, newToken
 // makes the token of a new storage check.
 func schedule(view clusterView, gossipDown func(string) bool, now time.Time, newToken func() string) []placementUpdate {
 	states := map[string]api.NodeState{}
@@ -79,48 +83,104 @@ func schedule(view clusterView, gossipDown func(string) bool, now time.Time, new
 		free.GPUs = min(free.GPUs, gpus.free(n.Name))
 		views = append(views, nodeView{Name: n.Name, State: states[n.Name], Free: free})
 	}
+	p := &pass{view: view, requests: requests, gpus: gpus, views: views, index: index, states: states, drains: drains,
+		use: quotaUsage(view.jobs, requests), taken: map[string]shrink{}, now: now, newToken: newToken}
 	var updates []placementUpdate
-	for _, j := range view.jobs {
+	for _, j := range byPriority(view.jobs) {
 		if api.Terminal(j.state) {
 			continue
 		}
-		hold, held := drainHolds(handoverInput{Workers: j.spec.Workers(), Current: j.placement.Nodes(), Drains: drains,
-			Sync: j.spec.Mode == jobspec.ModeSync, Started: j.started, CheckpointRev: j.checkpointRev})
-		out := placeJob(placeInput{
-			Workers:  j.spec.Workers(),
-			Requests: requests[j.name],
-			Current:  j.placement.Nodes(),
-			Nodes:    views,
-			OneNode:  j.spec.Checkpoint.Dir == "",
-			Hold:     hold,
-			// A job that never ran may start with fewer trainers, down to its min.
-			MinTrainers: minTrainers(&j.spec),
-		})
-		next, events := applyPlacement(j, out.Placement, states)
-		assignGPUs(&next, j.placement, j.spec.Workers(), requests[j.name], gpus)
-		if held != "" && !strings.Contains(j.placement.Reason, held) {
-			events = append(events, held)
-		}
-		for w, a := range next.Workers {
-			if prev, ok := j.placement.Workers[w]; !ok || prev.Node != a.Node {
-				if i, ok := index[a.Node]; ok {
-					views[i].Free = views[i].Free.minus(requests[j.name][w])
-				}
-			}
-		}
-		next.Reason = joinReasons(out.Reason, held)
-		events = append(lostNodeEvents(j.spec.Workers(), j.placement, next, states), events...)
-		if dir := j.spec.Checkpoint.Dir; dir != "" {
-			if r := advanceCheck(&next, dir, j.results, states, now, newToken); next.Reason == "" {
-				next.Reason = r
-			}
-		}
-		if !samePlacement(next, j.placement) {
-			next.Updated = now.UTC()
-			updates = append(updates, placementUpdate{job: j.name, fence: j.fence, record: next, events: events})
+		if u := p.placeOne(j); u != nil {
+			updates = append(updates, *u)
 		}
 	}
 	return updates
+}
+
+// pass is what one scheduling pass keeps while it places job after job.
+type pass struct {
+	view     clusterView
+	requests map[string]map[string]Request // per job, per worker
+	gpus     gpuPool
+	views    []nodeView // the room left, falling as the pass places
+	index    map[string]int
+	states   map[string]api.NodeState
+	drains   map[string]int64
+	use      map[string]quotaUse // per user: what its placed jobs ask
+	taken    map[string]shrink   // trainers preemption takes from lower-priority jobs (preempt.go)
+	now      time.Time
+	newToken func() string
+}
+
+// placeOne decides one job's placement; nil when its record stays as it is.
+func (p *pass) placeOne(orig clusterJob) *placementUpdate {
+	now, yield, yielded := yieldNow(orig, p.taken[orig.name])
+	j, shrunk := orig, ""
+	if now {
+		j, shrunk = applyShrink(orig, p.taken[orig.name])
+	}
+	requests := p.requests[j.name]
+	if u, waits := waitForQuota(j, p.view.quotas, p.use[j.owner], requests, p.now); waits {
+		return u
+	}
+	hold, held := drainHolds(handoverInput{Workers: j.spec.Workers(), Current: j.placement.Nodes(), Drains: p.drains,
+		Sync: j.spec.Mode == jobspec.ModeSync, Started: j.started, CheckpointRev: j.checkpointRev})
+	in := placeInput{
+		Workers:  slices.DeleteFunc(j.spec.Workers(), func(w string) bool { return slices.Contains(p.taken[j.name].trainers, w) }),
+		Requests: requests,
+		Current:  j.placement.Nodes(),
+		Nodes:    p.views,
+		OneNode:  j.spec.Checkpoint.Dir == "",
+		Hold:     hold,
+		// A job that never ran may start with fewer trainers, down to its min.
+		MinTrainers: minTrainers(&j.spec),
+	}
+	out := placeJob(in)
+	if len(out.Placement) == 0 && len(j.placement.Workers) == 0 {
+		if why := preemptFor(j, in, p.view.jobs, p.requests, p.taken); why != "" {
+			out.Reason = why
+		}
+	}
+	next, events := applyPlacement(j, out.Placement, p.states)
+	if shrunk != "" {
+		events, next.Gen = append(events, shrunk), orig.placement.Gen+1
+	}
+	if next.Yield = yield; yielded != "" {
+		events = append(events, yielded)
+	}
+	assignGPUs(&next, j.placement, j.spec.Workers(), requests, p.gpus)
+	if held != "" && !strings.Contains(j.placement.Reason, held) {
+		events = append(events, held)
+	}
+	p.take(j, next)
+	next.Reason = joinReasons(out.Reason, held)
+	events = append(lostNodeEvents(j.spec.Workers(), j.placement, next, p.states), events...)
+	if dir := j.spec.Checkpoint.Dir; dir != "" {
+		if r := advanceCheck(&next, dir, j.results, p.states, p.now, p.newToken); next.Reason == "" {
+			next.Reason = r
+		}
+	}
+	if next.Reason != j.placement.Reason && strings.HasPrefix(next.Reason, preemptReason) {
+		events = append(events, next.Reason)
+	}
+	if samePlacement(next, orig.placement) {
+		return nil
+	}
+	next.Updated = p.now.UTC()
+	return &placementUpdate{job: j.name, fence: j.fence, record: next, events: events}
+}
+
+// take counts what a job's next placement newly asks: out of its nodes'
+// room and into its owner's quota use.
+func (p *pass) take(j clusterJob, next schema.PlacementRecord) {
+	for w, a := range next.Workers {
+		if prev, ok := j.placement.Workers[w]; !ok || prev.Node != a.Node {
+			if i, ok := p.index[a.Node]; ok {
+				p.views[i].Free = p.views[i].Free.minus(p.requests[j.name][w])
+			}
+		}
+	}
+	p.use[j.owner] = addUse(p.use[j.owner], j.placement, next, p.requests[j.name])
 }
 
 // applyPlacement turns the decided worker -> node map into the job's next

@@ -24,6 +24,9 @@ func clusterJobs(kvs []*mvccpb.KeyValue) ([]clusterJob, []error) {
 		if v.Placement != nil {
 			j.placement = *v.Placement
 		}
+		if v.Record.Submitter != nil {
+			j.owner = v.Record.Submitter.Name
+		}
 		jobs = append(jobs, j)
 	}
 	return jobs, errs

@@ -99,12 +99,12 @@ func (s *Scheduler) term(ctx context.Context) error {
 }
 
 // lead schedules while the leadership holds: a pass after every relevant
-// change in etcd or in gossip, and at least every MaxPassGap.
+// change in etcd (nodes, drains, quotas, jobs) or in gossip, and at least every MaxPassGap.
 func (s *Scheduler) lead(ctx context.Context, lead *coord.Leadership) error {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	kick := make(chan struct{}, 1)
-	for _, prefix := range []string{coord.JobsPrefix(), coord.NodePrefix(), coord.NodeInfoPrefix(), coord.DrainPrefix()} {
+	for _, prefix := range []string{coord.JobsPrefix(), coord.NodePrefix(), coord.NodeInfoPrefix(), coord.DrainPrefix(), coord.QuotaPrefix()} {
 		go s.follow(lctx, prefix, kick)
 	}
 	go s.compact(lctx)
@@ -214,5 +214,9 @@ func readCluster(ctx context.Context, cli *clientv3.Client) (clusterView, error)
 		return clusterView{}, fmt.Errorf("read jobs: %w", err)
 	}
 	jobs, problems := clusterJobs(resp.Kvs)
-	return clusterView{nodes: nodes, jobs: jobs, problems: problems}, nil
+	quotas, err := coord.ReadQuotas(ctx, cli, clientv3.WithRev(rev))
+	if err != nil {
+		return clusterView{}, fmt.Errorf("read quotas: %w", err)
+	}
+	return clusterView{nodes: nodes, jobs: jobs, problems: problems, quotas: quotas}, nil
 }

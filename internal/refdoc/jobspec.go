@@ -101,6 +101,8 @@ var specFields = map[string]specField{
 	"init_from.freeze": {def: "none", limits: "parameter names of the model, each once", meaning: "the pservers never update these (their gradients are dropped)"},
 	"env": {def: "none", limits: fmt.Sprintf("model.kind program only; at most %d variables; names of letters, digits and `_`; not `LD_PRELOAD`, `LD_AUDIT`, `LD_PROFILE`, `LD_DEBUG_OUTPUT`, the thread counts (`OMP_NUM_THREADS`, ...), the Go runtime's (`GOMAXPROCS`, ...), `CUDA_VISIBLE_DEVICES` (placement pins a role's GPUs) nor `GTRAIN_*`/`GCTL_*`; a name ending in `PATH` takes absolute directories separated by `:`, each under an allowed path", jobspec.MaxEnvVars),
 		meaning: "variables added to the environment of the job's model program (trainers, pservers, master)"},
+	"priority": {def: "`0`", limits: fmt.Sprintf("an integer in [-%d, %d]", jobspec.MaxPriority, jobspec.MaxPriority),
+		meaning: "placement order: among the jobs that wait, a higher priority is placed first (submit order within one priority)"},
 }
 
 // minimalSpec is the least a spec must say; parsing it shows the default

@@ -23,6 +23,7 @@ var Documents = []Document{
 	{"job-list-json", reflect.TypeFor[api.JobRow](), jobRowMeanings},
 	{"job-workers-json", reflect.TypeFor[api.WorkerRow](), workerRowMeanings},
 	{"node-list-json", reflect.TypeFor[api.NodeRow](), nodeRowMeanings},
+	{"quota-json", reflect.TypeFor[api.QuotaRow](), quotaMeanings},
 	{"events-json", reflect.TypeFor[api.Event](), eventMeanings},
 	{"manifest-json", reflect.TypeFor[model.Manifest](), manifestMeanings},
 	{"shard-meta-json", reflect.TypeFor[dataset.ShardMeta](), shardMetaMeanings},
@@ -83,6 +84,7 @@ var statusMeanings = map[string]string{
 	"model_dir":                  "where the model is written after every pass (see [Model files](#model-files))",
 	"created":                    "when the job was submitted",
 	"owner":                      "who submitted it, `name (role)`; absent for a job submitted before roles existed",
+	"priority":                   "the spec's `priority`: among the jobs that wait, a higher one is placed first",
 	"events":                     "the newest events of the job (`gctl job events` lists them all)",
 	"events[].time":              "when it happened",
 	"events[].what":              "what happened, in words",
@@ -148,6 +150,18 @@ var nodeRowMeanings = map[string]string{
 	"devices":          "its GPUs that placed workers hold, by index",
 	"devices[].index":  "the GPU's index on the node (0 to `gpus` - 1), as `CUDA_VISIBLE_DEVICES` names it",
 	"devices[].holder": "the worker that holds it, `<job>/<worker>`",
+}
+
+var quotaMeanings = map[string]string{
+	"user":        "the user (a client certificate's or token's name; `anonymous` on an agent without TLS)",
+	"cpu":         "CPUs the user's placed workers may ask together; null: no limit",
+	"memory":      "bytes of memory they may ask together; null: no limit",
+	"gpus":        "GPUs they may ask together; null: no limit",
+	"jobs":        "jobs of the user that may have placed workers at once; null: no limit",
+	"cpu_used":    "CPUs the user's placed workers ask now (jobs that have not ended)",
+	"memory_used": "bytes of memory they ask now",
+	"gpus_used":   "GPUs they ask now",
+	"jobs_used":   "jobs of the user with placed workers now",
 }
 
 var eventMeanings = map[string]string{

@@ -84,6 +84,10 @@ func TestSpecLimits(t *testing.T) {
 		{"stragglers: {min_wait: 1h0m1s}", "stragglers.min_wait", false},
 		{"optimizer: {kind: momentum, momentum: 0}", "", true},
 		{"seed: 0", "", true},
+		{"priority: 1000", "", true},
+		{"priority: -1000", "", true},
+		{"priority: 1001", "priority", false},
+		{"priority: -1001", "priority", false},
 	} {
 		s, err := jobspec.Parse([]byte(minimalSpec + c.yaml + "\n"))
 		if err == nil {
