@@ -23,6 +23,14 @@ type Config struct {
 	// makes that Save delete nothing. The caller reads them (etcd's layout is
 	// coord's).
 	KeepSteps func(ctx context.Context) ([]int64, error)
+	// StepRecord, if set, returns the sha256 recorded for this owner's
+	// checkpoint of step outside the Recorder, which names only the newest
+	// (in production the job's per-step checkpoint marks, whose layout is
+	// coord's); found is false when nothing records that step. With it set,
+	// Load and LoadStep load only a file whose sha256 matches a record: the
+	// Recorder's or StepRecord's. Without it (tests, single-process use),
+	// Load also tries files nothing records, on their own checksum.
+	StepRecord func(ctx context.Context, step int64) (sha256 string, found bool, err error)
 	// Index is the shard index these checkpoints hold (>= 0): the key of the
 	// owner's record in the Recorder and the index written in every file.
 	Index int

@@ -35,6 +35,12 @@
 // ErrCheckpointLost when something was checkpointed but nothing valid is left,
 // so that the caller never re-initialises silently.
 //
+// Valid means recorded: a file whose sha256 differs from its record's is
+// never loaded (ErrNotRecorded), however well it decodes. The Recorder
+// names only the newest checkpoint; Config.StepRecord supplies the records
+// of older steps (the job's checkpoint marks), and with it set Load and
+// LoadStep load no file that nothing records.
+//
 // This package must not touch the pserver's in-memory state, the optimizer,
 // the job spec or any etcd key other than the ones its caller names for it;
 // snapshotting the live parameters (and the pause that costs) is the pserver's job.

@@ -1,6 +1,17 @@
 package checkpoint
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+)
+
+// Unusable reports whether err says a checkpoint file cannot be loaded
+// (missing, damaged, or not the file its record names), as opposed to a
+// failure to reach the records or the disk: a caller may then try an older
+// recorded checkpoint.
+func Unusable(err error) bool {
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotRecorded) || errors.Is(err, fs.ErrNotExist)
+}
 
 var (
 	// ErrNoCheckpoint means there is neither a record nor a checkpoint file for
@@ -13,6 +24,11 @@ var (
 
 	// ErrCorrupt means a checkpoint file or record does not verify.
 	ErrCorrupt = errors.New("checkpoint: corrupt checkpoint")
+
+	// ErrNotRecorded means a checkpoint file is not the one its record names:
+	// its sha256 differs from the recorded one, or nothing records it. Such
+	// a file is never loaded, however well it decodes.
+	ErrNotRecorded = errors.New("checkpoint: file does not match its record")
 
 	// ErrConflict means the record changed since this writer last saw it
 	// (another writer for the same index, or a failed fencing guard).

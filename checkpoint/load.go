@@ -20,8 +20,9 @@ type LoadReport struct {
 	// Skipped lists, newest first, the candidates newer than Loaded (or all of
 	// them when Load fails) that could not be used, with the reason.
 	Skipped []SkippedCheckpoint
-	// Warnings are oddities that did not prevent loading, e.g. a file whose
-	// checksum differs from the record's although it verifies on its own.
+	// Warnings are oddities that did not prevent loading, e.g. a record
+	// whose step differs from its file name's. (A file whose sha256 differs
+	// from its record's is never loaded: it is Skipped, ErrNotRecorded.)
 	Warnings []string
 }
 
@@ -45,7 +46,9 @@ type candidate struct {
 }
 
 // Load returns the newest checkpoint that verifies among the recorded one and
-// the files of this owner in Config.Dir, newest step first. It returns
+// the files of this owner in Config.Dir, newest step first; with
+// Config.StepRecord set, only a file whose sha256 matches its record (the
+// Recorder's or StepRecord's) verifies. It returns
 // ErrNoCheckpoint only when there is no record and no file, and
 // ErrCheckpointLost when there is something but nothing valid; the report is
 // filled in every case. A successful or lost Load also arms fencing: the next
@@ -74,17 +77,19 @@ func (s *Store) Load(ctx context.Context) (*Snapshot, LoadReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, report, err
 		}
-		snap, sha, err := s.readCandidate(c)
+		if c.wantSHA == "" {
+			// A failure to read a record is not a reason to fall back.
+			if c.wantSHA, err = s.stepRecord(ctx, c.step); err != nil {
+				return nil, report, err
+			}
+		}
+		snap, sha, err := s.loadCandidate(c)
 		if err != nil {
 			report.Skipped = append(report.Skipped, SkippedCheckpoint{
 				File: c.name, Step: c.step, Reason: err.Error(), Recorded: c.recorded, Err: err,
 			})
 			s.log.Warn("checkpoint: skipping unusable checkpoint", "file", c.name, "step", c.step, "recorded", c.recorded, "err", err)
 			continue
-		}
-		if c.wantSHA != "" && c.wantSHA != sha {
-			report.Warnings = append(report.Warnings, fmt.Sprintf(
-				"%s verifies on its own (sha256 %s) but the record expects sha256 %s; it was rewritten after being recorded", c.name, sha, c.wantSHA))
 		}
 		report.Loaded = Record{Index: idx, Step: c.step, File: c.name, SHA256: sha}
 		if report.FellBack() {
@@ -188,19 +193,65 @@ func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
 // LoadStep loads the checkpoint of exactly step: the target of a global
 // rollback, where every pserver must come back to the same step whatever its
 // own newest file is. It arms fencing like Load. A damaged file is ErrCorrupt,
-// a missing one fs.ErrNotExist, both naming the file.
+// a missing one fs.ErrNotExist, one whose sha256 differs from its record
+// (the Recorder's when it names step, else Config.StepRecord's) or, with
+// StepRecord set, that nothing records ErrNotRecorded, each naming the file.
 func (s *Store) LoadStep(ctx context.Context, step int64) (*Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.cfg.Index
-	_, version, _, err := s.rec.Load(ctx, idx)
+	rec, version, found, err := s.rec.Load(ctx, idx)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: reading the record of %s: %w", s.cfg.Owner, err)
 	}
 	s.version, s.versionKnown, s.unsure = version, true, nil
-	snap, _, err := s.readCandidate(candidate{name: fileName(s.stem, step), step: step})
+	c := candidate{name: fileName(s.stem, step), step: step}
+	if found && rec.Step == step && filepath.Base(rec.File) == c.name {
+		c.recorded, c.wantSHA = true, rec.SHA256
+	} else if c.wantSHA, err = s.stepRecord(ctx, step); err != nil {
+		return nil, err
+	}
+	snap, _, err := s.loadCandidate(c)
 	if err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// stepRecord is the sha256 Config.StepRecord records for step ("" when
+// nothing does, or without StepRecord).
+func (s *Store) stepRecord(ctx context.Context, step int64) (string, error) {
+	if s.cfg.StepRecord == nil {
+		return "", nil
+	}
+	sha, found, err := s.cfg.StepRecord(ctx, step)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: reading the record of %s step %d: %w", s.cfg.Owner, step, err)
+	}
+	if !found {
+		return "", nil
+	}
+	return sha, nil
+}
+
+// loadCandidate reads and verifies c, then holds it to its record: a file
+// whose sha256 differs from the recorded one is not loaded however well it
+// decodes, nor, with Config.StepRecord set, one that nothing records.
+func (s *Store) loadCandidate(c candidate) (*Snapshot, string, error) {
+	snap, sha, err := s.readCandidate(c)
+	if err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(s.cfg.Dir, c.name)
+	switch {
+	case c.wantSHA == "" && !c.recorded && s.cfg.StepRecord == nil:
+		return snap, sha, nil
+	case c.wantSHA == "":
+		return nil, "", fmt.Errorf("%w: no record names checkpoint file %s (step %d of %s), so it is not loaded",
+			ErrNotRecorded, path, c.step, s.cfg.Owner)
+	case c.wantSHA != sha:
+		return nil, "", fmt.Errorf("%w: checkpoint file %s has sha256 %s but its record says %s: it changed after it was written, so it is not loaded",
+			ErrNotRecorded, path, sha, c.wantSHA)
+	}
+	return snap, sha, nil
 }

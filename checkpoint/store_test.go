@@ -288,12 +288,13 @@ func TestLoadPrefersNewerUnrecordedValidFile(t *testing.T) {
 	}
 }
 
-func TestLoadWarnsWhenFileDiffersFromRecordButVerifies(t *testing.T) {
+func TestLoadSkipsAFileThatDiffersFromItsRecord(t *testing.T) {
 	dir, mem := t.TempDir(), NewMemRecorder()
 	s := newTestStore(t, dir, mem, 3)
+	mustSave(t, s, 2)
 	mustSave(t, s, 4)
-	// Rewrite step 4 with different content, as a crash after rename of a
-	// re-save of the same step would leave it.
+	// Rewrite step 4 with different content, well-formed with its own
+	// checksum, as an edit on disk or a re-save of the same step would.
 	other := testSnapshot(0, 4)
 	other.Meta = []byte(`{"rewritten":true}`)
 	if _, err := newTestStore(t, dir, NewMemRecorder(), 3).Save(context.Background(), other); err != nil {
@@ -303,9 +304,13 @@ func TestLoadWarnsWhenFileDiffersFromRecordButVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertSameSnapshot(t, other, snap)
-	if len(report.Warnings) != 1 || !strings.Contains(report.Warnings[0], "record expects") {
-		t.Fatalf("warnings = %q", report.Warnings)
+	assertSameSnapshot(t, testSnapshot(0, 2), snap)
+	if len(report.Skipped) != 1 || !report.Skipped[0].Recorded || !errors.Is(report.Skipped[0].Err, ErrNotRecorded) ||
+		!strings.Contains(report.Skipped[0].Reason, "its record says") {
+		t.Fatalf("skipped = %+v, want the rewritten step 4, not matching its record", report.Skipped)
+	}
+	if _, err := newTestStore(t, dir, mem, 3).LoadStep(context.Background(), 4); !errors.Is(err, ErrNotRecorded) {
+		t.Fatalf("LoadStep(4) of the rewritten file = %v, want ErrNotRecorded", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/internal/testing/wait"
 	"github.com/gtrain/gtrain/jobspec"
-
-	"github.com/gtrain/gtrain/coord"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
@@ -160,35 +156,13 @@ func TestChaosDamagedNewestCheckpointFallsBack(t *testing.T) {
 		t.Skip("chaos test: real processes, SIGKILL")
 	}
 	a, _, refSt := chaosSetup(t)
-	agentDir := a.DataDir
 	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
 
 	e2erig.StartDetached(t, a, chaosSpec("damaged"))
-	cli, err := coord.Dial(context.Background(), []string{"http://" + a.Etcd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	var g schema.GlobalCheckpoint
-	e2erig.WaitJob(t, a, "damaged", "two global checkpoints", 60*time.Second, func(api.JobStatus) bool {
-		_, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g)
-		return err == nil && len(g.Steps) >= 2
-	})
-	pid := a.PIDOf(t, "damaged", "pserver-0")
+	cli, id, dir := jobCheckpoints(t, a, "damaged")
 	// Freeze the pserver so no newer checkpoint completes, then damage the newest.
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if _, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey("damaged"), &g); err != nil {
-		t.Fatal(err)
-	}
-	_, rev, err := coord.GetJobRecord(context.Background(), cli, "damaged")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := checkpoint.FileName(checkpoint.Identity{Job: "damaged", Rev: rev}, "pserver-0", g.Step)
-	file := filepath.Join(agentDir, "jobs", "damaged", "checkpoints", name)
+	pid, g := freezeAtGlobal(t, a, cli, "damaged", "pserver-0", 2)
+	file := filepath.Join(dir, checkpoint.FileName(id, "pserver-0", g.Step))
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("newest global checkpoint step %d of pserver-0: %v", g.Step, err)

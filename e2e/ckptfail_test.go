@@ -35,17 +35,7 @@ func TestChaosCheckpointWritesFail(t *testing.T) {
 	refSums := e2erig.ManifestSums(t, refSt.ModelDir)
 	const job = "ckptfail"
 	e2erig.StartDetached(t, a, ckptfailSpec(job))
-	cli, err := coord.Dial(context.Background(), []string{"http://" + a.Etcd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	_, rev, err := coord.GetJobRecord(context.Background(), cli, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := checkpoint.Identity{Job: job, Rev: rev}
-	dir := filepath.Join(a.DataDir, "jobs", job, "checkpoints")
+	cli, id, dir := jobCheckpoints(t, a, job)
 	first, unblock := blockWhileHeld(t, a, job, "pserver-1", func(first int64) func() {
 		return blockCheckpoints(t, dir, id, "pserver-1", first, first+400)
 	})

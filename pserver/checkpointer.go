@@ -8,8 +8,8 @@ import (
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // checkpointer writes the snapshots the shard takes, then marks them in etcd.
@@ -49,7 +49,9 @@ func (p *process) markCheckpoint(ctx context.Context, rec checkpoint.Record) err
 		p.record.CheckpointWarning = ""
 		p.event(ctx, event)
 	}
-	mark := clientv3.OpPut(coord.PserverCheckpointMarkKey(p.cfg.Job, rec.Step, p.cfg.Index), rec.File)
+	// The mark is also the step's record: a restore of the step loads the
+	// file only while its sha256 is still this one.
+	mark := coord.PutCheckpointMarkOp(coord.PserverCheckpointMarkKey(p.cfg.Job, rec.Step, p.cfg.Index), schema.CheckpointMark{File: rec.File, SHA256: rec.SHA256})
 	if _, err := p.cli.Txn(ctx).If(p.rec.Guard...).Then(mark).Commit(); err != nil {
 		p.log.Error("checkpoint mark", "err", err)
 	}

@@ -24,7 +24,9 @@
 // and the `gtraind pserver` process: process.go (Run, in named steps),
 // registration.go (etcd registration under a lease, claimed only if free so
 // one index is never served twice), restore.go (where a restarted shard
-// continues from), checkpointer.go (writing and marking checkpoints),
+// continues from: only files whose sha256 matches their etcd record),
+// checkpointer.go (writing checkpoints and marking each step with its
+// file's sha256),
 // runtime.go (the collector's settings for a process that is one pserver),
 // reshard.go (a re-shard: the process serves one layout generation after
 // another, restoring the first step of a new one with recut.go's Recut, the

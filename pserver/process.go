@@ -192,7 +192,10 @@ func (p *process) openStore() error {
 	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
 	cfg := checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
 		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index,
-		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, p.cli, p.cfg.Job) }}
+		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, p.cli, p.cfg.Job) },
+		// A restore loads only a file whose sha256 a record holds: the
+		// newest's record, or an older step's mark.
+		StepRecord: coord.CheckpointMarkRecords(p.cli, p.cfg.Job, jobspec.PserverName(p.cfg.Index))}
 	var err error
 	p.store, err = checkpoint.NewStore(cfg, p.rec, p.log)
 	return err

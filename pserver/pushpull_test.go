@@ -23,12 +23,19 @@ import (
 func servePushPull(t *testing.T) (*Shard, *client.Client) {
 	t.Helper()
 	s := testShard(t, jobspec.ModeSync, 2, "sgd")
+	return s, serveShard(t, s, nil)
+}
+
+// serveShard serves s (restoring with restore) over real gRPC on loopback
+// and returns a client of it.
+func serveShard(t *testing.T, s *Shard, restore RestoreFunc) *client.Client {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(wire.ServerOptions()...)
-	api.RegisterPServerServer(srv, NewServer(0, s, nil, nil))
+	api.RegisterPServerServer(srv, NewServer(0, s, restore, nil))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	c, err := client.NewClient([]string{lis.Addr().String()}, s.Blocks(), nil)
@@ -36,7 +43,7 @@ func servePushPull(t *testing.T) (*Shard, *client.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return s, c
+	return c
 }
 
 func pushPullBuffers(fill float32) (grads, params [][]float32) {

@@ -9,6 +9,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -142,7 +143,8 @@ func (p *process) sourceStore(j int) (*checkpoint.Store, error) {
 	}
 	rec := checkpoint.NewEtcdRecorder(p.cli, func(i int) string { return coord.CheckpointRecordKey(p.cfg.Job, i) })
 	return checkpoint.NewStore(checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
-		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: j}, rec, p.log)
+		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: j,
+		StepRecord: coord.CheckpointMarkRecords(p.cli, p.cfg.Job, jobspec.PserverName(j))}, rec, p.log)
 }
 
 // genRegistry registers one generation's metrics and unregisters them when

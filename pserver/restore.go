@@ -23,7 +23,8 @@ func (p *process) restoreAtStart(ctx context.Context) error {
 
 // restoreGlobal (sync) restores the newest complete global checkpoint, so
 // every pserver and the master agree on one step (the master rolls the
-// others back to it); an unusable file falls back to the previous one.
+// others back to it); an unusable file (damaged, missing, or whose sha256
+// is not the one its mark records) falls back to the previous one.
 func (p *process) restoreGlobal(ctx context.Context) error {
 	var g schema.GlobalCheckpoint
 	_, err := coord.GetJSON(ctx, p.cli, coord.GlobalCheckpointKey(p.cfg.Job), &g)
@@ -50,7 +51,8 @@ func (p *process) restoreGlobal(ctx context.Context) error {
 	return fmt.Errorf("%w: no kept global checkpoint loads: %s", checkpoint.ErrCheckpointLost, strings.Join(failures, "; "))
 }
 
-// restoreOwn (async) restores this shard's own newest valid checkpoint.
+// restoreOwn (async) restores this shard's own newest checkpoint that
+// verifies against its record (the newest's, or an older step's mark).
 func (p *process) restoreOwn(ctx context.Context) error {
 	snap, report, err := p.store.Load(ctx)
 	switch {
@@ -60,7 +62,7 @@ func (p *process) restoreOwn(ctx context.Context) error {
 		return err
 	}
 	for _, s := range report.Skipped {
-		p.event(ctx, fmt.Sprintf("%s skipped damaged checkpoint %s (step %d): %s", p.name, s.File, s.Step, s.Reason))
+		p.event(ctx, fmt.Sprintf("%s skipped checkpoint %s (step %d): %s", p.name, s.File, s.Step, s.Reason))
 	}
 	if err := p.shard.Restore(snap.Step, 0, snap.Sections); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -196,6 +197,10 @@ func (s *Server) Restore(ctx context.Context, req *api.RestoreRequest) (*api.Res
 	}
 	s.term = req.Term
 	if err := s.restore(ctx, req.Step, req.Epoch); err != nil {
+		if checkpoint.Unusable(err) {
+			// Not this step, but an older one may do: the master falls back.
+			return nil, status.Errorf(codes.DataLoss, "pserver %d: restore step %d: %v", s.index, req.Step, err)
+		}
 		return nil, status.Errorf(codes.FailedPrecondition, "pserver %d: restore step %d: %v", s.index, req.Step, err)
 	}
 	return &api.RestoreReply{Step: s.shard.Step()}, nil

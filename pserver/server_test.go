@@ -2,10 +2,15 @@ package pserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/pserver/client"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -46,5 +51,27 @@ func TestAwaitStep(t *testing.T) {
 				t.Fatalf("awaitStep = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// A restore refused because the checkpoint file of the step cannot be
+// loaded (here: no longer the file its record names) reaches the master as
+// client.ErrCheckpointUnusable, which makes it fall back to an older step;
+// any other failure does not.
+func TestRestoreOfAnUnusableCheckpointIsDataLoss(t *testing.T) {
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
+	restore := func(ctx context.Context, step, epoch int64) error {
+		if step == 20 {
+			return fmt.Errorf("checkpoint of step %d: %w", step, checkpoint.ErrNotRecorded)
+		}
+		return errors.New("etcd unreachable")
+	}
+	c := serveShard(t, s, restore)
+	err := c.Restore(t.Context(), 20, 1, 1)
+	if !errors.Is(err, client.ErrCheckpointUnusable) || !strings.Contains(err.Error(), "does not match its record") {
+		t.Fatalf("Restore = %v, want ErrCheckpointUnusable naming why", err)
+	}
+	if err := c.Restore(t.Context(), 10, 2, 2); err == nil || errors.Is(err, client.ErrCheckpointUnusable) {
+		t.Fatalf("Restore = %v, want an error that is not ErrCheckpointUnusable", err)
 	}
 }

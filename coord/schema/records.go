@@ -82,6 +82,15 @@ type PserverRecord struct {
 	Generation int64 `json:"generation,omitempty"`
 }
 
+// CheckpointMark is the value of a participant's checkpoint mark of one
+// step: the record of that checkpoint file, which a restore of the step
+// loads only if its sha256 still matches. (Marks before this record were
+// the bare file name: they record no sha256, so their files are not loaded.)
+type CheckpointMark struct {
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+}
+
 // GlobalCheckpoint is the newest step at which the whole job is on disk.
 type GlobalCheckpoint struct {
 	Step  int64   `json:"step"` // the newest

@@ -34,6 +34,8 @@ func Open(ctx context.Context, cfg EtcdConfig, driver Driver, ps *client.Dynamic
 	states, err := checkpoint.NewStore(checkpoint.Config{
 		Identity: checkpoint.Identity{Job: cfg.Job, Rev: cfg.JobRev},
 		Dir:      cfg.Dir, Keep: cfg.Keep, Owner: jobspec.MasterName,
+		// A rollback loads only a state whose sha256 its mark records.
+		StepRecord: coord.CheckpointMarkRecords(cfg.Cli, cfg.Job, coord.MasterMark),
 		// A pserver whose writes fail holds back the global checkpoint: keep its steps' files too.
 		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, cfg.Cli, cfg.Job) },
 	}, rec, cfg.Log)
@@ -100,8 +102,8 @@ func (e *etcdRecords) WatchMarks(ctx context.Context, marked func(step int64)) e
 	return nil
 }
 
-func (e *etcdRecords) MarkMaster(ctx context.Context, step int64, file string) error {
-	return e.lead.Commit(ctx, clientv3.OpPut(coord.CheckpointMarkKey(e.job, step, coord.MasterMark), file))
+func (e *etcdRecords) MarkMaster(ctx context.Context, rec checkpoint.Record) error {
+	return e.lead.Commit(ctx, coord.PutCheckpointMarkOp(coord.CheckpointMarkKey(e.job, rec.Step, coord.MasterMark), schema.CheckpointMark{File: rec.File, SHA256: rec.SHA256}))
 }
 
 func (e *etcdRecords) Declare(ctx context.Context, g schema.GlobalCheckpoint) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/testing/etcdtest"
@@ -58,7 +59,7 @@ func TestEtcdCheckpointRecords(t *testing.T) {
 	go func() { watched <- e.WatchMarks(watchCtx, func(step int64) { marked <- step }) }()
 	waitWatching(t, e, marked)
 	for _, step := range []int64{10, 20, 30} {
-		if err := e.MarkMaster(ctx, step, "f"); err != nil {
+		if err := e.MarkMaster(ctx, checkpoint.Record{Step: step, File: "f", SHA256: "00"}); err != nil {
 			t.Fatal(err)
 		}
 		put(t, cli, coord.CheckpointMarkKey("j", step, "pserver-0"), "f")
@@ -141,7 +142,7 @@ func TestEtcdRegistrations(t *testing.T) {
 func waitWatching(t *testing.T, e *etcdRecords, marked <-chan int64) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if err := e.MarkMaster(t.Context(), 1, "f"); err != nil {
+		if err := e.MarkMaster(t.Context(), checkpoint.Record{Step: 1, File: "f", SHA256: "00"}); err != nil {
 			t.Fatal(err)
 		}
 		select {

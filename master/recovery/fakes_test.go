@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // In-memory ports: each keeps what etcd, the pservers or the driver would,
@@ -150,10 +151,10 @@ func (c *fakeCheckpoints) WatchMarks(ctx context.Context, marked func(step int64
 	return nil
 }
 
-func (c *fakeCheckpoints) MarkMaster(ctx context.Context, step int64, file string) error {
+func (c *fakeCheckpoints) MarkMaster(ctx context.Context, rec checkpoint.Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.marks[step] = append(c.marks[step], coord.MasterMark)
+	c.marks[rec.Step] = append(c.marks[rec.Step], coord.MasterMark)
 	return nil
 }
 
@@ -304,6 +305,7 @@ type fakePservers struct {
 	regs          []Registration
 	watched       []Registration // what WatchRegistrations delivers
 	layouts       *fakeLayouts
+	unusable      map[int64]bool // steps whose checkpoint a pserver refuses to load
 }
 
 func (p *fakePservers) Servers() int      { p.mu.Lock(); defer p.mu.Unlock(); return len(p.steps) }
@@ -330,6 +332,11 @@ func (p *fakePservers) Restore(ctx context.Context, step, epoch int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.restores = append(p.restores, restore{step, epoch})
+	if p.unusable[step] {
+		// As client.Restore answers a pserver's codes.DataLoss.
+		p.epochs[0] = epoch // the others were restored before one refused
+		return fmt.Errorf("restore pserver 1 to step %d: %w: sha256 differs from its record", step, client.ErrCheckpointUnusable)
+	}
 	for i := range p.steps {
 		p.steps[i], p.epochs[i] = step, epoch
 	}

@@ -48,8 +48,9 @@ type CheckpointStore interface {
 	// WatchMarks calls marked with the step of every new mark until ctx
 	// ends (nil) or the watch fails (an error).
 	WatchMarks(ctx context.Context, marked func(step int64)) error
-	// MarkMaster records the master's checkpoint file of step.
-	MarkMaster(ctx context.Context, step int64, file string) error
+	// MarkMaster records the master's checkpoint of rec.Step: its file
+	// and sha256, which a rollback to that step checks.
+	MarkMaster(ctx context.Context, rec checkpoint.Record) error
 	// Declare writes g, a newer global checkpoint, and drops the marks of
 	// the steps before the oldest it keeps.
 	Declare(ctx context.Context, g schema.GlobalCheckpoint) error

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/master/core"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // Recovery keeps a sync job restorable: it writes the master's state at every
@@ -90,7 +92,7 @@ func (r *Recovery) writeCheckpoints(ctx context.Context) {
 			r.log.Error("master checkpoint failed; training goes on", "step", st.Meta.Step, "err", err)
 			continue
 		}
-		if err := r.checkpoints.MarkMaster(ctx, rec.Step, rec.File); err != nil {
+		if err := r.checkpoints.MarkMaster(ctx, rec); err != nil {
 			r.log.Error("master checkpoint mark", "err", err)
 		}
 	}
@@ -241,7 +243,10 @@ func (r *Recovery) CheckEpochs(ctx context.Context, timeout time.Duration) error
 // rollback puts every pserver and the master at complete global checkpoint
 // target (-1: the newest; 0: the start; older than the newest when the newest
 // proved damaged) in a new epoch (see nextEpoch). The master's own state is
-// loaded first, so a failure leaves the pservers untouched.
+// loaded first, so a failure leaves the pservers untouched. When a file of
+// target cannot be loaded (damaged, missing, or its sha256 no longer the
+// one recorded), the whole job falls back to the previous kept global
+// checkpoint, and so on down to the start.
 func (r *Recovery) rollback(ctx context.Context, why string, target int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -260,6 +265,24 @@ func (r *Recovery) rollbackLocked(ctx context.Context, why string, target int64)
 	if !exact {
 		why = fmt.Sprintf("%s; step %d is not a complete global checkpoint (kept: %v), so the newest one below it", why, requested, g.Steps)
 	}
+	for {
+		err := r.rollbackTo(ctx, g, why, target)
+		older, ok := olderTarget(g, target)
+		if err == nil || !unusable(err) || !ok {
+			return err
+		}
+		// One participant's file of target is not what its record names
+		// (or is gone): every participant goes back to the previous
+		// recorded global checkpoint instead, so all restore one step.
+		_ = r.events.Event(ctx, fmt.Sprintf("global checkpoint step %d not restored: %v; falling back to the previous recorded one, step %d", target, err, older))
+		why = fmt.Sprintf("%s; step %d could not be restored", why, target)
+		target = older
+	}
+}
+
+// rollbackTo carries out one rollback to complete global checkpoint target
+// of record g.
+func (r *Recovery) rollbackTo(ctx context.Context, g schema.GlobalCheckpoint, why string, target int64) error {
 	r.log.Warn("rolling back to a complete global checkpoint", "why", why, "step", target)
 	state, err := r.loadState(ctx, target)
 	if err != nil {
@@ -287,6 +310,13 @@ func (r *Recovery) rollbackLocked(ctx context.Context, why string, target int64)
 	pass, _ := r.driver.Position()
 	_ = r.events.Event(ctx, fmt.Sprintf("%s: job rolled back to global checkpoint step %d (pass %d), epoch %d", why, target, pass, epoch))
 	return nil
+}
+
+// unusable reports whether a rollback failed because a checkpoint file of
+// its step cannot be loaded (the master's own, or a pserver's): an older
+// step's may be.
+func unusable(err error) bool {
+	return checkpoint.Unusable(err) || errors.Is(err, client.ErrCheckpointUnusable)
 }
 
 // loadState reads the master's state checkpointed at step (nil at 0, the start).

@@ -85,6 +85,32 @@ func TestRollbackWithoutMasterStateLeavesThePserversAlone(t *testing.T) {
 	}
 }
 
+// A pserver that cannot load its checkpoint of the target (its file no
+// longer matches its record) makes the whole job fall back to the previous
+// recorded global checkpoint, with an event, in a newer epoch than the
+// pservers that the failed attempt restored.
+func TestRollbackFallsBackWhenAPserverCheckpointIsUnusable(t *testing.T) {
+	w := newWorld(kept(10, 20, 30), 33, 2, []int64{33, 33}, []int64{2, 2})
+	w.states.withState(t, 10, 0).withState(t, 20, 1).withState(t, 30, 1)
+	w.ps.unusable = map[int64]bool{30: true}
+	if err := w.r.rollback(t.Context(), "pserver-0 restarted", 30); err != nil {
+		t.Fatal(err)
+	}
+	if want := []restore{{30, 3}, {20, 4}}; !slices.Equal(w.ps.restores, want) {
+		t.Fatalf("pservers restored %v, want %v", w.ps.restores, want)
+	}
+	if n := len(w.driver.rolledBack); n != 1 || w.driver.rolledBack[0].Meta.Step != 20 || w.driver.Epoch() != 4 {
+		t.Fatalf("driver rolled back %d times, to %+v in epoch %d; want once, to step 20 in epoch 4", n, w.driver.rolledBack, w.driver.Epoch())
+	}
+	if len(w.cps.rolled) != 1 || !slices.Equal(w.cps.rolled[0].Steps, []int64{10, 20}) {
+		t.Fatalf("global record after the rollback %+v, want steps [10 20]", w.cps.rolled)
+	}
+	if !w.events.has("global checkpoint step 30 not restored", "differs from its record", "step 20") ||
+		!w.events.has("rolled back to global checkpoint step 20") {
+		t.Fatalf("events %q do not tell the fallback", w.events.what)
+	}
+}
+
 // The new epoch is above any a pserver entered from an interrupted rollback.
 func TestRollbackEpochIsAboveEveryPservers(t *testing.T) {
 	w := newWorld(kept(10), 12, 2, []int64{12, 10}, []int64{2, 5})

@@ -55,6 +55,21 @@ func rollbackTarget(g schema.GlobalCheckpoint, requested int64) (target int64, e
 	return target, target == requested
 }
 
+// olderTarget is the global checkpoint a rollback falls back to when target
+// cannot be restored: the newest kept one below it, else the start (0);
+// ok is false when target is the start already.
+func olderTarget(g schema.GlobalCheckpoint, target int64) (older int64, ok bool) {
+	if target <= 0 {
+		return 0, false
+	}
+	for _, s := range g.Steps {
+		if s < target {
+			older = max(older, s)
+		}
+	}
+	return older, true
+}
+
 // nextEpoch is the epoch a rollback opens: above the master's and above any
 // epoch a pserver may have entered from an interrupted rollback.
 func nextEpoch(masterEpoch int64, pserverEpochs []int64) int64 {

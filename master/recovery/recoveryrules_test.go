@@ -145,3 +145,23 @@ func TestRolledBackGlobal(t *testing.T) {
 		}
 	}
 }
+
+// olderTarget: a rollback whose target cannot be restored falls back to
+// the newest kept global checkpoint below it, then to the start.
+func TestOlderTarget(t *testing.T) {
+	g := schema.GlobalCheckpoint{Step: 30, Steps: []int64{10, 20, 30}}
+	cases := []struct {
+		target, want int64
+		ok           bool
+	}{
+		{30, 20, true}, {20, 10, true}, {10, 0, true}, {25, 20, true}, {0, 0, false},
+	}
+	for _, c := range cases {
+		if got, ok := olderTarget(g, c.target); got != c.want || ok != c.ok {
+			t.Errorf("olderTarget(%v, %d) = %d, %v; want %d, %v", g.Steps, c.target, got, ok, c.want, c.ok)
+		}
+	}
+	if got, ok := olderTarget(schema.GlobalCheckpoint{}, 5); got != 0 || !ok {
+		t.Errorf("olderTarget without checkpoints = %d, %v; want the start", got, ok)
+	}
+}

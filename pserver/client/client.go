@@ -2,13 +2,22 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/pserver/wire"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 )
+
+// ErrCheckpointUnusable is a Restore that a pserver refused because its
+// checkpoint file of the step cannot be loaded: missing, damaged, or no
+// longer the file its record names (the server answers codes.DataLoss).
+// Another step's may be: the master falls back to an older one.
+var ErrCheckpointUnusable = errors.New("the pserver's checkpoint of that step cannot be loaded")
 
 // Client talks to every pserver of a job; it scatters gradients and gathers
 // parameters block by block.
@@ -51,7 +60,11 @@ func (c *Client) Close() {
 // term, so a deposed master's late Restore is refused.
 func (c *Client) Restore(ctx context.Context, step, rollbackEpoch, term int64) error {
 	return c.eachServer(ctx, func(ctx context.Context, i int) error {
-		if _, err := c.servers[i].Restore(ctx, &api.RestoreRequest{Step: step, Epoch: rollbackEpoch, Term: term}); err != nil {
+		_, err := c.servers[i].Restore(ctx, &api.RestoreRequest{Step: step, Epoch: rollbackEpoch, Term: term})
+		if status.Code(err) == codes.DataLoss {
+			return fmt.Errorf("restore pserver %d to step %d: %w: %s", i, step, ErrCheckpointUnusable, status.Convert(err).Message())
+		}
+		if err != nil {
 			return fmt.Errorf("restore pserver %d to step %d: %w", i, step, err)
 		}
 		return nil
