@@ -130,7 +130,10 @@ func freezeAtGlobal(t *testing.T, a *e2erig.Agent, cli *clientv3.Client, job, wo
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A global checkpoint whose marks were all in before the stop may still
+	// be declared: read it once the job has stood still for a second (a
+	// fixed pause was too short for a master slowed by a loaded machine).
+	waitStill(t, a, job, "the job to stand still with "+worker+" stopped", time.Second, 30*time.Second)
 	if _, err := coord.GetJSON(context.Background(), cli, coord.GlobalCheckpointKey(job), &g); err != nil {
 		t.Fatal(err)
 	}
