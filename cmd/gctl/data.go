@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/dataset"
 )
 
@@ -90,22 +91,22 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 				return fmt.Errorf("data convert %s: %w", opts.Input, err)
 			}
 			out := convertOutput{
-				TrainFiles:   nonNil(res.TrainFiles),
-				TestFiles:    nonNil(res.TestFiles),
+				TrainFiles:   render.NonNil(res.TrainFiles),
+				TestFiles:    render.NonNil(res.TestFiles),
 				TrainRecords: res.TrainRecords,
 				TestRecords:  res.TestRecords,
 				Features:     res.Features,
 				Classes:      res.Classes,
 				StatsFile:    res.StatsFile,
-				Replaced:     nonNil(res.Replaced),
-				Warnings:     nonNil(res.Warnings),
+				Replaced:     render.NonNil(res.Replaced),
+				Warnings:     render.NonNil(res.Warnings),
 				statsGiven:   opts.Stats != "",
 			}
 			for _, w := range res.Warnings {
 				fmt.Fprintf(a.stderr, "gctl: warning: %s\n", w)
 			}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, out)
+			if a.output == render.OutputJSON {
+				return render.WriteJSON(a.stdout, out)
 			}
 			return writeConvertOutput(a.stdout, out)
 		},

@@ -2,8 +2,9 @@
 // monitors jobs, lists jobs, workers and nodes, drains and undrains nodes,
 // streams logs, stops jobs and converts raw data into record shards.
 //
-// It owns the user-facing command line: commands, flags, help texts, table
-// and JSON output, exit codes (0 ok, 1 failure, 2 rejected input; mapped in
+// It owns the user-facing command line: commands, flags, help texts, the
+// choice of table or JSON output (the tables, status page, charts and ETA
+// are drawn by internal/render), exit codes (0 ok, 1 failure, 2 rejected input; mapped in
 // errors.go only) and the client configuration file
 // (~/.gtrain/config.yaml, with named contexts).
 //

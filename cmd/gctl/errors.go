@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -65,7 +67,8 @@ func exitCode(err error) int {
 // type only makes it errors.Is(err, ErrUsage).
 type usageError struct{ msg string }
 
-func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Error() string { return e.msg }
+
 func (e *usageError) Is(target error) bool { return target == ErrUsage }
 
 func usagef(format string, args ...any) error {
@@ -134,4 +137,16 @@ func (e *agentError) fromSuffix() string {
 		return ""
 	}
 	return " (from " + e.from + ")"
+}
+
+// decodeDocument reads an agent document into T; what names it in errors.
+func decodeDocument[T any](doc *api.Document, what string) (T, error) {
+	var v T
+	if doc == nil || len(doc.GetJson()) == 0 {
+		return v, fmt.Errorf("%w: the agent sent an empty %s", ErrBadDocument, what)
+	}
+	if err := json.Unmarshal(doc.GetJson(), &v); err != nil {
+		return v, fmt.Errorf("%w: %s: %v (is the agent of the same release as gctl?)", ErrBadDocument, what, err)
+	}
+	return v, nil
 }

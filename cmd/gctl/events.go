@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 )
 
 func (a *app) jobEventsCommand() *cobra.Command {
@@ -55,7 +56,7 @@ func (a *app) streamEvents(ctx context.Context, client api.ControlClient, s sett
 		if err != nil {
 			return err
 		}
-		if err := writeEvents(a.stdout, events, a.output == outputJSON, a.loc); err != nil {
+		if err := writeEvents(a.stdout, events, a.output == render.OutputJSON, a.loc); err != nil {
 			return err
 		}
 	}
@@ -73,7 +74,7 @@ func writeEvents(w io.Writer, events []api.Event, jsonLines bool, loc *time.Loca
 			}
 			line = string(b)
 		} else {
-			line = formatTime(e.Time, loc) + "  " + e.What
+			line = render.FormatTime(e.Time, loc) + "  " + e.What
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err

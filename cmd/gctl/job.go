@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -210,8 +211,8 @@ func (a *app) startJob(ctx context.Context, req *api.SubmitJobRequest, name stri
 	}
 
 	if detach {
-		if a.output == outputJSON {
-			return writeJSON(a.stdout, submitResult{Name: name, Workers: nonNil(resp.GetWorkers())})
+		if a.output == render.OutputJSON {
+			return render.WriteJSON(a.stdout, submitResult{Name: name, Workers: render.NonNil(resp.GetWorkers())})
 		}
 		_, err := fmt.Fprintf(a.stdout, "%s\nfollow it with: gctl job status %s\n", name, name)
 		return err
@@ -255,7 +256,7 @@ func (a *app) jobListCommand() *cobra.Command {
 				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
 					return c.ListJobs(ctx, &api.ListJobsRequest{})
 				},
-				func(rows []api.JobRow) error { return writeJobTable(a.stdout, rows, a.now()) })
+				func(rows []api.JobRow) error { return render.WriteJobTable(a.stdout, rows, a.now()) })
 		},
 	}
 }
@@ -288,10 +289,10 @@ pservers, master, metrics, model_dir, events, ...; docs/reference.md#job-status-
 			if err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, st)
+			if a.output == render.OutputJSON {
+				return render.WriteJSON(a.stdout, st)
 			}
-			return writeJobStatus(a.stdout, st, a.loc)
+			return render.WriteJobStatus(a.stdout, st, a.loc)
 		},
 	}
 }
@@ -312,7 +313,7 @@ func (a *app) jobWorkersCommand() *cobra.Command {
 				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
 					return c.ListWorkers(ctx, &api.GetJobRequest{Name: name})
 				},
-				func(rows []api.WorkerRow) error { return writeWorkerTable(a.stdout, rows, a.loc) })
+				func(rows []api.WorkerRow) error { return render.WriteWorkerTable(a.stdout, rows, a.loc) })
 		},
 	}
 }
@@ -449,9 +450,9 @@ With -o json: {"name", "state", "stopped": [workers], "purged", "deleted": [what
 			if err != nil {
 				return err
 			}
-			res := stopResult{Name: name, State: api.JobState(resp.GetState()), Stopped: nonNil(resp.GetStopped()), Purged: purge, Deleted: deleted}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, res)
+			res := stopResult{Name: name, State: api.JobState(resp.GetState()), Stopped: render.NonNil(resp.GetStopped()), Purged: purge, Deleted: deleted}
+			if a.output == render.OutputJSON {
+				return render.WriteJSON(a.stdout, res)
 			}
 			return writeStopResult(a.stdout, res)
 		},
@@ -462,7 +463,7 @@ With -o json: {"name", "state", "stopped": [workers], "purged", "deleted": [what
 }
 
 func writeStopResult(w io.Writer, r stopResult) error {
-	msg := fmt.Sprintf("job %s %s", r.Name, dash(r.State))
+	msg := fmt.Sprintf("job %s %s", r.Name, render.Dash(r.State))
 	if len(r.Stopped) > 0 {
 		msg += fmt.Sprintf("; stopped %d processes: %s", len(r.Stopped), strings.Join(r.Stopped, ", "))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 )
 
 // resumeResult is `gctl job resume -o json`.
@@ -80,8 +81,8 @@ func (a *app) resumeJob(ctx context.Context, req *api.ResumeJobRequest) error {
 	}
 	res := resumeResult{Name: req.Name, State: api.JobState(resp.GetState()), PreviousState: api.JobState(resp.GetPreviousState()),
 		FromStep: resp.GetFromStep(), Passes: int(resp.GetPasses()), LearningRate: resp.GetLearningRate()}
-	if a.output == outputJSON {
-		return writeJSON(a.stdout, res)
+	if a.output == render.OutputJSON {
+		return render.WriteJSON(a.stdout, res)
 	}
 	_, err = fmt.Fprintf(a.stdout, "job %s %s -> %s: resumes from global checkpoint step %d, %d passes, learning rate %g; follow it with gctl job watch %s\n",
 		res.Name, res.PreviousState, res.State, res.FromStep, res.Passes, res.LearningRate, res.Name)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 )
 
 // scaleResult is `gctl job scale -o json`.
@@ -85,8 +86,8 @@ func (a *app) scaleJob(ctx context.Context, req *api.ScaleJobRequest) error {
 	res := scaleResult{Name: req.Name, Trainers: int(resp.GetTrainers()), PreviousTrainers: int(resp.GetPreviousTrainers()),
 		TrainersMin: int(resp.GetTrainersMin()), TrainersMax: int(resp.GetTrainersMax()), Pservers: int(resp.GetPservers()),
 		PreviousPservers: int(resp.GetPreviousPservers())}
-	if a.output == outputJSON {
-		return writeJSON(a.stdout, res)
+	if a.output == render.OutputJSON {
+		return render.WriteJSON(a.stdout, res)
 	}
 	if req.Trainers != nil || req.Pservers == nil {
 		if _, err := fmt.Fprintf(a.stdout, "job %s: trainers %d -> %d (bounds [%d, %d])\n", res.Name, res.PreviousTrainers, res.Trainers, res.TrainersMin, res.TrainersMax); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/internal/retry"
 )
 
@@ -53,9 +54,9 @@ func newApp(stdout, stderr io.Writer) *app {
 	return &app{
 		stdout:    stdout,
 		stderr:    stderr,
-		stdoutTTY: isTerminal(stdout),
+		stdoutTTY: render.IsTerminal(stdout),
 		stdin:     os.Stdin,
-		stdinTTY:  isTerminal(os.Stdin),
+		stdinTTY:  render.IsTerminal(os.Stdin),
 		loc:       time.Local,
 		now:       time.Now,
 		home:      home,
@@ -117,7 +118,7 @@ spec or name, unknown job, name already in use).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if a.output != outputTable && a.output != outputJSON {
+			if a.output != render.OutputTable && a.output != render.OutputJSON {
 				return usagef("-o %q is not an output format: use -o table or -o json", a.output)
 			}
 			return nil
@@ -134,7 +135,7 @@ spec or name, unknown job, name already in use).`,
 	pf.String("addr", defaultAddr, "address HOST:PORT of a gtrain agent's API (env "+envAddr+")")
 	pf.String("config", defaultConfigPath, "client config file with named contexts (env "+envConfig+")")
 	pf.String("context", "", "context of the config file to use instead of its current-context (env "+envContext+")")
-	pf.StringVarP(&a.output, "output", "o", outputTable, "output format: table or json")
+	pf.StringVarP(&a.output, "output", "o", render.OutputTable, "output format: table or json")
 	a.addrFlag, a.configFlag, a.contextFlag = pf.Lookup("addr"), pf.Lookup("config"), pf.Lookup("context")
 
 	root.AddCommand(a.jobCommand(), a.nodeCommand(), a.quotaCommand(), a.dataCommand())
@@ -228,8 +229,8 @@ func listRows[T any](ctx context.Context, a *app, op, what string,
 	if err != nil {
 		return err
 	}
-	if a.output == outputJSON {
-		return writeJSON(a.stdout, nonNil(rows))
+	if a.output == render.OutputJSON {
+		return render.WriteJSON(a.stdout, render.NonNil(rows))
 	}
 	return table(rows)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/internal/fileperm"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/model/export"
@@ -96,8 +97,8 @@ func (a *app) fetchModel(ctx context.Context, req *api.FetchModelRequest, out, f
 		return err
 	}
 	res := modelResult{Name: req.Name, Pass: man.Pass, Step: man.Step, Format: format, Dir: out, Files: files}
-	if a.output == outputJSON {
-		return writeJSON(a.stdout, res)
+	if a.output == render.OutputJSON {
+		return render.WriteJSON(a.stdout, res)
 	}
 	_, err = fmt.Fprintf(a.stdout, "job %s: pass %d (step %d), %d parameters, sha256 checked; wrote %s in %s\n",
 		req.Name, man.Pass, man.Step, len(man.Params), strings.Join(files, ", "), out)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/internal/retry"
 )
 
@@ -42,7 +43,7 @@ type monitor struct {
 	wait  func(ctx context.Context) error // returns when the next poll is due
 
 	now  func() time.Time // nil: time.Now
-	rate etaEstimator
+	rate render.ETAEstimator
 
 	seen      map[eventKey]bool
 	lastPlain progressKey
@@ -143,10 +144,10 @@ func (m *monitor) show(st api.JobStatus) error {
 	if m.now != nil {
 		now = m.now
 	}
-	m.rate.add(now(), st)
-	line := formatProgress(st) + m.rate.suffix(st)
+	m.rate.Add(now(), st)
+	line := formatProgress(st) + m.rate.Suffix(st)
 	if m.tty {
-		b.WriteString(clearLine + fitWidth(line, m.columns()))
+		b.WriteString(clearLine + render.FitWidth(line, m.columns()))
 		m.lineOpen = true
 	} else if key := progressKeyOf(st); !m.printed || key != m.lastPlain {
 		b.WriteString(line + "\n")
@@ -161,7 +162,7 @@ func (m *monitor) columns() int {
 	if m.width != nil {
 		return m.width()
 	}
-	return terminalWidth(m.out)
+	return render.TerminalWidth(m.out)
 }
 
 // closeLine ends an open progress line so what follows starts in column 0.
@@ -173,7 +174,7 @@ func (m *monitor) closeLine() {
 }
 
 func progressKeyOf(st api.JobStatus) progressKey {
-	key := progressKey{pass: st.Pass, state: st.State, testLoss: formatFloat(st.Metrics.TestLoss)}
+	key := progressKey{pass: st.Pass, state: st.State, testLoss: render.FormatFloat(st.Metrics.TestLoss)}
 	if st.State == api.StatePending {
 		key.reason = st.Reason
 	}
@@ -189,9 +190,9 @@ func formatProgress(st api.JobStatus) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "passes %d/%d done  step %d  tasks todo %d pending %d done %d failed %d  train_loss %s  test_loss %s",
 		st.Pass, st.Passes, st.Step, st.Tasks.Todo, st.Tasks.Pending, st.Tasks.Done, st.Tasks.Failed,
-		formatFloat(st.Metrics.TrainLoss), formatFloat(st.Metrics.TestLoss))
+		render.FormatFloat(st.Metrics.TrainLoss), render.FormatFloat(st.Metrics.TestLoss))
 	if st.Metrics.TestAccuracy != nil {
-		b.WriteString("  test_accuracy " + formatFloat(st.Metrics.TestAccuracy))
+		b.WriteString("  test_accuracy " + render.FormatFloat(st.Metrics.TestAccuracy))
 	}
 	if st.State == api.StatePending && st.Reason != "" {
 		b.WriteString("  [PENDING: " + st.Reason + "]")
@@ -215,9 +216,9 @@ func writeFinal(w io.Writer, st api.JobStatus) error {
 	if st.Reason != "" {
 		fmt.Fprintf(&b, "reason: %s\n", st.Reason)
 	}
-	fmt.Fprintf(&b, "metrics: %s\n", formatMetrics(st.Metrics))
-	fmt.Fprintf(&b, "samples applied: %s\n", formatSamplesApplied(st.SamplesApplied, st.Mode))
-	fmt.Fprintf(&b, "model_dir: %s\n", dash(st.ModelDir))
+	fmt.Fprintf(&b, "metrics: %s\n", render.FormatMetrics(st.Metrics))
+	fmt.Fprintf(&b, "samples applied: %s\n", render.FormatSamplesApplied(st.SamplesApplied, st.Mode))
+	fmt.Fprintf(&b, "model_dir: %s\n", render.Dash(st.ModelDir))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 )
 
 func (a *app) nodeCommand() *cobra.Command {
@@ -38,7 +39,7 @@ holds each GPU).`,
 				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
 					return c.ListNodes(ctx, &api.ListNodesRequest{})
 				},
-				func(rows []api.NodeRow) error { return writeNodeTable(a.stdout, rows) })
+				func(rows []api.NodeRow) error { return render.WriteNodeTable(a.stdout, rows) })
 		},
 	}
 }
@@ -96,8 +97,8 @@ func (a *app) changeNode(ctx context.Context, verb, node string, change func(con
 	if err != nil {
 		return err
 	}
-	if a.output == outputJSON {
-		return writeJSON(a.stdout, row)
+	if a.output == render.OutputJSON {
+		return render.WriteJSON(a.stdout, row)
 	}
 	switch {
 	case verb == "undrain":

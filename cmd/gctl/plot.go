@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/internal/atomicfile"
 )
 
@@ -51,17 +52,17 @@ func (a *app) plot(st api.JobStatus, out string) error {
 		return err
 	}
 	if out != "" {
-		if err := atomicfile.WriteFunc(out, 0o644, func(w io.Writer) error { return writePNG(w, st.Name, st.History) }); err != nil {
+		if err := atomicfile.WriteFunc(out, 0o644, func(w io.Writer) error { return render.WritePNG(w, st.Name, st.History) }); err != nil {
 			return fmt.Errorf("plot of job %s: %w", st.Name, err)
 		}
 		_, err := fmt.Fprintf(a.stdout, "wrote %s (%d passes of job %s)\n", out, len(st.History), st.Name)
 		return err
 	}
-	loss, accuracy := curves(st.History)
-	lines := textChart(st.Name+": loss per pass", st.History, loss, textChartWidth, textChartHeight)
+	loss, accuracy := render.Curves(st.History)
+	lines := render.TextChart(st.Name+": loss per pass", st.History, loss, render.TextChartWidth, render.TextChartHeight)
 	if len(accuracy) > 0 {
 		lines = append(lines, "")
-		lines = append(lines, textChart(st.Name+": test accuracy per pass", st.History, accuracy, textChartWidth, textChartHeight)...)
+		lines = append(lines, render.TextChart(st.Name+": test accuracy per pass", st.History, accuracy, render.TextChartWidth, render.TextChartHeight)...)
 	}
 	_, err := fmt.Fprintln(a.stdout, strings.Join(lines, "\n"))
 	return err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -131,15 +132,15 @@ func (a *app) showQuota(ctx context.Context, op string, do func(context.Context,
 	if err != nil {
 		return err
 	}
-	if a.output == outputJSON {
-		return writeJSON(a.stdout, row)
+	if a.output == render.OutputJSON {
+		return render.WriteJSON(a.stdout, row)
 	}
 	return writeQuotaTable(a.stdout, row)
 }
 
 // writeQuotaTable is the table view: one row per dimension, USED of LIMIT.
 func writeQuotaTable(w io.Writer, q api.QuotaRow) error {
-	tw := newTable(w)
+	tw := render.NewTable(w)
 	fmt.Fprintf(tw, "USER\tRESOURCE\tUSED\tLIMIT\n")
 	limit := func(set bool, v string) string {
 		if !set {

@@ -11,20 +11,6 @@ import (
 	"github.com/gtrain/gtrain/api"
 )
 
-func TestFitWidth(t *testing.T) {
-	line := strings.Repeat("x", 159) // the line, on 80 columns
-	got := fitWidth(line, 80)
-	if n := utf8.RuneCountInString(got); n != 79 || !strings.HasSuffix(got, "…") {
-		t.Errorf("fitWidth(159 chars, 80) = %d runes %q, want 79 ending in …", n, got)
-	}
-	if got := fitWidth("short", 80); got != "short" {
-		t.Errorf("a short line was changed: %q", got)
-	}
-	if got := fitWidth(line, 0); got != line {
-		t.Error("an unknown width (0) cut the line")
-	}
-}
-
 func TestMonitorTTYLineFitsTheTerminal(t *testing.T) {
 	st := running(1, nil)
 	st.State, st.Reason = api.StatePending, strings.Repeat("needs 3 cpu for 3 trainers; ", 6)

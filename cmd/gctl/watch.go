@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/cmd/gctl/internal/render"
 )
 
 // watchEventsShown is how many of a job's past events `job watch` prints
@@ -61,7 +62,7 @@ func pastEvents(st api.JobStatus, keep int) map[eventKey]bool {
 // progressOut is where monitoring writes its progress, and whether that is
 // a terminal: stdout, or stderr when stdout carries -o json.
 func (a *app) progressOut() (out io.Writer, tty bool) {
-	if a.output == outputJSON {
+	if a.output == render.OutputJSON {
 		return a.stderr, false
 	}
 	return a.stdout, a.stdoutTTY
@@ -90,8 +91,8 @@ func (a *app) followJob(ctx context.Context, client api.ControlClient, s setting
 	if err != nil {
 		return fmt.Errorf("%w; the job may still be running: gctl job status %s", err, name)
 	}
-	if a.output == outputJSON {
-		err = writeJSON(a.stdout, st)
+	if a.output == render.OutputJSON {
+		err = render.WriteJSON(a.stdout, st)
 	} else {
 		err = writeFinal(a.stdout, st)
 	}

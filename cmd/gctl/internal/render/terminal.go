@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"io"
@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether w is a terminal. It asks for the terminal's
+// IsTerminal reports whether w is a terminal. It asks for the terminal's
 // settings: a character device is not enough, /dev/null is one too (and a
 // question asked on it reads an empty answer).
-func isTerminal(w any) bool {
+func IsTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -20,9 +20,9 @@ func isTerminal(w any) bool {
 	return err == nil
 }
 
-// terminalWidth is the column count of the terminal w writes to; 0 when w
+// TerminalWidth is the column count of the terminal w writes to; 0 when w
 // is not a terminal or its size is unknown (then nothing is cut).
-func terminalWidth(w io.Writer) int {
+func TerminalWidth(w io.Writer) int {
 	f, ok := w.(*os.File)
 	if !ok {
 		return 0
@@ -34,11 +34,11 @@ func terminalWidth(w io.Writer) int {
 	return int(ws.Col)
 }
 
-// fitWidth cuts a progress line to fewer than width columns (counting a
+// FitWidth cuts a progress line to fewer than width columns (counting a
 // rune as one column), ending it with "…" when cut. A line as wide as the
 // terminal would wrap, and "\r" then rewrites only its last row, leaving
 // a trail of stale rows. width 0 means unknown: the line is kept whole.
-func fitWidth(line string, width int) string {
+func FitWidth(line string, width int) string {
 	if width <= 1 || utf8.RuneCountInString(line) < width {
 		return line
 	}

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -13,12 +13,12 @@ import (
 // differing from the common count, so a summary stays one line.
 const maxDiffersShown = 10
 
-// formatSamplesApplied is samples_applied in a few words, however many
+// FormatSamplesApplied is samples_applied in a few words, however many
 // passes: "exact, 404 per pass × 300 passes" when every pass applied the
 // same count (a sync job's exactly-once guarantee; an async job's count
 // is only shown, not called exact), else the most common count and the
 // passes that differ: "404 per pass × 298 of 300 passes; differ: pass 3: 400, pass 9: 408".
-func formatSamplesApplied(samples []int64, mode string) string {
+func FormatSamplesApplied(samples []int64, mode string) string {
 	if len(samples) == 0 {
 		return "-"
 	}
@@ -81,8 +81,8 @@ func formatHistoryBrief(h []api.PassHistory) []string {
 	from := max(0, len(h)-historyShown)
 	lines := []string{"  PASS\tTRAIN LOSS\tTEST LOSS\tACCURACY\tRECORDS/S\tSECONDS"}
 	for _, e := range h[from:] {
-		lines = append(lines, fmt.Sprintf("  %d\t%s\t%s\t%s\t%s\t%s", e.Pass, formatFloat(e.TrainLoss), formatFloat(e.TestLoss),
-			formatFloat(e.TestAccuracy), strconv.FormatFloat(e.RecordsPerS, 'f', 0, 64), strconv.FormatFloat(e.Seconds, 'f', 3, 64))) // ms: a fast pass is not 0.0
+		lines = append(lines, fmt.Sprintf("  %d\t%s\t%s\t%s\t%s\t%s", e.Pass, FormatFloat(e.TrainLoss), FormatFloat(e.TestLoss),
+			FormatFloat(e.TestAccuracy), strconv.FormatFloat(e.RecordsPerS, 'f', 0, 64), strconv.FormatFloat(e.Seconds, 'f', 3, 64))) // ms: a fast pass is not 0.0
 	}
 	return lines
 }
@@ -98,7 +98,7 @@ func writeHistoryBrief(w io.Writer, h []api.PassHistory) error {
 		title += fmt.Sprintf(", newest %d; all: -o json or gctl job plot", historyShown)
 	}
 	fmt.Fprintln(w, title+"):")
-	tw := newTable(w)
+	tw := NewTable(w)
 	for _, l := range lines {
 		fmt.Fprintln(tw, l)
 	}

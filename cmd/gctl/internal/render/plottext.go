@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 
 // Size of a text chart: fits an 80-column terminal with the axis labels.
 const (
-	textChartWidth  = 64
-	textChartHeight = 12
+	TextChartWidth  = 64
+	TextChartHeight = 12
 )
 
 // curveMarks are the marks of a chart's curves, in order.
@@ -21,11 +21,11 @@ var curveMarks = []byte{'*', 'o', '+', 'x'}
 // bothMark is a cell where curves meet.
 const bothMark = '#'
 
-// textChart draws curves (one value per history entry) as lines of text:
+// TextChart draws curves (one value per history entry) as lines of text:
 // a title, height rows with the value axis on the left, the pass axis and
 // a legend. Passes are spread over width columns; when there are more
 // passes than columns, a column shows the last pass that falls in it.
-func textChart(title string, h []api.PassHistory, cs []curve, width, height int) []string {
+func TextChart(title string, h []api.PassHistory, cs []curve, width, height int) []string {
 	lo, hi := valueRange(cs)
 	grid := make([][]byte, height)
 	for r := range grid {

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -19,9 +19,9 @@ type etaSample struct {
 	pos float64
 }
 
-// etaEstimator turns the polls of `job start` into a rate of passes per
+// ETAEstimator turns the polls of `job start` into a rate of passes per
 // second and so an ETA. It is reset when the job goes back (a rollback).
-type etaEstimator struct {
+type ETAEstimator struct {
 	samples []etaSample
 }
 
@@ -37,8 +37,8 @@ func position(st api.JobStatus) float64 {
 	return pos
 }
 
-// add records st at now.
-func (e *etaEstimator) add(now time.Time, st api.JobStatus) {
+// Add records st at now.
+func (e *ETAEstimator) Add(now time.Time, st api.JobStatus) {
 	pos := position(st)
 	if n := len(e.samples); n > 0 && pos < e.samples[n-1].pos {
 		e.samples = e.samples[:0] // rolled back: the old rate says nothing
@@ -51,7 +51,7 @@ func (e *etaEstimator) add(now time.Time, st api.JobStatus) {
 
 // eta is the time left to passes at the rate seen; ok false until the job
 // has moved over at least a second.
-func (e *etaEstimator) eta(passes int) (time.Duration, bool) {
+func (e *ETAEstimator) eta(passes int) (time.Duration, bool) {
 	if len(e.samples) < 2 {
 		return 0, false
 	}
@@ -65,10 +65,10 @@ func (e *etaEstimator) eta(passes int) (time.Duration, bool) {
 	return time.Duration(left / rate * float64(time.Second)), true
 }
 
-// suffix is the rate part of the progress line: the newest finished pass's
+// Suffix is the rate part of the progress line: the newest finished pass's
 // records/s and the ETA, e.g. "  1234 rec/s  ETA 2m10s"; "" when neither is
 // known yet.
-func (e *etaEstimator) suffix(st api.JobStatus) string {
+func (e *ETAEstimator) Suffix(st api.JobStatus) string {
 	var s string
 	if n := len(st.History); n > 0 {
 		s += "  " + strconv.FormatFloat(st.History[n-1].RecordsPerS, 'f', 0, 64) + " rec/s"

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ type curve struct {
 	values []*float64
 }
 
-// curves are the loss and accuracy lines of a history.
-func curves(h []api.PassHistory) (loss []curve, accuracy []curve) {
+// Curves are the loss and accuracy lines of a history.
+func Curves(h []api.PassHistory) (loss []curve, accuracy []curve) {
 	train, test, acc := curve{name: "train loss"}, curve{name: "test loss"}, curve{name: "test accuracy"}
 	for _, e := range h {
 		train.values = append(train.values, e.TrainLoss)
@@ -62,10 +62,10 @@ func (c curve) points(h []api.PassHistory) plotter.XYs {
 	return xy
 }
 
-// writePNG draws the loss curves, and below them the accuracy when the
+// WritePNG draws the loss curves, and below them the accuracy when the
 // model is a classifier, as a PNG of job's history.
-func writePNG(w io.Writer, job string, h []api.PassHistory) error {
-	loss, accuracy := curves(h)
+func WritePNG(w io.Writer, job string, h []api.PassHistory) error {
+	loss, accuracy := Curves(h)
 	var rows [][]*plot.Plot
 	lp, err := chartOf(h, loss, job+": loss per pass", "loss")
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestWriteJobTable(t *testing.T) {
 		{Name: "old", State: api.StateSucceeded, Pass: 10, Passes: 10, Trainers: 1, Pservers: 1, Loss: ptr(123456.7), Age: "12d"},
 	}
 	var b bytes.Buffer
-	if err := writeJobTable(&b, rows, testNow); err != nil {
+	if err := WriteJobTable(&b, rows, testNow); err != nil {
 		t.Fatal(err)
 	}
 	assertLines(t, b.String(), []string{
@@ -60,7 +60,7 @@ func TestWriteWorkerTable(t *testing.T) {
 		{Name: "trainer-0", Node: "n2", PID: 0, State: "pending", Restarts: 2, GPUs: []int{0, 3}},
 	}
 	var b bytes.Buffer
-	if err := writeWorkerTable(&b, rows, time.UTC); err != nil {
+	if err := WriteWorkerTable(&b, rows, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	assertLines(t, b.String(), []string{
@@ -77,7 +77,7 @@ func TestWriteNodeTable(t *testing.T) {
 			Devices: []api.GPUDevice{{Index: 1, Holder: "fit/trainer-0"}}},
 	}
 	var b bytes.Buffer
-	if err := writeNodeTable(&b, rows); err != nil {
+	if err := WriteNodeTable(&b, rows); err != nil {
 		t.Fatal(err)
 	}
 	assertLines(t, b.String(), []string{
@@ -90,7 +90,7 @@ func TestWriteNodeTable(t *testing.T) {
 func TestEmptyListingIsAnEmptyJSONArray(t *testing.T) {
 	var b bytes.Buffer
 	var rows []api.JobRow
-	if err := writeJSON(&b, nonNil(rows)); err != nil {
+	if err := WriteJSON(&b, NonNil(rows)); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != "[]\n" {
@@ -116,7 +116,7 @@ func TestWriteJobStatus(t *testing.T) {
 		st.Events = append(st.Events, api.Event{Time: testNow.Add(time.Duration(i) * time.Second), What: "event " + string(rune('a'+i))})
 	}
 	var b bytes.Buffer
-	if err := writeJobStatus(&b, st, time.UTC); err != nil {
+	if err := WriteJobStatus(&b, st, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	out := strings.Join(lines(b.String()), "\n")
@@ -143,7 +143,7 @@ func TestWriteJobStatus(t *testing.T) {
 func TestWriteJobStatusWarnings(t *testing.T) {
 	st := api.JobStatus{Name: "j", State: api.StateRunning}
 	var b bytes.Buffer
-	if err := writeJobStatus(&b, st, time.UTC); err != nil {
+	if err := WriteJobStatus(&b, st, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "Warnings") {
@@ -151,7 +151,7 @@ func TestWriteJobStatusWarnings(t *testing.T) {
 	}
 	st.Warnings = []string{"pserver-1 cannot write checkpoint step 300 to /c: disk full", "second"}
 	b.Reset()
-	if err := writeJobStatus(&b, st, time.UTC); err != nil {
+	if err := WriteJobStatus(&b, st, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	out := strings.Join(lines(b.String()), "\n")
@@ -166,7 +166,7 @@ func TestFormatters(t *testing.T) {
 		want string
 	}{{nil, "-"}, {ptr(21.3), "21.3"}, {ptr(0.0123456), "0.01235"}, {ptr(1234.56), "1235"}, {ptr(98765.4), "98765"}}
 	for _, f := range floats {
-		if got := formatFloat(f.v); got != f.want {
+		if got := FormatFloat(f.v); got != f.want {
 			t.Errorf("formatFloat(%v) = %q, want %q", f.v, got, f.want)
 		}
 	}
@@ -192,3 +192,6 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 }
+
+// testNow is the tests' "now": ages and times print from it.
+var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

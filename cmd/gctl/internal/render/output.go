@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/json"
@@ -15,19 +15,19 @@ import (
 
 // Output formats of -o.
 const (
-	outputTable = "table"
-	outputJSON  = "json"
+	OutputTable = "table"
+	OutputJSON  = "json"
 )
 
 // eventsShown is how many of the newest events `job status` prints.
 const eventsShown = 10
 
-func newTable(w io.Writer) *tabwriter.Writer {
+func NewTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
-// writeJSON prints v indented, the way -o json promises.
-func writeJSON(w io.Writer, v any) error {
+// WriteJSON prints v indented, the way -o json promises.
+func WriteJSON(w io.Writer, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode json output: %w", err)
@@ -36,28 +36,16 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// decodeDocument reads an agent document into T; what names it in errors.
-func decodeDocument[T any](doc *api.Document, what string) (T, error) {
-	var v T
-	if doc == nil || len(doc.GetJson()) == 0 {
-		return v, fmt.Errorf("%w: the agent sent an empty %s", ErrBadDocument, what)
-	}
-	if err := json.Unmarshal(doc.GetJson(), &v); err != nil {
-		return v, fmt.Errorf("%w: %s: %v (is the agent of the same release as gctl?)", ErrBadDocument, what, err)
-	}
-	return v, nil
-}
-
-// nonNil makes an empty listing print as [] rather than null.
-func nonNil[T any](rows []T) []T {
+// NonNil makes an empty listing print as [] rather than null.
+func NonNil[T any](rows []T) []T {
 	if rows == nil {
 		return []T{}
 	}
 	return rows
 }
 
-func writeJobTable(w io.Writer, rows []api.JobRow, now time.Time) error {
-	tw := newTable(w)
+func WriteJobTable(w io.Writer, rows []api.JobRow, now time.Time) error {
+	tw := NewTable(w)
 	fmt.Fprintln(tw, "NAME\tSTATE\tPASS\tTRAINERS\tPSERVERS\tLOSS\tAGE")
 	for _, r := range rows {
 		age := r.Age
@@ -65,17 +53,17 @@ func writeJobTable(w io.Writer, rows []api.JobRow, now time.Time) error {
 			age = formatAge(r.Created, now)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%s\t%s\n",
-			r.Name, r.State, r.Pass, r.Passes, r.Trainers, r.Pservers, formatFloat(r.Loss), age)
+			r.Name, r.State, r.Pass, r.Passes, r.Trainers, r.Pservers, FormatFloat(r.Loss), age)
 	}
 	return tw.Flush()
 }
 
-func writeWorkerTable(w io.Writer, rows []api.WorkerRow, loc *time.Location) error {
-	tw := newTable(w)
+func WriteWorkerTable(w io.Writer, rows []api.WorkerRow, loc *time.Location) error {
+	tw := NewTable(w)
 	fmt.Fprintln(tw, "NAME\tNODE\tPID\tSTATE\tRESTARTS\tGPUS\tSTART")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			r.Name, dash(r.Node), formatPID(r.PID), dash(r.State), r.Restarts, formatGPUs(r.GPUs), formatTime(r.Start, loc))
+			r.Name, Dash(r.Node), formatPID(r.PID), Dash(r.State), r.Restarts, formatGPUs(r.GPUs), FormatTime(r.Start, loc))
 	}
 	return tw.Flush()
 }
@@ -87,7 +75,7 @@ func formatGPUs(gpus []int) string {
 	for i, d := range gpus {
 		parts[i] = strconv.Itoa(d)
 	}
-	return dash(strings.Join(parts, ","))
+	return Dash(strings.Join(parts, ","))
 }
 
 // formatNodeGPUs is a node's GPUs held and offered ("1/2"); "-" when it
@@ -99,38 +87,38 @@ func formatNodeGPUs(r api.NodeRow) string {
 	return fmt.Sprintf("%d/%d", len(r.Devices), r.GPUs)
 }
 
-func writeNodeTable(w io.Writer, rows []api.NodeRow) error {
-	tw := newTable(w)
+func WriteNodeTable(w io.Writer, rows []api.NodeRow) error {
+	tw := NewTable(w)
 	fmt.Fprintln(tw, "NAME\tADDR\tSTATE\tCPU\tMEMORY\tGPUS\tROLES")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Name, dash(r.Addr), dash(r.State), strconv.FormatFloat(r.CPU, 'f', -1, 64), formatBytes(r.Memory), formatNodeGPUs(r),
-			dash(strings.Join(r.Roles, ",")))
+			r.Name, Dash(r.Addr), Dash(r.State), strconv.FormatFloat(r.CPU, 'f', -1, 64), formatBytes(r.Memory), formatNodeGPUs(r),
+			Dash(strings.Join(r.Roles, ",")))
 	}
 	return tw.Flush()
 }
 
-// writeJobStatus is the table view of `job status`: a summary a person reads
+// WriteJobStatus is the table view of `job status`: a summary a person reads
 // top to bottom, then the processes, then the newest events.
-func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
-	tw := newTable(w)
+func WriteJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
+	tw := NewTable(w)
 	fmt.Fprintf(tw, "Name:\t%s\n", st.Name)
 	fmt.Fprintf(tw, "State:\t%s\n", st.State)
 	if st.Reason != "" {
 		fmt.Fprintf(tw, "Reason:\t%s\n", st.Reason)
 	}
-	fmt.Fprintf(tw, "Mode:\t%s\n", dash(st.Mode))
+	fmt.Fprintf(tw, "Mode:\t%s\n", Dash(st.Mode))
 	fmt.Fprintf(tw, "Priority:\t%d\n", st.Priority)
-	fmt.Fprintf(tw, "Created:\t%s\n", formatTime(st.Created, loc))
+	fmt.Fprintf(tw, "Created:\t%s\n", FormatTime(st.Created, loc))
 	fmt.Fprintf(tw, "Pass:\t%d/%d\n", st.Pass, st.Passes)
 	fmt.Fprintf(tw, "Step:\t%d\n", st.Step)
 	writeCounts(tw, st)
 	fmt.Fprintf(tw, "Tasks:\t%s\n", formatTasks(st.Tasks))
-	fmt.Fprintf(tw, "Samples applied:\t%s\n", formatSamplesApplied(st.SamplesApplied, st.Mode))
-	fmt.Fprintf(tw, "Metrics:\t%s\n", formatMetrics(st.Metrics))
-	fmt.Fprintf(tw, "Model dir:\t%s\n", dash(st.ModelDir))
+	fmt.Fprintf(tw, "Samples applied:\t%s\n", FormatSamplesApplied(st.SamplesApplied, st.Mode))
+	fmt.Fprintf(tw, "Metrics:\t%s\n", FormatMetrics(st.Metrics))
+	fmt.Fprintf(tw, "Model dir:\t%s\n", Dash(st.ModelDir))
 	fmt.Fprintf(tw, "Master:\t%s on %s, pid %s, %d restarts\n",
-		dash(st.Master.Name), dash(st.Master.Node), formatPID(st.Master.PID), st.Master.Restarts)
+		Dash(st.Master.Name), Dash(st.Master.Node), formatPID(st.Master.PID), st.Master.Restarts)
 	fmt.Fprintf(tw, "Crash budget:\t%s\n", formatBudget(st))
 	for i, w := range st.Warnings {
 		label := ""
@@ -148,10 +136,10 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 
 	fmt.Fprintf(w, "\nTrainers (%d):\n", len(st.Trainers))
 	if len(st.Trainers) > 0 {
-		tw = newTable(w)
+		tw = NewTable(w)
 		fmt.Fprintln(tw, "  ID\tNAME\tNODE\tPID\tSTATE\tRESTARTS")
 		for _, t := range st.Trainers {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Name, dash(t.Node), formatPID(t.PID), dash(t.State), t.Restarts)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Name, Dash(t.Node), formatPID(t.PID), Dash(t.State), t.Restarts)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -160,11 +148,11 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 
 	fmt.Fprintf(w, "\nPservers (%d):\n", len(st.Pservers))
 	if len(st.Pservers) > 0 {
-		tw = newTable(w)
+		tw = NewTable(w)
 		fmt.Fprintln(tw, "  INDEX\tNAME\tNODE\tPID\tADDR\tSTATE\tRESTARTS\tCHECKPOINT STEP")
 		for _, p := range st.Pservers {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-				p.Index, p.Name, dash(p.Node), formatPID(p.PID), dash(p.Addr), dash(p.State), p.Restarts, formatCheckpointStep(p.CheckpointStep))
+				p.Index, p.Name, Dash(p.Node), formatPID(p.PID), Dash(p.Addr), Dash(p.State), p.Restarts, formatCheckpointStep(p.CheckpointStep))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -183,7 +171,7 @@ func writeJobStatus(w io.Writer, st api.JobStatus, loc *time.Location) error {
 		fmt.Fprintf(w, "\nEvents (%d):\n", len(st.Events))
 	}
 	for _, e := range events {
-		if _, err := fmt.Fprintf(w, "  %s  %s\n", formatTime(e.Time, loc), e.What); err != nil {
+		if _, err := fmt.Fprintf(w, "  %s  %s\n", FormatTime(e.Time, loc), e.What); err != nil {
 			return err
 		}
 	}
@@ -194,17 +182,17 @@ func formatTasks(t api.TaskCounts) string {
 	return fmt.Sprintf("todo %d  pending %d  done %d  failed %d", t.Todo, t.Pending, t.Done, t.Failed)
 }
 
-func formatMetrics(m api.Metrics) string {
-	s := "train_loss " + formatFloat(m.TrainLoss) + "  test_loss " + formatFloat(m.TestLoss)
+func FormatMetrics(m api.Metrics) string {
+	s := "train_loss " + FormatFloat(m.TrainLoss) + "  test_loss " + FormatFloat(m.TestLoss)
 	if m.TestAccuracy != nil {
-		s += "  test_accuracy " + formatFloat(m.TestAccuracy)
+		s += "  test_accuracy " + FormatFloat(m.TestAccuracy)
 	}
 	return s
 }
 
-// formatFloat prints a loss with four significant digits, "-" when not
+// FormatFloat prints a loss with four significant digits, "-" when not
 // measured yet, and never in exponent form for large values.
-func formatFloat(v *float64) string {
+func FormatFloat(v *float64) string {
 	if v == nil {
 		return "-"
 	}
@@ -234,7 +222,7 @@ func formatAge(created, now time.Time) string {
 	}
 }
 
-func formatTime(t time.Time, loc *time.Location) string {
+func FormatTime(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"
 	}
@@ -278,7 +266,7 @@ func formatCheckpointStep(step int64) string {
 	return strconv.FormatInt(step, 10)
 }
 
-func dash[S ~string](s S) string {
+func Dash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
