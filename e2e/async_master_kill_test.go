@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
@@ -22,15 +24,7 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 		t.Skip("e2e: real processes, SIGKILL")
 	}
 	const passes = 150
-	work := t.TempDir()
-	res := e2erig.Housing(t, filepath.Join(work, "data"))
-	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
-	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, asyncJob("mkill", passes)), "--detach"); code != 0 {
-		t.Fatalf("job start: exit %d: %s", code, errs)
-	}
-	st := e2erig.WaitJob(t, a, "mkill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
-		return st.State == api.StateRunning && st.Pass >= 1
-	})
+	a, res, st := startAsyncJob(t, "mkill", passes, 1)
 	for kill := range 3 {
 		from := st.Pass
 		st = e2erig.WaitJob(t, a, "mkill", "progress", 60*time.Second, func(st api.JobStatus) bool {
@@ -49,4 +43,18 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 		return st.State == api.StateSucceeded
 	})
 	assertAsyncCounts(t, st, passes, res.TrainRecords)
+}
+
+// startAsyncJob starts an agent over the housing data and on it the async
+// job name of passes, and waits until the job runs pass from.
+func startAsyncJob(t *testing.T, name string, passes, from int) (*e2erig.Agent, *dataset.ConvertResult, api.JobStatus) {
+	t.Helper()
+	work := t.TempDir()
+	res := e2erig.Housing(t, filepath.Join(work, "data"))
+	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	e2erig.StartDetached(t, a, asyncJob(name, passes))
+	st := e2erig.WaitJob(t, a, name, fmt.Sprintf("training to reach pass %d", from), 60*time.Second, func(st api.JobStatus) bool {
+		return st.State == api.StateRunning && st.Pass >= from
+	})
+	return a, res, st
 }
