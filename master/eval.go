@@ -15,6 +15,8 @@ import (
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // evalBatch bounds the memory of one evaluation batch.
@@ -34,14 +36,32 @@ type PassEvaluator struct {
 	FailJob func(ctx context.Context, err error)
 	// Procs is the GOMAXPROCS the evaluation may use (0: as in force).
 	Procs int
+	// Async: the pass's step is not waited for (see EndPass).
+	Async bool
 }
 
 // EndPass implements Evaluator.
 func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
 	params := e.Layout.NewParams()
+	// An async pass is over once its tasks are reported, and a trainer
+	// reports a task after its pushes were applied: the pservers hold the
+	// pass's model whatever their step. Waiting for the master's step
+	// would wait for ever on a pserver restarted from its checkpoint (its
+	// step went back, and no push comes until the next pass).
+	minStep := step
+	if e.Async {
+		minStep = 0
+	}
 	// Any epoch: the evaluation of an abandoned epoch is discarded by the core.
-	got, _, err := e.PS.Client().Pull(ctx, step, math.MaxInt64, params)
+	got, _, err := e.PS.Client().Pull(ctx, minStep, math.MaxInt64, params)
 	if err != nil {
+		if status.Code(err) == codes.Unavailable {
+			// A restarted pserver serves at a new address; the retry
+			// reads the published one.
+			if rerr := e.PS.Refresh(ctx); rerr != nil && e.Log != nil {
+				e.Log.Debug("pservers not all back yet", "err", rerr)
+			}
+		}
 		return api.Metrics{}, fmt.Errorf("pass %d: read parameters: %w", pass, err)
 	}
 	if what := nonFiniteParam(e.Layout.Params, params); what != "" {
