@@ -125,8 +125,14 @@ func (p *pass) placeOne(orig clusterJob) *placementUpdate {
 	}
 	hold, held := drainHolds(handoverInput{Workers: j.spec.Workers(), Current: j.placement.Nodes(), Drains: p.drains,
 		Sync: j.spec.Mode == jobspec.ModeSync, Started: j.started, CheckpointRev: j.checkpointRev})
+	workers := j.spec.Workers()
+	if now {
+		// Taken: placement must not put them back. Until then (a yield
+		// waiting for the next global checkpoint) they stay where they are.
+		workers = slices.DeleteFunc(workers, func(w string) bool { return slices.Contains(p.taken[j.name].trainers, w) })
+	}
 	in := placeInput{
-		Workers:  slices.DeleteFunc(j.spec.Workers(), func(w string) bool { return slices.Contains(p.taken[j.name].trainers, w) }),
+		Workers:  workers,
 		Requests: requests,
 		Current:  j.placement.Nodes(),
 		Nodes:    p.views,

@@ -10,11 +10,11 @@ import (
 )
 
 // preemptView is node n1 of 4.2 CPUs running job low (master, pserver and
-// trainers 2 of min lowMin, 3.1 CPUs), and job high of priority
-// highPriority (2.1 CPUs) submitted after it.
-func preemptView(t *testing.T, lowMin, highPriority int) clusterView {
+// trainers 2 of min lowMin, 3.1 CPUs; its checkpoint.dir dir), and job
+// high of priority highPriority (2.1 CPUs) submitted after it.
+func preemptView(t *testing.T, lowMin, highPriority int, dir ...string) clusterView {
 	t.Helper()
-	low := planSpec("low", 2, "")
+	low := planSpec("low", 2, strings.Join(dir, ""))
 	low.TrainersMin, low.TrainersMax = lowMin, 2
 	view := clusterView{nodes: []coord.ClusterNode{liveNode("n1", 4.2)},
 		jobs: []clusterJob{{name: "low", fence: 1, spec: low, state: api.StateRunning}}}
@@ -78,8 +78,16 @@ func TestScheduleNeverShrinksBelowMinOrEqualPriority(t *testing.T) {
 // checkpoint: the first pass records the yield (and says so), passes
 // without a new checkpoint change nothing, and the first after one
 // unplaces them.
+// With a shared checkpoint.dir too, where placement does not keep a
+// missing worker on its node by itself: the yielding trainer stays placed.
 func TestSchedulePreemptionWaitsForGlobalCheckpoint(t *testing.T) {
-	view := preemptView(t, 1, 5)
+	for _, dir := range []string{"", "/shared/ckpt"} {
+		t.Run("checkpoint.dir="+dir, func(t *testing.T) { preemptionWaitsForGlobalCheckpoint(t, dir) })
+	}
+}
+
+func preemptionWaitsForGlobalCheckpoint(t *testing.T, dir string) {
+	view := preemptView(t, 1, 5, dir)
 	view.jobs[0].started, view.jobs[0].checkpointRev = true, 7
 	updates := schedule(view, noneDown, schedNow, tokens())
 	low, high := updateOf(t, updates, "low"), updateOf(t, updates, "high")
