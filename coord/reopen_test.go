@@ -11,7 +11,8 @@ import (
 )
 
 // TestReopenJob: the job goes back to PENDING with the record as decide
-// left it and its worker records gone; the master's state and the global
+// left it, its worker records gone and its workers unplaced (its home node
+// kept: it has no checkpoint.dir); the master's state and the global
 // checkpoint stay. A refusal changes nothing.
 func TestReopenJob(t *testing.T) {
 	cli := dialTest(t)
@@ -22,6 +23,8 @@ func TestReopenJob(t *testing.T) {
 	global := schema.GlobalCheckpoint{Step: 50, Pass: 1, Steps: []int64{25, 50}}
 	for key, v := range map[string]any{JobKey(job): rec, StateKey(job): schema.StateRecord{State: api.StateStopped},
 		GlobalCheckpointKey(job): global, WorkerKey(job, "master"): schema.WorkerRecord{Name: "master", State: api.WorkerExited},
+		PlacementKey(job): schema.PlacementRecord{Gen: 3, Workers: map[string]schema.Assignment{
+			"master": {Node: "n2", Gen: 1}, "trainer-0": {Node: "n2", Gen: 3, GPUs: []int{1}}}},
 		MasterMetaKey(job): map[string]int{"step": 70}} {
 		if err := PutJSON(ctx, cli, key, v); err != nil {
 			t.Fatal(err)
@@ -50,6 +53,10 @@ func TestReopenJob(t *testing.T) {
 	after, _, err := GetJobRecord(ctx, cli, job)
 	if err != nil || after.Spec.Passes != 5 {
 		t.Errorf("record after reopen: passes %d (%v), want 5", after.Spec.Passes, err)
+	}
+	var p schema.PlacementRecord
+	if _, err := GetJSON(ctx, cli, PlacementKey(job), &p); err != nil || len(p.Workers) != 0 || p.Home != "n2" || p.Gen != 4 {
+		t.Errorf("placement after reopen: %+v (%v), want no worker, home n2, gen 4", p, err)
 	}
 	for key, want := range map[string]int64{WorkerPrefix(job): 0, MasterMetaKey(job): 1, GlobalCheckpointKey(job): 1} {
 		resp, err := cli.Get(ctx, key, clientv3.WithPrefix(), clientv3.WithCountOnly())

@@ -41,7 +41,11 @@ type PlacementRecord struct {
 	Check    *StorageCheck `json:"check,omitempty"` // the storage check under way
 	// Yield: trainers this job gives up to a job of higher priority at its
 	// next global checkpoint (nil: none).
-	Yield   *Yield    `json:"yield,omitempty"`
+	Yield *Yield `json:"yield,omitempty"`
+	// Home is the node a resumed job without checkpoint.dir must return to
+	// (its checkpoints are on that node's disk) while none of its workers
+	// is placed ("" for any other job).
+	Home    string    `json:"home,omitempty"`
 	Updated time.Time `json:"updated"`
 }
 

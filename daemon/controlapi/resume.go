@@ -16,11 +16,12 @@ import (
 
 // ResumeJob continues a STOPPED or FAILED sync job from its newest complete
 // global checkpoint, by the path a master successor takes: the job goes back
-// to PENDING with its placement, master state and checkpoints kept and its
-// worker records gone, so every agent starts its roles afresh; the pservers
-// restore the global checkpoint and the new master, whose stored state is
-// past it, rolls the job back to it (recovery's start check), as after a
-// crash of everything. The records applied after the checkpoint are
+// to PENDING with its master state and checkpoints kept, its worker records
+// gone and its workers unplaced (placed anew, as a new job: room, GPUs and
+// quota are checked again; on its home node without checkpoint.dir), so
+// every agent starts its roles afresh; the pservers restore the global
+// checkpoint and the new master, whose stored state is past it, rolls the
+// job back to it (recovery's start check), as after a crash of everything. The records applied after the checkpoint are
 // undone with it, so each is applied exactly once.
 func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api.ResumeJobResponse, error) {
 	name := req.GetName()

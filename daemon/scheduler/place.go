@@ -122,6 +122,9 @@ type placeInput struct {
 	// OneNode: the job keeps its checkpoints on the local disk of its node
 	// (no checkpoint.dir), so all its workers go on one node and stay there.
 	OneNode bool
+	// Home: the node a OneNode job none of whose workers is placed must go
+	// to, its checkpoints' (a resumed job); "" for any node.
+	Home string
 	// Hold names workers that stay on their node while it drains: they
 	// wait to hand over at a global checkpoint (drainHolds).
 	Hold map[string]bool
@@ -229,6 +232,9 @@ func placeOnOneNode(in placeInput, nodes []nodeView) placeOutput {
 	if len(in.Current) > 0 {
 		return keepOnItsNode(in, nodes)
 	}
+	if in.Home != "" {
+		nodes = slices.DeleteFunc(slices.Clone(nodes), func(n nodeView) bool { return n.Name != in.Home })
+	}
 	if fewer, ok := onOneNodeWithFewer(in, nodes); ok {
 		return fewer
 	}
@@ -251,9 +257,13 @@ func placeOnOneNode(in placeInput, nodes []nodeView) placeOutput {
 		if what == "" {
 			what = "a ready node"
 		}
+		where := "one node"
+		if in.Home != "" {
+			where = in.Home + ", whose disk holds its checkpoints,"
+		}
 		return placeOutput{Placement: map[string]string{}, Reason: noFreeGPU("the whole job", total, nodes) + fmt.Sprintf(
-			"needs %s on one node for the whole job (without checkpoint.dir its checkpoints stay on one node's disk, so it cannot span nodes); %s",
-			what, nodesReport(nodes, total))}
+			"needs %s on %s for the whole job (without checkpoint.dir its checkpoints stay on one node's disk, so it cannot span nodes); %s",
+			what, where, nodesReport(nodes, total))}
 	}
 	out := placeOutput{Placement: map[string]string{}}
 	for _, w := range in.Workers {

@@ -137,6 +137,7 @@ func (p *pass) placeOne(orig clusterJob) *placementUpdate {
 		Current:  j.placement.Nodes(),
 		Nodes:    p.views,
 		OneNode:  j.spec.Checkpoint.Dir == "",
+		Home:     j.placement.Home,
 		Hold:     hold,
 		// A job that never ran may start with fewer trainers, down to its min.
 		MinTrainers: minTrainers(&j.spec),
@@ -148,6 +149,9 @@ func (p *pass) placeOne(orig clusterJob) *placementUpdate {
 		}
 	}
 	next, events := applyPlacement(j, out.Placement, p.states)
+	if len(next.Workers) > 0 {
+		next.Home = "" // back on it: Current keeps it there from now on
+	}
 	if shrunk != "" {
 		events, next.Gen = append(events, shrunk), orig.placement.Gen+1
 	}
