@@ -15,8 +15,6 @@ import (
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // evalBatch bounds the memory of one evaluation batch.
@@ -55,9 +53,10 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	// Any epoch: the evaluation of an abandoned epoch is discarded by the core.
 	got, _, err := e.PS.Client().Pull(ctx, minStep, math.MaxInt64, params)
 	if err != nil {
-		if status.Code(err) == codes.Unavailable {
-			// A restarted pserver serves at a new address; the retry
-			// reads the published one.
+		if client.PeerGone(err) {
+			// A restarted pserver serves at a new address (its old one
+			// may even answer Unimplemented); the retry reads the
+			// published one, as a trainer does.
 			if rerr := e.PS.Refresh(ctx); rerr != nil && e.Log != nil {
 				e.Log.Debug("pservers not all back yet", "err", rerr)
 			}

@@ -22,9 +22,7 @@ import (
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/status"
 )
 
 // ErrJobEnded is returned when the job ended while the trainer waited.
@@ -251,17 +249,11 @@ func (t *trainer) psErr(ctx context.Context, err error) error {
 	return err
 }
 
-// transient errors are retried in place; Aborted (a rollback) is not one: it
-// sends a sync trainer back to the master (see resync). Unimplemented is:
-// the address of a dead master or pserver, still published until its lease
-// expires, may already be reused by another gRPC server on that host.
-func transient(err error) bool {
-	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Unimplemented:
-		return true
-	}
-	return false
-}
+// transient errors are retried in place: those that say the master or
+// pserver called may be gone or moving (client.PeerGone). Aborted (a
+// rollback) is not one: it sends a sync trainer back to the master (see
+// resync).
+func transient(err error) bool { return client.PeerGone(err) }
 
 // compute zeroes the gradient buffers and accumulates the gradient sums of ex.
 // compute puts the gradient sums of ex in t.grads and returns the loss

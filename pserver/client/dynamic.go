@@ -7,7 +7,9 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 )
 
 // Dynamic is a Client that follows the pservers' registrations: a restarted
@@ -45,6 +47,20 @@ func (d *Dynamic) Client() *Client {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.c
+}
+
+// PeerGone reports whether err from a call may mean its server is gone or
+// restarting at a new address, so that Refresh (for a pserver) or another
+// try finds where it serves now: Unavailable, DeadlineExceeded, or
+// Unimplemented (the address of a dead master or pserver, still published
+// until its lease expires, may already be reused by another gRPC server on
+// that host).
+func PeerGone(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Unimplemented:
+		return true
+	}
+	return false
 }
 
 // Refresh re-reads the layout and the registrations (waiting for missing
