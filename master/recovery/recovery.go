@@ -255,6 +255,14 @@ func (r *Recovery) rollback(ctx context.Context, why string, target int64) error
 
 // rollbackLocked is rollback with r.mu held.
 func (r *Recovery) rollbackLocked(ctx context.Context, why string, target int64) error {
+	if r.driver.Done() {
+		// A finished job is not rolled back (the core refuses it: its model
+		// is written and its end saved). Restoring the pservers first, as a
+		// rollback does, would put them in an epoch the master never
+		// reaches, and each successor would try again, for ever.
+		r.log.Info("the job finished; no rollback", "why", why)
+		return nil
+	}
 	r.driver.Pause()
 	g, _, err := r.checkpoints.Global(ctx)
 	if err != nil {

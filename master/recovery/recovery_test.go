@@ -198,6 +198,22 @@ func TestCheckEpochs(t *testing.T) {
 	}
 }
 
+// A finished job is not rolled back, even with a pserver in a newer epoch
+// (a rollback cut short as the job ended): its pservers are left alone, so
+// that the master's successors do not restore them again and again, each
+// in a newer epoch, and each then fail on the core's ErrJobDone.
+func TestCheckEpochsLeavesAFinishedJobAlone(t *testing.T) {
+	w := newWorld(kept(10), 11, 1, []int64{11, 11}, []int64{2, 2})
+	w.states.withState(t, 10, 0)
+	w.driver.done = true
+	if err := w.r.CheckEpochs(t.Context(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.driver.rolledBack) != 0 || len(w.ps.restores) != 0 {
+		t.Fatalf("finished job: %d rollbacks, pservers restored %v; want none", len(w.driver.rolledBack), w.ps.restores)
+	}
+}
+
 // A trainer's request is void when a rollback happened since its epoch.
 func TestRequestRollbackOfAnOlderEpochIsAnswered(t *testing.T) {
 	w := newWorld(kept(10), 11, 3, []int64{11, 11}, []int64{3, 3})
