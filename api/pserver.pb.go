@@ -169,9 +169,13 @@ func (x *PushReply) GetStep() int64 {
 }
 
 type PullRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MinStep       int64                  `protobuf:"varint,1,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
-	Epoch         int64                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"` // sync: refused (Aborted) once the job rolled back past it
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	MinStep int64                  `protobuf:"varint,1,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
+	Epoch   int64                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"` // sync: refused (Aborted) once the job rolled back past it
+	// with_state: also stream each block's optimizer slots, of the same step
+	// as its parameters (see ParamChunk.offset): a pass's model keeps the
+	// optimizer state that init_from.optimizer_state loads.
+	WithState     bool `protobuf:"varint,3,opt,name=with_state,json=withState,proto3" json:"with_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -220,12 +224,22 @@ func (x *PullRequest) GetEpoch() int64 {
 	return 0
 }
 
+func (x *PullRequest) GetWithState() bool {
+	if x != nil {
+		return x.WithState
+	}
+	return false
+}
+
 type ParamChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
-	Block         int32                  `protobuf:"varint,2,opt,name=block,proto3" json:"block,omitempty"`
-	Offset        int64                  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
-	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Step  int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Block int32                  `protobuf:"varint,2,opt,name=block,proto3" json:"block,omitempty"`
+	// offset: the float offset in the block's parameters, or, past them
+	// (with_state pulls only), in its optimizer slots laid out after them:
+	// offset k*len+i is slot k-1's value i. A chunk never spans two.
+	Offset        int64  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -514,10 +528,12 @@ const file_pserver_proto_rawDesc = "" +
 	"checkpoint\x12\x14\n" +
 	"\x05epoch\x18\b \x01(\x03R\x05epoch\"\x1f\n" +
 	"\tPushReply\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x03R\x04step\">\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\"]\n" +
 	"\vPullRequest\x12\x19\n" +
 	"\bmin_step\x18\x01 \x01(\x03R\aminStep\x12\x14\n" +
-	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"b\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\x12\x1d\n" +
+	"\n" +
+	"with_state\x18\x03 \x01(\bR\twithState\"b\n" +
 	"\n" +
 	"ParamChunk\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +

@@ -21,6 +21,11 @@ type InitFromSpec struct {
 	Dir    string   `yaml:"dir" json:"dir,omitempty"`
 	Only   []string `yaml:"only" json:"only,omitempty"`
 	Freeze []string `yaml:"freeze" json:"freeze,omitempty"`
+	// OptimizerState also loads the optimizer's state that the model keeps
+	// (of the loaded parameters), and adam's step count: with the same
+	// optimizer and data order, the job then trains exactly what the
+	// model's own job trained after it.
+	OptimizerState bool `yaml:"optimizer_state" json:"optimizer_state,omitempty"`
 	// Resolved is the pass directory the agent that accepted the job found
 	// and checked (never the user's: no YAML field; overwritten at submit).
 	// The pservers read their initial values from it.
@@ -29,7 +34,7 @@ type InitFromSpec struct {
 
 // IsSet reports whether the spec asks for a warm start.
 func (f InitFromSpec) IsSet() bool {
-	return f.Job != "" || f.Dir != "" || f.Pass != nil || len(f.Only) > 0 || len(f.Freeze) > 0
+	return f.Job != "" || f.Dir != "" || f.Pass != nil || len(f.Only) > 0 || len(f.Freeze) > 0 || f.OptimizerState
 }
 
 // Loads reports whether parameter name is loaded from the model.
@@ -117,6 +122,27 @@ func CheckInitModel(f InitFromSpec, want, have []model.ParamSpec, dir string) er
 			return fieldError("init_from", fmt.Sprintf("parameter %q has shape %v in the model at %s, this job's model wants %v",
 				w.Name, have[i].Shape, dir, w.Shape), nil)
 		}
+	}
+	return nil
+}
+
+// CheckInitOptimizer checks, when f asks for the optimizer's state, that
+// the model at dir keeps it (have) for the job's own optimizer kind: slots
+// of another rule mean something else.
+func CheckInitOptimizer(f InitFromSpec, opt OptimizerSpec, have *model.OptimizerManifest, dir string) error {
+	switch {
+	case !f.OptimizerState:
+		return nil
+	case have == nil:
+		return fieldError("init_from.optimizer_state", fmt.Sprintf(
+			"the model at %s keeps no optimizer state (written before gtrain kept it, or an export); drop optimizer_state to load its parameters only", dir), nil)
+	case have.Kind != opt.Kind:
+		return fieldError("init_from.optimizer_state", fmt.Sprintf(
+			"the model at %s was trained with optimizer %s, this job uses %s: its state cannot carry over; use optimizer.kind %s, or drop optimizer_state",
+			dir, have.Kind, opt.Kind, have.Kind), nil)
+	case len(have.Slots) != opt.Slots():
+		return fieldError("init_from.optimizer_state", fmt.Sprintf(
+			"the model at %s keeps %d optimizer slots, optimizer %s needs %d", dir, len(have.Slots), opt.Kind, opt.Slots()), nil)
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ func TestInitFromValidation(t *testing.T) {
 		{"init_from: {job: a, only: [w9]}\n", "init_from.only[0]"},
 		{"init_from: {job: a, freeze: [w0, w0]}\n", "init_from.freeze[1]"},
 		{"init_from: {job: a, from: x}\n", "init_from.from"},
+		{"init_from: {job: a, pass: 2, optimizer_state: true}\n", ""},
+		{"init_from: {optimizer_state: true}\n", "init_from"},
 	})
 }
 
@@ -39,4 +41,20 @@ func TestCheckInitModelNamesTheParameter(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantFieldError(t, CheckInitModel(InitFromSpec{Dir: "/m"}, want, other[1:], "/m"), "init_from", `"w0"`, "not in the model")
+}
+
+func TestCheckInitOptimizer(t *testing.T) {
+	adam := OptimizerSpec{Kind: OptimizerAdam}
+	kept := &model.OptimizerManifest{Kind: OptimizerAdam, Slots: make([][]model.ParamManifest, 2)}
+	asks := InitFromSpec{Dir: "/m", OptimizerState: true}
+	if err := CheckInitOptimizer(asks, adam, kept, "/m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckInitOptimizer(InitFromSpec{Dir: "/m"}, adam, nil, "/m"); err != nil {
+		t.Errorf("not asked for: %v", err)
+	}
+	wantFieldError(t, CheckInitOptimizer(asks, adam, nil, "/m"), "init_from.optimizer_state", "keeps no optimizer state")
+	wantFieldError(t, CheckInitOptimizer(asks, OptimizerSpec{Kind: OptimizerMomentum}, kept, "/m"), "init_from.optimizer_state", "adam", "momentum")
+	short := &model.OptimizerManifest{Kind: OptimizerAdam, Slots: make([][]model.ParamManifest, 1)}
+	wantFieldError(t, CheckInitOptimizer(asks, adam, short, "/m"), "init_from.optimizer_state", "1 optimizer slots")
 }

@@ -102,6 +102,19 @@ type OptimizerSpec struct {
 	Epsilon  float64  `yaml:"epsilon" json:"epsilon"`
 }
 
+// Slots is how many values per parameter the optimizer keeps as its state
+// (pserver.Optimizer.Slots agrees, tested there): sgd none, momentum its
+// velocity, adagrad its sum of squares, adam its two moments.
+func (o OptimizerSpec) Slots() int {
+	switch o.Kind {
+	case OptimizerMomentum, OptimizerAdagrad:
+		return 1
+	case OptimizerAdam:
+		return 2
+	}
+	return 0
+}
+
 // DataSpec names the record shards. Train and Test are globs; after
 // ResolvePaths they are absolute.
 type DataSpec struct {

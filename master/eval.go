@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/roleruntime"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master/core"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
@@ -36,11 +37,18 @@ type PassEvaluator struct {
 	Procs int
 	// Async: the pass's step is not waited for (see EndPass).
 	Async bool
+	// Optimizer is the job's: its state is kept with each pass's model,
+	// for a warm start that asks for it (init_from.optimizer_state).
+	Optimizer jobspec.OptimizerSpec
 }
 
 // EndPass implements Evaluator.
 func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.Metrics, error) {
 	params := e.Layout.NewParams()
+	state := make([][][]float32, e.Optimizer.Slots())
+	for k := range state {
+		state[k] = e.Layout.NewParams()
+	}
 	// An async pass is over once its tasks are reported, and a trainer
 	// reports a task after its pushes were applied: the pservers hold the
 	// pass's model whatever their step. Waiting for the master's step
@@ -51,7 +59,7 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 		minStep = 0
 	}
 	// Any epoch: the evaluation of an abandoned epoch is discarded by the core.
-	got, _, err := e.PS.Client().Pull(ctx, minStep, math.MaxInt64, params)
+	got, _, err := e.PS.Client().PullState(ctx, minStep, math.MaxInt64, params, state)
 	if err != nil {
 		if client.PeerGone(err) {
 			// A restarted pserver serves at a new address (its old one
@@ -82,7 +90,8 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	if err := ctx.Err(); err != nil {
 		return api.Metrics{}, err // rolled back meanwhile: this pass's model is not the surviving one
 	}
-	dir, err := model.WriteParams(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params)
+	opt := &model.OptimizerState{Kind: e.Optimizer.Kind, Slots: state}
+	dir, err := model.WriteParamsState(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params, opt)
 	if err != nil {
 		return api.Metrics{}, &ModelWriteError{Pass: pass, Dir: e.ModelDir, Err: err}
 	}

@@ -88,7 +88,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	spec := l.job.spec
 	modelDir := jobdir.Model(l.cfg.DataDir, spec)
 	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log, Procs: l.cfg.EvalProcs,
-		Async: spec.Mode == jobspec.ModeAsync}
+		Async: spec.Mode == jobspec.ModeAsync, Optimizer: spec.Optimizer}
 	var err error
 	if l.prog, err = l.startProgram(ctx); err != nil {
 		return nil, err

@@ -18,4 +18,7 @@ var (
 	ErrByteLength = errors.New("byte length is not a multiple of 4")
 	// ErrInvalidPass reports a negative pass number given to WriteModel.
 	ErrInvalidPass = errors.New("invalid pass number")
+	// ErrNoOptimizerState reports a model directory that keeps no optimizer
+	// state (written before gtrain kept it, or an export).
+	ErrNoOptimizerState = errors.New("the model keeps no optimizer state")
 )

@@ -21,6 +21,25 @@ type Manifest struct {
 	Pass    int             `json:"pass"`
 	Step    int64           `json:"step"`
 	Params  []ParamManifest `json:"params"`
+	// Optimizer is the optimizer's state at Step, which a warm start loads
+	// when init_from.optimizer_state asks (absent in models written before
+	// it was kept, and in exports).
+	Optimizer *OptimizerManifest `json:"optimizer,omitempty"`
+}
+
+// OptimizerManifest lists the optimizer's slot files: Slots[k][j] is slot k
+// (momentum's velocity; adagrad's sum of squares; adam's first, then second
+// moment) of parameter j, in NAME.slotK.f32. sgd keeps none.
+type OptimizerManifest struct {
+	Kind  string            `json:"kind"`
+	Slots [][]ParamManifest `json:"slots,omitempty"`
+}
+
+// OptimizerState is an optimizer's state as a model keeps it: Slots[k][j]
+// is slot k of parameter j, shaped as the parameter.
+type OptimizerState struct {
+	Kind  string
+	Slots [][][]float32
 }
 
 // ParamManifest describes one parameter file; SHA256 is the lowercase hex

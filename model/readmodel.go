@@ -121,3 +121,29 @@ func decodeParam(pm ParamManifest, data []byte, size int) ([]float32, error) {
 	}
 	return BytesFloat32(data)
 }
+
+// ReadOptimizerState reads the optimizer state that the pass directory dir
+// keeps beside its parameters (man is its manifest, as ReadModel returned
+// it), checking every slot file as ReadModel checks a parameter's. A model
+// that keeps none is ErrNoOptimizerState.
+func ReadOptimizerState(dir string, man Manifest) (OptimizerState, error) {
+	if man.Optimizer == nil {
+		return OptimizerState{}, fmt.Errorf("model: %s: %w", dir, ErrNoOptimizerState)
+	}
+	want := man.ParamSpecs()
+	st := OptimizerState{Kind: man.Optimizer.Kind}
+	for k, files := range man.Optimizer.Slots {
+		if err := matchManifestParams(want, files); err != nil {
+			return OptimizerState{}, fmt.Errorf("model: %s: optimizer slot %d: %w", dir, k, err)
+		}
+		slot := make([][]float32, len(files))
+		for j, pm := range files {
+			var err error
+			if slot[j], err = readParamFile(dir, pm, want[j].Size()); err != nil {
+				return OptimizerState{}, fmt.Errorf("model: optimizer slot %d: %w", k, err)
+			}
+		}
+		st.Slots = append(st.Slots, slot)
+	}
+	return st, nil
+}

@@ -30,11 +30,24 @@ func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float
 // WriteParams is WriteModel for parameters that no built-in model computes
 // (a user's program): s goes into the manifest, ps names the files.
 func WriteParams(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, params [][]float32) (dir string, err error) {
+	return WriteParamsState(modelDir, pass, step, s, ps, params, nil)
+}
+
+// WriteParamsState is WriteParams that also keeps the optimizer's state
+// (nil: none) in the pass directory, for a warm start that asks for it.
+func WriteParamsState(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, params [][]float32, opt *OptimizerState) (dir string, err error) {
 	if pass < 0 {
 		return "", fmt.Errorf("model: write %s: pass %d must be >= 0: %w", modelDir, pass, ErrInvalidPass)
 	}
 	if err := checkParams(ps, params); err != nil {
 		return "", fmt.Errorf("model: write %s: %w", modelDir, err)
+	}
+	if opt != nil {
+		for k, slot := range opt.Slots {
+			if err := checkParams(ps, slot); err != nil {
+				return "", fmt.Errorf("model: write %s: optimizer slot %d: %w", modelDir, k, err)
+			}
+		}
 	}
 	if err := os.MkdirAll(modelDir, fileperm.Dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
@@ -52,7 +65,7 @@ func WriteParams(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, 
 	if err := os.Chmod(tmp, fileperm.Dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
-	if err := writePassFiles(tmp, manifestHeader(s, pass, step), ps, params); err != nil {
+	if err := writePassFiles(tmp, manifestHeader(s, pass, step), ps, params, opt); err != nil {
 		return "", fmt.Errorf("model: write %s: %w", filepath.Join(modelDir, name), err)
 	}
 	dir = filepath.Join(modelDir, name)
@@ -69,22 +82,42 @@ func manifestHeader(s Spec, pass int, step int64) Manifest {
 	return Manifest{Kind: s.Kind, Inputs: s.Inputs, Outputs: s.Outputs, Hidden: slices.Clone(s.Hidden), Pass: pass, Step: step}
 }
 
-// writePassFiles fills dir with the parameter files and, last, the manifest.
-func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]float32) error {
-	for j, p := range ps {
-		data := Float32Bytes(params[j])
-		sum := sha256.Sum256(data)
-		file := p.Name + ParamFileExt
-		if err := atomicfile.WriteFile(filepath.Join(dir, file), data, fileperm.File); err != nil {
-			return err
+// writePassFiles fills dir with the parameter files, the optimizer's slot
+// files (opt nil: none) and, last, the manifest.
+func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]float32, opt *OptimizerState) error {
+	var err error
+	if manifest.Params, err = writeFloatFiles(dir, ps, params, ""); err != nil {
+		return err
+	}
+	if opt != nil {
+		manifest.Optimizer = &OptimizerManifest{Kind: opt.Kind}
+		for k, slot := range opt.Slots {
+			files, err := writeFloatFiles(dir, ps, slot, fmt.Sprintf(".slot%d", k))
+			if err != nil {
+				return err
+			}
+			manifest.Optimizer.Slots = append(manifest.Optimizer.Slots, files)
 		}
-		manifest.Params = append(manifest.Params, ParamManifest{
-			Name: p.Name, Shape: p.Shape, File: file, SHA256: hex.EncodeToString(sum[:]),
-		})
 	}
 	encoded, err := json.MarshalIndent(manifest, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", ManifestFile, err)
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(encoded, '\n'), fileperm.File)
+}
+
+// writeFloatFiles writes one file per parameter, NAME+suffix+.f32, and
+// returns their manifest entries.
+func writeFloatFiles(dir string, ps []ParamSpec, values [][]float32, suffix string) ([]ParamManifest, error) {
+	var out []ParamManifest
+	for j, p := range ps {
+		data := Float32Bytes(values[j])
+		sum := sha256.Sum256(data)
+		file := p.Name + suffix + ParamFileExt
+		if err := atomicfile.WriteFile(filepath.Join(dir, file), data, fileperm.File); err != nil {
+			return nil, err
+		}
+		out = append(out, ParamManifest{Name: p.Name, Shape: p.Shape, File: file, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
 }

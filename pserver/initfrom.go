@@ -6,6 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // loadInitModel reads the model a warm start begins from (init_from,
@@ -26,14 +27,41 @@ func (p *process) loadInitModel() error {
 	if err := jobspec.CheckInitModel(f, p.layout.Params, have, f.Resolved); err != nil {
 		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
 	}
+	if err := jobspec.CheckInitOptimizer(f, p.spec.Optimizer, man.Optimizer, f.Resolved); err != nil {
+		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
+	}
+	var state model.OptimizerState
+	if f.OptimizerState {
+		if state, err = model.ReadOptimizerState(f.Resolved, man); err != nil {
+			return fmt.Errorf("pserver %d: init_from: %w", p.cfg.Index, err)
+		}
+		p.stepBase = man.Step
+	}
 	p.warm = make([][]float32, len(p.layout.Params))
+	p.warmSlots = make([][][]float32, len(state.Slots))
+	for k := range p.warmSlots {
+		p.warmSlots[k] = make([][]float32, len(p.layout.Params))
+	}
 	for j, ps := range p.layout.Params {
-		if f.Loads(ps.Name) {
-			p.warm[j] = values[slices.IndexFunc(have, func(h model.ParamSpec) bool { return h.Name == ps.Name })]
+		if !f.Loads(ps.Name) {
+			continue
+		}
+		i := slices.IndexFunc(have, func(h model.ParamSpec) bool { return h.Name == ps.Name })
+		p.warm[j] = values[i]
+		for k, slot := range state.Slots {
+			p.warmSlots[k][j] = slot[i]
 		}
 	}
-	p.log.Info("warm start", "model", f.Resolved, "pass", man.Pass, "step", man.Step)
+	p.log.Info("warm start", "model", f.Resolved, "pass", man.Pass, "step", man.Step, "optimizer_state", f.OptimizerState)
 	return nil
+}
+
+// initSlots fills slot k of block b from the warm start's optimizer state
+// (zeros where none was loaded).
+func (p *process) initSlots(b client.Block, k int, dst []float32) {
+	if k < len(p.warmSlots) && p.warmSlots[k][b.Param] != nil {
+		copy(dst, p.warmSlots[k][b.Param][b.Offset:b.Offset+len(dst)])
+	}
 }
 
 // frozenParams is the indexes of the parameters init_from.freeze names.

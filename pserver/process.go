@@ -54,6 +54,11 @@ type process struct {
 	// warm holds, per parameter, the values of a warm start (init_from);
 	// nil for one that starts from the seed (or the program's values).
 	warm [][]float32
+	// warmSlots[k][j] is slot k of parameter j's optimizer state in a warm
+	// start with init_from.optimizer_state (nil: zeros); stepBase is the
+	// steps its model had taken (adam's bias correction continues them).
+	warmSlots [][][]float32
+	stepBase  int64
 	// gen is the layout generation served (zero: the spec's, never re-sharded).
 	gen schema.LayoutRecord
 }
@@ -123,7 +128,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	p.mode = p.spec.Mode
 	shardCfg := ShardConfig{Mode: p.mode, MicroBatches: p.spec.MicroBatches(), Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec),
-		Frozen: frozenParams(p.spec, p.layout.Params)}
+		Frozen: frozenParams(p.spec, p.layout.Params), InitSlots: p.initSlots, StepBase: p.stepBase}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}

@@ -137,21 +137,42 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 	if err := s.awaitStep(stream.Context(), req, restores); err != nil {
 		return err
 	}
+	if req.WithState {
+		return s.sendState(stream)
+	}
 	return s.sendParams(stream)
 }
 
 // sendParams streams the shard's parameters, all of one step.
 func (s *Server) sendParams(stream interface{ Send(*api.ParamChunk) error }) error {
 	return s.shard.View(func(step int64, b client.Block, param []float32) error {
-		for off := 0; off < len(param); off += wire.ChunkFloats {
-			end := min(off+wire.ChunkFloats, len(param))
-			msg := &api.ParamChunk{Step: step, Block: int32(b.ID), Offset: int64(off), Data: model.Float32Bytes(param[off:end])}
-			if err := stream.Send(msg); err != nil {
+		return sendFloats(stream, step, b, 0, param)
+	})
+}
+
+// sendState streams the shard's parameters and, after each block's, its
+// optimizer slots at the offsets past the parameters (api.ParamChunk).
+func (s *Server) sendState(stream interface{ Send(*api.ParamChunk) error }) error {
+	return s.shard.ViewState(func(step int64, b client.Block, param []float32, slots [][]float32) error {
+		for k, v := range append([][]float32{param}, slots...) {
+			if err := sendFloats(stream, step, b, k*len(param), v); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// sendFloats streams vals of block b in chunks, from float offset base.
+func sendFloats(stream interface{ Send(*api.ParamChunk) error }, step int64, b client.Block, base int, vals []float32) error {
+	for off := 0; off < len(vals); off += wire.ChunkFloats {
+		end := min(off+wire.ChunkFloats, len(vals))
+		msg := &api.ParamChunk{Step: step, Block: int32(b.ID), Offset: int64(base + off), Data: model.Float32Bytes(vals[off:end])}
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // awaitStep waits until the shard reached req's min_step. A restore since the

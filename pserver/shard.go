@@ -37,6 +37,12 @@ type ShardConfig struct {
 	// Frozen holds the indexes of the parameters never updated
 	// (init_from.freeze): their gradients are received and dropped.
 	Frozen map[int]bool
+	// InitSlots fills slot k of block b's optimizer state at step 0 (a warm
+	// start with init_from.optimizer_state); nil: zeros.
+	InitSlots func(b client.Block, k int, dst []float32)
+	// StepBase is the optimizer steps the shard's step 0 continues: adam's
+	// bias correction counts them when its moments were loaded.
+	StepBase int64
 }
 
 // Validate names the bad field.
@@ -121,6 +127,7 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 		if init != nil {
 			init(b, bs.param)
 		}
+		s.initSlots(bs)
 		s.blocks[b.ID] = bs
 		s.order = append(s.order, b.ID)
 		s.copyMax += b.Len / 2
@@ -129,6 +136,16 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 		s.copyMax = cfg.SnapshotCopyMax
 	}
 	return s, nil
+}
+
+// initSlots gives b's optimizer slots their step-0 values.
+func (s *Shard) initSlots(b *blockState) {
+	for k, slot := range b.slots {
+		clear(slot)
+		if s.cfg.InitSlots != nil {
+			s.cfg.InitSlots(b.Block, k, slot)
+		}
+	}
 }
 
 // Step is the number of steps applied.
@@ -245,7 +262,7 @@ func (s *Shard) applyLocked(grads []*Gradient) {
 	for _, g := range grads {
 		records += g.Records
 	}
-	t := s.step + 1
+	t := s.cfg.StepBase + s.step + 1
 	if records > 0 {
 		s.preserveLocked()
 		inv := float32(1) / float32(records)
@@ -288,11 +305,19 @@ func scale(v []float32, k float32) {
 // lock held for the whole walk: fn sees one consistent step. fn must not
 // retain the slices.
 func (s *Shard) View(fn func(step int64, b client.Block, param []float32) error) error {
+	return s.ViewState(func(step int64, b client.Block, param []float32, _ [][]float32) error {
+		return fn(step, b, param)
+	})
+}
+
+// ViewState is View that also shows each block's optimizer slots (as many
+// as the optimizer keeps: none for sgd).
+func (s *Shard) ViewState(fn func(step int64, b client.Block, param []float32, slots [][]float32) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, id := range s.order {
 		b := s.blocks[id]
-		if err := fn(s.step, b.Block, b.param); err != nil {
+		if err := fn(s.step, b.Block, b.param, b.slots); err != nil {
 			return err
 		}
 	}

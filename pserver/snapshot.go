@@ -222,9 +222,7 @@ func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []floa
 		if init != nil {
 			init(b.Block, b.param)
 		}
-		for _, slot := range b.slots {
-			clear(slot)
-		}
+		s.initSlots(b)
 	}
 	s.resetLocked(0, rollbackEpoch)
 }

@@ -53,6 +53,14 @@ func (c *Server) resolveInitFrom(ctx context.Context, spec *jobspec.Spec) error 
 	if err := jobspec.CheckInitModel(*f, want, man.ParamSpecs(), dir); err != nil {
 		return err
 	}
+	if err := jobspec.CheckInitOptimizer(*f, spec.Optimizer, man.Optimizer, dir); err != nil {
+		return err
+	}
+	if f.OptimizerState {
+		if _, err := model.ReadOptimizerState(dir, man); err != nil {
+			return &jobspec.FieldError{Field: "init_from.optimizer_state", Msg: fmt.Sprintf("cannot read the optimizer state: %v", err)}
+		}
+	}
 	f.Resolved = dir
 	return nil
 }

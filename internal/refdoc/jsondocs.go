@@ -181,6 +181,9 @@ var manifestMeanings = map[string]string{
 	"params[].shape":  "its shape, row-major",
 	"params[].file":   "its file in the pass directory: raw little-endian float32, ending `.f32`",
 	"params[].sha256": "lowercase hex SHA-256 of exactly that file's bytes: two models are equal when their digests are",
+	"optimizer":       "the optimizer's state at `step`, which `init_from.optimizer_state` loads (absent in models written before gtrain kept it, and in exports)",
+	"optimizer.kind":  "the job's `optimizer.kind`",
+	"optimizer.slots": "per slot (momentum: velocity; adagrad: sum of squares; adam: first, then second moment; sgd: none), one entry per parameter as in `params`, in files `NAME.slotK.f32`",
 }
 
 var shardMetaMeanings = map[string]string{

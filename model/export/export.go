@@ -68,6 +68,9 @@ func Write(dir, format string, man Manifest, params [][]float32) ([]string, erro
 		return nil, fmt.Errorf("export: format %q: want one of %s", format, strings.Join(Formats, ", "))
 	}
 	man.Format = format
+	// An export carries the parameters only: its manifest must not list
+	// optimizer files it does not hold.
+	man.Optimizer = nil
 	encoded, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("export: encode manifest: %w", err)

@@ -18,15 +18,23 @@ import (
 // seen (they differ only in async mode, or when a sync trainer is behind).
 // A pserver that rolls back past rollbackEpoch meanwhile aborts the pull.
 func (c *Client) Pull(ctx context.Context, minStep, rollbackEpoch int64, params [][]float32) (lowest, highest int64, err error) {
+	return c.PullState(ctx, minStep, rollbackEpoch, params, nil)
+}
+
+// PullState is Pull that also fills state with the optimizer's slots, each
+// of the same step as its parameters: state[k][j] is slot k of parameter j
+// (as many slots as the optimizer keeps; nil: none pulled).
+func (c *Client) PullState(ctx context.Context, minStep, rollbackEpoch int64, params [][]float32, state [][][]float32) (lowest, highest int64, err error) {
 	steps := make([]int64, len(c.servers))
+	arrays := append([][][]float32{params}, state...)
 	err = c.eachServer(ctx, func(ctx context.Context, i int) error {
 		var err error
 		srv := c.servers[i]
-		req := &api.PullRequest{MinStep: minStep, Epoch: rollbackEpoch}
+		req := &api.PullRequest{MinStep: minStep, Epoch: rollbackEpoch, WithState: state != nil}
 		if wire.DecodesInPlace() {
-			steps[i], err = c.pullInto(ctx, i, srv, req, params)
+			steps[i], err = c.pullInto(ctx, i, srv, req, arrays)
 		} else {
-			steps[i], err = c.pullDecoded(ctx, i, srv, req, params)
+			steps[i], err = c.pullDecoded(ctx, i, srv, req, arrays)
 		}
 		if err != nil {
 			return fmt.Errorf("pull from pserver %d: %w", i, err)
@@ -43,13 +51,14 @@ func (c *Client) Pull(ctx context.Context, minStep, rollbackEpoch int64, params 
 	return lowest, highest, nil
 }
 
-// pullInto decodes the reply's floats straight into params.
-func (c *Client) pullInto(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, params [][]float32) (int64, error) {
+// pullInto decodes the reply's floats straight into arrays: the
+// parameters, then the optimizer slots a with_state pull asked for.
+func (c *Client) pullInto(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, arrays [][][]float32) (int64, error) {
 	stream, err := srv.Pull(ctx, req, grpc.ForceCodecV2(wire.Codec{}))
 	if err != nil {
 		return 0, err
 	}
-	sink := &paramSink{c: c, server: i, params: params}
+	sink := &paramSink{c: c, server: i, arrays: arrays}
 	for {
 		err := stream.RecvMsg(sink)
 		if errors.Is(err, io.EOF) {
@@ -62,7 +71,7 @@ func (c *Client) pullInto(ctx context.Context, i int, srv api.PServerClient, req
 }
 
 // pullDecoded is the plain protobuf path (big-endian hosts).
-func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, params [][]float32) (int64, error) {
+func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, req *api.PullRequest, arrays [][][]float32) (int64, error) {
 	stream, err := srv.Pull(ctx, req)
 	if err != nil {
 		return 0, err
@@ -85,11 +94,14 @@ func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, 
 		if err != nil {
 			return 0, err
 		}
-		dst := params[b.Param][b.Offset : b.Offset+b.Len]
-		if msg.Offset < 0 || int(msg.Offset)+len(vals) > len(dst) {
+		dst, off, err := stateDst(arrays, b, msg.Offset)
+		if err != nil {
+			return 0, err
+		}
+		if int(off)+len(vals) > len(dst) {
 			return 0, fmt.Errorf("block %d chunk out of bounds", b.ID)
 		}
-		copy(dst[msg.Offset:], vals)
+		copy(dst[off:], vals)
 	}
 }
 
@@ -98,7 +110,7 @@ func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, 
 type paramSink struct {
 	c      *Client
 	server int
-	params [][]float32
+	arrays [][][]float32 // the parameters, then any optimizer slots pulled
 	step   int64
 	block  int32
 	offset int64
@@ -125,5 +137,23 @@ func (p *paramSink) DataDst(n int) ([]byte, error) {
 	if !ok || b.Server != p.server {
 		return nil, fmt.Errorf("%w: pserver %d sent block %d", wire.ErrMalformed, p.server, p.block)
 	}
-	return wire.FloatBytes(p.params[b.Param][b.Offset:b.Offset+b.Len], p.offset, n, fmt.Sprintf("block %d", b.ID))
+	dst, off, err := stateDst(p.arrays, b, p.offset)
+	if err != nil {
+		return nil, err
+	}
+	return wire.FloatBytes(dst, off, n, fmt.Sprintf("block %d", b.ID))
+}
+
+// stateDst is where a chunk of block b at offset goes: offset k*len+i is
+// value i of arrays[k] (the parameters, then the optimizer's slots), so a
+// chunk never spans two of them.
+func stateDst(arrays [][][]float32, b Block, offset int64) ([]float32, int64, error) {
+	k := int64(0)
+	if b.Len > 0 && offset >= 0 {
+		k = offset / int64(b.Len)
+	}
+	if offset < 0 || k >= int64(len(arrays)) {
+		return nil, 0, fmt.Errorf("%w: block %d: offset %d past the %d arrays pulled", wire.ErrMalformed, b.ID, offset, len(arrays))
+	}
+	return arrays[k][b.Param][b.Offset : b.Offset+b.Len], offset - k*int64(b.Len), nil
 }

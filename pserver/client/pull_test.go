@@ -41,7 +41,7 @@ func TestParamSinkDecodesAcrossBuffers(t *testing.T) {
 	}
 	for cut := 1; cut < len(b); cut++ {
 		params := [][]float32{make([]float32, 10), make([]float32, 6)}
-		sink := &paramSink{c: c, server: 1, params: params}
+		sink := &paramSink{c: c, server: 1, arrays: [][][]float32{params}}
 		if err := (wire.Codec{}).Unmarshal(wiretest.Split(b, cut, 3), sink); err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
@@ -61,7 +61,7 @@ func TestParamSinkRefusesForeignBlocks(t *testing.T) {
 	wrong, _ := proto.Marshal(&api.ParamChunk{Block: 0, Data: model.Float32Bytes(vals)}) // block 0: zero, not on the wire
 	past, _ := proto.Marshal(&api.ParamChunk{Block: int32(mine.ID), Offset: int64(mine.Len), Data: model.Float32Bytes(vals)})
 	for what, b := range map[string][]byte{"block of another server": wrong, "data past the block": past} {
-		sink := &paramSink{c: c, server: 1, params: [][]float32{make([]float32, 10), make([]float32, 6)}}
+		sink := &paramSink{c: c, server: 1, arrays: [][][]float32{[][]float32{make([]float32, 10), make([]float32, 6)}}}
 		if err := (wire.Codec{}).Unmarshal(wiretest.Split(b), sink); !errors.Is(err, wire.ErrMalformed) {
 			t.Fatalf("%s: err = %v, want ErrMalformed", what, err)
 		}
@@ -72,6 +72,6 @@ func TestParamSinkRejectsGarbageWithoutPanic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
 		b := wiretest.Garbage(r)
-		_ = (wire.Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &paramSink{c: &Client{byID: map[int]Block{}}, params: [][]float32{make([]float32, 4)}})
+		_ = (wire.Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &paramSink{c: &Client{byID: map[int]Block{}}, arrays: [][][]float32{[][]float32{make([]float32, 4)}}})
 	}
 }
