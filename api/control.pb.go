@@ -152,7 +152,10 @@ type ResumeJobRequest struct {
 	// passes, when set, replaces the spec's passes: more than those finished.
 	Passes *int32 `protobuf:"varint,2,opt,name=passes,proto3,oneof" json:"passes,omitempty"`
 	// learning_rate, when set, replaces the spec's optimizer.learning_rate.
-	LearningRate  *float64 `protobuf:"fixed64,3,opt,name=learning_rate,json=learningRate,proto3,oneof" json:"learning_rate,omitempty"`
+	LearningRate *float64 `protobuf:"fixed64,3,opt,name=learning_rate,json=learningRate,proto3,oneof" json:"learning_rate,omitempty"`
+	// resources replace the spec's, each ROLE.KEY=VALUE (trainer.cpu=2,
+	// pserver.memory=2Gi, trainer.gpu=1); the job is placed anew with them.
+	Resources     []string `protobuf:"bytes,4,rep,name=resources,proto3" json:"resources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -208,15 +211,26 @@ func (x *ResumeJobRequest) GetLearningRate() float64 {
 	return 0
 }
 
+func (x *ResumeJobRequest) GetResources() []string {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
 type ResumeJobResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         string                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`                                      // the job's state now (PENDING)
 	PreviousState string                 `protobuf:"bytes,2,opt,name=previous_state,json=previousState,proto3" json:"previous_state,omitempty"` // STOPPED or FAILED
 	// from_step is the global checkpoint it resumes from; the master's
 	// rollback event names the pass that step is in.
-	FromStep      int64   `protobuf:"varint,3,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
-	Passes        int32   `protobuf:"varint,4,opt,name=passes,proto3" json:"passes,omitempty"` // the passes it runs to
-	LearningRate  float64 `protobuf:"fixed64,5,opt,name=learning_rate,json=learningRate,proto3" json:"learning_rate,omitempty"`
+	FromStep     int64   `protobuf:"varint,3,opt,name=from_step,json=fromStep,proto3" json:"from_step,omitempty"`
+	Passes       int32   `protobuf:"varint,4,opt,name=passes,proto3" json:"passes,omitempty"` // the passes it runs to
+	LearningRate float64 `protobuf:"fixed64,5,opt,name=learning_rate,json=learningRate,proto3" json:"learning_rate,omitempty"`
+	// pserver_steps (async jobs, which keep no global checkpoint; from_step
+	// is 0): per pserver index, the step of its own newest checkpoint, which
+	// it restarts from.
+	PserverSteps  []int64 `protobuf:"varint,6,rep,packed,name=pserver_steps,json=pserverSteps,proto3" json:"pserver_steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +298,13 @@ func (x *ResumeJobResponse) GetLearningRate() float64 {
 		return x.LearningRate
 	}
 	return 0
+}
+
+func (x *ResumeJobResponse) GetPserverSteps() []int64 {
+	if x != nil {
+		return x.PserverSteps
+	}
+	return nil
 }
 
 type FetchModelRequest struct {
@@ -1225,19 +1246,21 @@ const file_control_proto_rawDesc = "" +
 	"\x04_cpuB\t\n" +
 	"\a_memoryB\a\n" +
 	"\x05_gpusB\a\n" +
-	"\x05_jobs\"\x8a\x01\n" +
+	"\x05_jobs\"\xa8\x01\n" +
 	"\x10ResumeJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\x06passes\x18\x02 \x01(\x05H\x00R\x06passes\x88\x01\x01\x12(\n" +
-	"\rlearning_rate\x18\x03 \x01(\x01H\x01R\flearningRate\x88\x01\x01B\t\n" +
+	"\rlearning_rate\x18\x03 \x01(\x01H\x01R\flearningRate\x88\x01\x01\x12\x1c\n" +
+	"\tresources\x18\x04 \x03(\tR\tresourcesB\t\n" +
 	"\a_passesB\x10\n" +
-	"\x0e_learning_rate\"\xaa\x01\n" +
+	"\x0e_learning_rate\"\xcf\x01\n" +
 	"\x11ResumeJobResponse\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12%\n" +
 	"\x0eprevious_state\x18\x02 \x01(\tR\rpreviousState\x12\x1b\n" +
 	"\tfrom_step\x18\x03 \x01(\x03R\bfromStep\x12\x16\n" +
 	"\x06passes\x18\x04 \x01(\x05R\x06passes\x12#\n" +
-	"\rlearning_rate\x18\x05 \x01(\x01R\flearningRate\"i\n" +
+	"\rlearning_rate\x18\x05 \x01(\x01R\flearningRate\x12#\n" +
+	"\rpserver_steps\x18\x06 \x03(\x03R\fpserverSteps\"i\n" +
 	"\x11FetchModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04pass\x18\x02 \x01(\x05R\x04pass\x12\x16\n" +

@@ -10,6 +10,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"google.golang.org/grpc"
 )
 
 // checkpointer writes the snapshots the shard takes, then marks them in etcd.
@@ -44,6 +45,13 @@ func (p *process) checkpointer(ctx context.Context) error {
 // markCheckpoint tells the master this index's checkpoint of rec.Step is
 // durable (its mark) and updates the registration's checkpoint step.
 func (p *process) markCheckpoint(ctx context.Context, rec checkpoint.Record) error {
+	defer func() {
+		p.marked.Store(rec.Step)
+		select {
+		case p.saved <- struct{}{}:
+		default:
+		}
+	}()
 	p.record.CheckpointStep = rec.Step
 	if event, recovered := p.ckptHealth.succeeded(p.name, rec.Step); recovered {
 		p.record.CheckpointWarning = ""
@@ -93,4 +101,33 @@ func (p *process) timedSnapshots(ctx context.Context) {
 			last = now
 		}
 	}
+}
+
+// finalCheckpointWait bounds finalCheckpoint: the agent signals a role of
+// an ended job only after its stop grace (10 s by default).
+const finalCheckpointWait = 8 * time.Second
+
+// finalCheckpoint (async) checkpoints the shard once more when its job
+// ends, so that `gctl job resume` continues from every update applied: an
+// async job has no global checkpoint to roll back to, and each pserver
+// restarts from its own newest. The server stops first, so no push lands
+// after it. A checkpoint that cannot be written in time is logged: the
+// resume then starts from the previous one, as after a crash.
+func (p *process) finalCheckpoint(ctx context.Context, srv *grpc.Server) {
+	srv.Stop()
+	step := p.shard.Step()
+	deadline := p.clock.After(finalCheckpointWait)
+	for p.marked.Load() < step {
+		p.shard.SnapshotNow() // refused while the previous one is written: retried
+		select {
+		case <-p.saved:
+		case <-p.clock.After(50 * time.Millisecond):
+		case <-deadline:
+			p.log.Warn("final checkpoint not written in time; a resume starts from the previous one", "step", step, "marked", p.marked.Load())
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	p.log.Info("final checkpoint written", "step", step)
 }

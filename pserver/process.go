@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
@@ -59,6 +60,10 @@ type process struct {
 	// steps its model had taken (adam's bias correction continues them).
 	warmSlots [][][]float32
 	stepBase  int64
+	// marked is the step of the newest checkpoint marked durable; saved
+	// is signalled after each (finalCheckpoint waits on them).
+	marked atomic.Int64
+	saved  chan struct{}
 	// gen is the layout generation served (zero: the spec's, never re-sharded).
 	gen schema.LayoutRecord
 }
@@ -89,7 +94,7 @@ func runGeneration(ctx context.Context, cli *clientv3.Client, cfg Config, gen sc
 	if err := p.announceReady(ctx); err != nil {
 		return err
 	}
-	return p.runUntilEnd(ctx, serveErr)
+	return p.runUntilEnd(ctx, srv, serveErr)
 }
 
 // newProcess reads the job and builds the shard of cfg.Index, at the
@@ -98,7 +103,8 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &process{cfg: cfg, cli: cli, log: cfg.Log, clock: clock.Or(cfg.Clock), name: jobspec.PserverName(cfg.Index), key: coord.PserverKey(cfg.Job, cfg.Index)}
+	p := &process{cfg: cfg, cli: cli, log: cfg.Log, clock: clock.Or(cfg.Clock), name: jobspec.PserverName(cfg.Index), key: coord.PserverKey(cfg.Job, cfg.Index),
+		saved: make(chan struct{}, 1)}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -231,7 +237,7 @@ func (p *process) announceReady(ctx context.Context) error {
 
 // runUntilEnd checkpoints while serving, until the job ends or something
 // this process depends on fails.
-func (p *process) runUntilEnd(ctx context.Context, serveErr <-chan error) error {
+func (p *process) runUntilEnd(ctx context.Context, srv *grpc.Server, serveErr <-chan error) error {
 	ckErr := make(chan error, 1)
 	go func() { ckErr <- p.checkpointer(ctx) }()
 	if p.mode == jobspec.ModeAsync {
@@ -244,6 +250,9 @@ func (p *process) runUntilEnd(ctx context.Context, serveErr <-chan error) error 
 		p.log.Info("the layout moved on; re-sharding", "generation", p.gen.Generation, "step", p.shard.Step())
 		return errNewLayout
 	case <-ended:
+		if p.mode == jobspec.ModeAsync {
+			p.finalCheckpoint(ctx, srv)
+		}
 		p.log.Info("job ended; pserver exits", "step", p.shard.Step())
 		return nil
 	case <-p.session.Done():

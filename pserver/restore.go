@@ -67,6 +67,7 @@ func (p *process) restoreOwn(ctx context.Context) error {
 	if err := p.shard.Restore(snap.Step, 0, snap.Sections); err != nil {
 		return err
 	}
+	p.marked.Store(snap.Step)
 	p.event(ctx, fmt.Sprintf("%s restarted from checkpoint step %d", p.name, snap.Step))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -15,7 +16,8 @@ import (
 )
 
 // ResumeJob continues a STOPPED or FAILED sync job from its newest complete
-// global checkpoint, by the path a master successor takes: the job goes back
+// global checkpoint (an async job: each pserver from its own newest, written
+// when the job ended), by the path a master successor takes: the job goes back
 // to PENDING with its master state and checkpoints kept, its worker records
 // gone and its workers unplaced (placed anew, as a new job: room, GPUs and
 // quota are checked again; on its home node without checkpoint.dir), so
@@ -38,9 +40,17 @@ func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api
 		finished = snap.Progress.Pass
 	}
 	var changes []string
-	var refused error // planResume's or waitWorkersGone's answer, as is
+	var psSteps []int64 // async: each pserver's restart point
+	var refused error   // planResume's or waitWorkersGone's answer, as is
 	r, err := coord.ReopenJob(ctx, c.cli, name, func(r *coord.Reopened) error {
-		if changes, refused = planResume(name, r, finished, req); refused != nil {
+		if r.Record.Spec.Mode == jobspec.ModeAsync {
+			var err error
+			if psSteps, err = coord.PserverCheckpointSteps(ctx, c.cli, name, r.Record.Spec.Pservers); err != nil {
+				refused = etcdUnavailable("resume job "+name, err)
+				return refused
+			}
+		}
+		if changes, refused = planResume(name, r, finished, req, psSteps); refused != nil {
 			return refused
 		}
 		// Roles that still exit would write their last records after the
@@ -58,8 +68,11 @@ func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api
 	}
 	// Not the record's pass: that is the master's when it declared the
 	// step, maybe past the step's own (the rollback's event names that).
-	what := fmt.Sprintf("job resumed by %s via %s from global checkpoint step %d, after it ended %s",
-		who, c.node, r.Global.Step, r.State.State)
+	from := fmt.Sprintf("global checkpoint step %d", r.Global.Step)
+	if psSteps != nil {
+		from = fmt.Sprintf("each pserver's own newest checkpoint (steps %v)", psSteps)
+	}
+	what := fmt.Sprintf("job resumed by %s via %s from %s, after it ended %s", who, c.node, from, r.State.State)
 	if len(changes) > 0 {
 		what += "; " + strings.Join(changes, ", ")
 	}
@@ -69,14 +82,16 @@ func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api
 	c.log.Info("job resumed", "job", name, "step", r.Global.Step)
 	spec := r.Record.Spec
 	return &api.ResumeJobResponse{State: string(api.StatePending), PreviousState: string(r.State.State),
-		FromStep: r.Global.Step, Passes: int32(spec.Passes), LearningRate: spec.Optimizer.LearningRate}, nil
+		FromStep: r.Global.Step, Passes: int32(spec.Passes), LearningRate: spec.Optimizer.LearningRate, PserverSteps: psSteps}, nil
 }
 
 // planResume decides whether the job r describes may resume, and applies
 // the request's overrides to its record; finished is the passes it has
-// finished. It returns the changes in words ("passes 3 -> 5"), or an
+// finished, psSteps (async) each pserver's newest checkpoint step (-1:
+// none). It returns the changes in words ("passes 3 -> 5",
+// "resources.trainer.cpu 1 -> 2"), or an
 // InvalidArgument status naming the problem and what to do instead.
-func planResume(name string, r *coord.Reopened, finished int, req *api.ResumeJobRequest) ([]string, error) {
+func planResume(name string, r *coord.Reopened, finished int, req *api.ResumeJobRequest, psSteps []int64) ([]string, error) {
 	spec := &r.Record.Spec
 	switch st := r.State.State; {
 	case st == api.StateSucceeded:
@@ -85,9 +100,12 @@ func planResume(name string, r *coord.Reopened, finished int, req *api.ResumeJob
 	case st != api.StateStopped && st != api.StateFailed:
 		return nil, status.Errorf(codes.InvalidArgument,
 			"job %s is %s: only a STOPPED or FAILED job can be resumed; it has not ended (see gctl job status %s)", name, st, name)
-	case spec.Mode != jobspec.ModeSync:
-		return nil, status.Errorf(codes.InvalidArgument,
-			"job %s is an %s job: only a sync job keeps the global checkpoints a resume starts from; start a new job with init_from: {job: %s}", name, spec.Mode, name)
+	case spec.Mode == jobspec.ModeAsync:
+		if i := slices.Index(psSteps, -1); i >= 0 {
+			return nil, status.Errorf(codes.InvalidArgument,
+				"job %s is async and pserver-%d has no checkpoint to restart from (it ended before its first; checkpoint.every is %q): start it anew (`gctl job stop %s --purge` frees the name)",
+				name, i, spec.Checkpoint.Every, name)
+		}
 	case len(r.Global.Steps) == 0 || r.Global.Step <= 0:
 		return nil, status.Errorf(codes.InvalidArgument,
 			"job %s has no complete global checkpoint to resume from (it ended before its first; checkpoint.every is %q): start it anew (`gctl job stop %s --purge` frees the name)",
@@ -108,6 +126,19 @@ func planResume(name string, r *coord.Reopened, finished int, req *api.ResumeJob
 	if req.LearningRate != nil && req.GetLearningRate() != spec.Optimizer.LearningRate {
 		changes = append(changes, fmt.Sprintf("learning_rate %g -> %g", spec.Optimizer.LearningRate, req.GetLearningRate()))
 		spec.Optimizer.LearningRate = req.GetLearningRate()
+	}
+	for _, kv := range req.GetResources() {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, status.Errorf(codes.InvalidArgument, "--resources %q: want ROLE.KEY=VALUE, e.g. trainer.cpu=2", kv)
+		}
+		old, err := spec.SetResource(path, value)
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		if old != value {
+			changes = append(changes, fmt.Sprintf("resources.%s %s -> %s", path, old, value))
+		}
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())

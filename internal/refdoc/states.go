@@ -10,8 +10,8 @@ var stateTables = []struct {
 		"PENDING":   "accepted, not running yet: waiting for capacity (`reason` says what is short, where) or for its nodes",
 		"RUNNING":   "placed and training",
 		"SUCCEEDED": "ran every pass; the model is in model_dir",
-		"FAILED":    "ended by an error: a role past its crash budget, a loss that diverged, data that cannot be read; `reason` says which; `gctl job resume` continues a sync job from its newest complete global checkpoint",
-		"STOPPED":   "ended by `gctl job stop`; `gctl job resume` continues a sync job from its newest complete global checkpoint",
+		"FAILED":    "ended by an error: a role past its crash budget, a loss that diverged, data that cannot be read; `reason` says which; `gctl job resume` continues it from its newest complete global checkpoint (async: each pserver's own newest)",
+		"STOPPED":   "ended by `gctl job stop`; `gctl job resume` continues it from its newest complete global checkpoint (async: each pserver's own newest, written as the job stopped)",
 	}},
 	{"worker-states", "WorkerState", map[string]string{
 		"pending":    "no process yet (shown only)",

@@ -18,13 +18,13 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// ReferenceSetup starts an agent over the housing data and runs specOf's
-// job once uninterrupted, as "reference".
-func ReferenceSetup(t *testing.T, specOf func(name string) jobspec.Spec) (a *Agent, work string, ref api.JobStatus) {
+// ReferenceSetup starts an agent (with agentFlags) over the housing data
+// and runs specOf's job once uninterrupted, as "reference".
+func ReferenceSetup(t *testing.T, specOf func(name string) jobspec.Spec, agentFlags ...string) (a *Agent, work string, ref api.JobStatus) {
 	t.Helper()
 	work = t.TempDir()
 	Housing(t, filepath.Join(work, "data"))
-	a = StartAgent(t, filepath.Join(work, "agent"))
+	a = StartAgentWith(t, filepath.Join(work, "agent"), agentFlags...)
 	if _, errs, code := a.Gctl(t, "job", "start", "-f", WriteSpec(t, work, specOf("reference"))); code != 0 {
 		t.Fatalf("reference run: exit %d: %s", code, errs)
 	}
