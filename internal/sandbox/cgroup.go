@@ -62,8 +62,11 @@ type cgroup struct {
 	v2   bool
 }
 
-// newCgroup makes the group name with limits l.
+// newCgroup makes the group name with limits l, after removing the
+// groups of programs whose role died without closing them (a SIGKILLed
+// trainer: its program died with it, its group stayed).
 func newCgroup(h hierarchy, name string, l Limits) (*cgroup, error) {
+	sweepStale(h)
 	if h.v2 != "" {
 		return newCgroupV2(h, name, l)
 	}
@@ -193,4 +196,38 @@ func killAll(procs string) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// sweepStale removes the groups, named JOB-PID-SEQ, whose creating process
+// PID is gone.
+func sweepStale(h hierarchy) {
+	mounts := []string{h.v2}
+	if h.v2 == "" {
+		mounts = []string{h.v1["memory"], h.v1["pids"], h.v1["cpu"]}
+	}
+	for _, m := range mounts {
+		if m == "" {
+			continue
+		}
+		entries, _ := os.ReadDir(filepath.Join(m, h.group))
+		for _, e := range entries {
+			if e.IsDir() && creatorGone(e.Name()) {
+				(&cgroup{dirs: []string{filepath.Join(m, h.group, e.Name())}}).remove()
+			}
+		}
+	}
+}
+
+// creatorGone says whether the process that named a group JOB-PID-SEQ
+// has exited.
+func creatorGone(name string) bool {
+	parts := strings.Split(name, "-")
+	if len(parts) < 3 {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }

@@ -85,20 +85,32 @@ func enter(s setup, argv []string) error {
 	return fmt.Errorf("exec %s: %w", argv[0], syscall.Exec(argv[0], argv, os.Environ()))
 }
 
-// mounts covers what the program must not see and gives it a private /tmp
-// with the workspace (read-only) and its home.
+// mounts makes the host read-only, covers what the program must not see
+// and gives it a private /tmp with the workspace (read-only) and its home.
 func mounts(s setup) error {
 	ws, err := unix.Open(s.Workspace, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", s.Workspace, err)
+	}
+	// Everything the program sees of the host is read-only; what it may
+	// write is mounted after this: its private temporary directories.
+	err = unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+	if err != nil {
+		return fmt.Errorf("make the host's files read-only (mount_setattr, Linux 5.12): %w", err)
 	}
 	for _, p := range s.Hide {
 		if err := cover(p); err != nil {
 			return err
 		}
 	}
-	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("private /tmp: %w", err)
+	// The host's world-writable directories, private and empty.
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("private %s: %w", d, err)
+		}
 	}
 	if err := os.Mkdir(WorkspaceDir, 0o755); err != nil {
 		return err

@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -123,5 +127,37 @@ func TestFindHierarchy(t *testing.T) {
 	mk("unified/cgroup.controllers", "cpu memory pids")
 	if h, err := findHierarchy(root); err != nil || h.v2 != filepath.Join(root, "unified") {
 		t.Errorf("unified with controllers: %+v, %v", h, err)
+	}
+}
+
+// TestCreatorGone reads the creating pid from a group's name.
+func TestCreatorGone(t *testing.T) {
+	if creatorGone(fmt.Sprintf("my-job-%d-3", os.Getpid())) {
+		t.Error("this process's group counted as gone")
+	}
+	for _, name := range []string{"job", "job-x-1", "gtrain"} {
+		if creatorGone(name) {
+			t.Errorf("%q counted as gone", name)
+		}
+	}
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !creatorGone(fmt.Sprintf("job-%d-1", cmd.Process.Pid)) {
+		t.Error("an exited process's group is not gone")
+	}
+}
+
+// TestPrepareModes: Unisolated gives no sandbox, Refuse the refusal with
+// its reason and what to do.
+func TestPrepareModes(t *testing.T) {
+	if sb, err := (Policy{}).Prepare(Job{Name: "j"}); sb != nil || err != nil {
+		t.Errorf("Unisolated: %v, %v", sb, err)
+	}
+	_, err := Policy{Mode: Refuse, Reason: "the agent is not root"}.Prepare(Job{Name: "j"})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "the agent is not root") ||
+		!strings.Contains(err.Error(), "--allow-unisolated-programs") {
+		t.Errorf("Refuse: %v", err)
 	}
 }

@@ -72,6 +72,8 @@ func TestSandboxConfines(t *testing.T) {
 cat /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ
 cat DATA/keys/node.key 2>/dev/null && echo KEY-READ
 echo x > in.txt 2>/dev/null && echo WS-WRITTEN
+echo x > /dev/shm/gtrain-sandbox-test 2>/dev/null
+echo x > /etc/gtrain-sandbox-test 2>/dev/null && echo ETC-WRITTEN
 echo x > $HOME/f && echo HOME-WRITTEN
 env | grep -q GTRAIN_ETCD_PASSWORD && echo PASSWORD-SEEN
 env | grep -q JOBVAR=1 && echo JOBVAR
@@ -88,7 +90,10 @@ true`
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, bad := range []string{"SHADOW-READ", "KEY-READ", "secret", "WS-WRITTEN", "PASSWORD-SEEN"} {
+	if _, err := os.Stat("/dev/shm/gtrain-sandbox-test"); err == nil {
+		t.Error("the program wrote into the host's /dev/shm")
+	}
+	for _, bad := range []string{"SHADOW-READ", "KEY-READ", "secret", "WS-WRITTEN", "ETC-WRITTEN", "PASSWORD-SEEN"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("sandbox let through %s:\n%s", bad, out)
 		}
