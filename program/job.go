@@ -71,15 +71,20 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 }
 
 // sandboxFor is the program's sandbox under pol (nil: none), limited by
-// the trainers' resources: every role's program is the same program, and
-// the trainers' request is the one a program's work is sized by.
+// the trainers' resources (every role's program is the same program, and
+// the trainers' request is the one a program's work is sized by), showing
+// the directories of the env's path lists.
 func sandboxFor(spec *jobspec.Spec, pol sandbox.Policy) (*sandbox.Sandbox, error) {
 	r := spec.Resources.Trainer
 	mem, err := r.MemoryBytes()
 	if err != nil {
 		return nil, err
 	}
-	return pol.Prepare(sandbox.Job{Name: spec.Name, Limits: sandbox.LimitsFor(r.CPU, mem)})
+	var ro []string
+	for _, p := range spec.EnvPaths() { // confined to the allowed paths at submit
+		ro = append(ro, p.Path)
+	}
+	return pol.Prepare(sandbox.Job{Name: spec.Name, Limits: sandbox.LimitsFor(r.CPU, mem), ReadOnly: ro})
 }
 
 // ThreadsFor is the thread count of a program whose trainer asks for cpu:

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type setup struct {
 	Procs     []string // cgroup.procs files to join
 	Hide      []string // covered: the data dir, key files
 	Workspace string   // bound read-only at WorkspaceDir
+	ReadOnly  []string // directories bound read-only at their own path
 }
 
 // HelperMain is gtraind's __sandbox-exec: it never returns. Any failure
@@ -88,9 +90,19 @@ func enter(s setup, argv []string) error {
 // mounts makes the host read-only, covers what the program must not see
 // and gives it a private /tmp with the workspace (read-only) and its home.
 func mounts(s setup) error {
-	ws, err := unix.Open(s.Workspace, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// Opened before anything covers them: a bind of the descriptor shows
+	// them whatever lies above them afterwards.
+	ws, err := openDir(s.Workspace)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", s.Workspace, err)
+	}
+	ro := make([]int, len(s.ReadOnly))
+	for i, d := range s.ReadOnly {
+		if ro[i], err = openDir(d); errors.Is(err, unix.ENOENT) {
+			ro[i] = -1 // a path list may name what is not there
+		} else if err != nil {
+			return fmt.Errorf("the job's directory %s: %w", d, err)
+		}
 	}
 	// Everything the program sees of the host is read-only; what it may
 	// write is mounted after this: its private temporary directories.
@@ -112,18 +124,17 @@ func mounts(s setup) error {
 			return fmt.Errorf("private %s: %w", d, err)
 		}
 	}
-	if err := os.Mkdir(WorkspaceDir, 0o755); err != nil {
-		return err
+	if err := bindReadOnly(ws, WorkspaceDir); err != nil {
+		return fmt.Errorf("the workspace: %w", err)
 	}
-	src := "/proc/self/fd/" + strconv.Itoa(ws)
-	if err := unix.Mount(src, WorkspaceDir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind the workspace: %w", err)
+	for i, d := range s.ReadOnly {
+		if ro[i] < 0 {
+			continue
+		}
+		if err := bindReadOnly(ro[i], d); err != nil {
+			return fmt.Errorf("the job's directory %s: %w", d, err)
+		}
 	}
-	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
-	if err := unix.Mount("", WorkspaceDir, "", ro, ""); err != nil {
-		return fmt.Errorf("make the workspace read-only: %w", err)
-	}
-	unix.Close(ws)
 	if err := os.Mkdir(HomeDir, 0o700); err != nil {
 		return err
 	}
@@ -131,6 +142,27 @@ func mounts(s setup) error {
 		return err
 	}
 	return os.Chdir(WorkspaceDir)
+}
+
+func openDir(p string) (int, error) {
+	return unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// bindReadOnly shows the directory open as fd at dst (made, with its
+// parents, where missing: in a private tmpfs), read-only.
+func bindReadOnly(fd int, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	src := "/proc/self/fd/" + strconv.Itoa(fd)
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+	if err := unix.Mount("", dst, "", ro, ""); err != nil {
+		return fmt.Errorf("make it read-only: %w", err)
+	}
+	return unix.Close(fd)
 }
 
 // cover hides a directory under an empty read-only tmpfs and a file under

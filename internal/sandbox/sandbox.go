@@ -17,6 +17,9 @@ import (
 type Job struct {
 	Name   string
 	Limits Limits
+	// ReadOnly are directories the program reads at their own path (the
+	// job's env path lists, such as PYTHONPATH), bound read-only.
+	ReadOnly []string
 }
 
 // Sandbox is one program's: its uid, its cgroup. Close removes the cgroup.
@@ -25,6 +28,7 @@ type Sandbox struct {
 	cg       *cgroup
 	helper   string
 	pol      Policy
+	readOnly []string
 }
 
 var seq atomic.Int64
@@ -59,7 +63,7 @@ func (p Policy) Prepare(job Job) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sandbox{UID: uid, GID: uid, cg: cg, helper: helper, pol: p}, nil
+	return &Sandbox{UID: uid, GID: uid, cg: cg, helper: helper, pol: p, readOnly: job.ReadOnly}, nil
 }
 
 // Command is cmd's process run through the helper: argv[0] inside the
@@ -72,7 +76,7 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string) (*exec
 		prog = filepath.Join(WorkspaceDir, rel)
 	}
 	b, err := json.Marshal(setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(),
-		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir})
+		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly})
 	if err != nil {
 		return nil, err
 	}
