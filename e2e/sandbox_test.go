@@ -36,15 +36,8 @@ func TestProgramSandbox(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{filepath.Join(e2erig.RepoRoot(), "examples", "program", "gtrainprog.py"), filepath.Join("testdata", "sandbox", "attack.py")} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyFile(t, filepath.Join(e2erig.RepoRoot(), "examples", "program", "gtrainprog.py"), filepath.Join(ws, "gtrainprog.py"))
+	copyFile(t, filepath.Join("testdata", "sandbox", "attack.py"), filepath.Join(ws, "attack.py"))
 	os.Remove("/dev/shm/gtrain-escape")
 
 	bystander := e2erig.HousingJob("bystander", "data", 0.003)
@@ -100,16 +93,87 @@ func TestProgramSandbox(t *testing.T) {
 	}
 }
 
-// attackJob runs attack.py over the housing data, told where to strike.
+// attackJob runs attack.py over the housing data, told where to strike
+// (a nil agent: nowhere).
 func attackJob(work string, a *e2erig.Agent, other string) jobspec.Spec {
-	return jobspec.Spec{Name: "attacker", Mode: jobspec.ModeSync, Trainers: 1, Pservers: 1, Passes: 1, BatchSize: 10, Seed: 1,
+	s := jobspec.Spec{Name: "attacker", Mode: jobspec.ModeSync, Trainers: 1, Pservers: 1, Passes: 1, BatchSize: 10, Seed: 1,
 		Model:     jobspec.ModelSpec{Kind: jobspec.KindProgram, Entry: "/usr/bin/python3 attack.py", Workspace: "ws", Inputs: 13, Outputs: 1, Timeout: "30s"},
 		Optimizer: jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: 0.01},
-		Data:      jobspec.DataSpec{Train: "data/housing-train-*", Test: "data/housing-test-*"},
-		Env: map[string]string{
+		Data:      jobspec.DataSpec{Train: "data/housing-train-*", Test: "data/housing-test-*"}}
+	if a != nil {
+		s.Env = map[string]string{
 			"ATTACK_AGENT_FILE": filepath.Join(a.DataDir, "etcd", "member", "snap", "db"),
 			"ATTACK_OTHER_FILE": other,
 			"ATTACK_OUTSIDE":    filepath.Join(work, "escape.txt"),
 			"ATTACK_AGENT_PID":  strconv.Itoa(a.Cmd.Process.Pid),
-		}}
+		}
+	}
+	return s
+}
+
+// TestProgramsRefusedUnisolated: an agent that cannot isolate programs (it
+// runs as nobody) says so at start and refuses a program job at submit
+// (exit 2, naming the cause and the flag); with
+// --allow-unisolated-programs it accepts it and warns.
+func TestProgramsRefusedUnisolated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start an agent as nobody; SKIPPED, NOT TESTED")
+	}
+	work := t.TempDir()
+	// nobody must reach the work directory (its parents are the test's).
+	for _, d := range []string{filepath.Dir(work), work} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2erig.Housing(t, filepath.Join(work, "data"))
+	ws := filepath.Join(work, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(e2erig.RepoRoot(), "examples", "program", "gtrainprog.py"), filepath.Join(ws, "gtrainprog.py"))
+	copyFile(t, filepath.Join("testdata", "sandbox", "linear.py"), filepath.Join(ws, "linear.py"))
+	spec := attackJob(work, nil, "")
+	spec.Name, spec.Model.Entry, spec.Env = "plain", "/usr/bin/python3 linear.py", nil
+	nobody := []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
+	for _, tc := range []struct {
+		dir, logs, errs string
+		flags           []string
+		code            int
+	}{
+		{"refusing", "refuses program jobs", "cannot isolate model programs", nil, 2},
+		{"allowing", "UNISOLATED", "", []string{"--allow-unisolated-programs"}, 0},
+	} {
+		data := filepath.Join(work, tc.dir)
+		if err := os.Mkdir(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(data, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		a := e2erig.StartAgentWrapped(t, data, nobody, tc.flags...)
+		if !strings.Contains(a.Log.String(), tc.logs) {
+			t.Errorf("%s: the agent's log at start lacks %q", tc.dir, tc.logs)
+		}
+		_, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, spec), "--detach")
+		t.Logf("%s: submit exit %d %s", tc.dir, code, errs)
+		if code != tc.code || !strings.Contains(errs, tc.errs) || (code == 2 && !strings.Contains(errs, "--allow-unisolated-programs")) {
+			t.Errorf("%s: submit exit %d, want %d naming %q and the flag: %s", tc.dir, code, tc.code, tc.errs, errs)
+		}
+		a.Stop(t)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
