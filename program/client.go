@@ -44,7 +44,8 @@ type Config struct {
 	Env []string
 	// Sandbox, when set, runs the program in it (package
 	// internal/sandbox): its uid, cgroup and mount namespace, and of the
-	// role's environment only the allow-listed variables. Close closes it.
+	// role's environment only the allow-listed variables. Close closes it,
+	// and so does Start when it fails.
 	Sandbox *sandbox.Sandbox
 }
 
@@ -81,7 +82,12 @@ type Client struct {
 
 // Start runs the program. It does not talk to it yet: Declare is the first
 // request.
-func Start(cfg Config) (*Client, error) {
+func Start(cfg Config) (_ *Client, err error) {
+	defer func() {
+		if err != nil {
+			cfg.Sandbox.Close() // the client owns it from here
+		}
+	}()
 	if len(cfg.Argv) == 0 {
 		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: empty command", ErrEntry)}
 	}
@@ -93,7 +99,6 @@ func Start(cfg Config) (*Client, error) {
 	}
 	cmd, err := command(cfg)
 	if err != nil {
-		cfg.Sandbox.Close()
 		return nil, &Error{Op: "start", Err: err}
 	}
 	cmd.WaitDelay = time.Second
@@ -110,7 +115,6 @@ func Start(cfg Config) (*Client, error) {
 	c.offerShm()
 	if err := cmd.Start(); err != nil {
 		c.shm.close()
-		cfg.Sandbox.Close()
 		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: %v", ErrEntry, err)}
 	}
 	if c.shm != nil {
