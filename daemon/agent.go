@@ -43,6 +43,7 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 		return err
 	}
 	cfg.warnInsecure()
+	cfg.logProgramPolicy()
 	if err := a.connectEtcd(ctx); err != nil {
 		return err
 	}

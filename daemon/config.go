@@ -88,6 +88,12 @@ type Config struct {
 	// data, checkpoint and model paths under.
 	AllowedPaths []string
 
+	// AllowUnisolatedPrograms (--allow-unisolated-programs) runs model
+	// programs with the agent's rights on a node that cannot isolate them
+	// (not root, no cgroup controllers); without it such a node refuses
+	// program jobs (programs.go).
+	AllowUnisolatedPrograms bool
+
 	// Exe is the binary the roles run with; default the running executable.
 	Exe string
 	Log *slog.Logger
@@ -365,7 +371,8 @@ func (c Config) supervisorConfig(endpoints []string) supervisor.Config {
 	etcd := c.etcdConfig()
 	etcd.Endpoints = endpoints
 	return supervisor.Config{NodeName: c.NodeName, DataDir: c.DataDir, StopGrace: c.StopGrace, Log: c.Log,
-		Exe: c.Exe, Etcd: etcd, AdvertiseAddr: c.AdvertiseAddr, TLS: c.TLS, Metrics: c.MetricsAddr != ""}
+		Exe: c.Exe, Etcd: etcd, AdvertiseAddr: c.AdvertiseAddr, TLS: c.TLS, Metrics: c.MetricsAddr != "",
+		AllowUnisolatedPrograms: c.AllowUnisolatedPrograms}
 }
 
 // schedulerConfig is what the scheduler needs.
@@ -378,5 +385,5 @@ func (c Config) schedulerConfig() scheduler.Config {
 // agents for the log relay.
 func (c Config) controlConfig(peerCreds credentials.TransportCredentials) controlapi.Config {
 	return controlapi.Config{NodeName: c.NodeName, DataDir: c.DataDir, AllowedPaths: c.AllowedPaths,
-		TLSCA: c.TLS.CA, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log}
+		TLSCA: c.TLS.CA, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log, Programs: c.programPolicy()}
 }

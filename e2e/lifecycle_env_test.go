@@ -11,22 +11,29 @@ import (
 )
 
 // TestLifecycleEnv: a spec's env reaches the model program (PYTHONPATH
-// names a directory whose sitecustomize.py writes a file where
-// LIFECYCLE_MARKER says); a denied variable and a path list outside the
+// names a directory that holds the program's helper module and a
+// sitecustomize.py that refuses to start without LIFECYCLE_MARKER); a
+// denied variable and a path list outside the
 // allowed paths are exit 2 naming the variable.
 func TestLifecycleEnv(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	lib, marks := filepath.Join(work, "pylib"), filepath.Join(work, "marks")
-	for _, d := range []string{lib, marks} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	lib := filepath.Join(work, "pylib")
+	if err := os.Mkdir(lib, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	site := "import os\nd = os.environ.get('LIFECYCLE_MARKER')\nif d: open(os.path.join(d, str(os.getpid())), 'w').close()\n"
+	// The program runs sandboxed: it sees the path list's directory (bound
+	// read-only) but writes nothing outside its scratch, so the proof is
+	// that it runs at all: gtrainprog.py lives in lib alone, and
+	// sitecustomize.py (run from PYTHONPATH) refuses to start without the
+	// marker.
+	site := "import os\nif os.environ.get('LIFECYCLE_MARKER') != 'seen': raise SystemExit('sitecustomize: no LIFECYCLE_MARKER')\n"
 	if err := os.WriteFile(filepath.Join(lib, "sitecustomize.py"), []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(work, "ws", "gtrainprog.py"), filepath.Join(lib, "gtrainprog.py")); err != nil {
 		t.Fatal(err)
 	}
 	bad := programJob("env-bad", "")
@@ -38,10 +45,11 @@ func TestLifecycleEnv(t *testing.T) {
 	}
 	job := programJob("env-job", "")
 	job.Passes = 1
-	job.Env = map[string]string{"PYTHONPATH": lib, "LIFECYCLE_MARKER": marks}
+	job.Env = map[string]string{"PYTHONPATH": lib}
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, job), "--detach"); code != 2 || !strings.Contains(errs, "no LIFECYCLE_MARKER") {
+		t.Errorf("a program whose sitecustomize misses its marker: exit %d, want 2 quoting it: %s", code, errs)
+	}
+	job.Env["LIFECYCLE_MARKER"] = "seen"
 	e2erig.StartDetached(t, a, job)
 	e2erig.WaitJob(t, a, "env-job", "env-job to succeed", 4*time.Minute, succeededJob)
-	if ents, _ := os.ReadDir(marks); len(ents) == 0 {
-		t.Errorf("no program of the job saw its env: %s is empty", marks)
-	}
 }

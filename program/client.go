@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/program/wire"
 )
 
@@ -40,6 +42,11 @@ type Config struct {
 	// Env is the job spec's env, NAME=VALUE, added to the role's own
 	// (checked at submit: jobspec.EnvDenied keeps gtrain's variables).
 	Env []string
+	// Sandbox, when set, runs the program in it (package
+	// internal/sandbox): its uid, cgroup and mount namespace, and of the
+	// role's environment only the allow-listed variables. Close closes it,
+	// and so does Start when it fails.
+	Sandbox *sandbox.Sandbox
 }
 
 // blasThreadsEnv are the variables that size the thread pools of OpenBLAS,
@@ -75,7 +82,12 @@ type Client struct {
 
 // Start runs the program. It does not talk to it yet: Declare is the first
 // request.
-func Start(cfg Config) (*Client, error) {
+func Start(cfg Config) (_ *Client, err error) {
+	defer func() {
+		if err != nil {
+			cfg.Sandbox.Close() // the client owns it from here
+		}
+	}()
 	if len(cfg.Argv) == 0 {
 		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: empty command", ErrEntry)}
 	}
@@ -85,22 +97,13 @@ func Start(cfg Config) (*Client, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
-	cmd.Dir = cfg.Dir
-	// A workspace may be shared and read-only: no __pycache__ written into it.
-	cmd.Env = append(append(os.Environ(), cfg.Env...), "PYTHONDONTWRITEBYTECODE=1")
-	if cfg.Threads > 0 {
-		for _, name := range blasThreadsEnv {
-			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", name, cfg.Threads))
-		}
+	cmd, err := command(cfg)
+	if err != nil {
+		return nil, &Error{Op: "start", Err: err}
 	}
-	// Its own process group, so a timeout kills what it forked too; and it
-	// dies with its parent, so a SIGKILLed trainer leaves no program behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = time.Second
 	c := &Client{cfg: cfg, cmd: cmd, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
 	cmd.Stderr = c.tail
-	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, &Error{Op: "start", Err: err}
 	}
@@ -118,8 +121,29 @@ func Start(cfg Config) (*Client, error) {
 		c.shm.closeChildEnds()
 	}
 	go c.wait()
-	cfg.Log.Debug("model program started", "argv", cfg.Argv, "dir", cfg.Dir, "pid", cmd.Process.Pid)
+	cfg.Log.Debug("model program started", "argv", cfg.Argv, "dir", cfg.Dir, "pid", cmd.Process.Pid, "sandbox", cfg.Sandbox)
 	return c, nil
+}
+
+// command is the program's process: in its own process group, so a
+// timeout kills what it forked too, dying with its parent, so a SIGKILLed
+// trainer leaves no program behind; through the sandbox when there is one.
+func command(cfg Config) (*exec.Cmd, error) {
+	// A workspace may be shared and read-only: no __pycache__ written into it.
+	extra := append(slices.Clone(cfg.Env), "PYTHONDONTWRITEBYTECODE=1")
+	if cfg.Threads > 0 {
+		for _, name := range blasThreadsEnv {
+			extra = append(extra, fmt.Sprintf("%s=%d", name, cfg.Threads))
+		}
+	}
+	if cfg.Sandbox != nil {
+		return cfg.Sandbox.Command(cfg.Argv, cfg.Dir, os.Environ(), extra)
+	}
+	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = append(os.Environ(), extra...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
 }
 
 // offerShm creates the shared memory the program inherits as descriptors
@@ -156,6 +180,7 @@ func (c *Client) Close() error {
 		c.kill()
 		<-c.exited
 	}
+	c.cfg.Sandbox.Close()
 	if c.cleanup != nil {
 		c.cleanup()
 	}
@@ -251,6 +276,9 @@ func (c *Client) explain(err error) error {
 	werr := c.waitErr
 	c.waitMu.Unlock()
 	var exit *exec.ExitError
+	if errors.As(werr, &exit) && c.cfg.Sandbox.OOMKilled() {
+		return fmt.Errorf("%w: %v: the kernel killed it for going past its memory limit (resources.trainer.memory)", ErrExited, exit)
+	}
 	if errors.As(werr, &exit) {
 		return fmt.Errorf("%w: %v", ErrExited, exit)
 	}

@@ -28,6 +28,12 @@
 // must be deterministic for a seed, which is also what makes its models
 // bit-identical across crashes.
 //
+// Where the program runs: StartForJob runs it in the node's sandbox
+// (package internal/sandbox: the job's own uid, cgroup limits from
+// resources.trainer, a mount namespace without the agent's data dir and
+// keys, an allow-listed environment), or refuses it on a node that cannot
+// isolate, unless the agent allows unisolated programs.
+//
 // Nothing else lives here: pservers, optimizers, checkpoints and task
 // accounting stay gtrain's.
 package program

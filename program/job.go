@@ -9,11 +9,13 @@ import (
 	"os"
 	"slices"
 
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 )
 
-// StartForJob starts the program of a job whose model is kind program, asks
+// StartForJob starts the program of a job whose model is kind program, in
+// the sandbox the node's policy pol asks for (sandboxFor), asks
 // it to declare its parameters, and, when the job record holds the
 // declaration made at submit, checks that this one is identical. The caller
 // closes the client.
@@ -21,7 +23,7 @@ import (
 // A job whose workspace was uploaded (model.package) needs fetch, which
 // returns the package's bytes; they are checked against the SHA-256 and
 // unpacked into a private directory that Close removes.
-func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, log *slog.Logger) (*Client, *Declaration, error) {
+func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) (*Client, *Declaration, error) {
 	m := spec.Model
 	ws, cleanup, err := workspaceOf(ctx, spec, fetch)
 	if err != nil {
@@ -38,7 +40,19 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: model.timeout: %v", ErrEntry, err)}
 	}
 	threads := ThreadsFor(spec.Resources.Trainer.CPU)
-	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads, Env: spec.EnvList()})
+	sb, err := sandboxFor(spec, pol)
+	if err != nil {
+		cleanup()
+		return nil, nil, &Error{Op: "start", Err: err}
+	}
+	if sb != nil && spec.Model.Package != "" {
+		if err := sb.GiveTree(dir); err != nil {
+			sb.Close()
+			cleanup()
+			return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: the unpacked workspace: %v", ErrPackage, err)}
+		}
+	}
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads, Env: spec.EnvList(), Sandbox: sb})
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -54,6 +68,23 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		return nil, nil, err
 	}
 	return c, d, nil
+}
+
+// sandboxFor is the program's sandbox under pol (nil: none), limited by
+// the trainers' resources (every role's program is the same program, and
+// the trainers' request is the one a program's work is sized by), showing
+// the directories of the env's path lists.
+func sandboxFor(spec *jobspec.Spec, pol sandbox.Policy) (*sandbox.Sandbox, error) {
+	r := spec.Resources.Trainer
+	mem, err := r.MemoryBytes()
+	if err != nil {
+		return nil, err
+	}
+	var ro []string
+	for _, p := range spec.EnvPaths() { // confined to the allowed paths at submit
+		ro = append(ro, p.Path)
+	}
+	return pol.Prepare(sandbox.Job{Name: spec.Name, Limits: sandbox.LimitsFor(r.CPU, mem), ReadOnly: ro})
 }
 
 // ThreadsFor is the thread count of a program whose trainer asks for cpu:
@@ -120,9 +151,9 @@ func (d *Declaration) Record() *jobspec.Declared {
 // DeclareForSubmit runs the program of spec once, records its declaration in
 // spec.Model.Declared and stops it: what the agent does when it accepts a
 // job.
-func DeclareForSubmit(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, log *slog.Logger) error {
+func DeclareForSubmit(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) error {
 	spec.Model.Declared = nil // never trust a submitted one
-	c, d, err := StartForJob(ctx, spec, fetch, log)
+	c, d, err := StartForJob(ctx, spec, fetch, pol, log)
 	if err != nil {
 		return err
 	}

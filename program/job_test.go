@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -19,23 +20,23 @@ func programSpec(t *testing.T, mode string) *jobspec.Spec {
 func TestDeclarationRecorded(t *testing.T) {
 	ctx := context.Background()
 	spec := programSpec(t, "ok")
-	if err := DeclareForSubmit(ctx, spec, nil, nil); err != nil {
+	if err := DeclareForSubmit(ctx, spec, nil, sandbox.Policy{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := spec.Model.Declared; d == nil || len(d.Params) != 2 || d.Params[0].Name != "w" || len(d.InitSHA256) != 64 {
 		t.Fatalf("recorded %+v", spec.Model.Declared)
 	}
-	c, _, err := StartForJob(ctx, spec, nil, nil)
+	c, _, err := StartForJob(ctx, spec, nil, sandbox.Policy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
 
 	spec = programSpec(t, "nondeterministic")
-	if err := DeclareForSubmit(ctx, spec, nil, nil); err != nil {
+	if err := DeclareForSubmit(ctx, spec, nil, sandbox.Policy{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := StartForJob(ctx, spec, nil, nil); !errors.Is(err, ErrMismatch) || !errors.Is(err, ErrProgram) {
+	if _, _, err := StartForJob(ctx, spec, nil, sandbox.Policy{}, nil); !errors.Is(err, ErrMismatch) || !errors.Is(err, ErrProgram) {
 		t.Fatalf("a second, different declaration: got %v, want ErrMismatch", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gtrain/gtrain/internal/sandbox"
 )
 
 func TestPackUnpackRoundTrip(t *testing.T) {
@@ -93,10 +95,10 @@ func TestStartForJobFromPackage(t *testing.T) {
 	spec := programSpec(t, "ok")
 	spec.Model.Workspace, spec.Model.Package = "", PackageSHA256(data)
 	fetch := func(context.Context) ([]byte, error) { return data, nil }
-	if err := DeclareForSubmit(context.Background(), spec, fetch, nil); err != nil {
+	if err := DeclareForSubmit(context.Background(), spec, fetch, sandbox.Policy{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := StartForJob(context.Background(), spec, fetch, nil)
+	c, _, err := StartForJob(context.Background(), spec, fetch, sandbox.Policy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestStartForJobFromPackage(t *testing.T) {
 		t.Errorf("the unpacked workspace %s outlived Close: %v", dir, err)
 	}
 	spec.Model.Package = PackageSHA256([]byte("tampered"))
-	if _, _, err := StartForJob(context.Background(), spec, fetch, nil); !errors.Is(err, ErrPackage) {
+	if _, _, err := StartForJob(context.Background(), spec, fetch, sandbox.Policy{}, nil); !errors.Is(err, ErrPackage) {
 		t.Errorf("a package whose sum differs: %v", err)
 	}
 }

@@ -75,6 +75,8 @@ processes, deregisters the node and exits 0.`,
 	}
 	f := cmd.Flags()
 	f.Bool("dev", false, "start an embedded single-member etcd under <data-dir>/etcd (single-node cluster)")
+	f.Bool("allow-unisolated-programs", false, "on a node that cannot isolate model programs (not root, no cgroup memory and pids controllers), "+
+		"run program jobs with the agent's uid, environment and files instead of refusing them")
 	f.String("data-dir", def.DataDir, "where etcd (with --dev), job logs, models and checkpoints live")
 	f.String("node-name", def.NodeName, "this node's name in the cluster")
 	f.String("api-addr", def.APIAddr, "address of the API gctl talks to")
@@ -99,6 +101,7 @@ processes, deregisters the node and exits 0.`,
 func agentConfig(v *viper.Viper) (daemon.Config, error) {
 	cfg := daemon.DefaultConfig()
 	cfg.Dev = v.GetBool("dev")
+	cfg.AllowUnisolatedPrograms = v.GetBool("allow-unisolated-programs")
 	cfg.DataDir = v.GetString("data-dir")
 	cfg.NodeName = v.GetString("node-name")
 	cfg.APIAddr = v.GetString("api-addr")

@@ -13,9 +13,15 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
 	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/internal/sandbox"
 )
 
 func main() {
+	// The sandbox's helper (hidden): it enters a program's sandbox and
+	// execs it, before anything else of gtraind starts.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
+		sandbox.HelperMain(os.Args[2:])
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err := newRoot().ExecuteContext(ctx)

@@ -15,7 +15,9 @@ import (
 // confineSpec has confined the workspace): a program that cannot declare is
 // refused like any bad spec (exit 2), and the declared parameters are
 // recorded in the job so that the memory fit, placement and the pservers'
-// blocks can use them. See package program for why here.
+// blocks can use them. See package program for why here. The program runs
+// as a child of the agent, in the node's sandbox (c.programs): the
+// agent's process keeps only the checked client.
 func (c *Server) declareProgram(ctx context.Context, req *api.SubmitJobRequest, spec *jobspec.Spec) error {
 	if err := checkPackage(req, spec); err != nil {
 		return err
@@ -25,7 +27,7 @@ func (c *Server) declareProgram(ctx context.Context, req *api.SubmitJobRequest, 
 		return nil
 	}
 	fetch := func(context.Context) ([]byte, error) { return req.GetPackage(), nil }
-	if err := program.DeclareForSubmit(ctx, spec, fetch, c.log); err != nil {
+	if err := program.DeclareForSubmit(ctx, spec, fetch, c.programs, c.log); err != nil {
 		return &jobspec.FieldError{Field: "model.entry", Msg: fmt.Sprintf("the program could not declare its parameters: %v", err)}
 	}
 	return spec.Validate() // the memory fit and the parameter limit, now that the sizes are known

@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/sandbox"
 )
 
 // Timings of the Control API.
@@ -29,10 +30,12 @@ type Server struct {
 	node    string
 	dataDir string
 	allowed []string // roots of every job's paths besides its spec's directory (paths.go)
-	sup     *supervisor.Supervisor
-	peers   Gossip
-	clock   clock.Clock
-	log     *slog.Logger
+	// programs runs the submit-time declare (program.go).
+	programs sandbox.Policy
+	sup      *supervisor.Supervisor
+	peers    Gossip
+	clock    clock.Clock
+	log      *slog.Logger
 
 	authz     *authorizer
 	peerCreds credentials.TransportCredentials // dials other agents (log relay); nil is plaintext
@@ -64,6 +67,9 @@ type Config struct {
 	// before it gives that node up with a notice; zero: 10 s.
 	RelayTimeout time.Duration
 	Log          *slog.Logger
+	// Programs is how the submit-time declare runs a job's program: in the
+	// node's sandbox, or refused (package internal/sandbox).
+	Programs sandbox.Policy
 }
 
 // New is the Control API of this agent; register it on a gRPC server made
@@ -80,7 +86,7 @@ func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gos
 		cli: cli, node: cfg.NodeName, dataDir: cfg.DataDir, allowed: append([]string{cfg.DataDir}, cfg.AllowedPaths...),
 		sup: sup, peers: peers, clock: clock.Or(clk), log: cfg.Log, authz: authz, peerCreds: cfg.PeerCreds,
 		purgeTimeout: purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
-		relayTimeout: cfg.RelayTimeout,
+		relayTimeout: cfg.RelayTimeout, programs: cfg.Programs,
 	}, nil
 }
 

@@ -25,4 +25,7 @@ type Config struct {
 	AdvertiseAddr string
 	TLS           pki.Files // this node's certificate, for the roles' RPCs
 	Metrics       bool      // roles serve their metrics for the agent's /metrics
+	// AllowUnisolatedPrograms is passed to the roles: the agent's
+	// --allow-unisolated-programs (package internal/sandbox).
+	AllowUnisolatedPrograms bool
 }

@@ -32,11 +32,13 @@ type roleLaunch struct {
 	advertise string
 	tls       pki.Files // this node's certificate, for the roles' RPCs
 	metrics   bool      // roles serve their metrics for the agent's /metrics
+	// unisolated is --allow-unisolated-programs, for the roles.
+	unisolated bool
 }
 
 func newRoleLaunch(cfg Config) roleLaunch {
 	return roleLaunch{exe: cfg.Exe, etcd: cfg.Etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr,
-		tls: cfg.TLS, metrics: cfg.Metrics}
+		tls: cfg.TLS, metrics: cfg.Metrics, unisolated: cfg.AllowUnisolatedPrograms}
 }
 
 // systemdEnv are the variables systemd hands the agent for sd_notify; role
@@ -90,7 +92,8 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 // roleArgs is what the role process of worker is told. jobRev is the create
 // revision of the job's record (the runner's fence).
 func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
-	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node}
+	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node,
+		AllowUnisolatedPrograms: l.unisolated}
 	if role, _, _ := jobspec.ParseWorker(worker); role != jobspec.RoleTrainer && l.advertise != "" { // trainers serve nothing
 		a.Listen = net.JoinHostPort(l.advertise, "0")
 	}

@@ -38,6 +38,10 @@ type Args struct {
 	Listen      string
 	MetricsFile string // where the role writes the address of its metrics
 	SessionTTL  int    // seconds; the agent leaves it to the role's default
+	// AllowUnisolatedPrograms is the agent's --allow-unisolated-programs:
+	// on a node that cannot isolate programs (sandbox.Check), run them
+	// with the role's rights rather than refuse them.
+	AllowUnisolatedPrograms bool
 }
 
 // DefaultSessionTTL is a role's etcd lease in seconds, unless told otherwise.

@@ -28,6 +28,8 @@ func fill(t *testing.T, v reflect.Value, path, s string, n *int) {
 			f.SetString(fmt.Sprintf("%s%d", s, *n))
 		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
 			f.SetInt(int64(*n) * 1001)
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true) // false is the default: true must travel
 		case f.Kind() == reflect.Struct:
 			fill(t, f, name+".", s, n)
 		default:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -28,6 +29,9 @@ type Common struct {
 	Log *slog.Logger
 	// Metrics is where the role records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
+	// Programs is how the role runs a model program (the zero value, in
+	// tests that build a Config by hand: with the role's rights).
+	Programs sandbox.Policy
 }
 
 // Validate names the bad field; role prefixes the message.
@@ -44,5 +48,20 @@ func (c Common) Validate(role string) error {
 // Common is what a's role holds of its command line, with its log and
 // where it records its metrics.
 func (a Args) Common(log *slog.Logger, metrics prometheus.Registerer) Common {
-	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS, Log: log, Metrics: metrics}
+	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS, Log: log, Metrics: metrics,
+		Programs: ProgramPolicy(a.AllowUnisolatedPrograms, a.DataDir, a.TLS, a.Etcd.Key)}
+}
+
+// ProgramPolicy is how a process of the agent (the agent's declare at
+// submit, a role) runs model programs: isolated when the node can
+// (sandbox.Decide), hiding the data dir and the node's keys.
+func ProgramPolicy(allowUnisolated bool, dataDir string, tls pki.Files, etcdKey string) sandbox.Policy {
+	mode, reason := sandbox.Decide(allowUnisolated)
+	p := sandbox.Policy{Mode: mode, Reason: reason, DataDir: dataDir}
+	for _, k := range []string{tls.Key, etcdKey} {
+		if k != "" {
+			p.Hide = append(p.Hide, k)
+		}
+	}
+	return p
 }

@@ -37,6 +37,8 @@ var roleFlags = append([]flag{
 		func(a *Args) value { return (*stringValue)(&a.MetricsFile) }},
 	flag{"session-ttl", "seconds before this process's etcd lease expires after it dies",
 		func(a *Args) value { return (*intValue)(&a.SessionTTL) }},
+	flag{"allow-unisolated-programs", "on a node that cannot isolate model programs, run them with this process's rights (the agent passes its own flag)",
+		func(a *Args) value { return (*boolValue)(&a.AllowUnisolatedPrograms) }},
 )...)
 
 // accessFlag is a flag of how to reach etcd and of the TLS files, which
@@ -114,6 +116,18 @@ func (v *int64Value) zero() bool     { return *v == 0 }
 func (v *int64Value) Set(s string) error {
 	n, err := strconv.ParseInt(s, 0, 64)
 	*v = int64Value(n)
+	return err
+}
+
+// boolValue takes its value as the next word, as Argv writes it.
+type boolValue bool
+
+func (v *boolValue) String() string { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) Type() string   { return "bool" }
+func (v *boolValue) zero() bool     { return !bool(*v) }
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	*v = boolValue(b)
 	return err
 }
 

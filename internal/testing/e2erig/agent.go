@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,6 +83,9 @@ type Agent struct {
 	Etcd    string
 	Log     *bytes.Buffer
 	Exited  chan error
+	// Wrap, when set, is the command that runs gtraind (its path and the
+	// arguments follow): setpriv, to run the agent as another user.
+	Wrap []string
 }
 
 // StartAgent starts a real `gtraind agent --dev` over dataDir and waits
@@ -94,7 +98,13 @@ func StartAgent(t *testing.T, dataDir string) *Agent {
 // StartAgentWith is StartAgent with more agent flags.
 func StartAgentWith(t *testing.T, dataDir string, flags ...string) *Agent {
 	t.Helper()
-	a := &Agent{DataDir: dataDir, API: FreePort(t), Etcd: FreePort(t), Log: &bytes.Buffer{}}
+	return StartAgentWrapped(t, dataDir, nil, flags...)
+}
+
+// StartAgentWrapped is StartAgentWith run through wrap (Agent.Wrap).
+func StartAgentWrapped(t *testing.T, dataDir string, wrap []string, flags ...string) *Agent {
+	t.Helper()
+	a := &Agent{DataDir: dataDir, API: FreePort(t), Etcd: FreePort(t), Log: &bytes.Buffer{}, Wrap: wrap}
 	a.Launch(t, append([]string{"agent", "--dev", "--data-dir", dataDir,
 		"--node-name", "e2e-node", "--api-addr", a.API, "--gossip-addr", FreePort(t),
 		"--etcd-client-addr", a.Etcd, "--etcd-peer-addr", FreePort(t)}, flags...)...)
@@ -106,6 +116,9 @@ func (a *Agent) Launch(t *testing.T, args ...string) {
 	t.Helper()
 	a.Exited = make(chan error, 1)
 	a.Cmd = exec.Command(filepath.Join(BinDir, "gtraind"), args...)
+	if len(a.Wrap) > 0 {
+		a.Cmd = exec.Command(a.Wrap[0], append(append(slices.Clone(a.Wrap[1:]), a.Cmd.Path), args...)...)
+	}
 	a.Cmd.Stdout, a.Cmd.Stderr = a.Log, a.Log
 	if err := a.Cmd.Start(); err != nil {
 		t.Fatal(err)

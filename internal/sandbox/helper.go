@@ -1,0 +1,184 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// HelperArg is the hidden gtraind subcommand that enters the sandbox and
+// execs the program: gtraind __sandbox-exec SETUP-JSON PROGRAM ARGS...
+const HelperArg = "__sandbox-exec"
+
+// Inside the sandbox: a private /tmp holding the read-only workspace and
+// the program's home (its scratch, writable by it alone).
+const (
+	WorkspaceDir = "/tmp/workspace"
+	HomeDir      = "/tmp/home"
+)
+
+// setup is what the helper is told: it runs as root in a fresh mount
+// namespace (the caller's Unshareflags), in the program's process group.
+type setup struct {
+	UID, GID  int
+	Procs     []string // cgroup.procs files to join
+	Hide      []string // covered: the data dir, key files
+	Workspace string   // bound read-only at WorkspaceDir
+	ReadOnly  []string // directories bound read-only at their own path
+}
+
+// HelperMain is gtraind's __sandbox-exec: it never returns. Any failure
+// exits 126 with the reason on stderr, which the program's client quotes.
+func HelperMain(args []string) {
+	if len(args) < 2 {
+		die(fmt.Errorf("usage: %s SETUP PROGRAM [ARGS...]", HelperArg))
+	}
+	var s setup
+	if err := json.Unmarshal([]byte(args[0]), &s); err != nil {
+		die(err)
+	}
+	die(enter(s, args[1:]))
+}
+
+func die(err error) {
+	fmt.Fprintln(os.Stderr, "gtrain sandbox:", err)
+	os.Exit(126)
+}
+
+// enter does the privileged steps in order and execs argv.
+func enter(s setup, argv []string) error {
+	parent := os.Getppid()
+	for _, p := range s.Procs {
+		if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			return fmt.Errorf("join cgroup %s: %w", p, err)
+		}
+	}
+	if err := mounts(s); err != nil {
+		return err
+	}
+	// no_new_privs and the parent-death signal belong to a thread: set
+	// them on the one that execs. Changing uid clears the death signal.
+	runtime.LockOSThread()
+	if err := syscall.Setgroups(nil); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setgid(s.GID); err != nil {
+		return fmt.Errorf("setgid %d: %w", s.GID, err)
+	}
+	if err := syscall.Setuid(s.UID); err != nil {
+		return fmt.Errorf("setuid %d: %w", s.UID, err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("parent-death signal: %w", err)
+	}
+	if os.Getppid() != parent {
+		return fmt.Errorf("the role that started the program is gone")
+	}
+	return fmt.Errorf("exec %s: %w", argv[0], syscall.Exec(argv[0], argv, os.Environ()))
+}
+
+// mounts makes the host read-only, covers what the program must not see
+// and gives it a private /tmp with the workspace (read-only) and its home.
+func mounts(s setup) error {
+	// Opened before anything covers them: a bind of the descriptor shows
+	// them whatever lies above them afterwards.
+	ws, err := openDir(s.Workspace)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", s.Workspace, err)
+	}
+	ro := make([]int, len(s.ReadOnly))
+	for i, d := range s.ReadOnly {
+		if ro[i], err = openDir(d); errors.Is(err, unix.ENOENT) {
+			ro[i] = -1 // a path list may name what is not there
+		} else if err != nil {
+			return fmt.Errorf("the job's directory %s: %w", d, err)
+		}
+	}
+	// Everything the program sees of the host is read-only; what it may
+	// write is mounted after this: its private temporary directories.
+	err = unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+	if err != nil {
+		return fmt.Errorf("make the host's files read-only (mount_setattr, Linux 5.12): %w", err)
+	}
+	for _, p := range s.Hide {
+		if err := cover(p); err != nil {
+			return err
+		}
+	}
+	// The host's world-writable directories, private and empty.
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("private %s: %w", d, err)
+		}
+	}
+	if err := bindReadOnly(ws, WorkspaceDir); err != nil {
+		return fmt.Errorf("the workspace: %w", err)
+	}
+	for i, d := range s.ReadOnly {
+		if ro[i] < 0 {
+			continue
+		}
+		if err := bindReadOnly(ro[i], d); err != nil {
+			return fmt.Errorf("the job's directory %s: %w", d, err)
+		}
+	}
+	if err := os.Mkdir(HomeDir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(HomeDir, s.UID, s.GID); err != nil {
+		return err
+	}
+	return os.Chdir(WorkspaceDir)
+}
+
+func openDir(p string) (int, error) {
+	return unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// bindReadOnly shows the directory open as fd at dst (made, with its
+// parents, where missing: in a private tmpfs), read-only.
+func bindReadOnly(fd int, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	src := "/proc/self/fd/" + strconv.Itoa(fd)
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+	if err := unix.Mount("", dst, "", ro, ""); err != nil {
+		return fmt.Errorf("make it read-only: %w", err)
+	}
+	return unix.Close(fd)
+}
+
+// cover hides a directory under an empty read-only tmpfs and a file under
+// /dev/null. A path that does not exist needs nothing.
+func cover(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil
+	}
+	if fi.IsDir() {
+		err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=4k")
+	} else {
+		err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+	}
+	if err != nil {
+		return fmt.Errorf("cover %s: %w", filepath.Clean(p), err)
+	}
+	return nil
+}

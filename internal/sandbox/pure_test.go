@@ -1,0 +1,163 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPickUIDDeterministicAndCollisions: a job starts at the same uid
+// every time; a uid another job holds is skipped to the next, wrapping at
+// the end of the range.
+func TestPickUIDDeterministicAndCollisions(t *testing.T) {
+	held := map[int]string{}
+	claim := func(job string) func(int) (bool, error) {
+		return func(uid int) (bool, error) {
+			if o, ok := held[uid]; ok {
+				return o == job, nil
+			}
+			held[uid] = job
+			return true, nil
+		}
+	}
+	a, err := pickUID("alpha", claim("alpha"))
+	if err != nil || a != FirstUID+startUID("alpha") {
+		t.Fatalf("alpha: %d, %v", a, err)
+	}
+	if again, _ := pickUID("alpha", claim("alpha")); again != a {
+		t.Errorf("alpha again: %d, want %d", again, a)
+	}
+	held[FirstUID+startUID("beta")] = "other"
+	if b, _ := pickUID("beta", claim("beta")); b != FirstUID+(startUID("beta")+1)%(LastUID-FirstUID+1) {
+		t.Errorf("beta with its uid taken: %d", b)
+	}
+	for uid := FirstUID; uid <= LastUID; uid++ {
+		if _, ok := held[uid]; !ok {
+			held[uid] = "other"
+		}
+	}
+	if _, err := pickUID("gamma", claim("gamma")); err == nil {
+		t.Error("a full range gave a uid")
+	}
+}
+
+// TestClaimUIDFiles: the claim file holds the job; a second claim of the
+// same job gets the same uid, another job's the next.
+func TestClaimUIDFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, err := ClaimUID(dir, "job-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, itoa(a))); string(b) != "job-a\n" {
+		t.Errorf("claim file: %q", b)
+	}
+	if again, _ := ClaimUID(dir, "job-a"); again != a {
+		t.Errorf("job-a again: %d, want %d", again, a)
+	}
+	// Another job that hashes elsewhere but finds a's uid on its way.
+	if err := os.WriteFile(filepath.Join(dir, itoa(FirstUID+startUID("job-b"))), []byte("job-z\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := ClaimUID(dir, "job-b"); b == FirstUID+startUID("job-b") || b < FirstUID || b > LastUID {
+		t.Errorf("job-b took a held uid or left the range: %d", b)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestFilterEnv keeps the allow-list only and sets HOME and TMPDIR.
+func TestFilterEnv(t *testing.T) {
+	got := FilterEnv([]string{"PATH=/bin", "GTRAIN_ETCD_PASSWORD=x", "HOME=/root", "LANG=C.UTF-8",
+		"CUDA_VISIBLE_DEVICES=1", "SSH_AUTH_SOCK=/tmp/a", "LD_PRELOAD=/x.so", "bad"}, "/tmp/home")
+	want := []string{"PATH=/bin", "LANG=C.UTF-8", "CUDA_VISIBLE_DEVICES=1", "HOME=/tmp/home", "TMPDIR=/tmp/home"}
+	if !slices.Equal(got, want) {
+		t.Errorf("FilterEnv = %q, want %q", got, want)
+	}
+	if got := FilterEnv(nil, "/h"); got[0] != "PATH=/usr/local/bin:/usr/bin:/bin" {
+		t.Errorf("no PATH: %q", got)
+	}
+}
+
+// TestLimitsFor: the request is the limit; cpu becomes a CFS quota; an
+// unstated request sets none.
+func TestLimitsFor(t *testing.T) {
+	for _, tc := range []struct {
+		cpu  float64
+		mem  int64
+		want Limits
+	}{
+		{0, 0, Limits{Pids: DefaultPids}},
+		{1.5, 512 << 20, Limits{MemoryBytes: 512 << 20, Pids: DefaultPids, CPUQuotaUs: 150000, CPUPeriodUs: 100000}},
+		{0.001, 0, Limits{Pids: DefaultPids, CPUQuotaUs: 1000, CPUPeriodUs: 100000}},
+	} {
+		if got := LimitsFor(tc.cpu, tc.mem); got != tc.want {
+			t.Errorf("LimitsFor(%v, %v) = %+v, want %+v", tc.cpu, tc.mem, got, tc.want)
+		}
+	}
+}
+
+// TestFindHierarchy prefers a v2 mount with memory and pids, and falls
+// back to v1; with neither it names what is missing.
+func TestFindHierarchy(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p, content string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := findHierarchy(root); err == nil {
+		t.Error("an empty root gave a hierarchy")
+	}
+	mk("unified/cgroup.controllers", "")
+	mk("memory/cgroup.procs", "")
+	mk("pids/cgroup.procs", "")
+	if h, err := findHierarchy(root); err != nil || h.v2 != "" || h.v1["memory"] == "" || h.v1["cpu"] != "" {
+		t.Errorf("hybrid with an empty unified: %+v, %v", h, err)
+	}
+	mk("unified/cgroup.controllers", "cpu memory pids")
+	if h, err := findHierarchy(root); err != nil || h.v2 != filepath.Join(root, "unified") {
+		t.Errorf("unified with controllers: %+v, %v", h, err)
+	}
+}
+
+// TestCreatorGone reads the creating pid from a group's name.
+func TestCreatorGone(t *testing.T) {
+	if creatorGone(fmt.Sprintf("my-job-%d-3", os.Getpid())) {
+		t.Error("this process's group counted as gone")
+	}
+	for _, name := range []string{"job", "job-x-1", "gtrain"} {
+		if creatorGone(name) {
+			t.Errorf("%q counted as gone", name)
+		}
+	}
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !creatorGone(fmt.Sprintf("job-%d-1", cmd.Process.Pid)) {
+		t.Error("an exited process's group is not gone")
+	}
+}
+
+// TestPrepareModes: Unisolated gives no sandbox, Refuse the refusal with
+// its reason and what to do.
+func TestPrepareModes(t *testing.T) {
+	if sb, err := (Policy{}).Prepare(Job{Name: "j"}); sb != nil || err != nil {
+		t.Errorf("Unisolated: %v, %v", sb, err)
+	}
+	_, err := Policy{Mode: Refuse, Reason: "the agent is not root"}.Prepare(Job{Name: "j"})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "the agent is not root") ||
+		!strings.Contains(err.Error(), "--allow-unisolated-programs") {
+		t.Errorf("Refuse: %v", err)
+	}
+}

@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/gtrain/gtrain/internal/confine"
+)
+
+// Job is what the sandbox needs of a job.
+type Job struct {
+	Name   string
+	Limits Limits
+	// ReadOnly are directories the program reads at their own path (the
+	// job's env path lists, such as PYTHONPATH), bound read-only.
+	ReadOnly []string
+}
+
+// Sandbox is one program's: its uid, its cgroup. Close removes the cgroup.
+type Sandbox struct {
+	UID, GID int
+	cg       *cgroup
+	helper   string
+	pol      Policy
+	readOnly []string
+}
+
+var seq atomic.Int64
+
+// Prepare claims the job's uid and makes the program's cgroup. It returns
+// nil, nil under Unisolated, and the refusal under Refuse.
+func (p Policy) Prepare(job Job) (*Sandbox, error) {
+	switch p.Mode {
+	case Unisolated:
+		return nil, nil
+	case Refuse:
+		return nil, p.RefusedError()
+	}
+	helper := p.Helper
+	if helper == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the helper binary: %w", err)
+		}
+		helper = exe
+	}
+	uid, err := ClaimUID(filepath.Join(p.DataDir, "sandbox", "uids"), job.Name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := findHierarchy(cgroupRoot)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	name := fmt.Sprintf("%s-%d-%d", job.Name, os.Getpid(), seq.Add(1))
+	cg, err := newCgroup(h, name, job.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return &Sandbox{UID: uid, GID: uid, cg: cg, helper: helper, pol: p, readOnly: job.ReadOnly}, nil
+}
+
+// Command is cmd's process run through the helper: argv[0] inside the
+// workspace dir is named at its place under WorkspaceDir, the process
+// starts in a fresh mount namespace, and env is cut to the allow-list
+// (FilterEnv) before extra (the job's env, the thread counts) is added.
+func (s *Sandbox) Command(argv []string, dir string, env, extra []string) (*exec.Cmd, error) {
+	prog := argv[0]
+	if rel, err := filepath.Rel(dir, prog); err == nil && confine.Within(dir, prog) {
+		prog = filepath.Join(WorkspaceDir, rel)
+	}
+	b, err := json.Marshal(setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(),
+		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(s.helper, append([]string{HelperArg, string(b), prog}, argv[1:]...)...)
+	cmd.Dir = "/"
+	cmd.Env = append(FilterEnv(env, HomeDir), extra...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
+	return cmd, nil
+}
+
+// GiveTree makes dir (a private copy such as an unpacked workspace) the
+// sandbox's, so that its uid reads it inside the read-only bind.
+func (s *Sandbox) GiveTree(dir string) error {
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, s.UID, s.GID)
+	})
+}
+
+// OOMKilled says whether the kernel killed the program for its memory limit.
+func (s *Sandbox) OOMKilled() bool { return s != nil && s.cg.oomKilled() }
+
+// String names the sandbox for logs and errors.
+func (s *Sandbox) String() string {
+	if s == nil {
+		return "none"
+	}
+	return "uid " + strconv.Itoa(s.UID)
+}
+
+// Close kills what is left of the program and removes its cgroup.
+func (s *Sandbox) Close() {
+	if s != nil {
+		s.cg.remove()
+	}
+}

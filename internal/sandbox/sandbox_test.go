@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary be the helper, as gtraind is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == HelperArg {
+		HelperMain(os.Args[2:])
+	}
+	os.Exit(m.Run())
+}
+
+// run starts argv in a sandbox of job with limits l over a fresh
+// workspace and data dir, and returns its output and exit error.
+// Every "DATA" in a word of argv is the data dir's path.
+func run(t *testing.T, job string, l Limits, argv ...string) (string, error) {
+	t.Helper()
+	if err := Check(); err != nil {
+		t.Skipf("cannot isolate here: %v (NOT TESTED)", err)
+	}
+	dir := t.TempDir()
+	data, ws := filepath.Join(dir, "data"), filepath.Join(dir, "ws")
+	for _, d := range []string{filepath.Join(data, "keys"), ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(data, "keys", "node.key"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "in.txt"), []byte("workspace file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Policy{Mode: Isolate, DataDir: data}.Prepare(Job{Name: job, Limits: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	t.Setenv("GTRAIN_ETCD_PASSWORD", "hunter2")
+	if sb.UID != FirstUID+startUID(job) && sb.UID < FirstUID {
+		t.Fatalf("uid %d", sb.UID)
+	}
+	for i := range argv {
+		argv[i] = strings.ReplaceAll(argv[i], "DATA", data)
+	}
+	cmd, err := sb.Command(argv, ws, os.Environ(), []string{"JOBVAR=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	if sb.OOMKilled() {
+		err = errors.Join(err, errors.New("oom"))
+	}
+	return out.String(), err
+}
+
+// TestSandboxConfines: the program runs as the job's uid with
+// no_new_privs, sees the workspace read-only and not the data dir, keeps
+// only the allow-listed environment, and cannot read /etc/shadow.
+func TestSandboxConfines(t *testing.T) {
+	script := `echo uid=$(id -u) gid=$(id -g) groups=$(id -G); grep NoNewPrivs /proc/self/status; cat in.txt; echo
+cat /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ
+cat DATA/keys/node.key 2>/dev/null && echo KEY-READ
+echo x > in.txt 2>/dev/null && echo WS-WRITTEN
+echo x > /dev/shm/gtrain-sandbox-test 2>/dev/null
+echo x > /etc/gtrain-sandbox-test 2>/dev/null && echo ETC-WRITTEN
+echo x > $HOME/f && echo HOME-WRITTEN
+env | grep -q GTRAIN_ETCD_PASSWORD && echo PASSWORD-SEEN
+env | grep -q JOBVAR=1 && echo JOBVAR
+true`
+	out, err := run(t, "confine", LimitsFor(1, 64<<20), "/bin/sh", "-c", script)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Log(out)
+	uid := FirstUID + startUID("confine")
+	for _, want := range []string{fmt.Sprintf("uid=%d gid=%d groups=%d", uid, uid, uid), "NoNewPrivs:\t1",
+		"workspace file", "HOME-WRITTEN", "JOBVAR"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat("/dev/shm/gtrain-sandbox-test"); err == nil {
+		t.Error("the program wrote into the host's /dev/shm")
+	}
+	for _, bad := range []string{"SHADOW-READ", "KEY-READ", "secret", "WS-WRITTEN", "ETC-WRITTEN", "PASSWORD-SEEN"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("sandbox let through %s:\n%s", bad, out)
+		}
+	}
+}
+
+// TestSandboxLimits: a fork bomb stops at pids.max and an allocation past
+// the memory limit is killed by the kernel, which OOMKilled reports.
+func TestSandboxLimits(t *testing.T) {
+	out, err := run(t, "forks", Limits{Pids: 20}, "/bin/sh", "-c",
+		`n=0; while [ $n -lt 60 ]; do sleep 5 & n=$((n+1)); done 2>&1 | head -1; echo started`)
+	if !strings.Contains(out, "fork") && !strings.Contains(out, "Resource temporarily unavailable") {
+		t.Errorf("60 sleeps under pids.max 20 all started (err %v):\n%s", err, out)
+	}
+	t.Log(out, err)
+	out, err = run(t, "hog", Limits{MemoryBytes: 32 << 20, Pids: 20}, "/usr/bin/python3", "-c",
+		"b = bytearray(256 << 20); print('allocated')")
+	if err == nil || !strings.Contains(err.Error(), "oom") || strings.Contains(out, "allocated") {
+		t.Errorf("256 MiB under a 32 MiB limit: err %v, out %s", err, out)
+	}
+}
