@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
@@ -38,7 +39,7 @@ func serveShard(t *testing.T, s *Shard, restore RestoreFunc) *client.Client {
 	api.RegisterPServerServer(srv, NewServer(0, s, restore, nil))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	c, err := client.NewClient([]string{lis.Addr().String()}, s.Blocks(), nil)
+	c, err := client.NewClient([]string{lis.Addr().String()}, s.Blocks(), jobauth.Dial{})
 	if err != nil {
 		t.Fatal(err)
 	}
