@@ -214,7 +214,8 @@ func statusOf(err error) error {
 		return status.Error(codes.AlreadyExists, err.Error())
 	case errors.Is(err, ErrFutureStep), errors.Is(err, ErrRolledBack):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, ErrBadMicroBatch), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient):
+	case errors.Is(err, ErrBadMicroBatch), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient),
+		errors.Is(err, ErrNonFinite), errors.Is(err, ErrBadRecords):
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	return status.Error(codes.Internal, fmt.Sprint(err))
