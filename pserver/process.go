@@ -206,7 +206,9 @@ func (p *process) openStore() error {
 // serve starts the gRPC server on lis; its end arrives on the channel.
 func (p *process) serve(lis net.Listener) (*grpc.Server, <-chan error) {
 	srv := grpc.NewServer(append(wire.ServerOptions(), p.serverOpts...)...)
-	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock))
+	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock).CheckTerm(func(ctx context.Context) (int64, error) {
+		return coord.LeaderTerm(ctx, p.cli, coord.ElectionPrefix(p.cfg.Job))
+	}))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 	return srv, serveErr
