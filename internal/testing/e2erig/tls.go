@@ -86,7 +86,8 @@ func GctlConfig(t *testing.T, dir, file, certs, name string) string {
 // certificate, or with a node's certificate but no job credential,
 // another job's, or the job's name under another secret. A raw client
 // with the job's own credential is answered, so the refusals are the
-// guard's and not a broken connection.
+// guard's and not a broken connection, but its Restore in a term that is
+// not the job's master's is refused.
 func (hc *HostCluster) AssertDataPlaneRefuses(t *testing.T, job, pserverAddr string) {
 	t.Helper()
 	cli := hc.EtcdTestClient(t)
@@ -129,9 +130,14 @@ func (hc *HostCluster) AssertDataPlaneRefuses(t *testing.T, job, pserverAddr str
 			}
 		}
 	}
-	conn := hc.dialRaw(t, jobauth.Dial{Transport: node, Job: jobauth.PerRPC(job, secret)}, pserverAddr)
-	if _, err := api.NewPServerClient(conn).Info(ctx, &api.InfoRequest{}); err != nil {
+	ps := api.NewPServerClient(hc.dialRaw(t, jobauth.Dial{Transport: node, Job: jobauth.PerRPC(job, secret)}, pserverAddr))
+	if _, err := ps.Info(ctx, &api.InfoRequest{}); err != nil {
 		t.Errorf("pserver Info with the job's own credential: %v", err)
+	}
+	// Even the job's credential cannot claim a master's term: the pserver
+	// reads the term of the job's master from etcd.
+	if _, err := ps.Restore(ctx, &api.RestoreRequest{Step: 0, Epoch: 1 << 40, Term: 1 << 40}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("pserver Restore in a claimed term with the job's own credential: %v, want PermissionDenied", err)
 	}
 }
 
