@@ -9,6 +9,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -78,7 +79,7 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		}
 	}
 	for t := 0; t < trainers; t++ {
-		c, err := client.NewClient(addrs, blocks, nil) // plaintext on loopback
+		c, err := client.NewClient(addrs, blocks, jobauth.Dial{}) // plaintext on loopback
 		if err != nil {
 			return nil, err
 		}

@@ -9,8 +9,8 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // stepPoller reads the step a job's pserver applied, straight from it: the
@@ -25,7 +25,8 @@ type stepPoller struct {
 var errNoPserver = errors.New("pserver not ready")
 
 // newStepPoller dials the job's pserver index once it is ready (a dev
-// agent serves without TLS).
+// agent serves without TLS), with the job's credential, which the pserver
+// asks of every caller.
 func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -34,8 +35,12 @@ func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller,
 		if err == nil && !rec.Ready {
 			err = fmt.Errorf("%w: pserver %d", errNoPserver, index)
 		}
+		var dial jobauth.Dial
 		if err == nil {
-			conn, err := grpc.NewClient(rec.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			dial, err = m.jobDial()
+		}
+		if err == nil {
+			conn, err := grpc.NewClient(rec.Addr, dial.Options()...)
 			if err != nil {
 				return nil, err
 			}
@@ -46,6 +51,24 @@ func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// jobDial is a plaintext dial with the job's credential, read from etcd
+// (the agent stores it before it starts the job's first role).
+func (m *measurer) jobDial() (jobauth.Dial, error) {
+	ctx := context.Background()
+	_, rev, err := coord.GetJobRecord(ctx, m.cli, m.job)
+	if err != nil {
+		return jobauth.Dial{}, err
+	}
+	secret, _, err := coord.GetJobSecret(ctx, m.cli, m.job, rev)
+	if err == nil && secret == nil {
+		err = fmt.Errorf("%w: job %s has no secret yet", errNoPserver, m.job)
+	}
+	if err != nil {
+		return jobauth.Dial{}, err
+	}
+	return jobauth.Dial{Job: jobauth.PerRPC(m.job, secret)}, nil
 }
 
 func (p *stepPoller) close() { p.conn.Close() }

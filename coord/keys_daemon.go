@@ -92,12 +92,14 @@ func EventKey(job string, at time.Time, id string) string {
 }
 
 // PurgeJobOps deletes everything a job keeps in etcd: its records, its
-// task states and its uploaded package. Run them in one transaction.
+// task states, its uploaded package and its data-plane secret. Run them in
+// one transaction.
 func PurgeJobOps(job string) []clientv3.Op {
 	return []clientv3.Op{
 		clientv3.OpDelete(JobPrefix(job), clientv3.WithPrefix()),
 		clientv3.OpDelete(TaskPrefix(job), clientv3.WithPrefix()),
 		clientv3.OpDelete(PackageKey(job)),
+		clientv3.OpDelete(JobSecretKey(job)),
 		DeleteHistoryOp(job),
 	}
 }

@@ -79,6 +79,20 @@ func LeaderValue(ctx context.Context, kv clientv3.KV, prefix string) (string, er
 	return string(resp.Kvs[0].Value), nil
 }
 
+// LeaderTerm returns the term (Leadership.Rev: the election key's create
+// revision) of the current leader of prefix: a process told a term checks
+// it here rather than trusting it.
+func LeaderTerm(ctx context.Context, kv clientv3.KV, prefix string) (int64, error) {
+	resp, err := kv.Get(ctx, prefix+"/", append(clientv3.WithFirstCreate(), clientv3.WithKeysOnly())...)
+	if err != nil {
+		return 0, fmt.Errorf("leader of %s: %w", prefix, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, ErrNoLeader
+	}
+	return resp.Kvs[0].CreateRevision, nil
+}
+
 // ErrClaimed is returned when a key that must have one holder already has one.
 var ErrClaimed = errors.New("already claimed")
 

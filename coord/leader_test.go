@@ -69,6 +69,9 @@ func TestCommitWhileLeading(t *testing.T) {
 	if got, err := LeaderValue(ctx, cli, ElectionPrefix(job)); err != nil || got != "master-a:1" {
 		t.Errorf("LeaderValue = %q, %v; want master-a:1", got, err)
 	}
+	if got, err := LeaderTerm(ctx, cli, ElectionPrefix(job)); err != nil || got != l.Rev() {
+		t.Errorf("LeaderTerm = %d, %v; want the leader's Rev %d", got, err, l.Rev())
+	}
 }
 
 func TestCommitFencedAfterSessionClosed(t *testing.T) {
@@ -94,6 +97,9 @@ func TestCommitFencedAfterSessionClosed(t *testing.T) {
 	}
 	if _, err := LeaderValue(ctx, cli, ElectionPrefix(job)); !errors.Is(err, ErrNoLeader) {
 		t.Errorf("LeaderValue after the only leader's session closed: err = %v, want ErrNoLeader", err)
+	}
+	if _, err := LeaderTerm(ctx, cli, ElectionPrefix(job)); !errors.Is(err, ErrNoLeader) {
+		t.Errorf("LeaderTerm after the only leader's session closed: err = %v, want ErrNoLeader", err)
 	}
 }
 

@@ -20,7 +20,9 @@ import (
 // certificates from `gtraind cert` and an encrypted gossip ring. gctl with
 // an operator's client certificate trains fit-a-line to SUCCEEDED; the
 // job's pservers serve mutual TLS on their host's address; a plaintext
-// gctl and one trusting another CA cannot connect.
+// gctl and one trusting another CA cannot connect; the job's master and
+// pservers refuse every caller but the job's own roles (issue 19), and the
+// job still applies every record exactly once.
 func TestTLSCluster(t *testing.T) {
 	hc := startTLSCluster(t)
 	var nodes []api.NodeRow
@@ -38,10 +40,11 @@ func TestTLSCluster(t *testing.T) {
 	st := e2erig.WaitJob(t, hc.On(0), "tls", "the pservers serving", 60*time.Second, func(st api.JobStatus) bool {
 		return st.Step > 0 && len(st.Pservers) == 2 && st.Pservers[0].Addr != "" && st.Pservers[1].Addr != ""
 	})
-	hc.AssertPserverTLS(t, st.Pservers[0].Addr)
+	hc.AssertDataPlaneRefuses(t, "tls", st.Pservers[0].Addr)
 	hc.AssertRefused(t)
 	hc.AssertRolesChecked(t, "tls")
 	st = e2erig.WaitJob(t, hc.On(0), "tls", "the job to finish", 90*time.Second, e2erig.Succeeded)
+	e2erig.AssertExactPasses(t, st, 40)
 	if e2erig.CountEvents(st, "job submitted by alice (operator)") != 1 {
 		t.Errorf("no event records that alice (operator) submitted the job: %+v", st.Events)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/gtrain/gtrain/pserver/client"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 )
 
 // stallAfter is how long a sync step may wait for its trainers before the
@@ -41,11 +40,11 @@ type leader struct {
 	lead   *coord.Leadership
 	ps     *client.Dynamic
 	driver *Driver
-	recov  *recovery.Recovery               // sync only
-	hung   *hungLeader                      // sync only
-	srv    *grpc.Server                     // nil until serve
-	creds  credentials.TransportCredentials // serves trainers with
-	prog   *program.Client                  // evaluates a model program; nil for built-in models
+	recov  *recovery.Recovery  // sync only
+	hung   *hungLeader         // sync only
+	srv    *grpc.Server        // nil until serve
+	opts   []grpc.ServerOption // serves trainers with: TLS, the job credential's check
+	prog   *program.Client     // evaluates a model program; nil for built-in models
 
 	stallReported int64  // the step last reported stalled
 	warned        string // the pass-end warning last told as an event
@@ -54,19 +53,23 @@ type leader struct {
 
 // newLeader connects to the pservers and restores the master's state.
 func newLeader(ctx context.Context, cli *clientv3.Client, cfg Config, job *jobData, lead *coord.Leadership) (*leader, error) {
-	serverCreds, err := cfg.TLS.ServerCreds()
+	plane, err := cfg.DataPlane()
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	clientCreds, err := cfg.TLS.ClientCreds()
+	serverOpts, err := plane.ServerOptions()
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	ps, err := client.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, clientCreds, cfg.Log)
+	dial, err := plane.Dial()
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	l := &leader{cli: cli, cfg: cfg, job: job, lead: lead, ps: ps, creds: serverCreds, stallReported: -1}
+	ps, err := client.NewDynamic(ctx, cli, cfg.Job, job.spec.Pservers, job.layout.Blocks, dial, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	l := &leader{cli: cli, cfg: cfg, job: job, lead: lead, ps: ps, opts: serverOpts, stallReported: -1}
 	if l.driver, err = l.newDriver(ctx); err != nil {
 		ps.Close()
 		return nil, err
@@ -146,7 +149,7 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 
 // serve starts the Master gRPC service on lis; the channel gets its end.
 func (l *leader) serve(ctx context.Context, lis net.Listener) <-chan error {
-	l.srv = grpc.NewServer(append(serverOptions(), grpc.Creds(l.creds))...)
+	l.srv = grpc.NewServer(append(serverOptions(), l.opts...)...)
 	_, maxTrainers := l.job.spec.TrainerBounds()
 	ms := NewServer(l.driver, NewTrainerRegistry(l.cli, l.lead, l.cfg.Job, maxTrainers), l.job.spec.Trainers)
 	if l.recov != nil {

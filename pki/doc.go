@@ -16,8 +16,9 @@
 //
 // Keys are ECDSA P-256; everything is the standard library's crypto/x509.
 // Files tells where a process finds its CA, certificate and key, and makes
-// the gRPC transport credentials of a server (mutual TLS, a client
-// certificate verified when given) and of a client; its zero value means
+// the gRPC transport credentials of the Control API's server (mutual TLS, a
+// client certificate verified when given), of a role's server (a verified
+// client certificate required) and of a client; its zero value means
 // plaintext. Identity reads the name and role a verified peer certificate
 // carries, for the authorization layer.
 package pki

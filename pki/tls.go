@@ -72,7 +72,20 @@ func (f Files) load() (*x509.CertPool, tls.Certificate, error) {
 // certificate against the CA when one is given. A client without one still
 // gets through the handshake — a gctl context with a bearer token has no
 // certificate — and the authorization layer refuses callers with neither.
+// It is the Control API's; the roles serve with RoleServerConfig.
 func (f Files) ServerConfig() (*tls.Config, error) {
+	return f.serverConfig(tls.VerifyClientCertIfGiven)
+}
+
+// RoleServerConfig is the TLS of a master's or pserver's server: only a
+// client with a certificate the CA signed completes the handshake (the
+// roles of a job dial each other with their node's certificate; nothing
+// there takes a bearer token).
+func (f Files) RoleServerConfig() (*tls.Config, error) {
+	return f.serverConfig(tls.RequireAndVerifyClientCert)
+}
+
+func (f Files) serverConfig(auth tls.ClientAuthType) (*tls.Config, error) {
 	pool, pair, err := f.load()
 	if err != nil {
 		return nil, err
@@ -81,7 +94,7 @@ func (f Files) ServerConfig() (*tls.Config, error) {
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{pair},
 		ClientCAs:    pool,
-		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientAuth:   auth,
 	}, nil
 }
 
@@ -100,13 +113,24 @@ func (f Files) ClientConfig() (*tls.Config, error) {
 	}, nil
 }
 
-// ServerCreds are the gRPC transport credentials of a server: mutual TLS,
-// or plaintext for the zero Files.
+// ServerCreds are the gRPC transport credentials of the Control API:
+// mutual TLS (ServerConfig), or plaintext for the zero Files.
 func (f Files) ServerCreds() (credentials.TransportCredentials, error) {
+	return f.serverCreds(f.ServerConfig)
+}
+
+// RoleServerCreds are those of a master's or pserver's server: mutual TLS
+// that requires a client certificate (RoleServerConfig), or plaintext for
+// the zero Files.
+func (f Files) RoleServerCreds() (credentials.TransportCredentials, error) {
+	return f.serverCreds(f.RoleServerConfig)
+}
+
+func (f Files) serverCreds(config func() (*tls.Config, error)) (credentials.TransportCredentials, error) {
 	if !f.Enabled() {
 		return insecure.NewCredentials(), nil
 	}
-	c, err := f.ServerConfig()
+	c, err := config()
 	if err != nil {
 		return nil, err
 	}

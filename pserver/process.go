@@ -23,7 +23,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 )
 
 // process is one run of `gtraind pserver`: the shard it serves and how it
@@ -46,7 +45,7 @@ type process struct {
 	record  schema.PserverRecord
 	// ckptHealth is the checkpointer's: whether writes fail, and why.
 	ckptHealth ckptHealth
-	creds      credentials.TransportCredentials // of the server
+	serverOpts []grpc.ServerOption // TLS and the job credential's check
 	log        *slog.Logger
 	metrics    *metrics.Pserver // nil: none
 	// programInit holds the initial values a model program declared
@@ -108,8 +107,11 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	var err error
-	if p.creds, err = cfg.TLS.ServerCreds(); err != nil {
+	plane, err := cfg.DataPlane()
+	if err == nil {
+		p.serverOpts, err = plane.ServerOptions()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("pserver %d: %w", cfg.Index, err)
 	}
 	rec, rev, err := coord.GetJobRecord(ctx, cli, cfg.Job)
@@ -214,8 +216,10 @@ func (p *process) openStore() error {
 
 // serve starts the gRPC server on lis; its end arrives on the channel.
 func (p *process) serve(lis net.Listener) (*grpc.Server, <-chan error) {
-	srv := grpc.NewServer(append(wire.ServerOptions(), grpc.Creds(p.creds))...)
-	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock))
+	srv := grpc.NewServer(append(wire.ServerOptions(), p.serverOpts...)...)
+	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock).CheckTerm(func(ctx context.Context) (int64, error) {
+		return coord.LeaderTerm(ctx, p.cli, coord.ElectionPrefix(p.cfg.Job))
+	}))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 	return srv, serveErr

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
@@ -30,15 +31,22 @@ func servePushPull(t *testing.T) (*Shard, *client.Client) {
 // and returns a client of it.
 func serveShard(t *testing.T, s *Shard, restore RestoreFunc) *client.Client {
 	t.Helper()
+	return serveServer(t, NewServer(0, s, restore, nil), s.Blocks())
+}
+
+// serveServer serves srv (holding blocks) over real gRPC on loopback and
+// returns a client of it.
+func serveServer(t *testing.T, server *Server, blocks []client.Block) *client.Client {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(wire.ServerOptions()...)
-	api.RegisterPServerServer(srv, NewServer(0, s, restore, nil))
+	api.RegisterPServerServer(srv, server)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	c, err := client.NewClient([]string{lis.Addr().String()}, s.Blocks(), nil)
+	c, err := client.NewClient([]string{lis.Addr().String()}, blocks, jobauth.Dial{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,9 @@ type Server struct {
 	restore RestoreFunc
 	termMu  sync.Mutex
 	term    int64 // the highest master term that restored this shard
+	// leaderTerm reads the term of the job's current master (nil: the
+	// request's term is trusted; see CheckTerm).
+	leaderTerm func(context.Context) (int64, error)
 }
 
 // RestoreFunc puts a shard at the checkpoint of step and in the master's
@@ -130,6 +133,15 @@ func (s *Server) receiveDecoded(stream pushStream) (*Gradient, error) {
 	return g, nil
 }
 
+// CheckTerm makes Restore ask leaderTerm for the term of the job's current
+// master and refuse a request of any other term, rather than trust the
+// term a caller claims (one that claimed a huge term would otherwise lock
+// out every later real restore).
+func (s *Server) CheckTerm(leaderTerm func(context.Context) (int64, error)) *Server {
+	s.leaderTerm = leaderTerm
+	return s
+}
+
 // Pull waits until the shard applied min_step steps, then streams its
 // parameters, all of one step.
 func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error {
@@ -216,6 +228,15 @@ func (s *Server) Restore(ctx context.Context, req *api.RestoreRequest) (*api.Res
 	if req.Term < s.term {
 		return nil, status.Errorf(codes.PermissionDenied, "pserver %d: restore from master term %d refused: term %d already restored it", s.index, req.Term, s.term)
 	}
+	if s.leaderTerm != nil {
+		term, err := s.leaderTerm(ctx)
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "pserver %d: check the master's term: %v", s.index, err)
+		}
+		if req.Term != term {
+			return nil, status.Errorf(codes.PermissionDenied, "pserver %d: restore from master term %d refused: the job's master leads in term %d", s.index, req.Term, term)
+		}
+	}
 	s.term = req.Term
 	if err := s.restore(ctx, req.Step, req.Epoch); err != nil {
 		if checkpoint.Unusable(err) {
@@ -235,7 +256,8 @@ func statusOf(err error) error {
 		return status.Error(codes.AlreadyExists, err.Error())
 	case errors.Is(err, ErrFutureStep), errors.Is(err, ErrRolledBack):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, ErrBadMicroBatch), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient):
+	case errors.Is(err, ErrBadMicroBatch), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient),
+		errors.Is(err, ErrNonFinite), errors.Is(err, ErrBadRecords):
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	return status.Error(codes.Internal, fmt.Sprint(err))

@@ -75,3 +75,28 @@ func TestRestoreOfAnUnusableCheckpointIsDataLoss(t *testing.T) {
 		t.Fatalf("Restore = %v, want an error that is not ErrCheckpointUnusable", err)
 	}
 }
+
+// A Restore's term is checked against the job's current master: a claimed
+// term that is not the leader's (a huge one included) is refused and does
+// not lock out the leader's own restores; a term that cannot be checked is
+// Unavailable, and nothing is restored either way.
+func TestRestoreChecksTheLeadersTerm(t *testing.T) {
+	s := testShard(t, jobspec.ModeSync, 1, "sgd")
+	restored := 0
+	restore := func(context.Context, int64, int64) error { restored++; return nil }
+	var leaderErr error
+	leader := func(context.Context) (int64, error) { return 7, leaderErr }
+	c := serveServer(t, NewServer(0, s, restore, nil).CheckTerm(leader), s.Blocks())
+	for _, term := range []int64{1 << 40, 6} {
+		if err := c.Restore(t.Context(), 0, 1, term); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("Restore in term %d, leader in 7: %v, want PermissionDenied", term, err)
+		}
+	}
+	if err := c.Restore(t.Context(), 0, 1, 7); err != nil || restored != 1 {
+		t.Errorf("Restore in the leader's term 7: %v, %d restores; want it done once", err, restored)
+	}
+	leaderErr = errors.New("etcd unreachable")
+	if err := c.Restore(t.Context(), 0, 2, 7); status.Code(err) != codes.Unavailable || restored != 1 {
+		t.Errorf("Restore with the term unreadable: %v, %d restores; want Unavailable, none", err, restored)
+	}
+}

@@ -3,6 +3,7 @@ package pserver
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/gtrain/gtrain/jobspec"
@@ -17,6 +18,12 @@ var (
 	ErrBadBlock      = errors.New("block not held by this pserver")
 	ErrBadGradient   = errors.New("gradient data out of the block's bounds")
 	ErrRolledBack    = errors.New("the job rolled back past this request's rollback epoch")
+	// ErrNonFinite is a push holding a NaN or an infinity: applied, it would
+	// make the model NaN (issue 19). The trainer reports such a step as a
+	// divergence (client.IsNonFinite).
+	ErrNonFinite = errors.New(client.NonFiniteGradient)
+	// ErrBadRecords is a push over a negative record count.
+	ErrBadRecords = errors.New("push over a negative number of records")
 	// ErrSnapshotUnsaved: applying the push would change values the
 	// snapshot being written still needs. The push stays the caller's: it
 	// preserves them (Preserve) and pushes again (shardDriver.push).
@@ -200,14 +207,35 @@ func (g *Gradient) Write(block int, offset int64, vals []float32) error {
 	return nil
 }
 
-// complete reports a block not fully received (a truncated or malformed push).
+// complete reports a block not fully received (a truncated or malformed
+// push), a value that is not finite, or a negative record count: what no
+// trainer sends unless broken, hostile, or its job diverged. (A push of no
+// records is a sync step's empty micro-batch, which the step needs.)
 func (g *Gradient) complete() error {
+	if g.Records < 0 {
+		return fmt.Errorf("%d records: %w", g.Records, ErrBadRecords)
+	}
 	for id, d := range g.data {
 		if g.got[id] != len(d) {
 			return fmt.Errorf("block %d: %d of %d floats received: %w", id, g.got[id], len(d), ErrBadGradient)
 		}
+		if i := nonFinite(d); i >= 0 {
+			return fmt.Errorf("%w: block %d value %d is %v", ErrNonFinite, id, i, d[i])
+		}
 	}
 	return nil
+}
+
+// nonFinite is the index of v's first NaN or infinity, -1 when none: an
+// all-ones exponent, tested on the bits (a float compare is slower).
+func nonFinite(v []float32) int {
+	const exp = 0x7f800000
+	for i, x := range v {
+		if math.Float32bits(x)&exp == exp {
+			return i
+		}
+	}
+	return -1
 }
 
 // Push hands a complete gradient to the shard. In async mode it is applied at

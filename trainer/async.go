@@ -5,6 +5,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/program"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // runAsync trains the master's tasks, each in minibatches of batch_size,
@@ -58,9 +59,13 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if err := t.retryTransient(ctx, "push gradients", func() error {
+			err = t.retryTransient(ctx, "push gradients", func() error {
 				return t.psErr(ctx, t.ps.Push(ctx, t.id, 0, 0, int64(len(batch)), false, t.grads))
-			}); err != nil {
+			})
+			if client.IsNonFinite(err) {
+				loss, err = nonFiniteLoss(t.log, err), nil
+			}
+			if err != nil {
 				return err
 			}
 			lossSum += loss

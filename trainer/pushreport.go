@@ -2,6 +2,8 @@ package trainer
 
 import (
 	"context"
+	"log/slog"
+	"math"
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
@@ -60,6 +62,9 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 		if resync(err) {
 			return false, nil
 		}
+		if client.IsNonFinite(err) {
+			return t.reportStep(ctx, w, nonFiniteLoss(t.log, err), records)
+		}
 		return false, err
 	}
 	report(false) // a plain push, or one in an applied step already
@@ -94,4 +99,13 @@ type readAhead struct {
 	work *api.GetStepResponse
 	ex   []dataset.Example
 	err  error
+}
+
+// nonFiniteLoss is the loss a trainer reports for a batch whose gradient
+// the pservers refused for a NaN or an infinity: NaN, so that the master
+// fails the job as diverged ("diverged at pass P step S (loss nan)")
+// instead of the trainer crashing until its budget is spent.
+func nonFiniteLoss(log *slog.Logger, err error) float64 {
+	log.Error("the pservers refused a non-finite gradient; reporting the loss as NaN: the job diverged", "err", err)
+	return math.NaN()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
@@ -22,7 +23,6 @@ import (
 	"github.com/gtrain/gtrain/recordio"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"google.golang.org/grpc/credentials"
 )
 
 // ErrJobEnded is returned when the job ended while the trainer waited.
@@ -79,10 +79,10 @@ type trainer struct {
 	carry    syncCarry   // sync: what a micro-batch's push and report leave the next
 	log      *slog.Logger
 	clock    clock.Clock
-	creds    credentials.TransportCredentials // dials the master and the pservers
-	lease    clientv3.LeaseID                 // the registration's lease (0: none)
-	prog     *program.Client                  // the model program (model.kind program), else nil
-	progStep program.Step                     // what the program learns of the micro-batch it computes
+	creds    jobauth.Dial     // dials the master and the pservers: TLS, the job credential
+	lease    clientv3.LeaseID // the registration's lease (0: none)
+	prog     *program.Client  // the model program (model.kind program), else nil
+	progStep program.Step     // what the program learns of the micro-batch it computes
 }
 
 // syncCarry is what a sync micro-batch's push and report hand the next one
@@ -146,8 +146,11 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
-	var err error
-	if t.creds, err = cfg.TLS.ClientCreds(); err != nil {
+	plane, err := cfg.DataPlane()
+	if err == nil {
+		t.creds, err = plane.Dial()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	rec, rev, err := coord.GetJobRecord(ctx, cli, cfg.Job)

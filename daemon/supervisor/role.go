@@ -93,7 +93,7 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 // revision of the job's record (the runner's fence).
 func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
 	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node,
-		AllowUnisolatedPrograms: l.unisolated}
+		AllowUnisolatedPrograms: l.unisolated, JobCredential: jobdir.Credential(l.dataDir, job)}
 	if role, _, _ := jobspec.ParseWorker(worker); role != jobspec.RoleTrainer && l.advertise != "" { // trainers serve nothing
 		a.Listen = net.JoinHostPort(l.advertise, "0")
 	}

@@ -14,7 +14,7 @@ func TestRoleArgs(t *testing.T) {
 		dataDir: "/data", node: "n1", advertise: "10.0.0.1"}
 	got, err := l.args("fit", "trainer-1", 42)
 	want := []string{"trainer", "--job", "fit", "--job-rev", "42", "--data-dir", "/data", "--node", "n1",
-		"--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379", "--index", "1"}
+		"--etcd-endpoints", "http://127.0.0.1:2379,http://10.0.0.2:2379", "--job-credential", "/data/jobs/fit/credential", "--index", "1"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("args(trainer-1) = %q, %v; want %q (a trainer serves nothing: no --listen)", got, err, want)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/fileperm"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
@@ -225,7 +226,11 @@ func (r *runner) runOnce(attempt int, rec *schema.WorkerRecord, log *slog.Logger
 	cmd, err := r.start(attempt)
 	if err != nil {
 		log.Warn("cannot start worker", "err", err)
-		return exitInfo{code: -1, desc: "cannot start: " + err.Error()}, false
+		code := -1
+		if errors.Is(err, errNoSecret) { // etcd's fault, not the role's: not counted against the crash budget
+			code = ExitLostContact
+		}
+		return exitInfo{code: code, desc: "cannot start: " + err.Error()}, false
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -249,6 +254,10 @@ func (r *runner) start(attempt int) (*exec.Cmd, error) {
 		return nil, err
 	}
 	defer logFile.Close() // the child holds its own descriptor
+	if err := r.writeCredential(); err != nil {
+		fmt.Fprintf(logFile, "=== gtraind: cannot start %s: %v ===\n", r.worker, err)
+		return nil, err
+	}
 	header := fmt.Sprintf("=== gtraind: starting %s (attempt %d) at %s ===\n",
 		r.worker, attempt, r.sup.clock.Now().UTC().Format(time.RFC3339))
 	if _, err := logFile.WriteString(header); err != nil {
@@ -267,6 +276,21 @@ func (r *runner) start(attempt int) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("start %v: %w", cmd.Args, err)
 	}
 	return cmd, nil
+}
+
+// errNoSecret: the job's data-plane secret could not be had from etcd.
+var errNoSecret = errors.New("no job secret")
+
+// writeCredential puts the job's data-plane secret (made now if the job has
+// none yet) into the job's credential file, whose path the role is given.
+func (r *runner) writeCredential() error {
+	ctx, cancel := context.WithTimeout(context.Background(), etcdTimeout)
+	defer cancel()
+	secret, err := coord.EnsureJobSecret(ctx, r.sup.cli, r.job, r.fence, jobauth.NewSecret)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoSecret, err)
+	}
+	return jobauth.WriteFile(jobdir.Credential(r.sup.dataDir, r.job), secret)
 }
 
 // supervise waits for the child to exit, escalating stop requests:

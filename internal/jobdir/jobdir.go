@@ -51,3 +51,8 @@ func MasterCheckpoints(dataDir string, spec *jobspec.Spec) string {
 func MetricsAddr(dataDir, job, worker string) string {
 	return filepath.Join(Root(dataDir, job), "metrics", worker+".addr")
 }
+
+// Credential is the file (0600) in which the agent keeps job's data-plane
+// secret for the job's roles on this node (package jobauth); its path, not
+// the secret, is on their command lines.
+func Credential(dataDir, job string) string { return filepath.Join(Root(dataDir, job), "credential") }

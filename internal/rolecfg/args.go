@@ -37,7 +37,10 @@ type Args struct {
 	// agent passes ADVERTISE:0. Trainers serve nothing.
 	Listen      string
 	MetricsFile string // where the role writes the address of its metrics
-	SessionTTL  int    // seconds; the agent leaves it to the role's default
+	// JobCredential is the file (0600) holding the job's data-plane secret
+	// (package jobauth): the path travels, never the secret.
+	JobCredential string
+	SessionTTL    int // seconds; the agent leaves it to the role's default
 	// AllowUnisolatedPrograms is the agent's --allow-unisolated-programs:
 	// on a node that cannot isolate programs (sandbox.Check), run them
 	// with the role's rights rather than refuse them.

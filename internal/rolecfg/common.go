@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,12 +27,21 @@ type Common struct {
 	// TLS is the node certificate the role serves and dials with (mutual
 	// TLS); the zero value is plaintext.
 	TLS pki.Files
-	Log *slog.Logger
+	// JobCredential is the file of the job's data-plane secret ("": none;
+	// package jobauth).
+	JobCredential string
+	Log           *slog.Logger
 	// Metrics is where the role records its metrics (nil: nowhere).
 	Metrics prometheus.Registerer
 	// Programs is how the role runs a model program (the zero value, in
 	// tests that build a Config by hand: with the role's rights).
 	Programs sandbox.Policy
+}
+
+// DataPlane is the role's side of its job's data plane: its TLS files and
+// the job's secret read from JobCredential.
+func (c Common) DataPlane() (jobauth.Role, error) {
+	return jobauth.LoadRole(c.TLS, c.Job, c.JobCredential)
 }
 
 // Validate names the bad field; role prefixes the message.
@@ -48,7 +58,8 @@ func (c Common) Validate(role string) error {
 // Common is what a's role holds of its command line, with its log and
 // where it records its metrics.
 func (a Args) Common(log *slog.Logger, metrics prometheus.Registerer) Common {
-	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS, Log: log, Metrics: metrics,
+	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS,
+		JobCredential: a.JobCredential, Log: log, Metrics: metrics,
 		Programs: ProgramPolicy(a.AllowUnisolatedPrograms, a.DataDir, a.TLS, a.Etcd.Key)}
 }
 

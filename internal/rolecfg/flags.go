@@ -35,6 +35,8 @@ var roleFlags = append([]flag{
 		func(a *Args) value { return (*stringValue)(&a.Listen) }},
 	flag{"metrics-file", "serve this process's metrics on a loopback port and write its address into this file (the agent passes it with --metrics-addr)",
 		func(a *Args) value { return (*stringValue)(&a.MetricsFile) }},
+	flag{"job-credential", "file holding the job's data-plane secret: the role sends a credential derived from it to its job's master and pservers, and as either of those refuses calls without it (the agent writes it)",
+		func(a *Args) value { return (*stringValue)(&a.JobCredential) }},
 	flag{"session-ttl", "seconds before this process's etcd lease expires after it dies",
 		func(a *Args) value { return (*intValue)(&a.SessionTTL) }},
 	flag{"allow-unisolated-programs", "on a node that cannot isolate model programs, run them with this process's rights (the agent passes its own flag)",

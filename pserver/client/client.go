@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/pserver/wire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 )
 
@@ -28,10 +28,10 @@ type Client struct {
 	byID    map[int]Block
 }
 
-// NewClient dials the pservers at addrs (index order) with creds (nil:
-// plaintext). blocks is the job's partition (Partition over the model's
+// NewClient dials the pservers at addrs (index order) with creds (zero:
+// plaintext, no job credential). blocks is the job's partition (Partition over the model's
 // parameter sizes).
-func NewClient(addrs []string, blocks []Block, creds credentials.TransportCredentials) (*Client, error) {
+func NewClient(addrs []string, blocks []Block, creds jobauth.Dial) (*Client, error) {
 	c := &Client{blocks: blocks, byID: map[int]Block{}}
 	for _, b := range blocks {
 		c.byID[b.ID] = b

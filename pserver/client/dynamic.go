@@ -8,8 +8,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/internal/jobauth"
 )
 
 // Dynamic is a Client that follows the pservers' registrations: a restarted
@@ -21,7 +22,7 @@ type Dynamic struct {
 	job   string
 	sizes []int // of the parameters, whatever the cut
 	log   *slog.Logger
-	creds credentials.TransportCredentials
+	creds jobauth.Dial
 
 	mu     sync.Mutex
 	gen    int64 // layout generation of n and blocks
@@ -32,9 +33,9 @@ type Dynamic struct {
 }
 
 // NewDynamic waits for all n pservers of job (the spec's count; a re-sharded
-// job's layout record overrides it) and connects to them with creds (nil:
-// plaintext).
-func NewDynamic(ctx context.Context, cli *clientv3.Client, job string, n int, blocks []Block, creds credentials.TransportCredentials, log *slog.Logger) (*Dynamic, error) {
+// job's layout record overrides it) and connects to them with creds (zero:
+// plaintext, no job credential).
+func NewDynamic(ctx context.Context, cli *clientv3.Client, job string, n int, blocks []Block, creds jobauth.Dial, log *slog.Logger) (*Dynamic, error) {
 	d := &Dynamic{cli: cli, job: job, n: n, blocks: blocks, sizes: paramSizes(blocks), log: log, creds: creds}
 	if err := d.Refresh(ctx); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"google.golang.org/grpc"
 )
 
@@ -56,7 +57,7 @@ func TestProbe(t *testing.T) {
 	}
 	gone := lis.Addr().String()
 	_ = lis.Close()
-	c, err := NewClient([]string{answering, silent, gone}, nil, nil)
+	c, err := NewClient([]string{answering, silent, gone}, nil, jobauth.Dial{})
 	if err != nil {
 		t.Fatal(err)
 	}

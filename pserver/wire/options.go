@@ -4,10 +4,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/gtrain/gtrain/internal/jobauth"
 )
 
 // Keepalive finds a frozen or partitioned peer in seconds: a pull stream to
@@ -51,22 +51,19 @@ func ServerOptions() []grpc.ServerOption {
 	}
 }
 
-// DialOptions are the gRPC options of a pserver client dialling with creds
-// (nil: plaintext; mutual TLS with the node certificate in a TLS cluster).
-func DialOptions(creds credentials.TransportCredentials) []grpc.DialOption {
-	if creds == nil {
-		creds = insecure.NewCredentials()
-	}
-	return []grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
+// DialOptions are the gRPC options of a pserver client dialling with d
+// (zero: plaintext, no job credential; mutual TLS with the node certificate
+// and the job's credential for a role of the job).
+func DialOptions(d jobauth.Dial) []grpc.DialOption {
+	return append(d.Options(),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 		grpc.WithInitialWindowSize(window),
 		grpc.WithInitialConnWindowSize(window),
-		grpc.WithReadBufferSize(1 << 20),
-		grpc.WithWriteBufferSize(1 << 20),
+		grpc.WithReadBufferSize(1<<20),
+		grpc.WithWriteBufferSize(1<<20),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
 		experimental.WithBufferPool(sharedPool),
-	}
+	)
 }
 
 // ChunkFloats bounds one bulk message's payload (1 MiB, the fastest measured

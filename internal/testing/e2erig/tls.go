@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/pki"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -78,36 +79,119 @@ func GctlConfig(t *testing.T, dir, file, certs, name string) string {
 	return path
 }
 
-// AssertPserverTLS: a pserver of the job refuses a plaintext client and
-// answers one with a certificate of the cluster, verified by its address.
-func (hc *HostCluster) AssertPserverTLS(t *testing.T, addr string) {
+// AssertDataPlaneRefuses (issue 19): the running job's pserver at addr
+// and its master answer none of their calls — Info, Pull, Push, Restore
+// (with a term that would lock out every real one), RegisterTrainer,
+// GetTask — to a client without a certificate, with an operator's
+// certificate, or with a node's certificate but no job credential,
+// another job's, or the job's name under another secret. A raw client
+// with the job's own credential is answered, so the refusals are the
+// guard's and not a broken connection, but its Restore in a term that is
+// not the job's master's is refused.
+func (hc *HostCluster) AssertDataPlaneRefuses(t *testing.T, job, pserverAddr string) {
 	t.Helper()
-	certs := filepath.Join(hc.Dir, "pki")
-	f := pki.Files{CA: filepath.Join(certs, pki.CACertFile), Cert: pki.CertPath(certs, "alice"), Key: pki.KeyPath(certs, "alice")}
-	tlsCreds, err := f.ClientCreds()
+	cli := hc.EtcdTestClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	masterAddr, err := coord.LeaderValue(ctx, cli, coord.ElectionPrefix(job))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		creds credentials.TransportCredentials
-		want  codes.Code
+	_, rev, err := coord.GetJobRecord(ctx, cli, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := coord.GetJobSecret(ctx, cli, job, rev)
+	if err != nil || secret == nil {
+		t.Fatalf("job %s's secret: %x, %v", job, secret, err)
+	}
+	certs := filepath.Join(hc.Dir, "pki")
+	ca := filepath.Join(certs, pki.CACertFile)
+	node, alice := hc.tlsCreds(t, certs, hc.Hosts[0].Name), hc.tlsCreds(t, certs, "alice")
+	caOnly, err := credentials.NewClientTLSFromFile(ca, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := jobauth.NewSecret()
+	for _, c := range []struct {
+		name string
+		dial jobauth.Dial
+		want codes.Code
 	}{
-		{"plaintext", insecure.NewCredentials(), codes.Unavailable},
-		{"mutual TLS", tlsCreds, codes.OK},
+		{"no certificate", jobauth.Dial{Transport: caOnly, Job: jobauth.PerRPC(job, secret)}, codes.Unavailable},
+		{"alice's (operator) certificate", jobauth.Dial{Transport: alice, Job: jobauth.PerRPC(job, secret)}, codes.PermissionDenied},
+		{"a node certificate, no job credential", jobauth.Dial{Transport: node}, codes.Unauthenticated},
+		{"a node certificate, another job's credential", jobauth.Dial{Transport: node, Job: jobauth.PerRPC("other", other)}, codes.PermissionDenied},
+		{"a node certificate, the job's name under another secret", jobauth.Dial{Transport: node, Job: jobauth.PerRPC(job, other)}, codes.Unauthenticated},
 	} {
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(tc.creds), hc.GRPCDialer())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err = api.NewPServerClient(conn).Info(ctx, &api.InfoRequest{})
-		cancel()
-		conn.Close()
-		if status.Code(err) != tc.want {
-			t.Errorf("pserver at %s, %s client: %v, want %s", addr, tc.name, err, tc.want)
+		for call, code := range hc.dataPlaneCalls(t, c.dial, pserverAddr, masterAddr) {
+			if code != c.want {
+				t.Errorf("%s with %s: %s, want %s", call, c.name, code, c.want)
+			}
 		}
 	}
+	ps := api.NewPServerClient(hc.dialRaw(t, jobauth.Dial{Transport: node, Job: jobauth.PerRPC(job, secret)}, pserverAddr))
+	if _, err := ps.Info(ctx, &api.InfoRequest{}); err != nil {
+		t.Errorf("pserver Info with the job's own credential: %v", err)
+	}
+	// Even the job's credential cannot claim a master's term: the pserver
+	// reads the term of the job's master from etcd.
+	if _, err := ps.Restore(ctx, &api.RestoreRequest{Step: 0, Epoch: 1 << 40, Term: 1 << 40}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("pserver Restore in a claimed term with the job's own credential: %v, want PermissionDenied", err)
+	}
+}
+
+// dataPlaneCalls makes each call a stranger would try on a job's pserver
+// and master, and returns the code each ended with.
+func (hc *HostCluster) dataPlaneCalls(t *testing.T, d jobauth.Dial, pserverAddr, masterAddr string) map[string]codes.Code {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ps := api.NewPServerClient(hc.dialRaw(t, d, pserverAddr))
+	m := api.NewMasterClient(hc.dialRaw(t, d, masterAddr))
+	got := map[string]codes.Code{}
+	_, err := ps.Info(ctx, &api.InfoRequest{})
+	got["pserver Info"] = status.Code(err)
+	_, err = ps.Restore(ctx, &api.RestoreRequest{Step: 0, Epoch: 1 << 40, Term: 1 << 40})
+	got["pserver Restore"] = status.Code(err)
+	pull, err := ps.Pull(ctx, &api.PullRequest{})
+	if err == nil {
+		_, err = pull.Recv()
+	}
+	got["pserver Pull"] = status.Code(err)
+	push, err := ps.Push(ctx)
+	if err == nil {
+		_, err = push.CloseAndRecv()
+	}
+	got["pserver Push"] = status.Code(err)
+	_, err = m.RegisterTrainer(ctx, &api.RegisterTrainerRequest{})
+	got["master RegisterTrainer"] = status.Code(err)
+	_, err = m.GetTask(ctx, &api.GetTaskRequest{})
+	got["master GetTask"] = status.Code(err)
+	return got
+}
+
+// dialRaw is a client of addr in the cluster's network, closed with the
+// test.
+func (hc *HostCluster) dialRaw(t *testing.T, d jobauth.Dial, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, append(d.Options(), hc.GRPCDialer())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// tlsCreds are the client credentials of name's certificate in certs.
+func (hc *HostCluster) tlsCreds(t *testing.T, certs, name string) credentials.TransportCredentials {
+	t.Helper()
+	f := pki.Files{CA: filepath.Join(certs, pki.CACertFile), Cert: pki.CertPath(certs, name), Key: pki.KeyPath(certs, name)}
+	c, err := f.ClientCreds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // AssertRefused: gctl without TLS, and gctl trusting another CA, cannot
