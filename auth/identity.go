@@ -25,6 +25,9 @@ type Identity struct {
 	Name string
 	Role Role
 	Via  string // ViaCertificate, ViaToken or ViaNone
+	// TokenID is the id (jti) of the bearer token it came from, for the
+	// audit and `gctl token revoke`; "" otherwise.
+	TokenID string
 }
 
 // Anonymous is every caller of an agent without TLS (--dev, --insecure):

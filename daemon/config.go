@@ -82,6 +82,9 @@ type Config struct {
 	TLS       pki.Files
 	GossipKey []byte
 	Insecure  bool
+	// TokenMaxLifetime (--token-max-lifetime) is the longest life (exp -
+	// iat) of a bearer token the agent accepts; 0 is auth.DefaultMaxLifetime.
+	TokenMaxLifetime time.Duration
 
 	// AllowedPaths (--allowed-path) are the directories, besides DataDir
 	// and the submitted spec file's own directory, that job specs may name
@@ -195,6 +198,7 @@ func (c Config) Validate() error {
 		{"StopGrace", int64(c.StopGrace)},
 		{"CompactEvery", int64(c.CompactEvery)},
 		{"CompactRetain", int64(c.CompactRetain)},
+		{"TokenMaxLifetime (--token-max-lifetime)", int64(c.TokenMaxLifetime)},
 	} {
 		if n.v < 0 {
 			return bad("%s is negative (%d); use 0 for the default", n.field, n.v)
@@ -378,5 +382,5 @@ func (c Config) schedulerConfig() scheduler.Config {
 // agents for the log relay.
 func (c Config) controlConfig(peerCreds credentials.TransportCredentials) controlapi.Config {
 	return controlapi.Config{NodeName: c.NodeName, DataDir: c.DataDir, AllowedPaths: c.AllowedPaths,
-		TLSCA: c.TLS.CA, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log}
+		TLSCA: c.TLS.CA, TokenMaxLifetime: c.TokenMaxLifetime, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log}
 }

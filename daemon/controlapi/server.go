@@ -58,6 +58,9 @@ type Config struct {
 	// TLSCA is the cluster CA's file: it verifies bearer tokens. "" (no
 	// TLS): every caller is an anonymous admin.
 	TLSCA string
+	// TokenMaxLifetime is the longest exp-iat of a bearer token accepted;
+	// 0 is auth.DefaultMaxLifetime.
+	TokenMaxLifetime time.Duration
 	// PeerCreds dial other agents (the log relay); nil is plaintext.
 	PeerCreds credentials.TransportCredentials
 	// RelayTimeout is how long the log relay waits on a silent agent
