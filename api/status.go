@@ -243,6 +243,15 @@ type QuotaRow struct {
 	JobsUsed   int      `json:"jobs_used"`
 }
 
+// RevokedTokenRow is `gctl token revoke`'s answer: the token id now on the
+// deny-list, until when the entry is kept (every token with the id has
+// expired by then), and who revoked it.
+type RevokedTokenRow struct {
+	ID    string    `json:"id"`
+	Until time.Time `json:"until"`
+	By    string    `json:"by"`
+}
+
 // GPUDevice is one GPU of a node and the worker placement gave it to.
 type GPUDevice struct {
 	Index  int    `json:"index"`

@@ -49,6 +49,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err := a.listen(); err != nil {
 		return err
 	}
+	if err := a.ctl.LoadRevocations(ctx); err != nil {
+		return err
+	}
 	if err := a.join(ctx); err != nil {
 		return err
 	}
@@ -82,6 +85,7 @@ type agent struct {
 	cli        *clientv3.Client
 	peers      *members
 	sup        *supervisor.Supervisor
+	ctl        *controlapi.Server
 	lis        net.Listener
 	srv        *grpc.Server
 	rec        schema.NodeRecord
@@ -175,6 +179,7 @@ func (a *agent) listen() error {
 	}
 	a.lis, a.srv = lis, grpc.NewServer(append(ctl.ServerOptions(), grpc.Creds(creds))...)
 	api.RegisterControlServer(a.srv, ctl)
+	a.ctl = ctl
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil
 }
@@ -234,6 +239,11 @@ func (a *agent) serve() {
 		defer close(watching)
 		a.sup.Run(supCtx)
 	}()
+	revoking := make(chan struct{})
+	go func() {
+		defer close(revoking)
+		a.ctl.WatchRevocations(supCtx)
+	}()
 	schedCtx, stopScheduling := context.WithCancel(context.Background())
 	scheduling := make(chan struct{})
 	go func() {
@@ -245,6 +255,7 @@ func (a *agent) serve() {
 		<-scheduling
 		stopWatching()
 		<-watching
+		<-revoking
 		a.sup.Stop()
 	})
 }

@@ -2,10 +2,11 @@ package controlapi
 
 import (
 	"context"
-	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -24,21 +25,22 @@ const MsgNoCredentials = "this agent requires a client certificate or a bearer t
 // authorizer finds the caller of each Control API call and checks its role
 // against controlRules before the handler runs (issue 10, authorization).
 type authorizer struct {
-	ca  *x509.Certificate // verifies bearer tokens; nil: no TLS, everyone is admin
-	log *slog.Logger
+	tokens *auth.Verifier // verifies bearer tokens; nil: no TLS, everyone is admin
+	log    *slog.Logger
 }
 
-// newAuthorizer reads the cluster CA file caFile, if any.
-func newAuthorizer(caFile string, log *slog.Logger) (*authorizer, error) {
+// newAuthorizer reads every CA certificate of the cluster CA file caFile,
+// if any; revoked says which token ids were revoked.
+func newAuthorizer(caFile string, maxLifetime time.Duration, revoked func(string) bool, log *slog.Logger) (*authorizer, error) {
 	z := &authorizer{log: log}
 	if caFile == "" {
 		return z, nil
 	}
-	ca, err := auth.ReadCertificate(caFile)
+	cas, err := auth.ReadCertificates(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("--tls-ca: %w", err)
 	}
-	z.ca = ca
+	z.tokens = &auth.Verifier{CAs: cas, MaxLifetime: maxLifetime, Revoked: revoked}
 	return z, nil
 }
 
@@ -59,7 +61,7 @@ func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
 			return id, nil
 		}
 	}
-	if z.ca == nil {
+	if z.tokens == nil {
 		return auth.Anonymous(), nil
 	}
 	token, err := bearerToken(ctx)
@@ -69,7 +71,10 @@ func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
 	if token == "" {
 		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoCredentials)
 	}
-	id, err := auth.VerifyToken(z.ca, token)
+	id, err := z.tokens.Verify(token)
+	if errors.Is(err, auth.ErrRevokedToken) {
+		return id, status.Errorf(codes.Unauthenticated, "%v; ask an admin for a new token", err)
+	}
 	if err != nil {
 		return id, status.Errorf(codes.Unauthenticated,
 			"%v; ask an admin for a new token (`gtraind cert issue --client NAME --role ROLE`)", err)

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/internal/clock"
 )
@@ -34,8 +35,11 @@ type Server struct {
 	clock   clock.Clock
 	log     *slog.Logger
 
-	authz     *authorizer
-	peerCreds credentials.TransportCredentials // dials other agents (log relay); nil is plaintext
+	authz   *authorizer
+	revoked *coord.Revocations // the bearer-token deny-list (revoke.go)
+	// tokenMaxLifetime is how long a revocation must be kept (0: default).
+	tokenMaxLifetime time.Duration
+	peerCreds        credentials.TransportCredentials // dials other agents (log relay); nil is plaintext
 
 	purgeTimeout, purgePoll time.Duration
 	logPoll, logQuiet       time.Duration
@@ -72,7 +76,8 @@ type Config struct {
 // New is the Control API of this agent; register it on a gRPC server made
 // with ServerOptions. It fails when the CA file cannot be read.
 func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gossip, clk clock.Clock) (*Server, error) {
-	authz, err := newAuthorizer(cfg.TLSCA, cfg.Log)
+	revoked := coord.NewRevocations(cli, cfg.Log)
+	authz, err := newAuthorizer(cfg.TLSCA, cfg.TokenMaxLifetime, revoked.Revoked, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +86,9 @@ func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gos
 	}
 	return &Server{
 		cli: cli, node: cfg.NodeName, dataDir: cfg.DataDir, allowed: append([]string{cfg.DataDir}, cfg.AllowedPaths...),
-		sup: sup, peers: peers, clock: clock.Or(clk), log: cfg.Log, authz: authz, peerCreds: cfg.PeerCreds,
-		purgeTimeout: purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
+		sup: sup, peers: peers, clock: clock.Or(clk), log: cfg.Log, authz: authz, revoked: revoked, peerCreds: cfg.PeerCreds,
+		tokenMaxLifetime: cfg.TokenMaxLifetime,
+		purgeTimeout:     purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
 		relayTimeout: cfg.RelayTimeout,
 	}, nil
 }
