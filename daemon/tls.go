@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"crypto/x509"
 	"fmt"
 	"net"
 
@@ -44,11 +43,10 @@ func checkNodeCert(c Config) error {
 	if !c.TLS.Enabled() {
 		return nil
 	}
-	conf, err := c.TLS.ServerConfig()
-	if err != nil {
+	if _, err := c.TLS.ServerConfig(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
-	leaf, err := x509.ParseCertificate(conf.Certificates[0].Certificate[0])
+	leaf, err := c.TLS.Leaf()
 	if err != nil {
 		return fmt.Errorf("%w: --tls-cert %s: %v", ErrInvalidConfig, c.TLS.Cert, err)
 	}
