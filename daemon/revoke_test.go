@@ -54,3 +54,20 @@ func TestTokenRevocation(t *testing.T) {
 		t.Errorf("no audit line of the revocation")
 	}
 }
+
+// A TLS agent publishes when its node certificate expires (gctl node list
+// warns 14 days before).
+func TestNodeCertExpiryPublished(t *testing.T) {
+	t.Parallel()
+	c := startAuthzCluster(t)
+	admin := c.client(t, "root", "admin")
+	leaf, err := c.agent.cfg.TLS.Leaf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []api.NodeRow
+	getDoc(t, "list nodes", func() (*api.Document, error) { return admin.ListNodes(context.Background(), &api.ListNodesRequest{}) }, &nodes)
+	if len(nodes) != 1 || nodes[0].CertNotAfter == nil || !nodes[0].CertNotAfter.Equal(leaf.NotAfter) {
+		t.Errorf("nodes %+v: want cert_not_after %s", nodes, leaf.NotAfter)
+	}
+}
