@@ -382,5 +382,5 @@ func (c Config) schedulerConfig() scheduler.Config {
 // agents for the log relay.
 func (c Config) controlConfig(peerCreds credentials.TransportCredentials) controlapi.Config {
 	return controlapi.Config{NodeName: c.NodeName, DataDir: c.DataDir, AllowedPaths: c.AllowedPaths,
-		TLSCA: c.TLS.CA, TokenMaxLifetime: c.TokenMaxLifetime, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log}
+		TLSCA: c.TLS.CA, AllowAnonymous: c.AllowAnonymous(), TokenMaxLifetime: c.TokenMaxLifetime, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log}
 }

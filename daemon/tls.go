@@ -32,8 +32,19 @@ func (c Config) validateTLS() error {
 		}
 		return fmt.Errorf("%s (%s) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", a.field, a.flag, a.addr)
 	}
+	if !c.TLS.Enabled() && !c.Dev && !c.Insecure {
+		// Without TLS nothing tells callers apart: every local user would be
+		// an admin. Only a test cluster (--dev) or an admin's explicit choice
+		// (--insecure) runs that way.
+		return fmt.Errorf("no TLS is configured, so every caller of the API would be an unauthenticated admin: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --dev for a single-node test cluster, or --insecure to serve the API unauthenticated")
+	}
 	return nil
 }
+
+// AllowAnonymous reports whether callers without credentials are served
+// (as the anonymous admin): only without TLS, and only in the modes that
+// say so (--dev, --insecure).
+func (c Config) AllowAnonymous() bool { return !c.TLS.Enabled() && (c.Dev || c.Insecure) }
 
 // checkNodeCert makes sure, before anything starts, that the TLS files
 // load and hold a node certificate for the address this node advertises:

@@ -22,18 +22,26 @@ import (
 // with TLS.
 const MsgNoCredentials = "this agent requires a client certificate or a bearer token; set tls.cert/tls.key or token in your gctl context"
 
+// MsgNoIdentity is the answer to a caller of an agent that has no way to
+// tell who it is (no TLS) and serves no anonymous callers.
+const MsgNoIdentity = "this agent cannot identify callers (no TLS) and serves no anonymous ones; start it with --tls-ca/--tls-cert/--tls-key, or with --dev or --insecure"
+
 // authorizer finds the caller of each Control API call and checks its role
 // against controlRules before the handler runs (issue 10, authorization).
 type authorizer struct {
-	tokens *auth.Verifier // verifies bearer tokens; nil: no TLS, everyone is admin
-	log    *slog.Logger
+	tokens *auth.Verifier // verifies bearer tokens; nil: no TLS
+	// anonymous serves a caller without credentials as the anonymous
+	// admin (no TLS, --dev or --insecure); otherwise it is refused.
+	anonymous bool
+	log       *slog.Logger
 }
 
 // newAuthorizer reads every CA certificate of the cluster CA file caFile,
 // if any; revoked says which token ids were revoked.
-func newAuthorizer(caFile string, maxLifetime time.Duration, revoked func(string) bool, log *slog.Logger) (*authorizer, error) {
+func newAuthorizer(caFile string, anonymous bool, maxLifetime time.Duration, revoked func(string) bool, log *slog.Logger) (*authorizer, error) {
 	z := &authorizer{log: log}
 	if caFile == "" {
+		z.anonymous = anonymous
 		return z, nil
 	}
 	cas, err := auth.ReadCertificates(caFile)
@@ -50,7 +58,8 @@ func (z *authorizer) serverOptions() []grpc.ServerOption {
 }
 
 // identify is the caller: a verified client certificate, else a bearer
-// token signed by the cluster CA, else (an agent without TLS) anonymous.
+// token signed by the cluster CA, else (an agent without TLS in --dev or
+// --insecure mode) anonymous; else it is refused.
 func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
 	if p, ok := peer.FromContext(ctx); ok {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
@@ -62,7 +71,10 @@ func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
 		}
 	}
 	if z.tokens == nil {
-		return auth.Anonymous(), nil
+		if z.anonymous {
+			return auth.Anonymous(), nil
+		}
+		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoIdentity)
 	}
 	token, err := bearerToken(ctx)
 	if err != nil {
@@ -145,11 +157,12 @@ type identifiedStream struct {
 
 func (s *identifiedStream) Context() context.Context { return s.ctx }
 
-// caller is the identity the authorizer put in ctx; anonymous when there is
-// none (a handler called without the interceptor, as some tests do).
+// caller is the identity the authorizer put in ctx. A handler reached
+// without one (called without the interceptor) gets a caller with no role,
+// which may do nothing, never the anonymous admin.
 func caller(ctx context.Context) auth.Identity {
 	if id, ok := auth.FromContext(ctx); ok {
 		return id
 	}
-	return auth.Anonymous()
+	return auth.Identity{Name: "unidentified", Via: auth.ViaNone}
 }

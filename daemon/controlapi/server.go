@@ -60,8 +60,11 @@ type Config struct {
 	// submitted spec file's own directory, that job specs may name paths under.
 	AllowedPaths []string
 	// TLSCA is the cluster CA's file: it verifies bearer tokens. "" (no
-	// TLS): every caller is an anonymous admin.
+	// TLS): every caller is an anonymous admin if AllowAnonymous, else refused.
 	TLSCA string
+	// AllowAnonymous serves callers without credentials as the anonymous
+	// admin: only an agent without TLS in --dev or --insecure mode.
+	AllowAnonymous bool
 	// TokenMaxLifetime is the longest exp-iat of a bearer token accepted;
 	// 0 is auth.DefaultMaxLifetime.
 	TokenMaxLifetime time.Duration
@@ -77,7 +80,7 @@ type Config struct {
 // with ServerOptions. It fails when the CA file cannot be read.
 func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gossip, clk clock.Clock) (*Server, error) {
 	revoked := coord.NewRevocations(cli, cfg.Log)
-	authz, err := newAuthorizer(cfg.TLSCA, cfg.TokenMaxLifetime, revoked.Revoked, cfg.Log)
+	authz, err := newAuthorizer(cfg.TLSCA, cfg.AllowAnonymous, cfg.TokenMaxLifetime, revoked.Revoked, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
