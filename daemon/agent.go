@@ -169,7 +169,7 @@ func (a *agent) listen() error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
-	lis, err := net.Listen("tcp", a.cfg.APIAddr)
+	lis, err := listenAPI(a.cfg.APIAddr)
 	if err != nil {
 		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
 	}

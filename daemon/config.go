@@ -44,7 +44,7 @@ const (
 type Config struct {
 	DataDir    string
 	NodeName   string
-	APIAddr    string // host:port of the Control API; port 0 picks a free port
+	APIAddr    string // host:port of the Control API (port 0 picks a free port), or unix:///PATH
 	GossipAddr string // host:port of the gossip ring; port 0 picks a free port
 	Join       []string
 	// EtcdEndpoints names an existing etcd cluster (not with Dev).
@@ -148,6 +148,12 @@ func (c Config) Validate() error {
 		{"APIAddr", "--api-addr", c.APIAddr},
 		{"GossipAddr", "--gossip-addr", c.GossipAddr},
 	} {
+		if _, unix := apiSocket(a.addr); unix && a.field == "APIAddr" {
+			if err := validateAPISocket(a.addr); err != nil {
+				return bad("%v", err)
+			}
+			continue
+		}
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return bad("%s (%s) %q is not HOST:PORT: %v", a.field, a.flag, a.addr, err)
 		}

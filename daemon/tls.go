@@ -27,16 +27,16 @@ func (c Config) validateTLS() error {
 		{"UIAddr", "--ui-addr", c.UIAddr}, // the console acts as the API's anonymous admin without TLS
 	} {
 		host, _, err := net.SplitHostPort(a.addr)
-		if err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
+		if _, unix := apiSocket(a.addr); unix || err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
 			continue // a bad or empty address is reported by Validate
 		}
 		return fmt.Errorf("%s (%s) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", a.field, a.flag, a.addr)
 	}
-	if !c.TLS.Enabled() && !c.Dev && !c.Insecure {
+	if _, unix := apiSocket(c.APIAddr); !unix && !c.TLS.Enabled() && !c.Dev && !c.Insecure {
 		// Without TLS nothing tells callers apart: every local user would be
 		// an admin. Only a test cluster (--dev) or an admin's explicit choice
 		// (--insecure) runs that way.
-		return fmt.Errorf("no TLS is configured, so every caller of the API would be an unauthenticated admin: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --dev for a single-node test cluster, or --insecure to serve the API unauthenticated")
+		return fmt.Errorf("no TLS is configured, so every caller of the API would be an unauthenticated admin: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --api-addr unix:///PATH (a socket only this agent's user may open), or --dev for a single-node test cluster, or --insecure to serve the API unauthenticated")
 	}
 	return nil
 }

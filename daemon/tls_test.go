@@ -154,6 +154,8 @@ func TestValidateTLS(t *testing.T) {
 			c.Dev, c.EtcdEndpoints, c.EtcdClientAddr, c.EtcdPeerAddr = true, nil, "127.0.0.1:0", "127.0.0.1:0"
 		}, ""},
 		{"loopback TLS", func(c *Config) { c.TLS = filesOf(dir, "n1") }, ""},
+		{"unix socket plaintext", func(c *Config) { c.APIAddr = "unix:///run/gtrain/api.sock" }, ""},
+		{"relative unix socket", func(c *Config) { c.APIAddr = "unix://api.sock" }, "absolute path"},
 		{"wildcard plaintext", func(c *Config) { c.APIAddr = "0.0.0.0:7164" }, "--insecure"},
 		{"address plaintext", func(c *Config) { c.APIAddr = "10.1.1.1:7164" }, "--tls-ca"},
 		{"wildcard insecure", func(c *Config) { c.APIAddr, c.Insecure = "0.0.0.0:7164", true }, ""},

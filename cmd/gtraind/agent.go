@@ -42,8 +42,9 @@ Off loopback the API is served only with mutual TLS: --tls-ca, --tls-cert and --
 name the cluster CA and this node's certificate (gtraind cert), which the log relay and
 the roles' RPCs use too; --gossip-key encrypts gossip. --insecure serves such an API in
 the clear instead, unauthenticated (logged as a warning at start). Without TLS nothing
-tells callers apart, so the agent starts only with --dev (a test cluster) or --insecure,
-and then takes every caller for an anonymous admin; with TLS a caller without a
+tells callers apart, so the agent starts only with --dev (a test cluster), --insecure,
+or an --api-addr unix:///PATH socket of mode 0600 (its callers are the agent's user or
+root: the local admin), and otherwise takes every caller for an anonymous admin; with TLS a caller without a
 certificate or token is refused. Bearer tokens living longer than --token-max-lifetime
 are refused; a node certificate whose files are replaced is used from the next connection.
 
@@ -81,7 +82,7 @@ processes, deregisters the node and exits 0.`,
 	f.Bool("dev", false, "start an embedded single-member etcd under <data-dir>/etcd (single-node cluster)")
 	f.String("data-dir", def.DataDir, "where etcd (with --dev), job logs, models and checkpoints live")
 	f.String("node-name", def.NodeName, "this node's name in the cluster")
-	f.String("api-addr", def.APIAddr, "address of the API gctl talks to")
+	f.String("api-addr", def.APIAddr, "address of the API gctl talks to: HOST:PORT, or unix:///PATH for a Unix socket only the agent's user may open (mode 0600; its callers are the local admin)")
 	f.String("gossip-addr", def.GossipAddr, "address of the gossip (memberlist) endpoint")
 	f.String("join", "", "gossip peers to join, HOST:PORT,...")
 	f.String("etcd-client-addr", def.EtcdClientAddr, "with --dev: the embedded etcd's client address")

@@ -58,10 +58,12 @@ func (z *authorizer) serverOptions() []grpc.ServerOption {
 }
 
 // identify is the caller: a verified client certificate, else a bearer
-// token signed by the cluster CA, else (an agent without TLS in --dev or
-// --insecure mode) anonymous; else it is refused.
+// token signed by the cluster CA, else a caller on the agent's Unix socket
+// (mode 0600: the agent's user or root) as the local admin, else (an agent
+// without TLS in --dev or --insecure mode) anonymous; else it is refused.
 func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
-	if p, ok := peer.FromContext(ctx); ok {
+	p, _ := peer.FromContext(ctx)
+	if p != nil {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
 			id, err := auth.FromCertificate(ti.State.VerifiedChains[0][0])
 			if err != nil {
@@ -70,17 +72,19 @@ func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
 			return id, nil
 		}
 	}
-	if z.tokens == nil {
-		if z.anonymous {
-			return auth.Anonymous(), nil
-		}
-		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoIdentity)
-	}
 	token, err := bearerToken(ctx)
 	if err != nil {
 		return auth.Identity{}, err
 	}
-	if token == "" {
+	switch {
+	case token != "" && z.tokens != nil:
+	case p != nil && p.Addr != nil && p.Addr.Network() == "unix":
+		return auth.Local(), nil
+	case z.tokens == nil && z.anonymous:
+		return auth.Anonymous(), nil
+	case z.tokens == nil:
+		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoIdentity)
+	default:
 		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoCredentials)
 	}
 	id, err := z.tokens.Verify(token)
