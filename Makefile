@@ -43,7 +43,7 @@ test: check-binaries build vet
 # fuzzes one target at a time); -run '^$$' skips the package's other tests.
 FUZZTIME      ?= 5s
 FUZZTIME_TEST ?= 20000x
-FUZZ_TARGETS  := ./recordio:FuzzReadIndex ./dataset:FuzzReadShard ./checkpoint:FuzzDecodeSnapshot \
+FUZZ_TARGETS  := ./auth:FuzzVerifyToken ./recordio:FuzzReadIndex ./dataset:FuzzReadShard ./checkpoint:FuzzDecodeSnapshot \
 	./jobspec:FuzzParse ./pserver/wire:FuzzCodecDecode ./program/wire:FuzzReadFrame
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -25,6 +25,50 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type RevokeTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"` // the token's id, as `gtraind cert issue --client` showed it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenRequest) Reset() {
+	*x = RevokeTokenRequest{}
+	mi := &file_control_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenRequest) ProtoMessage() {}
+
+func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_control_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
+func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
+	return file_control_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RevokeTokenRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 type QuotaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"` // empty: the caller
@@ -34,7 +78,7 @@ type QuotaRequest struct {
 
 func (x *QuotaRequest) Reset() {
 	*x = QuotaRequest{}
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +90,7 @@ func (x *QuotaRequest) String() string {
 func (*QuotaRequest) ProtoMessage() {}
 
 func (x *QuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[0]
+	mi := &file_control_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +103,7 @@ func (x *QuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuotaRequest.ProtoReflect.Descriptor instead.
 func (*QuotaRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{0}
+	return file_control_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *QuotaRequest) GetUser() string {
@@ -83,7 +127,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -95,7 +139,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[1]
+	mi := &file_control_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -108,7 +152,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{1}
+	return file_control_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SetQuotaRequest) GetUser() string {
@@ -162,7 +206,7 @@ type ResumeJobRequest struct {
 
 func (x *ResumeJobRequest) Reset() {
 	*x = ResumeJobRequest{}
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -174,7 +218,7 @@ func (x *ResumeJobRequest) String() string {
 func (*ResumeJobRequest) ProtoMessage() {}
 
 func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[2]
+	mi := &file_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -187,7 +231,7 @@ func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
 func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{2}
+	return file_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ResumeJobRequest) GetName() string {
@@ -237,7 +281,7 @@ type ResumeJobResponse struct {
 
 func (x *ResumeJobResponse) Reset() {
 	*x = ResumeJobResponse{}
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +293,7 @@ func (x *ResumeJobResponse) String() string {
 func (*ResumeJobResponse) ProtoMessage() {}
 
 func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[3]
+	mi := &file_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +306,7 @@ func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
 func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{3}
+	return file_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ResumeJobResponse) GetState() string {
@@ -322,7 +366,7 @@ type FetchModelRequest struct {
 
 func (x *FetchModelRequest) Reset() {
 	*x = FetchModelRequest{}
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +378,7 @@ func (x *FetchModelRequest) String() string {
 func (*FetchModelRequest) ProtoMessage() {}
 
 func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[4]
+	mi := &file_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +391,7 @@ func (x *FetchModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchModelRequest.ProtoReflect.Descriptor instead.
 func (*FetchModelRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{4}
+	return file_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FetchModelRequest) GetName() string {
@@ -393,7 +437,7 @@ type ModelChunk struct {
 
 func (x *ModelChunk) Reset() {
 	*x = ModelChunk{}
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +449,7 @@ func (x *ModelChunk) String() string {
 func (*ModelChunk) ProtoMessage() {}
 
 func (x *ModelChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[5]
+	mi := &file_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +462,7 @@ func (x *ModelChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelChunk.ProtoReflect.Descriptor instead.
 func (*ModelChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{5}
+	return file_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ModelChunk) GetManifest() []byte {
@@ -471,7 +515,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +527,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[6]
+	mi := &file_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +540,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{6}
+	return file_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -537,7 +581,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -549,7 +593,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[7]
+	mi := &file_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -562,7 +606,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{7}
+	return file_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitJobResponse) GetName() string {
@@ -587,7 +631,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +643,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[8]
+	mi := &file_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +656,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{8}
+	return file_control_proto_rawDescGZIP(), []int{9}
 }
 
 type ListNodesRequest struct {
@@ -623,7 +667,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +679,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[9]
+	mi := &file_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +692,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{9}
+	return file_control_proto_rawDescGZIP(), []int{10}
 }
 
 type NodeRequest struct {
@@ -660,7 +704,7 @@ type NodeRequest struct {
 
 func (x *NodeRequest) Reset() {
 	*x = NodeRequest{}
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +716,7 @@ func (x *NodeRequest) String() string {
 func (*NodeRequest) ProtoMessage() {}
 
 func (x *NodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[10]
+	mi := &file_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +729,7 @@ func (x *NodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeRequest.ProtoReflect.Descriptor instead.
 func (*NodeRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{10}
+	return file_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NodeRequest) GetName() string {
@@ -704,7 +748,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +760,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[11]
+	mi := &file_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +773,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{11}
+	return file_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetJobRequest) GetName() string {
@@ -749,7 +793,7 @@ type Document struct {
 
 func (x *Document) Reset() {
 	*x = Document{}
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -761,7 +805,7 @@ func (x *Document) String() string {
 func (*Document) ProtoMessage() {}
 
 func (x *Document) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[12]
+	mi := &file_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -774,7 +818,7 @@ func (x *Document) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Document.ProtoReflect.Descriptor instead.
 func (*Document) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{12}
+	return file_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Document) GetJson() []byte {
@@ -794,7 +838,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +850,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[13]
+	mi := &file_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +863,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{13}
+	return file_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -846,7 +890,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +902,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[14]
+	mi := &file_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +915,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{14}
+	return file_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StopJobResponse) GetState() string {
@@ -907,7 +951,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +963,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[15]
+	mi := &file_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +976,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{15}
+	return file_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LogsRequest) GetJob() string {
@@ -984,7 +1028,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_control_proto_msgTypes[16]
+	mi := &file_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1040,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[16]
+	mi := &file_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1053,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{16}
+	return file_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LogChunk) GetWorker() string {
@@ -1043,7 +1087,7 @@ type JobEventsRequest struct {
 
 func (x *JobEventsRequest) Reset() {
 	*x = JobEventsRequest{}
-	mi := &file_control_proto_msgTypes[17]
+	mi := &file_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1099,7 @@ func (x *JobEventsRequest) String() string {
 func (*JobEventsRequest) ProtoMessage() {}
 
 func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[17]
+	mi := &file_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1112,7 @@ func (x *JobEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEventsRequest.ProtoReflect.Descriptor instead.
 func (*JobEventsRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{17}
+	return file_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JobEventsRequest) GetName() string {
@@ -1097,7 +1141,7 @@ type ScaleJobRequest struct {
 
 func (x *ScaleJobRequest) Reset() {
 	*x = ScaleJobRequest{}
-	mi := &file_control_proto_msgTypes[18]
+	mi := &file_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1153,7 @@ func (x *ScaleJobRequest) String() string {
 func (*ScaleJobRequest) ProtoMessage() {}
 
 func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[18]
+	mi := &file_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1166,7 @@ func (x *ScaleJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobRequest.ProtoReflect.Descriptor instead.
 func (*ScaleJobRequest) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{18}
+	return file_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ScaleJobRequest) GetName() string {
@@ -1160,7 +1204,7 @@ type ScaleJobResponse struct {
 
 func (x *ScaleJobResponse) Reset() {
 	*x = ScaleJobResponse{}
-	mi := &file_control_proto_msgTypes[19]
+	mi := &file_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1216,7 @@ func (x *ScaleJobResponse) String() string {
 func (*ScaleJobResponse) ProtoMessage() {}
 
 func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_control_proto_msgTypes[19]
+	mi := &file_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1229,7 @@ func (x *ScaleJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleJobResponse.ProtoReflect.Descriptor instead.
 func (*ScaleJobResponse) Descriptor() ([]byte, []int) {
-	return file_control_proto_rawDescGZIP(), []int{19}
+	return file_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ScaleJobResponse) GetTrainers() int32 {
@@ -1234,7 +1278,9 @@ var File_control_proto protoreflect.FileDescriptor
 
 const file_control_proto_rawDesc = "" +
 	"\n" +
-	"\rcontrol.proto\x12\tgtrain.v1\"\"\n" +
+	"\rcontrol.proto\x12\tgtrain.v1\"$\n" +
+	"\x12RevokeTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\"\n" +
 	"\fQuotaRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\"\xb0\x01\n" +
 	"\x0fSetQuotaRequest\x12\x12\n" +
@@ -1320,7 +1366,7 @@ const file_control_proto_rawDesc = "" +
 	"\ftrainers_min\x18\x03 \x01(\x05R\vtrainersMin\x12!\n" +
 	"\ftrainers_max\x18\x04 \x01(\x05R\vtrainersMax\x12\x1a\n" +
 	"\bpservers\x18\x05 \x01(\x05R\bpservers\x12+\n" +
-	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\xbd\a\n" +
+	"\x11previous_pservers\x18\x06 \x01(\x05R\x10previousPservers2\x80\b\n" +
 	"\aControl\x12F\n" +
 	"\tSubmitJob\x12\x1b.gtrain.v1.SubmitJobRequest\x1a\x1c.gtrain.v1.SubmitJobResponse\x12;\n" +
 	"\bListJobs\x12\x1a.gtrain.v1.ListJobsRequest\x1a\x13.gtrain.v1.Document\x127\n" +
@@ -1337,7 +1383,8 @@ const file_control_proto_rawDesc = "" +
 	"FetchModel\x12\x1c.gtrain.v1.FetchModelRequest\x1a\x15.gtrain.v1.ModelChunk0\x01\x12F\n" +
 	"\tResumeJob\x12\x1b.gtrain.v1.ResumeJobRequest\x1a\x1c.gtrain.v1.ResumeJobResponse\x128\n" +
 	"\bGetQuota\x12\x17.gtrain.v1.QuotaRequest\x1a\x13.gtrain.v1.Document\x12;\n" +
-	"\bSetQuota\x12\x1a.gtrain.v1.SetQuotaRequest\x1a\x13.gtrain.v1.DocumentB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\bSetQuota\x12\x1a.gtrain.v1.SetQuotaRequest\x1a\x13.gtrain.v1.Document\x12A\n" +
+	"\vRevokeToken\x12\x1d.gtrain.v1.RevokeTokenRequest\x1a\x13.gtrain.v1.DocumentB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_control_proto_rawDescOnce sync.Once
@@ -1351,62 +1398,65 @@ func file_control_proto_rawDescGZIP() []byte {
 	return file_control_proto_rawDescData
 }
 
-var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_control_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_control_proto_goTypes = []any{
-	(*QuotaRequest)(nil),      // 0: gtrain.v1.QuotaRequest
-	(*SetQuotaRequest)(nil),   // 1: gtrain.v1.SetQuotaRequest
-	(*ResumeJobRequest)(nil),  // 2: gtrain.v1.ResumeJobRequest
-	(*ResumeJobResponse)(nil), // 3: gtrain.v1.ResumeJobResponse
-	(*FetchModelRequest)(nil), // 4: gtrain.v1.FetchModelRequest
-	(*ModelChunk)(nil),        // 5: gtrain.v1.ModelChunk
-	(*SubmitJobRequest)(nil),  // 6: gtrain.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil), // 7: gtrain.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),   // 8: gtrain.v1.ListJobsRequest
-	(*ListNodesRequest)(nil),  // 9: gtrain.v1.ListNodesRequest
-	(*NodeRequest)(nil),       // 10: gtrain.v1.NodeRequest
-	(*GetJobRequest)(nil),     // 11: gtrain.v1.GetJobRequest
-	(*Document)(nil),          // 12: gtrain.v1.Document
-	(*StopJobRequest)(nil),    // 13: gtrain.v1.StopJobRequest
-	(*StopJobResponse)(nil),   // 14: gtrain.v1.StopJobResponse
-	(*LogsRequest)(nil),       // 15: gtrain.v1.LogsRequest
-	(*LogChunk)(nil),          // 16: gtrain.v1.LogChunk
-	(*JobEventsRequest)(nil),  // 17: gtrain.v1.JobEventsRequest
-	(*ScaleJobRequest)(nil),   // 18: gtrain.v1.ScaleJobRequest
-	(*ScaleJobResponse)(nil),  // 19: gtrain.v1.ScaleJobResponse
+	(*RevokeTokenRequest)(nil), // 0: gtrain.v1.RevokeTokenRequest
+	(*QuotaRequest)(nil),       // 1: gtrain.v1.QuotaRequest
+	(*SetQuotaRequest)(nil),    // 2: gtrain.v1.SetQuotaRequest
+	(*ResumeJobRequest)(nil),   // 3: gtrain.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil),  // 4: gtrain.v1.ResumeJobResponse
+	(*FetchModelRequest)(nil),  // 5: gtrain.v1.FetchModelRequest
+	(*ModelChunk)(nil),         // 6: gtrain.v1.ModelChunk
+	(*SubmitJobRequest)(nil),   // 7: gtrain.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),  // 8: gtrain.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),    // 9: gtrain.v1.ListJobsRequest
+	(*ListNodesRequest)(nil),   // 10: gtrain.v1.ListNodesRequest
+	(*NodeRequest)(nil),        // 11: gtrain.v1.NodeRequest
+	(*GetJobRequest)(nil),      // 12: gtrain.v1.GetJobRequest
+	(*Document)(nil),           // 13: gtrain.v1.Document
+	(*StopJobRequest)(nil),     // 14: gtrain.v1.StopJobRequest
+	(*StopJobResponse)(nil),    // 15: gtrain.v1.StopJobResponse
+	(*LogsRequest)(nil),        // 16: gtrain.v1.LogsRequest
+	(*LogChunk)(nil),           // 17: gtrain.v1.LogChunk
+	(*JobEventsRequest)(nil),   // 18: gtrain.v1.JobEventsRequest
+	(*ScaleJobRequest)(nil),    // 19: gtrain.v1.ScaleJobRequest
+	(*ScaleJobResponse)(nil),   // 20: gtrain.v1.ScaleJobResponse
 }
 var file_control_proto_depIdxs = []int32{
-	6,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
-	8,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
-	11, // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
-	11, // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
-	13, // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
-	15, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
-	9,  // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
-	10, // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
-	10, // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
-	17, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
-	18, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
-	4,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
-	2,  // 12: gtrain.v1.Control.ResumeJob:input_type -> gtrain.v1.ResumeJobRequest
-	0,  // 13: gtrain.v1.Control.GetQuota:input_type -> gtrain.v1.QuotaRequest
-	1,  // 14: gtrain.v1.Control.SetQuota:input_type -> gtrain.v1.SetQuotaRequest
-	7,  // 15: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
-	12, // 16: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
-	12, // 17: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
-	12, // 18: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
-	14, // 19: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
-	16, // 20: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
-	12, // 21: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
-	12, // 22: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
-	12, // 23: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
-	12, // 24: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
-	19, // 25: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
-	5,  // 26: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
-	3,  // 27: gtrain.v1.Control.ResumeJob:output_type -> gtrain.v1.ResumeJobResponse
-	12, // 28: gtrain.v1.Control.GetQuota:output_type -> gtrain.v1.Document
-	12, // 29: gtrain.v1.Control.SetQuota:output_type -> gtrain.v1.Document
-	15, // [15:30] is the sub-list for method output_type
-	0,  // [0:15] is the sub-list for method input_type
+	7,  // 0: gtrain.v1.Control.SubmitJob:input_type -> gtrain.v1.SubmitJobRequest
+	9,  // 1: gtrain.v1.Control.ListJobs:input_type -> gtrain.v1.ListJobsRequest
+	12, // 2: gtrain.v1.Control.GetJob:input_type -> gtrain.v1.GetJobRequest
+	12, // 3: gtrain.v1.Control.ListWorkers:input_type -> gtrain.v1.GetJobRequest
+	14, // 4: gtrain.v1.Control.StopJob:input_type -> gtrain.v1.StopJobRequest
+	16, // 5: gtrain.v1.Control.Logs:input_type -> gtrain.v1.LogsRequest
+	10, // 6: gtrain.v1.Control.ListNodes:input_type -> gtrain.v1.ListNodesRequest
+	11, // 7: gtrain.v1.Control.DrainNode:input_type -> gtrain.v1.NodeRequest
+	11, // 8: gtrain.v1.Control.UndrainNode:input_type -> gtrain.v1.NodeRequest
+	18, // 9: gtrain.v1.Control.JobEvents:input_type -> gtrain.v1.JobEventsRequest
+	19, // 10: gtrain.v1.Control.ScaleJob:input_type -> gtrain.v1.ScaleJobRequest
+	5,  // 11: gtrain.v1.Control.FetchModel:input_type -> gtrain.v1.FetchModelRequest
+	3,  // 12: gtrain.v1.Control.ResumeJob:input_type -> gtrain.v1.ResumeJobRequest
+	1,  // 13: gtrain.v1.Control.GetQuota:input_type -> gtrain.v1.QuotaRequest
+	2,  // 14: gtrain.v1.Control.SetQuota:input_type -> gtrain.v1.SetQuotaRequest
+	0,  // 15: gtrain.v1.Control.RevokeToken:input_type -> gtrain.v1.RevokeTokenRequest
+	8,  // 16: gtrain.v1.Control.SubmitJob:output_type -> gtrain.v1.SubmitJobResponse
+	13, // 17: gtrain.v1.Control.ListJobs:output_type -> gtrain.v1.Document
+	13, // 18: gtrain.v1.Control.GetJob:output_type -> gtrain.v1.Document
+	13, // 19: gtrain.v1.Control.ListWorkers:output_type -> gtrain.v1.Document
+	15, // 20: gtrain.v1.Control.StopJob:output_type -> gtrain.v1.StopJobResponse
+	17, // 21: gtrain.v1.Control.Logs:output_type -> gtrain.v1.LogChunk
+	13, // 22: gtrain.v1.Control.ListNodes:output_type -> gtrain.v1.Document
+	13, // 23: gtrain.v1.Control.DrainNode:output_type -> gtrain.v1.Document
+	13, // 24: gtrain.v1.Control.UndrainNode:output_type -> gtrain.v1.Document
+	13, // 25: gtrain.v1.Control.JobEvents:output_type -> gtrain.v1.Document
+	20, // 26: gtrain.v1.Control.ScaleJob:output_type -> gtrain.v1.ScaleJobResponse
+	6,  // 27: gtrain.v1.Control.FetchModel:output_type -> gtrain.v1.ModelChunk
+	4,  // 28: gtrain.v1.Control.ResumeJob:output_type -> gtrain.v1.ResumeJobResponse
+	13, // 29: gtrain.v1.Control.GetQuota:output_type -> gtrain.v1.Document
+	13, // 30: gtrain.v1.Control.SetQuota:output_type -> gtrain.v1.Document
+	13, // 31: gtrain.v1.Control.RevokeToken:output_type -> gtrain.v1.Document
+	16, // [16:32] is the sub-list for method output_type
+	0,  // [0:16] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -1417,16 +1467,16 @@ func file_control_proto_init() {
 	if File_control_proto != nil {
 		return
 	}
-	file_control_proto_msgTypes[1].OneofWrappers = []any{}
 	file_control_proto_msgTypes[2].OneofWrappers = []any{}
-	file_control_proto_msgTypes[18].OneofWrappers = []any{}
+	file_control_proto_msgTypes[3].OneofWrappers = []any{}
+	file_control_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_control_proto_rawDesc), len(file_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	Control_ResumeJob_FullMethodName   = "/gtrain.v1.Control/ResumeJob"
 	Control_GetQuota_FullMethodName    = "/gtrain.v1.Control/GetQuota"
 	Control_SetQuota_FullMethodName    = "/gtrain.v1.Control/SetQuota"
+	Control_RevokeToken_FullMethodName = "/gtrain.v1.Control/RevokeToken"
 )
 
 // ControlClient is the client API for Control service.
@@ -82,6 +83,10 @@ type ControlClient interface {
 	// the user PENDING while placing it would exceed it. Answers the
 	// api.QuotaRow.
 	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*Document, error)
+	// RevokeToken puts a bearer token's id (jti) on the cluster's deny-list
+	// (admin): every agent watches it and refuses the token within seconds.
+	// Answers the api.RevokedTokenRow.
+	RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*Document, error)
 }
 
 type controlClient struct {
@@ -269,6 +274,16 @@ func (c *controlClient) SetQuota(ctx context.Context, in *SetQuotaRequest, opts 
 	return out, nil
 }
 
+func (c *controlClient) RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, Control_RevokeToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -311,6 +326,10 @@ type ControlServer interface {
 	// the user PENDING while placing it would exceed it. Answers the
 	// api.QuotaRow.
 	SetQuota(context.Context, *SetQuotaRequest) (*Document, error)
+	// RevokeToken puts a bearer token's id (jti) on the cluster's deny-list
+	// (admin): every agent watches it and refuses the token within seconds.
+	// Answers the api.RevokedTokenRow.
+	RevokeToken(context.Context, *RevokeTokenRequest) (*Document, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -365,6 +384,9 @@ func (UnimplementedControlServer) GetQuota(context.Context, *QuotaRequest) (*Doc
 }
 func (UnimplementedControlServer) SetQuota(context.Context, *SetQuotaRequest) (*Document, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
+}
+func (UnimplementedControlServer) RevokeToken(context.Context, *RevokeTokenRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeToken not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -636,6 +658,24 @@ func _Control_SetQuota_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_RevokeToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).RevokeToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_RevokeToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).RevokeToken(ctx, req.(*RevokeTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -690,6 +730,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetQuota",
 			Handler:    _Control_SetQuota_Handler,
+		},
+		{
+			MethodName: "RevokeToken",
+			Handler:    _Control_RevokeToken_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -226,7 +226,13 @@ type NodeRow struct {
 	Roles      []string          `json:"roles"`
 	// Devices are its GPUs that placed workers hold, by device index.
 	Devices []GPUDevice `json:"devices"`
+	// CertNotAfter is when its node certificate expires; null without TLS.
+	CertNotAfter *time.Time `json:"cert_not_after"`
 }
+
+// CertWarnBefore is how long before a node certificate expires `gctl node
+// list` warns about it.
+const CertWarnBefore = 14 * 24 * time.Hour
 
 // QuotaRow is `gctl quota get`: a user's limits (null: no limit in that
 // dimension; all null: the user has no quota) and what the user's jobs
@@ -241,6 +247,15 @@ type QuotaRow struct {
 	MemoryUsed int64    `json:"memory_used"`
 	GPUsUsed   int      `json:"gpus_used"`
 	JobsUsed   int      `json:"jobs_used"`
+}
+
+// RevokedTokenRow is `gctl token revoke`'s answer: the token id now on the
+// deny-list, until when the entry is kept (every token with the id has
+// expired by then), and who revoked it.
+type RevokedTokenRow struct {
+	ID    string    `json:"id"`
+	Until time.Time `json:"until"`
+	By    string    `json:"by"`
 }
 
 // GPUDevice is one GPU of a node and the worker placement gave it to.

@@ -6,7 +6,8 @@
 // CA's key and verified with the CA certificate alone, so that any agent
 // checks any token without state of its own.
 //
-// It owns the role names, the token format (claims sub, role, exp) and the
+// It owns the role names, the token format (claims sub, role, iss, aud, jti,
+// iat, exp; a maximum lifetime; a revocation check the caller supplies) and the
 // identity carried in a request's context. It must not know the Control
 // API's methods or which role each needs (package daemon/controlapi decides that),
 // nor issue certificates (package pki does).

@@ -14,7 +14,8 @@ var ErrNoRole = errors.New("certificate names no role")
 const (
 	ViaCertificate = "certificate"
 	ViaToken       = "token"
-	ViaNone        = "none" // an agent without TLS: everyone is admin
+	ViaNone        = "none"        // an agent without TLS: everyone is admin
+	ViaUnixSocket  = "unix-socket" // the agent's own user, on its 0600 socket
 )
 
 // AnonymousName is the name of a caller of an agent without TLS.
@@ -25,11 +26,21 @@ type Identity struct {
 	Name string
 	Role Role
 	Via  string // ViaCertificate, ViaToken or ViaNone
+	// TokenID is the id (jti) of the bearer token it came from, for the
+	// audit and `gctl token revoke`; "" otherwise.
+	TokenID string
 }
 
 // Anonymous is every caller of an agent without TLS (--dev, --insecure):
 // admin, since nothing proves who it is.
 func Anonymous() Identity { return Identity{Name: AnonymousName, Role: Admin, Via: ViaNone} }
+
+// LocalName is the name of a caller on the agent's Unix socket.
+const LocalName = "local"
+
+// Local is a caller on the agent's Unix socket (--api-addr unix:///PATH,
+// mode 0600): the agent's own user or root, who can read its keys; admin.
+func Local() Identity { return Identity{Name: LocalName, Role: Admin, Via: ViaUnixSocket} }
 
 // String is how events and messages name the caller: "alice (operator)",
 // or "anonymous" on an agent without TLS.

@@ -30,9 +30,9 @@ func TestFromCertificate(t *testing.T) {
 		want Identity
 		err  error
 	}{
-		{cert("alice", "operator"), Identity{"alice", Operator, ViaCertificate}, nil},
-		{cert("n1", "node"), Identity{"n1", Admin, ViaCertificate}, nil},
-		{cert("bob", "viewer", "admin"), Identity{"bob", Viewer, ViaCertificate}, nil},
+		{cert("alice", "operator"), Identity{Name: "alice", Role: Operator, Via: ViaCertificate}, nil},
+		{cert("n1", "node"), Identity{Name: "n1", Role: Admin, Via: ViaCertificate}, nil},
+		{cert("bob", "viewer", "admin"), Identity{Name: "bob", Role: Viewer, Via: ViaCertificate}, nil},
 		{cert("eve", "root"), Identity{}, ErrUnknownRole},
 		{cert("eve"), Identity{}, ErrNoRole},
 		{cert("", "admin"), Identity{}, ErrNoRole},

@@ -30,11 +30,11 @@ func TestTokenRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := VerifyToken(ca, tok)
+		id, err := VerifyToken(ca, tok.Raw)
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
-		if want := (Identity{Name: "alice", Role: role, Via: ViaToken}); id != want {
+		if want := (Identity{Name: "alice", Role: role, Via: ViaToken, TokenID: tok.ID}); id != want || !TokenIDOK(tok.ID) {
 			t.Errorf("got %+v, want %+v", id, want)
 		}
 	}
@@ -54,13 +54,15 @@ func TestVerifyTokenRejects(t *testing.T) {
 	ca, key := testCA(t)
 	_, otherKey := testCA(t)
 	valid := func() jwt.MapClaims {
-		return jwt.MapClaims{"sub": "alice", "role": "admin", "exp": time.Now().Add(time.Minute).Unix()}
+		now := time.Now()
+		return jwt.MapClaims{"sub": "alice", "role": "admin", "iss": TokenIssuer, "aud": TokenAudience, "jti": "j1",
+			"iat": now.Unix(), "exp": now.Add(time.Minute).Unix()}
 	}
 	good, err := SignToken(key, "alice", Viewer, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := strings.Split(good, ".")
+	parts := strings.Split(good.Raw, ".")
 	// The payload re-encoded with role admin: the signature no longer fits.
 	adminPayload := strings.Split(signRaw(t, jwt.SigningMethodES256, key, valid()), ".")[1]
 	expired := valid()
@@ -71,6 +73,9 @@ func TestVerifyTokenRejects(t *testing.T) {
 	badRole["role"] = "node"
 	noSub := valid()
 	delete(noSub, "sub")
+	without := func(claim string) jwt.MapClaims { c := valid(); delete(c, claim); return c }
+	with := func(claim string, v any) jwt.MapClaims { c := valid(); c[claim] = v; return c }
+	tooLong := with("exp", time.Now().Add(DefaultMaxLifetime+time.Hour).Unix())
 	for name, tok := range map[string]string{
 		"expired":      signRaw(t, jwt.SigningMethodES256, key, expired),
 		"no exp":       signRaw(t, jwt.SigningMethodES256, key, noExp),
@@ -83,11 +88,74 @@ func TestVerifyTokenRejects(t *testing.T) {
 		"node role":    signRaw(t, jwt.SigningMethodES256, key, badRole),
 		"no sub":       signRaw(t, jwt.SigningMethodES256, key, noSub),
 		"garbage":      "not a token",
+		"no jti":       signRaw(t, jwt.SigningMethodES256, key, without("jti")),
+		"no iss":       signRaw(t, jwt.SigningMethodES256, key, without("iss")),
+		"other iss":    signRaw(t, jwt.SigningMethodES256, key, with("iss", "kubernetes")),
+		"no aud":       signRaw(t, jwt.SigningMethodES256, key, without("aud")),
+		"other aud":    signRaw(t, jwt.SigningMethodES256, key, with("aud", "console")),
+		"no iat":       signRaw(t, jwt.SigningMethodES256, key, without("iat")),
+		"future iat":   signRaw(t, jwt.SigningMethodES256, key, with("iat", time.Now().Add(time.Hour).Unix())),
+		"too long":     signRaw(t, jwt.SigningMethodES256, key, tooLong),
 	} {
 		id, err := VerifyToken(ca, tok)
 		if !errors.Is(err, ErrInvalidToken) {
 			t.Errorf("%s: got %+v, %v; want ErrInvalidToken", name, id, err)
 		}
+	}
+}
+
+// TestTokenLifetime: an agent refuses a token that lives longer than its
+// maximum, and accepts it with a larger one.
+func TestTokenLifetime(t *testing.T) {
+	ca, key := testCA(t)
+	tok, err := SignToken(key, "alice", Viewer, 48*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Verifier{CAs: []*x509.Certificate{ca}}).Verify(tok.Raw); !errors.Is(err, ErrInvalidToken) || !strings.Contains(err.Error(), "--token-max-lifetime") {
+		t.Errorf("48 h token, default maximum: %v, want refused", err)
+	}
+	if _, err := (Verifier{CAs: []*x509.Certificate{ca}, MaxLifetime: 48 * time.Hour}).Verify(tok.Raw); err != nil {
+		t.Errorf("48 h token, 48 h maximum: %v", err)
+	}
+}
+
+// TestTokenEveryCA: a token signed by any CA of the bundle verifies (a
+// rotation puts the new CA beside the old one); one signed by neither does not.
+func TestTokenEveryCA(t *testing.T) {
+	oldCA, oldKey := testCA(t)
+	newCA, newKey := testCA(t)
+	_, strangerKey := testCA(t)
+	v := Verifier{CAs: []*x509.Certificate{oldCA, newCA}}
+	for _, key := range []*ecdsa.PrivateKey{oldKey, newKey} {
+		tok, err := SignToken(key, "alice", Viewer, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err := v.Verify(tok.Raw); err != nil || id.Name != "alice" {
+			t.Errorf("token of a bundle CA: %+v, %v", id, err)
+		}
+	}
+	tok, err := SignToken(strangerKey, "alice", Viewer, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(tok.Raw); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("token of another CA: %v, want ErrInvalidToken", err)
+	}
+}
+
+// TestTokenRevoked: a revoked id is refused with ErrRevokedToken, others pass.
+func TestTokenRevoked(t *testing.T) {
+	ca, key := testCA(t)
+	a, _ := SignToken(key, "alice", Viewer, time.Hour)
+	b, _ := SignToken(key, "alice", Viewer, time.Hour)
+	v := Verifier{CAs: []*x509.Certificate{ca}, Revoked: func(id string) bool { return id == a.ID }}
+	if _, err := v.Verify(a.Raw); !errors.Is(err, ErrRevokedToken) {
+		t.Errorf("revoked token: %v, want ErrRevokedToken", err)
+	}
+	if _, err := v.Verify(b.Raw); err != nil {
+		t.Errorf("another token of the same user: %v", err)
 	}
 }
 

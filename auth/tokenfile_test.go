@@ -22,7 +22,7 @@ func writeCA(t *testing.T) (*x509.Certificate, string, string) {
 func TestWriteClientToken(t *testing.T) {
 	dir := t.TempDir()
 	ca, crt, kf := writeCA(t)
-	path, err := WriteClientToken(dir, crt, kf, "carol", Operator, time.Hour)
+	path, tok, err := WriteClientToken(dir, crt, kf, "carol", Operator, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestWriteClientToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, err := VerifyToken(ca, strings.TrimSpace(string(raw)))
-	if err != nil || id.Name != "carol" || id.Role != Operator {
+	if err != nil || id.Name != "carol" || id.Role != Operator || id.TokenID != tok.ID || tok.ID == "" {
 		t.Errorf("verify: %+v, %v", id, err)
 	}
 }
@@ -50,13 +50,13 @@ func TestWriteClientTokenRejectsAForeignKey(t *testing.T) {
 	dir := t.TempDir()
 	_, crt, _ := writeCA(t)
 	_, _, otherKey := writeCA(t)
-	if _, err := WriteClientToken(dir, crt, otherKey, "carol", Admin, time.Hour); !errors.Is(err, ErrBadKey) {
+	if _, _, err := WriteClientToken(dir, crt, otherKey, "carol", Admin, time.Hour); !errors.Is(err, ErrBadKey) {
 		t.Errorf("got %v, want ErrBadKey", err)
 	}
-	if _, err := WriteClientToken(dir, crt, crt, "carol", Admin, time.Hour); !errors.Is(err, ErrBadPEM) {
+	if _, _, err := WriteClientToken(dir, crt, crt, "carol", Admin, time.Hour); !errors.Is(err, ErrBadPEM) {
 		t.Errorf("cert as key: got %v, want ErrBadPEM", err)
 	}
-	if _, err := WriteClientToken(dir, crt, otherKey, "../carol", Admin, time.Hour); !errors.Is(err, ErrBadName) {
+	if _, _, err := WriteClientToken(dir, crt, otherKey, "../carol", Admin, time.Hour); !errors.Is(err, ErrBadName) {
 		t.Errorf("../carol: got %v, want ErrBadName", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "carol.token")); !errors.Is(err, os.ErrNotExist) {

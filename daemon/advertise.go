@@ -20,6 +20,9 @@ func resolveAdvertise(cfg Config, hostIPs func() ([]net.IP, error)) (string, err
 	if cfg.AdvertiseAddr != "" {
 		return cfg.AdvertiseAddr, nil
 	}
+	if _, unix := apiSocket(cfg.APIAddr); unix {
+		return "127.0.0.1", nil // a one-host cluster; others pass --advertise-addr
+	}
 	host, _, err := net.SplitHostPort(cfg.APIAddr)
 	if err != nil {
 		return "", fmt.Errorf("%w: APIAddr (--api-addr) %q: %v", ErrInvalidConfig, cfg.APIAddr, err)
@@ -135,6 +138,9 @@ func endpointHost(e string) string {
 // published is the address to publish for a listener bound to bound: its
 // own, or the advertise host with its port when it is bound to a wildcard.
 func published(bound net.Addr, advertise string) string {
+	if bound.Network() == "unix" {
+		return unixPrefix + bound.String()
+	}
 	host, port, err := net.SplitHostPort(bound.String())
 	if err != nil || !IsWildcardHost(host) {
 		return bound.String()

@@ -88,6 +88,7 @@ func TestPublished(t *testing.T) {
 func TestConfigValidateCluster(t *testing.T) {
 	remote := DefaultConfig()
 	remote.EtcdEndpoints = []string{"10.0.0.1:2379"}
+	remote.Insecure = true // no TLS files here: a plaintext API must be asked for
 	for _, tc := range []struct {
 		name     string
 		edit     func(*Config)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
@@ -50,6 +51,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err := a.listen(); err != nil {
 		return err
 	}
+	if err := a.ctl.LoadRevocations(ctx); err != nil {
+		return err
+	}
 	if err := a.join(ctx); err != nil {
 		return err
 	}
@@ -83,6 +87,7 @@ type agent struct {
 	cli        *clientv3.Client
 	peers      *members
 	sup        *supervisor.Supervisor
+	ctl        *controlapi.Server
 	lis        net.Listener
 	srv        *grpc.Server
 	rec        schema.NodeRecord
@@ -165,7 +170,7 @@ func (a *agent) listen() error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
-	lis, err := net.Listen("tcp", a.cfg.APIAddr)
+	lis, err := listenAPI(a.cfg.APIAddr)
 	if err != nil {
 		return fmt.Errorf("control API (--api-addr) %s: %w", a.cfg.APIAddr, err)
 	}
@@ -176,6 +181,7 @@ func (a *agent) listen() error {
 	}
 	a.lis, a.srv = lis, grpc.NewServer(append(ctl.ServerOptions(), grpc.Creds(creds))...)
 	api.RegisterControlServer(a.srv, ctl)
+	a.ctl = ctl
 	a.closers = append(a.closers, func() { a.srv.Stop(); _ = lis.Close() })
 	return nil
 }
@@ -194,6 +200,7 @@ func (a *agent) join(ctx context.Context) error {
 		State:      api.NodeReady,
 		Started:    a.clock.Now().UTC(),
 	}
+	a.rec.CertNotAfter = a.certNotAfter()
 	reg, err := register(ctx, a.cli, a.rec, a.cfg.SessionTTL, a.log)
 	if err != nil {
 		return err
@@ -235,6 +242,11 @@ func (a *agent) serve() {
 		defer close(watching)
 		a.sup.Run(supCtx)
 	}()
+	revoking := make(chan struct{})
+	go func() {
+		defer close(revoking)
+		a.ctl.WatchRevocations(supCtx)
+	}()
 	schedCtx, stopScheduling := context.WithCancel(context.Background())
 	scheduling := make(chan struct{})
 	go func() {
@@ -246,6 +258,7 @@ func (a *agent) serve() {
 		<-scheduling
 		stopWatching()
 		<-watching
+		<-revoking
 		a.sup.Stop()
 	})
 }
@@ -256,10 +269,14 @@ func (a *agent) wait(ctx context.Context) error {
 	tick, stop := a.notify.ticks()
 	defer stop()
 	healthy := healthCheck(a.notify.every/2, a.sup.Responsive)
+	certCheck := time.NewTicker(certCheckEvery)
+	defer certCheck.Stop()
 	for {
 		select {
 		case <-tick:
 			a.notify.feed(healthy)
+		case <-certCheck.C:
+			a.publishCertExpiry(ctx)
 		case <-ctx.Done():
 			a.log.Info("agent stopping", "node", a.cfg.NodeName)
 			return nil
@@ -274,6 +291,41 @@ func (a *agent) wait(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// certCheckEvery is how often the agent looks for a replaced node
+// certificate to publish its expiry (the TLS layer itself re-reads the
+// files at each handshake).
+const certCheckEvery = time.Minute
+
+// certNotAfter is when the node certificate in --tls-cert expires; nil
+// without TLS, the last known one when the file does not load now.
+func (a *agent) certNotAfter() *time.Time {
+	if !a.cfg.TLS.Enabled() {
+		return nil
+	}
+	leaf, err := a.cfg.TLS.Leaf()
+	if err != nil {
+		a.log.Warn("cannot read the node certificate; its expiry in the node record is left as it was", "cert", a.cfg.TLS.Cert, "err", err)
+		return a.rec.CertNotAfter
+	}
+	t := leaf.NotAfter.UTC()
+	return &t
+}
+
+// publishCertExpiry updates the node record when a replaced certificate
+// expires at another time, so that `gctl node list` warns about the right one.
+func (a *agent) publishCertExpiry(ctx context.Context) {
+	na := a.certNotAfter()
+	if na == nil || a.rec.CertNotAfter != nil && na.Equal(*a.rec.CertNotAfter) {
+		return
+	}
+	a.rec.CertNotAfter = na
+	if err := a.reg.update(ctx, a.rec); err != nil {
+		a.log.Warn("cannot publish the node certificate's new expiry", "err", err)
+		return
+	}
+	a.log.Info("node certificate replaced", "cert", a.cfg.TLS.Cert, "not_after", na)
 }
 
 // gossipAdvertise is the host the gossip ring publishes for this node: the

@@ -131,8 +131,12 @@ func TestConfigValidate(t *testing.T) {
 	}
 	remote := DefaultConfig()
 	remote.EtcdEndpoints = []string{"http://10.0.0.1:2379"}
+	if err := remote.Validate(); err == nil || !strings.Contains(err.Error(), "--insecure") {
+		t.Errorf("config with endpoints, no TLS: %v, want a refusal naming --insecure", err)
+	}
+	remote.Insecure = true
 	if err := remote.Validate(); err != nil {
-		t.Errorf("config with endpoints: %v", err)
+		t.Errorf("config with endpoints, --insecure: %v", err)
 	}
 	d := DefaultConfig()
 	if d.DataDir != "/var/lib/gtrain" || d.APIAddr != "127.0.0.1:7164" || d.GossipAddr != "127.0.0.1:7946" ||

@@ -78,7 +78,7 @@ func mustToken(t *testing.T, pki *testpki.CA, name string, role auth.Role) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tok
+	return tok.Raw
 }
 
 // submitAs submits a sleeping job as the caller of client and ctx.

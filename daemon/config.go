@@ -44,7 +44,7 @@ const (
 type Config struct {
 	DataDir    string
 	NodeName   string
-	APIAddr    string // host:port of the Control API; port 0 picks a free port
+	APIAddr    string // host:port of the Control API (port 0 picks a free port), or unix:///PATH
 	GossipAddr string // host:port of the gossip ring; port 0 picks a free port
 	Join       []string
 	// EtcdEndpoints names an existing etcd cluster (not with Dev).
@@ -82,6 +82,9 @@ type Config struct {
 	TLS       pki.Files
 	GossipKey []byte
 	Insecure  bool
+	// TokenMaxLifetime (--token-max-lifetime) is the longest life (exp -
+	// iat) of a bearer token the agent accepts; 0 is auth.DefaultMaxLifetime.
+	TokenMaxLifetime time.Duration
 
 	// AllowedPaths (--allowed-path) are the directories, besides DataDir
 	// and the submitted spec file's own directory, that job specs may name
@@ -151,6 +154,12 @@ func (c Config) Validate() error {
 		{"APIAddr", "--api-addr", c.APIAddr},
 		{"GossipAddr", "--gossip-addr", c.GossipAddr},
 	} {
+		if _, unix := apiSocket(a.addr); unix && a.field == "APIAddr" {
+			if err := validateAPISocket(a.addr); err != nil {
+				return bad("%v", err)
+			}
+			continue
+		}
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return bad("%s (%s) %q is not HOST:PORT: %v", a.field, a.flag, a.addr, err)
 		}
@@ -201,6 +210,7 @@ func (c Config) Validate() error {
 		{"StopGrace", int64(c.StopGrace)},
 		{"CompactEvery", int64(c.CompactEvery)},
 		{"CompactRetain", int64(c.CompactRetain)},
+		{"TokenMaxLifetime (--token-max-lifetime)", int64(c.TokenMaxLifetime)},
 	} {
 		if n.v < 0 {
 			return bad("%s is negative (%d); use 0 for the default", n.field, n.v)
@@ -385,5 +395,6 @@ func (c Config) schedulerConfig() scheduler.Config {
 // agents for the log relay.
 func (c Config) controlConfig(peerCreds credentials.TransportCredentials) controlapi.Config {
 	return controlapi.Config{NodeName: c.NodeName, DataDir: c.DataDir, AllowedPaths: c.AllowedPaths,
-		TLSCA: c.TLS.CA, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log, Programs: c.programPolicy()}
+		TLSCA: c.TLS.CA, AllowAnonymous: c.AllowAnonymous(), TokenMaxLifetime: c.TokenMaxLifetime, PeerCreds: peerCreds, RelayTimeout: c.LogRelayTimeout, Log: c.Log,
+		Programs: c.programPolicy()}
 }

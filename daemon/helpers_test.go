@@ -78,10 +78,13 @@ func testConfig(t *testing.T, node, endpoint string) Config {
 		APIAddr:       "127.0.0.1:0",
 		GossipAddr:    "127.0.0.1:0",
 		EtcdEndpoints: []string{endpoint},
-		SessionTTL:    2,
-		StopGrace:     300 * time.Millisecond,
-		Exe:           exe,
-		Log:           testLog(t),
+		// Plaintext tests say so; TLS tests set TLS, which serves no
+		// anonymous caller whatever Insecure says.
+		Insecure:   true,
+		SessionTTL: 2,
+		StopGrace:  300 * time.Millisecond,
+		Exe:        exe,
+		Log:        testLog(t),
 		// The tests' shards and checkpoint dirs are t.TempDir()s, and they
 		// submit without a spec file: allow the temp dir (paths_test.go
 		// narrows this).

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"crypto/x509"
 	"fmt"
 	"net"
 
@@ -28,13 +27,24 @@ func (c Config) validateTLS() error {
 		{"UIAddr", "--ui-addr", c.UIAddr}, // the console acts as the API's anonymous admin without TLS
 	} {
 		host, _, err := net.SplitHostPort(a.addr)
-		if err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
+		if _, unix := apiSocket(a.addr); unix || err != nil || c.TLS.Enabled() || c.Insecure || isLoopback(host) {
 			continue // a bad or empty address is reported by Validate
 		}
 		return fmt.Errorf("%s (%s) %s is not loopback and no TLS is configured: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --insecure to serve it unauthenticated in the clear", a.field, a.flag, a.addr)
 	}
+	if _, unix := apiSocket(c.APIAddr); !unix && !c.TLS.Enabled() && !c.Dev && !c.Insecure {
+		// Without TLS nothing tells callers apart: every local user would be
+		// an admin. Only a test cluster (--dev) or an admin's explicit choice
+		// (--insecure) runs that way.
+		return fmt.Errorf("no TLS is configured, so every caller of the API would be an unauthenticated admin: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --api-addr unix:///PATH (a socket only this agent's user may open), or --dev for a single-node test cluster, or --insecure to serve the API unauthenticated")
+	}
 	return nil
 }
+
+// AllowAnonymous reports whether callers without credentials are served
+// (as the anonymous admin): only without TLS, and only in the modes that
+// say so (--dev, --insecure).
+func (c Config) AllowAnonymous() bool { return !c.TLS.Enabled() && (c.Dev || c.Insecure) }
 
 // checkNodeCert makes sure, before anything starts, that the TLS files
 // load and hold a node certificate for the address this node advertises:
@@ -44,11 +54,10 @@ func checkNodeCert(c Config) error {
 	if !c.TLS.Enabled() {
 		return nil
 	}
-	conf, err := c.TLS.ServerConfig()
-	if err != nil {
+	if _, err := c.TLS.ServerConfig(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
-	leaf, err := x509.ParseCertificate(conf.Certificates[0].Certificate[0])
+	leaf, err := c.TLS.Leaf()
 	if err != nil {
 		return fmt.Errorf("%w: --tls-cert %s: %v", ErrInvalidConfig, c.TLS.Cert, err)
 	}

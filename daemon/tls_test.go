@@ -139,7 +139,8 @@ func relayTo(t *testing.T, a, b *testAgent) {
 	}
 }
 
-// An API off loopback needs TLS or Insecure; TLS files go together.
+// An API off loopback needs TLS or Insecure; one on loopback TLS, Dev or
+// Insecure (issue 19: no anonymous admin by default); TLS files go together.
 func TestValidateTLS(t *testing.T) {
 	dir := testPKI(t, map[string]string{"n1": pki.RoleNode})
 	for _, tc := range []struct {
@@ -147,7 +148,14 @@ func TestValidateTLS(t *testing.T) {
 		edit func(*Config)
 		want string // "" accepted
 	}{
-		{"loopback plaintext", func(c *Config) {}, ""},
+		{"loopback plaintext", func(c *Config) {}, "--dev"},
+		{"loopback plaintext insecure", func(c *Config) { c.Insecure = true }, ""},
+		{"loopback plaintext dev", func(c *Config) {
+			c.Dev, c.EtcdEndpoints, c.EtcdClientAddr, c.EtcdPeerAddr = true, nil, "127.0.0.1:0", "127.0.0.1:0"
+		}, ""},
+		{"loopback TLS", func(c *Config) { c.TLS = filesOf(dir, "n1") }, ""},
+		{"unix socket plaintext", func(c *Config) { c.APIAddr = "unix:///run/gtrain/api.sock" }, ""},
+		{"relative unix socket", func(c *Config) { c.APIAddr = "unix://api.sock" }, "absolute path"},
 		{"wildcard plaintext", func(c *Config) { c.APIAddr = "0.0.0.0:7164" }, "--insecure"},
 		{"address plaintext", func(c *Config) { c.APIAddr = "10.1.1.1:7164" }, "--tls-ca"},
 		{"wildcard insecure", func(c *Config) { c.APIAddr, c.Insecure = "0.0.0.0:7164", true }, ""},
@@ -159,6 +167,7 @@ func TestValidateTLS(t *testing.T) {
 		{"console not HOST:PORT", func(c *Config) { c.UIAddr = "8164" }, "--ui-addr"},
 	} {
 		cfg := testConfig(t, "n1", "127.0.0.1:2379")
+		cfg.Insecure = false
 		tc.edit(&cfg)
 		err := cfg.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want)) {

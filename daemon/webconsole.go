@@ -18,7 +18,7 @@ func (a *agent) serveConsole() error {
 	if host, _, err := net.SplitHostPort(a.cfg.UIAddr); err == nil && !IsWildcardHost(host) {
 		hosts = append(hosts, host)
 	}
-	c, err := console.New(console.Config{APIAddr: a.rec.APIAddr, TLS: a.cfg.TLS, Hosts: hosts, Clock: a.clock, Log: a.log})
+	c, err := console.New(console.Config{APIAddr: a.rec.APIAddr, TLS: a.cfg.TLS, TokenMaxLifetime: a.cfg.TokenMaxLifetime, Hosts: hosts, Clock: a.clock, Log: a.log})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}

@@ -13,11 +13,12 @@ import (
 )
 
 // startSizedAgent starts a real `gtraind agent` offering cpu CPUs, with
-// more agent flags.
+// more agent flags. It has no TLS and no --dev (several agents share one
+// etcd), so it says --insecure: its API serves anonymous callers.
 func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string, flags ...string) *e2erig.Agent {
 	t.Helper()
 	a := &e2erig.Agent{DataDir: dataDir, API: e2erig.FreePort(t), Log: &bytes.Buffer{}}
-	a.Launch(t, append([]string{"agent", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
+	a.Launch(t, append([]string{"agent", "--insecure", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
 		"--api-addr", a.API, "--gossip-addr", e2erig.FreePort(t), "--cpu", cpu}, flags...)...)
 	return a
 }

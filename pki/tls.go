@@ -48,31 +48,33 @@ func (f Files) Abs() (Files, error) {
 	return f, nil
 }
 
-// load reads the CA pool and the key pair.
-func (f Files) load() (*x509.CertPool, tls.Certificate, error) {
+// load reads the CA pool (every certificate of the bundle) and the key
+// pair, which is re-read when its files change (reload.go).
+func (f Files) load() (*x509.CertPool, *keyPair, error) {
 	if err := f.Validate(); err != nil {
-		return nil, tls.Certificate{}, err
+		return nil, nil, err
 	}
 	b, err := os.ReadFile(f.CA)
 	if err != nil {
-		return nil, tls.Certificate{}, fmt.Errorf("pki: --tls-ca: %w", err)
+		return nil, nil, fmt.Errorf("pki: --tls-ca: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b) {
-		return nil, tls.Certificate{}, fmt.Errorf("pki: --tls-ca %s holds no PEM certificate", f.CA)
+		return nil, nil, fmt.Errorf("pki: --tls-ca %s holds no PEM certificate", f.CA)
 	}
-	pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	kp, err := loadKeyPair(f.Cert, f.Key)
 	if err != nil {
-		return nil, tls.Certificate{}, fmt.Errorf("pki: --tls-cert %s / --tls-key %s: %w", f.Cert, f.Key, err)
+		return nil, nil, err
 	}
-	return pool, pair, nil
+	return pool, kp, nil
 }
 
-// ServerConfig serves with the certificate and verifies a client
-// certificate against the CA when one is given. A client without one still
-// gets through the handshake — a gctl context with a bearer token has no
-// certificate — and the authorization layer refuses callers with neither.
-// It is the Control API's; the roles serve with RoleServerConfig.
+// ServerConfig serves with the certificate (the files' current one at
+// each handshake) and verifies a client certificate against the CA when
+// one is given. A client without one still gets through the handshake — a
+// gctl context with a bearer token has no certificate — and the
+// authorization layer refuses callers with neither. It is the Control
+// API's; the roles serve with RoleServerConfig.
 func (f Files) ServerConfig() (*tls.Config, error) {
 	return f.serverConfig(tls.VerifyClientCertIfGiven)
 }
@@ -86,30 +88,31 @@ func (f Files) RoleServerConfig() (*tls.Config, error) {
 }
 
 func (f Files) serverConfig(auth tls.ClientAuthType) (*tls.Config, error) {
-	pool, pair, err := f.load()
+	pool, kp, err := f.load()
 	if err != nil {
 		return nil, err
 	}
 	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{pair},
-		ClientCAs:    pool,
-		ClientAuth:   auth,
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return kp.current(), nil },
+		ClientCAs:      pool,
+		ClientAuth:     auth,
 	}, nil
 }
 
-// ClientConfig trusts servers the CA signed and presents the certificate.
-// The server name is left to the dialler (gRPC uses the host it dials, an
-// IP being checked against the IP SANs).
+// ClientConfig trusts servers the CA signed and presents the certificate
+// (the files' current one at each handshake). The server name is left to
+// the dialler (gRPC uses the host it dials, an IP being checked against
+// the IP SANs).
 func (f Files) ClientConfig() (*tls.Config, error) {
-	pool, pair, err := f.load()
+	pool, kp, err := f.load()
 	if err != nil {
 		return nil, err
 	}
 	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{pair},
-		RootCAs:      pool,
+		MinVersion:           tls.VersionTLS12,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return kp.current(), nil },
+		RootCAs:              pool,
 	}, nil
 }
 

@@ -437,3 +437,21 @@ func TestDataConvert(t *testing.T) {
 	r = runGctl(t, a, stdout, stderr, "data", "convert", "--format", "whitespace", "--input", bad, "--out", prefix, "--shards", "1")
 	wantRun(t, r, exitRejected, nil, []string{"bad.data"})
 }
+
+// certWarnings warns about a node certificate within 14 days of expiry or
+// expired, and not about one further off or a node without TLS.
+func TestCertWarnings(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	rows := []api.NodeRow{
+		{Name: "far", CertNotAfter: at(15 * 24 * time.Hour)},
+		{Name: "soon", CertNotAfter: at(13*24*time.Hour + time.Hour)},
+		{Name: "gone", CertNotAfter: at(-time.Hour)},
+		{Name: "plain"},
+	}
+	got := certWarnings(rows, now)
+	if len(got) != 2 || !strings.Contains(got[0], "node soon: its certificate expires in 13 days") ||
+		!strings.Contains(got[1], "node gone: its certificate expired on") {
+		t.Errorf("warnings %q", got)
+	}
+}

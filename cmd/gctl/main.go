@@ -138,7 +138,7 @@ spec or name, unknown job, name already in use).`,
 	pf.StringVarP(&a.output, "output", "o", render.OutputTable, "output format: table or json")
 	a.addrFlag, a.configFlag, a.contextFlag = pf.Lookup("addr"), pf.Lookup("config"), pf.Lookup("context")
 
-	root.AddCommand(a.jobCommand(), a.nodeCommand(), a.quotaCommand(), a.dataCommand())
+	root.AddCommand(a.jobCommand(), a.nodeCommand(), a.quotaCommand(), a.tokenCommand(), a.dataCommand())
 	return root
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +32,9 @@ MEMORY are what the node offers to placement; GPUS are its GPUs held by placed
 workers and offered (1/2); ROLES are the job processes placed there.
 With -o json: an array of objects keyed name, addr, state, cpu, memory (bytes),
 gpus, cpu_used, memory_used, gpus_used, labels, roles, devices (which worker
-holds each GPU).`,
+holds each GPU), cert_not_after (when its node certificate expires; null
+without TLS). A node whose certificate expires within 14 days gets a warning
+on stderr.`,
 		Example: "  gctl node list\n  gctl node list -o json",
 		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,7 +42,12 @@ holds each GPU).`,
 				func(ctx context.Context, c api.ControlClient) (*api.Document, error) {
 					return c.ListNodes(ctx, &api.ListNodesRequest{})
 				},
-				func(rows []api.NodeRow) error { return render.WriteNodeTable(a.stdout, rows) })
+				func(rows []api.NodeRow) error {
+					for _, w := range certWarnings(rows, time.Now()) {
+						fmt.Fprintf(a.stderr, "warning: %s\n", w)
+					}
+					return render.WriteNodeTable(a.stdout, rows)
+				})
 		},
 	}
 }
@@ -110,4 +118,22 @@ func (a *app) changeNode(ctx context.Context, verb, node string, change func(con
 			row.Name, row.State, strings.Join(row.Roles, ", "))
 	}
 	return nil
+}
+
+// certWarnings name the nodes whose certificate has expired or expires
+// within api.CertWarnBefore of now, and what to do.
+func certWarnings(rows []api.NodeRow, now time.Time) []string {
+	var out []string
+	for _, r := range rows {
+		if r.CertNotAfter == nil || r.CertNotAfter.Sub(now) > api.CertWarnBefore {
+			continue
+		}
+		when := "expired on"
+		if r.CertNotAfter.After(now) {
+			when = fmt.Sprintf("expires in %d days, on", int(r.CertNotAfter.Sub(now).Hours()/24))
+		}
+		out = append(out, fmt.Sprintf("node %s: its certificate %s %s; issue a new one (gtraind cert issue --node %s --addr ... --force) and replace its --tls-cert/--tls-key files: the agent picks them up without a restart",
+			r.Name, when, r.CertNotAfter.UTC().Format(time.RFC3339), r.Name))
+	}
+	return out
 }

@@ -58,7 +58,7 @@ func startTLSAgent(t *testing.T, ca *testpki.CA, f *fakeAgent) string {
 func TestTokenOverTLS(t *testing.T) {
 	ca := testpki.New(t)
 	dir := t.TempDir()
-	if _, err := auth.WriteClientToken(dir, ca.File, ca.WriteKey(t), "vera", auth.Viewer, time.Hour); err != nil {
+	if _, _, err := auth.WriteClientToken(dir, ca.File, ca.WriteKey(t), "vera", auth.Viewer, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	addr := startTLSAgent(t, ca, &fakeAgent{jobs: []api.JobRow{{Name: "fit", State: api.StateRunning}}})

@@ -41,7 +41,12 @@ of --api-addr, or the first non-loopback address when that is 0.0.0.0). Under sy
 Off loopback the API is served only with mutual TLS: --tls-ca, --tls-cert and --tls-key
 name the cluster CA and this node's certificate (gtraind cert), which the log relay and
 the roles' RPCs use too; --gossip-key encrypts gossip. --insecure serves such an API in
-the clear instead, unauthenticated (logged as a warning at start).
+the clear instead, unauthenticated (logged as a warning at start). Without TLS nothing
+tells callers apart, so the agent starts only with --dev (a test cluster), --insecure,
+or an --api-addr unix:///PATH socket of mode 0600 (its callers are the agent's user or
+root: the local admin), and otherwise takes every caller for an anonymous admin; with TLS a caller without a
+certificate or token is refused. Bearer tokens living longer than --token-max-lifetime
+are refused; a node certificate whose files are replaced is used from the next connection.
 
 Settings come from flags, then GTRAIN_* environment variables (GTRAIN_DATA_DIR,
 GTRAIN_NODE_NAME, GTRAIN_ETCD_ENDPOINTS, ...), then the --config YAML file (keys as the
@@ -57,7 +62,7 @@ processes, deregisters the node and exits 0.`,
   gtraind agent --etcd-endpoints 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --api-addr 10.0.0.11:7164 --gossip-addr 10.0.0.11:7946
   gtraind agent --config /etc/gtrain/agent.yaml
   gtraind agent --etcd-endpoints 10.0.0.1:2379 --api-addr 10.0.0.11:7164 --tls-ca pki/ca.crt --tls-cert pki/n1.crt --tls-key pki/n1.key --gossip-key @pki/gossip.key
-  gtraind agent --etcd-endpoints 10.0.0.1:2379 --cpu 14 --memory 60Gi --labels zone=a,disk=ssd`,
+  gtraind agent --config /etc/gtrain/agent.yaml --cpu 14 --memory 60Gi --labels zone=a,disk=ssd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f := v.GetString("config"); f != "" {
@@ -79,7 +84,7 @@ processes, deregisters the node and exits 0.`,
 		"run program jobs with the agent's uid, environment and files instead of refusing them")
 	f.String("data-dir", def.DataDir, "where etcd (with --dev), job logs, models and checkpoints live")
 	f.String("node-name", def.NodeName, "this node's name in the cluster")
-	f.String("api-addr", def.APIAddr, "address of the API gctl talks to")
+	f.String("api-addr", def.APIAddr, "address of the API gctl talks to: HOST:PORT, or unix:///PATH for a Unix socket only the agent's user may open (mode 0600; its callers are the local admin)")
 	f.String("gossip-addr", def.GossipAddr, "address of the gossip (memberlist) endpoint")
 	f.String("join", "", "gossip peers to join, HOST:PORT,...")
 	f.String("etcd-client-addr", def.EtcdClientAddr, "with --dev: the embedded etcd's client address")

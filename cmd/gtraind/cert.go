@@ -130,13 +130,10 @@ func newCertIssueCmd() *cobra.Command {
 	fl.StringSliceVar(&f.addrs, "addr", nil, "IP addresses the node is reached at (its --advertise-addr), comma separated")
 	fl.StringSliceVar(&f.dns, "dns", nil, "DNS names the node is reached at, comma separated")
 	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")
-	fl.DurationVar(&f.tokenTTL, "token-ttl", defaultTokenTTL, "how long the bearer token written with a client certificate (NAME.token) is valid")
+	fl.DurationVar(&f.tokenTTL, "token-ttl", auth.DefaultMaxLifetime,
+		"how long the bearer token written with a client certificate (NAME.token) is valid; agents refuse one longer than their --token-max-lifetime")
 	return cmd
 }
-
-// defaultTokenTTL is the life of a client's bearer token: long enough for a
-// CI job's configuration, short enough that a leaked one expires.
-const defaultTokenTTL = 90 * 24 * time.Hour
 
 // writeToken writes NAME.token beside a client certificate: the same
 // identity and role as a bearer token, for a gctl context without
@@ -149,11 +146,12 @@ func writeToken(out io.Writer, f issueFlags, req pki.Request) error {
 	if f.tokenTTL <= 0 {
 		return fmt.Errorf("%w: --token-ttl %s must be positive", errUsage, f.tokenTTL)
 	}
-	path, err := auth.WriteClientToken(f.dir, filepath.Join(f.dir, pki.CACertFile), filepath.Join(f.dir, pki.CAKeyFile), req.Name, role, f.tokenTTL)
+	path, tok, err := auth.WriteClientToken(f.dir, filepath.Join(f.dir, pki.CACertFile), filepath.Join(f.dir, pki.CAKeyFile), req.Name, role, f.tokenTTL)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "wrote %s (a bearer token for a gctl context's token_file, valid until %s)\n", path, time.Now().Add(f.tokenTTL).Format("2006-01-02"))
+	fmt.Fprintf(out, "wrote %s (a bearer token for a gctl context's token_file, id %s, valid until %s; revoke it with `gctl token revoke %s`)\n",
+		path, tok.ID, tok.Expires.UTC().Format(time.RFC3339), tok.ID)
 	return nil
 }
 

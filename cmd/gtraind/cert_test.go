@@ -41,7 +41,8 @@ func TestCertInitAndIssue(t *testing.T) {
 	if out, code := gtraind(t, "cert", "issue", "--dir", dir, "--node", "n1", "--addr", "10.0.0.11,10.0.0.12", "--dns", "n1.lan"); code != 0 {
 		t.Fatalf("cert issue --node: exit %d: %s", code, out)
 	}
-	if out, code := gtraind(t, "cert", "issue", "--dir", dir, "--client", "alice", "--role", "viewer"); code != 0 {
+	out, code := gtraind(t, "cert", "issue", "--dir", dir, "--client", "alice", "--role", "viewer")
+	if code != 0 {
 		t.Fatalf("cert issue --client: exit %d: %s", code, out)
 	}
 	n1 := parseCert(t, pki.CertPath(dir, "n1"))
@@ -60,8 +61,13 @@ func TestCertInitAndIssue(t *testing.T) {
 		t.Fatal(err)
 	}
 	ca := parseCert(t, filepath.Join(dir, pki.CACertFile))
-	if id, err := auth.VerifyToken(ca, strings.TrimSpace(string(tok))); err != nil || id.Name != "alice" || id.Role != auth.Viewer {
+	id, err := auth.VerifyToken(ca, strings.TrimSpace(string(tok)))
+	if err != nil || id.Name != "alice" || id.Role != auth.Viewer {
 		t.Errorf("alice.token: %+v, %v; want alice as viewer", id, err)
+	}
+	// The admin is shown the token's id, to revoke it.
+	if id.TokenID == "" || !strings.Contains(out, "gctl token revoke "+id.TokenID) {
+		t.Errorf("cert issue --client does not show the token id %q:\n%s", id.TokenID, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "n1.token")); err == nil {
 		t.Errorf("a node certificate got a token")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
 	"github.com/gtrain/gtrain/internal/rolecfg"
@@ -21,6 +22,7 @@ func addClusterFlags(f *pflag.FlagSet) {
 	// GTRAIN_* and the config file.
 	rolecfg.AddAccessFlags(f, new(coord.EtcdConfig), new(pki.Files))
 	f.String("gossip-key", "", "base64 key (16, 24 or 32 bytes) encrypting gossip, or @FILE holding it (gtraind cert init writes gossip.key)")
+	f.Duration("token-max-lifetime", auth.DefaultMaxLifetime, "refuse bearer tokens that live longer than this (exp - iat), however they were issued")
 	f.Bool("insecure", false, "allow a non-loopback --api-addr or --ui-addr without TLS: anyone who reaches them controls the cluster")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")
 	addPathFlags(f)
@@ -36,6 +38,10 @@ func readClusterSettings(v *viper.Viper, cfg *daemon.Config) error {
 	cfg.EtcdPassword = v.GetString("etcd-password")
 	cfg.TLS = pki.Files{CA: v.GetString("tls-ca"), Cert: v.GetString("tls-cert"), Key: v.GetString("tls-key")}
 	cfg.Insecure = v.GetBool("insecure")
+	cfg.TokenMaxLifetime = v.GetDuration("token-max-lifetime")
+	if cfg.TokenMaxLifetime <= 0 {
+		return fmt.Errorf("%w: --token-max-lifetime %s: want a positive duration, e.g. 24h", errUsage, cfg.TokenMaxLifetime)
+	}
 	if k := v.GetString("gossip-key"); k != "" {
 		key, err := pki.ParseGossipKey(k)
 		if err != nil {

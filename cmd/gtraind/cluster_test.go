@@ -33,6 +33,7 @@ etcd-key: /etc/gtrain/node-key.pem
 etcd-user: file-user
 etcd-password: file-password
 advertise-addr: 10.0.0.7
+insecure: true
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}

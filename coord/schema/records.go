@@ -21,6 +21,9 @@ type NodeRecord struct {
 	Started    time.Time     `json:"started"`
 	PID        int           `json:"pid"`            // the agent's process: a dead one's name may be reclaimed at once
 	Host       string        `json:"host,omitempty"` // HostID of the agent: where PID means something
+	// CertNotAfter is when the agent's node certificate (--tls-cert)
+	// expires, kept current when the file is replaced; nil without TLS.
+	CertNotAfter *time.Time `json:"cert_not_after,omitempty"`
 }
 
 // JobRecord is the desired state of a job: its spec, written at submit;

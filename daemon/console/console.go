@@ -50,6 +50,8 @@ type Config struct {
 	// login tokens against it; without them it serves plain HTTP and every
 	// visitor is the anonymous admin.
 	TLS pki.Files
+	// TokenMaxLifetime is the agent's --token-max-lifetime (0: the default).
+	TokenMaxLifetime time.Duration
 	// Hosts are the names and addresses, besides loopback and localhost,
 	// that a browser may reach the console by without TLS (the Host
 	// header): with no login there, a page of another site that rebinds its
@@ -66,6 +68,7 @@ type Config struct {
 type Console struct {
 	cfg     Config
 	ca      *x509.Certificate // nil without TLS: no login, everyone is admin
+	tokens  auth.Verifier     // with TLS: checks a visitor's token
 	conn    *grpc.ClientConn
 	ctl     api.ControlClient
 	pages   *template.Template
@@ -89,13 +92,18 @@ func New(cfg Config) (*Console, error) {
 	}
 	creds := insecure.NewCredentials()
 	if cfg.TLS.Enabled() {
-		ca, err := auth.ReadCertificate(cfg.TLS.CA)
+		cas, err := auth.ReadCertificates(cfg.TLS.CA)
 		if err != nil {
 			return nil, fmt.Errorf("web console: --tls-ca: %w", err)
 		}
-		c.ca = ca
+		c.ca = cas[0]
+		// Login checks a token against every CA of the bundle, as the API
+		// does; the API also checks lifetime and revocation on every call.
+		c.tokens = auth.Verifier{CAs: cas, MaxLifetime: cfg.TokenMaxLifetime}
 		pool := x509.NewCertPool()
-		pool.AddCert(ca)
+		for _, ca := range cas {
+			pool.AddCert(ca)
+		}
 		// No client certificate: the API would take the node's certificate
 		// (an admin) over the user's token.
 		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool})

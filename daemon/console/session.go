@@ -52,7 +52,7 @@ func (c *Console) session(r *http.Request) (session, bool) {
 	if err != nil || ck.Value == "" {
 		return session{}, false
 	}
-	id, err := auth.VerifyToken(c.ca, ck.Value)
+	id, err := c.tokens.Verify(ck.Value)
 	if err != nil {
 		return session{}, false
 	}
@@ -138,7 +138,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	if _, err := auth.VerifyToken(c.ca, token); err != nil {
+	if _, err := c.tokens.Verify(token); err != nil {
 		w.WriteHeader(http.StatusUnauthorized)
 		c.render(w, "login.html", pageData{Page: "login", Title: "Log in", Login: true,
 			Error: "That token is not valid here: " + err.Error() + ". Ask an admin for one (gtraind cert issue --client NAME --role ROLE writes NAME.token)."})

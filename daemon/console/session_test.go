@@ -66,7 +66,8 @@ func TestLoginAndCSRF(t *testing.T) {
 	if resp, _ := cl.PostForm(srv.URL+"/login", url.Values{"token": {"not-a-token"}}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a bad token: %d, want 401", resp.StatusCode)
 	}
-	token, err := auth.SignToken(ca.Key, "bob", auth.Viewer, time.Hour)
+	signed, err := auth.SignToken(ca.Key, "bob", auth.Viewer, time.Hour)
+	token := signed.Raw
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestLoginAndCSRF(t *testing.T) {
 			t.Fatal(err)
 		}
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/jobs/j1", nil)
-		req.AddCookie(&http.Cookie{Name: cookieName, Value: tok})
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: tok.Raw})
 		resp, err := cl.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -19,7 +19,7 @@ func (z *authorizer) audit(id auth.Identity, acc access, target string, err erro
 	if err != nil {
 		result = status.Code(err).String()
 	}
-	z.log.Info("audit", "who", id.Name, "role", id.Role.String(), "via", id.Via,
+	z.log.Info("audit", "who", id.Name, "role", id.Role.String(), "via", id.Via, "token", id.TokenID,
 		"action", acc.action, "target", target, "result", result)
 }
 
@@ -40,6 +40,8 @@ func auditTarget(req, resp any) string {
 		return r.GetName()
 	case interface{ GetUser() string }:
 		return r.GetUser()
+	case interface{ GetId() string }:
+		return r.GetId() // a token id
 	}
 	return ""
 }

@@ -2,10 +2,11 @@ package controlapi
 
 import (
 	"context"
-	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,24 +22,33 @@ import (
 // with TLS.
 const MsgNoCredentials = "this agent requires a client certificate or a bearer token; set tls.cert/tls.key or token in your gctl context"
 
+// MsgNoIdentity is the answer to a caller of an agent that has no way to
+// tell who it is (no TLS) and serves no anonymous callers.
+const MsgNoIdentity = "this agent cannot identify callers (no TLS) and serves no anonymous ones; start it with --tls-ca/--tls-cert/--tls-key, or with --dev or --insecure"
+
 // authorizer finds the caller of each Control API call and checks its role
 // against controlRules before the handler runs (issue 10, authorization).
 type authorizer struct {
-	ca  *x509.Certificate // verifies bearer tokens; nil: no TLS, everyone is admin
-	log *slog.Logger
+	tokens *auth.Verifier // verifies bearer tokens; nil: no TLS
+	// anonymous serves a caller without credentials as the anonymous
+	// admin (no TLS, --dev or --insecure); otherwise it is refused.
+	anonymous bool
+	log       *slog.Logger
 }
 
-// newAuthorizer reads the cluster CA file caFile, if any.
-func newAuthorizer(caFile string, log *slog.Logger) (*authorizer, error) {
+// newAuthorizer reads every CA certificate of the cluster CA file caFile,
+// if any; revoked says which token ids were revoked.
+func newAuthorizer(caFile string, anonymous bool, maxLifetime time.Duration, revoked func(string) bool, log *slog.Logger) (*authorizer, error) {
 	z := &authorizer{log: log}
 	if caFile == "" {
+		z.anonymous = anonymous
 		return z, nil
 	}
-	ca, err := auth.ReadCertificate(caFile)
+	cas, err := auth.ReadCertificates(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("--tls-ca: %w", err)
 	}
-	z.ca = ca
+	z.tokens = &auth.Verifier{CAs: cas, MaxLifetime: maxLifetime, Revoked: revoked}
 	return z, nil
 }
 
@@ -48,9 +58,12 @@ func (z *authorizer) serverOptions() []grpc.ServerOption {
 }
 
 // identify is the caller: a verified client certificate, else a bearer
-// token signed by the cluster CA, else (an agent without TLS) anonymous.
+// token signed by the cluster CA, else a caller on the agent's Unix socket
+// (mode 0600: the agent's user or root) as the local admin, else (an agent
+// without TLS in --dev or --insecure mode) anonymous; else it is refused.
 func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
-	if p, ok := peer.FromContext(ctx); ok {
+	p, _ := peer.FromContext(ctx)
+	if p != nil {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
 			id, err := auth.FromCertificate(ti.State.VerifiedChains[0][0])
 			if err != nil {
@@ -59,17 +72,25 @@ func (z *authorizer) identify(ctx context.Context) (auth.Identity, error) {
 			return id, nil
 		}
 	}
-	if z.ca == nil {
-		return auth.Anonymous(), nil
-	}
 	token, err := bearerToken(ctx)
 	if err != nil {
 		return auth.Identity{}, err
 	}
-	if token == "" {
+	switch {
+	case token != "" && z.tokens != nil:
+	case p != nil && p.Addr != nil && p.Addr.Network() == "unix":
+		return auth.Local(), nil
+	case z.tokens == nil && z.anonymous:
+		return auth.Anonymous(), nil
+	case z.tokens == nil:
+		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoIdentity)
+	default:
 		return auth.Identity{}, status.Error(codes.Unauthenticated, MsgNoCredentials)
 	}
-	id, err := auth.VerifyToken(z.ca, token)
+	id, err := z.tokens.Verify(token)
+	if errors.Is(err, auth.ErrRevokedToken) {
+		return id, status.Errorf(codes.Unauthenticated, "%v; ask an admin for a new token", err)
+	}
 	if err != nil {
 		return id, status.Errorf(codes.Unauthenticated,
 			"%v; ask an admin for a new token (`gtraind cert issue --client NAME --role ROLE`)", err)
@@ -140,11 +161,12 @@ type identifiedStream struct {
 
 func (s *identifiedStream) Context() context.Context { return s.ctx }
 
-// caller is the identity the authorizer put in ctx; anonymous when there is
-// none (a handler called without the interceptor, as some tests do).
+// caller is the identity the authorizer put in ctx. A handler reached
+// without one (called without the interceptor) gets a caller with no role,
+// which may do nothing, never the anonymous admin.
 func caller(ctx context.Context) auth.Identity {
 	if id, ok := auth.FromContext(ctx); ok {
 		return id
 	}
-	return auth.Anonymous()
+	return auth.Identity{Name: "unidentified", Via: auth.ViaNone}
 }

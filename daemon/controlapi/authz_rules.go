@@ -45,6 +45,7 @@ var controlRules = map[string]rule{
 	api.Control_ResumeJob_FullMethodName:   fixed(auth.Operator, "resume jobs", "resume"), // own jobs: see ResumeJob
 	api.Control_GetQuota_FullMethodName:    fixed(auth.Viewer, "read quotas", ""),         // own quota: see GetQuota
 	api.Control_SetQuota_FullMethodName:    fixed(auth.Admin, "set quotas", "quota-set"),
+	api.Control_RevokeToken_FullMethodName: fixed(auth.Admin, "revoke tokens", "token-revoke"),
 }
 
 // stopRule: stopping needs operator, purging (which deletes the job's

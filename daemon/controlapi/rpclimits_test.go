@@ -22,7 +22,7 @@ import (
 // get as far as etcd (the spec is refused first), so there is none.
 func TestControlAPIMessageLimit(t *testing.T) {
 	t.Parallel()
-	ctl, err := New(nil, Config{NodeName: "node-limits", DataDir: t.TempDir(), Log: logcheck.Logger(t, nil)}, nil, nil, clock.System{})
+	ctl, err := New(nil, Config{NodeName: "node-limits", DataDir: t.TempDir(), AllowAnonymous: true, Log: logcheck.Logger(t, nil)}, nil, nil, clock.System{})
 	if err != nil {
 		t.Fatal(err)
 	}

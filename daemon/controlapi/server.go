@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/sandbox"
@@ -37,8 +38,11 @@ type Server struct {
 	clock    clock.Clock
 	log      *slog.Logger
 
-	authz     *authorizer
-	peerCreds credentials.TransportCredentials // dials other agents (log relay); nil is plaintext
+	authz   *authorizer
+	revoked *coord.Revocations // the bearer-token deny-list (revoke.go)
+	// tokenMaxLifetime is how long a revocation must be kept (0: default).
+	tokenMaxLifetime time.Duration
+	peerCreds        credentials.TransportCredentials // dials other agents (log relay); nil is plaintext
 
 	purgeTimeout, purgePoll time.Duration
 	logPoll, logQuiet       time.Duration
@@ -59,8 +63,14 @@ type Config struct {
 	// submitted spec file's own directory, that job specs may name paths under.
 	AllowedPaths []string
 	// TLSCA is the cluster CA's file: it verifies bearer tokens. "" (no
-	// TLS): every caller is an anonymous admin.
+	// TLS): every caller is an anonymous admin if AllowAnonymous, else refused.
 	TLSCA string
+	// AllowAnonymous serves callers without credentials as the anonymous
+	// admin: only an agent without TLS in --dev or --insecure mode.
+	AllowAnonymous bool
+	// TokenMaxLifetime is the longest exp-iat of a bearer token accepted;
+	// 0 is auth.DefaultMaxLifetime.
+	TokenMaxLifetime time.Duration
 	// PeerCreds dial other agents (the log relay); nil is plaintext.
 	PeerCreds credentials.TransportCredentials
 	// RelayTimeout is how long the log relay waits on a silent agent
@@ -75,7 +85,8 @@ type Config struct {
 // New is the Control API of this agent; register it on a gRPC server made
 // with ServerOptions. It fails when the CA file cannot be read.
 func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gossip, clk clock.Clock) (*Server, error) {
-	authz, err := newAuthorizer(cfg.TLSCA, cfg.Log)
+	revoked := coord.NewRevocations(cli, cfg.Log)
+	authz, err := newAuthorizer(cfg.TLSCA, cfg.AllowAnonymous, cfg.TokenMaxLifetime, revoked.Revoked, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +95,9 @@ func New(cli *clientv3.Client, cfg Config, sup *supervisor.Supervisor, peers Gos
 	}
 	return &Server{
 		cli: cli, node: cfg.NodeName, dataDir: cfg.DataDir, allowed: append([]string{cfg.DataDir}, cfg.AllowedPaths...),
-		sup: sup, peers: peers, clock: clock.Or(clk), log: cfg.Log, authz: authz, peerCreds: cfg.PeerCreds,
-		purgeTimeout: purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
+		sup: sup, peers: peers, clock: clock.Or(clk), log: cfg.Log, authz: authz, revoked: revoked, peerCreds: cfg.PeerCreds,
+		tokenMaxLifetime: cfg.TokenMaxLifetime,
+		purgeTimeout:     purgeTimeout, purgePoll: purgePoll, logPoll: logPoll, logQuiet: logQuiet,
 		relayTimeout: cfg.RelayTimeout, programs: cfg.Programs,
 	}, nil
 }

@@ -246,7 +246,7 @@ func nodeRows(nodes []coord.ClusterNode, jobs map[string]*jobSnapshot, gossipDow
 		slices.SortFunc(d, func(a, b api.GPUDevice) int { return a.Index - b.Index })
 		rows = append(rows, api.NodeRow{Name: n.Name, Addr: n.Record.APIAddr, State: n.State(gossipDown),
 			CPU: c.CPU, Memory: c.Memory, GPUs: c.GPUs, CPUUsed: u.CPU, MemoryUsed: u.Memory, GPUsUsed: u.GPUs,
-			Labels: labels, Roles: r, Devices: d})
+			Labels: labels, Roles: r, Devices: d, CertNotAfter: n.Record.CertNotAfter})
 	}
 	slices.SortFunc(rows, func(a, b api.NodeRow) int { return strings.Compare(a.Name, b.Name) })
 	return rows

@@ -150,6 +150,7 @@ var nodeRowMeanings = map[string]string{
 	"devices":          "its GPUs that placed workers hold, by index",
 	"devices[].index":  "the GPU's index on the node (0 to `gpus` - 1), as `CUDA_VISIBLE_DEVICES` names it",
 	"devices[].holder": "the worker that holds it, `<job>/<worker>`",
+	"cert_not_after":   "when its node certificate (`--tls-cert`) expires, RFC 3339; null without TLS. The table view warns on stderr 14 days before",
 }
 
 var quotaMeanings = map[string]string{
