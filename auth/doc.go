@@ -1,6 +1,6 @@
 // Package auth is who a caller of the Control API is and what it may do
 // (issue 10, authorization): the roles (viewer < operator < admin; a node
-// certificate acts as admin), the Identity an agent derives from a verified
+// certificate is none of them: Identity.Node, which only relays), the Identity an agent derives from a verified
 // client certificate (CommonName = name, OrganizationalUnit[0] = role) or
 // from a bearer token, and those tokens: JWTs signed ES256 with the cluster
 // CA's key and verified with the CA certificate alone, so that any agent

@@ -29,6 +29,9 @@ type Identity struct {
 	// TokenID is the id (jti) of the bearer token it came from, for the
 	// audit and `gctl token revoke`; "" otherwise.
 	TokenID string
+	// Node: a node certificate's (OU NodeRole), which may make only the
+	// agent-to-agent calls.
+	Node bool
 }
 
 // Anonymous is every caller of an agent without TLS (--dev, --insecure):
@@ -42,13 +45,23 @@ const LocalName = "local"
 // mode 0600): the agent's own user or root, who can read its keys; admin.
 func Local() Identity { return Identity{Name: LocalName, Role: Admin, Via: ViaUnixSocket} }
 
+// RoleName is the caller's role as the audit names it: NodeRole for a
+// node's certificate, else its role.
+func (id Identity) RoleName() string {
+	if id.Node {
+		return NodeRole
+	}
+	return id.Role.String()
+}
+
 // String is how events and messages name the caller: "alice (operator)",
 // or "anonymous" on an agent without TLS.
 func (id Identity) String() string {
-	if id.Via == ViaNone {
+	switch {
+	case id.Via == ViaNone:
 		return id.Name
 	}
-	return fmt.Sprintf("%s (%s)", id.Name, id.Role)
+	return fmt.Sprintf("%s (%s)", id.Name, id.RoleName())
 }
 
 // FromCertificate is the identity a verified client or node certificate
@@ -65,7 +78,7 @@ func FromCertificate(cert *x509.Certificate) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("certificate %q: %w", name, err)
 	}
-	return Identity{Name: name, Role: role, Via: ViaCertificate}, nil
+	return Identity{Name: name, Role: role, Via: ViaCertificate, Node: cert.Subject.OrganizationalUnit[0] == NodeRole}, nil
 }
 
 type identityKey struct{}

@@ -20,8 +20,10 @@ const (
 	Admin
 )
 
-// NodeRole is the OrganizationalUnit of a node certificate; it acts as
-// Admin (agent-to-agent calls such as the log relay).
+// NodeRole is the OrganizationalUnit of a node certificate. It is no role
+// of the Control API's: a node's identity (Identity.Node) may make only the
+// calls agents make of each other (relayed logs and models), as a viewer,
+// so that a node's key does not give the cluster away.
 const NodeRole = "node"
 
 // String is the role's name as certificates and tokens spell it.
@@ -51,10 +53,10 @@ func ParseRole(name string) (Role, error) {
 }
 
 // CertRole is the role a certificate's OrganizationalUnit grants: a client
-// role, or NodeRole, which acts as Admin.
+// role, or NodeRole, which reads as a viewer (and only relays: Identity.Node).
 func CertRole(ou string) (Role, error) {
 	if ou == NodeRole {
-		return Admin, nil
+		return Viewer, nil
 	}
 	return ParseRole(ou)
 }

@@ -31,7 +31,7 @@ func TestFromCertificate(t *testing.T) {
 		err  error
 	}{
 		{cert("alice", "operator"), Identity{Name: "alice", Role: Operator, Via: ViaCertificate}, nil},
-		{cert("n1", "node"), Identity{Name: "n1", Role: Admin, Via: ViaCertificate}, nil},
+		{cert("n1", "node"), Identity{Name: "n1", Role: Viewer, Via: ViaCertificate, Node: true}, nil},
 		{cert("bob", "viewer", "admin"), Identity{Name: "bob", Role: Viewer, Via: ViaCertificate}, nil},
 		{cert("eve", "root"), Identity{}, ErrUnknownRole},
 		{cert("eve"), Identity{}, ErrNoRole},

@@ -66,12 +66,24 @@ func TestAuthorizationByCertificate(t *testing.T) {
 	_, err = bob.DrainNode(ctx, &api.NodeRequest{Name: "node-a"})
 	assertStatus(t, "bob drains", err, codes.PermissionDenied, "bob (operator) may not drain nodes: needs admin")
 
-	// An admin drains and purges anyone's job; a node certificate acts as admin.
+	// An admin drains and purges anyone's job; a node's certificate only
+	// relays logs and models: it changes nothing and lists no jobs.
 	if _, err := root.DrainNode(ctx, &api.NodeRequest{Name: "node-a"}); err != nil {
 		t.Fatalf("root drains: %v", err)
 	}
-	if _, err := node.UndrainNode(ctx, &api.NodeRequest{Name: "node-a"}); err != nil {
-		t.Fatalf("node-b undrains: %v", err)
+	_, err = node.UndrainNode(ctx, &api.NodeRequest{Name: "node-a"})
+	assertStatus(t, "node-b undrains", err, codes.PermissionDenied, "node-b (node) may not undrain nodes: a node's certificate only relays logs and models")
+	_, err = node.ListJobs(ctx, &api.ListJobsRequest{})
+	assertStatus(t, "node-b lists jobs", err, codes.PermissionDenied, "node-b (node) may not list jobs")
+	logs, err := node.Logs(ctx, &api.LogsRequest{Job: "sleep-bob", Local: true})
+	if err == nil {
+		_, err = logs.Recv()
+	}
+	if status.Code(err) == codes.PermissionDenied {
+		t.Errorf("node-b relays logs: %v, want it allowed", err)
+	}
+	if _, err := root.UndrainNode(ctx, &api.NodeRequest{Name: "node-a"}); err != nil {
+		t.Fatalf("root undrains: %v", err)
 	}
 	if _, err := root.StopJob(ctx, &api.StopJobRequest{Name: "sleep-carol", Purge: true}); err != nil {
 		t.Fatalf("root purges carol's job: %v", err)
@@ -84,7 +96,8 @@ func TestAuthorizationByCertificate(t *testing.T) {
 		{"alice", "viewer", "start", "sleep-alice", "PermissionDenied"},
 		{"bob", "operator", "stop", "sleep-carol", "PermissionDenied"},
 		{"root", "admin", "drain", "node-a", "ok"},
-		{"node-b", "admin", "undrain", "node-a", "ok"},
+		{"node-b", "node", "undrain", "node-a", "PermissionDenied"},
+		{"root", "admin", "undrain", "node-a", "ok"},
 		{"root", "admin", "purge", "sleep-carol", "ok"},
 	} {
 		if !c.log.hasAudit(a[0], a[1], a[2], a[3], a[4]) {

@@ -125,6 +125,11 @@ func (z *authorizer) check(ctx context.Context, method string, req any) (auth.Id
 		return id, access{}, status.Errorf(codes.PermissionDenied, "%s: no authorization rule for this call; refused", method)
 	}
 	acc := rule(req)
+	if id.Node && !nodeCalls[method] {
+		return id, acc, status.Errorf(codes.PermissionDenied,
+			"%s may not %s: a node's certificate only relays logs and models between agents; call with a client certificate or a bearer token (`gtraind cert issue --client NAME --role ROLE`)",
+			id, acc.what)
+	}
 	if !id.Role.Allows(acc.need) {
 		return id, acc, status.Errorf(codes.PermissionDenied, "%s may not %s: needs %s", id, acc.what, acc.need)
 	}

@@ -48,6 +48,15 @@ var controlRules = map[string]rule{
 	api.Control_RevokeToken_FullMethodName: fixed(auth.Admin, "revoke tokens", "token-revoke"),
 }
 
+// nodeCalls are the calls an agent makes of another with its node's
+// certificate (logsources.go, model.go): the only ones a node identity may
+// make, so that one node's key reads logs and models but starts, stops or
+// purges nothing.
+var nodeCalls = map[string]bool{
+	api.Control_Logs_FullMethodName:       true,
+	api.Control_FetchModel_FullMethodName: true,
+}
+
 // stopRule: stopping needs operator, purging (which deletes the job's
 // records and directories) admin.
 func stopRule(req any) access {
