@@ -22,6 +22,11 @@ const (
 	limitHeadroom = 16 << 20
 )
 
+// TuneCollector sets the collector as a pserver process has it (a
+// collection each time the heap grew by gcPercent), for a process that
+// measures a pserver's structures in isolation (bench sparse_memory).
+func TuneCollector() { debug.SetGCPercent(gcPercent) }
+
 // tuneRuntime sets the collector of a process serving s.
 func tuneRuntime(s *Shard, log *slog.Logger) {
 	params := 0

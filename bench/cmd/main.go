@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +15,17 @@ import (
 )
 
 func main() {
+	if rows := os.Getenv(bench.SparseMemoryChild); rows != "" {
+		n, err := strconv.Atoi(rows)
+		if err == nil {
+			err = bench.RunSparseMemoryChild(n)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: sparse_memory child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	out := flag.String("out", "bench/results.json", "where to write the results")
 	quick := flag.Bool("quick", false, "smaller sizes (a smoke run)")
 	bin := flag.String("bin", "bin", "directory with gtraind and gctl (for the benchmarks of real jobs)")
@@ -67,12 +79,12 @@ func (t *table) add(r bench.Result) {
 // compared with (a pause against the time of a memory copy).
 var lowerIsBetter = map[string]bool{"checkpoint_pause": true, "step_time": true,
 	"step_time_1": true, "step_time_4": true, "step_time_8": true, "pserver_memory": true,
-	"program_roundtrip_1m": true}
+	"program_roundtrip_1m": true, "sparse_memory": true}
 
 // groupNames are the benchmark groups in the order they run.
 var groupNames = []string{"pushpull", "optimizers", "dispatch", "checkpoints", "recovery", "recovery_node",
 	"step_time", "scale_up", "reshard_pause", "pserver_memory", "trainer_mlp",
-	"program_roundtrip", "program"}
+	"program_roundtrip", "program", "sparse"}
 
 func groups(bin string) map[string]func(*table, sizes) error {
 	return map[string]func(*table, sizes) error{
@@ -89,6 +101,7 @@ func groups(bin string) map[string]func(*table, sizes) error {
 		"trainer_mlp":       func(t *table, _ sizes) error { return measureTrainerMLP(t, bin) },
 		"program_roundtrip": measureProgramRoundTrip,
 		"program":           func(t *table, _ sizes) error { return measurePrograms(t, bin) },
+		"sparse":            measureSparse,
 	}
 }
 
