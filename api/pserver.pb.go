@@ -510,6 +510,218 @@ func (x *RestoreReply) GetStep() int64 {
 	return 0
 }
 
+type RowsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	Ids           []uint64               `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	MinStep       int64                  `protobuf:"varint,3,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
+	Epoch         int64                  `protobuf:"varint,4,opt,name=epoch,proto3" json:"epoch,omitempty"` // sync: refused (Aborted) once the job rolled back past it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowsRequest) Reset() {
+	*x = RowsRequest{}
+	mi := &file_pserver_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowsRequest) ProtoMessage() {}
+
+func (x *RowsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowsRequest.ProtoReflect.Descriptor instead.
+func (*RowsRequest) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RowsRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *RowsRequest) GetIds() []uint64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *RowsRequest) GetMinStep() int64 {
+	if x != nil {
+		return x.MinStep
+	}
+	return 0
+}
+
+func (x *RowsRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+type RowsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // len(ids) rows of the table's dimension, float32 LE
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowsReply) Reset() {
+	*x = RowsReply{}
+	mi := &file_pserver_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowsReply) ProtoMessage() {}
+
+func (x *RowsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowsReply.ProtoReflect.Descriptor instead.
+func (*RowsReply) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RowsReply) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *RowsReply) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type RowsPush struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"` // sync: the micro-batch of the step; async: the trainer
+	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"` // records summed into these gradients
+	Epoch         int64                  `protobuf:"varint,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Table         string                 `protobuf:"bytes,5,opt,name=table,proto3" json:"table,omitempty"`
+	Ids           []uint64               `protobuf:"varint,6,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	Data          []byte                 `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"` // gradient SUM per row, len(ids) rows, float32 LE
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowsPush) Reset() {
+	*x = RowsPush{}
+	mi := &file_pserver_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowsPush) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowsPush) ProtoMessage() {}
+
+func (x *RowsPush) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowsPush.ProtoReflect.Descriptor instead.
+func (*RowsPush) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RowsPush) GetTrainerId() int32 {
+	if x != nil {
+		return x.TrainerId
+	}
+	return 0
+}
+
+func (x *RowsPush) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *RowsPush) GetRecords() int64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+func (x *RowsPush) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RowsPush) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *RowsPush) GetIds() []uint64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *RowsPush) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_pserver_proto protoreflect.FileDescriptor
 
 const file_pserver_proto_rawDesc = "" +
@@ -551,13 +763,32 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\x12\x12\n" +
 	"\x04term\x18\x03 \x01(\x03R\x04term\"\"\n" +
 	"\fRestoreReply\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x03R\x04step2\xaa\x02\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\"f\n" +
+	"\vRowsRequest\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\x04R\x03ids\x12\x19\n" +
+	"\bmin_step\x18\x03 \x01(\x03R\aminStep\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\"3\n" +
+	"\tRowsReply\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\xa9\x01\n" +
+	"\bRowsPush\x12\x1d\n" +
+	"\n" +
+	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
+	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x18\n" +
+	"\arecords\x18\x03 \x01(\x03R\arecords\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\x12\x14\n" +
+	"\x05table\x18\x05 \x01(\tR\x05table\x12\x10\n" +
+	"\x03ids\x18\x06 \x03(\x04R\x03ids\x12\x12\n" +
+	"\x04data\x18\a \x01(\fR\x04data2\x9b\x03\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
 	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x12;\n" +
 	"\bPushPull\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x124\n" +
 	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
-	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReplyB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReply\x128\n" +
+	"\bPullRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply\x125\n" +
+	"\bPushRows\x12\x13.gtrain.v1.RowsPush\x1a\x14.gtrain.v1.PushReplyB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_pserver_proto_rawDescOnce sync.Once
@@ -571,7 +802,7 @@ func file_pserver_proto_rawDescGZIP() []byte {
 	return file_pserver_proto_rawDescData
 }
 
-var file_pserver_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_pserver_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_pserver_proto_goTypes = []any{
 	(*PushChunk)(nil),      // 0: gtrain.v1.PushChunk
 	(*PushReply)(nil),      // 1: gtrain.v1.PushReply
@@ -581,23 +812,30 @@ var file_pserver_proto_goTypes = []any{
 	(*InfoReply)(nil),      // 5: gtrain.v1.InfoReply
 	(*RestoreRequest)(nil), // 6: gtrain.v1.RestoreRequest
 	(*RestoreReply)(nil),   // 7: gtrain.v1.RestoreReply
+	(*RowsRequest)(nil),    // 8: gtrain.v1.RowsRequest
+	(*RowsReply)(nil),      // 9: gtrain.v1.RowsReply
+	(*RowsPush)(nil),       // 10: gtrain.v1.RowsPush
 }
 var file_pserver_proto_depIdxs = []int32{
-	0, // 0: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
-	2, // 1: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
-	0, // 2: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
-	4, // 3: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
-	6, // 4: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
-	1, // 5: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3, // 6: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	3, // 7: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
-	5, // 8: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	7, // 9: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
-	5, // [5:10] is the sub-list for method output_type
-	0, // [0:5] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
+	2,  // 1: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
+	0,  // 2: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
+	4,  // 3: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
+	6,  // 4: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
+	8,  // 5: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
+	10, // 6: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
+	1,  // 7: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3,  // 8: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	3,  // 9: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
+	5,  // 10: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7,  // 11: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	9,  // 12: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
+	1,  // 13: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
+	7,  // [7:14] is the sub-list for method output_type
+	0,  // [0:7] is the sub-list for method input_type
+	0,  // [0:0] is the sub-list for extension type_name
+	0,  // [0:0] is the sub-list for extension extendee
+	0,  // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_pserver_proto_init() }
@@ -611,7 +849,7 @@ func file_pserver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pserver_proto_rawDesc), len(file_pserver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

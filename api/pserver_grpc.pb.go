@@ -27,6 +27,8 @@ const (
 	PServer_PushPull_FullMethodName = "/gtrain.v1.PServer/PushPull"
 	PServer_Info_FullMethodName     = "/gtrain.v1.PServer/Info"
 	PServer_Restore_FullMethodName  = "/gtrain.v1.PServer/Restore"
+	PServer_PullRows_FullMethodName = "/gtrain.v1.PServer/PullRows"
+	PServer_PushRows_FullMethodName = "/gtrain.v1.PServer/PushRows"
 )
 
 // PServerClient is the client API for PServer service.
@@ -49,6 +51,14 @@ type PServerClient interface {
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
 	Restore(ctx context.Context, in *RestoreRequest, opts ...grpc.CallOption) (*RestoreReply, error)
+	// PullRows answers the values of rows of one of the shard's embedding
+	// tables (sparse issue) once the shard has applied min_step steps; a row
+	// never updated answers its initial values.
+	PullRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (*RowsReply, error)
+	// PushRows gives one push's row gradient sums of a table: async, applied
+	// at once; sync, micro-batch trainer_id's of step, kept until that
+	// micro-batch's Push comes and applied with it (send them first).
+	PushRows(ctx context.Context, in *RowsPush, opts ...grpc.CallOption) (*PushReply, error)
 }
 
 type pServerClient struct {
@@ -124,6 +134,26 @@ func (c *pServerClient) Restore(ctx context.Context, in *RestoreRequest, opts ..
 	return out, nil
 }
 
+func (c *pServerClient) PullRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (*RowsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RowsReply)
+	err := c.cc.Invoke(ctx, PServer_PullRows_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pServerClient) PushRows(ctx context.Context, in *RowsPush, opts ...grpc.CallOption) (*PushReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PushReply)
+	err := c.cc.Invoke(ctx, PServer_PushRows_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PServerServer is the server API for PServer service.
 // All implementations must embed UnimplementedPServerServer
 // for forward compatibility.
@@ -144,6 +174,14 @@ type PServerServer interface {
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
 	Restore(context.Context, *RestoreRequest) (*RestoreReply, error)
+	// PullRows answers the values of rows of one of the shard's embedding
+	// tables (sparse issue) once the shard has applied min_step steps; a row
+	// never updated answers its initial values.
+	PullRows(context.Context, *RowsRequest) (*RowsReply, error)
+	// PushRows gives one push's row gradient sums of a table: async, applied
+	// at once; sync, micro-batch trainer_id's of step, kept until that
+	// micro-batch's Push comes and applied with it (send them first).
+	PushRows(context.Context, *RowsPush) (*PushReply, error)
 	mustEmbedUnimplementedPServerServer()
 }
 
@@ -168,6 +206,12 @@ func (UnimplementedPServerServer) Info(context.Context, *InfoRequest) (*InfoRepl
 }
 func (UnimplementedPServerServer) Restore(context.Context, *RestoreRequest) (*RestoreReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Restore not implemented")
+}
+func (UnimplementedPServerServer) PullRows(context.Context, *RowsRequest) (*RowsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method PullRows not implemented")
+}
+func (UnimplementedPServerServer) PushRows(context.Context, *RowsPush) (*PushReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method PushRows not implemented")
 }
 func (UnimplementedPServerServer) mustEmbedUnimplementedPServerServer() {}
 func (UnimplementedPServerServer) testEmbeddedByValue()                 {}
@@ -251,6 +295,42 @@ func _PServer_Restore_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PServer_PullRows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RowsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PServerServer).PullRows(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PServer_PullRows_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PServerServer).PullRows(ctx, req.(*RowsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PServer_PushRows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RowsPush)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PServerServer).PushRows(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PServer_PushRows_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PServerServer).PushRows(ctx, req.(*RowsPush))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PServer_ServiceDesc is the grpc.ServiceDesc for PServer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -265,6 +345,14 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Restore",
 			Handler:    _PServer_Restore_Handler,
+		},
+		{
+			MethodName: "PullRows",
+			Handler:    _PServer_PullRows_Handler,
+		},
+		{
+			MethodName: "PushRows",
+			Handler:    _PServer_PushRows_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -9,7 +9,11 @@
 // (microbatch.go), so the result depends neither on arrival order nor on
 // which or how many trainers computed them; async mode applies each push at
 // once), snapshot.go (a checkpoint's view of the shard at one step, copied
-// only where a step changes it before it is written; and restores). The
+// only where a step changes it before it is written; and restores),
+// table.go and tables.go (embedding tables, the sparse issue: rows keyed by
+// 64-bit ids, created on first update from (seed, table, id), updated
+// lazily; a sync micro-batch's rows come before its dense push and are
+// applied with it, in micro-batch order; checkpoints copy them). The
 // Shard neither reads a clock nor blocks: a push that would change values a
 // snapshot has not saved is refused (ErrSnapshotUnsaved) until its caller
 // preserves them. driver.go is that caller's part, tested with the fake
@@ -17,7 +21,7 @@
 // too far behind (bounding the copy, up to writerWaitMax for a stuck disk),
 // preserves, and times the pause a snapshot costs; the process injects its
 // clock (Config.Clock). The
-// edges: server.go and pushsink.go (gRPC; the wire contract is pserver/wire),
+// edges: server.go, server_rows.go and pushsink.go (gRPC; the wire contract is pserver/wire),
 // pushpull.go (a sync push that answers, once its step is applied, with the
 // next step's parameters: one call per micro-batch instead of a push and a
 // pull),

@@ -42,6 +42,7 @@ func (ga *gathering) add(g *Gradient, free gradientPool) bool {
 		}
 		ga.sum.Records += n.Records
 		ga.sum.Checkpoint = ga.sum.Checkpoint || n.Checkpoint
+		ga.sum.addRows(n)
 		free.Put(n)
 	}
 }
@@ -86,6 +87,7 @@ func (s *Shard) gatherLocked(g *Gradient) bool {
 	s.applyLocked([]*Gradient{sum})
 	checkpoint := sum.Checkpoint
 	s.gather.reset(s.free)
+	s.tables.dropPending()
 	if checkpoint {
 		s.snapshotLocked()
 	}

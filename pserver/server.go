@@ -257,7 +257,7 @@ func statusOf(err error) error {
 	case errors.Is(err, ErrFutureStep), errors.Is(err, ErrRolledBack):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrBadMicroBatch), errors.Is(err, ErrBadBlock), errors.Is(err, ErrBadGradient),
-		errors.Is(err, ErrNonFinite), errors.Is(err, ErrBadRecords):
+		errors.Is(err, ErrNonFinite), errors.Is(err, ErrBadRecords), errors.Is(err, ErrBadRows):
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	return status.Error(codes.Internal, fmt.Sprint(err))

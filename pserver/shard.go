@@ -50,6 +50,9 @@ type ShardConfig struct {
 	// StepBase is the optimizer steps the shard's step 0 continues: adam's
 	// bias correction counts them when its moments were loaded.
 	StepBase int64
+	// Tables are the embedding tables whose rows this shard may hold
+	// (sparse issue; see tables.go).
+	Tables []TableConfig
 }
 
 // Validate names the bad field.
@@ -83,8 +86,11 @@ type Gradient struct {
 	// trainer carries the master's flag, so every pserver snapshots the same step.
 	Checkpoint    bool
 	RollbackEpoch int64 // the master's rollback epoch the trainer worked in
-	data          map[int][]float32
-	got           map[int]int // floats received per block: a push must cover every block
+	// rows are the row gradients of the micro-batches summed into this
+	// one, per table, in micro-batch order (see tables.go).
+	rows map[string][]RowGrads
+	data map[int][]float32
+	got  map[int]int // floats received per block: a push must cover every block
 }
 
 // Shard is the pure step logic of one pserver: no sockets, no clock, no
@@ -108,6 +114,8 @@ type Shard struct {
 	rollbackEpoch int64
 	free          gradientPool
 
+	tables tableSet // embedding tables and the rows pushed for this step (tables.go)
+
 	snapshots chan *Snapshot // taken under the lock, written out by the checkpointer
 	writing   *Snapshot      // the snapshot being written, if any (see preserveLocked)
 	copyMax   int            // ShardConfig.SnapshotCopyMax, or its default
@@ -126,6 +134,9 @@ func NewShard(cfg ShardConfig, init func(b client.Block, dst []float32)) (*Shard
 	}
 	s := &Shard{cfg: cfg, opt: opt, blocks: map[int]*blockState{}, gather: newGathering(), free: newGradientPool(), advanced: make(chan struct{}),
 		snapshots: make(chan *Snapshot, 1)}
+	if s.tables, err = newTableSet(cfg.Tables); err != nil {
+		return nil, err
+	}
 	for _, b := range cfg.Blocks {
 		bs := &blockState{Block: b, param: make([]float32, b.Len)}
 		for i := 0; i < opt.Slots(); i++ {
@@ -187,6 +198,7 @@ func (s *Shard) NewGradient(microBatch int, step, records int64) *Gradient {
 		}
 	}
 	g.MicroBatch, g.Step, g.Records, g.Checkpoint, g.RollbackEpoch = microBatch, step, records, false, 0
+	clear(g.rows)
 	// No clearing: a push writes every float of every block (Push checks),
 	// and zeroing a whole shard per push would cost as much as a copy.
 	clear(g.got)
@@ -259,6 +271,7 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		s.free.Put(g)
 		return true, s.step, nil
 	}
+	s.tables.attach(g)
 	if g.MicroBatch < 0 || g.MicroBatch >= s.cfg.MicroBatches {
 		return false, s.step, fmt.Errorf("micro-batch %d of %d: %w", g.MicroBatch, s.cfg.MicroBatches, ErrBadMicroBatch)
 	}
@@ -281,6 +294,7 @@ func (s *Shard) AbortStep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gather.reset(s.free)
+	s.tables.dropPending()
 }
 
 // applyLocked sums the gradients in the given (micro-batch) order, divides by the
@@ -306,6 +320,7 @@ func (s *Shard) applyLocked(grads []*Gradient) {
 			scale(sum, inv)
 			s.opt.Update(b.param, sum, b.slots, t)
 		}
+		s.tables.apply(grads, records)
 	}
 	s.step++
 	s.wakeLocked()

@@ -109,6 +109,9 @@ func (s *Shard) snapshotLocked() bool {
 			hold(slotSection(id, k), slot)
 		}
 	}
+	// Rows are copied now: a table changes where a step's rows fall, not
+	// in fixed blocks a copy-on-write could hold.
+	snap.Sections = append(snap.Sections, s.tables.sections()...)
 	s.writing = snap
 	s.snapshots <- snap
 	return true
@@ -190,6 +193,9 @@ func (s *Shard) Restore(step, rollbackEpoch int64, sections []checkpoint.Section
 			}
 		}
 	}
+	if err := s.tables.restore(byName); err != nil {
+		return err
+	}
 	for _, id := range s.order {
 		b := s.blocks[id]
 		copy(b.param, byName[paramSection(id)])
@@ -224,6 +230,7 @@ func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []floa
 		}
 		s.initSlots(b)
 	}
+	s.tables.reset()
 	s.resetLocked(0, rollbackEpoch)
 }
 
@@ -232,6 +239,7 @@ func (s *Shard) Reinit(rollbackEpoch int64, init func(b client.Block, dst []floa
 // back (a restart's restore passes 0: none).
 func (s *Shard) resetLocked(step, rollbackEpoch int64) {
 	s.gather.reset(s.free)
+	s.tables.dropPending()
 	s.step = step
 	s.restores++
 	s.rollbackEpoch = max(s.rollbackEpoch, rollbackEpoch)

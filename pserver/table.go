@@ -247,3 +247,54 @@ func InitRowValues(cfg TableConfig, id uint64) ([]float32, error) {
 	t.initRow(id, out)
 	return out, nil
 }
+
+// Export copies the stored rows: ids, each row's values and optimizer
+// state (width floats per row, as stored) and adam's counts (nil for
+// other optimizers), in row order.
+func (t *Table) Export() (ids []uint64, rows []float32, steps []uint32) {
+	ids = make([]uint64, 0, t.rows)
+	rows = make([]float32, 0, t.rows*t.width)
+	for r := range t.rows {
+		ids = append(ids, t.ids[r/tableChunkRows][r%tableChunkRows])
+		rows = append(rows, t.row(uint32(r))...)
+		if t.steps != nil {
+			steps = append(steps, t.steps[r/tableChunkRows][r%tableChunkRows])
+		}
+	}
+	return ids, rows, steps
+}
+
+// Import replaces the stored rows with those Export gave.
+func (t *Table) Import(ids []uint64, rows []float32, steps []uint32) error {
+	if len(rows) != len(ids)*t.width || t.steps != nil && len(steps) != len(ids) && len(ids) > 0 {
+		return fmt.Errorf("%w: table %q: %d ids, %d row floats (want %d each), %d counts", ErrBadRows, t.cfg.Name, len(ids), len(rows), t.width, len(steps))
+	}
+	t.Reset()
+	adam := t.cfg.Optimizer.Kind == OptimizerAdam
+	for i, id := range ids {
+		if _, dup := t.index[id]; dup {
+			return fmt.Errorf("%w: table %q: id %d twice", ErrBadRows, t.cfg.Name, id)
+		}
+		r := t.add(id)
+		copy(t.row(r), rows[i*t.width:(i+1)*t.width])
+		if adam {
+			t.steps[r/tableChunkRows][r%tableChunkRows] = steps[i]
+		}
+	}
+	return nil
+}
+
+// Reset drops every stored row: the table is as declared.
+func (t *Table) Reset() {
+	t.rows, t.ids, t.data, t.steps = 0, nil, nil, nil
+	clear(t.index)
+}
+
+// Check reports what Apply would refuse in p, before it is kept.
+func (t *Table) Check(p RowGrads) error {
+	_, _, err := t.sum([]RowGrads{p})
+	return err
+}
+
+// Dim is the values per row.
+func (t *Table) Dim() int { return t.cfg.Dim }

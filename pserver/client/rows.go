@@ -1,0 +1,88 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+)
+
+// RowOwner is the pserver (of n) that holds row id of table: a hash of
+// (table, id), so rows spread evenly whatever their ids, and any process
+// finds the same owner.
+func RowOwner(table string, id uint64, n int) int {
+	h := fnv.New64a()
+	h.Write([]byte(table))
+	x := h.Sum64() ^ id
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return int(x % uint64(n))
+}
+
+// byOwner splits the positions of ids by owning pserver.
+func (c *Client) byOwner(table string, ids []uint64) [][]int {
+	at := make([][]int, len(c.servers))
+	for i, id := range ids {
+		o := RowOwner(table, id, len(c.servers))
+		at[o] = append(at[o], i)
+	}
+	return at
+}
+
+// PullRows fills dst (len(ids)*dim) with the rows ids of table, each from
+// the pserver that owns it, once every one has applied minStep steps.
+func (c *Client) PullRows(ctx context.Context, table string, ids []uint64, dim int, minStep, rollbackEpoch int64, dst []float32) error {
+	if len(dst) != len(ids)*dim {
+		return fmt.Errorf("pull rows of %s: %d floats for %d rows of %d", table, len(dst), len(ids), dim)
+	}
+	at := c.byOwner(table, ids)
+	return c.eachServer(ctx, func(ctx context.Context, i int) error {
+		if len(at[i]) == 0 {
+			return nil
+		}
+		mine := make([]uint64, len(at[i]))
+		for k, pos := range at[i] {
+			mine[k] = ids[pos]
+		}
+		reply, err := c.servers[i].PullRows(ctx, &api.RowsRequest{Table: table, Ids: mine, MinStep: minStep, Epoch: rollbackEpoch})
+		if err != nil {
+			return fmt.Errorf("pull rows of %s from pserver %d: %w", table, i, err)
+		}
+		vals, err := model.BytesFloat32(reply.Data)
+		if err != nil || len(vals) != len(mine)*dim {
+			return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", table, i, len(vals), len(mine), dim, err)
+		}
+		for k, pos := range at[i] {
+			copy(dst[pos*dim:(pos+1)*dim], vals[k*dim:(k+1)*dim])
+		}
+		return nil
+	})
+}
+
+// PushRows sends one micro-batch's row gradient sums of table (grad holds
+// len(ids)*dim floats) to the pservers that own the rows. In sync mode
+// call it before the micro-batch's dense push, which applies them.
+func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, table string, ids []uint64, dim int, grad []float32) error {
+	if len(grad) != len(ids)*dim {
+		return fmt.Errorf("push rows of %s: %d floats for %d rows of %d", table, len(grad), len(ids), dim)
+	}
+	at := c.byOwner(table, ids)
+	return c.eachServer(ctx, func(ctx context.Context, i int) error {
+		if len(at[i]) == 0 {
+			return nil
+		}
+		req := &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: table,
+			Ids: make([]uint64, len(at[i])), Data: make([]byte, 0, 4*dim*len(at[i]))}
+		for k, pos := range at[i] {
+			req.Ids[k] = ids[pos]
+			req.Data = append(req.Data, model.Float32Bytes(grad[pos*dim:(pos+1)*dim])...)
+		}
+		if _, err := c.servers[i].PushRows(ctx, req); err != nil {
+			return fmt.Errorf("push rows of %s to pserver %d: %w", table, i, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,57 @@
+package pserver
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+)
+
+// maxRowsPerCall bounds the ids of one PullRows or PushRows, and so the
+// memory one call makes the pserver allocate.
+const maxRowsPerCall = 1 << 20
+
+// PullRows answers rows of a table once the shard reached min_step.
+func (s *Server) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsReply, error) {
+	if len(req.Ids) > maxRowsPerCall {
+		return nil, status.Errorf(codes.InvalidArgument, "pull rows: %d ids, at most %d a call", len(req.Ids), maxRowsPerCall)
+	}
+	dim := s.shard.TableDim(req.Table)
+	if dim == 0 {
+		_, err := s.shard.PullRows(req.Table, nil, nil) // names the tables there are
+		return nil, statusOf(err)
+	}
+	_, _, restores := s.shard.Advanced()
+	if err := s.awaitStep(ctx, &api.PullRequest{MinStep: req.MinStep, Epoch: req.Epoch}, restores); err != nil {
+		return nil, err
+	}
+	vals := make([]float32, len(req.Ids)*dim)
+	step, err := s.shard.PullRows(req.Table, req.Ids, vals)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return &api.RowsReply{Step: step, Data: model.Float32Bytes(vals)}, nil
+}
+
+// PushRows hands a push's row gradients to the shard (Shard.PushRows).
+func (s *Server) PushRows(ctx context.Context, req *api.RowsPush) (*api.PushReply, error) {
+	if len(req.Ids) > maxRowsPerCall {
+		return nil, status.Errorf(codes.InvalidArgument, "push rows: %d ids, at most %d a call", len(req.Ids), maxRowsPerCall)
+	}
+	grad, err := model.BytesFloat32(req.Data)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "push rows: %v", err)
+	}
+	if req.Records < 0 {
+		return nil, statusOf(fmt.Errorf("%d records: %w", req.Records, ErrBadRecords))
+	}
+	err = s.shard.PushRows(int(req.TrainerId), req.Step, req.Epoch, req.Records, req.Table, RowGrads{IDs: req.Ids, Grad: grad})
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return &api.PushReply{Step: s.shard.Step()}, nil
+}

@@ -1,0 +1,218 @@
+package pserver
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gtrain/gtrain/checkpoint"
+	"github.com/gtrain/gtrain/jobspec"
+)
+
+// tableSet is a shard's embedding tables (sparse issue) and, in sync
+// mode, the rows pushed for the step being gathered: a micro-batch's row
+// gradients come in their own call (PushRows) before its dense push, and
+// are attached to that push when it arrives, so they are summed and
+// applied with it, in micro-batch order, exactly once: a repeated
+// micro-batch is dropped with its rows, an aborted or rolled-back step
+// drops them too.
+type tableSet struct {
+	byName  map[string]*Table
+	names   []string                    // sorted: the fixed order of every loop
+	pending map[int]map[string]RowGrads // sync: micro-batch -> table -> rows, of the current step
+}
+
+func newTableSet(cfgs []TableConfig) (tableSet, error) {
+	ts := tableSet{byName: map[string]*Table{}, pending: map[int]map[string]RowGrads{}}
+	for _, c := range cfgs {
+		if _, dup := ts.byName[c.Name]; dup {
+			return tableSet{}, fmt.Errorf("table %q declared twice", c.Name)
+		}
+		t, err := NewTable(c)
+		if err != nil {
+			return tableSet{}, err
+		}
+		ts.byName[c.Name] = t
+		ts.names = append(ts.names, c.Name)
+	}
+	slices.Sort(ts.names)
+	return ts, nil
+}
+
+// table is the table name, or an error naming the tables there are.
+func (ts *tableSet) table(name string) (*Table, error) {
+	t, ok := ts.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: no table %q (tables: %s)", ErrBadRows, name, strings.Join(ts.names, ", "))
+	}
+	return t, nil
+}
+
+// keep holds micro-batch mb's rows of table until its dense push comes; a
+// repeat replaces them (a recomputation has the same values).
+func (ts *tableSet) keep(mb int, table string, rows RowGrads) {
+	if ts.pending[mb] == nil {
+		ts.pending[mb] = map[string]RowGrads{}
+	}
+	ts.pending[mb][table] = rows
+}
+
+// attach gives the dense push g its micro-batch's rows.
+func (ts *tableSet) attach(g *Gradient) {
+	for name, rows := range ts.pending[g.MicroBatch] {
+		if g.rows == nil {
+			g.rows = map[string][]RowGrads{}
+		}
+		g.rows[name] = append(g.rows[name][:0], rows)
+	}
+}
+
+func (ts *tableSet) dropPending() { clear(ts.pending) }
+
+// addRows appends n's rows after g's: g sums the micro-batches before n.
+func (g *Gradient) addRows(n *Gradient) {
+	for name, rows := range n.rows {
+		if g.rows == nil {
+			g.rows = map[string][]RowGrads{}
+		}
+		g.rows[name] = append(g.rows[name], rows...)
+	}
+}
+
+// apply updates every table with the step's rows, in micro-batch order.
+func (ts *tableSet) apply(grads []*Gradient, records int64) {
+	for _, name := range ts.names {
+		var pushes []RowGrads
+		for _, g := range grads {
+			pushes = append(pushes, g.rows[name]...)
+		}
+		if len(pushes) == 0 {
+			continue
+		}
+		// Checked when pushed (PushRows): nothing here can be refused.
+		if err := ts.byName[name].Apply(pushes, records); err != nil {
+			panic(fmt.Sprintf("pserver: rows checked when pushed were refused: %v", err))
+		}
+	}
+}
+
+func (ts *tableSet) reset() {
+	for _, t := range ts.byName {
+		t.Reset()
+	}
+}
+
+// Section names of table NAME in a checkpoint: its ids (each as two
+// float32 bit patterns, low word first), its rows (values and optimizer
+// state, as stored) and adam's counts (bit patterns).
+func tableIDsSection(name string) string   { return "table/" + name + "/ids" }
+func tableRowsSection(name string) string  { return "table/" + name + "/rows" }
+func tableStepsSection(name string) string { return "table/" + name + "/steps" }
+
+// sections copies every table into checkpoint sections.
+func (ts *tableSet) sections() []checkpoint.Section {
+	var out []checkpoint.Section
+	for _, name := range ts.names {
+		ids, rows, steps := ts.byName[name].Export()
+		idBits := make([]float32, 0, 2*len(ids))
+		for _, id := range ids {
+			idBits = append(idBits, math.Float32frombits(uint32(id)), math.Float32frombits(uint32(id>>32)))
+		}
+		stepBits := make([]float32, len(steps))
+		for i, n := range steps {
+			stepBits[i] = math.Float32frombits(n)
+		}
+		out = append(out, checkpoint.Section{Name: tableIDsSection(name), Data: idBits},
+			checkpoint.Section{Name: tableRowsSection(name), Data: rows},
+			checkpoint.Section{Name: tableStepsSection(name), Data: stepBits})
+	}
+	return out
+}
+
+// restore puts every table at a checkpoint's rows; a checkpoint without a
+// table's sections (taken before any row was stored, or the step-0
+// initial values) leaves it as declared.
+func (ts *tableSet) restore(byName map[string][]float32) error {
+	for _, name := range ts.names {
+		t := ts.byName[name]
+		idBits, ok := byName[tableIDsSection(name)]
+		if !ok {
+			t.Reset()
+			continue
+		}
+		if len(idBits)%2 != 0 {
+			return fmt.Errorf("section %s: %d floats, want an even count: %w", tableIDsSection(name), len(idBits), ErrShapeMismatch)
+		}
+		ids := make([]uint64, len(idBits)/2)
+		for i := range ids {
+			ids[i] = uint64(math.Float32bits(idBits[2*i])) | uint64(math.Float32bits(idBits[2*i+1]))<<32
+		}
+		var steps []uint32
+		for _, f := range byName[tableStepsSection(name)] {
+			steps = append(steps, math.Float32bits(f))
+		}
+		if err := t.Import(ids, byName[tableRowsSection(name)], steps); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+// PushRows takes one push's row gradients of table: in async mode they are
+// applied at once over records; in sync mode they are micro-batch
+// microBatch's of step, kept until its dense push (Push) comes and applied
+// with it. Step, rollback epoch and micro-batch are checked as Push checks
+// them; so are the rows (ids within the vocabulary, finite values).
+func (s *Shard) PushRows(microBatch int, step, rollbackEpoch, records int64, table string, rows RowGrads) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.tables.table(table)
+	if err != nil {
+		return err
+	}
+	if err := t.Check(rows); err != nil {
+		return err
+	}
+	if i := nonFinite(rows.Grad); i >= 0 {
+		return fmt.Errorf("%w: table %s row value %d is %v", ErrNonFinite, table, i, rows.Grad[i])
+	}
+	if s.cfg.Mode == jobspec.ModeAsync {
+		if records > 0 {
+			return t.Apply([]RowGrads{rows}, records)
+		}
+		return nil
+	}
+	switch {
+	case microBatch < 0 || microBatch >= s.cfg.MicroBatches:
+		return fmt.Errorf("micro-batch %d of %d: %w", microBatch, s.cfg.MicroBatches, ErrBadMicroBatch)
+	case rollbackEpoch < s.rollbackEpoch:
+		return fmt.Errorf("rows of step %d in rollback epoch %d, job at rollback epoch %d: %w", step, rollbackEpoch, s.rollbackEpoch, ErrRolledBack)
+	case step < s.step:
+		return fmt.Errorf("rows of step %d, shard at %d: %w", step, s.step, ErrStaleStep)
+	case step > s.step:
+		return fmt.Errorf("rows of step %d, shard at %d: %w", step, s.step, ErrFutureStep)
+	}
+	s.tables.keep(microBatch, table, rows)
+	return nil
+}
+
+// PullRows writes the values of table's rows ids into dst (len(ids)*dim)
+// and returns the step they are of.
+func (s *Shard) PullRows(table string, ids []uint64, dst []float32) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.tables.table(table)
+	if err != nil {
+		return s.step, err
+	}
+	return s.step, t.Pull(ids, dst)
+}
+
+// TableDim is table's row dimension, 0 when the shard has no such table.
+func (s *Shard) TableDim(table string) int {
+	if t := s.tables.byName[table]; t != nil {
+		return t.Dim()
+	}
+	return 0
+}
