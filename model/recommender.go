@@ -69,11 +69,22 @@ func (m *Recommender) InitRange(seed uint64, param, offset int, dst []float32) {
 // record: the same inputs give the same bits. g.Dense and g.Rows must have
 // the shapes of Params and of the batch's rows; zero them for a plain sum.
 func (m *Recommender) Gradient(params [][]float32, b RecBatch, g RecGrads) float64 {
+	return m.GradientReady(params, b, g, nil)
+}
+
+// GradientReady is Gradient that calls ready(j) as soon as the gradient of
+// dense parameter j is final, as Model.GradientReady (the last layer's
+// first; every one once, also for an empty batch). The row gradients are
+// final when it returns.
+func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, ready func(param int)) float64 {
 	m.mustFit("Gradient", params, b)
 	if err := m.checkGrads(b, g); err != nil {
 		panic(fmt.Errorf("model: Recommender.Gradient: grads: %w", err))
 	}
 	if b.N == 0 {
+		for j := range m.net.params {
+			announce(ready, j)
+		}
 		return 0
 	}
 	sc := m.net.takeScratch(b.N)
@@ -83,7 +94,7 @@ func (m *Recommender) Gradient(params [][]float32, b RecBatch, g RecGrads) float
 	delta := sc.deltas[0][:b.N*m.spec.Outputs]
 	lossSum, _ := m.net.head.score(sc.outs[len(m.net.shapes)-1], m.spec.Outputs, b.Y, delta)
 	sc.inputGrad = grow(sc.inputGrad, len(mb.X))
-	m.net.backward(params, mb, sc, delta, g.Dense, nil, sc.inputGrad)
+	m.net.backward(params, mb, sc, delta, g.Dense, ready, sc.inputGrad)
 	m.scatter(b, sc.inputGrad, g.Rows)
 	return lossSum
 }

@@ -61,7 +61,7 @@ func randomRecBatch(m *Recommender, n int, rng *rand.Rand) RecBatch {
 				f.Append(ids, ws)
 			}
 		}
-		f.Rows = make([]float32, len(f.IDs)*t.Dim)
+		f.SizeRows(t.Dim)
 		for k := range f.Rows {
 			f.Rows[k] = float32(rng.Float64() - 0.5)
 		}
@@ -70,10 +70,8 @@ func randomRecBatch(m *Recommender, n int, rng *rand.Rand) RecBatch {
 }
 
 func zeroRecGrads(m *Recommender, b RecBatch) RecGrads {
-	g := RecGrads{Dense: zeroParams(m.net), Rows: make([][]float32, len(b.Fields))}
-	for i, f := range b.Fields {
-		g.Rows[i] = make([]float32, len(f.Rows))
-	}
+	g := RecGrads{Dense: zeroParams(m.net)}
+	g.ZeroRows(b)
 	return g
 }
 
@@ -221,6 +219,30 @@ func TestRecommenderPureGoMatchesFastKernels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRecommenderGradientReady: each dense parameter is announced once,
+// the last layer first, and the gradients are those of Gradient.
+func TestRecommenderGradientReady(t *testing.T) {
+	m := mustNewRecommender(t, recSpecs[0], Options{})
+	rng := rand.New(rand.NewPCG(8, 20))
+	params := randomParams(m.net, rng)
+	b := randomRecBatch(m, 5, rng)
+	want, got := zeroRecGrads(m, b), zeroRecGrads(m, b)
+	m.Gradient(params, b, want)
+	var order []int
+	m.GradientReady(params, b, got, func(j int) { order = append(order, j) })
+	if fmt.Sprint(order) != "[2 3 0 1]" {
+		t.Errorf("announced %v; want [2 3 0 1]", order)
+	}
+	if j, k := firstBitDifference(append(got.Dense, got.Rows...), append(want.Dense, want.Rows...)); j >= 0 {
+		t.Errorf("gradient %d[%d] differs from Gradient's", j, k)
+	}
+	order = nil
+	m.GradientReady(params, RecBatch{Fields: make([]RecField, 2)}, RecGrads{Dense: got.Dense, Rows: make([][]float32, 2)}, func(j int) { order = append(order, j) })
+	if len(order) != 4 {
+		t.Errorf("an empty batch announced %v; want every dense parameter", order)
 	}
 }
 

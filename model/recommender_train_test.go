@@ -68,7 +68,8 @@ func (tr *recTrainer) load(rs []rating) {
 		for _, r := range rs {
 			fb.Append([]uint64{[]uint64{r.user, r.item}[f]}, nil)
 		}
-		for _, id := range fb.IDs {
+		fb.SizeRows(t.Dim)
+		for u, id := range fb.IDs {
 			row, ok := tr.tables[f][id]
 			if !ok {
 				row = make([]float32, t.Dim)
@@ -77,7 +78,7 @@ func (tr *recTrainer) load(rs []rating) {
 				}
 				tr.tables[f][id] = row
 			}
-			fb.Rows = append(fb.Rows, row...)
+			copy(fb.Rows[u*t.Dim:], row)
 		}
 	}
 }
@@ -87,9 +88,7 @@ func (tr *recTrainer) step(rs []rating, lr float32, g RecGrads) {
 	for _, d := range g.Dense {
 		clear(d)
 	}
-	for f := range g.Rows {
-		g.Rows[f] = append(g.Rows[f][:0], make([]float32, len(tr.b.Fields[f].Rows))...)
-	}
+	g.ZeroRows(tr.b)
 	tr.m.Gradient(tr.params, tr.b, g)
 	scale := lr / float32(len(rs))
 	for j, d := range g.Dense {
@@ -121,7 +120,7 @@ func TestRecommenderLearnsPlantedFactors(t *testing.T) {
 		b: RecBatch{Fields: make([]RecField, 2)}, rng: rng}
 	m.Init(1, tr.params)
 	before := tr.rmse(test)
-	g := RecGrads{Dense: zeroParams(m.net), Rows: make([][]float32, 2)}
+	g := RecGrads{Dense: zeroParams(m.net)}
 	const batch = 20
 	for range 150 { // passes
 		for i := 0; i < len(train); i += batch {

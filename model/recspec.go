@@ -193,6 +193,12 @@ func (f *RecField) Append(ids []uint64, weights []float32) {
 	f.Offsets = append(f.Offsets, int32(len(f.Index)))
 }
 
+// SizeRows makes Rows len(IDs) × dim values (reusing its buffer), for the
+// caller to fill with the rows IDs name.
+func (f *RecField) SizeRows(dim int) {
+	f.Rows = slices.Grow(f.Rows[:0], len(f.IDs)*dim)[:len(f.IDs)*dim]
+}
+
 // weight is entry e's weight.
 func (f *RecField) weight(e int32) float32 {
 	if len(f.Weights) == 0 {
@@ -208,6 +214,16 @@ func (f *RecField) weight(e int32) float32 {
 type RecGrads struct {
 	Dense [][]float32
 	Rows  [][]float32
+}
+
+// ZeroRows makes g.Rows one zeroed slice per id field of b, of the length
+// of its rows (reusing g's buffers): ready for a fresh sum by Gradient.
+func (g *RecGrads) ZeroRows(b RecBatch) {
+	g.Rows = slices.Grow(g.Rows[:0], len(b.Fields))[:len(b.Fields)]
+	for i, f := range b.Fields {
+		g.Rows[i] = slices.Grow(g.Rows[i][:0], len(f.Rows))[:len(f.Rows)]
+		clear(g.Rows[i])
+	}
 }
 
 // CheckBatch reports whether b can be fed to a recommender of spec s.
@@ -249,6 +265,9 @@ func (f *RecField) check(n, dim int) error {
 	rows := len(f.Rows) / dim
 	if f.IDs != nil && len(f.IDs) != rows {
 		return fmt.Errorf("%d ids for %d rows: %w", len(f.IDs), rows, ErrInvalidBatch)
+	}
+	if n == 0 && len(f.Offsets) == 0 && len(f.Index) == 0 {
+		return nil // a zero RecField is an empty batch's
 	}
 	if len(f.Offsets) != n+1 || f.Offsets[0] != 0 || int(f.Offsets[n]) != len(f.Index) {
 		return fmt.Errorf("offsets must be N+1 = %d values from 0 to len(Index) = %d, got %d values: %w", n+1, len(f.Index), len(f.Offsets), ErrInvalidBatch)
