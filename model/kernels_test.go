@@ -24,32 +24,37 @@ func widenParams(params [][]float32) [][]float64 {
 // refLoss is the loss sum of the model of spec on b, computed naively in
 // float64: the reference the float32 kernels are checked against.
 func refLoss(spec Spec, params [][]float64, b Batch) float64 {
-	sizes := spec.layerSizes()
 	var total float64
 	for r := range b.N {
 		a := make([]float64, b.Inputs)
 		for i := range a {
 			a[i] = float64(b.X[r*b.Inputs+i])
 		}
-		for l := range len(sizes) - 1 {
-			w, bias := params[2*l], params[2*l+1]
-			z := make([]float64, sizes[l+1])
-			for o := range z {
-				z[o] = bias[o]
-				for i, v := range a {
-					z[o] += v * w[i*sizes[l+1]+o]
-				}
-			}
-			if l < len(sizes)-2 {
-				for o := range z {
-					z[o] = max(z[o], 0)
-				}
-			}
-			a = z
-		}
-		total += refHead(spec, a, float64(b.Y[r]))
+		total += refRecordLoss(spec, params, a, float64(b.Y[r]))
 	}
 	return total
+}
+
+// refRecordLoss is the loss of one record of inputs a and label y.
+func refRecordLoss(spec Spec, params [][]float64, a []float64, y float64) float64 {
+	sizes := spec.layerSizes()
+	for l := range len(sizes) - 1 {
+		w, bias := params[2*l], params[2*l+1]
+		z := make([]float64, sizes[l+1])
+		for o := range z {
+			z[o] = bias[o]
+			for i, v := range a {
+				z[o] += v * w[i*sizes[l+1]+o]
+			}
+		}
+		if l < len(sizes)-2 {
+			for o := range z {
+				z[o] = max(z[o], 0)
+			}
+		}
+		a = z
+	}
+	return refHead(spec, a, y)
 }
 
 func refHead(spec Spec, z []float64, y float64) float64 {

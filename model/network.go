@@ -34,6 +34,9 @@ type network struct {
 type scratch struct {
 	outs   [][]float32 // each layer's output: ReLU'd for hidden layers, the logits for the last
 	deltas [2][]float32
+	// The recommender's (recommender.go): its MLP's input (pooled rows and
+	// dense features) and that input's gradient.
+	input, inputGrad []float32
 }
 
 // Options tunes how a model computes, not what: the values are the same
@@ -149,7 +152,7 @@ func (n *network) GradientReady(params [][]float32, b Batch, grads [][]float32, 
 	last := len(n.shapes) - 1
 	delta := sc.deltas[0][:b.N*n.spec.Outputs]
 	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, delta)
-	n.backward(params, b, sc, delta, grads, ready)
+	n.backward(params, b, sc, delta, grads, ready, nil)
 	return lossSum
 }
 
@@ -199,7 +202,9 @@ func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
 // backward propagates delta = dLoss/d(output pre-activation) down the layers
 // and adds each layer's weight (inᵀ·delta) and bias (column sums of delta)
 // gradients into grads, announcing each layer's pair to ready once added.
-func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, ready func(int)) {
+// When inGrad is not nil it also sets inGrad (b.N × b.Inputs) to dLoss/dX,
+// the gradient of the inputs themselves (the recommender's pooled rows).
+func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, ready func(int), inGrad []float32) {
 	for l := len(n.shapes) - 1; l >= 0; l-- {
 		sh := n.shapes[l]
 		in := b.X
@@ -211,6 +216,9 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []flo
 		announce(ready, 2*l)
 		announce(ready, 2*l+1)
 		if l == 0 {
+			if inGrad != nil {
+				n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[0], sh.fanOut, 0, inGrad, sh.fanIn)
+			}
 			break
 		}
 		below := sc.deltas[(len(n.shapes)-l)%2][:b.N*sh.fanIn]
