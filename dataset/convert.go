@@ -15,8 +15,8 @@ import (
 // ConvertOptions says what to convert and how; zero values get the defaults
 // noted per field.
 type ConvertOptions struct {
-	Format       string  // FormatWhitespace | FormatCSV | FormatIDX
-	Input        string  // text file; for idx: the images idx file (idx3-ubyte, u8 pixels scaled to [0,1])
+	Format       string  // FormatWhitespace | FormatCSV | FormatIDX | FormatMovieLens
+	Input        string  // text file; for idx: the images idx file (idx3-ubyte, u8 pixels scaled to [0,1]); for movielens: the directory
 	Labels       string  // idx only: labels idx1-ubyte file
 	OutPrefix    string  // DIR/PREFIX; DIR is created
 	Shards       int     // >= 1
@@ -39,9 +39,10 @@ type ConvertResult struct {
 	TrainRecords, TestRecords int
 	Features                  int
 	Classes                   int
-	StatsFile                 string   // empty without Normalize
-	Replaced                  []string // shards of another count removed (Replace)
-	Warnings                  []string // what the operator should look at, e.g. classes without records
+	IDFields                  []IDField // the records' id fields (none for a dense input)
+	StatsFile                 string    // empty without Normalize
+	Replaced                  []string  // shards of another count removed (Replace)
+	Warnings                  []string  // what the operator should look at, e.g. classes without records
 }
 
 // Convert reads raw data, splits it into train and test parts, optionally
@@ -53,7 +54,7 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	examples, classes, err := readInput(o)
+	examples, classes, fields, err := readInput(o)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ConvertResult{TrainRecords: len(train), TestRecords: len(test), Features: features, Classes: classes}
+	res := &ConvertResult{TrainRecords: len(train), TestRecords: len(test), Features: features, Classes: classes, IDFields: fields}
 	if w := classWarning(o, examples, classes); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -77,10 +78,11 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 	if err := os.MkdirAll(filepath.Dir(o.OutPrefix), 0o755); err != nil {
 		return nil, fmt.Errorf("dataset: creating output directory: %w", err)
 	}
-	if res.TrainFiles, err = writePart(o, PartTrain, train, features, classes); err != nil {
+	meta := ShardMeta{Features: features, Classes: classes, IDFields: fields}
+	if res.TrainFiles, err = writePart(o, PartTrain, train, meta); err != nil {
 		return nil, err
 	}
-	if res.TestFiles, err = writePart(o, PartTest, test, features, classes); err != nil {
+	if res.TestFiles, err = writePart(o, PartTest, test, meta); err != nil {
 		return nil, err
 	}
 	if err := removeFiles(stale); err != nil {
@@ -180,8 +182,12 @@ func (o ConvertOptions) withDefaults() (ConvertOptions, error) {
 		if o.Labels == "" {
 			return bad("format %q needs a labels file", FormatIDX)
 		}
+	case FormatMovieLens:
+		if o.Labels != "" || o.Normalize || o.Stats != "" {
+			return bad("format %q takes no labels file and no normalisation: its records have no dense features", FormatMovieLens)
+		}
 	default:
-		return bad("format %q, want %q, %q or %q", o.Format, FormatWhitespace, FormatCSV, FormatIDX)
+		return bad("format %q, want %q, %q, %q or %q", o.Format, FormatWhitespace, FormatCSV, FormatIDX, FormatMovieLens)
 	}
 	if o.Input == "" {
 		return bad("no input file given")
@@ -232,41 +238,59 @@ func (o ConvertOptions) withPart() (ConvertOptions, error) {
 	return o, nil
 }
 
-// readInput returns the records and the number of classes (0 = regression),
-// with every label checked against it.
-func readInput(o ConvertOptions) ([]Example, int, error) {
-	if o.Format == FormatIDX {
-		examples, err := readIDX(o.Input, o.Labels)
+// readInput returns the records, the number of classes (0 = regression),
+// with every label checked against it, and the records' id fields.
+func readInput(o ConvertOptions) ([]Example, int, []IDField, error) {
+	switch o.Format {
+	case FormatIDX:
+		examples, classes, err := readIDXInput(o)
+		return examples, classes, nil, err
+	case FormatMovieLens:
+		examples, err := readMovieLens(o.Input)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
-		classes := o.Classes
-		if classes == 0 {
-			classes = 10
-			for _, e := range examples {
-				classes = max(classes, int(e.Label)+1)
-			}
-		}
-		meta := ShardMeta{Classes: classes}
-		for i, e := range examples {
-			if err := meta.checkLabel(e.Label); err != nil {
-				return nil, 0, fmt.Errorf("%s: item %d: %w", o.Labels, i, err)
-			}
-		}
-		return examples, classes, nil
+		return examples, o.Classes, MovieLensFields, checkLabels(examples, o.Classes, func(i int) string {
+			return fmt.Sprintf("%s record %d", filepath.Join(o.Input, MovieLensRatings), i+1)
+		})
 	}
-
 	examples, lines, err := readText(o.Input, o.Format)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return examples, o.Classes, nil, checkLabels(examples, o.Classes, func(i int) string {
+		return fmt.Sprintf("%s:%d", o.Input, lines[i])
+	})
+}
+
+// checkLabels checks every label against classes; where names record i.
+func checkLabels(examples []Example, classes int, where func(i int) string) error {
+	meta := ShardMeta{Classes: classes}
+	for i, e := range examples {
+		if err := meta.checkLabel(e.Label); err != nil {
+			return fmt.Errorf("%s: %w", where(i), err)
+		}
+	}
+	return nil
+}
+
+// readIDXInput reads images and labels; classes default to max(10, the
+// largest label + 1).
+func readIDXInput(o ConvertOptions) ([]Example, int, error) {
+	examples, err := readIDX(o.Input, o.Labels)
 	if err != nil {
 		return nil, 0, err
 	}
-	meta := ShardMeta{Classes: o.Classes}
-	for i, e := range examples {
-		if err := meta.checkLabel(e.Label); err != nil {
-			return nil, 0, fmt.Errorf("%s:%d: %w", o.Input, lines[i], err)
+	classes := o.Classes
+	if classes == 0 {
+		classes = 10
+		for _, e := range examples {
+			classes = max(classes, int(e.Label)+1)
 		}
 	}
-	return examples, o.Classes, nil
+	return examples, classes, checkLabels(examples, classes, func(i int) string {
+		return fmt.Sprintf("%s: item %d", o.Labels, i)
+	})
 }
 
 // testCount is ceil(fraction*n), except that a product within rounding error
@@ -283,11 +307,7 @@ func testCount(fraction float64, n int) int {
 // split puts the first nTest indices of a seeded permutation in the test part
 // and the rest in the train part, each kept in the original order.
 func split(examples []Example, nTest int, seed uint64) (train, test []Example) {
-	perm := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Perm(len(examples))
-	isTest := make([]bool, len(examples))
-	for _, i := range perm[:nTest] {
-		isTest[i] = true
-	}
+	isTest := testMask(len(examples), nTest, seed)
 	for i, e := range examples {
 		if isTest[i] {
 			test = append(test, e)
@@ -296,6 +316,16 @@ func split(examples []Example, nTest int, seed uint64) (train, test []Example) {
 		}
 	}
 	return train, test
+}
+
+// testMask marks the records split puts in the test part.
+func testMask(n, nTest int, seed uint64) []bool {
+	perm := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Perm(n)
+	isTest := make([]bool, n)
+	for _, i := range perm[:nTest] {
+		isTest[i] = true
+	}
+	return isTest
 }
 
 // shardRuns deals n records to shards in contiguous runs of ceil(n/shards),
@@ -331,11 +361,11 @@ func ShardPath(outPrefix, part string, i, shards int) string {
 }
 
 // writePart writes nothing for an empty part.
-func writePart(o ConvertOptions, part string, examples []Example, features, classes int) ([]string, error) {
+func writePart(o ConvertOptions, part string, examples []Example, meta ShardMeta) ([]string, error) {
 	if len(examples) == 0 {
 		return nil, nil
 	}
-	meta := ShardMeta{Features: features, Classes: classes, Part: part}
+	meta.Part = part
 	var files []string
 	for i, r := range shardRuns(len(examples), o.Shards) {
 		path := ShardPath(o.OutPrefix, part, i, o.Shards)

@@ -1,8 +1,10 @@
 // Package dataset owns what a record in a gtrain shard means: an Example
-// (float32 features and a label) encoded as little-endian float32s, the JSON
+// (float32 features, a label and, in a shard with id fields, per field a list
+// of 64-bit ids with optional weights) encoded little-endian, the JSON
 // ShardMeta stored in each shard's recordio header, reading examples back
-// chunk by chunk, Convert, which turns raw text or IDX data (plain or gzip)
-// into train/test shards (with normalisation statistics computed beside them
+// chunk by chunk, BatchIDs (a batch's ids per field, for the trainer),
+// Convert, which turns raw text, IDX or MovieLens data (plain or gzip) into
+// train/test shards (with normalisation statistics computed beside them
 // or applied from a file), and RecordOrder, the seeded order in which a pass
 // reads a task's records (master and trainers compute it alike).
 //

@@ -6,26 +6,35 @@ import (
 	"math"
 )
 
-// Example is one record: the features and a label that is a regression target
-// or, for classification shards, the class index as a float.
+// Example is one record: the dense features, a label that is a regression
+// target or, for classification shards, the class index as a float, and, in a
+// shard with id fields (ShardMeta.IDFields), the ids of each field.
 type Example struct {
 	Features []float32
 	Label    float32
+	// IDs[f] are the ids of field ShardMeta.IDFields[f]; nil in a dense shard.
+	IDs [][]uint64
+	// Weights[f] holds one weight per id of IDs[f] for a weighted field and is
+	// empty for the others; Weights itself may be nil when no field is weighted.
+	Weights [][]float32
 }
 
 const float32Size = 4
 
-// EncodeExample lays out the features then the label as little-endian float32s.
+// EncodeExample lays out the features then the label as little-endian
+// float32s, then, when e has ids, each field's ids (see appendIDs). A record
+// without ids is byte for byte what it was before id fields existed.
 func EncodeExample(e Example) []byte {
 	b := make([]byte, 0, (len(e.Features)+1)*float32Size)
 	for _, x := range e.Features {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
-	return binary.LittleEndian.AppendUint32(b, math.Float32bits(e.Label))
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(e.Label))
+	return appendIDs(b, e)
 }
 
 // DecodeExample is the inverse of EncodeExample for a record of the given
-// number of features.
+// number of features and no ids (DecodeRecord reads a shard with id fields).
 func DecodeExample(b []byte, features int) (Example, error) {
 	if features < 0 {
 		return Example{}, fmt.Errorf("%w: %d features requested", ErrExampleSize, features)

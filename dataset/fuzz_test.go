@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzReadShard feeds arbitrary bytes to the shard reader the agent and the
-// roles use (ReadShardMeta, ReadChunkExamples): no panic, no allocation sized
+// roles use (ReadShardMeta, ReadChunkExamples), dense shards and shards with
+// id fields alike: no panic, no allocation sized
 // by a length field beyond the file, and every error names the file and an
 // offset.
 func FuzzReadShard(f *testing.F) {
@@ -24,6 +25,8 @@ func FuzzReadShard(f *testing.F) {
 		{ShardMeta{Features: 2, Part: PartTrain}, []Example{{Features: []float32{1, 2}, Label: 3}, {Features: []float32{4, 5}, Label: 6}}, 1},
 		{ShardMeta{Features: 1, Classes: 3, Part: PartTest}, []Example{{Features: []float32{1}, Label: 2}}, 4},
 		{ShardMeta{Features: 3, Part: PartTrain}, nil, 1},
+		{ShardMeta{Features: 1, Part: PartTrain, IDFields: sparseFields}, sparseExamples(), 2},
+		{ShardMeta{Part: PartTest, IDFields: []IDField{{Name: "movie"}}}, []Example{{IDs: [][]uint64{{3, 4}}}}, 1},
 	} {
 		path := filepath.Join(dir, "seed-"+string(rune('a'+i)))
 		if err := WriteShard(path, s.meta, s.examples, s.perChunk); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gtrain/gtrain/recordio"
 )
@@ -23,6 +24,10 @@ type ShardMeta struct {
 	// Labels is filled by WriteShard; unknown (zero) in shards written
 	// before it was, whose labels are then not checked at submit.
 	Labels LabelStats `json:"labels,omitzero"`
+	// IDFields names the id fields of every record, in their order in
+	// Example.IDs; absent (and Features >= 1) in a dense shard, whose header
+	// is then what it was before id fields existed.
+	IDFields []IDField `json:"id_fields,omitempty"`
 }
 
 // MaxFeatures bounds ShardMeta.Features (the widest model input a job spec
@@ -34,14 +39,34 @@ const maxMetaQuote = 64
 
 func (m ShardMeta) validate() error {
 	switch {
-	case m.Features < 1 || m.Features > MaxFeatures:
-		return fmt.Errorf("features is %d, must be in [1, %d]", m.Features, MaxFeatures)
+	case m.Features < 0 || m.Features > MaxFeatures:
+		return fmt.Errorf("features is %d, must be in [1, %d] (or 0 with id fields)", m.Features, MaxFeatures)
+	case m.Features == 0 && len(m.IDFields) == 0:
+		return fmt.Errorf("features is 0 and there are no id fields: a record needs at least one feature or id field")
 	case m.Classes < 0:
 		return fmt.Errorf("classes is %d, must be 0 (regression) or more", m.Classes)
 	case m.Part != PartTrain && m.Part != PartTest:
 		return fmt.Errorf("part is %q, must be %q or %q", m.Part, PartTrain, PartTest)
 	}
+	if err := validateIDFields(m.IDFields); err != nil {
+		return err
+	}
 	return m.Labels.validate()
+}
+
+// SameLayout reports whether records of shards m and o decode alike: the same
+// dense features and id fields.
+func (m ShardMeta) SameLayout(o ShardMeta) bool {
+	return m.Features == o.Features && slices.Equal(m.IDFields, o.IDFields)
+}
+
+// IDFieldNames lists the names of m's id fields, in order.
+func (m ShardMeta) IDFieldNames() []string {
+	names := make([]string, len(m.IDFields))
+	for i, f := range m.IDFields {
+		names[i] = f.Name
+	}
+	return names
 }
 
 // checkLabel rejects a label that cannot be a class index of this shard.

@@ -19,20 +19,21 @@ func ReadChunkExamples(path string, chunk int) ([]Example, error) {
 }
 
 // ReadAll reads every record of the given shards, in the order given. All
-// shards must have the same number of features.
+// shards must have the same number of features and the same id fields.
 func ReadAll(paths []string) ([]Example, error) {
 	var out []Example
-	features := 0
+	var first ShardMeta
 	for i, path := range paths {
 		s, err := openShard(path)
 		if err != nil {
 			return nil, err
 		}
 		if i == 0 {
-			features = s.meta.Features
-		} else if s.meta.Features != features {
+			first = s.meta
+		} else if !s.meta.SameLayout(first) {
 			s.file.Close()
-			return nil, fmt.Errorf("%w: %s has %d features, %s has %d", ErrMetaMismatch, path, s.meta.Features, paths[0], features)
+			return nil, fmt.Errorf("%w: %s has %d features and id fields %q, %s has %d and %q", ErrMetaMismatch,
+				path, s.meta.Features, s.meta.IDFieldNames(), paths[0], first.Features, first.IDFieldNames())
 		}
 		for c := range s.index.Chunks {
 			examples, err := s.chunkExamples(c)
@@ -94,7 +95,7 @@ func (s *shard) chunkExamples(chunk int) ([]Example, error) {
 // decodeRecord decodes record i of chunk and checks it against the shard's
 // metadata; an error names the file, chunk and record.
 func (s *shard) decodeRecord(chunk, i int, r []byte) (Example, error) {
-	e, err := DecodeExample(r, s.meta.Features)
+	e, err := DecodeRecord(r, s.meta.Features, s.meta.IDFields)
 	if err == nil {
 		err = s.meta.checkLabel(e.Label)
 	}

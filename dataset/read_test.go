@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestWriteShardReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta.Labels = LabelStats{Min: 0, Max: 2, Whole: true} // labels i%3
-	if gotMeta != meta {
+	if !reflect.DeepEqual(gotMeta, meta) {
 		t.Errorf("meta = %+v, want %+v (the label stats of the examples)", gotMeta, meta)
 	}
 	if len(ix.Chunks) != 3 || ix.Records() != 10 {

@@ -14,7 +14,7 @@ const DefaultChunkRecords = 16
 
 // WriteShard writes examples as one shard at path (atomically: temp file,
 // fsync, rename). Every example must have meta.Features features, and a label
-// that fits meta.Classes. The header's label statistics are the examples'
+// that fits meta.Classes, and the ids of meta.IDFields (none without them). The header's label statistics are the examples'
 // (whatever meta.Labels says).
 func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords int) error {
 	if err := meta.validate(); err != nil {
@@ -26,6 +26,9 @@ func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords in
 		}
 		if err := meta.checkLabel(e.Label); err != nil {
 			return fmt.Errorf("%s: example %d: %w", path, i, err)
+		}
+		if err := checkIDs(e, meta.IDFields); err != nil {
+			return fmt.Errorf("%w: %s: example %d: %v", ErrExampleSize, path, i, err)
 		}
 	}
 	meta.Labels = labelStats(examples)

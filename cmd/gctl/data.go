@@ -15,7 +15,7 @@ import (
 )
 
 // Input formats of `data convert` (docs/reference.md#record-shards).
-var convertFormats = []string{dataset.FormatWhitespace, dataset.FormatCSV, dataset.FormatIDX}
+var convertFormats = []string{dataset.FormatWhitespace, dataset.FormatCSV, dataset.FormatIDX, dataset.FormatMovieLens}
 
 func (a *app) dataCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -23,7 +23,7 @@ func (a *app) dataCommand() *cobra.Command {
 		Short: "Prepare training data",
 	}
 	asGroup(cmd)
-	cmd.AddCommand(a.dataConvertCommand())
+	cmd.AddCommand(a.dataConvertCommand(), a.dataSynthCommand())
 	return cmd
 }
 
@@ -35,6 +35,7 @@ type convertOutput struct {
 	TestRecords  int      `json:"test_records"`
 	Features     int      `json:"features"`
 	Classes      int      `json:"classes"`
+	IDFields     []string `json:"id_fields"` // names of the records' id fields; empty for dense data
 	StatsFile    string   `json:"stats_file"`
 	Replaced     []string `json:"replaced"` // shards of another count removed by --replace
 	Warnings     []string `json:"warnings"`
@@ -44,14 +45,18 @@ type convertOutput struct {
 func (a *app) dataConvertCommand() *cobra.Command {
 	var opts dataset.ConvertOptions
 	cmd := &cobra.Command{
-		Use:   "convert --format whitespace|csv|idx --input F [--labels F] --out DIR/PREFIX --shards N",
+		Use:   "convert --format whitespace|csv|idx|movielens --input F [--labels F] --out DIR/PREFIX --shards N",
 		Short: "Turn raw data into record shards",
 		Long: `Convert raw data into chunked, checksummed record shards (docs/reference.md#record-shards):
 PREFIX-train-00000-of-0000N, ... and, with --test-fraction, PREFIX-test-....
 
 Formats: whitespace or csv (numbers, one record per line, the last column is the
 label; UCI housing is whitespace) and idx (MNIST-style: --input the images file,
---labels the labels file). Gzip-compressed inputs are read directly (recognised
+--labels the labels file) and movielens (--input a directory holding ml-1m's
+ratings.dat, users.dat and movies.dat, "::"-separated: one record per rating in
+the file's order, label the rating, id fields user, movie, gender, age,
+occupation, zip and genres; see docs/reference.md#movielens-records).
+Gzip-compressed inputs are read directly (recognised
 by their first bytes; a file named .gz that is not gzip is refused). Records are
 shuffled with --seed before the split.
 
@@ -71,7 +76,7 @@ than records is refused: every shard holds at least one record.
 
 This command runs locally; it does not contact the agent.
 With -o json: {"train_files", "test_files", "train_records", "test_records",
-"features", "classes", "stats_file", "replaced", "warnings"}; stats_file is the statistics written
+"features", "classes", "id_fields", "stats_file", "replaced", "warnings"}; stats_file is the statistics written
 (--normalize) or applied (--stats), empty without either.`,
 		Example: `  gctl data convert --format whitespace --input housing.data --out data/housing --shards 4 --test-fraction 0.2 --normalize
   gctl data convert --format idx --input train-images-idx3-ubyte.gz --labels train-labels-idx1-ubyte.gz \
@@ -97,6 +102,7 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 				TestRecords:  res.TestRecords,
 				Features:     res.Features,
 				Classes:      res.Classes,
+				IDFields:     render.NonNil(dataset.ShardMeta{IDFields: res.IDFields}.IDFieldNames()),
 				StatsFile:    res.StatsFile,
 				Replaced:     render.NonNil(res.Replaced),
 				Warnings:     render.NonNil(res.Warnings),
@@ -138,6 +144,8 @@ func checkConvertOptions(o dataset.ConvertOptions) error {
 		return usagef("--format %q is not a known format: use one of %s", o.Format, strings.Join(convertFormats, ", "))
 	case o.Input == "":
 		return usagef("data convert needs --input FILE")
+	case o.Format == dataset.FormatMovieLens && (o.Normalize || o.Stats != ""):
+		return usagef("--format movielens has no dense features to --normalize or scale with --stats: drop them")
 	case o.Format == "idx" && o.Labels == "":
 		return usagef("--format idx needs --labels FILE (the IDX labels file)")
 	case o.Format != "idx" && o.Labels != "":
@@ -177,6 +185,9 @@ func writeConvertOutput(w io.Writer, o convertOutput) error {
 		fmt.Fprintf(&b, "train: %d records, %d features, %d shards\n", o.TrainRecords, o.Features, len(o.TrainFiles))
 	} else {
 		fmt.Fprintf(&b, "%d features\n", o.Features)
+	}
+	if len(o.IDFields) > 0 {
+		fmt.Fprintf(&b, "id fields: %s\n", strings.Join(o.IDFields, ", "))
 	}
 	if o.Classes > 0 {
 		fmt.Fprintf(&b, "classes: %d\n", o.Classes)

@@ -188,14 +188,17 @@ var manifestMeanings = map[string]string{
 }
 
 var shardMetaMeanings = map[string]string{
-	"features":         "features per record",
-	"classes":          "0 for regression; else labels are class indices in [0, classes)",
-	"part":             "`train` or `test`",
-	"labels":           "what the agent checks a job's model against at submission",
-	"labels.min":       "the least label",
-	"labels.max":       "the greatest label",
-	"labels.whole":     "every label is a whole number",
-	"labels.not_whole": "the first label that is not, when whole is false",
+	"features":             "features per record",
+	"classes":              "0 for regression; else labels are class indices in [0, classes)",
+	"part":                 "`train` or `test`",
+	"labels":               "what the agent checks a job's model against at submission",
+	"labels.min":           "the least label",
+	"labels.max":           "the greatest label",
+	"labels.whole":         "every label is a whole number",
+	"labels.not_whole":     "the first label that is not, when whole is false",
+	"id_fields":            "the id fields of every record, in record order; absent in a dense shard (whose `features` is then at least 1)",
+	"id_fields[].name":     "the field's name (a letter, then letters, digits or `_`; at most 64)",
+	"id_fields[].weighted": "each id carries a float32 weight",
 }
 
 var statsMeanings = map[string]string{
