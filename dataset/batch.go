@@ -63,3 +63,31 @@ func (fb FieldBatch) Unique() []uint64 {
 	slices.Sort(ids)
 	return slices.Compact(ids)
 }
+
+// ToRecBatch lays examples out as a recommender's batch, into b's memory:
+// dense features, labels, and per id field (the shard's ShardMeta.IDFields,
+// fields of them) the distinct ids in first-appearance order with each
+// record's (row, weight) entries. The rows are left for the caller to pull
+// (RecField.SizeRows, then the pservers' values of IDs).
+func ToRecBatch(b *model.RecBatch, ex []Example, fields int) {
+	b.N, b.Dense, b.Y = len(ex), b.Dense[:0], b.Y[:0]
+	for _, e := range ex {
+		b.Dense = append(b.Dense, e.Features...)
+		b.Y = append(b.Y, e.Label)
+	}
+	b.Fields = slices.Grow(b.Fields[:0], fields)[:fields]
+	for f := range b.Fields {
+		b.Fields[f].Reset()
+		for _, e := range ex {
+			var ids []uint64
+			var w []float32
+			if f < len(e.IDs) {
+				ids = e.IDs[f]
+			}
+			if f < len(e.Weights) && len(e.Weights[f]) > 0 {
+				w = e.Weights[f]
+			}
+			b.Fields[f].Append(ids, w)
+		}
+	}
+}

@@ -22,6 +22,8 @@ type ShardInfo struct {
 	// Labels is the range of the file's labels; nil when the shard does not
 	// record it (written before gtrain did, or empty).
 	Labels *LabelRange
+	// IDFields names the records' id fields (none in a dense shard).
+	IDFields []string
 }
 
 // LabelRange is the smallest and largest label of a file, and its first
@@ -79,6 +81,9 @@ func (s *Spec) CheckData(glob func(pattern string) ([]string, error), info func(
 func (s *Spec) checkRecords(field, file string, si ShardInfo) *FieldError {
 	if si.Features != s.Model.Inputs {
 		return fieldError("model.inputs", fmt.Sprintf("%d expected by the records in %s, spec says %d", si.Features, file, s.Model.Inputs), nil)
+	}
+	if err := s.checkIDFields(field, file, si.IDFields); err != nil {
+		return err
 	}
 	if !s.isClassifier() {
 		return nil
@@ -141,5 +146,5 @@ func oneSetEach(field, pattern string, infos []ShardInfo) *FieldError {
 }
 
 func (s *Spec) isClassifier() bool {
-	return s.Model.Kind == model.KindSoftmax || ((s.Model.Kind == model.KindMLP || s.Model.IsProgram()) && s.Model.Outputs > 1)
+	return s.Model.Kind == model.KindSoftmax || ((s.Model.Kind == model.KindMLP || s.Model.IsProgram() || s.Model.IsRecommender()) && s.Model.Outputs > 1)
 }

@@ -60,6 +60,16 @@ func (s *Spec) ParamSpecs() ([]model.ParamSpec, error) {
 	if s.Model.IsProgram() {
 		return s.Model.Declared.ParamSpecs(), nil
 	}
+	if s.Model.IsRecommender() {
+		if len(s.Model.Fields) == 0 {
+			return nil, nil // its input width comes with the id fields, at submit
+		}
+		r, err := model.NewRecommender(s.Model.RecSpec())
+		if err != nil {
+			return nil, err
+		}
+		return r.Params(), nil
+	}
 	m, err := model.New(s.Model.ToModel())
 	if err != nil {
 		return nil, err

@@ -81,6 +81,13 @@ type ModelSpec struct {
 	// Declared is filled by the agent that accepts the job, never by the
 	// user (no YAML field): what the program declared at submit.
 	Declared *Declared `yaml:"-" json:"declared,omitempty"`
+	// Recommender models only (recommender.go): the rows' default
+	// dimension and per id field table settings.
+	Dim    int                  `yaml:"dim" json:"dim,omitempty"`
+	Tables map[string]TableSpec `yaml:"tables" json:"tables,omitempty"`
+	// Fields are the records' id fields, one table each, pinned by the
+	// agent that accepts the job from the shards' metadata (no YAML field).
+	Fields []string `yaml:"-" json:"fields,omitempty"`
 }
 
 // ToModel is the model section in the model package's terms.

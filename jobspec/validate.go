@@ -65,10 +65,18 @@ func (s *Spec) validateModel() *FieldError {
 	if s.Model.IsProgram() {
 		return s.validateProgram()
 	}
+	if s.Model.IsRecommender() {
+		return s.validateRecommender()
+	}
 	if err := s.checkProgramFieldsUnused(); err != nil {
 		return err
 	}
-	err := s.Model.ToModel().Validate()
+	return liftModelError(s.Model.ToModel().Validate())
+}
+
+// liftModelError turns the model package's error, which names the field
+// ("model.hidden[1]: ..."), into a FieldError; nil stays nil.
+func liftModelError(err error) *FieldError {
 	if err == nil {
 		return nil
 	}

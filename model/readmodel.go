@@ -46,10 +46,11 @@ func ReadModel(dir string) (Manifest, [][]float32, error) {
 const maxProgramParams = 1 << 30
 
 // manifestParamSpecs is what the parameters of the manifest's model must be:
-// a built-in model's own, or, for a user's program (KindProgram), the
+// a built-in model's own, or, for a user's program (KindProgram) and the
+// recommender (whose dense parameters depend on its id fields), the
 // manifest's list itself with sane shapes.
 func manifestParamSpecs(man Manifest) ([]ParamSpec, error) {
-	if man.Kind != KindProgram {
+	if man.Kind != KindProgram && man.Kind != KindRecommender {
 		m, err := New(man.Spec())
 		if err != nil {
 			return nil, err

@@ -136,7 +136,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	p.mode = p.spec.Mode
 	shardCfg := ShardConfig{Mode: p.mode, MicroBatches: p.spec.MicroBatches(), Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec),
-		Frozen: frozenParams(p.spec, p.layout.Params), InitSlots: p.initSlots, StepBase: p.stepBase}
+		Frozen: frozenParams(p.spec, p.layout.Params), InitSlots: p.initSlots, StepBase: p.stepBase, Tables: TablesOf(p.spec)}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}
@@ -147,6 +147,23 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	p.metrics = metrics.NewPserver(cfg.Metrics, p.shard.Step)
 	return p, nil
+}
+
+// TablesOf is the embedding tables of a recommender job: one per id
+// field, its rows initialised from the job's seed, updated by the field's
+// optimizer with the job's hyper-parameters.
+func TablesOf(spec *jobspec.Spec) []TableConfig {
+	if !spec.Model.IsRecommender() {
+		return nil
+	}
+	var out []TableConfig
+	for _, t := range spec.Model.RecSpec().Tables() {
+		opt := OptimizerOf(spec)
+		opt.Kind = spec.TableOptimizer(t.Field)
+		out = append(out, TableConfig{Name: t.Field, Dim: t.Dim, Vocab: spec.Model.Tables[t.Field].Vocab, Seed: int64(spec.Seed),
+			Optimizer: opt.WithDefaults()})
+	}
+	return out
 }
 
 // OptimizerOf maps the job spec's optimizer section.
@@ -167,6 +184,10 @@ func (p *process) init(b client.Block, dst []float32) {
 	}
 	if p.programInit != nil {
 		copy(dst, p.programInit[b.Param][b.Offset:b.Offset+len(dst)])
+		return
+	}
+	if p.layout.Rec != nil {
+		p.layout.Rec.InitRange(p.spec.Seed, b.Param, b.Offset, dst)
 		return
 	}
 	model.InitRange(p.layout.Model, p.spec.Seed, b.Param, b.Offset, dst)

@@ -55,7 +55,12 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			// Async has no global step: the seed comes from the task's
 			// pass, id and minibatch, the same for a re-queued task.
 			t.progStep = program.Step{Seed: program.RequestSeed(t.spec.Seed^uint64(taskPass)<<32, int64(task.Id), lo/t.spec.BatchSize)}
-			loss, err := t.compute(batch, nil)
+			var loss float64
+			if t.rec != nil {
+				loss, err = t.recCompute(ctx, batch, 0, 0, t.id, true)
+			} else {
+				loss, err = t.compute(batch, nil)
+			}
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -19,6 +20,10 @@ type pservers interface {
 	PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error)
 	// Refresh re-discovers the pservers (one may restart at a new address).
 	Refresh(ctx context.Context) error
+	// PullBatchRows and PushBatchRows move a recommender's embedding rows
+	// (client.Client's).
+	PullBatchRows(ctx context.Context, fields []string, dims []int, b *model.RecBatch, minStep, epoch int64) error
+	PushBatchRows(ctx context.Context, microBatch int, step, epoch, records int64, fields []string, dims []int, b *model.RecBatch, rows [][]float32) error
 }
 
 // dynamicPservers calls the pservers through the client Dynamic keeps current.
@@ -37,3 +42,11 @@ func (p dynamicPservers) PushPull(ctx context.Context, trainer int, step, epoch,
 }
 
 func (p dynamicPservers) Refresh(ctx context.Context) error { return p.d.Refresh(ctx) }
+
+func (p dynamicPservers) PullBatchRows(ctx context.Context, fields []string, dims []int, b *model.RecBatch, minStep, epoch int64) error {
+	return p.d.Client().PullBatchRows(ctx, fields, dims, b, minStep, epoch)
+}
+
+func (p dynamicPservers) PushBatchRows(ctx context.Context, microBatch int, step, epoch, records int64, fields []string, dims []int, b *model.RecBatch, rows [][]float32) error {
+	return p.d.Client().PushBatchRows(ctx, microBatch, step, epoch, records, fields, dims, b, rows)
+}

@@ -82,6 +82,7 @@ type trainer struct {
 	creds    jobauth.Dial     // dials the master and the pservers: TLS, the job credential
 	lease    clientv3.LeaseID // the registration's lease (0: none)
 	prog     *program.Client  // the model program (model.kind program), else nil
+	rec      *recState        // the recommender's micro-batch (model.kind recommender), else nil
 	progStep program.Step     // what the program learns of the micro-batch it computes
 }
 
@@ -171,6 +172,9 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	// the kernels' name says which trainers give bit-identical gradients.
 	t.log.Info("compute", "kernels", model.Kernels(), "threads", runtime.GOMAXPROCS(0))
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
+	if t.layout.Rec != nil {
+		t.rec = newRecState(t.layout.Rec)
+	}
 	return t, nil
 }
 

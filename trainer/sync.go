@@ -203,6 +203,18 @@ func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, p
 // so, and reports the step to the master.
 func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, push bool) (bool, error) {
 	t.progStep = program.Step{Number: w.Step, Seed: program.RequestSeed(t.spec.Seed, w.Step, int(w.MicroBatch))}
+	if t.rec != nil {
+		loss, err := t.recCompute(ctx, ex, w.Step, w.Epoch, int(w.MicroBatch), push)
+		switch {
+		case resync(err):
+			return false, nil
+		case err != nil:
+			return false, err
+		case push:
+			return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex))
+		}
+		return t.reportStep(ctx, w, loss, len(ex))
+	}
 	if push && t.prog == nil && t.layout != nil && t.layout.Model != nil {
 		return t.computeWhilePushing(ctx, w, ex)
 	}

@@ -3,6 +3,7 @@ package trainer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/testing/logcheck"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -122,6 +124,14 @@ func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, record
 }
 
 func (p *fakePservers) Refresh(context.Context) error { return nil }
+
+func (p *fakePservers) PullBatchRows(context.Context, []string, []int, *model.RecBatch, int64, int64) error {
+	return errors.New("fakePservers: no embedding rows")
+}
+
+func (p *fakePservers) PushBatchRows(context.Context, int, int64, int64, int64, []string, []int, *model.RecBatch, [][]float32) error {
+	return errors.New("fakePservers: no embedding rows")
+}
 
 // fakeTrainer is trainer-0 of job "fit" over the fakes, logging as
 // `gtraind trainer` does (its logger holds role, job and index).

@@ -15,8 +15,11 @@ const MaxBlockFloats = 1 << 20
 // and how its parameters are cut into blocks over the pservers.
 type Layout struct {
 	// Model is nil for a user's program (model.kind program): the program
-	// computes, and Spec and Params come from what it declared at submit.
+	// computes, and Spec and Params come from what it declared at submit;
+	// and for the recommender, which Rec computes (its dense parameters are
+	// Params; its rows live in the pservers' tables).
 	Model  model.Model
+	Rec    *model.Recommender
 	Spec   model.Spec
 	Params []model.ParamSpec
 	Sizes  []int
@@ -32,6 +35,12 @@ func NewLayout(spec *jobspec.Spec) (*Layout, error) {
 			return nil, fmt.Errorf("job %s: the program's parameters were not declared at submit", spec.Name)
 		}
 		l.Params = d.ParamSpecs()
+	} else if spec.Model.IsRecommender() {
+		r, err := model.NewRecommender(spec.Model.RecSpec())
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", spec.Name, err)
+		}
+		l.Rec, l.Params = r, r.Params()
 	} else {
 		m, err := model.New(l.Spec)
 		if err != nil {

@@ -86,3 +86,27 @@ func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpo
 		return nil
 	})
 }
+
+// PullBatchRows fills the rows of every id field of b (named fields, of
+// dims values per row) from the pservers, as of minStep.
+func (c *Client) PullBatchRows(ctx context.Context, fields []string, dims []int, b *model.RecBatch, minStep, rollbackEpoch int64) error {
+	for i := range b.Fields {
+		f := &b.Fields[i]
+		f.SizeRows(dims[i])
+		if err := c.PullRows(ctx, fields[i], f.IDs, dims[i], minStep, rollbackEpoch, f.Rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PushBatchRows sends the row gradients of every id field of b (rows[i]
+// for field i) as micro-batch microBatch of step.
+func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, fields []string, dims []int, b *model.RecBatch, rows [][]float32) error {
+	for i := range b.Fields {
+		if err := c.PushRows(ctx, microBatch, step, rollbackEpoch, records, fields[i], b.Fields[i].IDs, dims[i], rows[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
