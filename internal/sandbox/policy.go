@@ -66,9 +66,8 @@ func Check() error {
 		return fmt.Errorf("read this process's capabilities: %w", err)
 	}
 	if missing := missingCaps(eff); len(missing) > 0 {
-		return fmt.Errorf("the agent (uid %d) lacks the capabilities %s: it cannot switch a program to a job's uid, "+
-			"mount its view of the host or stop it; run it as root or grant them (AmbientCapabilities= of deploy/systemd/gtraind.service)",
-			os.Geteuid(), strings.Join(missing, ", "))
+		return fmt.Errorf("the agent (uid %d) lacks the capabilities %s (to switch a program to a job's uid, "+
+			"mount its view of the host and stop it)", os.Geteuid(), strings.Join(missing, ", "))
 	}
 	h, err := findHierarchy(cgroupRoot)
 	if err != nil {
@@ -79,6 +78,7 @@ func Check() error {
 
 // RefusedError is what a program start returns under Refuse.
 func (p Policy) RefusedError() error {
-	return fmt.Errorf("%w: %s; run the agent as root (or as the gtrain user with the capabilities and the cgroups the README's deployment section gives it) on a node with cgroup memory and pids controllers, "+
+	return fmt.Errorf("%w: %s; run the agent as root, or as deploy/systemd/gtraind.service runs it (its capabilities and cgroup parents), "+
+		"on a node with cgroup memory and pids controllers, "+
 		"or start it with --allow-unisolated-programs to run programs with the agent's rights", ErrRefused, p.Reason)
 }
