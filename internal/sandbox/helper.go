@@ -24,7 +24,8 @@ const (
 	HomeDir      = "/tmp/home"
 )
 
-// setup is what the helper is told: it runs as root in a fresh mount
+// setup is what the helper is told: it runs as root, or as the agent's
+// user with the capabilities of Needed (caps.go), in a fresh mount
 // namespace (the caller's Unshareflags), in the program's process group.
 type setup struct {
 	UID, GID  int
