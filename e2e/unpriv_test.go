@@ -24,8 +24,9 @@ const agentUID = 60999
 // cut to them, no_new_privs as NoNewPrivileges=yes sets) over a data dir
 // and cgroup parents an admin gave it isolates programs: a program job
 // trains to the end in the sandbox, its program holding no capability
-// and another uid (nocaps.py refuses to serve otherwise), and a built-in
-// job trains too.
+// and another uid (nocaps.py refuses to serve otherwise), from a workspace
+// uploaded with the job (which the agent cannot chown), and a built-in job
+// trains too.
 func TestAgentUnprivileged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -70,15 +71,21 @@ func TestAgentUnprivileged(t *testing.T) {
 	}
 
 	prog := jobspec.Spec{Name: "prog", Mode: jobspec.ModeSync, Trainers: 1, Pservers: 1, Passes: 1, BatchSize: 20, Seed: 1,
-		Model: jobspec.ModelSpec{Kind: jobspec.KindProgram, Entry: "/usr/bin/python3 nocaps.py", Workspace: "ws",
+		Model: jobspec.ModelSpec{Kind: jobspec.KindProgram, Entry: "/usr/bin/python3 nocaps.py",
 			Inputs: 13, Outputs: 1, Hidden: []int{8}, Timeout: "30s"},
 		Optimizer: jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: 0.01},
 		Data:      jobspec.DataSpec{Train: "data/housing-train-*", Test: "data/housing-test-*"},
 		Env:       map[string]string{"AGENT_UID": strconv.Itoa(agentUID)}}
 	builtin := e2erig.HousingJob("builtin", "data", 0.01)
-	for _, s := range []jobspec.Spec{prog, builtin} {
-		if _, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, s), "--detach"); code != 0 {
-			t.Fatalf("%s: submit exit %d: %s", s.Name, code, errs)
+	// The program's workspace is uploaded: the agent, which cannot chown
+	// the unpacked copy to the job's uid, makes it readable instead.
+	for _, sub := range []struct {
+		spec  jobspec.Spec
+		extra []string
+	}{{prog, []string{"--package", ws}}, {builtin, nil}} {
+		args := append([]string{"job", "start", "-f", a.WriteSpec(t, sub.spec), "--detach"}, sub.extra...)
+		if _, errs, code := a.Gctl(t, args...); code != 0 {
+			t.Fatalf("%s: submit exit %d: %s", sub.spec.Name, code, errs)
 		}
 	}
 	for _, name := range []string{"prog", "builtin"} {
