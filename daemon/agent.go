@@ -43,6 +43,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	if err := checkFreeSpace(cfg); err != nil {
 		return err
 	}
+	if err := writeEtcdPassword(cfg); err != nil {
+		return err
+	}
 	cfg.warnInsecure()
 	cfg.logProgramPolicy()
 	if err := a.connectEtcd(ctx); err != nil {

@@ -192,6 +192,9 @@ func (c Config) Validate() error {
 	if err := c.validateTLS(); err != nil {
 		return bad("%v", err)
 	}
+	if err := checkKeyFiles(c); err != nil {
+		return err
+	}
 	if c.Dev {
 		for _, a := range []struct{ field, flag, addr string }{
 			{"EtcdClientAddr", "--etcd-client-addr", c.EtcdClientAddr},

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gtrain/gtrain/internal/atomicfile"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 )
 
 // An agent owns its data dir: two agents on one dir would start two
@@ -90,4 +93,22 @@ func checkFreeSpace(cfg Config) error {
 func walExists(dataDir string) bool {
 	files, _ := filepath.Glob(filepath.Join(dataDir, "etcd", "member", "wal", "*.wal"))
 	return len(files) > 0
+}
+
+// writeEtcdPassword puts the etcd password, if any, where the roles read it
+// (rolecfg.EtcdPasswordPath, 0600 in the data dir): a file keeps it out of
+// their environment and command line, and the data dir is covered in every
+// model program's view. Without a password a stale file is removed.
+func writeEtcdPassword(cfg Config) error {
+	path := rolecfg.EtcdPasswordPath(cfg.DataDir)
+	if cfg.EtcdPassword == "" {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove the old etcd password file: %w", err)
+		}
+		return nil
+	}
+	if err := atomicfile.WriteFile(path, []byte(cfg.EtcdPassword), 0o600); err != nil {
+		return fmt.Errorf("write the etcd password for the roles: %w", err)
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/internal/rolecfg"
 )
 
 // A second lock of a data dir fails at once and names the holder; the
@@ -27,4 +29,28 @@ func TestLockDataDir(t *testing.T) {
 		t.Fatalf("lock after the holder let go: %v", err)
 	}
 	unlock()
+}
+
+// The agent keeps the etcd password for its roles in a 0600 file of its
+// data dir, and removes it when it runs without one.
+func TestWriteEtcdPassword(t *testing.T) {
+	cfg := Config{DataDir: t.TempDir(), EtcdPassword: "s3cret"}
+	path := rolecfg.EtcdPasswordPath(cfg.DataDir)
+	if err := writeEtcdPassword(cfg); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("password file: %v, %v; want mode 0600", fi, err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "s3cret" {
+		t.Errorf("password file holds %q", b)
+	}
+	cfg.EtcdPassword = ""
+	if err := writeEtcdPassword(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an agent without a password left the file: %v", err)
+	}
 }

@@ -46,6 +46,20 @@ func (c Config) validateTLS() error {
 // say so (--dev, --insecure).
 func (c Config) AllowAnonymous() bool { return !c.TLS.Enabled() && (c.Dev || c.Insecure) }
 
+// checkKeyFiles refuses, before anything starts, a TLS or etcd key file
+// its group or others may read (pki.CheckKeyFile).
+func checkKeyFiles(c Config) error {
+	for _, k := range []struct{ flag, path string }{{"--tls-key", c.TLS.Key}, {"--etcd-key", c.EtcdKey}} {
+		if k.path == "" {
+			continue
+		}
+		if err := pki.CheckKeyFile(k.flag, k.path); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	return nil
+}
+
 // checkNodeCert makes sure, before anything starts, that the TLS files
 // load and hold a node certificate for the address this node advertises:
 // peers dial that address and check it against the certificate, and would

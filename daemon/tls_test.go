@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -218,6 +219,30 @@ func TestAgentChecksItsCertificate(t *testing.T) {
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s advertising %q: %v, want ErrInvalidConfig naming %q", tc.cert, tc.advertise, err, tc.want)
 		}
+	}
+}
+
+// An agent refuses, before it starts, a TLS or etcd key file its group or
+// others may read, naming the file and the chmod that fixes it; the 0600
+// key gtraind cert wrote passes.
+func TestAgentRefusesAnOpenKey(t *testing.T) {
+	dir := testPKI(t, map[string]string{"n1": pki.RoleNode})
+	cfg := testConfig(t, "n1", "127.0.0.1:1")
+	cfg.TLS = filesOf(dir, "n1")
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("the key gtraind cert wrote: %v", err)
+	}
+	if err := os.Chmod(cfg.TLS.Key, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	err := cfg.Validate()
+	if !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, pki.ErrKeyMode) || !strings.Contains(err.Error(), "chmod 600 "+cfg.TLS.Key) {
+		t.Errorf("a 0640 --tls-key: %v, want ErrInvalidConfig naming chmod 600 %s", err, cfg.TLS.Key)
+	}
+	cfg.TLS = pki.Files{}
+	cfg.EtcdCACert, cfg.EtcdCert, cfg.EtcdKey = filepath.Join(dir, pki.CACertFile), pki.CertPath(dir, "n1"), pki.KeyPath(dir, "n1")
+	if err := cfg.Validate(); !errors.Is(err, pki.ErrKeyMode) || !strings.Contains(err.Error(), "--etcd-key") {
+		t.Errorf("a 0640 --etcd-key: %v, want it refused by name", err)
 	}
 }
 

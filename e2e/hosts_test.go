@@ -15,8 +15,8 @@ import (
 // addresses of their own on a bridge), a 3-member etcd over TLS with a user
 // and password, an agent on each. The nodes publish their hosts' addresses,
 // a sync job's roles spread over the hosts and serve on their own host's
-// address, they get the etcd password in their environment and on no
-// command line, and the job SUCCEEDS with every record applied exactly once.
+// address, they get the etcd password in a 0600 file, in no environment
+// and on no command line, and the job SUCCEEDS with every record applied exactly once.
 func TestClusterSyncJobAcrossHosts(t *testing.T) {
 	hc := e2erig.StartHostCluster(t, netcluster.EtcdPassword)
 	var nodes []api.NodeRow
@@ -36,7 +36,7 @@ func TestClusterSyncJobAcrossHosts(t *testing.T) {
 		return st.Step > 0 && len(st.Pservers) == 2 && st.Pservers[0].Addr != "" && st.Pservers[1].Addr != ""
 	})
 	hc.AssertOnOwnHosts(t, st)
-	hc.AssertPasswordOnNoCommandLine(t)
+	hc.AssertPasswordNotExposed(t)
 	st = e2erig.WaitJob(t, hc.On(1), "across", "the job to finish", 150*time.Second, e2erig.Succeeded)
 	e2erig.AssertExact(t, st)
 	sums := e2erig.ManifestSums(t, st.ModelDir)

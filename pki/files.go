@@ -29,7 +29,25 @@ const (
 var (
 	ErrExists = errors.New("already exists")
 	ErrNoCA   = errors.New("no CA")
+	// ErrKeyMode is a private key file its group or others may open.
+	ErrKeyMode = errors.New("a key file open to group or others")
 )
+
+// CheckKeyFile refuses the private key file path (what names it: a flag)
+// when its group or others have any access to it: the key must be the
+// agent's user's alone (gtraind cert writes them 0600). A file that cannot
+// be stat'ed passes: whatever loads it says why it cannot.
+func CheckKeyFile(what, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if m := fi.Mode().Perm(); m&0o077 != 0 {
+		return fmt.Errorf("%w: %s %s has mode %#o; only the agent's user may read it: chmod 600 %s (owned by that user)",
+			ErrKeyMode, what, path, m, path)
+	}
+	return nil
+}
 
 // CertPath and KeyPath are where WriteIssued puts name's certificate and key.
 func CertPath(dir, name string) string { return filepath.Join(dir, name+".crt") }

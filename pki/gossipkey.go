@@ -33,6 +33,9 @@ func ParseGossipKey(s string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrGossipKey, err)
 		}
+		if err := CheckKeyFile("--gossip-key file", path); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrGossipKey, err)
+		}
 		s, from = string(b), "--gossip-key file "+path
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))

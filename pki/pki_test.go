@@ -265,4 +265,10 @@ func TestParseGossipKey(t *testing.T) {
 			t.Errorf("ParseGossipKey(%q) = %v, want ErrGossipKey", s, err)
 		}
 	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseGossipKey("@" + path); !errors.Is(err, ErrGossipKey) || !strings.Contains(err.Error(), "chmod 600 "+path) {
+		t.Errorf("a gossip key file readable by all: %v, want ErrGossipKey naming chmod 600", err)
+	}
 }

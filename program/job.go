@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/gtrain/gtrain/internal/sandbox"
@@ -125,10 +126,19 @@ func workspaceOf(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher) 
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: fetch: %v", ErrPackage, err)
 	}
-	if dir, err = os.MkdirTemp("", "gtrain-workspace-"); err != nil {
+	// The workspace inside a 0700 directory: a sandbox that cannot chown
+	// it to the job's uid makes it readable by all (Sandbox.GiveTree), and
+	// only the program's bind of it may reach it.
+	top, err := os.MkdirTemp("", "gtrain-workspace-")
+	if err != nil {
 		return "", nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
+	cleanup = func() { os.RemoveAll(top) }
+	dir = filepath.Join(top, "workspace")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		cleanup()
+		return "", nil, err
+	}
 	if err := Unpack(data, spec.Model.Package, dir); err != nil {
 		cleanup()
 		return "", nil, err

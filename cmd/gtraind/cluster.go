@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
@@ -36,6 +37,9 @@ func readClusterSettings(v *viper.Viper, cfg *daemon.Config) error {
 	cfg.EtcdKey = v.GetString("etcd-key")
 	cfg.EtcdUser = v.GetString("etcd-user")
 	cfg.EtcdPassword = v.GetString("etcd-password")
+	// Read once: nothing the agent starts (a declare without a sandbox)
+	// inherits it; the roles get it by file (rolecfg.EtcdPasswordPath).
+	_ = os.Unsetenv(rolecfg.EtcdPasswordEnv)
 	cfg.TLS = pki.Files{CA: v.GetString("tls-ca"), Cert: v.GetString("tls-cert"), Key: v.GetString("tls-key")}
 	cfg.Insecure = v.GetBool("insecure")
 	cfg.TokenMaxLifetime = v.GetDuration("token-max-lifetime")

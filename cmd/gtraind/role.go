@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
@@ -33,6 +34,9 @@ The agent starts roles this way; run it by hand only for debugging. It logs to s
 			a, err := flags.Args(os.Getenv)
 			if err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			if err := readEtcdPassword(&a); err != nil {
+				return err
 			}
 			if err := checkRoleArgs(role, a); err != nil {
 				return err
@@ -126,4 +130,19 @@ func runRole(ctx context.Context, a rolecfg.Args, cli *clientv3.Client, log *slo
 		cfg.OwnsRuntime = true
 		return trainer.Run(ctx, cli, cfg)
 	}
+}
+
+// readEtcdPassword reads the password from --etcd-password-file, when
+// given, over the environment's: the agent passes it so, never in the
+// role's environment or on its command line.
+func readEtcdPassword(a *rolecfg.Args) error {
+	if a.EtcdPasswordFile == "" {
+		return nil
+	}
+	b, err := os.ReadFile(a.EtcdPasswordFile)
+	if err != nil {
+		return fmt.Errorf("%w: --etcd-password-file: %v", errUsage, err)
+	}
+	a.Etcd.Password = strings.TrimSuffix(string(b), "\n")
+	return nil
 }

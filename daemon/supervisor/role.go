@@ -63,8 +63,10 @@ func (l roleLaunch) command(job, worker string, jobRev int64, gpus []int) (*exec
 		name, _, _ := strings.Cut(kv, "=")
 		return name == rolecfg.EtcdPasswordEnv || name == cudaVisibleDevices || slices.Contains(systemdEnv, name)
 	})
+	// The etcd password goes by file (Args.EtcdPasswordFile), never by the
+	// environment: a role passes its environment on to the model program
+	// it starts without a sandbox (--allow-unisolated-programs).
 	env = append(env, cudaVisibleDevices+"="+deviceList(gpus))
-	env = append(env, a.Environ()...)
 	// A role's products run on threads of its own over OpenBLAS calls that
 	// must each stay on one thread (model/gemm.go): an OpenMP build of
 	// OpenBLAS (Debian's libopenblas0-openmp alternative) would otherwise
@@ -94,6 +96,9 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
 	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node,
 		AllowUnisolatedPrograms: l.unisolated, JobCredential: jobdir.Credential(l.dataDir, job)}
+	if l.etcd.Password != "" { // the agent wrote it there (daemon: writeEtcdPassword)
+		a.EtcdPasswordFile = rolecfg.EtcdPasswordPath(l.dataDir)
+	}
 	if role, _, _ := jobspec.ParseWorker(worker); role != jobspec.RoleTrainer && l.advertise != "" { // trainers serve nothing
 		a.Listen = net.JoinHostPort(l.advertise, "0")
 	}

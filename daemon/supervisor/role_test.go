@@ -36,14 +36,15 @@ func TestRoleArgs(t *testing.T) {
 	}
 }
 
-// The etcd password reaches a role through its environment, never its
-// command line; systemd's variables and an inherited password do not.
+// The etcd password reaches a role as the path of the agent's 0600 file,
+// never in its environment or on its command line; systemd's variables
+// and an inherited password do not reach it either.
 func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "/run/systemd/notify")
 	t.Setenv("WATCHDOG_USEC", "1000000")
 	t.Setenv(rolecfg.EtcdPasswordEnv, "inherited")
 	t.Setenv("OMP_NUM_THREADS", "8")
-	l := roleLaunch{exe: "/bin/true", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
+	l := roleLaunch{exe: "/bin/true", dataDir: "/data", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
 	cmd, err := l.command("fit", "trainer-0", 42, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,20 +62,21 @@ func TestRoleCommandEnv(t *testing.T) {
 			t.Errorf("a role's %s is %q; want 1", name, last)
 		}
 	}
-	if n := countPrefix(cmd.Env, rolecfg.EtcdPasswordEnv+"="); n != 1 || !slices.Contains(cmd.Env, rolecfg.EtcdPasswordEnv+"=s3cret") {
-		t.Errorf("env has %d %s entries, want exactly %s=s3cret", n, rolecfg.EtcdPasswordEnv, rolecfg.EtcdPasswordEnv)
+	if !hasFlag(cmd.Args, "--etcd-password-file", rolecfg.EtcdPasswordPath("/data")) {
+		t.Errorf("command line %q lacks --etcd-password-file %s", cmd.Args, rolecfg.EtcdPasswordPath("/data"))
 	}
-	for _, v := range systemdEnv {
+	for _, v := range append([]string{rolecfg.EtcdPasswordEnv}, systemdEnv...) {
 		if countPrefix(cmd.Env, v+"=") != 0 {
 			t.Errorf("a role inherits %s", v)
 		}
 	}
-	if slices.ContainsFunc(cmd.Args, func(a string) bool { return strings.Contains(a, "s3cret") }) {
-		t.Errorf("command line %q carries the password", cmd.Args)
+	secret := func(w string) bool { return strings.Contains(w, "s3cret") || strings.Contains(w, "inherited") }
+	if slices.ContainsFunc(cmd.Args, secret) || slices.ContainsFunc(cmd.Env, secret) {
+		t.Errorf("command line %q or environment %q carries the password", cmd.Args, cmd.Env)
 	}
 	l.etcd.Password = ""
-	if cmd, _ = l.command("fit", "trainer-0", 42, nil); countPrefix(cmd.Env, rolecfg.EtcdPasswordEnv+"=") != 0 {
-		t.Errorf("an agent without a password passes on the one it inherited")
+	if cmd, _ = l.command("fit", "trainer-0", 42, nil); slices.Contains(cmd.Args, "--etcd-password-file") {
+		t.Errorf("an agent without a password names a password file: %q", cmd.Args)
 	}
 }
 

@@ -2,6 +2,7 @@ package rolecfg
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -11,9 +12,17 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// EtcdPasswordEnv carries the etcd password to role processes: a command
-// line is readable by every user of the host (ps, /proc/PID/cmdline).
+// EtcdPasswordEnv is where gtraind agent, and a role run by hand, find the
+// etcd password: a command line is readable by every user of the host (ps,
+// /proc/PID/cmdline). The agent hands it to its roles in a file instead
+// (EtcdPasswordPath), so that no role's environment, nor what a role passes
+// on to a model program, holds it.
 const EtcdPasswordEnv = "GTRAIN_ETCD_PASSWORD"
+
+// EtcdPasswordPath is the file (0600) in which the agent with data dir
+// dataDir keeps the etcd password for its roles (--etcd-password-file):
+// in the data dir, which no program sees.
+func EtcdPasswordPath(dataDir string) string { return filepath.Join(dataDir, "etcd-password") }
 
 // Args is what the agent tells a role process. A field left zero is not
 // written, and the role takes the flag's default (Defaults): an agent never
@@ -27,12 +36,13 @@ type Args struct {
 	// its checkpoint files carry it.
 	JobRev int64
 	// Etcd is the members the agent reached and its credentials; the
-	// password travels in the environment (Environ), never on the command
-	// line.
-	Etcd    coord.EtcdConfig
-	TLS     pki.Files // the node certificate, for the roles' RPCs
-	DataDir string    // the agent's data dir
-	Node    string
+	// password never travels on the command line nor in the environment:
+	// EtcdPasswordFile names the file holding it, which the role reads.
+	Etcd             coord.EtcdConfig
+	EtcdPasswordFile string
+	TLS              pki.Files // the node certificate, for the roles' RPCs
+	DataDir          string    // the agent's data dir
+	Node             string
 	// Listen is the HOST:PORT a master or pserver binds and publishes; the
 	// agent passes ADVERTISE:0. Trainers serve nothing.
 	Listen      string
@@ -80,15 +90,6 @@ func (a Args) Argv() ([]string, error) {
 	return argv, nil
 }
 
-// Environ is what a role process's environment must hold besides the
-// agent's: the etcd password, when there is one.
-func (a Args) Environ() []string {
-	if a.Etcd.Password == "" {
-		return nil
-	}
-	return []string{EtcdPasswordEnv + "=" + a.Etcd.Password}
-}
-
 // Parsed reads a role's command line back once its FlagSet is parsed.
 type Parsed struct {
 	role  string
@@ -111,7 +112,8 @@ func Flags(f *pflag.FlagSet, role string) *Parsed {
 }
 
 // Args is the command line read, with the etcd password that getenv
-// (os.Getenv) finds under EtcdPasswordEnv.
+// (os.Getenv) finds under EtcdPasswordEnv: a role run by hand. The caller
+// reads EtcdPasswordFile, when given, over it (this package reads no file).
 func (p *Parsed) Args(getenv func(string) string) (Args, error) {
 	a := p.args
 	switch {

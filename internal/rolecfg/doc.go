@@ -2,7 +2,7 @@
 // it starts (gtraind master|pserver|trainer):
 //
 //   - Args, the one description of a role's command line: the agent writes
-//     it (Args.Argv, Args.Environ) and the role reads it back (Flags, Parse),
+//     it (Args.Argv) and the role reads it back (Flags, Parse),
 //     so a flag cannot be written under one name and read under another;
 //   - the etcd and TLS flags that gtraind agent and the roles both take,
 //     declared once (AddAccessFlags);

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const cgroupRoot = "/sys/fs/cgroup"
@@ -230,4 +232,41 @@ func creatorGone(name string) bool {
 		return false
 	}
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// writableGroups says whether this process can make and fill program
+// groups in h: gtrain's parent group of every hierarchy must exist (root
+// makes it here) and be writable by it. On cgroup v1 a process may move
+// itself into a group whose cgroup.procs it may write, so an admin who
+// gives the gtrain user these directories (the unit's ExecStartPre) is
+// enough. On v2 moving a process also needs write access to the
+// cgroup.procs of the common ancestor of both groups, the root for an
+// agent outside gtrain's group: a non-root agent on v2 is refused until
+// the agent runs its programs under its own delegated subtree.
+func writableGroups(h hierarchy) error {
+	mounts := []string{h.v2}
+	if h.v2 == "" {
+		mounts = nil
+		for _, c := range []string{"memory", "pids", "cpu"} {
+			if h.v1[c] != "" {
+				mounts = append(mounts, h.v1[c])
+			}
+		}
+	}
+	for _, m := range mounts {
+		dir := filepath.Join(m, h.group)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("cannot make the programs' cgroup parent %s: %w; as root: mkdir %s && chown gtrain:gtrain %s (the unit's ExecStartPre does)", dir, err, dir, dir)
+		}
+		if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("cannot write the programs' cgroup parent %s (uid %d): %w; as root: chown gtrain:gtrain %s (the unit's ExecStartPre does)", dir, os.Geteuid(), err, dir)
+		}
+	}
+	if h.v2 != "" {
+		if err := unix.Access(filepath.Join(h.v2, "cgroup.procs"), unix.W_OK); err != nil {
+			return fmt.Errorf("cgroup v2 at %s: a program moves into its group through the root's cgroup.procs, which uid %d cannot write (%v): "+
+				"on cgroup v2 run the agent as root for now", h.v2, os.Geteuid(), err)
+		}
+	}
+	return nil
 }

@@ -11,6 +11,9 @@
 // no_new_privs, the parent-death signal again) run in a small re-exec
 // helper, `gtraind __sandbox-exec`, which then execs the program: so the
 // program never runs a single instruction as root or outside its cgroups.
+// The agent need not be root: CAP_SETUID, CAP_SETGID, CAP_SYS_ADMIN and
+// CAP_KILL and cgroup parents it may write are enough (caps.go, Check), and
+// the helper drops every capability before the exec.
 //
 // It owns: the choice of uid, the cgroups' life (made before the program,
 // removed after it), what a program sees of the host. It must not know

@@ -24,7 +24,8 @@ const (
 	HomeDir      = "/tmp/home"
 )
 
-// setup is what the helper is told: it runs as root in a fresh mount
+// setup is what the helper is told: it runs as root, or as the agent's
+// user with the capabilities of Needed (caps.go), in a fresh mount
 // namespace (the caller's Unshareflags), in the program's process group.
 type setup struct {
 	UID, GID  int
@@ -74,6 +75,11 @@ func enter(s setup, argv []string) error {
 	}
 	if err := syscall.Setuid(s.UID); err != nil {
 		return fmt.Errorf("setuid %d: %w", s.UID, err)
+	}
+	// Root loses its capabilities with its uid; a non-root agent's ambient
+	// ones would stay (between two non-zero uids the kernel keeps them).
+	if err := dropAllCaps(); err != nil {
+		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
@@ -135,11 +141,14 @@ func mounts(s setup) error {
 			return fmt.Errorf("the job's directory %s: %w", d, err)
 		}
 	}
+	// A tmpfs of the program's own rather than a chown: a non-root agent
+	// has no CAP_CHOWN, and mounting needs only the CAP_SYS_ADMIN it has.
 	if err := os.Mkdir(HomeDir, 0o700); err != nil {
 		return err
 	}
-	if err := os.Chown(HomeDir, s.UID, s.GID); err != nil {
-		return err
+	opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d", s.UID, s.GID)
+	if err := unix.Mount("tmpfs", HomeDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("the program's home %s: %w", HomeDir, err)
 	}
 	return os.Chdir(WorkspaceDir)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Mode says how a node runs programs.
@@ -54,21 +55,30 @@ func Decide(allowUnisolated bool) (Mode, string) {
 	return Refuse, err.Error()
 }
 
-// Check says whether this process can isolate programs: it must be root
-// (to switch uid, mount and write cgroups) and find cgroup controllers for
-// memory and pids.
+// Check says whether this process can isolate programs: it must hold the
+// capabilities of Needed (root holds them; a gtrain user is given them by
+// its systemd unit), find cgroup controllers for memory and pids, and be
+// able to make groups in gtrain's parent group of each (root can; a
+// non-root agent needs it made its own, see writableGroups).
 func Check() error {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("the agent is not root (uid %d): it cannot switch a program to a job's uid or set cgroup limits", os.Geteuid())
+	eff, err := effectiveCaps()
+	if err != nil {
+		return fmt.Errorf("read this process's capabilities: %w", err)
 	}
-	if _, err := findHierarchy(cgroupRoot); err != nil {
+	if missing := missingCaps(eff); len(missing) > 0 {
+		return fmt.Errorf("the agent (uid %d) lacks the capabilities %s (to switch a program to a job's uid, "+
+			"mount its view of the host and stop it)", os.Geteuid(), strings.Join(missing, ", "))
+	}
+	h, err := findHierarchy(cgroupRoot)
+	if err != nil {
 		return err
 	}
-	return nil
+	return writableGroups(h)
 }
 
 // RefusedError is what a program start returns under Refuse.
 func (p Policy) RefusedError() error {
-	return fmt.Errorf("%w: %s; run the agent as root on a node with cgroup memory and pids controllers, "+
+	return fmt.Errorf("%w: %s; run the agent as root, or as deploy/systemd/gtraind.service runs it (its capabilities and cgroup parents), "+
+		"on a node with cgroup memory and pids controllers, "+
 		"or start it with --allow-unisolated-programs to run programs with the agent's rights", ErrRefused, p.Reason)
 }

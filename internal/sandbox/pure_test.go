@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPickUIDDeterministicAndCollisions: a job starts at the same uid
@@ -159,5 +161,23 @@ func TestPrepareModes(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "the agent is not root") ||
 		!strings.Contains(err.Error(), "--allow-unisolated-programs") {
 		t.Errorf("Refuse: %v", err)
+	}
+}
+
+// TestMissingCaps: a non-root agent is judged by its effective
+// capabilities, each one of Needed named when absent.
+func TestMissingCaps(t *testing.T) {
+	var all uint64
+	for _, c := range Needed {
+		all |= 1 << c.Bit
+	}
+	if m := missingCaps(all); len(m) != 0 {
+		t.Errorf("all the needed capabilities: missing %v", m)
+	}
+	if m := missingCaps(all &^ (1 << unix.CAP_SYS_ADMIN)); !slices.Equal(m, []string{"CAP_SYS_ADMIN"}) {
+		t.Errorf("without CAP_SYS_ADMIN: missing %v", m)
+	}
+	if m := missingCaps(0); len(m) != len(Needed) {
+		t.Errorf("no capabilities: missing %v, want all %d", m, len(Needed))
 	}
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,14 +89,37 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string) (*exec
 }
 
 // GiveTree makes dir (a private copy such as an unpacked workspace) the
-// sandbox's, so that its uid reads it inside the read-only bind.
+// sandbox's, so that its uid reads it inside the read-only bind. A non-root
+// agent cannot chown (no CAP_CHOWN): it makes the tree readable by every
+// uid instead, which gives nobody else anything, since the copy lies in
+// the agent's data dir (0700, covered in every program's view) and the
+// program sees it through the bind only.
 func (s *Sandbox) GiveTree(dir string) error {
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+	chown := true
+	return filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, s.UID, s.GID)
+		if chown {
+			err = os.Lchown(p, s.UID, s.GID)
+			if !errors.Is(err, os.ErrPermission) {
+				return err
+			}
+			chown = false
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil
+		}
+		return os.Chmod(p, fi.Mode().Perm()|0o444|(fi.Mode().Perm()&0o100)*0o11|dirX(fi))
 	})
+}
+
+// dirX is the search bits a directory needs for every uid.
+func dirX(fi os.FileInfo) os.FileMode {
+	if fi.IsDir() {
+		return 0o111
+	}
+	return 0
 }
 
 // OOMKilled says whether the kernel killed the program for its memory limit.

@@ -63,9 +63,10 @@ func (hc *HostCluster) AssertNothingRunsOn(t *testing.T, job, node string) {
 	}
 }
 
-// AssertPasswordOnNoCommandLine: the etcd password reaches the roles in
-// their environment, and shows in no process's command line.
-func (hc *HostCluster) AssertPasswordOnNoCommandLine(t *testing.T) {
+// AssertPasswordNotExposed: the etcd password shows in no process's
+// command line nor any role's environment; each role is given the agent's
+// 0600 file holding it (--etcd-password-file).
+func (hc *HostCluster) AssertPasswordNotExposed(t *testing.T) {
 	t.Helper()
 	roles := 0
 	for _, pid := range netcluster.Processes(hc.Dir) {
@@ -73,12 +74,23 @@ func (hc *HostCluster) AssertPasswordOnNoCommandLine(t *testing.T) {
 		if strings.Contains(string(cmdline), hc.EtcdPassword()) {
 			t.Errorf("pid %d has the etcd password on its command line: %q", pid, cmdline)
 		}
-		if bytes.Contains(cmdline, []byte("\x00--job\x00")) {
-			roles++
-			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-			if !strings.Contains(string(env), "GTRAIN_ETCD_PASSWORD="+hc.EtcdPassword()) {
-				t.Errorf("role pid %d has no etcd password in its environment", pid)
-			}
+		if !bytes.Contains(cmdline, []byte("\x00--job\x00")) {
+			continue
+		}
+		roles++
+		if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); strings.Contains(string(env), hc.EtcdPassword()) {
+			t.Errorf("role pid %d has the etcd password in its environment", pid)
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		i := slices.Index(args, "--etcd-password-file")
+		if i < 0 || i+1 >= len(args) {
+			t.Errorf("role pid %d has no --etcd-password-file: %q", pid, cmdline)
+			continue
+		}
+		fi, err := os.Stat(args[i+1])
+		b, _ := os.ReadFile(args[i+1])
+		if err != nil || fi.Mode().Perm() != 0o600 || string(b) != hc.EtcdPassword() {
+			t.Errorf("role pid %d's password file %s: %v, %v; want mode 0600 holding the password", pid, args[i+1], fi, err)
 		}
 	}
 	if roles != 6 {
