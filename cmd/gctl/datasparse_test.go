@@ -34,6 +34,7 @@ func TestDataConvertMovieLens(t *testing.T) {
 	}{
 		{"text user id", "2::20::5::1\nx7::10::3::2\n", mlUsers, mlMovies, "ratings.dat", ":2:", `UserID "x7"`},
 		{"rating missing", "2::20::::1\n", mlUsers, mlMovies, "ratings.dat", ":1:", "Rating is missing"},
+		{"rating not a number", "2::20::five::1\n", mlUsers, mlMovies, "ratings.dat", ":1:", `Rating "five" is not a finite number`},
 		{"rating field missing", "2::20::5::1\n1::10::978302109\n", mlUsers, mlMovies, "ratings.dat", ":2:", "3 \"::\"-separated fields, want 4"},
 		{"unknown user", "2::20::5::1\n9::10::3::2\n", mlUsers, mlMovies, "ratings.dat", ":2:", "user 9 is not in users.dat"},
 		{"unknown movie", "2::30::5::1\n", mlUsers, mlMovies, "ratings.dat", ":1:", "movie 30 is not in movies.dat"},
