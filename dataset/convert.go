@@ -15,9 +15,11 @@ import (
 // ConvertOptions says what to convert and how; zero values get the defaults
 // noted per field.
 type ConvertOptions struct {
-	Format       string  // FormatWhitespace | FormatCSV | FormatIDX | FormatMovieLens
+	Format       string  // FormatWhitespace | FormatCSV | FormatTSV | FormatIDX | FormatMovieLens
 	Input        string  // text file; for idx: the images idx file (idx3-ubyte, u8 pixels scaled to [0,1]); for movielens: the directory
 	Labels       string  // idx only: labels idx1-ubyte file
+	Columns      string  // text only: a column spec (see specEntry); empty: the last column is the label, the others features
+	Header       bool    // text only: the first non-blank line names the columns (and is no record)
 	OutPrefix    string  // DIR/PREFIX; DIR is created
 	Shards       int     // >= 1
 	TestFraction float64 // in [0,1); default 0
@@ -59,6 +61,9 @@ func Convert(opts ConvertOptions) (*ConvertResult, error) {
 		return nil, err
 	}
 	features := len(examples[0].Features)
+	if features == 0 && (o.Normalize || o.Stats != "") {
+		return nil, fmt.Errorf("%w: the records have no dense features to normalise", ErrBadOptions)
+	}
 	train, test, err := o.parts(examples)
 	if err != nil {
 		return nil, err
@@ -174,7 +179,7 @@ func (o ConvertOptions) withDefaults() (ConvertOptions, error) {
 		return ConvertOptions{}, fmt.Errorf("%w: %s", ErrBadOptions, fmt.Sprintf(format, args...))
 	}
 	switch o.Format {
-	case FormatWhitespace, FormatCSV:
+	case FormatWhitespace, FormatCSV, FormatTSV:
 		if o.Labels != "" {
 			return bad("labels file %q is only used with format %q", o.Labels, FormatIDX)
 		}
@@ -187,7 +192,10 @@ func (o ConvertOptions) withDefaults() (ConvertOptions, error) {
 			return bad("format %q takes no labels file and no normalisation: its records have no dense features", FormatMovieLens)
 		}
 	default:
-		return bad("format %q, want %q, %q, %q or %q", o.Format, FormatWhitespace, FormatCSV, FormatIDX, FormatMovieLens)
+		return bad("format %q, want %q, %q, %q, %q or %q", o.Format, FormatWhitespace, FormatCSV, FormatTSV, FormatIDX, FormatMovieLens)
+	}
+	if (o.Columns != "" || o.Header) && (o.Format == FormatIDX || o.Format == FormatMovieLens) {
+		return bad("a column spec and a header row are for text formats (%q, %q, %q), not %q", FormatWhitespace, FormatCSV, FormatTSV, o.Format)
 	}
 	if o.Input == "" {
 		return bad("no input file given")
@@ -254,11 +262,18 @@ func readInput(o ConvertOptions) ([]Example, int, []IDField, error) {
 			return fmt.Sprintf("%s record %d", filepath.Join(o.Input, MovieLensRatings), i+1)
 		})
 	}
-	examples, lines, err := readText(o.Input, o.Format)
+	in := textInput{format: o.Format, header: o.Header}
+	if o.Columns != "" {
+		var err error
+		if in.spec, err = parseColumnSpec(o.Columns); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	examples, lines, fields, err := readText(o.Input, in)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	return examples, o.Classes, nil, checkLabels(examples, o.Classes, func(i int) string {
+	return examples, o.Classes, fields, checkLabels(examples, o.Classes, func(i int) string {
 		return fmt.Sprintf("%s:%d", o.Input, lines[i])
 	})
 }

@@ -362,7 +362,7 @@ func TestRejectedCommandLines(t *testing.T) {
 		{[]string{"job", "logs", "j", "-n", "-1"}, []string{"-n -1"}},
 		{[]string{"job", "scale", "j"}, []string{"--trainers N"}},
 		{[]string{"data", "convert", "--input", "x"}, []string{"--format"}},
-		{[]string{"data", "convert", "--format", "parquet", "--input", "x", "--out", "d/p", "--shards", "1"}, []string{`"parquet"`, "whitespace, csv, idx"}},
+		{[]string{"data", "convert", "--format", "parquet", "--input", "x", "--out", "d/p", "--shards", "1"}, []string{`"parquet"`, "whitespace, csv, tsv, idx, movielens"}},
 		{[]string{"data", "convert", "--format", "idx", "--input", "x", "--out", "d/p", "--shards", "1"}, []string{"--labels"}},
 		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p"}, []string{"--shards"}},
 		{[]string{"data", "convert", "--format", "csv", "--input", "x", "--out", "d/p", "--shards", "2", "--test-fraction", "1"}, []string{"--test-fraction"}},

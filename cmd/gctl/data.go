@@ -15,7 +15,7 @@ import (
 )
 
 // Input formats of `data convert` (docs/reference.md#record-shards).
-var convertFormats = []string{dataset.FormatWhitespace, dataset.FormatCSV, dataset.FormatIDX, dataset.FormatMovieLens}
+var convertFormats = []string{dataset.FormatWhitespace, dataset.FormatCSV, dataset.FormatTSV, dataset.FormatIDX, dataset.FormatMovieLens}
 
 func (a *app) dataCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -45,13 +45,17 @@ type convertOutput struct {
 func (a *app) dataConvertCommand() *cobra.Command {
 	var opts dataset.ConvertOptions
 	cmd := &cobra.Command{
-		Use:   "convert --format whitespace|csv|idx|movielens --input F [--labels F] --out DIR/PREFIX --shards N",
+		Use:   "convert --format whitespace|csv|tsv|idx|movielens --input F [--labels F] [--columns SPEC] [--header] --out DIR/PREFIX --shards N",
 		Short: "Turn raw data into record shards",
 		Long: `Convert raw data into chunked, checksummed record shards (docs/reference.md#record-shards):
 PREFIX-train-00000-of-0000N, ... and, with --test-fraction, PREFIX-test-....
 
-Formats: whitespace or csv (numbers, one record per line, the last column is the
-label; UCI housing is whitespace) and idx (MNIST-style: --input the images file,
+Formats: whitespace, csv or tsv (one record per line; by default every column a
+number and the last the label, UCI housing is whitespace; --columns says which
+columns are the label, dense features and id fields, e.g.
+--columns label=4,id:user=1,hash:item=2,dense=5-7, see
+docs/reference.md#text-columns; --header skips a first row of column names,
+which --columns may then use) and idx (MNIST-style: --input the images file,
 --labels the labels file) and movielens (--input a directory holding ml-1m's
 ratings.dat, users.dat and movies.dat, "::"-separated: one record per rating in
 the file's order, label the rating, id fields user, movie, gender, age,
@@ -121,6 +125,8 @@ With -o json: {"train_files", "test_files", "train_records", "test_records",
 	f.StringVar(&opts.Format, "format", "", "input format: "+strings.Join(convertFormats, ", "))
 	f.StringVar(&opts.Input, "input", "", "raw data file (for idx: the images file)")
 	f.StringVar(&opts.Labels, "labels", "", "labels file (idx only)")
+	f.StringVar(&opts.Columns, "columns", "", "text formats: what the columns are, e.g. label=4,id:user=1,hash:item=2,dense=5-7 (default: the last the label, the others dense)")
+	f.BoolVar(&opts.Header, "header", false, "text formats: the first line names the columns and is no record")
 	f.StringVar(&opts.OutPrefix, "out", "", "output DIR/PREFIX of the shard files")
 	f.IntVar(&opts.Shards, "shards", 0, "number of training shards (and of test shards)")
 	f.Float64Var(&opts.TestFraction, "test-fraction", 0, "fraction of the records held out as the test part, in [0, 1)")
@@ -144,6 +150,8 @@ func checkConvertOptions(o dataset.ConvertOptions) error {
 		return usagef("--format %q is not a known format: use one of %s", o.Format, strings.Join(convertFormats, ", "))
 	case o.Input == "":
 		return usagef("data convert needs --input FILE")
+	case (o.Columns != "" || o.Header) && (o.Format == dataset.FormatIDX || o.Format == dataset.FormatMovieLens):
+		return usagef("--columns and --header are for the text formats (whitespace, csv, tsv), not --format %s", o.Format)
 	case o.Format == dataset.FormatMovieLens && (o.Normalize || o.Stats != ""):
 		return usagef("--format movielens has no dense features to --normalize or scale with --stats: drop them")
 	case o.Format == "idx" && o.Labels == "":

@@ -34,6 +34,7 @@ func TestDataConvertMovieLens(t *testing.T) {
 	}{
 		{"text user id", "2::20::5::1\nx7::10::3::2\n", mlUsers, mlMovies, "ratings.dat", ":2:", `UserID "x7"`},
 		{"rating missing", "2::20::::1\n", mlUsers, mlMovies, "ratings.dat", ":1:", "Rating is missing"},
+		{"rating not a number", "2::20::five::1\n", mlUsers, mlMovies, "ratings.dat", ":1:", `Rating "five" is not a finite number`},
 		{"rating field missing", "2::20::5::1\n1::10::978302109\n", mlUsers, mlMovies, "ratings.dat", ":2:", "3 \"::\"-separated fields, want 4"},
 		{"unknown user", "2::20::5::1\n9::10::3::2\n", mlUsers, mlMovies, "ratings.dat", ":2:", "user 9 is not in users.dat"},
 		{"unknown movie", "2::30::5::1\n", mlUsers, mlMovies, "ratings.dat", ":1:", "movie 30 is not in movies.dat"},
@@ -65,4 +66,35 @@ func TestDataSynthMovieLens(t *testing.T) {
 	a, stdout, stderr = newTestApp(t)
 	r = runGctl(t, a, stdout, stderr, "data", "synth", "movielens", "--out", dir, "--users", "3", "--movies", "2", "--ratings", "4")
 	wantRun(t, r, exitRejected, nil, []string{"4 ratings of 3 users × 2 movies: at most half the pairs (3)"})
+}
+
+// TestDataConvertColumns converts csv with a header and categorical columns,
+// then bad lines and specs: exit 2 naming the line and column.
+func TestDataConvertColumns(t *testing.T) {
+	dir := t.TempDir()
+	input := writeFile(t, filepath.Join(dir, "r.csv"), "user,item,rating,age\n1,shoe,4,30\n2,hat|shoe,3,41\n")
+	convert := func(input, columns string, extra ...string) testRun {
+		a, stdout, stderr := newTestApp(t)
+		args := append([]string{"data", "convert", "--format", "csv", "--input", input, "--out", filepath.Join(dir, "out", "r"),
+			"--shards", "1", "--replace", "--columns", columns}, extra...)
+		return runGctl(t, a, stdout, stderr, args...)
+	}
+	r := convert(input, "label=rating,id:user=1,hash:item=item,dense=4", "--header")
+	wantRun(t, r, exitOK, []string{"train: 2 records, 1 features", "id fields: user, item"}, nil)
+
+	text := writeFile(t, filepath.Join(dir, "text.csv"), "1,shoe,4,30\nu2,hat,3,41\n")
+	r = convert(text, "label=3,id:user=1,hash:item=2,dense=4")
+	wantRun(t, r, exitRejected, nil, []string{text + ":2:", `column 1 (id:user): "u2" is not a whole number`})
+
+	short := writeFile(t, filepath.Join(dir, "short.csv"), "user,item,rating,age\n1,shoe,4,30\n2,hat,3\n")
+	r = convert(short, "label=rating,id:user=1,hash:item=2,dense=age", "--header")
+	wantRun(t, r, exitRejected, nil, []string{short + ":3:", "column 4 (age) and after are missing"})
+
+	r = convert(input, "label=rating,id:user=1,dense=height", "--header")
+	wantRun(t, r, exitRejected, nil, []string{`dense=height: "height" is not a column number (from 1) or a name of the header row`})
+
+	a, stdout, stderr := newTestApp(t)
+	r = runGctl(t, a, stdout, stderr, "data", "convert", "--format", "idx", "--input", input, "--labels", input, "--out", filepath.Join(dir, "x"),
+		"--shards", "1", "--columns", "label=1")
+	wantRun(t, r, exitRejected, nil, []string{"--columns and --header are for the text formats"})
 }
