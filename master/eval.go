@@ -77,13 +77,13 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	var m api.Metrics
 	if len(e.Test) > 0 {
 		restore := roleruntime.Raise(e.Procs)
-		loss, acc, err := e.evaluate(ctx, params)
+		loss, acc, err := e.evaluate(ctx, params, minStep)
 		restore()
 		if err != nil {
 			return api.Metrics{}, fmt.Errorf("pass %d: evaluate: %w", pass, err)
 		}
 		m.TestLoss = &loss
-		if e.Layout.Spec.Kind != model.KindLinear && e.Layout.Spec.Outputs > 1 {
+		if e.Layout.Spec.Kind != model.KindLinear && e.Layout.Spec.Outputs > 1 || e.Layout.Rec != nil && e.Layout.Rec.Spec().Outputs > 1 {
 			m.TestAccuracy = &acc
 		}
 	}
@@ -101,12 +101,43 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	return m, nil
 }
 
-func (e *PassEvaluator) evaluate(ctx context.Context, params [][]float32) (loss, acc float64, err error) {
+func (e *PassEvaluator) evaluate(ctx context.Context, params [][]float32, step int64) (loss, acc float64, err error) {
 	if e.Program != nil {
 		return evaluateProgram(ctx, e, params)
 	}
+	if e.Layout.Rec != nil {
+		return e.evaluateRecommender(ctx, params, step)
+	}
 	loss, acc = Evaluate(e.Layout.Model, params, e.Test)
 	return loss, acc, nil
+}
+
+// evaluateRecommender is Evaluate for the recommender: each batch's rows
+// are pulled from the pservers (as of step, the pass's), then evaluated.
+func (e *PassEvaluator) evaluateRecommender(ctx context.Context, params [][]float32, step int64) (meanLoss, accuracy float64, err error) {
+	rec := e.Layout.Rec
+	var fields []string
+	var dims []int
+	for _, t := range rec.Tables() {
+		fields, dims = append(fields, t.Field), append(dims, t.Dim)
+	}
+	var b model.RecBatch
+	var loss float64
+	var correct int
+	for lo := 0; lo < len(e.Test); lo += evalBatch {
+		dataset.ToRecBatch(&b, e.Test[lo:min(lo+evalBatch, len(e.Test))], len(fields))
+		if err := e.PS.Client().PullBatchRows(ctx, fields, dims, &b, step, math.MaxInt64); err != nil {
+			return 0, 0, fmt.Errorf("pull rows: %w", err)
+		}
+		if err := rec.Spec().CheckBatch(b); err != nil {
+			return 0, 0, err
+		}
+		l, c := rec.Evaluate(params, b)
+		loss += l
+		correct += c
+	}
+	n := float64(len(e.Test))
+	return loss / n, float64(correct) / n, nil
 }
 
 // Evaluate returns the mean loss and the accuracy of params on examples.
