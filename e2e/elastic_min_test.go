@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ import (
 // etcd), so it says --insecure: its API serves anonymous callers.
 func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string, flags ...string) *e2erig.Agent {
 	t.Helper()
-	a := &e2erig.Agent{DataDir: dataDir, API: e2erig.FreePort(t), Log: &bytes.Buffer{}}
+	a := &e2erig.Agent{DataDir: dataDir, API: e2erig.FreePort(t), Log: &e2erig.LogBuffer{}}
 	a.Launch(t, append([]string{"agent", "--insecure", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
 		"--api-addr", a.API, "--gossip-addr", e2erig.FreePort(t), "--cpu", cpu}, flags...)...)
 	return a

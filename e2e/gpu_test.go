@@ -17,19 +17,11 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 )
 
-// gpuSite is a sitecustomize.py that makes every model program write its
-// CUDA_VISIBLE_DEVICES into GPU_MARKS/<parent pid>-<pid>: the parent is
-// the role process that started it, so the test knows whose it is.
-const gpuSite = `import os
-d = os.environ.get('GPU_MARKS')
-if d:
-    with open(os.path.join(d, '%d-%d' % (os.getppid(), os.getpid())), 'w') as f:
-        f.write(os.environ.get('CUDA_VISIBLE_DEVICES', 'unset'))
-`
-
 // TestGPUPlacement: two agents offering 2 (fake) GPUs each. A job of three
 // 1-GPU trainers runs them on distinct (node, device) pairs, and each
-// trainer's model program sees its device alone in CUDA_VISIBLE_DEVICES; a
+// trainer's model program sees its device alone in CUDA_VISIBLE_DEVICES
+// (read from its /proc environ: a sandboxed program can write nothing the
+// test could read); a
 // second job of two more 1-GPU trainers waits PENDING with "no free GPU".
 // The node holding two of the trainers is crashed (its agent SIGKILLed):
 // one of them is placed anew on the other node's free device, its program
@@ -45,26 +37,17 @@ func TestGPUPlacement(t *testing.T) {
 		agents[n] = startSizedAgent(t, n, filepath.Join(work, n), endpoint, "4", "--gpus", "2")
 	}
 	programWorkspace(t, agents["n1"], work)
-	lib, marks := filepath.Join(work, "pylib"), filepath.Join(work, "marks")
-	for _, d := range []string{lib, marks} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(lib, "sitecustomize.py"), []byte(gpuSite), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	gpuJob := func(name string, trainers int) jobspec.Spec {
 		s := programJob(name, "")
 		s.Trainers, s.Pservers, s.Passes = trainers, 1, 100 // it runs until the test ends
 		s.Resources.Trainer = jobspec.Resource{CPU: 0.5, GPU: 1}
 		s.Checkpoint.Dir = filepath.Join(work, "ckpt-"+name)
-		s.Env = map[string]string{"PYTHONPATH": lib, "GPU_MARKS": marks}
+		s.Env = map[string]string{gpuProgramMark: "1"}
 		return s
 	}
 	a := agents["n1"]
 	e2erig.StartDetached(t, a, gpuJob("gpu", 3))
-	rows := waitPinned(t, a, marks, "the 3 trainers to run pinned to their GPUs", 3)
+	rows := waitPinned(t, a, "the 3 trainers to run pinned to their GPUs", 3)
 	pairs := devicePairs(rows)
 	if len(pairs) != 3 || len(slices.Compact(slices.Clone(pairs))) != 3 {
 		t.Fatalf("trainers on (node, device) pairs %v, want 3 distinct", pairs)
@@ -93,7 +76,7 @@ func TestGPUPlacement(t *testing.T) {
 	}
 	<-agents[victim].Exited
 	waitNodeState(t, a, victim, api.NodeDown, 10*time.Second)
-	moved := waitPinned(t, a, marks, "a trainer of the dead node to run pinned on "+survivor, 2)
+	moved := waitPinned(t, a, "a trainer of the dead node to run pinned on "+survivor, 2)
 	if got := devicePairs(moved); !slices.Equal(got, []string{survivor + "/0", survivor + "/1"}) {
 		t.Errorf("after the crash trainers run on %v, want both GPUs of %s", got, survivor)
 	}
@@ -103,10 +86,14 @@ func TestGPUPlacement(t *testing.T) {
 	}
 }
 
+// gpuProgramMark is in the environment of the test's model programs: it
+// tells them among a trainer's descendants in /proc.
+const gpuProgramMark = "E2E_GPU_PROGRAM"
+
 // waitPinned waits until want trainers of job gpu run, each with one GPU,
-// and the model program each started says that GPU in its
-// CUDA_VISIBLE_DEVICES (its mark under marks); it returns those trainers.
-func waitPinned(t *testing.T, a *e2erig.Agent, marks, what string, want int) []api.WorkerRow {
+// and the model program each started has that GPU in its
+// CUDA_VISIBLE_DEVICES; it returns those trainers.
+func waitPinned(t *testing.T, a *e2erig.Agent, what string, want int) []api.WorkerRow {
 	t.Helper()
 	var pinned []api.WorkerRow
 	wait.Eventually(t, 90*time.Second, what, func() (bool, string) {
@@ -121,7 +108,7 @@ func waitPinned(t *testing.T, a *e2erig.Agent, marks, what string, want int) []a
 			if role != jobspec.RoleTrainer || r.State != api.WorkerRunning || len(r.GPUs) != 1 {
 				continue
 			}
-			if seen := markOf(marks, r.PID); seen != strconv.Itoa(r.GPUs[0]) {
+			if seen := programDevices(r.PID); seen != strconv.Itoa(r.GPUs[0]) {
 				return false, fmt.Sprintf("%s (pid %d) on %s has GPU %v; its program saw %q", r.Name, r.PID, r.Node, r.GPUs, seen)
 			}
 			pinned = append(pinned, r)
@@ -131,15 +118,57 @@ func waitPinned(t *testing.T, a *e2erig.Agent, marks, what string, want int) []a
 	return pinned
 }
 
-// markOf is the CUDA_VISIBLE_DEVICES a program started by pid wrote ("":
-// none wrote yet).
-func markOf(marks string, pid int) string {
-	found, _ := filepath.Glob(filepath.Join(marks, strconv.Itoa(pid)+"-*"))
-	if len(found) == 0 {
-		return ""
+// programDevices is the CUDA_VISIBLE_DEVICES of the model program the
+// process pid started (a descendant whose environment holds
+// gpuProgramMark), read as root from /proc; "" while none runs.
+func programDevices(pid int) string {
+	for _, p := range descendants(pid) {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p))
+		if err != nil {
+			continue
+		}
+		vars := strings.Split(string(env), "\x00")
+		if !slices.Contains(vars, gpuProgramMark+"=1") {
+			continue
+		}
+		for _, v := range vars {
+			if d, ok := strings.CutPrefix(v, "CUDA_VISIBLE_DEVICES="); ok {
+				return d
+			}
+		}
+		return "unset"
 	}
-	b, _ := os.ReadFile(found[0])
-	return string(b)
+	return ""
+}
+
+// descendants lists the processes below pid (children first), from the
+// parent pid in each /proc/PID/stat.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut after its ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		p, err1 := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		pp, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
 
 // devicePairs is the "node/device" of each row, sorted.

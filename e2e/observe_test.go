@@ -37,7 +37,7 @@ func TestObserveAJob(t *testing.T) {
 	}
 	work := t.TempDir()
 	metricsAddr := e2erig.FreePort(t)
-	a := &e2erig.Agent{DataDir: filepath.Join(work, "agent"), API: e2erig.FreePort(t), Etcd: e2erig.FreePort(t), Log: &bytes.Buffer{}}
+	a := &e2erig.Agent{DataDir: filepath.Join(work, "agent"), API: e2erig.FreePort(t), Etcd: e2erig.FreePort(t), Log: &e2erig.LogBuffer{}}
 	a.Launch(t, "agent", "--dev", "--data-dir", a.DataDir, "--node-name", "e2e-node", "--api-addr", a.API,
 		"--gossip-addr", e2erig.FreePort(t), "--etcd-client-addr", a.Etcd, "--etcd-peer-addr", e2erig.FreePort(t),
 		"--metrics-addr", metricsAddr)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ type Agent struct {
 	DataDir string
 	API     string
 	Etcd    string
-	Log     *bytes.Buffer
+	Log     *LogBuffer
 	Exited  chan error
 	// Wrap, when set, is the command that runs gtraind (its path and the
 	// arguments follow): setpriv, to run the agent as another user.
@@ -104,7 +105,7 @@ func StartAgentWith(t *testing.T, dataDir string, flags ...string) *Agent {
 // StartAgentWrapped is StartAgentWith run through wrap (Agent.Wrap).
 func StartAgentWrapped(t *testing.T, dataDir string, wrap []string, flags ...string) *Agent {
 	t.Helper()
-	a := &Agent{DataDir: dataDir, API: FreePort(t), Etcd: FreePort(t), Log: &bytes.Buffer{}, Wrap: wrap}
+	a := &Agent{DataDir: dataDir, API: FreePort(t), Etcd: FreePort(t), Log: &LogBuffer{}, Wrap: wrap}
 	a.Launch(t, append([]string{"agent", "--dev", "--data-dir", dataDir,
 		"--node-name", "e2e-node", "--api-addr", a.API, "--gossip-addr", FreePort(t),
 		"--etcd-client-addr", a.Etcd, "--etcd-peer-addr", FreePort(t)}, flags...)...)
@@ -244,4 +245,24 @@ func (a *Agent) ReferenceRun(t *testing.T, work, name string, spec jobspec.Spec)
 	}
 	t.Logf("reference run: %s, accuracy %.3f", time.Since(started).Round(time.Millisecond), *ref.Metrics.TestAccuracy)
 	return ref
+}
+
+// LogBuffer keeps an agent's output: written by the goroutine that copies
+// the process's output while a test reads it (a bytes.Buffer alone races).
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is what was written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
