@@ -28,9 +28,9 @@
 //   - pserver_memory: the pserver's VmHWM over parameters plus Adam's two
 //     moments for the MLP 784-2048-2048-10 with checkpoints on; the issue's
 //     goal (1.5x + 64 MiB) is in its note (pservermem.go).
-//   - sparse_pull_push, sparse_memory, sparse_untouched_mib: the pserver's
-//     embedding table in process (sparse.go): rows/s pulled and updated
-//     against random 64-byte gathers; the peak RSS of a child process
+//   - sparse_pull_push, sparse_memory, sparse_untouched_mib (sparse.go):
+//     rows/s a pserver pulls and updates over gRPC on loopback against
+//     random 64-byte gathers; the peak RSS of a child process
 //     holding 10 M touched rows over what they hold; what an untouched
 //     table costs.
 //

@@ -1,15 +1,23 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/jobauth"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"google.golang.org/grpc"
 )
 
 // SparseVocab is the id range of the sparse figures: 10 M ids, as the
@@ -19,11 +27,14 @@ const SparseVocab = 10_000_000
 // sparseDim is the rows' dimension (64 bytes of float32 values).
 const sparseDim = 16
 
-// sparseTable is the table the sparse figures use: dimension 16, adagrad.
-func sparseTable() (*pserver.Table, error) {
-	return pserver.NewTable(pserver.TableConfig{Name: "items", Dim: sparseDim, Seed: 1,
-		Optimizer: pserver.OptimizerConfig{Kind: pserver.OptimizerAdagrad, LearningRate: 0.05}.WithDefaults()})
+// sparseTableConfig is the table the sparse figures use: dimension 16,
+// adagrad.
+func sparseTableConfig() pserver.TableConfig {
+	return pserver.TableConfig{Name: "items", Dim: sparseDim, Seed: 1,
+		Optimizer: pserver.OptimizerConfig{Kind: pserver.OptimizerAdagrad, LearningRate: 0.05}.WithDefaults()}
 }
+
+func sparseTable() (*pserver.Table, error) { return pserver.NewTable(sparseTableConfig()) }
 
 // zipfIDs draws n ids Zipf-like (s = 1.1) from [0, SparseVocab), scattered
 // over the 64-bit range as hashed ids are, so popular ids are not neighbours.
@@ -41,10 +52,11 @@ func scatter(x uint64) uint64 {
 	return x ^ (x >> 27)
 }
 
-// SparsePullPush is sparse_pull_push: rows per second that a pserver table
-// (pserver.Table, in process: not yet through gRPC) pulls and then updates
-// with adagrad, batches of 4,096 Zipf-like ids; and its ceiling, random
-// 64-byte gathers from a table of SparseVocab rows in memory.
+// SparsePullPush is sparse_pull_push: rows per second that a pserver
+// serves over gRPC on loopback (its real server, in this process, async
+// mode: 1 pserver) pulled and then pushed back with adagrad, batches of
+// 4,096 Zipf-like ids; and its ceiling, random 64-byte gathers from a table
+// of SparseVocab rows in memory.
 type SparsePullPush struct {
 	RowsPerSec, GathersPerSec float64
 	Stored                    int
@@ -52,10 +64,24 @@ type SparsePullPush struct {
 
 // MeasureSparsePullPush runs for about d on each side.
 func MeasureSparsePullPush(d time.Duration) (*SparsePullPush, error) {
-	tab, err := sparseTable()
+	shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeAsync, Optimizer: sparseTableConfig().Optimizer,
+		Tables: []pserver.TableConfig{sparseTableConfig()}}, nil)
 	if err != nil {
 		return nil, err
 	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := grpc.NewServer(wire.ServerOptions()...)
+	api.RegisterPServerServer(srv, pserver.NewServer(0, shard, nil, nil))
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	c, err := client.NewClient([]string{lis.Addr().String()}, nil, jobauth.Dial{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
 	r := rand.New(rand.NewSource(1))
 	const batch = 4096
 	batches := make([][]uint64, 64)
@@ -66,20 +92,21 @@ func MeasureSparsePullPush(d time.Duration) (*SparsePullPush, error) {
 	for i := range grads {
 		grads[i] = float32(i%7) * 0.01
 	}
+	ctx, name := context.Background(), sparseTableConfig().Name
 	rows := 0
 	start := time.Now()
 	for i := 0; time.Since(start) < d; i++ {
 		ids := batches[i%len(batches)]
-		if err := tab.Pull(ids, vals); err != nil {
+		if err := c.PullRows(ctx, name, ids, sparseDim, 0, 0, vals); err != nil {
 			return nil, err
 		}
-		if err := tab.Apply([]pserver.RowGrads{{IDs: ids, Grad: grads}}, batch); err != nil {
+		if err := c.PushRows(ctx, 0, 0, 0, batch, name, ids, sparseDim, grads); err != nil {
 			return nil, err
 		}
 		rows += batch
 	}
 	rate := float64(rows) / time.Since(start).Seconds()
-	return &SparsePullPush{RowsPerSec: rate, GathersPerSec: gatherRate(d), Stored: tab.Rows()}, nil
+	return &SparsePullPush{RowsPerSec: rate, GathersPerSec: gatherRate(d), Stored: shard.TableRows(name)}, nil
 }
 
 // gatherRate is the ceiling: 64-byte rows copied from random places of a

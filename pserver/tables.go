@@ -216,3 +216,13 @@ func (s *Shard) TableDim(table string) int {
 	}
 	return 0
 }
+
+// TableRows is how many rows table stores (0 for no such table).
+func (s *Shard) TableRows(table string) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if t := s.tables.byName[table]; t != nil {
+		return t.Rows()
+	}
+	return 0
+}

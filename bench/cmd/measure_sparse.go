@@ -7,9 +7,9 @@ import (
 	"github.com/gtrain/gtrain/bench"
 )
 
-// measureSparse: sparse_pull_push and sparse_memory (sparse issue), of the
-// pserver's embedding table in process: the rows are not yet served over
-// gRPC, nor trained by a model.
+// measureSparse: sparse_pull_push (through a pserver's gRPC server on
+// loopback) and sparse_memory (the pserver's table in a process of its
+// own), the sparse issue's.
 func measureSparse(t *table, sz sizes) error {
 	run, rows := 5*time.Second, bench.SparseVocab
 	if sz.steps < 5 { // -quick
@@ -20,7 +20,7 @@ func measureSparse(t *table, sz sizes) error {
 		return err
 	}
 	t.add(bench.Result{Name: "sparse_pull_push", Value: p.RowsPerSec, Unit: "rows/s", Ceiling: p.GathersPerSec,
-		Note: fmt.Sprintf("rows pulled then updated with adagrad (dimension 16, batches of 4,096 ids drawn Zipf-like, s = 1.1, from 10 M; %d rows stored at the end), by pserver.Table in process: not through gRPC yet; ceiling: random 64-byte gathers from a 10 M-row array (640 MB), one core", p.Stored)})
+		Note: fmt.Sprintf("rows pulled then updated with adagrad (dimension 16, batches of 4,096 ids drawn Zipf-like, s = 1.1, from 10 M; %d rows stored at the end), through one pserver's gRPC server on loopback (async, in this process; PullRows then PushRows); ceiling: random 64-byte gathers from a 10 M-row array (640 MB), one core", p.Stored)})
 	m, err := bench.MeasureSparseMemory(rows)
 	if err != nil {
 		return err
