@@ -581,7 +581,8 @@ func (x *RowsRequest) GetEpoch() int64 {
 type RowsReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
-	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"` // len(ids) rows of the table's dimension, float32 LE
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`       // len(ids) rows of the table's dimension, float32 LE
+	Ids           []uint64               `protobuf:"varint,3,rep,packed,name=ids,proto3" json:"ids,omitempty"` // ExportRows: the rows' ids
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -626,6 +627,13 @@ func (x *RowsReply) GetStep() int64 {
 func (x *RowsReply) GetData() []byte {
 	if x != nil {
 		return x.Data
+	}
+	return nil
+}
+
+func (x *RowsReply) GetIds() []uint64 {
+	if x != nil {
+		return x.Ids
 	}
 	return nil
 }
@@ -768,10 +776,11 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\x04R\x03ids\x12\x19\n" +
 	"\bmin_step\x18\x03 \x01(\x03R\aminStep\x12\x14\n" +
-	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\"3\n" +
+	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\"E\n" +
 	"\tRowsReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\"\xa9\x01\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x10\n" +
+	"\x03ids\x18\x03 \x03(\x04R\x03ids\"\xa9\x01\n" +
 	"\bRowsPush\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -780,7 +789,7 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\x12\x14\n" +
 	"\x05table\x18\x05 \x01(\tR\x05table\x12\x10\n" +
 	"\x03ids\x18\x06 \x03(\x04R\x03ids\x12\x12\n" +
-	"\x04data\x18\a \x01(\fR\x04data2\x9b\x03\n" +
+	"\x04data\x18\a \x01(\fR\x04data2\xd9\x03\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
 	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x12;\n" +
@@ -788,7 +797,9 @@ const file_pserver_proto_rawDesc = "" +
 	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
 	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReply\x128\n" +
 	"\bPullRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply\x125\n" +
-	"\bPushRows\x12\x13.gtrain.v1.RowsPush\x1a\x14.gtrain.v1.PushReplyB\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
+	"\bPushRows\x12\x13.gtrain.v1.RowsPush\x1a\x14.gtrain.v1.PushReply\x12<\n" +
+	"\n" +
+	"ExportRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply0\x01B\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
 var (
 	file_pserver_proto_rawDescOnce sync.Once
@@ -824,15 +835,17 @@ var file_pserver_proto_depIdxs = []int32{
 	6,  // 4: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
 	8,  // 5: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
 	10, // 6: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
-	1,  // 7: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3,  // 8: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	3,  // 9: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
-	5,  // 10: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	7,  // 11: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
-	9,  // 12: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
-	1,  // 13: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
-	7,  // [7:14] is the sub-list for method output_type
-	0,  // [0:7] is the sub-list for method input_type
+	8,  // 7: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
+	1,  // 8: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3,  // 9: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	3,  // 10: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
+	5,  // 11: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7,  // 12: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	9,  // 13: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
+	1,  // 14: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
+	9,  // 15: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
+	8,  // [8:16] is the sub-list for method output_type
+	0,  // [0:8] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

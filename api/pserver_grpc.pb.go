@@ -22,13 +22,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PServer_Push_FullMethodName     = "/gtrain.v1.PServer/Push"
-	PServer_Pull_FullMethodName     = "/gtrain.v1.PServer/Pull"
-	PServer_PushPull_FullMethodName = "/gtrain.v1.PServer/PushPull"
-	PServer_Info_FullMethodName     = "/gtrain.v1.PServer/Info"
-	PServer_Restore_FullMethodName  = "/gtrain.v1.PServer/Restore"
-	PServer_PullRows_FullMethodName = "/gtrain.v1.PServer/PullRows"
-	PServer_PushRows_FullMethodName = "/gtrain.v1.PServer/PushRows"
+	PServer_Push_FullMethodName       = "/gtrain.v1.PServer/Push"
+	PServer_Pull_FullMethodName       = "/gtrain.v1.PServer/Pull"
+	PServer_PushPull_FullMethodName   = "/gtrain.v1.PServer/PushPull"
+	PServer_Info_FullMethodName       = "/gtrain.v1.PServer/Info"
+	PServer_Restore_FullMethodName    = "/gtrain.v1.PServer/Restore"
+	PServer_PullRows_FullMethodName   = "/gtrain.v1.PServer/PullRows"
+	PServer_PushRows_FullMethodName   = "/gtrain.v1.PServer/PushRows"
+	PServer_ExportRows_FullMethodName = "/gtrain.v1.PServer/ExportRows"
 )
 
 // PServerClient is the client API for PServer service.
@@ -59,6 +60,10 @@ type PServerClient interface {
 	// at once; sync, micro-batch trainer_id's of step, kept until that
 	// micro-batch's Push comes and applied with it (send them first).
 	PushRows(ctx context.Context, in *RowsPush, opts ...grpc.CallOption) (*PushReply, error)
+	// ExportRows streams every row a table of the shard stores (those ever
+	// updated), once the shard has applied min_step steps: a pass's model
+	// keeps them.
+	ExportRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RowsReply], error)
 }
 
 type pServerClient struct {
@@ -154,6 +159,25 @@ func (c *pServerClient) PushRows(ctx context.Context, in *RowsPush, opts ...grpc
 	return out, nil
 }
 
+func (c *pServerClient) ExportRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RowsReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[3], PServer_ExportRows_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[RowsRequest, RowsReply]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_ExportRowsClient = grpc.ServerStreamingClient[RowsReply]
+
 // PServerServer is the server API for PServer service.
 // All implementations must embed UnimplementedPServerServer
 // for forward compatibility.
@@ -182,6 +206,10 @@ type PServerServer interface {
 	// at once; sync, micro-batch trainer_id's of step, kept until that
 	// micro-batch's Push comes and applied with it (send them first).
 	PushRows(context.Context, *RowsPush) (*PushReply, error)
+	// ExportRows streams every row a table of the shard stores (those ever
+	// updated), once the shard has applied min_step steps: a pass's model
+	// keeps them.
+	ExportRows(*RowsRequest, grpc.ServerStreamingServer[RowsReply]) error
 	mustEmbedUnimplementedPServerServer()
 }
 
@@ -212,6 +240,9 @@ func (UnimplementedPServerServer) PullRows(context.Context, *RowsRequest) (*Rows
 }
 func (UnimplementedPServerServer) PushRows(context.Context, *RowsPush) (*PushReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method PushRows not implemented")
+}
+func (UnimplementedPServerServer) ExportRows(*RowsRequest, grpc.ServerStreamingServer[RowsReply]) error {
+	return status.Error(codes.Unimplemented, "method ExportRows not implemented")
 }
 func (UnimplementedPServerServer) mustEmbedUnimplementedPServerServer() {}
 func (UnimplementedPServerServer) testEmbeddedByValue()                 {}
@@ -331,6 +362,17 @@ func _PServer_PushRows_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PServer_ExportRows_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(RowsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PServerServer).ExportRows(m, &grpc.GenericServerStream[RowsRequest, RowsReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_ExportRowsServer = grpc.ServerStreamingServer[RowsReply]
+
 // PServer_ServiceDesc is the grpc.ServiceDesc for PServer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -371,6 +413,11 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _PServer_PushPull_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "ExportRows",
+			Handler:       _PServer_ExportRows_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "pserver.proto",

@@ -11,6 +11,7 @@ import (
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
 )
 
 // recommenderData writes MovieLens-shaped ratings from planted factors
@@ -46,8 +47,9 @@ func recommenderJob(name string, trainers int) jobspec.Spec {
 // TestRecommender (issue 20): the recommender trains on MovieLens-shaped
 // data with its embedding rows on 2 pservers, and learns (its test error
 // falls below the best constant's). A run with 1 trainer and one with 2
-// end with the same model, bit for bit: the same dense parameters and the
-// same test loss every pass, which the rows decide. A run whose pserver-0,
+// end with the same model, bit for bit: the same dense parameters and
+// embedding rows (the pass model keeps both) and the same test loss every
+// pass. A run whose pserver-0,
 // holding rows, is SIGKILLed mid-pass ends exact with that model too.
 func TestRecommender(t *testing.T) {
 	if testing.Short() {
@@ -73,6 +75,13 @@ func TestRecommender(t *testing.T) {
 	if h := two.History; rmse >= opt.RMSEConstant || *h[len(h)-1].TrainLoss >= *h[0].TrainLoss {
 		t.Errorf("test RMSE %.4f, not below the best constant's %.4f, or the train loss did not fall (%v): the rows learned nothing",
 			rmse, opt.RMSEConstant, h)
+	}
+	man, _, err := model.ReadModel(filepath.Join(two.ModelDir, model.LatestLink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Tables) != 7 || man.Tables[0].Rows == 0 {
+		t.Errorf("the model keeps tables %+v, want the rows of the 7 id fields", man.Tables)
 	}
 	assertSameRecommender(t, one, two)
 
@@ -108,7 +117,8 @@ func assertRecordsOnce(t *testing.T, st api.JobStatus, records int) {
 }
 
 // assertSameRecommender: b ended with a's model: the same dense parameters
-// (the manifest's sums) and the same test loss, bit for bit, every pass.
+// and embedding rows (the manifest's sums) and the same test loss, bit for
+// bit, every pass.
 func assertSameRecommender(t *testing.T, b, a api.JobStatus) {
 	t.Helper()
 	e2erig.AssertSameModel(t, b, e2erig.ManifestSums(t, a.ModelDir))

@@ -90,8 +90,12 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 	if err := ctx.Err(); err != nil {
 		return api.Metrics{}, err // rolled back meanwhile: this pass's model is not the surviving one
 	}
+	tables, err := e.tableRows(ctx, minStep)
+	if err != nil {
+		return api.Metrics{}, fmt.Errorf("pass %d: read the embedding rows: %w", pass, err)
+	}
 	opt := &model.OptimizerState{Kind: e.Optimizer.Kind, Slots: state}
-	dir, err := model.WriteParamsState(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params, opt)
+	dir, err := model.WriteParamsState(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params, opt, tables)
 	if err != nil {
 		return api.Metrics{}, &ModelWriteError{Pass: pass, Dir: e.ModelDir, Err: err}
 	}
@@ -110,6 +114,23 @@ func (e *PassEvaluator) evaluate(ctx context.Context, params [][]float32, step i
 	}
 	loss, acc = Evaluate(e.Layout.Model, params, e.Test)
 	return loss, acc, nil
+}
+
+// tableRows is a recommender's embedding rows as of step, for the pass's
+// model (nil for other models).
+func (e *PassEvaluator) tableRows(ctx context.Context, step int64) ([]model.TableRows, error) {
+	if e.Layout.Rec == nil {
+		return nil, nil
+	}
+	var out []model.TableRows
+	for _, t := range e.Layout.Rec.Tables() {
+		ids, vals, err := e.PS.Client().ExportRows(ctx, t.Field, t.Dim, step, math.MaxInt64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, model.TableRows{Name: t.Field, Dim: t.Dim, IDs: ids, Vals: vals})
+	}
+	return out, nil
 }
 
 // evaluateRecommender is Evaluate for the recommender: each batch's rows

@@ -25,6 +25,30 @@ type Manifest struct {
 	// when init_from.optimizer_state asks (absent in models written before
 	// it was kept, and in exports).
 	Optimizer *OptimizerManifest `json:"optimizer,omitempty"`
+	// Tables are a recommender's embedding rows at Step, one entry per id
+	// field: every row ever updated (the others are their initial values,
+	// from the seed), sorted by id.
+	Tables []TableManifest `json:"tables,omitempty"`
+}
+
+// TableManifest lists one embedding table's files: IDsFile holds Rows
+// little-endian uint64 ids, File their Rows × Dim float32 values.
+type TableManifest struct {
+	Name      string `json:"name"`
+	Dim       int    `json:"dim"`
+	Rows      int    `json:"rows"`
+	IDsFile   string `json:"ids_file"`
+	IDsSHA256 string `json:"ids_sha256"`
+	File      string `json:"file"`
+	SHA256    string `json:"sha256"`
+}
+
+// TableRows is one embedding table's stored rows, as a model keeps them.
+type TableRows struct {
+	Name string
+	Dim  int
+	IDs  []uint64
+	Vals []float32 // Dim per id
 }
 
 // OptimizerManifest lists the optimizer's slot files: Slots[k][j] is slot k

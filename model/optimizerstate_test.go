@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,7 +19,7 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 	params := randomParams(m, r)
 	st := &OptimizerState{Kind: "adam", Slots: [][][]float32{randomParams(m, r), randomParams(m, r)}}
 	modelDir := filepath.Join(t.TempDir(), "model")
-	dir, err := WriteParamsState(modelDir, 1, 7, m.Spec(), m.Params(), params, st)
+	dir, err := WriteParamsState(modelDir, 1, 7, m.Spec(), m.Params(), params, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,5 +61,32 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadOptimizerState(plain, man); !errors.Is(err, ErrNoOptimizerState) {
 		t.Errorf("model without state: %v, want ErrNoOptimizerState", err)
+	}
+}
+
+// TestTablesInTheModel: a recommender's rows are written beside its dense
+// parameters, ids and values each with its sha256.
+func TestTablesInTheModel(t *testing.T) {
+	m := mustNew(t, Spec{Kind: KindMLP, Inputs: 5, Outputs: 3, Hidden: []int{4}})
+	params := randomParams(m, rand.New(rand.NewPCG(5, 6)))
+	rows := []TableRows{{Name: "user", Dim: 2, IDs: []uint64{3, 1 << 60}, Vals: []float32{1, 2, 3, 4}}}
+	dir, err := WriteParamsState(t.TempDir(), 0, 3, m.Spec(), m.Params(), params, nil, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, _, err := ReadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Tables) != 1 || man.Tables[0].Rows != 2 || man.Tables[0].File != "table.user.f32" || len(man.Tables[0].SHA256) != 64 {
+		t.Fatalf("tables in the manifest: %+v", man.Tables)
+	}
+	ids, err := os.ReadFile(filepath.Join(dir, man.Tables[0].IDsFile))
+	if err != nil || len(ids) != 16 || ids[15] != 0x10 {
+		t.Errorf("ids file %x, %v: want 3 then 1<<60, little-endian", ids, err)
+	}
+	if _, err := WriteParamsState(t.TempDir(), 0, 3, m.Spec(), m.Params(), params, nil,
+		[]TableRows{{Name: "user", Dim: 2, IDs: []uint64{3}, Vals: []float32{1}}}); !errors.Is(err, ErrParamMismatch) {
+		t.Errorf("a row of 1 value for dim 2: %v, want ErrParamMismatch", err)
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -30,12 +31,13 @@ func WriteModel(modelDir string, pass int, step int64, m Model, params [][]float
 // WriteParams is WriteModel for parameters that no built-in model computes
 // (a user's program): s goes into the manifest, ps names the files.
 func WriteParams(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, params [][]float32) (dir string, err error) {
-	return WriteParamsState(modelDir, pass, step, s, ps, params, nil)
+	return WriteParamsState(modelDir, pass, step, s, ps, params, nil, nil)
 }
 
 // WriteParamsState is WriteParams that also keeps the optimizer's state
-// (nil: none) in the pass directory, for a warm start that asks for it.
-func WriteParamsState(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, params [][]float32, opt *OptimizerState) (dir string, err error) {
+// (nil: none) in the pass directory, for a warm start that asks for it,
+// and a recommender's embedding rows (tables).
+func WriteParamsState(modelDir string, pass int, step int64, s Spec, ps []ParamSpec, params [][]float32, opt *OptimizerState, tables []TableRows) (dir string, err error) {
 	if pass < 0 {
 		return "", fmt.Errorf("model: write %s: pass %d must be >= 0: %w", modelDir, pass, ErrInvalidPass)
 	}
@@ -65,7 +67,11 @@ func WriteParamsState(modelDir string, pass int, step int64, s Spec, ps []ParamS
 	if err := os.Chmod(tmp, fileperm.Dir); err != nil {
 		return "", fmt.Errorf("model: %w", err)
 	}
-	if err := writePassFiles(tmp, manifestHeader(s, pass, step), ps, params, opt); err != nil {
+	man := manifestHeader(s, pass, step)
+	if man.Tables, err = writeTables(tmp, tables); err != nil {
+		return "", fmt.Errorf("model: write %s: %w", filepath.Join(modelDir, name), err)
+	}
+	if err := writePassFiles(tmp, man, ps, params, opt); err != nil {
 		return "", fmt.Errorf("model: write %s: %w", filepath.Join(modelDir, name), err)
 	}
 	dir = filepath.Join(modelDir, name)
@@ -118,6 +124,36 @@ func writeFloatFiles(dir string, ps []ParamSpec, values [][]float32, suffix stri
 			return nil, err
 		}
 		out = append(out, ParamManifest{Name: p.Name, Shape: p.Shape, File: file, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
+}
+
+// writeTables writes each table's ids (table.NAME.ids, little-endian
+// uint64) and values (table.NAME.f32) and returns their manifest entries.
+func writeTables(dir string, tables []TableRows) ([]TableManifest, error) {
+	var out []TableManifest
+	for _, t := range tables {
+		if len(t.Vals) != len(t.IDs)*t.Dim || t.Name == "" || filepath.Base(t.Name) != t.Name {
+			return nil, fmt.Errorf("table %q: %d values for %d rows of %d: %w", t.Name, len(t.Vals), len(t.IDs), t.Dim, ErrParamMismatch)
+		}
+		ids := make([]byte, 0, 8*len(t.IDs))
+		for _, id := range t.IDs {
+			ids = binary.LittleEndian.AppendUint64(ids, id)
+		}
+		vals := Float32Bytes(t.Vals)
+		m := TableManifest{Name: t.Name, Dim: t.Dim, Rows: len(t.IDs), IDsFile: "table." + t.Name + ".ids", File: "table." + t.Name + ParamFileExt}
+		for _, f := range []struct {
+			name string
+			data []byte
+			sum  *string
+		}{{m.IDsFile, ids, &m.IDsSHA256}, {m.File, vals, &m.SHA256}} {
+			if err := atomicfile.WriteFile(filepath.Join(dir, f.name), f.data, fileperm.File); err != nil {
+				return nil, err
+			}
+			sum := sha256.Sum256(f.data)
+			*f.sum = hex.EncodeToString(sum[:])
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }

@@ -55,3 +55,32 @@ func (s *Server) PushRows(ctx context.Context, req *api.RowsPush) (*api.PushRepl
 	}
 	return &api.PushReply{Step: s.shard.Step()}, nil
 }
+
+// exportChunkRows bounds the rows of one ExportRows message.
+const exportChunkRows = 1 << 14
+
+// ExportRows streams the rows a table stores once the shard reached
+// min_step.
+func (s *Server) ExportRows(req *api.RowsRequest, stream api.PServer_ExportRowsServer) error {
+	dim := s.shard.TableDim(req.Table)
+	if dim == 0 {
+		_, err := s.shard.PullRows(req.Table, nil, nil) // names the tables there are
+		return statusOf(err)
+	}
+	_, _, restores := s.shard.Advanced()
+	if err := s.awaitStep(stream.Context(), &api.PullRequest{MinStep: req.MinStep, Epoch: req.Epoch}, restores); err != nil {
+		return err
+	}
+	step, ids, vals, err := s.shard.ExportRows(req.Table)
+	if err != nil {
+		return statusOf(err)
+	}
+	for lo := 0; lo == 0 || lo < len(ids); lo += exportChunkRows {
+		hi := min(lo+exportChunkRows, len(ids))
+		msg := &api.RowsReply{Step: step, Ids: ids[lo:hi], Data: model.Float32Bytes(vals[lo*dim : hi*dim])}
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -298,3 +298,15 @@ func (t *Table) Check(p RowGrads) error {
 
 // Dim is the values per row.
 func (t *Table) Dim() int { return t.cfg.Dim }
+
+// Values copies the stored rows' ids and values (Dim per row, no
+// optimizer state), in row order.
+func (t *Table) Values() (ids []uint64, vals []float32) {
+	ids = make([]uint64, 0, t.rows)
+	vals = make([]float32, 0, t.rows*t.cfg.Dim)
+	for r := range t.rows {
+		ids = append(ids, t.ids[r/tableChunkRows][r%tableChunkRows])
+		vals = append(vals, t.row(uint32(r))[:t.cfg.Dim]...)
+	}
+	return ids, vals
+}

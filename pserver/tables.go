@@ -226,3 +226,16 @@ func (s *Shard) TableRows(table string) int {
 	}
 	return 0
 }
+
+// ExportRows copies the rows table stores (ids, Dim values each) and the
+// step they are of.
+func (s *Shard) ExportRows(table string) (step int64, ids []uint64, vals []float32, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.tables.table(table)
+	if err != nil {
+		return s.step, nil, nil, err
+	}
+	ids, vals = t.Values()
+	return s.step, ids, vals, nil
+}

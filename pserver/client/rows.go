@@ -1,9 +1,13 @@
 package client
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"slices"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
@@ -109,4 +113,53 @@ func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollba
 		}
 	}
 	return nil
+}
+
+// ExportRows gathers every row of table the pservers store (dim values
+// each), once each applied minStep steps, sorted by id: the same bytes
+// whatever the pserver count.
+func (c *Client) ExportRows(ctx context.Context, table string, dim int, minStep, rollbackEpoch int64) ([]uint64, []float32, error) {
+	parts := make([]struct {
+		ids  []uint64
+		vals []float32
+	}, len(c.servers))
+	err := c.eachServer(ctx, func(ctx context.Context, i int) error {
+		stream, err := c.servers[i].ExportRows(ctx, &api.RowsRequest{Table: table, MinStep: minStep, Epoch: rollbackEpoch})
+		if err != nil {
+			return fmt.Errorf("export rows of %s from pserver %d: %w", table, i, err)
+		}
+		for {
+			msg, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("export rows of %s from pserver %d: %w", table, i, err)
+			}
+			vals, err := model.BytesFloat32(msg.Data)
+			if err != nil || len(vals) != len(msg.Ids)*dim {
+				return fmt.Errorf("export rows of %s from pserver %d: %d floats for %d rows of %d (%v)", table, i, len(vals), len(msg.Ids), dim, err)
+			}
+			parts[i].ids, parts[i].vals = append(parts[i].ids, msg.Ids...), append(parts[i].vals, vals...)
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	type row struct {
+		id   uint64
+		vals []float32
+	}
+	var rows []row
+	for _, p := range parts {
+		for k, id := range p.ids {
+			rows = append(rows, row{id, p.vals[k*dim : (k+1)*dim]})
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.id, b.id) })
+	ids, vals := make([]uint64, len(rows)), make([]float32, 0, len(rows)*dim)
+	for k, r := range rows {
+		ids[k], vals = r.id, append(vals, r.vals...)
+	}
+	return ids, vals, nil
 }

@@ -18,7 +18,8 @@ func ManifestSums(t *testing.T, dir string) string {
 	return ModelSums(t, filepath.Join(dir, model.LatestLink))
 }
 
-// ModelSums lists the per-parameter sha256 of the model in dir.
+// ModelSums lists the per-parameter sha256 of the model in dir, and of a
+// recommender's embedding rows.
 func ModelSums(t *testing.T, dir string) string {
 	t.Helper()
 	m, _, err := model.ReadModel(dir)
@@ -28,6 +29,9 @@ func ModelSums(t *testing.T, dir string) string {
 	var b strings.Builder
 	for _, p := range m.Params {
 		fmt.Fprintf(&b, "%s=%s ", p.Name, p.SHA256)
+	}
+	for _, t := range m.Tables {
+		fmt.Fprintf(&b, "table %s: %d rows, ids=%s values=%s ", t.Name, t.Rows, t.IDsSHA256, t.SHA256)
 	}
 	return b.String()
 }
