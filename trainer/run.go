@@ -34,7 +34,10 @@ type Config struct {
 	// resubmitted job stops), session TTL, log and metrics; its TLS is the
 	// node certificate the trainer dials the master and the pservers with.
 	rolecfg.Common
-	Worker   string        // e.g. trainer-1
+	Worker string // e.g. trainer-1
+	// DataDir is the agent's data dir, one of the roots the trainer opens
+	// its shards beneath (rolecfg.Common.Roots).
+	DataDir  string
 	Deadline time.Duration // how long to keep retrying an unreachable master or pserver
 	// Clock is what the trainer waits and times by (nil: clock.System).
 	Clock clock.Clock
@@ -161,6 +164,11 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	t.spec = &rec.Spec
+	roots, err := cfg.Roots(cfg.DataDir, t.spec)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: the job's roots: %w", err)
+	}
+	t.data.open = roots.Open // a shard symlinked out of the roots since submit is refused
 	if cfg.OwnsRuntime {
 		roleruntime.LimitProcs(t.spec.Resources.Trainer.CPU, t.log)
 	}
