@@ -80,7 +80,7 @@ func (r Roots) Path(p string) (string, error) {
 }
 
 func (r Roots) outside(p, real string) error {
-	if real != filepath.Clean(p) {
+	if real != p {
 		return fmt.Errorf("%q (which resolves to %s) is %w of this agent (%s)", p, real, ErrOutside, r)
 	}
 	return fmt.Errorf("%q is %w of this agent (%s)", p, ErrOutside, r)

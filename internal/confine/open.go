@@ -64,7 +64,7 @@ func (r Roots) Matches(pattern string) ([]string, error) {
 	}
 	for _, m := range matches {
 		if err := r.Check(m); err != nil {
-			return nil, fmt.Errorf("pattern %q matches %w", pattern, err)
+			return nil, err // names the match
 		}
 	}
 	return matches, nil
@@ -203,6 +203,6 @@ func (r Roots) escape(p, real string, cause error) error {
 	if errors.Is(cause, unix.ELOOP) && !errors.Is(cause, errNoRoot) {
 		via += " (or a symlink loops)"
 	}
-	return fmt.Errorf("%q%s is %w: the job may only open paths under %s; remove the symlink or move the file under one of them",
-		p, via, ErrOutside, r)
+	return fmt.Errorf("%q is %w%s: the job may only open paths under %s; remove the symlink or move the file under one of them",
+		p, ErrOutside, via, r)
 }
