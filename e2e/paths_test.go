@@ -19,17 +19,12 @@ import (
 // is created; a spec over oversized counts is exit 2 too. A valid job run
 // from the spec's directory leaves only files other users cannot read.
 func TestProcessConfinedPaths(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real processes")
-	}
-	work := t.TempDir()
-	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
-	job := filepath.Join(work, "job")
-	e2erig.Housing(t, filepath.Join(job, "data"))
+	a, job := pathsSetup(t)
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(job, "out")); err != nil {
 		t.Fatal(err)
 	}
+	work := filepath.Dir(job)
 	escape := filepath.Join(filepath.Dir(work), "gtrain-escape-"+filepath.Base(work))
 	for _, c := range []struct{ name, ckptDir, want string }{
 		{"/etc", "/etc/gtrain-pwn", "/etc/gtrain-pwn"},
@@ -103,13 +98,7 @@ func assertPrivate(t *testing.T, root string) {
 // again and refuses the symlink: the job fails with a reason naming the
 // shard, nothing is read from outside, and the agent goes on serving.
 func TestProcessShardSymlinkedAfterSubmit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real processes")
-	}
-	work := t.TempDir()
-	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
-	job := filepath.Join(work, "job")
-	e2erig.Housing(t, filepath.Join(job, "data"))
+	a, job := pathsSetup(t)
 	spec := fitALineJob("escape", jobspec.ModeSync, 200, "data")
 	spec.Trainers, spec.Pservers = 1, 1
 	spec.Checkpoint = jobspec.CheckpointSpec{Every: "5", Dir: "ckpt"}
@@ -145,4 +134,17 @@ func TestProcessShardSymlinkedAfterSubmit(t *testing.T) {
 	if _, errs, code := a.Gctl(t, "node", "list"); code != 0 {
 		t.Errorf("the agent after the job failed: node list exit %d: %s", code, errs)
 	}
+}
+
+// pathsSetup starts an agent and writes the housing shards under job/data,
+// job being the directory the test writes its specs in.
+func pathsSetup(t *testing.T) (a *e2erig.Agent, job string) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	work := t.TempDir()
+	a = e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	job = filepath.Join(work, "job")
+	e2erig.Housing(t, filepath.Join(job, "data"))
+	return a, job
 }
