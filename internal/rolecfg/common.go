@@ -49,10 +49,18 @@ type Common struct {
 // (confine.Roots.Open): the agent's allowed paths and data dir, resolved
 // here (the admin's), and the job's own directories as submit resolved them
 // (data.train's and data.test's literal directories, checkpoint.dir,
-// model.workspace, init_from.dir), taken as they are: a symlink put in
+// model.workspace, init_from.dir, the pass init_from.resolved pins), taken
+// as they are: a symlink put in
 // their place since is not followed (README "Confined paths and limits").
 func (c Common) Roots(dataDir string, spec *jobspec.Spec) (confine.Roots, error) {
-	roots, err := confine.NewRoots(append(slices.Clone(c.AllowedPaths), dataDir)...)
+	return JobRoots(c.AllowedPaths, dataDir, spec)
+}
+
+// JobRoots are the roots of Common.Roots for an agent that allows allowed
+// and keeps its files in dataDir: the agent opens a job's files (its
+// model, for gctl job model; its checkpoint.dir's markers) beneath them too.
+func JobRoots(allowed []string, dataDir string, spec *jobspec.Spec) (confine.Roots, error) {
+	roots, err := confine.NewRoots(append(slices.Clone(allowed), dataDir)...)
 	if err != nil {
 		return confine.Roots{}, err
 	}
@@ -64,6 +72,9 @@ func (c Common) Roots(dataDir string, spec *jobspec.Spec) (confine.Roots, error)
 		if filepath.IsAbs(dir) {
 			roots = roots.With(filepath.Clean(dir))
 		}
+	}
+	if r := spec.InitFrom.Resolved; filepath.IsAbs(r) { // another job's pass, pinned at submit
+		roots = roots.With(filepath.Clean(r))
 	}
 	return roots, nil
 }
