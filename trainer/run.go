@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/roleruntime"
@@ -71,6 +72,7 @@ type trainer struct {
 	cfg      Config
 	cli      *clientv3.Client
 	spec     *jobspec.Spec
+	roots    confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
 	layout   *client.Layout
 	ps       pservers
 	master   *masterConn
@@ -168,7 +170,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if err != nil {
 		return nil, fmt.Errorf("trainer: the job's roots: %w", err)
 	}
-	t.data.open = roots.Open // a shard symlinked out of the roots since submit is refused
+	t.roots, t.data.open = roots, roots.Open // a shard symlinked out of the roots since submit is refused
 	if cfg.OwnsRuntime {
 		roleruntime.LimitProcs(t.spec.Resources.Trainer.CPU, t.log)
 	}
