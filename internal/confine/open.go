@@ -72,17 +72,30 @@ func (r Roots) Matches(pattern string) ([]string, error) {
 
 // MkdirAll is os.MkdirAll for a path that must stay under the roots: each
 // missing directory is created (mkdirat) in its parent opened as OpenFile
-// opens it. A root that does not exist yet is created from "/" with no
-// symlink on its way (roots are resolved paths).
+// opens it. A root that does not exist yet (a job's checkpoint.dir) is
+// created, with its missing parents, from "/" with no symlink on its way
+// (roots are resolved paths).
 func (r Roots) MkdirAll(p string, perm os.FileMode) error {
 	p = filepath.Clean(p)
-	open := func(dir string) (int, error) { return r.open(dir, unix.O_PATH|unix.O_DIRECTORY, 0) }
-	if _, ok := r.holding(filepath.Dir(p)); !ok {
-		if _, ok := r.holding(p); ok { // p is a root
-			open = openRoot
+	if _, ok := r.holding(p); !ok {
+		// Only a symlink can take p under a root: create where it leads.
+		real, err := Resolve(p)
+		if _, ok := r.holding(real); err != nil || !ok {
+			return r.escape(p, real, errNoRoot)
 		}
+		p = real
 	}
-	return mkdirAll(p, open, uint32(perm.Perm()))
+	return mkdirAll(p, r.openDir, uint32(perm.Perm()))
+}
+
+// openDir opens dir, which holds or is held by a root, for MkdirAll: as
+// OpenFile opens it when a root holds its parent, else (the outermost root
+// holding it, or a parent of that) from "/" with no symlink on the way.
+func (r Roots) openDir(dir string) (int, error) {
+	if _, ok := r.holding(filepath.Dir(dir)); ok && dir != filepath.Dir(dir) {
+		return r.open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	}
+	return openRoot(dir)
 }
 
 // mkdirAll creates p and its missing parents, each in its parent opened by
@@ -141,15 +154,24 @@ func (r Roots) open(p string, flag int, perm uint32) (int, error) {
 // exists as a directory reached without symlinks.
 func (r Roots) openUnder(p string, flag int, perm uint32) (int, error) {
 	roots, _ := r.holding(p)
+	var missing error
 	for _, root := range roots {
 		rootfd, err := openRoot(root)
 		if err != nil {
-			continue // not created yet, or replaced by a symlink: a shorter root may hold p
+			// Not created yet, or replaced by a symlink: a shorter root
+			// may hold p.
+			if errors.Is(err, fs.ErrNotExist) {
+				missing = err
+			}
+			continue
 		}
 		rel, _ := filepath.Rel(root, p)
 		fd, err := beneath(rootfd, rel, flag, perm, false)
 		unix.Close(rootfd)
 		return fd, err
+	}
+	if missing != nil {
+		return -1, missing // p's root is still to be created
 	}
 	return -1, errNoRoot
 }

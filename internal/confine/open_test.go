@@ -114,6 +114,15 @@ func TestMkdirAll(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(root, "data", "m", "n")); err != nil || !fi.IsDir() {
 			t.Errorf("MkdirAll through a symlink under the root: %v", err)
 		}
+		// A root whose parent no root holds (a checkpoint.dir beside the
+		// data) is created, its missing parents too.
+		alone := filepath.Join(filepath.Dir(root), "job", "ckpt")
+		if err := r.With(alone).MkdirAll(filepath.Join(alone, "marker"), 0o700); err != nil {
+			t.Errorf("MkdirAll under a root still to be created: %v", err)
+		}
+		if err := r.MkdirAll(filepath.Join(filepath.Dir(root), "job", "other"), 0o700); !errors.Is(err, ErrOutside) {
+			t.Errorf("MkdirAll beside a root = %v, want ErrOutside", err)
+		}
 		if err := r.MkdirAll(filepath.Join(root, "out", "x"), 0o700); !errors.Is(err, ErrOutside) {
 			t.Errorf("MkdirAll through a symlink out = %v, want ErrOutside", err)
 		}
