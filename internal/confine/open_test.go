@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // bothWays runs f with openat2 and with the walk by hand.
@@ -161,4 +163,48 @@ func TestResolveMissingParts(t *testing.T) {
 		t.Errorf("Path(in/../x) = %q, %v; want %s", got, err, filepath.Join(root, "x"))
 	}
 	_ = outside
+}
+
+// TestBeneath holds the layer under Roots to RESOLVE_BENEATH's contract,
+// with openat2 and with the walk: whatever Roots resolved by hand before, a
+// path opened relative to a root's fd cannot leave it (EXDEV), through
+// "..", a relative symlink out, or any absolute symlink.
+func TestBeneath(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, _, _ := fixture(t)
+		mustSymlink(t, "data/train-0", filepath.Join(root, "rel"))
+		mustSymlink(t, "../outside/train-9", filepath.Join(root, "relout"))
+		mustSymlink(t, "loop", filepath.Join(root, "loop"))
+		rootfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(rootfd)
+		for _, ok := range []string{"rel", "data/train-0", "data/../rel", "./data//train-0"} {
+			fd, err := beneath(rootfd, ok, unix.O_RDONLY, 0, false)
+			if err != nil {
+				t.Errorf("beneath(%s): %v", ok, err)
+				continue
+			}
+			unix.Close(fd)
+		}
+		for _, bad := range []string{"relout", "../outside/train-9", "data/../../outside/train-9", "in/train-0", "data/train-9", "out"} {
+			if fd, err := beneath(rootfd, bad, unix.O_RDONLY, 0, false); err != unix.EXDEV {
+				unix.Close(fd)
+				t.Errorf("beneath(%s) = %v, want EXDEV", bad, err)
+			}
+		}
+		if _, err := beneath(rootfd, "loop", unix.O_RDONLY, 0, false); err != unix.ELOOP {
+			t.Errorf("beneath(loop) = %v, want ELOOP", err)
+		}
+		if _, err := beneath(rootfd, "rel", unix.O_RDONLY, 0, true); err != unix.ELOOP {
+			t.Errorf("beneath(rel) with no symlinks = %v, want ELOOP", err)
+		}
+		fd, err := beneath(rootfd, "data/new", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600, false)
+		if err != nil {
+			t.Errorf("create beneath: %v", err)
+		} else {
+			unix.Close(fd)
+		}
+	})
 }
