@@ -54,6 +54,22 @@ func (r Roots) Check(p string) error {
 	return err
 }
 
+// Remove is os.Remove for a path that must stay under the roots: the entry
+// is unlinked (unlinkat, never following it) in its directory opened as
+// OpenFile opens it.
+func (r Roots) Remove(p string) error {
+	p = filepath.Clean(p)
+	dirfd, err := r.open(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	if err := unix.Unlinkat(dirfd, filepath.Base(p), 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: p, Err: err}
+	}
+	return nil
+}
+
 // Matches is filepath.Glob(pattern) with every match checked: a match that
 // leads out of the roots (a shard symlinked elsewhere since submit) is an
 // error naming it. The matches are what a later Open opens, checked again.

@@ -99,6 +99,12 @@ func TestOpenAfterSwap(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(outside, "sub")); err == nil {
 			t.Error("a directory was created outside the roots")
 		}
+		if err := r.Remove(filepath.Join(ckpt, "train-9")); !errors.Is(err, ErrOutside) {
+			t.Errorf("Remove under a swapped root = %v, want ErrOutside", err)
+		}
+		if _, err := os.Lstat(filepath.Join(outside, "train-9")); err != nil {
+			t.Errorf("a file outside the roots was removed: %v", err)
+		}
 	})
 }
 
