@@ -40,6 +40,9 @@ type Config struct {
 	// "pserver-<Index>", the name pservers' checkpoints have always had.
 	// Letters, digits, '-' and '_' only.
 	Owner string
+	// Paths reaches Dir and its files (nil: the plain file system); the
+	// roles pass their job's confine.Roots.
+	Paths Paths
 }
 
 // DefaultConfig returns Keep 3 and Index 0. Dir and Identity are left empty

@@ -163,7 +163,7 @@ func (s *Store) readCandidate(c candidate) (*Snapshot, string, error) {
 		return nil, "", fmt.Errorf("%w: the record names no file", ErrCorrupt)
 	}
 	path := filepath.Join(s.cfg.Dir, c.name)
-	f, err := os.Open(path)
+	f, err := s.cfg.Paths.Open(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("checkpoint file %s: %w", path, err)
 	}

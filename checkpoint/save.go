@@ -54,6 +54,12 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 // the debris a crash would.
 func (s *Store) writeDurable(ctx context.Context, snap Snapshot, name string) (sum [sha256.Size]byte, err error) {
 	final := filepath.Join(s.cfg.Dir, name)
+	// The directory is checked again where it is written: a checkpoint.dir
+	// swapped for a symlink out of the job's roots since is refused (the
+	// instant between the check and the create is not covered).
+	if err := s.cfg.Paths.Check(s.cfg.Dir); err != nil {
+		return sum, fmt.Errorf("checkpoint: %w", err)
+	}
 	f, err := atomicfile.Create(final, fileperm.File)
 	if err != nil {
 		return sum, fmt.Errorf("checkpoint: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/gtrain/gtrain/internal/fileperm"
@@ -57,7 +56,10 @@ func NewStore(cfg Config, rec Recorder, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(cfg.Dir, fileperm.Dir); err != nil {
+	if cfg.Paths == nil {
+		cfg.Paths = osPaths{}
+	}
+	if err := cfg.Paths.MkdirAll(cfg.Dir, fileperm.Dir); err != nil {
 		return nil, fmt.Errorf("checkpoint: creating directory %s: %w", cfg.Dir, err)
 	}
 	cfg.Owner = cfg.OwnerName()

@@ -385,7 +385,7 @@ func (c Config) supervisorConfig(endpoints []string) supervisor.Config {
 	etcd.Endpoints = endpoints
 	return supervisor.Config{NodeName: c.NodeName, DataDir: c.DataDir, StopGrace: c.StopGrace, Log: c.Log,
 		Exe: c.Exe, Etcd: etcd, AdvertiseAddr: c.AdvertiseAddr, TLS: c.TLS, Metrics: c.MetricsAddr != "",
-		AllowUnisolatedPrograms: c.AllowUnisolatedPrograms}
+		AllowUnisolatedPrograms: c.AllowUnisolatedPrograms, AllowedPaths: c.AllowedPaths}
 }
 
 // schedulerConfig is what the scheduler needs.

@@ -160,3 +160,37 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Issue 19, item 7: a path whose missing parts would be created outside the
+// roots is refused at submit (InvalidArgument, exit 2 in gctl) naming the
+// field: a ".." after a part that does not exist yet, a missing part under
+// a dangling symlink out of the root, and a ".." after a symlink out of the
+// root (which the kernel resolves beside the symlink's target, not back in
+// the root). Nothing is created.
+func TestSubmitRefusesMissingPartsOutside(t *testing.T) {
+	t.Parallel()
+	a, specDir := pathAgent(t)
+	outside := filepath.Join(t.TempDir(), "a")
+	if err := os.MkdirAll(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "gone"), filepath.Join(specDir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(specDir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, want string }{
+		{"dot-dot after a missing part", specDir + "/new/../ckpt", "does not exist yet"},
+		{"under a dangling symlink", specDir + "/dangling/ckpt", "cannot resolve the path"},
+		{"dot-dot after a symlink out", specDir + "/out/../ckpt", "outside the allowed paths"},
+	} {
+		_, err := a.client.SubmitJob(context.Background(), specRequest(t, specDir, "missing", withCheckpointDir(tc.path)))
+		assertStatus(t, tc.name, err, codes.InvalidArgument, "checkpoint.dir", tc.path, tc.want)
+	}
+	for _, p := range []string{filepath.Join(specDir, "new"), filepath.Join(outside, "gone"), filepath.Join(filepath.Dir(outside), "ckpt")} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after the rejected submits (%v)", p, err)
+		}
+	}
+}

@@ -103,6 +103,16 @@ func decodeMeta(ix *recordio.Index) (ShardMeta, error) {
 	return m, nil
 }
 
+// ReadShardMetaIn is ReadShardMeta with the shard opened by open.
+func ReadShardMetaIn(open Opener, path string) (ShardMeta, *recordio.Index, error) {
+	s, err := openShard(open, path)
+	if err != nil {
+		return ShardMeta{}, nil, err
+	}
+	s.file.Close()
+	return s.meta, s.index, nil
+}
+
 // ReadShardMeta reads a shard's index (not its chunks) and its meta.
 func ReadShardMeta(path string) (ShardMeta, *recordio.Index, error) {
 	ix, err := recordio.ReadIndex(path)

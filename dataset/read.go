@@ -10,7 +10,7 @@ import (
 // ReadChunkExamples decodes chunk number chunk of the shard at path. Damage is
 // reported as a recordio.CorruptError naming the file and offset.
 func ReadChunkExamples(path string, chunk int) ([]Example, error) {
-	s, err := openShard(path)
+	s, err := openShard(os.Open, path)
 	if err != nil {
 		return nil, err
 	}
@@ -20,11 +20,14 @@ func ReadChunkExamples(path string, chunk int) ([]Example, error) {
 
 // ReadAll reads every record of the given shards, in the order given. All
 // shards must have the same number of features and the same id fields.
-func ReadAll(paths []string) ([]Example, error) {
+func ReadAll(paths []string) ([]Example, error) { return ReadAllIn(os.Open, paths) }
+
+// ReadAllIn is ReadAll with each shard opened by open.
+func ReadAllIn(open Opener, paths []string) ([]Example, error) {
 	var out []Example
 	var first ShardMeta
 	for i, path := range paths {
-		s, err := openShard(path)
+		s, err := openShard(open, path)
 		if err != nil {
 			return nil, err
 		}
@@ -55,8 +58,12 @@ type shard struct {
 	meta  ShardMeta
 }
 
-func openShard(path string) (*shard, error) {
-	f, err := os.Open(path)
+// Opener opens a shard for reading: os.Open, or a role's
+// confine.Roots.Open, which refuses a path that leads out of its job's roots.
+type Opener func(path string) (*os.File, error)
+
+func openShard(open Opener, path string) (*shard, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}

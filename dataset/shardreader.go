@@ -5,9 +5,9 @@ package dataset
 // index read and decoded) for each cost more than the step's compute.
 type ShardReader struct{ s *shard }
 
-// OpenShard opens the shard at path for reading chunks.
-func OpenShard(path string) (*ShardReader, error) {
-	s, err := openShard(path)
+// OpenShard opens the shard at path (with open) for reading chunks.
+func OpenShard(open Opener, path string) (*ShardReader, error) {
+	s, err := openShard(open, path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -17,17 +19,12 @@ import (
 // is created; a spec over oversized counts is exit 2 too. A valid job run
 // from the spec's directory leaves only files other users cannot read.
 func TestProcessConfinedPaths(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real processes")
-	}
-	work := t.TempDir()
-	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
-	job := filepath.Join(work, "job")
-	e2erig.Housing(t, filepath.Join(job, "data"))
+	a, job := pathsSetup(t)
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(job, "out")); err != nil {
 		t.Fatal(err)
 	}
+	work := filepath.Dir(job)
 	escape := filepath.Join(filepath.Dir(work), "gtrain-escape-"+filepath.Base(work))
 	for _, c := range []struct{ name, ckptDir, want string }{
 		{"/etc", "/etc/gtrain-pwn", "/etc/gtrain-pwn"},
@@ -91,4 +88,63 @@ func assertPrivate(t *testing.T, root string) {
 	if err != nil || n < 3 {
 		t.Errorf("walking %s: %v (%d entries)", root, err, n)
 	}
+}
+
+// TestProcessShardSymlinkedAfterSubmit (issue 19, item 7): paths are
+// confined where the roles open them, not only at submit. A job passes the
+// submit-time check, is stopped at its first global checkpoint, and one of
+// its training shards is then replaced by a symlink to a file in a
+// directory outside every allowed root; resumed, its master lists the shards
+// again and refuses the symlink: the job fails with a reason naming the
+// shard, nothing is read from outside, and the agent goes on serving.
+func TestProcessShardSymlinkedAfterSubmit(t *testing.T) {
+	a, job := pathsSetup(t)
+	spec := fitALineJob("escape", jobspec.ModeSync, 200, "data")
+	spec.Trainers, spec.Pservers = 1, 1
+	spec.Checkpoint = jobspec.CheckpointSpec{Every: "5", Dir: "ckpt"}
+	spec.Restarts = jobspec.RestartsSpec{Limit: 1, Window: "10m"}
+	if _, errs, code := a.Gctl(t, "job", "start", "--detach", "-f", e2erig.WriteSpec(t, job, spec)); code != 0 {
+		t.Fatalf("job start: exit %d: %s", code, errs)
+	}
+	e2erig.WaitJob(t, a, "escape", "a global checkpoint", 60*time.Second, func(st api.JobStatus) bool { return st.Step > 10 })
+	if _, errs, code := a.Gctl(t, "job", "stop", "escape"); code != 0 {
+		t.Fatalf("job stop: exit %d: %s", code, errs)
+	}
+	e2erig.WaitJob(t, a, "escape", "the job to stop", 30*time.Second, func(st api.JobStatus) bool { return st.State == api.StateStopped })
+
+	shards, err := filepath.Glob(filepath.Join(job, "data", "housing-train-*"))
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("no training shards: %v", err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.Rename(shards[0], outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, shards[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := a.Gctl(t, "job", "resume", "escape"); code != 0 {
+		t.Fatalf("job resume: exit %d: %s", code, errs)
+	}
+	st := e2erig.WaitJob(t, a, "escape", "the job to fail", 60*time.Second, func(st api.JobStatus) bool { return st.State == api.StateFailed })
+	t.Logf("reason: %s", st.Reason)
+	if !strings.Contains(st.Reason, shards[0]) || !strings.Contains(st.Reason, "outside the allowed paths") {
+		t.Errorf("reason %q: want it to name %s as outside the allowed paths", st.Reason, shards[0])
+	}
+	if _, errs, code := a.Gctl(t, "node", "list"); code != 0 {
+		t.Errorf("the agent after the job failed: node list exit %d: %s", code, errs)
+	}
+}
+
+// pathsSetup starts an agent and writes the housing shards under job/data,
+// job being the directory the test writes its specs in.
+func pathsSetup(t *testing.T) (a *e2erig.Agent, job string) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	work := t.TempDir()
+	a = e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	job = filepath.Join(work, "job")
+	e2erig.Housing(t, filepath.Join(job, "data"))
+	return a, job
 }

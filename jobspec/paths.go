@@ -1,6 +1,9 @@
 package jobspec
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // PathField is one path of a spec: its YAML field, the value (to read or
 // rewrite), and whether it is a glob.
@@ -27,11 +30,15 @@ func (s *Spec) PathFields() []PathField {
 // ResolvePaths makes the relative data.train, data.test, checkpoint.dir, model.workspace and init_from.dir
 // absolute against dir (the directory of the spec file), because the spec is
 // read by the server, whose working directory is not the user's. dir should
-// itself be absolute; empty paths stay empty.
+// itself be absolute; empty paths stay empty. A ".." is kept for the agent
+// to resolve.
 func (s *Spec) ResolvePaths(dir string) {
 	for _, f := range s.PathFields() {
 		if p := f.Path; *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(dir, *p)
+			// Not filepath.Join: cleaning "link/.." away would change
+			// where the path leads when link is a symlink; the agent
+			// resolves it as the kernel would (confine.Resolve).
+			*p = strings.TrimSuffix(dir, "/") + "/" + *p
 		}
 	}
 }

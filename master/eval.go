@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"os"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/fileperm"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/master/core"
@@ -40,6 +42,11 @@ type PassEvaluator struct {
 	// Optimizer is the job's: its state is kept with each pass's model,
 	// for a warm start that asks for it (init_from.optimizer_state).
 	Optimizer jobspec.OptimizerSpec
+	// MkdirAll creates ModelDir before each write (nil: the writer does):
+	// the job's confine.Roots.MkdirAll, which refuses a model directory
+	// swapped for a symlink out of the job's roots since submit (the
+	// instant between it and the write is not covered).
+	MkdirAll func(dir string, perm os.FileMode) error
 }
 
 // EndPass implements Evaluator.
@@ -95,6 +102,11 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 		return api.Metrics{}, fmt.Errorf("pass %d: read the embedding rows: %w", pass, err)
 	}
 	opt := &model.OptimizerState{Kind: e.Optimizer.Kind, Slots: state}
+	if e.MkdirAll != nil {
+		if err := e.MkdirAll(e.ModelDir, fileperm.Dir); err != nil {
+			return api.Metrics{}, &ModelWriteError{Pass: pass, Dir: e.ModelDir, Err: err}
+		}
+	}
 	dir, err := model.WriteParamsState(e.ModelDir, pass, got, e.Layout.Spec, e.Layout.Params, params, opt, tables)
 	if err != nil {
 		return api.Metrics{}, &ModelWriteError{Pass: pass, Dir: e.ModelDir, Err: err}

@@ -91,7 +91,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	spec := l.job.spec
 	modelDir := jobdir.Model(l.cfg.DataDir, spec)
 	eval := &PassEvaluator{Layout: l.job.layout, PS: l.ps, Test: l.job.test, ModelDir: modelDir, Log: l.cfg.Log, Procs: l.cfg.EvalProcs,
-		Async: spec.Mode == jobspec.ModeAsync, Optimizer: spec.Optimizer}
+		Async: spec.Mode == jobspec.ModeAsync, Optimizer: spec.Optimizer, MkdirAll: l.job.roots.MkdirAll}
 	var err error
 	if l.prog, err = l.startProgram(ctx); err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func (l *leader) startRecovery(ctx context.Context, stop context.CancelFunc) err
 	}
 	spec := l.job.spec
 	r, err := recovery.Open(ctx, recovery.EtcdConfig{Cli: l.cli, Lead: l.lead, Job: l.cfg.Job, JobRev: l.job.rev,
-		Dir: jobdir.MasterCheckpoints(l.cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Log: l.cfg.Log}, l.driver, l.ps)
+		Dir: jobdir.MasterCheckpoints(l.cfg.DataDir, spec), Keep: spec.Checkpoint.Keep, Paths: l.job.roots, Log: l.cfg.Log}, l.driver, l.ps)
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}

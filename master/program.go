@@ -16,6 +16,9 @@ func (l *leader) startProgram(ctx context.Context) (*program.Client, error) {
 	if !l.job.spec.Model.IsProgram() || len(l.job.test) == 0 {
 		return nil, nil
 	}
+	if err := program.CheckWorkspace(l.job.spec, l.job.roots.Check); err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
 	c, _, err := program.StartForJob(ctx, l.job.spec, coord.PackageFetcher(l.cli, l.cfg.Job), l.cfg.Programs, l.cfg.Log.With("program", "master"))
 	if err != nil {
 		l.failJobForProgram(ctx, err)

@@ -55,7 +55,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	job, err := loadJob(ctx, cli, cfg.Job, cfg.JobRev)
+	job, err := loadJob(ctx, cli, cfg)
 	if err != nil {
 		return err
 	}

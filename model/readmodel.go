@@ -15,9 +15,17 @@ import (
 // parameters have the expected names and shapes, and verifies every file's
 // size and sha256; any mismatch is ErrCorruptModel naming the file.
 // I/O failures (such as a missing manifest) are returned as they are.
-func ReadModel(dir string) (Manifest, [][]float32, error) {
+func ReadModel(dir string) (Manifest, [][]float32, error) { return ReadModelIn(os.ReadFile, dir) }
+
+// ReadFunc reads a whole file: os.ReadFile, or a role's
+// confine.Roots.ReadFile, which refuses a path that leads out of its job's
+// roots.
+type ReadFunc func(path string) ([]byte, error)
+
+// ReadModelIn is ReadModel with every file read by read.
+func ReadModelIn(read ReadFunc, dir string) (Manifest, [][]float32, error) {
 	manifestPath := filepath.Join(dir, ManifestFile)
-	raw, err := os.ReadFile(manifestPath)
+	raw, err := read(manifestPath)
 	if err != nil {
 		return Manifest{}, nil, fmt.Errorf("model: %w", err)
 	}
@@ -34,7 +42,7 @@ func ReadModel(dir string) (Manifest, [][]float32, error) {
 	}
 	params := make([][]float32, len(man.Params))
 	for j, pm := range man.Params {
-		if params[j], err = readParamFile(dir, pm, want[j].Size()); err != nil {
+		if params[j], err = readParamFile(read, dir, pm, want[j].Size()); err != nil {
 			return Manifest{}, nil, fmt.Errorf("model: %w", err)
 		}
 	}
@@ -91,9 +99,9 @@ func matchManifestParams(want []ParamSpec, got []ParamManifest) error {
 	return nil
 }
 
-func readParamFile(dir string, pm ParamManifest, size int) ([]float32, error) {
+func readParamFile(read ReadFunc, dir string, pm ParamManifest, size int) ([]float32, error) {
 	path := filepath.Join(dir, pm.File)
-	data, err := os.ReadFile(path)
+	data, err := read(path)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +136,11 @@ func decodeParam(pm ParamManifest, data []byte, size int) ([]float32, error) {
 // it), checking every slot file as ReadModel checks a parameter's. A model
 // that keeps none is ErrNoOptimizerState.
 func ReadOptimizerState(dir string, man Manifest) (OptimizerState, error) {
+	return ReadOptimizerStateIn(os.ReadFile, dir, man)
+}
+
+// ReadOptimizerStateIn is ReadOptimizerState with every file read by read.
+func ReadOptimizerStateIn(read ReadFunc, dir string, man Manifest) (OptimizerState, error) {
 	if man.Optimizer == nil {
 		return OptimizerState{}, fmt.Errorf("model: %s: %w", dir, ErrNoOptimizerState)
 	}
@@ -140,7 +153,7 @@ func ReadOptimizerState(dir string, man Manifest) (OptimizerState, error) {
 		slot := make([][]float32, len(files))
 		for j, pm := range files {
 			var err error
-			if slot[j], err = readParamFile(dir, pm, want[j].Size()); err != nil {
+			if slot[j], err = readParamFile(read, dir, pm, want[j].Size()); err != nil {
 				return OptimizerState{}, fmt.Errorf("model: optimizer slot %d: %w", k, err)
 			}
 		}

@@ -110,6 +110,21 @@ func (c *Client) checkRecord(d *Declaration, rec *jobspec.Declared) error {
 	return nil
 }
 
+// CheckWorkspace says whether model.workspace still leads under the job's
+// roots where the program is started (check: the role's
+// confine.Roots.Check): a workspace swapped for a symlink out of them since
+// submit is refused. An uploaded package is unpacked into a private
+// directory and needs no check.
+func CheckWorkspace(spec *jobspec.Spec, check func(string) error) error {
+	if spec.Model.Package != "" || spec.Model.Workspace == "" {
+		return nil
+	}
+	if err := check(spec.Model.Workspace); err != nil {
+		return fmt.Errorf("model.workspace: %w", err)
+	}
+	return nil
+}
+
 // PackageFetcher returns the bytes of a job's uploaded workspace.
 type PackageFetcher func(ctx context.Context) ([]byte, error)
 

@@ -19,7 +19,7 @@ func (p *process) loadInitModel() error {
 	if f.Resolved == "" {
 		return nil
 	}
-	man, values, err := model.ReadModel(f.Resolved)
+	man, values, err := model.ReadModelIn(p.roots.ReadFile, f.Resolved) // beneath the job's roots, as read now
 	if err != nil {
 		return fmt.Errorf("pserver %d: init_from: %w", p.cfg.Index, err)
 	}
@@ -32,7 +32,7 @@ func (p *process) loadInitModel() error {
 	}
 	var state model.OptimizerState
 	if f.OptimizerState {
-		if state, err = model.ReadOptimizerState(f.Resolved, man); err != nil {
+		if state, err = model.ReadOptimizerStateIn(p.roots.ReadFile, f.Resolved, man); err != nil {
 			return fmt.Errorf("pserver %d: init_from: %w", p.cfg.Index, err)
 		}
 		p.stepBase = man.Step

@@ -13,6 +13,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/jobspec"
@@ -31,6 +32,7 @@ type process struct {
 	cfg     Config
 	cli     *clientv3.Client
 	spec    *jobspec.Spec
+	roots   confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
 	mode    jobspec.Mode
 	name    string // the worker name, "pserver-<index>", in events
 	key     string // the registration key, held under session's lease
@@ -122,6 +124,9 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 		return nil, fmt.Errorf("pserver %d: %w", cfg.Index, err)
 	}
 	p.spec, p.jobRev = &rec.Spec, rev
+	if p.roots, err = cfg.Roots(cfg.DataDir, p.spec); err != nil {
+		return nil, fmt.Errorf("pserver: the job's roots: %w", err)
+	}
 	if cfg.Index >= p.spec.Pservers {
 		return nil, fmt.Errorf("pserver: Index %d out of range: job %s has %d pservers: %w", cfg.Index, cfg.Job, p.spec.Pservers, errIndexOutOfRange)
 	}
@@ -225,7 +230,7 @@ func (p *process) openStore() error {
 	// A checkpoint record is written only while this process holds the index.
 	p.rec.Guard = []clientv3.Cmp{p.holdsIndex()}
 	cfg := checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
-		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index,
+		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Paths: p.roots, Keep: p.spec.Checkpoint.Keep, Index: p.cfg.Index,
 		KeepSteps: func(ctx context.Context) ([]int64, error) { return coord.KeptGlobalSteps(ctx, p.cli, p.cfg.Job) },
 		// A restore loads only a file whose sha256 a record holds: the
 		// newest's record, or an older step's mark.

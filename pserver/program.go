@@ -16,6 +16,9 @@ func (p *process) declareProgram(ctx context.Context) error {
 	if !p.spec.Model.IsProgram() {
 		return nil
 	}
+	if err := program.CheckWorkspace(p.spec, p.roots.Check); err != nil {
+		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
+	}
 	c, d, err := program.StartForJob(ctx, p.spec, coord.PackageFetcher(p.cli, p.cfg.Job), p.cfg.Programs, p.log.With("program", p.name))
 	if err != nil {
 		if program.IsProgramError(err) && ctx.Err() == nil {

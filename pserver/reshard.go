@@ -143,7 +143,7 @@ func (p *process) sourceStore(j int) (*checkpoint.Store, error) {
 	}
 	rec := checkpoint.NewEtcdRecorder(p.cli, func(i int) string { return coord.CheckpointRecordKey(p.cfg.Job, i) })
 	return checkpoint.NewStore(checkpoint.Config{Identity: checkpoint.Identity{Job: p.cfg.Job, Rev: p.jobRev},
-		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Keep: p.spec.Checkpoint.Keep, Index: j,
+		Dir: jobdir.Checkpoints(p.cfg.DataDir, p.spec), Paths: p.roots, Keep: p.spec.Checkpoint.Keep, Index: j,
 		StepRecord: coord.CheckpointMarkRecords(p.cli, p.cfg.Job, jobspec.PserverName(j))}, rec, p.log)
 }
 

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/gtrain/gtrain/dataset"
 )
@@ -23,13 +24,15 @@ type chunkCache struct {
 	order  []chunkKey
 	shards map[string]*dataset.ShardReader
 	opened []string // in opening order, to close the oldest
+	// open opens a shard: os.Open, or the job's confine.Roots.Open.
+	open dataset.Opener
 }
 
 // maxOpenShards bounds the shard files a trainer keeps open.
 const maxOpenShards = 32
 
 func newChunkCache(max int) *chunkCache {
-	return &chunkCache{max: max, items: map[chunkKey][][]byte{}, shards: map[string]*dataset.ShardReader{}}
+	return &chunkCache{max: max, items: map[chunkKey][][]byte{}, shards: map[string]*dataset.ShardReader{}, open: os.Open}
 }
 
 // shard returns file's reader, opening it (and closing the oldest open one
@@ -38,7 +41,7 @@ func (c *chunkCache) shard(file string) (*dataset.ShardReader, error) {
 	if r, ok := c.shards[file]; ok {
 		return r, nil
 	}
-	r, err := dataset.OpenShard(file)
+	r, err := dataset.OpenShard(c.open, file)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/internal/roleruntime"
@@ -34,7 +35,10 @@ type Config struct {
 	// resubmitted job stops), session TTL, log and metrics; its TLS is the
 	// node certificate the trainer dials the master and the pservers with.
 	rolecfg.Common
-	Worker   string        // e.g. trainer-1
+	Worker string // e.g. trainer-1
+	// DataDir is the agent's data dir, one of the roots the trainer opens
+	// its shards beneath (rolecfg.Common.Roots).
+	DataDir  string
 	Deadline time.Duration // how long to keep retrying an unreachable master or pserver
 	// Clock is what the trainer waits and times by (nil: clock.System).
 	Clock clock.Clock
@@ -68,6 +72,7 @@ type trainer struct {
 	cfg      Config
 	cli      *clientv3.Client
 	spec     *jobspec.Spec
+	roots    confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
 	layout   *client.Layout
 	ps       pservers
 	master   *masterConn
@@ -162,6 +167,11 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	t.spec = &rec.Spec
+	roots, err := cfg.Roots(cfg.DataDir, t.spec)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: the job's roots: %w", err)
+	}
+	t.roots, t.data.open = roots, roots.Open // a shard symlinked out of the roots since submit is refused
 	if cfg.OwnsRuntime {
 		roleruntime.LimitProcs(t.spec.Resources.Trainer.CPU, t.log)
 	}

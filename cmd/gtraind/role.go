@@ -126,7 +126,7 @@ func runRole(ctx context.Context, a rolecfg.Args, cli *clientv3.Client, log *slo
 		return pserver.Run(ctx, cli, cfg)
 	default:
 		cfg := trainer.DefaultConfig()
-		cfg.Common, cfg.Worker = a.Common(log, reg), a.Worker
+		cfg.Common, cfg.Worker, cfg.DataDir = a.Common(log, reg), a.Worker, a.DataDir
 		cfg.OwnsRuntime = true
 		return trainer.Run(ctx, cli, cfg)
 	}

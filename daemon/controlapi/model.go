@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"google.golang.org/grpc"
@@ -18,7 +17,9 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/model"
 )
 
@@ -43,7 +44,11 @@ func (c *Server) FetchModel(req *api.FetchModelRequest, stream grpc.ServerStream
 		dir = filepath.Join(filepath.Dir(dir), model.PassDirName(int(req.GetPass())))
 		what = fmt.Sprintf("the model of pass %d", req.GetPass())
 	}
-	err = sendModel(stream, dir, &snap.Record.Spec)
+	roots, err := rolecfg.JobRoots(c.allowed, c.dataDir, &snap.Record.Spec)
+	if err != nil {
+		return status.Errorf(codes.Internal, "job %s: its roots: %v", req.GetName(), err)
+	}
+	err = sendModel(stream, roots, dir, &snap.Record.Spec)
 	if !errors.Is(err, fs.ErrNotExist) || req.GetLocal() {
 		if errors.Is(err, fs.ErrNotExist) {
 			return status.Errorf(codes.NotFound, "job %s: %s is not on node %s", req.GetName(), what, c.node)
@@ -58,10 +63,14 @@ func (c *Server) FetchModel(req *api.FetchModelRequest, stream grpc.ServerStream
 }
 
 // sendModel streams the pass directory dir: its manifest and the spec
-// first, then every file the manifest lists. A missing manifest is
-// fs.ErrNotExist: the model is not here.
-func sendModel(stream grpc.ServerStreamingServer[api.ModelChunk], dir string, spec any) error {
-	raw, err := os.ReadFile(filepath.Join(dir, model.ManifestFile))
+// first, then every file the manifest lists, each opened beneath the job's
+// roots (a model directory or file symlinked out of them is refused, not
+// sent). A missing manifest is fs.ErrNotExist: the model is not here.
+func sendModel(stream grpc.ServerStreamingServer[api.ModelChunk], roots confine.Roots, dir string, spec any) error {
+	raw, err := roots.ReadFile(filepath.Join(dir, model.ManifestFile))
+	if errors.Is(err, confine.ErrOutside) {
+		return status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -80,15 +89,18 @@ func sendModel(stream grpc.ServerStreamingServer[api.ModelChunk], dir string, sp
 		if p.File != filepath.Base(p.File) {
 			return status.Errorf(codes.DataLoss, "%s: param %s: file %q is not a plain name", dir, p.Name, p.File)
 		}
-		if err := sendFile(stream, filepath.Join(dir, p.File), p.File); err != nil {
+		if err := sendFile(stream, roots, filepath.Join(dir, p.File), p.File); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func sendFile(stream grpc.ServerStreamingServer[api.ModelChunk], path, name string) error {
-	f, err := os.Open(path)
+func sendFile(stream grpc.ServerStreamingServer[api.ModelChunk], roots confine.Roots, path, name string) error {
+	f, err := roots.Open(path)
+	if errors.Is(err, confine.ErrOutside) {
+		return status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
 	if err != nil {
 		return status.Errorf(codes.DataLoss, "%v", err)
 	}

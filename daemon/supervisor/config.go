@@ -28,4 +28,8 @@ type Config struct {
 	// AllowUnisolatedPrograms is passed to the roles: the agent's
 	// --allow-unisolated-programs (package internal/sandbox).
 	AllowUnisolatedPrograms bool
+	// AllowedPaths is the agent's --allowed-path, passed to the roles: the
+	// roots, with the data dir and the job's own directories, they open
+	// the job's paths beneath.
+	AllowedPaths []string
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/atomicfile"
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/fileperm"
 )
 
@@ -49,17 +49,19 @@ var ErrNotShared = errors.New("checkpoint.dir is not shared")
 // verifyStorage is node's part of check c of job: write this node's marker
 // with the check's token and read it back, then wait (up to wait) until the
 // markers of the other nodes of the check carry the token too, and read the
-// markers that the nodes verified earlier (c.Refs) left.
-func verifyStorage(ctx context.Context, c schema.StorageCheck, job string, fence int64, node string, wait time.Duration) error {
+// markers that the nodes verified earlier (c.Refs) left. Every marker is
+// reached beneath the job's roots: a checkpoint.dir swapped for a symlink
+// out of them since submit is refused, not written to.
+func verifyStorage(ctx context.Context, roots confine.Roots, c schema.StorageCheck, job string, fence int64, node string, wait time.Duration) error {
 	own := markerPath(c.Dir, job, fence, node)
 	content := markerContent(job, fence, node, c.Token)
-	if err := os.MkdirAll(filepath.Dir(own), fileperm.Dir); err != nil {
+	if err := roots.MkdirAll(filepath.Dir(own), fileperm.Dir); err != nil {
 		return fmt.Errorf("cannot create %s: %w", filepath.Dir(own), err)
 	}
 	if err := atomicfile.WriteFile(own, []byte(content), fileperm.File); err != nil {
 		return fmt.Errorf("cannot write marker %s: %w", own, err)
 	}
-	if got, err := os.ReadFile(own); err != nil || string(got) != content {
+	if got, err := roots.ReadFile(own); err != nil || string(got) != content {
 		return fmt.Errorf("marker %s does not read back as written (%v)", own, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -69,13 +71,13 @@ func verifyStorage(ctx context.Context, c schema.StorageCheck, job string, fence
 			continue
 		}
 		want := markerContent(job, fence, peer, c.Token)
-		if err := awaitMarker(ctx, markerPath(c.Dir, job, fence, peer), func(s string) bool { return s == want }); err != nil {
+		if err := awaitMarker(ctx, roots, markerPath(c.Dir, job, fence, peer), func(s string) bool { return s == want }); err != nil {
 			return fmt.Errorf("%w: cannot see the marker %s of node %s: %v", ErrNotShared, markerPath(c.Dir, job, fence, peer), peer, err)
 		}
 	}
 	for _, ref := range c.Refs {
 		want := markerIdentity(job, fence, ref)
-		if err := awaitMarker(ctx, markerPath(c.Dir, job, fence, ref), func(s string) bool { return strings.HasPrefix(s, want) }); err != nil {
+		if err := awaitMarker(ctx, roots, markerPath(c.Dir, job, fence, ref), func(s string) bool { return strings.HasPrefix(s, want) }); err != nil {
 			return fmt.Errorf("%w: cannot see the marker %s that node %s (which ran the job) left: %v",
 				ErrNotShared, markerPath(c.Dir, job, fence, ref), ref, err)
 		}
@@ -84,11 +86,11 @@ func verifyStorage(ctx context.Context, c schema.StorageCheck, job string, fence
 }
 
 // awaitMarker polls path until its content satisfies ok or ctx ends.
-func awaitMarker(ctx context.Context, path string, ok func(string) bool) error {
+func awaitMarker(ctx context.Context, roots confine.Roots, path string, ok func(string) bool) error {
 	tick := time.NewTicker(markerPoll)
 	defer tick.Stop()
 	for {
-		b, err := os.ReadFile(path)
+		b, err := roots.ReadFile(path)
 		if err == nil && ok(string(b)) {
 			return nil
 		}

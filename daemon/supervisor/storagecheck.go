@@ -9,6 +9,8 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
+	"github.com/gtrain/gtrain/internal/rolecfg"
+	"github.com/gtrain/gtrain/jobspec"
 )
 
 // checkStorageLocked takes this node's part in the job's storage check,
@@ -19,18 +21,21 @@ func (s *Supervisor) checkStorageLocked(job string, e *jobEntry) {
 		return
 	}
 	s.checks[job] = c.Token
-	check, fence := *c, e.fence
+	check, fence, spec := *c, e.fence, e.record.Spec
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.answerCheck(check, job, fence)
+		s.answerCheck(check, &spec, job, fence)
 	}()
 }
 
 // answerCheck runs this node's part of check c and records the answer in
 // etcd for the scheduler, unless the job was replaced meanwhile.
-func (s *Supervisor) answerCheck(c schema.StorageCheck, job string, fence int64) {
-	err := verifyStorage(s.ctx, c, job, fence, s.node, markerWait)
+func (s *Supervisor) answerCheck(c schema.StorageCheck, spec *jobspec.Spec, job string, fence int64) {
+	roots, err := rolecfg.JobRoots(s.roles.allowed, s.dataDir, spec)
+	if err == nil {
+		err = verifyStorage(s.ctx, roots, c, job, fence, s.node, markerWait)
+	}
 	if s.ctx.Err() != nil {
 		return
 	}

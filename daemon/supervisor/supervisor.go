@@ -16,6 +16,7 @@ import (
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/internal/rolecfg"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -333,7 +334,11 @@ func (s *Supervisor) purgeLocked(job string) {
 			s.log.Warn("cannot remove the directory of a purged job", "job", job, "err", err)
 		}
 		if e != nil && e.record.Spec.Checkpoint.Dir != "" {
-			_ = os.Remove(markerPath(e.record.Spec.Checkpoint.Dir, job, e.fence, s.node))
+			// Beneath the job's roots: a checkpoint.dir swapped for a
+			// symlink since is not followed to remove a file elsewhere.
+			if roots, err := rolecfg.JobRoots(s.roles.allowed, s.dataDir, &e.record.Spec); err == nil {
+				_ = roots.Remove(markerPath(e.record.Spec.Checkpoint.Dir, job, e.fence, s.node))
+			}
 		}
 		close(done)
 		s.mu.Lock()

@@ -80,7 +80,7 @@ func (r Roots) Path(p string) (string, error) {
 }
 
 func (r Roots) outside(p, real string) error {
-	if real != filepath.Clean(p) {
+	if real != p {
 		return fmt.Errorf("%q (which resolves to %s) is %w of this agent (%s)", p, real, ErrOutside, r)
 	}
 	return fmt.Errorf("%q is %w of this agent (%s)", p, ErrOutside, r)
@@ -102,31 +102,43 @@ func Within(dir, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// Resolve cleans the absolute path p and evaluates the symlinks of its
-// longest existing prefix; the part that does not exist yet is appended as
-// is (after Clean it has no "..").
+// Resolve evaluates the absolute path p as the kernel would: the symlinks
+// (and any ".." after them) of its longest existing prefix are evaluated,
+// and the part that does not exist yet is appended cleaned. A ".." in that
+// missing part is refused: where it leads depends on what is created first
+// (a missing part under a symlink created later would lead elsewhere), so
+// where the job's files would be created cannot be checked.
 func Resolve(p string) (string, error) {
-	p = filepath.Clean(p)
-	var rest []string
-	for cur := p; ; cur = filepath.Dir(cur) {
-		if _, err := os.Lstat(cur); err == nil {
-			real, err := filepath.EvalSymlinks(cur)
-			if err != nil {
-				return "", fmt.Errorf("%w %q: %v", ErrUnresolvable, p, err)
-			}
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real, nil
-		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			// ENOTDIR (a component is a file) is as good as missing here:
-			// where the path points is decided; whether it is usable is the
-			// caller's check.
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%w %q: not absolute", ErrUnresolvable, p)
+	}
+	parts := strings.Split(p, string(filepath.Separator))
+	n := len(parts)
+	for ; n > 1; n-- {
+		_, err := os.Lstat(strings.Join(parts[:n], string(filepath.Separator)))
+		if err == nil {
+			break
+		}
+		// ENOTDIR (a component is a file) is as good as missing here:
+		// where the path points is decided; whether it is usable is the
+		// caller's check.
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return "", fmt.Errorf("%w %q: %v", ErrUnresolvable, p, err)
 		}
-		if parent := filepath.Dir(cur); parent == cur {
-			return p, nil // nothing exists, not even the root directory
-		}
-		rest = append(rest, filepath.Base(cur))
 	}
+	real := string(filepath.Separator)
+	if n > 1 {
+		var err error
+		if real, err = filepath.EvalSymlinks(strings.Join(parts[:n], string(filepath.Separator))); err != nil {
+			return "", fmt.Errorf("%w %q: %v", ErrUnresolvable, p, err)
+		}
+	}
+	for _, part := range parts[n:] {
+		if part == ".." {
+			return "", fmt.Errorf("%w %q: \"..\" follows %s, which does not exist yet: give the path without it",
+				ErrUnresolvable, p, strings.Join(parts[:n], string(filepath.Separator)))
+		}
+		real = filepath.Join(real, part)
+	}
+	return real, nil
 }

@@ -35,6 +35,17 @@ func (r Roots) Glob(pattern string) (string, error) {
 	return resolved, nil
 }
 
+// GlobDir is the directory of a clean absolute pattern's leading
+// components without glob metacharacters: where its matches are (a
+// pattern without any names one file: its directory).
+func GlobDir(pattern string) string {
+	prefix, rest := splitGlob(filepath.Clean(pattern))
+	if rest == "" {
+		return filepath.Dir(prefix)
+	}
+	return prefix
+}
+
 // splitGlob cuts a clean absolute pattern into its leading directories
 // without glob metacharacters and the rest.
 func splitGlob(pattern string) (prefix, rest string) {

@@ -55,6 +55,10 @@ type Args struct {
 	// on a node that cannot isolate programs (sandbox.Check), run them
 	// with the role's rights rather than refuse them.
 	AllowUnisolatedPrograms bool
+	// AllowedPaths is the agent's --allowed-path: with DataDir and the
+	// job's own directories, the roots the role opens the job's paths
+	// beneath (Common.Roots).
+	AllowedPaths []string
 }
 
 // DefaultSessionTTL is a role's etcd lease in seconds, unless told otherwise.
@@ -80,7 +84,12 @@ func (a Args) Argv() ([]string, error) {
 	}
 	argv := []string{role}
 	for _, fl := range roleFlags {
-		if v := fl.value(&a); !v.zero() {
+		v := fl.value(&a)
+		if list, ok := v.(*repeatedValue); ok {
+			for _, item := range *list {
+				argv = append(argv, "--"+fl.name, item)
+			}
+		} else if !v.zero() {
 			argv = append(argv, "--"+fl.name, v.String())
 		}
 	}

@@ -30,6 +30,8 @@ func fill(t *testing.T, v reflect.Value, path, s string, n *int) {
 			f.SetInt(int64(*n) * 1001)
 		case f.Kind() == reflect.Bool:
 			f.SetBool(true) // false is the default: true must travel
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+			f.Set(reflect.ValueOf([]string{fmt.Sprintf("%s%d", s, *n), s}))
 		case f.Kind() == reflect.Struct:
 			fill(t, f, name+".", s, n)
 		default:

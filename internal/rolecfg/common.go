@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"slices"
 
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/internal/sandbox"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -36,6 +40,43 @@ type Common struct {
 	// Programs is how the role runs a model program (the zero value, in
 	// tests that build a Config by hand: with the role's rights).
 	Programs sandbox.Policy
+	// AllowedPaths is the agent's --allowed-path: with its data dir and the
+	// job's own directories, the roots of Roots.
+	AllowedPaths []string
+}
+
+// Roots are the directories the role opens its job's paths beneath
+// (confine.Roots.Open): the agent's allowed paths and data dir, resolved
+// here (the admin's), and the job's own directories as submit resolved them
+// (data.train's and data.test's literal directories, checkpoint.dir,
+// model.workspace, init_from.dir, the pass init_from.resolved pins), taken
+// as they are: a symlink put in
+// their place since is not followed (README "Confined paths and limits").
+func (c Common) Roots(dataDir string, spec *jobspec.Spec) (confine.Roots, error) {
+	return JobRoots(c.AllowedPaths, dataDir, spec)
+}
+
+// JobRoots are the roots of Common.Roots for an agent that allows allowed
+// and keeps its files in dataDir: the agent opens a job's files (its
+// model, for gctl job model; its checkpoint.dir's markers) beneath them too.
+func JobRoots(allowed []string, dataDir string, spec *jobspec.Spec) (confine.Roots, error) {
+	roots, err := confine.NewRoots(append(slices.Clone(allowed), dataDir)...)
+	if err != nil {
+		return confine.Roots{}, err
+	}
+	for _, f := range spec.PathFields() {
+		dir := *f.Path
+		if f.Glob && dir != "" {
+			dir = confine.GlobDir(dir)
+		}
+		if filepath.IsAbs(dir) {
+			roots = roots.With(filepath.Clean(dir))
+		}
+	}
+	if r := spec.InitFrom.Resolved; filepath.IsAbs(r) { // another job's pass, pinned at submit
+		roots = roots.With(filepath.Clean(r))
+	}
+	return roots, nil
 }
 
 // DataPlane is the role's side of its job's data plane: its TLS files and
@@ -59,7 +100,7 @@ func (c Common) Validate(role string) error {
 // where it records its metrics.
 func (a Args) Common(log *slog.Logger, metrics prometheus.Registerer) Common {
 	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS,
-		JobCredential: a.JobCredential, Log: log, Metrics: metrics,
+		JobCredential: a.JobCredential, Log: log, Metrics: metrics, AllowedPaths: a.AllowedPaths,
 		Programs: ProgramPolicy(a.AllowUnisolatedPrograms, a.DataDir, a.TLS, a.Etcd.Key)}
 }
 

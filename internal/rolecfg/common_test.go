@@ -1,12 +1,17 @@
 package rolecfg
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/sandbox"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pki"
 )
 
@@ -59,5 +64,34 @@ func TestCommonValidate(t *testing.T) {
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", tc.c, err, tc.want)
 		}
+	}
+}
+
+// A role's roots are the agent's, its data dir and the job's own
+// directories: a shard under data.train's directory opens, one under the
+// checkpoint.dir too, and a file beside them does not.
+func TestCommonRoots(t *testing.T) {
+	base := t.TempDir()
+	for _, d := range []string{"data", "ckpt", "other"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, d, "f"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := &jobspec.Spec{Data: jobspec.DataSpec{Train: filepath.Join(base, "data", "train-*")},
+		Checkpoint: jobspec.CheckpointSpec{Dir: filepath.Join(base, "ckpt")}}
+	roots, err := Common{}.Roots(filepath.Join(base, "datadir"), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{"data/f", "ckpt/f"} {
+		if err := roots.Check(filepath.Join(base, ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if err := roots.Check(filepath.Join(base, "other", "f")); !errors.Is(err, confine.ErrOutside) {
+		t.Errorf("a file beside the job's directories: %v, want ErrOutside", err)
 	}
 }

@@ -7,7 +7,11 @@
 //   - the etcd and TLS flags that gtraind agent and the roles both take,
 //     declared once (AddAccessFlags);
 //   - Common, the settings every role's Config embeds (master.Config,
-//     pserver.Config, trainer.Config).
+//     pserver.Config, trainer.Config);
+//   - the roots a job's paths are opened beneath (JobRoots, Common.Roots):
+//     the agent's --allowed-path, which travels on the role's command line,
+//     its data dir and the job's own directories. Building them resolves
+//     the allowed paths' symlinks (confine.NewRoots), its only file access.
 //
 // It must not know how a role runs, read files, dial etcd or import the
 // daemon or the roles.

@@ -43,6 +43,8 @@ var roleFlags = append([]flag{
 		func(a *Args) value { return (*intValue)(&a.SessionTTL) }},
 	flag{"allow-unisolated-programs", "on a node that cannot isolate model programs, run them with this process's rights (the agent passes its own flag)",
 		func(a *Args) value { return (*boolValue)(&a.AllowUnisolatedPrograms) }},
+	flag{"allowed-path", "a directory the job's paths may lead under, besides --data-dir and the job's own directories (repeatable; the agent passes its own --allowed-path)",
+		func(a *Args) value { return (*repeatedValue)(&a.AllowedPaths) }},
 )...)
 
 // accessFlag is a flag of how to reach etcd and of the TLS files, which
@@ -145,3 +147,12 @@ func (v *intValue) Set(s string) error {
 	*v = intValue(n)
 	return err
 }
+
+// repeatedValue is a list written as one flag per item (Argv), so that an
+// item may hold any character a command line carries, commas included.
+type repeatedValue []string
+
+func (v *repeatedValue) String() string     { return strings.Join(*v, ",") }
+func (v *repeatedValue) Type() string       { return "stringArray" }
+func (v *repeatedValue) zero() bool         { return len(*v) == 0 }
+func (v *repeatedValue) Set(s string) error { *v = append(*v, s); return nil }

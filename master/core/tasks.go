@@ -14,15 +14,15 @@ type TaskSet struct {
 	Records      int
 }
 
-// CutTasks lists the chunks of files (in order) and groups every
-// chunksPerTask consecutive chunks of one file into a task.
-func CutTasks(files []string, chunksPerTask int) (*TaskSet, error) {
+// CutTasks lists the chunks of files (in order, each opened by open) and
+// groups every chunksPerTask consecutive chunks of one file into a task.
+func CutTasks(open dataset.Opener, files []string, chunksPerTask int) (*TaskSet, error) {
 	if chunksPerTask < 1 {
 		return nil, fmt.Errorf("chunks_per_task must be >= 1, got %d", chunksPerTask)
 	}
 	ts := &TaskSet{ChunkRecords: map[int][]int{}}
 	for _, f := range files {
-		_, ix, err := dataset.ReadShardMeta(f)
+		_, ix, err := dataset.ReadShardMetaIn(open, f)
 		if err != nil {
 			return nil, fmt.Errorf("cut tasks: %w", err)
 		}

@@ -23,7 +23,10 @@ type EtcdConfig struct {
 	JobRev int64  // the create revision of the job record: the checkpoints' identity
 	Dir    string // the master's checkpoint directory (jobdir.MasterCheckpoints)
 	Keep   int    // global checkpoints kept (the spec's checkpoint.keep)
-	Log    *slog.Logger
+	// Paths reaches Dir's files: the job's confine.Roots (nil: the plain
+	// file system).
+	Paths checkpoint.Paths
+	Log   *slog.Logger
 }
 
 // Open returns the recovery of a sync job on etcd and the pservers of ps,
@@ -33,7 +36,7 @@ func Open(ctx context.Context, cfg EtcdConfig, driver Driver, ps *client.Dynamic
 	rec.Guard = []clientv3.Cmp{cfg.Lead.Guard()}
 	states, err := checkpoint.NewStore(checkpoint.Config{
 		Identity: checkpoint.Identity{Job: cfg.Job, Rev: cfg.JobRev},
-		Dir:      cfg.Dir, Keep: cfg.Keep, Owner: jobspec.MasterName,
+		Dir:      cfg.Dir, Paths: cfg.Paths, Keep: cfg.Keep, Owner: jobspec.MasterName,
 		// A rollback loads only a state whose sha256 its mark records.
 		StepRecord: coord.CheckpointMarkRecords(cfg.Cli, cfg.Job, coord.MasterMark),
 		// A pserver whose writes fail holds back the global checkpoint: keep its steps' files too.
