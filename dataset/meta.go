@@ -28,6 +28,10 @@ type ShardMeta struct {
 	// Example.IDs; absent (and Features >= 1) in a dense shard, whose header
 	// is then what it was before id fields existed.
 	IDFields []IDField `json:"id_fields,omitempty"`
+	// IDMax is, per id field, the largest id of the shard's records (filled
+	// by WriteShard; absent in shards written before it was): what a
+	// table's fixed vocabulary is checked against at submit.
+	IDMax []uint64 `json:"id_max,omitempty"`
 }
 
 // MaxFeatures bounds ShardMeta.Features (the widest model input a job spec

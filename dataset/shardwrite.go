@@ -32,6 +32,7 @@ func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords in
 		}
 	}
 	meta.Labels = labelStats(examples)
+	meta.IDMax = idMax(examples, len(meta.IDFields))
 	err := atomicfile.WriteFunc(path, 0o644, func(f io.Writer) error {
 		buf := bufio.NewWriter(f)
 		w, err := recordio.NewWriter(buf, encodeMeta(meta), chunkRecords)
@@ -52,4 +53,21 @@ func WriteShard(path string, meta ShardMeta, examples []Example, chunkRecords in
 		return fmt.Errorf("dataset: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// idMax is the largest id of each of fields id fields over examples (nil
+// without id fields).
+func idMax(examples []Example, fields int) []uint64 {
+	if fields == 0 {
+		return nil
+	}
+	out := make([]uint64, fields)
+	for _, e := range examples {
+		for f, ids := range e.IDs {
+			for _, id := range ids {
+				out[f] = max(out[f], id)
+			}
+		}
+	}
+	return out
 }

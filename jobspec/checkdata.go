@@ -22,8 +22,10 @@ type ShardInfo struct {
 	// Labels is the range of the file's labels; nil when the shard does not
 	// record it (written before gtrain did, or empty).
 	Labels *LabelRange
-	// IDFields names the records' id fields (none in a dense shard).
+	// IDFields names the records' id fields (none in a dense shard), and
+	// IDMax their largest ids (nil when the shard does not record them).
 	IDFields []string
+	IDMax    []uint64
 }
 
 // LabelRange is the smallest and largest label of a file, and its first
@@ -83,6 +85,9 @@ func (s *Spec) checkRecords(field, file string, si ShardInfo) *FieldError {
 		return fieldError("model.inputs", fmt.Sprintf("%d expected by the records in %s, spec says %d", si.Features, file, s.Model.Inputs), nil)
 	}
 	if err := s.checkIDFields(field, file, si.IDFields); err != nil {
+		return err
+	}
+	if err := s.checkVocab(file, si); err != nil {
 		return err
 	}
 	if !s.isClassifier() {

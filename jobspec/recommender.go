@@ -112,3 +112,18 @@ func (s *Spec) checkIDFields(field, file string, ids []string) *FieldError {
 	s.Model.Fields = slices.Clone(ids)
 	return liftModelError(s.Model.RecSpec().Validate())
 }
+
+// checkVocab refuses a table whose fixed vocabulary the shard's ids
+// overflow (the pservers would refuse those rows mid-job).
+func (s *Spec) checkVocab(file string, si ShardInfo) *FieldError {
+	if !s.Model.IsRecommender() || len(si.IDMax) != len(si.IDFields) {
+		return nil
+	}
+	for i, f := range si.IDFields {
+		if v := s.Model.Tables[f].Vocab; v > 0 && si.IDMax[i] >= v {
+			return fieldError("model.tables."+f+".vocab", fmt.Sprintf("is %d, but the records in %s have %s ids up to %d: raise it above %d, or leave it out for any 64-bit id",
+				v, file, f, si.IDMax[i], si.IDMax[i]), nil)
+		}
+	}
+	return nil
+}

@@ -51,3 +51,14 @@ func mustParse(t *testing.T, yaml string) *Spec {
 	}
 	return s
 }
+
+func TestRecommenderVocabAgainstTheShards(t *testing.T) {
+	s := mustParse(t, "name: j\ndata: {train: /d/train-*}\noptimizer: {kind: adagrad, learning_rate: 0.1}\n"+
+		"model: {kind: recommender, dim: 8, inputs: 0, outputs: 1, tables: {user: {vocab: 100}}}\n")
+	ok := ShardInfo{IDFields: []string{"user", "movie"}, IDMax: []uint64{99, 1 << 40}}
+	if err := s.checkVocab("/d/train-0", ok); err != nil {
+		t.Fatal(err)
+	}
+	over := ShardInfo{IDFields: []string{"user", "movie"}, IDMax: []uint64{100, 7}}
+	wantFieldError(t, s.checkVocab("/d/train-1", over), "model.tables.user.vocab", "/d/train-1", "up to 100")
+}

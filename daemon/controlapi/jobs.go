@@ -138,7 +138,7 @@ func shardInfo(file string) (jobspec.ShardInfo, error) {
 	if err != nil {
 		return jobspec.ShardInfo{}, err
 	}
-	si := jobspec.ShardInfo{Features: meta.Features, Classes: meta.Classes, IDFields: meta.IDFieldNames()}
+	si := jobspec.ShardInfo{Features: meta.Features, Classes: meta.Classes, IDFields: meta.IDFieldNames(), IDMax: meta.IDMax}
 	si.Set, si.Of, _ = dataset.ParseShardName(file)
 	if l := meta.Labels; l.Known() {
 		si.Labels = &jobspec.LabelRange{Min: float64(l.Min), Max: float64(l.Max)}

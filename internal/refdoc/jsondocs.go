@@ -204,6 +204,7 @@ var shardMetaMeanings = map[string]string{
 	"labels.max":           "the greatest label",
 	"labels.whole":         "every label is a whole number",
 	"labels.not_whole":     "the first label that is not, when whole is false",
+	"id_max":               "per id field, the largest id of the shard's records (absent in shards written before it was recorded): a table's fixed `vocab` is checked against it at submit",
 	"id_fields":            "the id fields of every record, in record order; absent in a dense shard (whose `features` is then at least 1)",
 	"id_fields[].name":     "the field's name (a letter, then letters, digits or `_`; at most 64)",
 	"id_fields[].weighted": "each id carries a float32 weight",
