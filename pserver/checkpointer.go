@@ -52,9 +52,14 @@ func (p *process) markCheckpoint(ctx context.Context, rec checkpoint.Record) err
 		default:
 		}
 	}()
+	event, recovered := p.ckptHealth.succeeded(p.name, rec.Step)
+	p.recMu.Lock()
 	p.record.CheckpointStep = rec.Step
-	if event, recovered := p.ckptHealth.succeeded(p.name, rec.Step); recovered {
+	if recovered {
 		p.record.CheckpointWarning = ""
+	}
+	p.recMu.Unlock()
+	if recovered {
 		p.event(ctx, event)
 	}
 	// The mark is also the step's record: a restore of the step loads the
@@ -75,7 +80,9 @@ func (p *process) checkpointFailed(ctx context.Context, step int64, err error) e
 	if !isNew {
 		return nil
 	}
+	p.recMu.Lock()
 	p.record.CheckpointWarning = warning
+	p.recMu.Unlock()
 	p.event(ctx, warning)
 	return p.publish(ctx)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gtrain/gtrain/api"
@@ -61,6 +62,9 @@ type process struct {
 	// steps its model had taken (adam's bias correction continues them).
 	warmSlots [][][]float32
 	stepBase  int64
+	// recMu guards record once the process serves: the checkpointer and
+	// the table memory watch change it, publish reads it.
+	recMu sync.Mutex
 	// marked is the step of the newest checkpoint marked durable; saved
 	// is signalled after each (finalCheckpoint waits on them).
 	marked atomic.Int64
@@ -272,6 +276,9 @@ func (p *process) runUntilEnd(ctx context.Context, srv *grpc.Server, serveErr <-
 	go func() { ckErr <- p.checkpointer(ctx) }()
 	if p.mode == jobspec.ModeAsync {
 		go p.timedSnapshots(ctx)
+	}
+	if len(p.spec.Model.Fields) > 0 {
+		go p.watchTableMemory(ctx)
 	}
 	ended := coord.WatchJobEnd(ctx, p.cli, p.cfg.Job)
 	relayout := p.watchLayout(ctx)

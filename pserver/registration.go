@@ -58,8 +58,11 @@ func (p *process) holdsIndex() clientv3.Cmp {
 
 // publish (re)writes this pserver's registration under its lease.
 func (p *process) publish(ctx context.Context) error {
+	p.recMu.Lock()
+	record := coord.MustJSON(p.record)
+	p.recMu.Unlock()
 	resp, err := p.cli.Txn(ctx).If(p.holdsIndex()).
-		Then(clientv3.OpPut(p.key, coord.MustJSON(p.record), clientv3.WithLease(p.session.Lease()))).Commit()
+		Then(clientv3.OpPut(p.key, record, clientv3.WithLease(p.session.Lease()))).Commit()
 	if err != nil {
 		return fmt.Errorf("pserver %d: publish: %w", p.cfg.Index, err)
 	}

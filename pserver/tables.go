@@ -239,3 +239,14 @@ func (s *Shard) ExportRows(table string) (step int64, ids []uint64, vals []float
 	ids, vals = t.Values()
 	return s.step, ids, vals, nil
 }
+
+// TableBytes is what the shard's tables hold (Table.Bytes) and their rows.
+func (s *Shard) TableBytes() (bytes int64, rows int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, t := range s.tables.byName {
+		bytes += t.Bytes()
+		rows += t.Rows()
+	}
+	return bytes, rows
+}

@@ -80,6 +80,10 @@ type PserverRecord struct {
 	// CheckpointWarning says why this pserver's checkpoint writes fail
 	// ("" while they succeed); status lists it under warnings.
 	CheckpointWarning string `json:"checkpoint_warning,omitempty"`
+	// MemoryWarning says that this pserver's embedding tables grow toward
+	// its memory request ("" while they are well under it); status lists
+	// it under warnings, before the process is killed for it.
+	MemoryWarning string `json:"memory_warning,omitempty"`
 	// Generation is the layout generation (LayoutRecord) this incarnation
 	// serves: clients of another generation do not count it.
 	Generation int64 `json:"generation,omitempty"`

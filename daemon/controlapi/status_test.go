@@ -113,10 +113,12 @@ func TestJobStatusWarnsOfFailingWrites(t *testing.T) {
 		t.Errorf("warnings = %#v, want an empty list", st.Warnings)
 	}
 	const w = "pserver-1 cannot write checkpoint step 300 to /c: is a directory; training goes on, recovery will use older checkpoints"
-	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), schema.PserverRecord{Index: 1, CheckpointWarning: w}))
-	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{w}) {
-		t.Errorf("warnings = %q, want %q", st.Warnings, w)
+	const memw = "pserver-1 holds 90 MiB (embedding tables: 5 rows, 1 MiB), 90% of resources.pserver.memory 100 MiB"
+	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), schema.PserverRecord{Index: 1, CheckpointWarning: w, MemoryWarning: memw}))
+	if st := jobStatus(snapshotOf(t, kvs), noneDown, time.Now()); !slices.Equal(st.Warnings, []string{w, memw}) {
+		t.Errorf("warnings = %q, want %q", st.Warnings, []string{w, memw})
 	}
+	kvs = append(kvs, kv(t, coord.PserverKey("fit", 1), schema.PserverRecord{Index: 1, CheckpointWarning: w}))
 	// The master's (a model write that fails) comes first, from its progress record.
 	const mw = "master cannot write the model of pass 3 to /m: no space left on device; training waits for it"
 	kvs = append(kvs, kv(t, coord.ProgressKey("fit"), schema.ProgressRecord{Pass: 3, Warnings: []string{mw}}))
