@@ -76,6 +76,15 @@ func reopenReadOnly(f *os.File) (*os.File, error) {
 	return os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY, 0)
 }
 
+// childFiles are the descriptors the program inherits, in fd order; none
+// without shared memory.
+func (s *shm) childFiles() []*os.File {
+	if s == nil {
+		return nil
+	}
+	return s.child
+}
+
 // closeChildEnds closes the parent's copies of the read-only descriptors
 // once the program has inherited them.
 func (s *shm) closeChildEnds() {

@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gtrain/gtrain/internal/confine"
 )
@@ -30,6 +33,7 @@ type Sandbox struct {
 	helper   string
 	pol      Policy
 	readOnly []string
+	setups   []*os.File // the helpers' setup memfds (Command)
 }
 
 var seq atomic.Int64
@@ -67,25 +71,63 @@ func (p Policy) Prepare(job Job) (*Sandbox, error) {
 	return &Sandbox{UID: uid, GID: uid, cg: cg, helper: helper, pol: p, readOnly: job.ReadOnly}, nil
 }
 
+// helperEnv is the helper's whole environment. The helper runs with the
+// agent's rights and is dynamically linked (libc, libopenblas, ...): a
+// variable the loader reads (LD_LIBRARY_PATH into a job's workspace) would
+// run the job's code with those rights. The program's environment travels
+// in the setup and reaches the program only at its exec, after the uid
+// drop and no_new_privs.
+var helperEnv = []string{"PATH=/usr/bin:/bin"}
+
 // Command is cmd's process run through the helper: argv[0] inside the
 // workspace dir is named at its place under WorkspaceDir, the process
 // starts in a fresh mount namespace, and env is cut to the allow-list
 // (FilterEnv) before extra (the job's env, the thread counts) is added.
-func (s *Sandbox) Command(argv []string, dir string, env, extra []string) (*exec.Cmd, error) {
+// files are what the program inherits from descriptor 3 on; the setup
+// (the program's environment included) follows them in a memfd the helper
+// reads and closes, never in argv (world-readable in /proc) nor the
+// helper's environment. Close closes the parent's copy.
+func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files []*os.File) (*exec.Cmd, error) {
 	prog := argv[0]
 	if rel, err := filepath.Rel(dir, prog); err == nil && confine.Within(dir, prog) {
 		prog = filepath.Join(WorkspaceDir, rel)
 	}
-	b, err := json.Marshal(setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(),
-		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly})
+	f, err := s.setupFile(setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(),
+		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly,
+		Env: append(FilterEnv(env, HomeDir), extra...)})
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(s.helper, append([]string{HelperArg, string(b), prog}, argv[1:]...)...)
+	fd := strconv.Itoa(3 + len(files))
+	cmd := exec.Command(s.helper, append([]string{HelperArg, fd, prog}, argv[1:]...)...)
 	cmd.Dir = "/"
-	cmd.Env = append(FilterEnv(env, HomeDir), extra...)
+	cmd.Env = helperEnv
+	cmd.ExtraFiles = append(slices.Clone(files), f)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
 	return cmd, nil
+}
+
+// setupFile is st in a memfd, at offset 0, kept for Close.
+func (s *Sandbox) setupFile(st setup) (*os.File, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("gtrain-sandbox-setup", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the helper's setup (memfd_create): %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "gtrain-sandbox-setup")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: the helper's setup: %w", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.setups = append(s.setups, f)
+	return f, nil
 }
 
 // GiveTree makes dir (a private copy such as an unpacked workspace) the
@@ -137,5 +179,9 @@ func (s *Sandbox) String() string {
 func (s *Sandbox) Close() {
 	if s != nil {
 		s.cg.remove()
+		for _, f := range s.setups {
+			f.Close()
+		}
+		s.setups = nil
 	}
 }

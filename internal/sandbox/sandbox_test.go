@@ -23,6 +23,13 @@ func TestMain(m *testing.M) {
 // Every "DATA" in a word of argv is the data dir's path.
 func run(t *testing.T, job string, l Limits, argv ...string) (string, error) {
 	t.Helper()
+	return runVia(t, "", []string{"JOBVAR=1"}, job, l, argv...)
+}
+
+// runVia is run with helper as the policy's helper ("": this test
+// binary) and extra as the job's env.
+func runVia(t *testing.T, helper string, extra []string, job string, l Limits, argv ...string) (string, error) {
+	t.Helper()
 	if err := Check(); err != nil {
 		t.Skipf("cannot isolate here: %v (NOT TESTED)", err)
 	}
@@ -39,7 +46,7 @@ func run(t *testing.T, job string, l Limits, argv ...string) (string, error) {
 	if err := os.WriteFile(filepath.Join(ws, "in.txt"), []byte("workspace file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := Policy{Mode: Isolate, DataDir: data}.Prepare(Job{Name: job, Limits: l})
+	sb, err := Policy{Mode: Isolate, DataDir: data, Helper: helper}.Prepare(Job{Name: job, Limits: l})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +58,7 @@ func run(t *testing.T, job string, l Limits, argv ...string) (string, error) {
 	for i := range argv {
 		argv[i] = strings.ReplaceAll(argv[i], "DATA", data)
 	}
-	cmd, err := sb.Command(argv, ws, os.Environ(), []string{"JOBVAR=1"})
+	cmd, err := sb.Command(argv, ws, os.Environ(), extra, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +120,43 @@ func TestSandboxLimits(t *testing.T) {
 		"b = bytearray(256 << 20); print('allocated')")
 	if err == nil || !strings.Contains(err.Error(), "oom") || strings.Contains(out, "allocated") {
 		t.Errorf("256 MiB under a 32 MiB limit: err %v, out %s", err, out)
+	}
+}
+
+// TestHelperEnvironment: the root helper runs with a fixed environment and
+// argv: the job's env (a loader variable such as LD_LIBRARY_PATH, which
+// would load the job's library into the root helper) and the agent's
+// secrets reach neither, yet the program gets the job's env after the uid
+// drop. The helper here is a script that records its environment and
+// arguments and then execs this test binary as the helper.
+func TestHelperEnvironment(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "helper-seen")
+	script := filepath.Join(dir, "helper.sh")
+	body := fmt.Sprintf("#!/bin/sh\nenv > %s\necho \"$@\" >> %s\nexec %s \"$@\"\n", seen, seen, exe)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runVia(t, script, []string{"LD_LIBRARY_PATH=/tmp/poc", "JOBVAR=1"}, "helper-env", LimitsFor(1, 64<<20),
+		"/usr/bin/env")
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(out, "LD_LIBRARY_PATH=/tmp/poc\n") || !strings.Contains(out, "JOBVAR=1\n") {
+		t.Errorf("the program lacks the job's env: %s", out)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the helper saw:\n%s", b)
+	for _, bad := range []string{"LD_LIBRARY_PATH", "/tmp/poc", "JOBVAR", "GTRAIN_ETCD_PASSWORD", "hunter2"} {
+		if strings.Contains(string(b), bad) {
+			t.Errorf("the helper's environment or argv holds %s:\n%s", bad, b)
+		}
 	}
 }
