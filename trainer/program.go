@@ -20,7 +20,7 @@ func (t *trainer) startProgram(ctx context.Context) error {
 	if !t.spec.Model.IsProgram() {
 		return nil
 	}
-	c, d, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.cfg.Programs, t.log.With("program", t.cfg.Worker))
+	c, d, err := program.StartForJob(ctx, t.spec, t.jobRev, coord.PackageFetcher(t.cli, t.cfg.Job), t.cfg.Programs, t.log.With("program", t.cfg.Worker))
 	if err != nil {
 		return fmt.Errorf("trainer: %w", t.noteCrash(err))
 	}

@@ -68,6 +68,7 @@ type trainer struct {
 	cfg      Config
 	cli      *clientv3.Client
 	spec     *jobspec.Spec
+	jobRev   int64 // the create revision of the job's record: with its name, its programs' uid
 	layout   *client.Layout
 	ps       pservers
 	master   *masterConn
@@ -161,7 +162,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if err := coord.CheckJobRev(cfg.Job, cfg.JobRev, rev); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	t.spec = &rec.Spec
+	t.spec, t.jobRev = &rec.Spec, rev
 	if cfg.OwnsRuntime {
 		roleruntime.LimitProcs(t.spec.Resources.Trainer.CPU, t.log)
 	}

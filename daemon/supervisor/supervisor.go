@@ -16,6 +16,7 @@ import (
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -331,6 +332,10 @@ func (s *Supervisor) purgeLocked(job string) {
 		}
 		if err := os.RemoveAll(jobdir.Root(s.dataDir, job)); err != nil {
 			s.log.Warn("cannot remove the directory of a purged job", "job", job, "err", err)
+		}
+		// Its programs are gone with its roles: their uid is free again.
+		if err := sandbox.ReleaseJob(s.dataDir, job); err != nil {
+			s.log.Warn("cannot release the program uids of a purged job", "job", job, "err", err)
 		}
 		if e != nil && e.record.Spec.Checkpoint.Dir != "" {
 			_ = os.Remove(markerPath(e.record.Spec.Checkpoint.Dir, job, e.fence, s.node))

@@ -36,6 +36,7 @@ type setup struct {
 	Workspace string   // bound read-only at WorkspaceDir
 	ReadOnly  []string // directories bound read-only at their own path
 	Env       []string // the program's environment, NAME=VALUE
+	ParentFD  int      // a pidfd of the process that started the helper; -1: none
 }
 
 // HelperMain is gtraind's __sandbox-exec: it never returns. Any failure
@@ -78,7 +79,6 @@ func die(err error) {
 
 // enter does the privileged steps in order and execs argv.
 func enter(s setup, argv []string) error {
-	parent := os.Getppid()
 	for _, p := range s.Procs {
 		if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
 			return fmt.Errorf("join cgroup %s: %w", p, err)
@@ -110,10 +110,22 @@ func enter(s setup, argv []string) error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("parent-death signal: %w", err)
 	}
-	if os.Getppid() != parent {
+	if parentGone(s.ParentFD) {
 		return fmt.Errorf("the role that started the program is gone")
 	}
 	return fmt.Errorf("exec %s: %w", argv[0], syscall.Exec(argv[0], argv, s.Env))
+}
+
+// parentGone says whether the process whose pidfd is fd has exited (the
+// pidfd polls readable), and closes fd so the program does not inherit it.
+func parentGone(fd int) bool {
+	if fd < 0 {
+		return false
+	}
+	defer unix.Close(fd)
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(pfd, 0)
+	return err == nil && n > 0
 }
 
 // mounts makes the host read-only, covers what the program must not see
@@ -143,6 +155,10 @@ func mounts(s setup) error {
 		if err := cover(p); err != nil {
 			return err
 		}
+	}
+	// The PID namespace's own /proc: the program sees its own tree only.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("the program's /proc: %w", err)
 	}
 	// The host's world-writable directories, private and empty.
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"} {

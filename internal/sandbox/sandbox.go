@@ -19,7 +19,13 @@ import (
 
 // Job is what the sandbox needs of a job.
 type Job struct {
-	Name   string
+	Name string
+	// Owner is who the uid is claimed for: the job's identity (JobOwner:
+	// its name and its record's create revision), never its name alone,
+	// which a later job of the same name (or a submit racing a running
+	// job) would share. Empty: a one-off claim, released at Close (the
+	// submit-time declare, whose job has no record yet).
+	Owner  string
 	Limits Limits
 	// ReadOnly are directories the program reads at their own path (the
 	// job's env path lists, such as PYTHONPATH), bound read-only.
@@ -34,6 +40,17 @@ type Sandbox struct {
 	pol      Policy
 	readOnly []string
 	setups   []*os.File // the helpers' setup memfds (Command)
+	release  string     // a one-off uid claim file, removed at Close
+}
+
+// JobOwner is the uid claim's owner for a job's roles: name@rev, rev
+// being the create revision of the job's record. rev 0 (unknown) gives ""
+// (a one-off claim).
+func JobOwner(name string, rev int64) string {
+	if rev == 0 {
+		return ""
+	}
+	return name + "@" + strconv.FormatInt(rev, 10)
 }
 
 var seq atomic.Int64
@@ -55,20 +72,30 @@ func (p Policy) Prepare(job Job) (*Sandbox, error) {
 		}
 		helper = exe
 	}
-	uid, err := ClaimUID(filepath.Join(p.DataDir, "sandbox", "uids"), job.Name)
+	owner, release := job.Owner, false
+	if owner == "" {
+		owner, release = oneOffOwner(), true
+	}
+	uids := uidDir(p.DataDir)
+	uid, err := ClaimUID(uids, owner)
 	if err != nil {
 		return nil, err
+	}
+	sb := &Sandbox{UID: uid, GID: uid, helper: helper, pol: p, readOnly: job.ReadOnly}
+	if release {
+		sb.release = filepath.Join(uids, strconv.Itoa(uid))
 	}
 	h, err := findHierarchy(cgroupRoot)
 	if err != nil {
+		sb.Close()
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	name := fmt.Sprintf("%s-%d-%d", job.Name, os.Getpid(), seq.Add(1))
-	cg, err := newCgroup(h, name, job.Limits)
-	if err != nil {
+	if sb.cg, err = newCgroup(h, name, job.Limits); err != nil {
+		sb.Close()
 		return nil, err
 	}
-	return &Sandbox{UID: uid, GID: uid, cg: cg, helper: helper, pol: p, readOnly: job.ReadOnly}, nil
+	return sb, nil
 }
 
 // helperEnv is the helper's whole environment. The helper runs with the
@@ -92,9 +119,19 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files 
 	if rel, err := filepath.Rel(dir, prog); err == nil && confine.Within(dir, prog) {
 		prog = filepath.Join(WorkspaceDir, rel)
 	}
-	f, err := s.setupFile(setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(),
+	files = slices.Clone(files)
+	st := setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(), ParentFD: -1,
 		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly,
-		Env: append(FilterEnv(env, HomeDir), extra...)})
+		Env: append(FilterEnv(env, HomeDir), extra...)}
+	// In its own PID namespace the helper's getppid is 0 whether or not
+	// its parent lives: a pidfd of this process tells it instead.
+	if pfd, err := unix.PidfdOpen(os.Getpid(), 0); err == nil {
+		pf := os.NewFile(uintptr(pfd), "gtrain-parent-pidfd")
+		s.setups = append(s.setups, pf)
+		st.ParentFD = 3 + len(files)
+		files = append(files, pf)
+	}
+	f, err := s.setupFile(st)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +139,14 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files 
 	cmd := exec.Command(s.helper, append([]string{HelperArg, fd, prog}, argv[1:]...)...)
 	cmd.Dir = "/"
 	cmd.Env = helperEnv
-	cmd.ExtraFiles = append(slices.Clone(files), f)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
+	cmd.ExtraFiles = append(files, f)
+	// Its own mount namespace (Unshareflags: Go makes it private, so that
+	// no mount propagates to the host), and a PID and IPC namespace of its
+	// own (Cloneflags: the helper, then the program, is PID 1 there): the
+	// program sees and signals only its own tree, and shares no System V
+	// IPC or POSIX message queue with the host or other jobs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC, Unshareflags: syscall.CLONE_NEWNS}
 	return cmd, nil
 }
 
@@ -178,7 +221,13 @@ func (s *Sandbox) String() string {
 // Close kills what is left of the program and removes its cgroup.
 func (s *Sandbox) Close() {
 	if s != nil {
-		s.cg.remove()
+		if s.cg != nil {
+			s.cg.remove()
+		}
+		if s.release != "" {
+			os.Remove(s.release)
+			s.release = ""
+		}
 		for _, f := range s.setups {
 			f.Close()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,13 +47,13 @@ func runVia(t *testing.T, helper string, extra []string, job string, l Limits, a
 	if err := os.WriteFile(filepath.Join(ws, "in.txt"), []byte("workspace file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := Policy{Mode: Isolate, DataDir: data, Helper: helper}.Prepare(Job{Name: job, Limits: l})
+	sb, err := Policy{Mode: Isolate, DataDir: data, Helper: helper}.Prepare(Job{Name: job, Owner: JobOwner(job, 1), Limits: l})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
 	t.Setenv("GTRAIN_ETCD_PASSWORD", "hunter2")
-	if sb.UID != FirstUID+startUID(job) && sb.UID < FirstUID {
+	if sb.UID != FirstUID+startUID(JobOwner(job, 1)) {
 		t.Fatalf("uid %d", sb.UID)
 	}
 	for i := range argv {
@@ -90,7 +91,7 @@ true`
 		t.Fatalf("%v: %s", err, out)
 	}
 	t.Log(out)
-	uid := FirstUID + startUID("confine")
+	uid := FirstUID + startUID(JobOwner("confine", 1))
 	for _, want := range []string{fmt.Sprintf("uid=%d gid=%d groups=%d", uid, uid, uid), "NoNewPrivs:\t1",
 		"workspace file", "HOME-WRITTEN", "JOBVAR"} {
 		if !strings.Contains(out, want) {
@@ -158,5 +159,83 @@ func TestHelperEnvironment(t *testing.T) {
 		if strings.Contains(string(b), bad) {
 			t.Errorf("the helper's environment or argv holds %s:\n%s", bad, b)
 		}
+	}
+}
+
+// TestPrepareOwners: a job's roles share the uid claimed for its identity
+// (name@rev); a one-off claim (the submit-time declare of a job of the
+// same name) gets another uid, released at Close; a purge releases every
+// incarnation of the job and nothing of another job.
+func TestPrepareOwners(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("cannot isolate here: %v (NOT TESTED)", err)
+	}
+	data := t.TempDir()
+	pol := Policy{Mode: Isolate, DataDir: data}
+	prep := func(j Job) *Sandbox {
+		sb, err := pol.Prepare(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sb.Close)
+		return sb
+	}
+	role := prep(Job{Name: "victim", Owner: JobOwner("victim", 7)})
+	if again := prep(Job{Name: "victim", Owner: JobOwner("victim", 7)}); again.UID != role.UID {
+		t.Errorf("a second role of victim@7: uid %d, want %d", again.UID, role.UID)
+	}
+	if next := prep(Job{Name: "victim", Owner: JobOwner("victim", 9)}); next.UID == role.UID {
+		t.Errorf("victim@9 (purged and submitted again) shares uid %d with victim@7", next.UID)
+	}
+	declare := prep(Job{Name: "victim"})
+	if declare.UID == role.UID {
+		t.Fatalf("a declare of a job named victim runs as the running victim's uid %d", role.UID)
+	}
+	claim := filepath.Join(uidDir(data), itoa(declare.UID))
+	if _, err := os.Stat(claim); err != nil {
+		t.Fatalf("the declare's claim: %v", err)
+	}
+	declare.Close()
+	if _, err := os.Stat(claim); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the declare's claim outlives it: %v", err)
+	}
+	other := prep(Job{Name: "victim-2", Owner: JobOwner("victim-2", 3)})
+	if err := ReleaseJob(data, "victim"); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(uidDir(data))
+	if len(ents) != 1 || ents[0].Name() != itoa(other.UID) {
+		t.Errorf("after releasing victim: claims %v, want only victim-2's %d", ents, other.UID)
+	}
+}
+
+// TestSandboxNamespaces: the program is PID 1 of its own PID namespace
+// and its /proc shows its own tree only (no agent, no other job's
+// programs to read or signal), in an IPC namespace of its own.
+func TestSandboxNamespaces(t *testing.T) {
+	ipc, err := os.Readlink("/proc/self/ns/ipc")
+	if err != nil {
+		t.Skipf("no /proc/self/ns/ipc: %v", err)
+	}
+	out, err := run(t, "ns", LimitsFor(1, 64<<20), "/bin/sh", "-c",
+		`echo pid=$$; echo procs=$(ls /proc | grep -c '^[0-9]'); echo ipc=$(readlink /proc/self/ns/ipc); ps -e -o pid=,comm=`)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Log(out)
+	if !strings.Contains(out, "pid=1\n") {
+		t.Errorf("the program is not PID 1 of its own namespace:\n%s", out)
+	}
+	var procs int
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "procs="); ok {
+			procs, _ = strconv.Atoi(v)
+		}
+	}
+	if procs < 1 || procs > 4 {
+		t.Errorf("the program's /proc lists %d processes, want its own few:\n%s", procs, out)
+	}
+	if strings.Contains(out, "ipc="+ipc) {
+		t.Errorf("the program shares the test's IPC namespace %s", ipc)
 	}
 }
