@@ -18,8 +18,8 @@ import (
 // TestProgramSandbox: a model program written as an attacker, on a real
 // agent beside a running job, cannot read /etc/shadow, the agent's data
 // dir or the other job's files, write outside its private scratch, signal
-// the agent or fork past pids.max: its job FAILS with the program's report
-// of each refusal. A program that allocates past its memory request is
+// the agent (invisible in its PID namespace: ESRCH) or fork past
+// pids.max: its job FAILS with the program's report of each refusal. A program that allocates past its memory request is
 // killed by the kernel at submit's declare, and the refusal says so. The
 // agent and the other job are untouched.
 func TestProgramSandbox(t *testing.T) {
@@ -58,7 +58,7 @@ func TestProgramSandbox(t *testing.T) {
 	t.Logf("attacker: %s", st.Reason)
 	for _, want := range []string{"read /etc/shadow: refused", "read the agent's data dir: refused", "read another job's file: refused",
 		"write the workspace: refused (EROFS)", "write outside the workspace: refused", "write /etc: refused (EROFS)",
-		"signal the agent: refused (EPERM)", "fork 10000: refused (EAGAIN)"} {
+		"signal the agent: refused (ESRCH)", "fork 10000: refused (EAGAIN)"} {
 		if !strings.Contains(st.Reason, want) {
 			t.Errorf("the attacker's report lacks %q", want)
 		}
