@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gtrain/gtrain/daemon"
@@ -118,6 +119,7 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 	cfg.SessionTTL = v.GetInt("session-ttl")
 	cfg.MetricsAddr = v.GetString("metrics-addr")
 	cfg.UIAddr = v.GetString("ui-addr")
+	cfg.ConfigFile = absOrEmpty(v.GetString("config"))
 	if err := readClusterSettings(v, &cfg); err != nil {
 		return cfg, err
 	}
@@ -129,6 +131,15 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return cfg, nil
+}
+
+// absOrEmpty is p made absolute ("" stays ""): a path the sandbox covers
+// in another working directory.
+func absOrEmpty(p string) string {
+	if a, err := filepath.Abs(p); p != "" && err == nil {
+		return a
+	}
+	return p
 }
 
 func splitList(s string) []string {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
@@ -52,6 +53,9 @@ func readClusterSettings(v *viper.Viper, cfg *daemon.Config) error {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 		cfg.GossipKey = key
+		if f, ok := strings.CutPrefix(k, "@"); ok {
+			cfg.GossipKeyFile = absOrEmpty(f)
+		}
 	}
 	readPathSettings(v, cfg)
 	return nil

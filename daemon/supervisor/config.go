@@ -28,4 +28,7 @@ type Config struct {
 	// AllowUnisolatedPrograms is passed to the roles: the agent's
 	// --allow-unisolated-programs (package internal/sandbox).
 	AllowUnisolatedPrograms bool
+	// ConfigFile and GossipKeyFile are the agent's --config file and
+	// gossip key file, passed to the roles to hide from their programs.
+	ConfigFile, GossipKeyFile string
 }

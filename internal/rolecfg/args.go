@@ -55,6 +55,10 @@ type Args struct {
 	// on a node that cannot isolate programs (sandbox.Check), run them
 	// with the role's rights rather than refuse them.
 	AllowUnisolatedPrograms bool
+	// AgentConfig and GossipKeyFile are the agent's --config file and
+	// gossip key file (--gossip-key @FILE): the role does not read them,
+	// its model programs must not see them (ProgramPolicy).
+	AgentConfig, GossipKeyFile string
 }
 
 // DefaultSessionTTL is a role's etcd lease in seconds, unless told otherwise.

@@ -43,6 +43,10 @@ var roleFlags = append([]flag{
 		func(a *Args) value { return (*intValue)(&a.SessionTTL) }},
 	flag{"allow-unisolated-programs", "on a node that cannot isolate model programs, run them with this process's rights (the agent passes its own flag)",
 		func(a *Args) value { return (*boolValue)(&a.AllowUnisolatedPrograms) }},
+	flag{"agent-config", "the agent's --config file, hidden from model programs (the agent passes it)",
+		func(a *Args) value { return (*stringValue)(&a.AgentConfig) }},
+	flag{"gossip-key-file", "the agent's gossip key file, hidden from model programs (the agent passes it)",
+		func(a *Args) value { return (*stringValue)(&a.GossipKeyFile) }},
 )...)
 
 // accessFlag is a flag of how to reach etcd and of the TLS files, which
