@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -164,8 +165,9 @@ func TestHelperEnvironment(t *testing.T) {
 
 // TestPrepareOwners: a job's roles share the uid claimed for its identity
 // (name@rev); a one-off claim (the submit-time declare of a job of the
-// same name) gets another uid, released at Close; a purge releases every
-// incarnation of the job and nothing of another job.
+// same name) gets another uid, released at Close, or by SweepOneOff when
+// its claimer died; a purge releases every incarnation of the job and
+// nothing of another job.
 func TestPrepareOwners(t *testing.T) {
 	if err := Check(); err != nil {
 		t.Skipf("cannot isolate here: %v (NOT TESTED)", err)
@@ -199,6 +201,26 @@ func TestPrepareOwners(t *testing.T) {
 	if _, err := os.Stat(claim); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the declare's claim outlives it: %v", err)
 	}
+	// A declare whose agent died: its claim is swept, a live one's stays.
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(uidDir(data), itoa(LastUID))
+	if err := os.WriteFile(dead, []byte(fmt.Sprintf("once-%d-abc\n", cmd.Process.Pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live := prep(Job{Name: "victim"})
+	if err := SweepOneOff(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dead declare's claim survives the sweep: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(uidDir(data), itoa(live.UID))); err != nil {
+		t.Errorf("a live declare's claim was swept: %v", err)
+	}
+	live.Close()
 	other := prep(Job{Name: "victim-2", Owner: JobOwner("victim-2", 3)})
 	if err := ReleaseJob(data, "victim"); err != nil {
 		t.Fatal(err)

@@ -58,11 +58,36 @@ func pickUID(job string, claim func(uid int) (bool, error)) (int, error) {
 
 func uidDir(dataDir string) string { return filepath.Join(dataDir, "sandbox", "uids") }
 
-// oneOffOwner is a claim owner no other claim shares.
+// oneOffOwner is a claim owner no other claim shares: once-PID-RANDOM,
+// the pid telling SweepOneOff whether its claimer still lives.
 func oneOffOwner() string {
 	b := make([]byte, 8)
 	rand.Read(b)
-	return "once-" + hex.EncodeToString(b)
+	return fmt.Sprintf("once-%d-%s", os.Getpid(), hex.EncodeToString(b))
+}
+
+// SweepOneOff removes the one-off claims (oneOffOwner) of the data dir
+// whose claiming process is gone: those of a declare whose agent was
+// killed before it could release them. A live claimer's claim stays, and
+// a dead one's file nobody else writes, so the sweep races with nothing.
+func SweepOneOff(dataDir string) error {
+	dir := uidDir(dataDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: uid claims: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if owner := strings.TrimSuffix(string(b), "\n"); err == nil && strings.HasPrefix(owner, "once-") && creatorGone(owner) {
+			errs = append(errs, os.Remove(p))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ReleaseJob removes the uid claims of every incarnation of job
