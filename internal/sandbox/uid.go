@@ -71,29 +71,18 @@ func oneOffOwner() string {
 // killed before it could release them. A live claimer's claim stays, and
 // a dead one's file nobody else writes, so the sweep races with nothing.
 func SweepOneOff(dataDir string) error {
-	dir := uidDir(dataDir)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("sandbox: uid claims: %w", err)
-	}
-	var errs []error
-	for _, e := range ents {
-		p := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(p)
-		if owner := strings.TrimSuffix(string(b), "\n"); err == nil && strings.HasPrefix(owner, "once-") && creatorGone(owner) {
-			errs = append(errs, os.Remove(p))
-		}
-	}
-	return errors.Join(errs...)
+	return removeClaims(dataDir, func(owner string) bool { return strings.HasPrefix(owner, "once-") && creatorGone(owner) })
 }
 
 // ReleaseJob removes the uid claims of every incarnation of job
 // (JobOwner's job@rev) in the data dir: its record is purged, no role of
 // it runs here any more.
 func ReleaseJob(dataDir, job string) error {
+	return removeClaims(dataDir, func(owner string) bool { return strings.HasPrefix(owner, job+"@") })
+}
+
+// removeClaims removes the claims of the data dir whose owner done says.
+func removeClaims(dataDir string, done func(owner string) bool) error {
 	dir := uidDir(dataDir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -105,7 +94,7 @@ func ReleaseJob(dataDir, job string) error {
 	var errs []error
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
-		if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), job+"@") {
+		if b, err := os.ReadFile(p); err == nil && done(strings.TrimSuffix(string(b), "\n")) {
 			errs = append(errs, os.Remove(p))
 		}
 	}
