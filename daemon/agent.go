@@ -21,6 +21,7 @@ import (
 	"github.com/gtrain/gtrain/daemon/scheduler"
 	"github.com/gtrain/gtrain/daemon/supervisor"
 	"github.com/gtrain/gtrain/internal/clock"
+	"github.com/gtrain/gtrain/internal/sandbox"
 )
 
 // Run is `gtraind agent`: it registers this node, serves the Control API,
@@ -48,6 +49,9 @@ func Run(ctx context.Context, cfg Config, ready func(apiAddr string)) error {
 	}
 	cfg.warnInsecure()
 	cfg.logProgramPolicy()
+	if err := sandbox.SweepOneOff(cfg.DataDir); err != nil {
+		cfg.Log.Warn("cannot release the program uids of declares that died with an earlier agent", "err", err)
+	}
 	if err := a.connectEtcd(ctx); err != nil {
 		return err
 	}

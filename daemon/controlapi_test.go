@@ -86,6 +86,12 @@ func checkSubmit(t *testing.T, a *testAgent, job, train, test string, wantWorker
 	}
 	_, err = a.client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: specJSON(t, job, train, test, 1, 1, nil)})
 	assertStatus(t, "duplicate", err, codes.AlreadyExists, "job "+job+" already exists", "gctl job stop "+job+" --purge")
+	// The name is checked before any work (a program's declare runs the
+	// submitted code): a duplicate whose data is wrong too is refused for
+	// its name.
+	nothing := filepath.Join(filepath.Dir(train), "nothing-*")
+	_, err = a.client.SubmitJob(ctx, &api.SubmitJobRequest{SpecJson: specJSON(t, job, nothing, test, 1, 1, nil)})
+	assertStatus(t, "duplicate with bad data", err, codes.AlreadyExists, "job "+job+" already exists")
 }
 
 func checkUnknownJob(t *testing.T, a *testAgent) {

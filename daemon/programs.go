@@ -9,7 +9,7 @@ import (
 // declare in the agent, and (through --allow-unisolated-programs on their
 // command line) its roles, which decide alike.
 func (c Config) programPolicy() sandbox.Policy {
-	return rolecfg.ProgramPolicy(c.AllowUnisolatedPrograms, c.DataDir, c.TLS, c.EtcdKey)
+	return rolecfg.ProgramPolicy(c.AllowUnisolatedPrograms, c.DataDir, c.TLS, c.EtcdKey, c.ConfigFile, c.GossipKeyFile)
 }
 
 // logProgramPolicy says at start whether this node runs program jobs, and

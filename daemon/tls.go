@@ -38,6 +38,13 @@ func (c Config) validateTLS() error {
 		// (--insecure) runs that way.
 		return fmt.Errorf("no TLS is configured, so every caller of the API would be an unauthenticated admin: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or --api-addr unix:///PATH (a socket only this agent's user may open), or --dev for a single-node test cluster, or --insecure to serve the API unauthenticated")
 	}
+	if c.UIAddr != "" && !c.TLS.Enabled() && !c.Dev && !c.Insecure {
+		// Without TLS the console serves every visitor as an admin, calling
+		// the API as the agent (over a unix socket too): any local user, or
+		// a sandboxed program, could stop and drain through it, loopback or
+		// not.
+		return fmt.Errorf("UIAddr (--ui-addr) %s without TLS would serve every visitor, local users and model programs included, as an admin: give --tls-ca, --tls-cert and --tls-key (see gtraind cert), or drop --ui-addr; only --dev (a test cluster) or --insecure serves the console unauthenticated", c.UIAddr)
+	}
 	return nil
 }
 

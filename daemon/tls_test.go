@@ -166,6 +166,15 @@ func TestValidateTLS(t *testing.T) {
 		{"console off loopback plaintext", func(c *Config) { c.UIAddr = "0.0.0.0:8164" }, "--ui-addr"},
 		{"console off loopback TLS", func(c *Config) { c.UIAddr, c.TLS = "0.0.0.0:8164", filesOf(dir, "n1") }, ""},
 		{"console not HOST:PORT", func(c *Config) { c.UIAddr = "8164" }, "--ui-addr"},
+		{"console loopback plaintext over a unix API", func(c *Config) {
+			c.APIAddr, c.UIAddr = "unix:///run/gtrain/api.sock", "127.0.0.1:8164"
+		}, "--ui-addr"},
+		{"console loopback plaintext dev", func(c *Config) {
+			c.Dev, c.EtcdEndpoints, c.EtcdClientAddr, c.EtcdPeerAddr = true, nil, "127.0.0.1:0", "127.0.0.1:0"
+			c.UIAddr = "127.0.0.1:8164"
+		}, ""},
+		{"console loopback plaintext insecure", func(c *Config) { c.UIAddr, c.Insecure = "127.0.0.1:8164", true }, ""},
+		{"console loopback TLS", func(c *Config) { c.UIAddr, c.TLS = "127.0.0.1:8164", filesOf(dir, "n1") }, ""},
 	} {
 		cfg := testConfig(t, "n1", "127.0.0.1:2379")
 		cfg.Insecure = false

@@ -42,7 +42,8 @@ func programJob(name, extraArgs string) jobspec.Spec {
 			Inputs: 784, Outputs: 10, Hidden: []int{32}, Timeout: "30s"},
 		Optimizer:  jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: 0.05},
 		Data:       jobspec.DataSpec{Train: "data/fashion-train-*", Test: "data/fashion-test-*"},
-		Checkpoint: jobspec.CheckpointSpec{Every: "20", Keep: 3}}
+		Checkpoint: jobspec.CheckpointSpec{Every: "20", Keep: 3},
+		Resources:  jobspec.ResourcesSpec{Trainer: jobspec.Resource{Memory: "1Gi"}}} // the program's limit, required by a sandboxing agent
 }
 
 // parsed is s as the agent reads it (defaults applied), for the tests

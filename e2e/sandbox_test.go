@@ -18,9 +18,10 @@ import (
 // TestProgramSandbox: a model program written as an attacker, on a real
 // agent beside a running job, cannot read /etc/shadow, the agent's data
 // dir or the other job's files, write outside its private scratch, signal
-// the agent or fork past pids.max: its job FAILS with the program's report
-// of each refusal. A program that allocates past its memory request is
-// killed by the kernel at submit's declare, and the refusal says so. The
+// the agent (invisible in its PID namespace: ESRCH) or fork past
+// pids.max: its job FAILS with the program's report of each refusal. A program that allocates past its memory request is
+// killed by the kernel at submit's declare, and the refusal says so; one
+// without resources.trainer.memory is refused at submit. The
 // agent and the other job are untouched.
 func TestProgramSandbox(t *testing.T) {
 	if testing.Short() {
@@ -58,7 +59,7 @@ func TestProgramSandbox(t *testing.T) {
 	t.Logf("attacker: %s", st.Reason)
 	for _, want := range []string{"read /etc/shadow: refused", "read the agent's data dir: refused", "read another job's file: refused",
 		"write the workspace: refused (EROFS)", "write outside the workspace: refused", "write /etc: refused (EROFS)",
-		"signal the agent: refused (EPERM)", "fork 10000: refused (EAGAIN)"} {
+		"signal the agent: refused (ESRCH)", "fork 10000: refused (EAGAIN)"} {
 		if !strings.Contains(st.Reason, want) {
 			t.Errorf("the attacker's report lacks %q", want)
 		}
@@ -81,6 +82,11 @@ func TestProgramSandbox(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "going past its memory limit") {
 		t.Errorf("a program allocating 512Mi under a 128Mi request: exit %d, want 2 naming the memory limit: %s", code, errs)
 	}
+	unsized := attackJob(work, nil, "")
+	unsized.Name, unsized.Resources.Trainer.Memory = "unsized", ""
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, unsized), "--detach"); code != 2 || !strings.Contains(errs, "resources.trainer.memory") {
+		t.Errorf("a program job without a memory request: exit %d, want 2 naming resources.trainer.memory: %s", code, errs)
+	}
 
 	st = e2erig.WaitJob(t, a, "bystander", "the bystander to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded || st.State == api.StateFailed })
 	if st.State != api.StateSucceeded {
@@ -99,7 +105,8 @@ func attackJob(work string, a *e2erig.Agent, other string) jobspec.Spec {
 	s := jobspec.Spec{Name: "attacker", Mode: jobspec.ModeSync, Trainers: 1, Pservers: 1, Passes: 1, BatchSize: 10, Seed: 1,
 		Model:     jobspec.ModelSpec{Kind: jobspec.KindProgram, Entry: "/usr/bin/python3 attack.py", Workspace: "ws", Inputs: 13, Outputs: 1, Timeout: "30s"},
 		Optimizer: jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: 0.01},
-		Data:      jobspec.DataSpec{Train: "data/housing-train-*", Test: "data/housing-test-*"}}
+		Data:      jobspec.DataSpec{Train: "data/housing-train-*", Test: "data/housing-test-*"},
+		Resources: jobspec.ResourcesSpec{Trainer: jobspec.Resource{Memory: "512Mi"}}}
 	if a != nil {
 		s.Env = map[string]string{
 			"ATTACK_AGENT_FILE": filepath.Join(a.DataDir, "etcd", "member", "snap", "db"),

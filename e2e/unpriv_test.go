@@ -75,7 +75,8 @@ func TestAgentUnprivileged(t *testing.T) {
 			Inputs: 13, Outputs: 1, Hidden: []int{8}, Timeout: "30s"},
 		Optimizer: jobspec.OptimizerSpec{Kind: jobspec.OptimizerSGD, LearningRate: 0.01},
 		Data:      jobspec.DataSpec{Train: "data/housing-train-*", Test: "data/housing-test-*"},
-		Env:       map[string]string{"AGENT_UID": strconv.Itoa(agentUID)}}
+		Env:       map[string]string{"AGENT_UID": strconv.Itoa(agentUID)},
+		Resources: jobspec.ResourcesSpec{Trainer: jobspec.Resource{Memory: "512Mi"}}}
 	builtin := e2erig.HousingJob("builtin", "data", 0.01)
 	// The program's workspace is uploaded: the agent, which cannot chown
 	// the unpacked copy to the job's uid, makes it readable instead.

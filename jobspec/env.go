@@ -14,18 +14,21 @@ const (
 	MaxEnvValueLen = 4096
 )
 
-// EnvDenied are the variables a spec's env may not set: the dynamic
-// loader's hooks, which would run code of the caller's choice in the
-// program, and the variables gtrain sets itself (the thread counts follow
+// EnvDenied are the variables a spec's env may not set: the C library's
+// and dynamic loader's hooks (every LD_* name, EnvDeniedPrefixes; the
+// loader's search path LD_LIBRARY_PATH included; GCONV_PATH, LOCPATH and
+// GLIBC_TUNABLES load or steer code too), which would run code of the
+// caller's choice in whatever process the environment reaches, and the
+// variables gtrain sets itself (the thread counts follow
 // resources.trainer.cpu; the Go runtime's follow the role's request;
 // CUDA_VISIBLE_DEVICES pins the GPUs placement gave the role, and a spec
 // that set it would reach GPUs another role holds).
 // Names starting with an EnvDeniedPrefixes entry are gtrain's own too.
 var (
-	EnvDenied = []string{"LD_PRELOAD", "LD_AUDIT", "LD_PROFILE", "LD_DEBUG_OUTPUT",
+	EnvDenied = []string{"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "GCONV_PATH", "GLIBC_TUNABLES", "LOCPATH",
 		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOMAXPROCS", "GOMEMLIMIT", "GOGC", "GODEBUG",
 		"CUDA_VISIBLE_DEVICES"}
-	EnvDeniedPrefixes = []string{"GTRAIN_", "GCTL_"}
+	EnvDeniedPrefixes = []string{"LD_", "GTRAIN_", "GCTL_"}
 )
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
@@ -83,8 +86,8 @@ func (s *Spec) validateEnv() *FieldError {
 			return fieldError(field, "is not a variable name: letters, digits and _, not starting with a digit, at most 128", nil)
 		}
 		if slices.Contains(EnvDenied, name) || slices.ContainsFunc(EnvDeniedPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
-			return fieldError(field, fmt.Sprintf("may not be set: the loader's hooks (%s) and gtrain's own variables (%s*, the thread counts, the Go runtime's, CUDA_VISIBLE_DEVICES: placement pins a role's GPUs) are denied",
-				strings.Join(EnvDenied[:4], ", "), strings.Join(EnvDeniedPrefixes, "*, ")), nil)
+			return fieldError(field, fmt.Sprintf("may not be set: the loader's and C library's hooks (LD_*, %s) and gtrain's own variables (%s*, the thread counts, the Go runtime's, CUDA_VISIBLE_DEVICES: placement pins a role's GPUs) are denied",
+				strings.Join(EnvDenied[3:6], ", "), strings.Join(EnvDeniedPrefixes[1:], "*, ")), nil)
 		}
 		if len(value) > MaxEnvValueLen || strings.ContainsRune(value, 0) {
 			return fieldError(field, fmt.Sprintf("value of %d bytes: at most %d, and no NUL byte", len(value), MaxEnvValueLen), nil)

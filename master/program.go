@@ -19,7 +19,7 @@ func (l *leader) startProgram(ctx context.Context) (*program.Client, error) {
 	if err := program.CheckWorkspace(l.job.spec, l.job.roots.Check); err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	c, _, err := program.StartForJob(ctx, l.job.spec, coord.PackageFetcher(l.cli, l.cfg.Job), l.cfg.Programs, l.cfg.Log.With("program", "master"))
+	c, _, err := program.StartForJob(ctx, l.job.spec, l.job.rev, coord.PackageFetcher(l.cli, l.cfg.Job), l.cfg.Programs, l.cfg.Log.With("program", "master"))
 	if err != nil {
 		l.failJobForProgram(ctx, err)
 		return nil, fmt.Errorf("master: %w", err)

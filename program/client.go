@@ -97,22 +97,25 @@ func Start(cfg Config) (_ *Client, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	cmd, err := command(cfg)
-	if err != nil {
+	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
+	c.offerShm()
+	if c.cmd, err = command(cfg, c.shm.childFiles()); err != nil {
+		c.shm.close()
 		return nil, &Error{Op: "start", Err: err}
 	}
+	cmd := c.cmd
 	cmd.WaitDelay = time.Second
-	c := &Client{cfg: cfg, cmd: cmd, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
 	cmd.Stderr = c.tail
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		c.shm.close()
 		return nil, &Error{Op: "start", Err: err}
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		c.shm.close()
 		return nil, &Error{Op: "start", Err: err}
 	}
 	c.stdout = bufio.NewReaderSize(out, 1<<16)
-	c.offerShm()
 	if err := cmd.Start(); err != nil {
 		c.shm.close()
 		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: %v", ErrEntry, err)}
@@ -128,7 +131,8 @@ func Start(cfg Config) (_ *Client, err error) {
 // command is the program's process: in its own process group, so a
 // timeout kills what it forked too, dying with its parent, so a SIGKILLed
 // trainer leaves no program behind; through the sandbox when there is one.
-func command(cfg Config) (*exec.Cmd, error) {
+// files are what it inherits from descriptor 3 on.
+func command(cfg Config, files []*os.File) (*exec.Cmd, error) {
 	// A workspace may be shared and read-only: no __pycache__ written into it.
 	extra := append(slices.Clone(cfg.Env), "PYTHONDONTWRITEBYTECODE=1")
 	if cfg.Threads > 0 {
@@ -137,17 +141,18 @@ func command(cfg Config) (*exec.Cmd, error) {
 		}
 	}
 	if cfg.Sandbox != nil {
-		return cfg.Sandbox.Command(cfg.Argv, cfg.Dir, os.Environ(), extra)
+		return cfg.Sandbox.Command(cfg.Argv, cfg.Dir, os.Environ(), extra, files)
 	}
 	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = append(os.Environ(), extra...)
+	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd, nil
 }
 
 // offerShm creates the shared memory the program inherits as descriptors
-// 3-5, unless the config asks for the pipe. Without memfd_create the pipe
+// 3-5 (shm.childFiles), unless the config asks for the pipe. Without memfd_create the pipe
 // carries everything: slower, the same answers.
 func (c *Client) offerShm() {
 	if c.cfg.Pipe {
@@ -159,7 +164,6 @@ func (c *Client) offerShm() {
 		return
 	}
 	c.shm = s
-	c.cmd.ExtraFiles = s.child
 }
 
 func (c *Client) wait() {

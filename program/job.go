@@ -16,7 +16,9 @@ import (
 )
 
 // StartForJob starts the program of a job whose model is kind program, in
-// the sandbox the node's policy pol asks for (sandboxFor), asks
+// the sandbox the node's policy pol asks for (sandboxFor; rev is the create
+// revision of the job's record, which with the name claims the job's uid;
+// 0, before there is a record: a uid of the program's own), asks
 // it to declare its parameters, and, when the job record holds the
 // declaration made at submit, checks that this one is identical. The caller
 // closes the client.
@@ -24,7 +26,7 @@ import (
 // A job whose workspace was uploaded (model.package) needs fetch, which
 // returns the package's bytes; they are checked against the SHA-256 and
 // unpacked into a private directory that Close removes.
-func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) (*Client, *Declaration, error) {
+func StartForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) (*Client, *Declaration, error) {
 	m := spec.Model
 	ws, cleanup, err := workspaceOf(ctx, spec, fetch)
 	if err != nil {
@@ -41,7 +43,7 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 		return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: model.timeout: %v", ErrEntry, err)}
 	}
 	threads := ThreadsFor(spec.Resources.Trainer.CPU)
-	sb, err := sandboxFor(spec, pol)
+	sb, err := sandboxFor(spec, rev, pol)
 	if err != nil {
 		cleanup()
 		return nil, nil, &Error{Op: "start", Err: err}
@@ -75,7 +77,7 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, 
 // the trainers' resources (every role's program is the same program, and
 // the trainers' request is the one a program's work is sized by), showing
 // the directories of the env's path lists.
-func sandboxFor(spec *jobspec.Spec, pol sandbox.Policy) (*sandbox.Sandbox, error) {
+func sandboxFor(spec *jobspec.Spec, rev int64, pol sandbox.Policy) (*sandbox.Sandbox, error) {
 	r := spec.Resources.Trainer
 	mem, err := r.MemoryBytes()
 	if err != nil {
@@ -85,7 +87,7 @@ func sandboxFor(spec *jobspec.Spec, pol sandbox.Policy) (*sandbox.Sandbox, error
 	for _, p := range spec.EnvPaths() { // confined to the allowed paths at submit
 		ro = append(ro, p.Path)
 	}
-	return pol.Prepare(sandbox.Job{Name: spec.Name, Limits: sandbox.LimitsFor(r.CPU, mem), ReadOnly: ro})
+	return pol.Prepare(sandbox.Job{Name: spec.Name, Owner: sandbox.JobOwner(spec.Name, rev), Limits: sandbox.LimitsFor(r.CPU, mem), ReadOnly: ro})
 }
 
 // ThreadsFor is the thread count of a program whose trainer asks for cpu:
@@ -175,10 +177,11 @@ func (d *Declaration) Record() *jobspec.Declared {
 
 // DeclareForSubmit runs the program of spec once, records its declaration in
 // spec.Model.Declared and stops it: what the agent does when it accepts a
-// job.
+// job. The job has no record yet: the program gets a uid of its own,
+// released when it ends, never that of a running job of the same name.
 func DeclareForSubmit(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) error {
 	spec.Model.Declared = nil // never trust a submitted one
-	c, d, err := StartForJob(ctx, spec, fetch, pol, log)
+	c, d, err := StartForJob(ctx, spec, 0, fetch, pol, log)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestDeclarationRecorded(t *testing.T) {
 	if d := spec.Model.Declared; d == nil || len(d.Params) != 2 || d.Params[0].Name != "w" || len(d.InitSHA256) != 64 {
 		t.Fatalf("recorded %+v", spec.Model.Declared)
 	}
-	c, _, err := StartForJob(ctx, spec, nil, sandbox.Policy{}, nil)
+	c, _, err := StartForJob(ctx, spec, 0, nil, sandbox.Policy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestDeclarationRecorded(t *testing.T) {
 	if err := DeclareForSubmit(ctx, spec, nil, sandbox.Policy{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := StartForJob(ctx, spec, nil, sandbox.Policy{}, nil); !errors.Is(err, ErrMismatch) || !errors.Is(err, ErrProgram) {
+	if _, _, err := StartForJob(ctx, spec, 0, nil, sandbox.Policy{}, nil); !errors.Is(err, ErrMismatch) || !errors.Is(err, ErrProgram) {
 		t.Fatalf("a second, different declaration: got %v, want ErrMismatch", err)
 	}
 }

@@ -98,7 +98,7 @@ func TestStartForJobFromPackage(t *testing.T) {
 	if err := DeclareForSubmit(context.Background(), spec, fetch, sandbox.Policy{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := StartForJob(context.Background(), spec, fetch, sandbox.Policy{}, nil)
+	c, _, err := StartForJob(context.Background(), spec, 0, fetch, sandbox.Policy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestStartForJobFromPackage(t *testing.T) {
 		t.Errorf("the unpacked workspace %s outlived Close: %v", dir, err)
 	}
 	spec.Model.Package = PackageSHA256([]byte("tampered"))
-	if _, _, err := StartForJob(context.Background(), spec, fetch, sandbox.Policy{}, nil); !errors.Is(err, ErrPackage) {
+	if _, _, err := StartForJob(context.Background(), spec, 0, fetch, sandbox.Policy{}, nil); !errors.Is(err, ErrPackage) {
 		t.Errorf("a package whose sum differs: %v", err)
 	}
 }

@@ -45,6 +45,9 @@ func newShm() (*shm, error) {
 			s.grads, err = memfd("gtrain-grads")
 		}
 	}
+	if err == nil {
+		_, err = unix.FcntlInt(s.records.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK)
+	}
 	var roParams, roRecords *os.File
 	if err == nil {
 		if roParams, err = reopenReadOnly(s.params); err == nil {
@@ -62,10 +65,20 @@ func newShm() (*shm, error) {
 	return s, nil
 }
 
+// memfd is a memory file that can be sealed (shm.size seals the params
+// and grads; the records file, which grows with the batch, is sealed
+// against shrinking at once), of mode 0600 rather than memfd's 0777: a
+// sandboxed program, another uid, uses the descriptors it inherits (read
+// only for the params and records) and cannot reopen them read-write
+// through /proc.
 func memfd(name string) (*os.File, error) {
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	if err := unix.Fchmod(fd, 0o600); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("memfd mode: %w", err)
 	}
 	return os.NewFile(uintptr(fd), name), nil
 }
@@ -74,6 +87,15 @@ func memfd(name string) (*os.File, error) {
 // cannot map that descriptor writable.
 func reopenReadOnly(f *os.File) (*os.File, error) {
 	return os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY, 0)
+}
+
+// childFiles are the descriptors the program inherits, in fd order; none
+// without shared memory.
+func (s *shm) childFiles() []*os.File {
+	if s == nil {
+		return nil
+	}
+	return s.child
 }
 
 // closeChildEnds closes the parent's copies of the read-only descriptors
@@ -94,6 +116,14 @@ func (s *shm) size(ps []model.ParamSpec) error {
 		return err
 	}
 	s.paramViews, s.gradViews = views(s.paramMap, ps), views(s.gradMap, ps)
+	// The program may reopen a memfd read-write through /proc (its mode is
+	// 0777): sealed, it cannot resize the files the trainer maps, which
+	// would crash the trainer (SIGBUS) at its next touch past the end.
+	for _, f := range []*os.File{s.params, s.grads} {
+		if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+			return fmt.Errorf("seal shared memory %s: %w", f.Name(), err)
+		}
+	}
 	return nil
 }
 

@@ -3,8 +3,11 @@ package program
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,4 +144,44 @@ func TestShmChecks(t *testing.T) {
 		t.Fatalf("a NaN in the shared gradients: %v", err)
 	}
 	sameBits(t, "after a refused answer", zeros(d.Params), grads)
+}
+
+// TestShmSealed: once sized, the params and grads files cannot be resized
+// through a descriptor reopened read-write from /proc (what an unsandboxed
+// program holding them could do), and the records file cannot shrink; the
+// trainer grows the records file still. The files are 0600: a sandboxed
+// program (another uid) cannot reopen them at all.
+func TestShmSealed(t *testing.T) {
+	s, err := newShm()
+	if err != nil {
+		t.Skipf("no memfd here: %v", err)
+	}
+	defer s.close()
+	if err := s.size([]model.ParamSpec{{Name: "w", Shape: []int{4, 8}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.growRecords(1 << 16); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f    *os.File
+		size int64
+	}{{s.child[0], 0}, {s.child[0], 1 << 20}, {s.grads, 0}, {s.grads, 1 << 20}, {s.child[1], 0}} {
+		rw, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", tc.f.Fd()), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.Truncate(tc.size); !errors.Is(err, syscall.EPERM) {
+			t.Errorf("%s reopened read-write, truncated to %d: %v, want EPERM", tc.f.Name(), tc.size, err)
+		}
+		rw.Close()
+	}
+	if err := s.growRecords(1 << 18); err != nil {
+		t.Errorf("the records file no longer grows: %v", err)
+	}
+	for _, f := range []*os.File{s.params, s.records, s.grads} {
+		if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600: another uid could reopen it read-write", f.Name(), fi.Mode(), err)
+		}
+	}
 }

@@ -19,7 +19,7 @@ func (p *process) declareProgram(ctx context.Context) error {
 	if err := program.CheckWorkspace(p.spec, p.roots.Check); err != nil {
 		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
 	}
-	c, d, err := program.StartForJob(ctx, p.spec, coord.PackageFetcher(p.cli, p.cfg.Job), p.cfg.Programs, p.log.With("program", p.name))
+	c, d, err := program.StartForJob(ctx, p.spec, p.jobRev, coord.PackageFetcher(p.cli, p.cfg.Job), p.cfg.Programs, p.log.With("program", p.name))
 	if err != nil {
 		if program.IsProgramError(err) && ctx.Err() == nil {
 			coord.FailJob(ctx, p.cli, p.cfg.Job, fmt.Sprintf("%s: %v", p.name, err), p.log)

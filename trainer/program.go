@@ -23,7 +23,7 @@ func (t *trainer) startProgram(ctx context.Context) error {
 	if err := program.CheckWorkspace(t.spec, t.roots.Check); err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
-	c, d, err := program.StartForJob(ctx, t.spec, coord.PackageFetcher(t.cli, t.cfg.Job), t.cfg.Programs, t.log.With("program", t.cfg.Worker))
+	c, d, err := program.StartForJob(ctx, t.spec, t.jobRev, coord.PackageFetcher(t.cli, t.cfg.Job), t.cfg.Programs, t.log.With("program", t.cfg.Worker))
 	if err != nil {
 		return fmt.Errorf("trainer: %w", t.noteCrash(err))
 	}

@@ -73,6 +73,7 @@ type trainer struct {
 	cli      *clientv3.Client
 	spec     *jobspec.Spec
 	roots    confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
+	jobRev   int64         // the create revision of the job's record: with its name, its programs' uid
 	layout   *client.Layout
 	ps       pservers
 	master   *masterConn
@@ -166,7 +167,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if err := coord.CheckJobRev(cfg.Job, cfg.JobRev, rev); err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
-	t.spec = &rec.Spec
+	t.spec, t.jobRev = &rec.Spec, rev
 	roots, err := cfg.Roots(cfg.DataDir, t.spec)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: the job's roots: %w", err)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gtrain/gtrain/daemon"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
@@ -65,6 +67,9 @@ processes, deregisters the node and exits 0.`,
   gtraind agent --config /etc/gtrain/agent.yaml --cpu 14 --memory 60Gi --labels zone=a,disk=ssd`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseInlineGossipKey(cmd.Flags()); err != nil {
+				return err
+			}
 			if f := v.GetString("config"); f != "" {
 				v.SetConfigFile(f)
 				if err := v.ReadInConfig(); err != nil {
@@ -118,6 +123,7 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 	cfg.SessionTTL = v.GetInt("session-ttl")
 	cfg.MetricsAddr = v.GetString("metrics-addr")
 	cfg.UIAddr = v.GetString("ui-addr")
+	cfg.ConfigFile = absOrEmpty(v.GetString("config"))
 	if err := readClusterSettings(v, &cfg); err != nil {
 		return cfg, err
 	}
@@ -129,6 +135,26 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return cfg, nil
+}
+
+// refuseInlineGossipKey refuses the gossip key itself on the command line,
+// which every local user reads (ps, /proc); a file, the environment and
+// the config file are not.
+func refuseInlineGossipKey(f *pflag.FlagSet) error {
+	if fl := f.Lookup("gossip-key"); fl != nil && fl.Changed && !strings.HasPrefix(fl.Value.String(), "@") {
+		return fmt.Errorf("%w: --gossip-key with the key itself puts it on the command line, which every local user can read: "+
+			"pass --gossip-key @FILE (gtraind cert init writes gossip.key), or set GTRAIN_GOSSIP_KEY or gossip-key in --config", errUsage)
+	}
+	return nil
+}
+
+// absOrEmpty is p made absolute ("" stays ""): a path the sandbox covers
+// in another working directory.
+func absOrEmpty(p string) string {
+	if a, err := filepath.Abs(p); p != "" && err == nil {
+		return a
+	}
+	return p
 }
 
 func splitList(s string) []string {

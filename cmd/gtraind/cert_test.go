@@ -127,6 +127,7 @@ func TestAgentRefusesAnInsecureAPI(t *testing.T) {
 		{[]string{"--api-addr", "0.0.0.0:0"}, "--insecure"},
 		{[]string{"--api-addr", "0.0.0.0:0", "--tls-ca", "ca.crt"}, "--tls-key"},
 		{[]string{"--gossip-key", "c2hvcnQ="}, "--gossip-key"},
+		{[]string{"--gossip-key", "MDEyMzQ1Njc4OWFiY2RlZg=="}, "--gossip-key @FILE"}, // a good key, but on the command line
 	} {
 		args := append([]string{"agent", "--dev", "--data-dir", data, "--etcd-client-addr", "127.0.0.1:0", "--etcd-peer-addr", "127.0.0.1:0"}, tc.args...)
 		out, code := gtraind(t, args...)

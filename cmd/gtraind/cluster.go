@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gtrain/gtrain/auth"
 	"github.com/gtrain/gtrain/coord"
@@ -22,7 +23,7 @@ func addClusterFlags(f *pflag.FlagSet) {
 	// too. The values bound here go unread: viper reads the flags, then
 	// GTRAIN_* and the config file.
 	rolecfg.AddAccessFlags(f, new(coord.EtcdConfig), new(pki.Files))
-	f.String("gossip-key", "", "base64 key (16, 24 or 32 bytes) encrypting gossip, or @FILE holding it (gtraind cert init writes gossip.key)")
+	f.String("gossip-key", "", "@FILE holding the base64 key (16, 24 or 32 bytes) encrypting gossip (gtraind cert init writes gossip.key); the key itself only in GTRAIN_GOSSIP_KEY or the config file, never on the command line")
 	f.Duration("token-max-lifetime", auth.DefaultMaxLifetime, "refuse bearer tokens that live longer than this (exp - iat), however they were issued")
 	f.Bool("insecure", false, "allow a non-loopback --api-addr or --ui-addr without TLS: anyone who reaches them controls the cluster")
 	f.String("etcd-password", "", "password of --etcd-user; prefer GTRAIN_ETCD_PASSWORD or the config file (a command line is visible to every user)")
@@ -52,6 +53,9 @@ func readClusterSettings(v *viper.Viper, cfg *daemon.Config) error {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 		cfg.GossipKey = key
+		if f, ok := strings.CutPrefix(k, "@"); ok {
+			cfg.GossipKeyFile = absOrEmpty(f)
+		}
 	}
 	readPathSettings(v, cfg)
 	return nil

@@ -57,6 +57,9 @@ func checkName(name string) error {
 func (c *Server) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api.SubmitJobResponse, error) {
 	spec, err := decodeSpec(req.GetSpecJson())
 	if err == nil {
+		if err := c.nameFree(ctx, spec.Name); err != nil {
+			return nil, err // before the declare runs anything (the transaction checks again)
+		}
 		err = c.confineSpec(req, spec) // before CheckData reads any file the spec names
 	}
 	if err == nil {
@@ -84,14 +87,31 @@ func (c *Server) SubmitJob(ctx context.Context, req *api.SubmitJobRequest) (*api
 		return nil, etcdUnavailable("submit job "+spec.Name, err)
 	}
 	if !resp.Succeeded {
-		return nil, status.Errorf(codes.AlreadyExists,
-			"job %s already exists; stop it with `gctl job stop %s --purge` to reuse the name", spec.Name, spec.Name)
+		return nil, nameInUse(spec.Name)
 	}
 	if err := coord.AppendEvent(ctx, c.cli, spec.Name, "job submitted by "+who.String()+" via "+c.node); err != nil {
 		c.log.Warn("cannot record job event", "job", spec.Name, "err", err)
 	}
 	c.log.Info("job submitted", "job", spec.Name)
 	return &api.SubmitJobResponse{Name: spec.Name, Workers: spec.Workers()}, nil
+}
+
+// nameFree refuses a name in use before the submit does any work: the
+// declare of a program job runs the submitted code.
+func (c *Server) nameFree(ctx context.Context, name string) error {
+	resp, err := c.cli.Get(ctx, coord.JobKey(name), clientv3.WithCountOnly())
+	if err != nil {
+		return etcdUnavailable("submit job "+name, err)
+	}
+	if resp.Count > 0 {
+		return nameInUse(name)
+	}
+	return nil
+}
+
+func nameInUse(name string) error {
+	return status.Errorf(codes.AlreadyExists,
+		"job %s already exists; stop it with `gctl job stop %s --purge` to reuse the name", name, name)
 }
 
 // decodeSpec turns the submitted JSON into a valid spec: known fields only,

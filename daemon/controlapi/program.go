@@ -6,6 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/program"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -26,11 +27,26 @@ func (c *Server) declareProgram(ctx context.Context, req *api.SubmitJobRequest, 
 		spec.Model.Declared = nil
 		return nil
 	}
+	if err := c.checkProgramMemory(spec); err != nil {
+		return err
+	}
 	fetch := func(context.Context) ([]byte, error) { return req.GetPackage(), nil }
 	if err := program.DeclareForSubmit(ctx, spec, fetch, c.programs, c.log); err != nil {
 		return &jobspec.FieldError{Field: "model.entry", Msg: fmt.Sprintf("the program could not declare its parameters: %v", err)}
 	}
 	return spec.Validate() // the memory fit and the parameter limit, now that the sizes are known
+}
+
+// checkProgramMemory refuses, on a node that isolates programs, a program
+// job without resources.trainer.memory: it is the program's memory limit,
+// and an unstated one would leave the operator's code only the default cap
+// (sandbox.DefaultMemoryBytes) to hold it.
+func (c *Server) checkProgramMemory(spec *jobspec.Spec) error {
+	if c.programs.Mode != sandbox.Isolate || spec.Resources.Trainer.Memory != "" {
+		return nil
+	}
+	return &jobspec.FieldError{Field: "resources.trainer.memory",
+		Msg: "must be stated for a program job (model.kind program): it is the program's memory limit on this node, which isolates programs; e.g. resources: {trainer: {memory: 1Gi}}"}
 }
 
 // checkPackage matches an uploaded workspace with the spec that names it.

@@ -32,4 +32,7 @@ type Config struct {
 	// roots, with the data dir and the job's own directories, they open
 	// the job's paths beneath.
 	AllowedPaths []string
+	// ConfigFile and GossipKeyFile are the agent's --config file and
+	// gossip key file, passed to the roles to hide from their programs.
+	ConfigFile, GossipKeyFile string
 }

@@ -35,12 +35,14 @@ type roleLaunch struct {
 	// unisolated is --allow-unisolated-programs, for the roles.
 	unisolated bool
 	allowed    []string // --allowed-path, for the roles
+	// The agent's files the roles' programs must not see.
+	configFile, gossipKeyFile string
 }
 
 func newRoleLaunch(cfg Config) roleLaunch {
 	return roleLaunch{exe: cfg.Exe, etcd: cfg.Etcd, dataDir: cfg.DataDir, node: cfg.NodeName, advertise: cfg.AdvertiseAddr,
 		tls: cfg.TLS, metrics: cfg.Metrics, unisolated: cfg.AllowUnisolatedPrograms,
-		allowed: cfg.AllowedPaths}
+		allowed: cfg.AllowedPaths, configFile: cfg.ConfigFile, gossipKeyFile: cfg.GossipKeyFile}
 }
 
 // systemdEnv are the variables systemd hands the agent for sd_notify; role
@@ -98,7 +100,7 @@ func (l roleLaunch) args(job, worker string, jobRev int64) ([]string, error) {
 func (l roleLaunch) roleArgs(job, worker string, jobRev int64) rolecfg.Args {
 	a := rolecfg.Args{Worker: worker, Job: job, JobRev: jobRev, Etcd: l.etcd, TLS: l.tls, DataDir: l.dataDir, Node: l.node,
 		AllowUnisolatedPrograms: l.unisolated, JobCredential: jobdir.Credential(l.dataDir, job),
-		AllowedPaths: l.allowed}
+		AllowedPaths: l.allowed, AgentConfig: l.configFile, GossipKeyFile: l.gossipKeyFile}
 	if l.etcd.Password != "" { // the agent wrote it there (daemon: writeEtcdPassword)
 		a.EtcdPasswordFile = rolecfg.EtcdPasswordPath(l.dataDir)
 	}

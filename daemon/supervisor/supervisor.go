@@ -17,6 +17,7 @@ import (
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/internal/jobdir"
 	"github.com/gtrain/gtrain/internal/rolecfg"
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
 )
 
@@ -332,6 +333,10 @@ func (s *Supervisor) purgeLocked(job string) {
 		}
 		if err := os.RemoveAll(jobdir.Root(s.dataDir, job)); err != nil {
 			s.log.Warn("cannot remove the directory of a purged job", "job", job, "err", err)
+		}
+		// Its programs are gone with its roles: their uid is free again.
+		if err := sandbox.ReleaseJob(s.dataDir, job); err != nil {
+			s.log.Warn("cannot release the program uids of a purged job", "job", job, "err", err)
 		}
 		if e != nil && e.record.Spec.Checkpoint.Dir != "" {
 			// Beneath the job's roots: a checkpoint.dir swapped for a

@@ -59,6 +59,10 @@ type Args struct {
 	// job's own directories, the roots the role opens the job's paths
 	// beneath (Common.Roots).
 	AllowedPaths []string
+	// AgentConfig and GossipKeyFile are the agent's --config file and
+	// gossip key file (--gossip-key @FILE): the role does not read them,
+	// its model programs must not see them (ProgramPolicy).
+	AgentConfig, GossipKeyFile string
 }
 
 // DefaultSessionTTL is a role's etcd lease in seconds, unless told otherwise.

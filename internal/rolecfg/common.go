@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/internal/jobauth"
@@ -101,19 +102,50 @@ func (c Common) Validate(role string) error {
 func (a Args) Common(log *slog.Logger, metrics prometheus.Registerer) Common {
 	return Common{Job: a.Job, Node: a.Node, JobRev: a.JobRev, SessionTTL: a.SessionTTL, TLS: a.TLS,
 		JobCredential: a.JobCredential, Log: log, Metrics: metrics, AllowedPaths: a.AllowedPaths,
-		Programs: ProgramPolicy(a.AllowUnisolatedPrograms, a.DataDir, a.TLS, a.Etcd.Key)}
+		Programs: ProgramPolicy(a.AllowUnisolatedPrograms, a.DataDir, a.TLS, a.Etcd.Key, a.AgentConfig, a.GossipKeyFile)}
 }
 
 // ProgramPolicy is how a process of the agent (the agent's declare at
 // submit, a role) runs model programs: isolated when the node can
-// (sandbox.Decide), hiding the data dir and the node's keys.
-func ProgramPolicy(allowUnisolated bool, dataDir string, tls pki.Files, etcdKey string) sandbox.Policy {
+// (sandbox.Decide), hiding the data dir, /etc/gtrain, the agent's config
+// file (configFile), and the key files (the node's TLS and etcd keys, the
+// gossip key) with the directory of each, where a CA key or another
+// node's key may lie. An empty path is none.
+func ProgramPolicy(allowUnisolated bool, dataDir string, tls pki.Files, etcdKey, configFile, gossipKey string) sandbox.Policy {
 	mode, reason := sandbox.Decide(allowUnisolated)
-	p := sandbox.Policy{Mode: mode, Reason: reason, DataDir: dataDir}
-	for _, k := range []string{tls.Key, etcdKey} {
-		if k != "" {
-			p.Hide = append(p.Hide, k)
+	p := sandbox.Policy{Mode: mode, Reason: reason, DataDir: dataDir, Hide: []string{ConfigDir}}
+	if configFile != "" {
+		p.Hide = append(p.Hide, configFile) // the file only: its directory may be /etc
+	}
+	for _, k := range []string{tls.Key, etcdKey, gossipKey} {
+		if k == "" {
+			continue
+		}
+		p.Hide = append(p.Hide, k)
+		if d := filepath.Dir(k); keyDirCoverable(d) {
+			p.Hide = append(p.Hide, d)
 		}
 	}
 	return p
+}
+
+// ConfigDir is where a deployment keeps the agent's settings and keys
+// (deploy/systemd): covered in every program's view.
+const ConfigDir = "/etc/gtrain"
+
+// keyDirCoverable says whether a key file's directory may be covered
+// whole: not a top-level directory nor one of the system's shared ones,
+// which programs need (covering /etc would take /etc/passwd and the
+// loader's cache with it); a key lying there is covered as a file only.
+func keyDirCoverable(dir string) bool {
+	dir = filepath.Clean(dir)
+	if strings.Count(dir, "/") < 2 {
+		return false
+	}
+	for _, shared := range []string{"/etc/ssl", "/etc/pki", "/usr/lib", "/usr/local", "/usr/share", "/var/lib", "/run/user"} {
+		if dir == shared {
+			return false
+		}
+	}
+	return true
 }

@@ -34,13 +34,16 @@ func TestArgsCommon(t *testing.T) {
 	}
 }
 
-// The roles' program policy hides the data dir and both key files, and
-// follows --allow-unisolated-programs where the node cannot isolate.
+// The roles' program policy hides the data dir, /etc/gtrain, the key
+// files (their top-level directories are not covered), the agent's config
+// file and gossip key file with its directory, and follows
+// --allow-unisolated-programs where the node cannot isolate.
 func TestArgsProgramPolicy(t *testing.T) {
-	a := Args{DataDir: "/data", TLS: pki.Files{CA: "/ca", Cert: "/c", Key: "/k"}, AllowUnisolatedPrograms: true}
+	a := Args{DataDir: "/data", TLS: pki.Files{CA: "/ca", Cert: "/c", Key: "/k"}, AllowUnisolatedPrograms: true,
+		AgentConfig: "/etc/agent.yaml", GossipKeyFile: "/srv/keys/gossip.key"}
 	a.Etcd.Key = "/ek"
 	p := a.Common(nil, nil).Programs
-	if p.DataDir != "/data" || !slices.Equal(p.Hide, []string{"/k", "/ek"}) {
+	if want := []string{"/etc/gtrain", "/etc/agent.yaml", "/k", "/ek", "/srv/keys/gossip.key", "/srv/keys"}; p.DataDir != "/data" || !slices.Equal(p.Hide, want) {
 		t.Errorf("policy %+v", p)
 	}
 	if mode, _ := sandbox.Decide(true); p.Mode != mode {
@@ -93,5 +96,24 @@ func TestCommonRoots(t *testing.T) {
 	}
 	if err := roots.Check(filepath.Join(base, "other", "f")); !errors.Is(err, confine.ErrOutside) {
 		t.Errorf("a file beside the job's directories: %v, want ErrOutside", err)
+	}
+}
+
+// TestProgramPolicyHides: a program's view covers /etc/gtrain, the agent's
+// config file, every key file and the directory of each, but never a
+// directory the system needs (a key lying in /etc is covered alone).
+func TestProgramPolicyHides(t *testing.T) {
+	tls := pki.Files{CA: "/srv/pki/ca.crt", Cert: "/srv/pki/n1.crt", Key: "/srv/pki/n1.key"}
+	p := ProgramPolicy(true, "/data", tls, "/etc/etcd-client.key", "/etc/gtrain-agent.yaml", "/opt/gtrain/secret/gossip.key")
+	for _, want := range []string{"/etc/gtrain", "/srv/pki/n1.key", "/srv/pki", "/etc/etcd-client.key",
+		"/etc/gtrain-agent.yaml", "/opt/gtrain/secret/gossip.key", "/opt/gtrain/secret"} {
+		if !slices.Contains(p.Hide, want) {
+			t.Errorf("Hide %q lacks %s", p.Hide, want)
+		}
+	}
+	for _, bad := range []string{"/etc", "/", "/opt"} {
+		if slices.Contains(p.Hide, bad) {
+			t.Errorf("Hide %q covers %s, which programs need", p.Hide, bad)
+		}
 	}
 }

@@ -45,6 +45,10 @@ var roleFlags = append([]flag{
 		func(a *Args) value { return (*boolValue)(&a.AllowUnisolatedPrograms) }},
 	flag{"allowed-path", "a directory the job's paths may lead under, besides --data-dir and the job's own directories (repeatable; the agent passes its own --allowed-path)",
 		func(a *Args) value { return (*repeatedValue)(&a.AllowedPaths) }},
+	flag{"agent-config", "the agent's --config file, hidden from model programs (the agent passes it)",
+		func(a *Args) value { return (*stringValue)(&a.AgentConfig) }},
+	flag{"gossip-key-file", "the agent's gossip key file, hidden from model programs (the agent passes it)",
+		func(a *Args) value { return (*stringValue)(&a.GossipKeyFile) }},
 )...)
 
 // accessFlag is a flag of how to reach etcd and of the TLS files, which

@@ -1,11 +1,12 @@
 // Package sandbox starts a user's model program (and the submit-time
 // declare) as an unprivileged, job-specific process: a uid/gid from a
-// dynamic range claimed per job (uid.go), no_new_privs, an allow-listed
+// dynamic range claimed per job identity (uid.go), no_new_privs, an allow-listed
 // environment (env.go), cgroup limits from the job's resources (limits.go,
 // cgroup.go: cgroup v2 when the unified hierarchy has the controllers, else
 // the v1 memory, pids and cpu hierarchies) and a private mount namespace in
 // which the agent's data dir and key files are covered and the workspace is
-// bound read-only at /tmp/workspace over a private /tmp (helper.go).
+// bound read-only at /tmp/workspace over a private /tmp, in PID and IPC
+// namespaces of its own (helper.go, Sandbox.Command).
 //
 // The privileged steps (joining the cgroups, mounting, dropping the uid,
 // no_new_privs, the parent-death signal again) run in a small re-exec

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,7 +15,8 @@ import (
 )
 
 // HelperArg is the hidden gtraind subcommand that enters the sandbox and
-// execs the program: gtraind __sandbox-exec SETUP-JSON PROGRAM ARGS...
+// execs the program: gtraind __sandbox-exec SETUP-FD PROGRAM ARGS..., the
+// setup's JSON on the inherited descriptor SETUP-FD.
 const HelperArg = "__sandbox-exec"
 
 // Inside the sandbox: a private /tmp holding the read-only workspace and
@@ -33,19 +35,41 @@ type setup struct {
 	Hide      []string // covered: the data dir, key files
 	Workspace string   // bound read-only at WorkspaceDir
 	ReadOnly  []string // directories bound read-only at their own path
+	Env       []string // the program's environment, NAME=VALUE
+	ParentFD  int      // a pidfd of the process that started the helper; -1: none
 }
 
 // HelperMain is gtraind's __sandbox-exec: it never returns. Any failure
 // exits 126 with the reason on stderr, which the program's client quotes.
 func HelperMain(args []string) {
 	if len(args) < 2 {
-		die(fmt.Errorf("usage: %s SETUP PROGRAM [ARGS...]", HelperArg))
+		die(fmt.Errorf("usage: %s SETUP-FD PROGRAM [ARGS...]", HelperArg))
 	}
-	var s setup
-	if err := json.Unmarshal([]byte(args[0]), &s); err != nil {
+	s, err := readSetup(args[0])
+	if err != nil {
 		die(err)
 	}
 	die(enter(s, args[1:]))
+}
+
+// readSetup reads the setup from the inherited descriptor named by arg
+// and closes it, so that the program does not inherit it.
+func readSetup(arg string) (setup, error) {
+	var s setup
+	fd, err := strconv.Atoi(arg)
+	if err != nil || fd < 3 {
+		return s, fmt.Errorf("setup descriptor %q: want a number from 3", arg)
+	}
+	f := os.NewFile(uintptr(fd), "setup")
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return s, fmt.Errorf("read the setup: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("the setup: %w", err)
+	}
+	return s, nil
 }
 
 func die(err error) {
@@ -55,7 +79,6 @@ func die(err error) {
 
 // enter does the privileged steps in order and execs argv.
 func enter(s setup, argv []string) error {
-	parent := os.Getppid()
 	for _, p := range s.Procs {
 		if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
 			return fmt.Errorf("join cgroup %s: %w", p, err)
@@ -87,10 +110,22 @@ func enter(s setup, argv []string) error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("parent-death signal: %w", err)
 	}
-	if os.Getppid() != parent {
+	if parentGone(s.ParentFD) {
 		return fmt.Errorf("the role that started the program is gone")
 	}
-	return fmt.Errorf("exec %s: %w", argv[0], syscall.Exec(argv[0], argv, os.Environ()))
+	return fmt.Errorf("exec %s: %w", argv[0], syscall.Exec(argv[0], argv, s.Env))
+}
+
+// parentGone says whether the process whose pidfd is fd has exited (the
+// pidfd polls readable), and closes fd so the program does not inherit it.
+func parentGone(fd int) bool {
+	if fd < 0 {
+		return false
+	}
+	defer unix.Close(fd)
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(pfd, 0)
+	return err == nil && n > 0
 }
 
 // mounts makes the host read-only, covers what the program must not see
@@ -120,6 +155,10 @@ func mounts(s setup) error {
 		if err := cover(p); err != nil {
 			return err
 		}
+	}
+	// The PID namespace's own /proc: the program sees its own tree only.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("the program's /proc: %w", err)
 	}
 	// The host's world-writable directories, private and empty.
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"} {

@@ -10,6 +10,16 @@ const DefaultPids = 512
 // default, 100 ms).
 const cpuPeriod = 100_000
 
+// The limits of a program whose role states no request (a job submitted
+// on a node that did not isolate programs, which does not refuse it): one
+// CPU and 2 GiB, a share of a node such a job cannot exceed unnoticed.
+// Submit on an isolating node refuses a program job without
+// resources.trainer.memory.
+const (
+	DefaultCPU         = 1.0
+	DefaultMemoryBytes = 2 << 30
+)
+
 // Limits are a program's cgroup limits; a zero field sets none.
 type Limits struct {
 	MemoryBytes int64 // memory.limit_in_bytes / memory.max
@@ -19,13 +29,15 @@ type Limits struct {
 }
 
 // LimitsFor are the limits of a program whose role asks for cpu CPUs and
-// memory bytes (0: not stated, no limit): the request is the limit, the
-// pids limit is DefaultPids.
+// memory bytes (0: not stated, DefaultCPU and DefaultMemoryBytes): the
+// request is the limit, the pids limit is DefaultPids.
 func LimitsFor(cpu float64, memory int64) Limits {
-	l := Limits{MemoryBytes: max(memory, 0), Pids: DefaultPids}
-	if cpu > 0 {
-		l.CPUPeriodUs = cpuPeriod
-		l.CPUQuotaUs = max(int64(cpu*cpuPeriod+0.5), 1000) // the kernel's minimum quota is 1 ms
+	if cpu <= 0 {
+		cpu = DefaultCPU
 	}
-	return l
+	if memory <= 0 {
+		memory = DefaultMemoryBytes
+	}
+	return Limits{MemoryBytes: memory, Pids: DefaultPids, CPUPeriodUs: cpuPeriod,
+		CPUQuotaUs: max(int64(cpu*cpuPeriod+0.5), 1000)} // the kernel's minimum quota is 1 ms
 }

@@ -88,16 +88,16 @@ func TestFilterEnv(t *testing.T) {
 }
 
 // TestLimitsFor: the request is the limit; cpu becomes a CFS quota; an
-// unstated request sets none.
+// unstated request gets the default cap (1 CPU, 2 GiB), never none.
 func TestLimitsFor(t *testing.T) {
 	for _, tc := range []struct {
 		cpu  float64
 		mem  int64
 		want Limits
 	}{
-		{0, 0, Limits{Pids: DefaultPids}},
+		{0, 0, Limits{MemoryBytes: 2 << 30, Pids: DefaultPids, CPUQuotaUs: 100000, CPUPeriodUs: 100000}},
 		{1.5, 512 << 20, Limits{MemoryBytes: 512 << 20, Pids: DefaultPids, CPUQuotaUs: 150000, CPUPeriodUs: 100000}},
-		{0.001, 0, Limits{Pids: DefaultPids, CPUQuotaUs: 1000, CPUPeriodUs: 100000}},
+		{0.001, 0, Limits{MemoryBytes: 2 << 30, Pids: DefaultPids, CPUQuotaUs: 1000, CPUPeriodUs: 100000}},
 	} {
 		if got := LimitsFor(tc.cpu, tc.mem); got != tc.want {
 			t.Errorf("LimitsFor(%v, %v) = %+v, want %+v", tc.cpu, tc.mem, got, tc.want)

@@ -7,16 +7,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gtrain/gtrain/internal/confine"
 )
 
 // Job is what the sandbox needs of a job.
 type Job struct {
-	Name   string
+	Name string
+	// Owner is who the uid is claimed for: the job's identity (JobOwner:
+	// its name and its record's create revision), never its name alone,
+	// which a later job of the same name (or a submit racing a running
+	// job) would share. Empty: a one-off claim, released at Close (the
+	// submit-time declare, whose job has no record yet).
+	Owner  string
 	Limits Limits
 	// ReadOnly are directories the program reads at their own path (the
 	// job's env path lists, such as PYTHONPATH), bound read-only.
@@ -30,6 +39,18 @@ type Sandbox struct {
 	helper   string
 	pol      Policy
 	readOnly []string
+	setups   []*os.File // the helpers' setup memfds (Command)
+	release  string     // a one-off uid claim file, removed at Close
+}
+
+// JobOwner is the uid claim's owner for a job's roles: name@rev, rev
+// being the create revision of the job's record. rev 0 (unknown) gives ""
+// (a one-off claim).
+func JobOwner(name string, rev int64) string {
+	if rev == 0 {
+		return ""
+	}
+	return name + "@" + strconv.FormatInt(rev, 10)
 }
 
 var seq atomic.Int64
@@ -51,41 +72,105 @@ func (p Policy) Prepare(job Job) (*Sandbox, error) {
 		}
 		helper = exe
 	}
-	uid, err := ClaimUID(filepath.Join(p.DataDir, "sandbox", "uids"), job.Name)
+	owner, release := job.Owner, false
+	if owner == "" {
+		owner, release = oneOffOwner(), true
+	}
+	uids := uidDir(p.DataDir)
+	uid, err := ClaimUID(uids, owner)
 	if err != nil {
 		return nil, err
+	}
+	sb := &Sandbox{UID: uid, GID: uid, helper: helper, pol: p, readOnly: job.ReadOnly}
+	if release {
+		sb.release = filepath.Join(uids, strconv.Itoa(uid))
 	}
 	h, err := findHierarchy(cgroupRoot)
 	if err != nil {
+		sb.Close()
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	name := fmt.Sprintf("%s-%d-%d", job.Name, os.Getpid(), seq.Add(1))
-	cg, err := newCgroup(h, name, job.Limits)
-	if err != nil {
+	if sb.cg, err = newCgroup(h, name, job.Limits); err != nil {
+		sb.Close()
 		return nil, err
 	}
-	return &Sandbox{UID: uid, GID: uid, cg: cg, helper: helper, pol: p, readOnly: job.ReadOnly}, nil
+	return sb, nil
 }
+
+// helperEnv is the helper's whole environment. The helper runs with the
+// agent's rights and is dynamically linked (libc, libopenblas, ...): a
+// variable the loader reads (LD_LIBRARY_PATH into a job's workspace) would
+// run the job's code with those rights. The program's environment travels
+// in the setup and reaches the program only at its exec, after the uid
+// drop and no_new_privs.
+var helperEnv = []string{"PATH=/usr/bin:/bin"}
 
 // Command is cmd's process run through the helper: argv[0] inside the
 // workspace dir is named at its place under WorkspaceDir, the process
 // starts in a fresh mount namespace, and env is cut to the allow-list
 // (FilterEnv) before extra (the job's env, the thread counts) is added.
-func (s *Sandbox) Command(argv []string, dir string, env, extra []string) (*exec.Cmd, error) {
+// files are what the program inherits from descriptor 3 on; the setup
+// (the program's environment included) follows them in a memfd the helper
+// reads and closes, never in argv (world-readable in /proc) nor the
+// helper's environment. Close closes the parent's copy.
+func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files []*os.File) (*exec.Cmd, error) {
 	prog := argv[0]
 	if rel, err := filepath.Rel(dir, prog); err == nil && confine.Within(dir, prog) {
 		prog = filepath.Join(WorkspaceDir, rel)
 	}
-	b, err := json.Marshal(setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(),
-		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly})
+	files = slices.Clone(files)
+	st := setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(), ParentFD: -1,
+		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly,
+		Env: append(FilterEnv(env, HomeDir), extra...)}
+	// In its own PID namespace the helper's getppid is 0 whether or not
+	// its parent lives: a pidfd of this process tells it instead.
+	if pfd, err := unix.PidfdOpen(os.Getpid(), 0); err == nil {
+		pf := os.NewFile(uintptr(pfd), "gtrain-parent-pidfd")
+		s.setups = append(s.setups, pf)
+		st.ParentFD = 3 + len(files)
+		files = append(files, pf)
+	}
+	f, err := s.setupFile(st)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(s.helper, append([]string{HelperArg, string(b), prog}, argv[1:]...)...)
+	fd := strconv.Itoa(3 + len(files))
+	cmd := exec.Command(s.helper, append([]string{HelperArg, fd, prog}, argv[1:]...)...)
 	cmd.Dir = "/"
-	cmd.Env = append(FilterEnv(env, HomeDir), extra...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
+	cmd.Env = helperEnv
+	cmd.ExtraFiles = append(files, f)
+	// Its own mount namespace (Unshareflags: Go makes it private, so that
+	// no mount propagates to the host), and a PID and IPC namespace of its
+	// own (Cloneflags: the helper, then the program, is PID 1 there): the
+	// program sees and signals only its own tree, and shares no System V
+	// IPC or POSIX message queue with the host or other jobs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC, Unshareflags: syscall.CLONE_NEWNS}
 	return cmd, nil
+}
+
+// setupFile is st in a memfd, at offset 0, kept for Close.
+func (s *Sandbox) setupFile(st setup) (*os.File, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("gtrain-sandbox-setup", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the helper's setup (memfd_create): %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "gtrain-sandbox-setup")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: the helper's setup: %w", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.setups = append(s.setups, f)
+	return f, nil
 }
 
 // GiveTree makes dir (a private copy such as an unpacked workspace) the
@@ -136,6 +221,16 @@ func (s *Sandbox) String() string {
 // Close kills what is left of the program and removes its cgroup.
 func (s *Sandbox) Close() {
 	if s != nil {
-		s.cg.remove()
+		if s.cg != nil {
+			s.cg.remove()
+		}
+		if s.release != "" {
+			os.Remove(s.release)
+			s.release = ""
+		}
+		for _, f := range s.setups {
+			f.Close()
+		}
+		s.setups = nil
 	}
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -52,6 +54,51 @@ func pickUID(job string, claim func(uid int) (bool, error)) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("sandbox: all %d uids of %d-%d are claimed by other jobs; purge finished jobs' claims in the data dir's sandbox/uids", n, FirstUID, LastUID)
+}
+
+func uidDir(dataDir string) string { return filepath.Join(dataDir, "sandbox", "uids") }
+
+// oneOffOwner is a claim owner no other claim shares: once-PID-RANDOM,
+// the pid telling SweepOneOff whether its claimer still lives.
+func oneOffOwner() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return fmt.Sprintf("once-%d-%s", os.Getpid(), hex.EncodeToString(b))
+}
+
+// SweepOneOff removes the one-off claims (oneOffOwner) of the data dir
+// whose claiming process is gone: those of a declare whose agent was
+// killed before it could release them. A live claimer's claim stays, and
+// a dead one's file nobody else writes, so the sweep races with nothing.
+func SweepOneOff(dataDir string) error {
+	return removeClaims(dataDir, func(owner string) bool { return strings.HasPrefix(owner, "once-") && creatorGone(owner) })
+}
+
+// ReleaseJob removes the uid claims of every incarnation of job
+// (JobOwner's job@rev) in the data dir: its record is purged, no role of
+// it runs here any more.
+func ReleaseJob(dataDir, job string) error {
+	return removeClaims(dataDir, func(owner string) bool { return strings.HasPrefix(owner, job+"@") })
+}
+
+// removeClaims removes the claims of the data dir whose owner done says.
+func removeClaims(dataDir string, done func(owner string) bool) error {
+	dir := uidDir(dataDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: uid claims: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if b, err := os.ReadFile(p); err == nil && done(strings.TrimSuffix(string(b), "\n")) {
+			errs = append(errs, os.Remove(p))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ClaimUID gives job its uid on this node: a file dir/UID holds the job's

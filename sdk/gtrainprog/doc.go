@@ -8,6 +8,8 @@
 //	  workspace: /shared/mymodel
 //	  inputs: 784
 //	  outputs: 10
+//	resources:
+//	  trainer: {memory: 256Mi} # the program's memory limit, required by a sandboxing agent
 //
 // gtrain keeps the parameters (pservers, optimizer, checkpoints); the
 // program only declares them and computes gradient sums and evaluations.
