@@ -40,7 +40,7 @@ func TestGPUPlacement(t *testing.T) {
 	gpuJob := func(name string, trainers int) jobspec.Spec {
 		s := programJob(name, "")
 		s.Trainers, s.Pservers, s.Passes = trainers, 1, 100 // it runs until the test ends
-		s.Resources.Trainer = jobspec.Resource{CPU: 0.5, GPU: 1}
+		s.Resources.Trainer = jobspec.Resource{CPU: 0.5, Memory: s.Resources.Trainer.Memory, GPU: 1}
 		s.Checkpoint.Dir = filepath.Join(work, "ckpt-"+name)
 		s.Env = map[string]string{gpuProgramMark: "1"}
 		return s
