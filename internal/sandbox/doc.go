@@ -5,7 +5,7 @@
 // cgroup.go: cgroup v2 when the unified hierarchy has the controllers, else
 // the v1 memory, pids and cpu hierarchies) and a private mount namespace in
 // which the agent's data dir and key files are covered and the workspace is
-// bound read-only at /tmp/workspace over a private /tmp, in PID and IPC
+// bound read-only at /tmp/workspace over a private /tmp, in PID, IPC and network
 // namespaces of its own (helper.go, Sandbox.Command).
 //
 // The privileged steps (joining the cgroups, mounting, dropping the uid,

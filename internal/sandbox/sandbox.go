@@ -141,12 +141,15 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files 
 	cmd.Env = helperEnv
 	cmd.ExtraFiles = append(files, f)
 	// Its own mount namespace (Unshareflags: Go makes it private, so that
-	// no mount propagates to the host), and a PID and IPC namespace of its
-	// own (Cloneflags: the helper, then the program, is PID 1 there): the
-	// program sees and signals only its own tree, and shares no System V
-	// IPC or POSIX message queue with the host or other jobs.
+	// no mount propagates to the host), and a PID, IPC and network
+	// namespace of its own (Cloneflags: the helper, then the program, is
+	// PID 1 there): the program sees and signals only its own tree, shares
+	// no System V IPC or POSIX message queue with the host or other jobs,
+	// and reaches no network, not even the host's loopback (a --dev
+	// agent's etcd listens there without credentials): it talks to its
+	// role over pipes and shared memory only.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC, Unshareflags: syscall.CLONE_NEWNS}
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET, Unshareflags: syscall.CLONE_NEWNS}
 	return cmd, nil
 }
 

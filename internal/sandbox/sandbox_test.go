@@ -239,8 +239,12 @@ func TestSandboxNamespaces(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /proc/self/ns/ipc: %v", err)
 	}
+	netns, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := run(t, "ns", LimitsFor(1, 64<<20), "/bin/sh", "-c",
-		`echo pid=$$; echo procs=$(ls /proc | grep -c '^[0-9]'); echo ipc=$(readlink /proc/self/ns/ipc); ps -e -o pid=,comm=`)
+		`echo pid=$$; echo procs=$(ls /proc | grep -c '^[0-9]'); echo ipc=$(readlink /proc/self/ns/ipc); echo net=$(readlink /proc/self/ns/net); ps -e -o pid=,comm=`)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -259,5 +263,8 @@ func TestSandboxNamespaces(t *testing.T) {
 	}
 	if strings.Contains(out, "ipc="+ipc) {
 		t.Errorf("the program shares the test's IPC namespace %s", ipc)
+	}
+	if !strings.Contains(out, "net=net:[") || strings.Contains(out, "net="+netns) {
+		t.Errorf("the program shares the test's network namespace %s (or reads none):\n%s", netns, out)
 	}
 }
