@@ -43,7 +43,7 @@ func (s *Spec) MemoryNeed() (MemoryNeed, error) {
 		}
 		n.Params = satAdd(n.Params, size)
 	}
-	n.Slots = optimizerSlots(s.Optimizer.Kind)
+	n.Slots = s.Optimizer.Slots()
 	n.PserverShare = n.Params
 	if s.Pservers > 1 {
 		n.PserverShare = n.Params/int64(s.Pservers) + min(n.Params%int64(s.Pservers), 1)
@@ -75,18 +75,6 @@ func (s *Spec) ParamSpecs() ([]model.ParamSpec, error) {
 		return nil, err
 	}
 	return m.Params(), nil
-}
-
-// optimizerSlots is how many state vectors per parameter the optimizer
-// keeps (the pserver's Optimizer.Slots).
-func optimizerSlots(kind string) int {
-	switch kind {
-	case OptimizerMomentum, OptimizerAdagrad:
-		return 1
-	case OptimizerAdam:
-		return 2
-	}
-	return 0
 }
 
 // validateMemoryFit rejects a stated memory request that cannot hold what
