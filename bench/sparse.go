@@ -42,14 +42,9 @@ func zipfIDs(r *rand.Rand, n int) []uint64 {
 	z := rand.NewZipf(r, 1.1, 1, SparseVocab-1)
 	ids := make([]uint64, n)
 	for i := range ids {
-		ids[i] = scatter(z.Uint64())
+		ids[i] = client.Mix64(z.Uint64())
 	}
 	return ids
-}
-
-func scatter(x uint64) uint64 {
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	return x ^ (x >> 27)
 }
 
 // SparsePullPush is sparse_pull_push: rows per second that a pserver
@@ -121,7 +116,7 @@ func gatherRate(d time.Duration) float64 {
 	start := time.Now()
 	for time.Since(start) < d {
 		for range 4096 {
-			x = scatter(x + 0x9e3779b97f4a7c15)
+			x = client.Mix64(x + 0x9e3779b97f4a7c15)
 			row := int(x % SparseVocab)
 			copy(dst, table[row*sparseDim:(row+1)*sparseDim])
 		}
@@ -207,7 +202,7 @@ func RunSparseMemoryChild(rows int) error {
 	for lo := 0; lo < rows; lo += len(ids) {
 		n := min(len(ids), rows-lo)
 		for i := range n {
-			ids[i] = scatter(uint64(lo + i))
+			ids[i] = client.Mix64(uint64(lo + i))
 		}
 		if err := tab.Apply([]pserver.RowGrads{{IDs: ids[:n], Grad: grads[:n*sparseDim]}}, 1); err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // ErrBadRows marks row gradients or a row request that cannot be applied:
@@ -228,13 +230,8 @@ func (t *Table) initRow(id uint64, dst []float32) {
 	}
 }
 
-// splitmix is SplitMix64's output function applied to x + its increment.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
+// splitmix is SplitMix64's step: its finalizer applied to x + its increment.
+func splitmix(x uint64) uint64 { return client.Mix64(x + 0x9e3779b97f4a7c15) }
 
 // InitRowValues is the initial values of row id of the table cfg declares
 // (what Pull answers before any update), for tests and tools.

@@ -19,11 +19,16 @@ import (
 func RowOwner(table string, id uint64, n int) int {
 	h := fnv.New64a()
 	h.Write([]byte(table))
-	x := h.Sum64() ^ id
+	return int(Mix64(h.Sum64()^id) % uint64(n))
+}
+
+// Mix64 is SplitMix64's finalizer: a bijection that spreads every bit of x
+// over all 64, so that ids close together land far apart (a row's owner,
+// a row's initial values).
+func Mix64(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	x ^= x >> 31
-	return int(x % uint64(n))
+	return x ^ (x >> 31)
 }
 
 // byOwner splits the positions of ids by owning pserver.
