@@ -148,18 +148,13 @@ func (e *PassEvaluator) tableRows(ctx context.Context, step int64) ([]model.Tabl
 // evaluateRecommender is Evaluate for the recommender: each batch's rows
 // are pulled from the pservers (as of step, the pass's), then evaluated.
 func (e *PassEvaluator) evaluateRecommender(ctx context.Context, params [][]float32, step int64) (meanLoss, accuracy float64, err error) {
-	rec := e.Layout.Rec
-	var fields []string
-	var dims []int
-	for _, t := range rec.Tables() {
-		fields, dims = append(fields, t.Field), append(dims, t.Dim)
-	}
+	rec, tables := e.Layout.Rec, e.Layout.Rec.Tables()
 	var b model.RecBatch
 	var loss float64
 	var correct int
 	for lo := 0; lo < len(e.Test); lo += evalBatch {
-		dataset.ToRecBatch(&b, e.Test[lo:min(lo+evalBatch, len(e.Test))], len(fields))
-		if err := e.PS.Client().PullBatchRows(ctx, fields, dims, &b, step, math.MaxInt64); err != nil {
+		dataset.ToRecBatch(&b, e.Test[lo:min(lo+evalBatch, len(e.Test))], len(tables))
+		if err := e.PS.Client().PullBatchRows(ctx, tables, &b, step, math.MaxInt64); err != nil {
 			return 0, 0, fmt.Errorf("pull rows: %w", err)
 		}
 		if err := rec.Spec().CheckBatch(b); err != nil {

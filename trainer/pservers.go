@@ -22,8 +22,8 @@ type pservers interface {
 	Refresh(ctx context.Context) error
 	// PullBatchRows and PushBatchRows move a recommender's embedding rows
 	// (client.Client's).
-	PullBatchRows(ctx context.Context, fields []string, dims []int, b *model.RecBatch, minStep, epoch int64) error
-	PushBatchRows(ctx context.Context, microBatch int, step, epoch, records int64, fields []string, dims []int, b *model.RecBatch, rows [][]float32) error
+	PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, epoch int64) error
+	PushBatchRows(ctx context.Context, microBatch int, step, epoch, records int64, tables []model.RecTable, b *model.RecBatch, rows [][]float32) error
 }
 
 // dynamicPservers calls the pservers through the client Dynamic keeps current.
@@ -43,10 +43,10 @@ func (p dynamicPservers) PushPull(ctx context.Context, trainer int, step, epoch,
 
 func (p dynamicPservers) Refresh(ctx context.Context) error { return p.d.Refresh(ctx) }
 
-func (p dynamicPservers) PullBatchRows(ctx context.Context, fields []string, dims []int, b *model.RecBatch, minStep, epoch int64) error {
-	return p.d.Client().PullBatchRows(ctx, fields, dims, b, minStep, epoch)
+func (p dynamicPservers) PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, epoch int64) error {
+	return p.d.Client().PullBatchRows(ctx, tables, b, minStep, epoch)
 }
 
-func (p dynamicPservers) PushBatchRows(ctx context.Context, microBatch int, step, epoch, records int64, fields []string, dims []int, b *model.RecBatch, rows [][]float32) error {
-	return p.d.Client().PushBatchRows(ctx, microBatch, step, epoch, records, fields, dims, b, rows)
+func (p dynamicPservers) PushBatchRows(ctx context.Context, microBatch int, step, epoch, records int64, tables []model.RecTable, b *model.RecBatch, rows [][]float32) error {
+	return p.d.Client().PushBatchRows(ctx, microBatch, step, epoch, records, tables, b, rows)
 }

@@ -15,19 +15,12 @@ import (
 // micro-batch laid out per id field, and its row gradients; their memory
 // is reused from step to step.
 type recState struct {
-	fields []string // the id fields, in the records' order: one table each
-	dims   []int
+	tables []model.RecTable // one per id field, in the records' order
 	batch  model.RecBatch
 	grads  model.RecGrads
 }
 
-func newRecState(rec *model.Recommender) *recState {
-	s := &recState{}
-	for _, t := range rec.Tables() {
-		s.fields, s.dims = append(s.fields, t.Field), append(s.dims, t.Dim)
-	}
-	return s
-}
+func newRecState(rec *model.Recommender) *recState { return &recState{tables: rec.Tables()} }
 
 // recCompute computes a recommender's micro-batch: it pulls the rows its
 // records name (as of step: the same step as the dense parameters in
@@ -37,9 +30,9 @@ func newRecState(rec *model.Recommender) *recState {
 // is a resync error (resync reports it).
 func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, epoch int64, microBatch int, push bool) (float64, error) {
 	r := t.rec
-	dataset.ToRecBatch(&r.batch, ex, len(r.fields))
+	dataset.ToRecBatch(&r.batch, ex, len(r.tables))
 	err := t.retryTransient(ctx, "pull rows", func() error {
-		return t.psErr(ctx, t.ps.PullBatchRows(ctx, r.fields, r.dims, &r.batch, step, epoch))
+		return t.psErr(ctx, t.ps.PullBatchRows(ctx, r.tables, &r.batch, step, epoch))
 	})
 	if err != nil {
 		return 0, err
@@ -57,7 +50,7 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 		return loss, nil
 	}
 	err = t.retryTransient(ctx, "push rows", func() error {
-		return t.psErr(ctx, t.ps.PushBatchRows(ctx, microBatch, step, epoch, int64(len(ex)), r.fields, r.dims, &r.batch, r.grads.Rows))
+		return t.psErr(ctx, t.ps.PushBatchRows(ctx, microBatch, step, epoch, int64(len(ex)), r.tables, &r.batch, r.grads.Rows))
 	})
 	if status.Code(err) == codes.AlreadyExists {
 		return loss, nil // the step is applied, this micro-batch in it: the dense push will say so too

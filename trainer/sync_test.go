@@ -125,11 +125,11 @@ func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, record
 
 func (p *fakePservers) Refresh(context.Context) error { return nil }
 
-func (p *fakePservers) PullBatchRows(context.Context, []string, []int, *model.RecBatch, int64, int64) error {
+func (p *fakePservers) PullBatchRows(context.Context, []model.RecTable, *model.RecBatch, int64, int64) error {
 	return errors.New("fakePservers: no embedding rows")
 }
 
-func (p *fakePservers) PushBatchRows(context.Context, int, int64, int64, int64, []string, []int, *model.RecBatch, [][]float32) error {
+func (p *fakePservers) PushBatchRows(context.Context, int, int64, int64, int64, []model.RecTable, *model.RecBatch, [][]float32) error {
 	return errors.New("fakePservers: no embedding rows")
 }
 

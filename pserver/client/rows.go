@@ -96,13 +96,13 @@ func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpo
 	})
 }
 
-// PullBatchRows fills the rows of every id field of b (named fields, of
-// dims values per row) from the pservers, as of minStep.
-func (c *Client) PullBatchRows(ctx context.Context, fields []string, dims []int, b *model.RecBatch, minStep, rollbackEpoch int64) error {
+// PullBatchRows fills the rows of every id field of b (field i's table is
+// tables[i]) from the pservers, as of minStep.
+func (c *Client) PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, rollbackEpoch int64) error {
 	for i := range b.Fields {
-		f := &b.Fields[i]
-		f.SizeRows(dims[i])
-		if err := c.PullRows(ctx, fields[i], f.IDs, dims[i], minStep, rollbackEpoch, f.Rows); err != nil {
+		f, t := &b.Fields[i], tables[i]
+		f.SizeRows(t.Dim)
+		if err := c.PullRows(ctx, t.Field, f.IDs, t.Dim, minStep, rollbackEpoch, f.Rows); err != nil {
 			return err
 		}
 	}
@@ -111,9 +111,9 @@ func (c *Client) PullBatchRows(ctx context.Context, fields []string, dims []int,
 
 // PushBatchRows sends the row gradients of every id field of b (rows[i]
 // for field i) as micro-batch microBatch of step.
-func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, fields []string, dims []int, b *model.RecBatch, rows [][]float32) error {
-	for i := range b.Fields {
-		if err := c.PushRows(ctx, microBatch, step, rollbackEpoch, records, fields[i], b.Fields[i].IDs, dims[i], rows[i]); err != nil {
+func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, tables []model.RecTable, b *model.RecBatch, rows [][]float32) error {
+	for i, t := range tables {
+		if err := c.PushRows(ctx, microBatch, step, rollbackEpoch, records, t.Field, b.Fields[i].IDs, t.Dim, rows[i]); err != nil {
 			return err
 		}
 	}
