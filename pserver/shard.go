@@ -271,21 +271,31 @@ func (s *Shard) Push(g *Gradient) (applied bool, step int64, err error) {
 		s.free.Put(g)
 		return true, s.step, nil
 	}
-	s.tables.attach(g)
-	if g.MicroBatch < 0 || g.MicroBatch >= s.cfg.MicroBatches {
-		return false, s.step, fmt.Errorf("micro-batch %d of %d: %w", g.MicroBatch, s.cfg.MicroBatches, ErrBadMicroBatch)
+	if err := s.checkStepLocked("push", g.MicroBatch, g.Step, g.RollbackEpoch); err != nil {
+		return false, s.step, err
 	}
-	switch {
-	case g.RollbackEpoch < s.rollbackEpoch:
-		return false, s.step, fmt.Errorf("push of step %d in rollback epoch %d, job at rollback epoch %d: %w", g.Step, g.RollbackEpoch, s.rollbackEpoch, ErrRolledBack)
-	case g.Step < s.step:
-		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrStaleStep)
-	case g.Step > s.step:
-		return false, s.step, fmt.Errorf("step %d, shard at %d: %w", g.Step, s.step, ErrFutureStep)
-	case s.unsavedLocked() && s.gather.changesValues(g, s.cfg.MicroBatches):
+	if s.unsavedLocked() && s.gather.changesValues(g, s.cfg.MicroBatches) {
 		return false, s.step, ErrSnapshotUnsaved
 	}
+	s.tables.attach(g)
 	return s.gatherLocked(g), s.step, nil
+}
+
+// checkStepLocked refuses a sync push (what: "push", or "rows" of a table)
+// of a micro-batch the step does not have, of an older rollback epoch, or
+// of another step than the one the shard gathers.
+func (s *Shard) checkStepLocked(what string, microBatch int, step, rollbackEpoch int64) error {
+	switch {
+	case microBatch < 0 || microBatch >= s.cfg.MicroBatches:
+		return fmt.Errorf("micro-batch %d of %d: %w", microBatch, s.cfg.MicroBatches, ErrBadMicroBatch)
+	case rollbackEpoch < s.rollbackEpoch:
+		return fmt.Errorf("%s of step %d in rollback epoch %d, job at rollback epoch %d: %w", what, step, rollbackEpoch, s.rollbackEpoch, ErrRolledBack)
+	case step < s.step:
+		return fmt.Errorf("%s of step %d, shard at %d: %w", what, step, s.step, ErrStaleStep)
+	case step > s.step:
+		return fmt.Errorf("%s of step %d, shard at %d: %w", what, step, s.step, ErrFutureStep)
+	}
+	return nil
 }
 
 // AbortStep drops the pushes received for the current step (sync mode), so

@@ -183,15 +183,8 @@ func (s *Shard) PushRows(microBatch int, step, rollbackEpoch, records int64, tab
 		}
 		return nil
 	}
-	switch {
-	case microBatch < 0 || microBatch >= s.cfg.MicroBatches:
-		return fmt.Errorf("micro-batch %d of %d: %w", microBatch, s.cfg.MicroBatches, ErrBadMicroBatch)
-	case rollbackEpoch < s.rollbackEpoch:
-		return fmt.Errorf("rows of step %d in rollback epoch %d, job at rollback epoch %d: %w", step, rollbackEpoch, s.rollbackEpoch, ErrRolledBack)
-	case step < s.step:
-		return fmt.Errorf("rows of step %d, shard at %d: %w", step, s.step, ErrStaleStep)
-	case step > s.step:
-		return fmt.Errorf("rows of step %d, shard at %d: %w", step, s.step, ErrFutureStep)
+	if err := s.checkStepLocked("rows", microBatch, step, rollbackEpoch); err != nil {
+		return err
 	}
 	s.tables.keep(microBatch, table, rows)
 	return nil
