@@ -20,13 +20,8 @@ func (s *Server) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsR
 	if len(req.Ids) > maxRowsPerCall {
 		return nil, status.Errorf(codes.InvalidArgument, "pull rows: %d ids, at most %d a call", len(req.Ids), maxRowsPerCall)
 	}
-	dim := s.shard.TableDim(req.Table)
-	if dim == 0 {
-		_, err := s.shard.PullRows(req.Table, nil, nil) // names the tables there are
-		return nil, statusOf(err)
-	}
-	_, _, restores := s.shard.Advanced()
-	if err := s.awaitStep(ctx, &api.PullRequest{MinStep: req.MinStep, Epoch: req.Epoch}, restores); err != nil {
+	dim, err := s.awaitTable(ctx, req)
+	if err != nil {
 		return nil, err
 	}
 	vals := make([]float32, len(req.Ids)*dim)
@@ -35,6 +30,17 @@ func (s *Server) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsR
 		return nil, statusOf(err)
 	}
 	return &api.RowsReply{Step: step, Data: model.Float32Bytes(vals)}, nil
+}
+
+// awaitTable is the row dimension of req's table once the shard reached
+// req's min_step (a rollback past its epoch meanwhile aborts, as a pull).
+func (s *Server) awaitTable(ctx context.Context, req *api.RowsRequest) (int, error) {
+	dim, err := s.shard.TableDim(req.Table)
+	if err != nil {
+		return 0, statusOf(err)
+	}
+	_, _, restores := s.shard.Advanced()
+	return dim, s.awaitStep(ctx, &api.PullRequest{MinStep: req.MinStep, Epoch: req.Epoch}, restores)
 }
 
 // PushRows hands a push's row gradients to the shard (Shard.PushRows).
@@ -62,13 +68,8 @@ const exportChunkRows = 1 << 14
 // ExportRows streams the rows a table stores once the shard reached
 // min_step.
 func (s *Server) ExportRows(req *api.RowsRequest, stream api.PServer_ExportRowsServer) error {
-	dim := s.shard.TableDim(req.Table)
-	if dim == 0 {
-		_, err := s.shard.PullRows(req.Table, nil, nil) // names the tables there are
-		return statusOf(err)
-	}
-	_, _, restores := s.shard.Advanced()
-	if err := s.awaitStep(stream.Context(), &api.PullRequest{MinStep: req.MinStep, Epoch: req.Epoch}, restores); err != nil {
+	dim, err := s.awaitTable(stream.Context(), req)
+	if err != nil {
 		return err
 	}
 	step, ids, vals, err := s.shard.ExportRows(req.Table)

@@ -202,12 +202,16 @@ func (s *Shard) PullRows(table string, ids []uint64, dst []float32) (int64, erro
 	return s.step, t.Pull(ids, dst)
 }
 
-// TableDim is table's row dimension, 0 when the shard has no such table.
-func (s *Shard) TableDim(table string) int {
-	if t := s.tables.byName[table]; t != nil {
-		return t.Dim()
+// TableDim is table's row dimension, or an error naming the tables the
+// shard has.
+func (s *Shard) TableDim(table string) (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.tables.table(table)
+	if err != nil {
+		return 0, err
 	}
-	return 0
+	return t.Dim(), nil
 }
 
 // TableRows is how many rows table stores (0 for no such table).
