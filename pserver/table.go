@@ -166,13 +166,10 @@ func (t *Table) sum(pushes []RowGrads) (order []uint64, sums []float32, err erro
 	d := t.cfg.Dim
 	at := map[uint64]int{}
 	for _, p := range pushes {
-		if len(p.Grad) != len(p.IDs)*d {
-			return nil, nil, fmt.Errorf("%w: table %q: %d gradient floats for %d rows of %d", ErrBadRows, t.cfg.Name, len(p.Grad), len(p.IDs), d)
+		if err := t.Check(p); err != nil {
+			return nil, nil, err
 		}
 		for i, id := range p.IDs {
-			if err := t.checkID(id); err != nil {
-				return nil, nil, err
-			}
 			g := p.Grad[i*d : (i+1)*d]
 			k, ok := at[id]
 			if !ok {
@@ -287,10 +284,18 @@ func (t *Table) Reset() {
 	clear(t.index)
 }
 
-// Check reports what Apply would refuse in p, before it is kept.
+// Check reports what Apply would refuse in p (a gradient of the wrong
+// length, an id past the vocabulary), before it is kept: without summing.
 func (t *Table) Check(p RowGrads) error {
-	_, _, err := t.sum([]RowGrads{p})
-	return err
+	if len(p.Grad) != len(p.IDs)*t.cfg.Dim {
+		return fmt.Errorf("%w: table %q: %d gradient floats for %d rows of %d", ErrBadRows, t.cfg.Name, len(p.Grad), len(p.IDs), t.cfg.Dim)
+	}
+	for _, id := range p.IDs {
+		if err := t.checkID(id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Dim is the values per row.
