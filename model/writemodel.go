@@ -117,15 +117,24 @@ func writePassFiles(dir string, manifest Manifest, ps []ParamSpec, params [][]fl
 func writeFloatFiles(dir string, ps []ParamSpec, values [][]float32, suffix string) ([]ParamManifest, error) {
 	var out []ParamManifest
 	for j, p := range ps {
-		data := Float32Bytes(values[j])
-		sum := sha256.Sum256(data)
 		file := p.Name + suffix + ParamFileExt
-		if err := atomicfile.WriteFile(filepath.Join(dir, file), data, fileperm.File); err != nil {
+		sum, err := writeHashed(dir, file, Float32Bytes(values[j]))
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, ParamManifest{Name: p.Name, Shape: p.Shape, File: file, SHA256: hex.EncodeToString(sum[:])})
+		out = append(out, ParamManifest{Name: p.Name, Shape: p.Shape, File: file, SHA256: sum})
 	}
 	return out, nil
+}
+
+// writeHashed writes data as dir/file (crash-safe) and returns its sha256
+// in lowercase hex, as manifests record it.
+func writeHashed(dir, file string, data []byte) (string, error) {
+	if err := atomicfile.WriteFile(filepath.Join(dir, file), data, fileperm.File); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // writeTables writes each table's ids (table.NAME.ids, little-endian
@@ -140,18 +149,13 @@ func writeTables(dir string, tables []TableRows) ([]TableManifest, error) {
 		for _, id := range t.IDs {
 			ids = binary.LittleEndian.AppendUint64(ids, id)
 		}
-		vals := Float32Bytes(t.Vals)
 		m := TableManifest{Name: t.Name, Dim: t.Dim, Rows: len(t.IDs), IDsFile: "table." + t.Name + ".ids", File: "table." + t.Name + ParamFileExt}
-		for _, f := range []struct {
-			name string
-			data []byte
-			sum  *string
-		}{{m.IDsFile, ids, &m.IDsSHA256}, {m.File, vals, &m.SHA256}} {
-			if err := atomicfile.WriteFile(filepath.Join(dir, f.name), f.data, fileperm.File); err != nil {
-				return nil, err
-			}
-			sum := sha256.Sum256(f.data)
-			*f.sum = hex.EncodeToString(sum[:])
+		var err error
+		if m.IDsSHA256, err = writeHashed(dir, m.IDsFile, ids); err != nil {
+			return nil, err
+		}
+		if m.SHA256, err = writeHashed(dir, m.File, Float32Bytes(t.Vals)); err != nil {
+			return nil, err
 		}
 		out = append(out, m)
 	}
