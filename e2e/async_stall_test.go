@@ -84,7 +84,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 			t.Errorf("trainer-1 after its stall: %+v, want one restart, none counted", w)
 		}
 	}
-	assertAsyncCounts(t, st, passes, res.TrainRecords)
+	assertEachRecordOnce(t, st, passes, res.TrainRecords)
 }
 
 // asyncStallPasses makes the stalled job outlast the stall, whatever the
@@ -114,9 +114,9 @@ func asyncStallPasses(t *testing.T, a *e2erig.Agent, work string) int {
 	return passes
 }
 
-// assertAsyncCounts: no task failed and every pass of an async job counted
-// each of its records once.
-func assertAsyncCounts(t *testing.T, st api.JobStatus, passes, records int) {
+// assertEachRecordOnce: no task failed and every one of the job's passes
+// counted each of its records once.
+func assertEachRecordOnce(t *testing.T, st api.JobStatus, passes, records int) {
 	t.Helper()
 	if st.Tasks.Failed != 0 {
 		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)

@@ -64,8 +64,8 @@ func TestRecommender(t *testing.T) {
 	two := e2erig.WaitJob(t, a, "rec-2", "rec-2 to succeed", 3*time.Minute, e2erig.Succeeded)
 	one := e2erig.WaitJob(t, a, "rec-1", "rec-1 to succeed", 3*time.Minute, e2erig.Succeeded)
 	train := opt.Ratings - opt.TestRecords
-	assertRecordsOnce(t, two, train)
-	assertRecordsOnce(t, one, train)
+	assertEachRecordOnce(t, two, 3, train)
+	assertEachRecordOnce(t, one, 3, train)
 	rmse := math.Sqrt(*two.Metrics.TestLoss)
 	t.Logf("test RMSE %.4f; the best constant %.4f, the planted optimum %.4f", rmse, opt.RMSEConstant, opt.RMSETest)
 	// 3 passes over 2,400 ratings (30 a user) learn little of the planted
@@ -95,25 +95,11 @@ func TestRecommender(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := e2erig.WaitJob(t, a, "rec-kill", "rec-kill to succeed", 3*time.Minute, e2erig.Succeeded)
-	assertRecordsOnce(t, killed, train)
+	assertEachRecordOnce(t, killed, 3, train)
 	if p := e2erig.PserversOf(killed); p[0].Restarts != 1 {
 		t.Errorf("pserver-0 restarted %d times, want 1", p[0].Restarts)
 	}
 	assertSameRecommender(t, killed, two)
-}
-
-// assertRecordsOnce: each of the job's 3 passes applied every one of its
-// records training records exactly once.
-func assertRecordsOnce(t *testing.T, st api.JobStatus, records int) {
-	t.Helper()
-	if len(st.SamplesApplied) != 3 {
-		t.Errorf("job %s: samples_applied %v, want 3 passes", st.Name, st.SamplesApplied)
-	}
-	for p, n := range st.SamplesApplied {
-		if n != int64(records) {
-			t.Errorf("job %s pass %d: samples_applied %d, want %d (exactly once)", st.Name, p, n, records)
-		}
-	}
 }
 
 // assertSameRecommender: b ended with a's model: the same dense parameters
