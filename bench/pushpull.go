@@ -29,6 +29,19 @@ type rig struct {
 	pauses  chan time.Duration // each checkpoint's pause (pserver.Shard.Release), when checkpointing
 }
 
+// serveShard serves shard as pserver index over the real gRPC server on
+// loopback; stop ends it.
+func serveShard(index int, shard *pserver.Shard) (addr string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := grpc.NewServer(wire.ServerOptions()...)
+	api.RegisterPServerServer(srv, pserver.NewServer(index, shard, nil, clock.System{}))
+	go func() { _ = srv.Serve(l) }()
+	return l.Addr().String(), srv.Stop, nil
+}
+
 // newRig starts the shards; with ckptDir set, each shard's snapshots are
 // written out by a checkpointer as the pserver process does.
 func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
@@ -45,15 +58,12 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, stop, err := serveShard(i, shard)
 		if err != nil {
 			return nil, err
 		}
-		srv := grpc.NewServer(wire.ServerOptions()...)
-		api.RegisterPServerServer(srv, pserver.NewServer(i, shard, nil, clock.System{}))
-		go srv.Serve(l)
-		r.stop = append(r.stop, srv.Stop)
-		addrs = append(addrs, l.Addr().String())
+		r.stop = append(r.stop, stop)
+		addrs = append(addrs, addr)
 		if ckptDir != "" {
 			store, err := checkpoint.NewStore(checkpoint.Config{Identity: checkpoint.Identity{Job: "bench", Rev: 1}, Dir: ckptDir, Keep: 2, Index: i}, checkpoint.NewMemRecorder(), nil)
 			if err != nil {

@@ -4,20 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/pserver"
 	"github.com/gtrain/gtrain/pserver/client"
-	"github.com/gtrain/gtrain/pserver/wire"
-	"google.golang.org/grpc"
 )
 
 // SparseVocab is the id range of the sparse figures: 10 M ids, as the
@@ -64,15 +60,12 @@ func MeasureSparsePullPush(d time.Duration) (*SparsePullPush, error) {
 	if err != nil {
 		return nil, err
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := serveShard(0, shard)
 	if err != nil {
 		return nil, err
 	}
-	srv := grpc.NewServer(wire.ServerOptions()...)
-	api.RegisterPServerServer(srv, pserver.NewServer(0, shard, nil, nil))
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	c, err := client.NewClient([]string{lis.Addr().String()}, nil, jobauth.Dial{})
+	defer stop()
+	c, err := client.NewClient([]string{addr}, nil, jobauth.Dial{})
 	if err != nil {
 		return nil, err
 	}
