@@ -157,7 +157,7 @@ func (e *PassEvaluator) evaluateRecommender(ctx context.Context, params [][]floa
 		if err := e.PS.Client().PullBatchRows(ctx, tables, &b, step, math.MaxInt64); err != nil {
 			return 0, 0, fmt.Errorf("pull rows: %w", err)
 		}
-		if err := rec.Spec().CheckBatch(b); err != nil {
+		if err := rec.CheckBatch(b); err != nil {
 			return 0, 0, err
 		}
 		l, c := rec.Evaluate(params, b)

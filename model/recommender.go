@@ -42,6 +42,10 @@ func NewRecommenderWith(s RecSpec, o Options) (*Recommender, error) {
 // Spec returns the spec the recommender was built from.
 func (m *Recommender) Spec() RecSpec { return m.spec.clone() }
 
+// CheckBatch is RecSpec.CheckBatch of the recommender's spec, without the
+// copy Spec makes: a trainer checks every micro-batch.
+func (m *Recommender) CheckBatch(b RecBatch) error { return m.spec.CheckBatch(b) }
+
 // Params lists the dense parameters: the MLP's w0, b0, w1, b1, ... (w0 has
 // one row per MLP input: each field's pooled vector in Fields' order, then
 // the dense features).

@@ -37,7 +37,7 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 	if err != nil {
 		return 0, err
 	}
-	if err := t.layout.Rec.Spec().CheckBatch(r.batch); err != nil {
+	if err := t.layout.Rec.CheckBatch(r.batch); err != nil {
 		return 0, fmt.Errorf("trainer: bad records: %w", err)
 	}
 	for _, g := range t.grads {
