@@ -21,25 +21,3 @@ func KeptGlobalSteps(ctx context.Context, kv clientv3.KV, job string) ([]int64, 
 	}
 	return g.Steps, nil
 }
-
-// PserverCheckpointSteps is, for pserver indexes 0..n-1 of job, the step of
-// its newest checkpoint record (an async job's restart point), -1 where it
-// has none.
-func PserverCheckpointSteps(ctx context.Context, kv clientv3.KV, job string, n int) ([]int64, error) {
-	steps := make([]int64, n)
-	for i := range steps {
-		var rec struct {
-			Step int64 `json:"step"`
-		}
-		_, err := GetJSON(ctx, kv, CheckpointRecordKey(job, i), &rec)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			steps[i] = -1
-		case err != nil:
-			return nil, err
-		default:
-			steps[i] = rec.Step
-		}
-	}
-	return steps, nil
-}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -45,7 +46,7 @@ func (c *Server) ResumeJob(ctx context.Context, req *api.ResumeJobRequest) (*api
 	r, err := coord.ReopenJob(ctx, c.cli, name, func(r *coord.Reopened) error {
 		if r.Record.Spec.Mode == jobspec.ModeAsync {
 			var err error
-			if psSteps, err = coord.PserverCheckpointSteps(ctx, c.cli, name, r.Record.Spec.Pservers); err != nil {
+			if psSteps, err = c.pserverCheckpointSteps(ctx, name, r.Record.Spec.Pservers); err != nil {
 				refused = etcdUnavailable("resume job "+name, err)
 				return refused
 			}
@@ -144,4 +145,24 @@ func planResume(name string, r *coord.Reopened, finished int, req *api.ResumeJob
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	return changes, nil
+}
+
+// pserverCheckpointSteps is, for pserver indexes 0..n-1 of job, the step of
+// its newest checkpoint record (an async job's restart point), -1 where it
+// has none: the records the pservers restore from (pserver.restoreOwn).
+func (c *Server) pserverCheckpointSteps(ctx context.Context, job string, n int) ([]int64, error) {
+	rec := checkpoint.NewEtcdRecorder(c.cli, func(i int) string { return coord.CheckpointRecordKey(job, i) })
+	steps := make([]int64, n)
+	for i := range steps {
+		r, _, found, err := rec.Load(ctx, i)
+		switch {
+		case err != nil:
+			return nil, err
+		case !found:
+			steps[i] = -1
+		default:
+			steps[i] = r.Step
+		}
+	}
+	return steps, nil
 }
