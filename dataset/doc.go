@@ -2,7 +2,7 @@
 // (float32 features, a label and, in a shard with id fields, per field a list
 // of 64-bit ids with optional weights) encoded little-endian, the JSON
 // ShardMeta stored in each shard's recordio header, reading examples back
-// chunk by chunk, BatchIDs (a batch's ids per field, for the trainer),
+// chunk by chunk, ToRecBatch (a batch's ids per field, as the recommender takes them),
 // Convert, which turns raw text, IDX or MovieLens data (plain or gzip) into
 // train/test shards (with normalisation statistics computed beside them
 // or applied from a file), and RecordOrder, the seeded order in which a pass

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 var sparseFields = []IDField{{Name: "user"}, {Name: "genres", Weighted: true}}
@@ -122,16 +124,32 @@ func TestDecodeRecordHostileCounts(t *testing.T) {
 	}
 }
 
-func TestBatchIDs(t *testing.T) {
-	got := BatchIDs(sparseFields, sparseExamples())
-	want := []FieldBatch{
-		{Name: "user", IDs: []uint64{7, ^uint64(0)}, Offsets: []int{0, 1, 2}},
-		{Name: "genres", IDs: []uint64{1, 1 << 63}, Offsets: []int{0, 2, 2}, Weights: []float32{0.5, 2}},
+// ToRecBatch lays a batch out per id field as the recommender takes it:
+// the distinct ids in first-appearance order, each record's entries and
+// their weights (1 for an unweighted record).
+func TestToRecBatch(t *testing.T) {
+	var b model.RecBatch
+	ToRecBatch(&b, sparseExamples(), len(sparseFields))
+	if b.N != 2 || !reflect.DeepEqual(b.Dense, []float32{1.5, -1}) || !reflect.DeepEqual(b.Y, []float32{4, 2}) {
+		t.Errorf("N %d, dense %v, labels %v", b.N, b.Dense, b.Y)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("BatchIDs = %+v, want %+v", got, want)
+	for i, want := range []struct {
+		ids            []uint64
+		offsets, index []int32
+		weights        []float32
+	}{
+		{[]uint64{7, ^uint64(0)}, []int32{0, 1, 2}, []int32{0, 1}, nil},
+		{[]uint64{1, 1 << 63}, []int32{0, 2, 2}, []int32{0, 1}, []float32{0.5, 2}},
+	} {
+		f := b.Fields[i]
+		if !reflect.DeepEqual(f.IDs, want.ids) || !reflect.DeepEqual(f.Offsets, want.offsets) || !reflect.DeepEqual(f.Index, want.index) ||
+			len(f.Weights) != len(want.weights) || len(want.weights) > 0 && !reflect.DeepEqual(f.Weights, want.weights) {
+			t.Errorf("field %s: ids %v offsets %v index %v weights %v, want %+v", sparseFields[i].Name, f.IDs, f.Offsets, f.Index, f.Weights, want)
+		}
 	}
-	if u := (FieldBatch{IDs: []uint64{5, 1, 5, 3, 1}}).Unique(); !reflect.DeepEqual(u, []uint64{1, 3, 5}) {
-		t.Errorf("Unique = %v, want [1 3 5]", u)
+	// A field's id twice in a batch is one row, named by both entries.
+	ToRecBatch(&b, []Example{{IDs: [][]uint64{{5}, {3, 5}}}, {IDs: [][]uint64{{5}, {3}}}}, 2)
+	if f := b.Fields[1]; !reflect.DeepEqual(f.IDs, []uint64{3, 5}) || !reflect.DeepEqual(f.Index, []int32{0, 1, 0}) {
+		t.Errorf("repeated ids: ids %v index %v, want [3 5] and [0 1 0]", f.IDs, f.Index)
 	}
 }
