@@ -230,18 +230,6 @@ func (t *Table) initRow(id uint64, dst []float32) {
 // splitmix is SplitMix64's step: its finalizer applied to x + its increment.
 func splitmix(x uint64) uint64 { return client.Mix64(x + 0x9e3779b97f4a7c15) }
 
-// InitRowValues is the initial values of row id of the table cfg declares
-// (what Pull answers before any update), for tests and tools.
-func InitRowValues(cfg TableConfig, id uint64) ([]float32, error) {
-	t, err := NewTable(cfg)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float32, cfg.Dim)
-	t.initRow(id, out)
-	return out, nil
-}
-
 // Export copies the stored rows: ids, each row's values and optimizer
 // state (width floats per row, as stored) and adam's counts (nil for
 // other optimizers), in row order.

@@ -58,9 +58,9 @@ func TestTableRowsStartFromSeedTableAndID(t *testing.T) {
 	if sameBits(pullRows(t, other, 1), ra[4:8]) {
 		t.Error("tables movie and user start id 1 alike")
 	}
-	want, err := InitRowValues(a.cfg, 1<<63)
+	want, err := initRowValues(a.cfg, 1<<63)
 	if err != nil || !sameBits(want, ra[8:12]) {
-		t.Errorf("InitRowValues %v, %v; Pull %v", want, err, ra[8:12])
+		t.Errorf("initRowValues %v, %v; Pull %v", want, err, ra[8:12])
 	}
 }
 
@@ -155,7 +155,7 @@ func TestTableGrowsInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := pullRows(t, tab, ids[0])
-	want, _ := InitRowValues(tab.cfg, ids[0])
+	want, _ := initRowValues(tab.cfg, ids[0])
 	if tab.Rows() != n || !sameBits(first, want) {
 		t.Fatalf("%d rows, first %v; want %d, %v (a zero gradient leaves adagrad's row as it started)", tab.Rows(), first, n, want)
 	}
@@ -163,4 +163,16 @@ func TestTableGrowsInChunks(t *testing.T) {
 	if b := tab.Bytes(); b > int64(float64(n)*1.5*float64(perRow)) {
 		t.Errorf("%d rows take %d bytes, over 1.5 x %d per row", n, b, perRow)
 	}
+}
+
+// initRowValues is the initial values of row id of the table cfg declares
+// (what Pull answers before any update).
+func initRowValues(cfg TableConfig, id uint64) ([]float32, error) {
+	t, err := NewTable(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, cfg.Dim)
+	t.initRow(id, out)
+	return out, nil
 }
