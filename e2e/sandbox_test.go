@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,11 +44,18 @@ func TestProgramSandbox(t *testing.T) {
 
 	bystander := e2erig.HousingJob("bystander", "data", 0.003)
 	bystander.Passes, bystander.BatchSize = 30, 10
+	bystander.Checkpoint = jobspec.CheckpointSpec{Every: "20", Keep: 3}
 	e2erig.StartDetached(t, a, bystander)
-	other := jobdir.WorkerLog(a.DataDir, "bystander", "trainer-0")
-	e2erig.WaitJob(t, a, "bystander", "the bystander to train", 60*time.Second, func(st api.JobStatus) bool {
-		_, err := os.Stat(other)
-		return st.State == api.StateRunning && err == nil
+	// The file to steal: one of the bystander's checkpoint files.
+	var other string
+	e2erig.WaitJob(t, a, "bystander", "the bystander's first checkpoint", 60*time.Second, func(st api.JobStatus) bool {
+		_ = filepath.WalkDir(jobdir.Checkpoints(a.DataDir, &bystander), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && other == "" {
+				other = path
+			}
+			return nil
+		})
+		return st.State == api.StateRunning && other != ""
 	})
 
 	spec := attackJob(work, a, other)
