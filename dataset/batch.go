@@ -33,14 +33,25 @@ func ToBatchReusing(reuse model.Batch, ex []Example) model.Batch {
 // record's (row, weight) entries. The rows are left for the caller to pull
 // (RecField.SizeRows, then the pservers' values of IDs).
 func ToRecBatch(b *model.RecBatch, ex []Example, fields int) {
+	toRecBatch(b, ex, fields, func(f int) int { return f })
+}
+
+// ToTableBatch is ToRecBatch for the id fields a model's tables read:
+// b's field i is the records' id field fields[i].
+func ToTableBatch(b *model.RecBatch, ex []Example, fields []int) {
+	toRecBatch(b, ex, len(fields), func(i int) int { return fields[i] })
+}
+
+func toRecBatch(b *model.RecBatch, ex []Example, fields int, field func(int) int) {
 	b.N, b.Dense, b.Y = len(ex), b.Dense[:0], b.Y[:0]
 	for _, e := range ex {
 		b.Dense = append(b.Dense, e.Features...)
 		b.Y = append(b.Y, e.Label)
 	}
 	b.Fields = slices.Grow(b.Fields[:0], fields)[:fields]
-	for f := range b.Fields {
-		b.Fields[f].Reset()
+	for i := range b.Fields {
+		b.Fields[i].Reset()
+		f := field(i)
 		for _, e := range ex {
 			var ids []uint64
 			if f < len(e.IDs) {
@@ -50,7 +61,7 @@ func ToRecBatch(b *model.RecBatch, ex []Example, fields int) {
 			if len(w) == 0 {
 				w = nil // an unweighted record: weight 1 each
 			}
-			b.Fields[f].Append(ids, w)
+			b.Fields[i].Append(ids, w)
 		}
 	}
 }

@@ -23,6 +23,17 @@ const MaxProgramTimeout = time.Hour
 type Declared struct {
 	Params     []DeclaredParam `json:"params"`
 	InitSHA256 string          `json:"init_sha256"`
+	// Tables are the embedding tables it declared (none: a dense model).
+	Tables []DeclaredTable `json:"tables,omitempty"`
+}
+
+// DeclaredTable is an embedding table a program declared: the rows of the
+// records' id field Name, Dim values each, updated by Optimizer (the job's
+// optimizer.kind when empty).
+type DeclaredTable struct {
+	Name      string `json:"name"`
+	Dim       int    `json:"dim"`
+	Optimizer string `json:"optimizer,omitempty"`
 }
 
 // ParamSpecs are the declared parameters as the model's (nil: none
@@ -94,6 +105,26 @@ func (s *Spec) validateProgram() *FieldError {
 	}
 	if _, err := m.ProgramTimeout(); err != nil {
 		return fieldError("model.timeout", err.Error(), nil)
+	}
+	return s.validateProgramTables()
+}
+
+// validateProgramTables checks the embedding tables the program declared
+// at submit as model.tables are checked for the built-in recommender: an
+// optimizer that updates rows lazily, one pserver count.
+func (s *Spec) validateProgramTables() *FieldError {
+	if s.Model.Declared == nil || len(s.Model.Declared.Tables) == 0 {
+		return nil
+	}
+	if lo, hi := s.PserverBounds(); lo != hi {
+		return fieldError("pservers", fmt.Sprintf("min %d, max %d: the program declares embedding tables, whose rows are not re-sharded over a new pserver count yet: give one count", lo, hi), nil)
+	}
+	for _, t := range s.Model.Declared.Tables {
+		switch k := s.TableOptimizer(t.Name); k {
+		case OptimizerSGD, OptimizerAdagrad, OptimizerAdam:
+		default:
+			return fieldError("optimizer.kind", fmt.Sprintf("%q cannot update the rows of the program's table %s: want sgd, adagrad or adam, which update each row lazily (or declare the table with its own optimizer)", k, t.Name), nil)
+		}
 	}
 	return nil
 }

@@ -46,7 +46,30 @@ func (s *Spec) TableOptimizer(field string) string {
 	if k := s.Model.Tables[field].Optimizer; k != "" {
 		return k
 	}
+	if d := s.Model.Declared; d != nil {
+		for _, t := range d.Tables {
+			if t.Name == field && t.Optimizer != "" {
+				return t.Optimizer
+			}
+		}
+	}
 	return s.Optimizer.Kind
+}
+
+// EmbeddingTables are the job's embedding tables, whose rows the pservers
+// hold: the built-in recommender's (one per id field), or those a program
+// declared at submit; nil for a dense model.
+func (s *Spec) EmbeddingTables() []model.RecTable {
+	if s.Model.IsRecommender() {
+		return s.Model.RecSpec().Tables()
+	}
+	var out []model.RecTable
+	if d := s.Model.Declared; s.Model.IsProgram() && d != nil {
+		for _, t := range d.Tables {
+			out = append(out, model.RecTable{Field: t.Name, Dim: t.Dim})
+		}
+	}
+	return out
 }
 
 // validateRecommender checks what needs no data: the table settings, and,
@@ -99,6 +122,9 @@ func (s *Spec) validateRecommender() *FieldError {
 // checkIDFields pins the records' id fields (every shard must name the
 // same ones) in model.fields and checks the model against them.
 func (s *Spec) checkIDFields(field, file string, ids []string) *FieldError {
+	if s.Model.IsProgram() {
+		return s.pinProgramIDFields(field, file, ids)
+	}
 	if !s.Model.IsRecommender() {
 		return nil
 	}
@@ -125,5 +151,16 @@ func (s *Spec) checkVocab(file string, si ShardInfo) *FieldError {
 				v, file, f, si.IDMax[i], si.IDMax[i]), nil)
 		}
 	}
+	return nil
+}
+
+// pinProgramIDFields pins a program's records' id fields (none in dense
+// records) in model.fields: the tables its declare may name.
+func (s *Spec) pinProgramIDFields(field, file string, ids []string) *FieldError {
+	if s.Model.Fields != nil && !slices.Equal(s.Model.Fields, ids) {
+		return fieldError(field, fmt.Sprintf("the records in %s have the id fields [%s], others have [%s]", file,
+			strings.Join(ids, ", "), strings.Join(s.Model.Fields, ", ")), nil)
+	}
+	s.Model.Fields = slices.Clone(ids)
 	return nil
 }

@@ -119,7 +119,7 @@ func (e *PassEvaluator) EndPass(ctx context.Context, pass int, step int64) (api.
 
 func (e *PassEvaluator) evaluate(ctx context.Context, params [][]float32, step int64) (loss, acc float64, err error) {
 	if e.Program != nil {
-		return evaluateProgram(ctx, e, params)
+		return evaluateProgram(ctx, e, params, step)
 	}
 	if e.Layout.Rec != nil {
 		return e.evaluateRecommender(ctx, params, step)
@@ -128,14 +128,12 @@ func (e *PassEvaluator) evaluate(ctx context.Context, params [][]float32, step i
 	return loss, acc, nil
 }
 
-// tableRows is a recommender's embedding rows as of step, for the pass's
-// model (nil for other models).
+// tableRows is the embedding rows as of step of a model with tables (a
+// recommender, a program that declared some), for the pass's model (nil
+// for other models).
 func (e *PassEvaluator) tableRows(ctx context.Context, step int64) ([]model.TableRows, error) {
-	if e.Layout.Rec == nil {
-		return nil, nil
-	}
 	var out []model.TableRows
-	for _, t := range e.Layout.Rec.Tables() {
+	for _, t := range e.Layout.Tables {
 		ids, vals, err := e.PS.Client().ExportRows(ctx, t.Field, t.Dim, step, math.MaxInt64)
 		if err != nil {
 			return nil, err
@@ -148,14 +146,13 @@ func (e *PassEvaluator) tableRows(ctx context.Context, step int64) ([]model.Tabl
 // evaluateRecommender is Evaluate for the recommender: each batch's rows
 // are pulled from the pservers (as of step, the pass's), then evaluated.
 func (e *PassEvaluator) evaluateRecommender(ctx context.Context, params [][]float32, step int64) (meanLoss, accuracy float64, err error) {
-	rec, tables := e.Layout.Rec, e.Layout.Rec.Tables()
+	rec := e.Layout.Rec
 	var b model.RecBatch
 	var loss float64
 	var correct int
 	for lo := 0; lo < len(e.Test); lo += evalBatch {
-		dataset.ToRecBatch(&b, e.Test[lo:min(lo+evalBatch, len(e.Test))], len(tables))
-		if err := e.PS.Client().PullBatchRows(ctx, tables, &b, step, math.MaxInt64); err != nil {
-			return 0, 0, fmt.Errorf("pull rows: %w", err)
+		if err := e.pullRows(ctx, &b, e.Test[lo:min(lo+evalBatch, len(e.Test))], step); err != nil {
+			return 0, 0, err
 		}
 		if err := rec.CheckBatch(b); err != nil {
 			return 0, 0, err
@@ -166,6 +163,16 @@ func (e *PassEvaluator) evaluateRecommender(ctx context.Context, params [][]floa
 	}
 	n := float64(len(e.Test))
 	return loss / n, float64(correct) / n, nil
+}
+
+// pullRows lays ex out in b for the layout's tables and pulls their rows
+// as of step.
+func (e *PassEvaluator) pullRows(ctx context.Context, b *model.RecBatch, ex []dataset.Example, step int64) error {
+	dataset.ToTableBatch(b, ex, e.Layout.TableFields)
+	if err := e.PS.Client().PullBatchRows(ctx, e.Layout.Tables, b, step, math.MaxInt64); err != nil {
+		return fmt.Errorf("pull rows: %w", err)
+	}
+	return nil
 }
 
 // Evaluate returns the mean loss and the accuracy of params on examples.

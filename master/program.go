@@ -6,6 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program"
 )
 
@@ -36,15 +37,24 @@ func (l *leader) failJobForProgram(ctx context.Context, err error) {
 	coord.FailJob(ctx, l.cli, l.cfg.Job, fmt.Sprintf("master: %v", err), l.cfg.Log, l.lead.Guard())
 }
 
-// evaluateProgram is Evaluate with the program computing the losses.
-func evaluateProgram(ctx context.Context, e *PassEvaluator, params [][]float32) (meanLoss, accuracy float64, err error) {
+// evaluateProgram is Evaluate with the program computing the losses; a
+// program with embedding tables gets each batch's rows as of step, pulled
+// as for the recommender.
+func evaluateProgram(ctx context.Context, e *PassEvaluator, params [][]float32, step int64) (meanLoss, accuracy float64, err error) {
 	var loss float64
 	var correct int
+	var rb model.RecBatch
 	for lo := 0; lo < len(e.Test); lo += evalBatch {
-		b := dataset.ToBatch(e.Test[lo:min(lo+evalBatch, len(e.Test))])
+		ex := e.Test[lo:min(lo+evalBatch, len(e.Test))]
+		b := dataset.ToBatch(ex)
+		if len(e.Layout.Tables) > 0 {
+			if err := e.pullRows(ctx, &rb, ex, step); err != nil {
+				return 0, 0, err
+			}
+		}
 		// Not cancelled with ctx (a rollback): a request cut short would
 		// leave the program's stream out of step. The timeout still bounds it.
-		l, c, err := e.Program.Evaluate(context.WithoutCancel(ctx), e.Layout.Params, params, b)
+		l, c, err := e.Program.EvaluateRows(context.WithoutCancel(ctx), e.Layout.Params, params, b, rb.Fields)
 		if err != nil {
 			if e.FailJob != nil {
 				e.FailJob(ctx, err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/internal/sandbox"
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/program/wire"
 )
 
@@ -78,6 +79,8 @@ type Client struct {
 	// classes is model.outputs when it is > 1 (a classifier): labels then
 	// travel as integers.
 	classes int
+	// tables are the embedding tables the program declared (rows.go).
+	tables []jobspec.DeclaredTable
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first

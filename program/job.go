@@ -62,7 +62,7 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch Packa
 	}
 	c.cleanup = cleanup
 	d, err := c.Declare(ctx, DeclareArgs{Seed: spec.Seed, Inputs: m.Inputs, Outputs: m.Outputs, Hidden: m.Hidden,
-		Threads: threads})
+		Threads: threads, IDFields: m.Fields})
 	if err == nil && m.Declared != nil {
 		err = c.checkRecord(d, m.Declared)
 	}
@@ -104,6 +104,9 @@ func (c *Client) checkRecord(d *Declaration, rec *jobspec.Declared) error {
 		return a.Name == b.Name && slices.Equal(a.Shape, b.Shape)
 	}) {
 		return c.fail("declare", fmt.Errorf("%w: parameters %v, recorded %v", ErrMismatch, got.Params, rec.Params))
+	}
+	if !slices.Equal(got.Tables, rec.Tables) {
+		return c.fail("declare", fmt.Errorf("%w: tables %v, recorded %v", ErrMismatch, got.Tables, rec.Tables))
 	}
 	if got.InitSHA256 != rec.InitSHA256 {
 		return c.fail("declare", fmt.Errorf("%w: initial values have sha256 %s, recorded %s (the program must be deterministic for a seed)",
@@ -165,7 +168,7 @@ func workspaceOf(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher) 
 
 // Record is the declaration as the job record keeps it.
 func (d *Declaration) Record() *jobspec.Declared {
-	rec := &jobspec.Declared{}
+	rec := &jobspec.Declared{Tables: slices.Clone(d.Tables)}
 	h := sha256.New()
 	for j, p := range d.Params {
 		rec.Params = append(rec.Params, jobspec.DeclaredParam{Name: p.Name, Shape: slices.Clone(p.Shape)})

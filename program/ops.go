@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program/wire"
 )
@@ -32,6 +33,8 @@ type DeclareArgs struct {
 	// trainer's cpu); a program fixes its thread count to it, so that its
 	// answers do not depend on the machine it runs on.
 	Threads int
+	// IDFields are the records' id fields, the tables it may declare.
+	IDFields []string
 }
 
 // Declaration is a program's parameters and their initial values.
@@ -41,6 +44,8 @@ type Declaration struct {
 	// Device is where the program says it computes ("cpu", "cuda:0
 	// (NAME)"), cut to maxDeviceLen printable bytes; "" when it does not say.
 	Device string
+	// Tables are the embedding tables it declared (rows.go), in order.
+	Tables []jobspec.DeclaredTable
 }
 
 // maxDeviceLen bounds what a program's declared device puts in a log line.
@@ -49,7 +54,7 @@ const maxDeviceLen = 128
 // Declare asks the program for its parameters and their initial values.
 func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, error) {
 	req := &wire.Request{Op: wire.OpDeclare, Version: wire.Version, Seed: a.Seed,
-		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden, Threads: a.Threads}
+		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden, Threads: a.Threads, IDFields: a.IDFields}
 	if c.shm != nil {
 		req.Offer, req.Shm = wire.VersionShm, &wire.ShmOffer{Params: fdParams, Records: fdRecords, Grads: fdGrads}
 	}
@@ -85,6 +90,10 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		return nil, c.protocolError("declare", "initial value %d is %v", i, data[i])
 	}
 	d.Init = split(data, d.Params)
+	if d.Tables, err = c.checkTables(resp.Tables, a.IDFields); err != nil {
+		return nil, err
+	}
+	c.tables = d.Tables
 	d.Device = printable(resp.Device, maxDeviceLen)
 	if err := c.useShm(resp.Version == wire.VersionShm, d.Params, a.Outputs); err != nil {
 		return nil, err
@@ -102,25 +111,42 @@ func (c *Client) Gradient(ctx context.Context, ps []model.ParamSpec, params [][]
 // GradientAt is Gradient for the micro-batch st: a program speaking
 // wire.VersionShm learns its step number and seed.
 func (c *Client) GradientAt(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32) (float64, error) {
-	if c.shared {
-		return c.gradientShm(ctx, st, ps, params, b, grads)
-	}
-	req, payload := batchRequest(wire.OpGradient, ps, params, b)
-	var resp wire.Response
-	data, err := c.call(ctx, req, payload, &resp, func() int { return model.TotalSize(ps) })
+	return c.GradientRows(ctx, st, ps, params, b, nil, grads, nil)
+}
+
+// GradientRows is GradientAt for a program that declared embedding
+// tables: rows[i] holds the batch's ids and rows of table i (Tables), and
+// the program's gradient sum of each distinct row is added into
+// rowGrads[i] (as long as rows[i].Rows).
+func (c *Client) GradientRows(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, rows []model.RecField, grads, rowGrads [][]float32) (float64, error) {
+	tr, err := c.tableRequest(b.N, rows)
 	if err != nil {
 		return 0, err
 	}
-	if err := c.checkCounts("gradient", &resp, b.N, len(data), model.TotalSize(ps)); err != nil {
+	if c.shared {
+		return c.gradientShm(ctx, st, ps, params, b, tr, grads, rowGrads)
+	}
+	req, payload := batchRequest(wire.OpGradient, ps, params, b, tr)
+	dense := model.TotalSize(ps)
+	want := dense + rowGradFloats(tr.hs)
+	var resp wire.Response
+	data, err := c.call(ctx, req, payload, &resp, func() int { return want })
+	if err != nil {
+		return 0, err
+	}
+	if err := c.checkCounts("gradient", &resp, b.N, len(data), want); err != nil {
 		return 0, err
 	}
 	if resp.Correct != nil {
 		return 0, c.protocolError("gradient", "a gradient answer has no correct count")
 	}
-	if i := firstNonFinite(data); i >= 0 {
+	if i := firstNonFinite(data[:dense]); i >= 0 {
 		return 0, c.protocolError("gradient", "gradient value %d is %v", i, data[i])
 	}
-	for j, g := range split(data, ps) {
+	if err := c.addRowGrads(tr.hs, data[dense:], rowGrads); err != nil {
+		return 0, err
+	}
+	for j, g := range split(data[:dense], ps) {
 		for k, v := range g {
 			grads[j][k] += v
 		}
@@ -131,13 +157,22 @@ func (c *Client) GradientAt(ctx context.Context, st Step, ps []model.ParamSpec, 
 // Evaluate returns the loss sum and the number of correct predictions the
 // program computed for batch b at params.
 func (c *Client) Evaluate(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch) (float64, int, error) {
+	return c.EvaluateRows(ctx, ps, params, b, nil)
+}
+
+// EvaluateRows is Evaluate for a program that declared embedding tables:
+// rows[i] holds the batch's ids and rows of table i (Tables).
+func (c *Client) EvaluateRows(ctx context.Context, ps []model.ParamSpec, params [][]float32, b model.Batch, rows []model.RecField) (float64, int, error) {
+	tr, err := c.tableRequest(b.N, rows)
+	if err != nil {
+		return 0, 0, err
+	}
 	var resp wire.Response
 	var data []float32
-	var err error
 	if c.shared {
-		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, &resp)
+		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, tr, 0, &resp)
 	} else {
-		req, payload := batchRequest(wire.OpEvaluate, ps, params, b)
+		req, payload := batchRequest(wire.OpEvaluate, ps, params, b, tr)
 		data, err = c.call(ctx, req, payload, &resp, func() int { return 0 })
 	}
 	if err != nil {
@@ -170,9 +205,10 @@ func (c *Client) checkCounts(op string, resp *wire.Response, n, floats, want int
 	return nil
 }
 
-func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.Batch) (*wire.Request, [][]float32) {
-	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps)}
-	return req, append([][]float32{b.X, b.Y}, params...)
+func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq) (*wire.Request, [][]float32) {
+	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps), Tables: tr.hs}
+	payload := append([][]float32{b.X, b.Y}, params...)
+	return req, append(payload, tr.payload...)
 }
 
 // declaredSize is how many initial values a declaration announces; -1

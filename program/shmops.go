@@ -75,7 +75,9 @@ func (c *Client) offered() string {
 }
 
 // callShm puts params and b into the shared memory and sends the header.
-func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, resp *wire.Response) ([]float32, error) {
+// The tables' rows (tr) and the answer's row gradients (want floats) go
+// through the pipe (rows.go says why).
+func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, want int, resp *wire.Response) ([]float32, error) {
 	if c.broken != nil {
 		return nil, c.broken
 	}
@@ -97,13 +99,13 @@ func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.Par
 		// all the same, since a restart would read the same records.
 		return nil, &Error{Op: op, Err: err}
 	}
-	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps), Step: st.Number, Seed: st.Seed, Batch: batch}
-	return c.call(ctx, req, nil, resp, func() int { return 0 })
+	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps), Step: st.Number, Seed: st.Seed, Batch: batch, Tables: tr.hs}
+	return c.call(ctx, req, tr.payload, resp, func() int { return want })
 }
 
 // gradientShm is GradientAt through the shared memory: the program adds its
 // sums into the grads file, which holds zeros when the request goes out.
-func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32) (float64, error) {
+func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, grads, rowGrads [][]float32) (float64, error) {
 	views := c.shm.gradViews
 	if len(grads) != len(views) {
 		return 0, fmt.Errorf("program: %d gradient buffers given, %d declared", len(grads), len(views))
@@ -114,11 +116,12 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 		}
 	}
 	var resp wire.Response
-	data, err := c.callShm(ctx, wire.OpGradient, st, ps, params, b, &resp)
+	want := rowGradFloats(tr.hs)
+	data, err := c.callShm(ctx, wire.OpGradient, st, ps, params, b, tr, want, &resp)
 	if err != nil {
 		return 0, err
 	}
-	if err := c.checkCounts("gradient", &resp, b.N, len(data), 0); err != nil {
+	if err := c.checkCounts("gradient", &resp, b.N, len(data), want); err != nil {
 		return 0, err
 	}
 	if resp.Correct != nil {
@@ -128,6 +131,9 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 		if i := firstNonFinite(v); i >= 0 {
 			return 0, c.protocolError("gradient", "gradient value %d of %q is %v", i, ps[j].Name, v[i])
 		}
+	}
+	if err := c.addRowGrads(tr.hs, data, rowGrads); err != nil {
+		return 0, err
 	}
 	for j, v := range views {
 		if !aliases(grads[j], v) {

@@ -158,15 +158,13 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	return p, nil
 }
 
-// TablesOf is the embedding tables of a recommender job: one per id
-// field, its rows initialised from the job's seed, updated by the field's
+// TablesOf is the embedding tables of a job (jobspec.EmbeddingTables:
+// the recommender's, one per id field, or those its program declared),
+// its rows initialised from the job's seed, updated by the field's
 // optimizer with the job's hyper-parameters.
 func TablesOf(spec *jobspec.Spec) []TableConfig {
-	if !spec.Model.IsRecommender() {
-		return nil
-	}
 	var out []TableConfig
-	for _, t := range spec.Model.RecSpec().Tables() {
+	for _, t := range spec.EmbeddingTables() {
 		opt := OptimizerOf(spec)
 		opt.Kind = spec.TableOptimizer(t.Field)
 		out = append(out, TableConfig{Name: t.Field, Dim: t.Dim, Vocab: spec.Model.Tables[t.Field].Vocab, Seed: int64(spec.Seed),

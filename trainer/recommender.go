@@ -9,18 +9,28 @@ import (
 
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/client"
 )
 
-// recState is a recommender trainer's (model.kind recommender): the
-// micro-batch laid out per id field, and its row gradients; their memory
-// is reused from step to step.
+// recState is the state of a trainer whose model has embedding tables
+// (model.kind recommender, or a program that declared tables): the
+// micro-batch laid out per table, and its row gradients; their memory is
+// reused from step to step.
 type recState struct {
-	tables []model.RecTable // one per id field, in the records' order
+	tables []model.RecTable // the layout's (the recommender's: one per id field, in the records' order)
+	fields []int            // the records' id field of each table
 	batch  model.RecBatch
 	grads  model.RecGrads
 }
 
-func newRecState(rec *model.Recommender) *recState { return &recState{tables: rec.Tables()} }
+// newRecState is the state of the tables of layout l; nil for a model
+// without tables.
+func newRecState(l *client.Layout) *recState {
+	if len(l.Tables) == 0 {
+		return nil
+	}
+	return &recState{tables: l.Tables, fields: l.TableFields}
+}
 
 // recCompute computes a recommender's micro-batch: it pulls the rows its
 // records name (as of step: the same step as the dense parameters in
@@ -30,22 +40,22 @@ func newRecState(rec *model.Recommender) *recState { return &recState{tables: re
 // is a resync error (resync reports it).
 func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, epoch int64, microBatch int, push bool) (float64, error) {
 	r := t.rec
-	dataset.ToRecBatch(&r.batch, ex, len(r.tables))
+	dataset.ToTableBatch(&r.batch, ex, r.fields)
 	err := t.retryTransient(ctx, "pull rows", func() error {
 		return t.psErr(ctx, t.ps.PullBatchRows(ctx, r.tables, &r.batch, step, epoch))
 	})
 	if err != nil {
 		return 0, err
 	}
-	if err := t.layout.Rec.CheckBatch(r.batch); err != nil {
-		return 0, fmt.Errorf("trainer: bad records: %w", err)
-	}
 	for _, g := range t.grads {
 		clear(g)
 	}
 	r.grads.Dense = t.grads
 	r.grads.ZeroRows(r.batch)
-	loss := t.layout.Rec.Gradient(t.params, r.batch, r.grads)
+	loss, err := t.recGradient()
+	if err != nil {
+		return 0, err
+	}
 	if !push || len(ex) == 0 {
 		return loss, nil
 	}
@@ -56,4 +66,29 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 		return loss, nil // the step is applied, this micro-batch in it: the dense push will say so too
 	}
 	return loss, err
+}
+
+// recGradient computes the gradients of t.rec.batch, whose rows are
+// pulled, into t.grads and t.rec.grads.Rows (zeroed): the program's, when
+// the model is one, else the built-in recommender's.
+func (t *trainer) recGradient() (float64, error) {
+	r := t.rec
+	if t.prog == nil {
+		if err := t.layout.Rec.CheckBatch(r.batch); err != nil {
+			return 0, fmt.Errorf("trainer: bad records: %w", err)
+		}
+		return t.layout.Rec.Gradient(t.params, r.batch, r.grads), nil
+	}
+	if r.batch.N == 0 {
+		return 0, nil
+	}
+	b := model.Batch{N: r.batch.N, Inputs: t.spec.Model.Inputs, X: r.batch.Dense, Y: r.batch.Y}
+	if err := t.layout.Spec.CheckBatch(b); err != nil {
+		return 0, fmt.Errorf("trainer: bad records: %w", err)
+	}
+	loss, err := t.prog.GradientRows(context.Background(), t.progStep, t.layout.Params, t.params, b, r.batch.Fields, t.grads, r.grads.Rows)
+	if err != nil {
+		return 0, fmt.Errorf("trainer: %w", t.noteCrash(err))
+	}
+	return loss, nil
 }

@@ -183,9 +183,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	// the kernels' name says which trainers give bit-identical gradients.
 	t.log.Info("compute", "kernels", model.Kernels(), "threads", runtime.GOMAXPROCS(0))
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
-	if t.layout.Rec != nil {
-		t.rec = newRecState(t.layout.Rec)
-	}
+	t.rec = newRecState(t.layout)
 	return t, nil
 }
 

@@ -93,7 +93,49 @@ type Request struct {
 	Params  []Tensor  `json:"params,omitempty"`
 	Step    int64     `json:"step,omitempty"`
 	Batch   *ShmBatch `json:"batch,omitempty"`
+	// IDFields (declare) are the records' id fields: the tables a program
+	// may declare. Tables (gradient, evaluate) are the batch's rows of
+	// each declared table, in declared order, after the rest of the
+	// payload (at VersionShm: the whole payload).
+	IDFields []string    `json:"id_fields,omitempty"`
+	Tables   []TableRows `json:"tables,omitempty"`
 }
+
+// Table is an embedding table a program declares: Name is a records' id
+// field, Dim the rows' width, Optimizer (optional) the rows' update rule
+// (sgd, adagrad or adam; the job's optimizer.kind when empty).
+type Table struct {
+	Name      string `json:"name"`
+	Dim       int    `json:"dim"`
+	Optimizer string `json:"optimizer,omitempty"`
+}
+
+// TableRows is one table's part of a batch request: Rows distinct rows
+// of Dim values, and Entries (row, weight) entries over the N records.
+// Its payload is, as 4-byte words: the distinct rows' ids (2 words each,
+// uint64 little-endian), the records' offsets into the entries (N+1
+// int32), each entry's row index (Entries int32), each entry's weight
+// (Entries float32), then the rows' values (Rows×Dim float32, row-major).
+// The answer to a gradient request carries, per table, the gradient sum of
+// each distinct row (Rows×Dim float32) after the dense gradients.
+type TableRows struct {
+	Name    string `json:"name"`
+	Dim     int    `json:"dim"`
+	Rows    int    `json:"rows"`
+	Entries int    `json:"entries"`
+}
+
+// RequestFloats is how many words the table's part of a request of n
+// records holds; -1 when a count is negative or too large.
+func (t TableRows) RequestFloats(n int) int {
+	if t.Dim <= 0 || t.Rows < 0 || t.Entries < 0 || n < 0 || t.Rows > MaxPayload/4/(t.Dim+2) || t.Entries > MaxPayload/8 || n > MaxPayload/4 {
+		return -1
+	}
+	return 2*t.Rows + n + 1 + 2*t.Entries + t.Rows*t.Dim
+}
+
+// GradFloats is how many floats the table's row gradients hold.
+func (t TableRows) GradFloats() int { return t.Rows * t.Dim }
 
 // PayloadFloats is how many floats follow the request header.
 func (r *Request) PayloadFloats() (int, error) {
@@ -115,10 +157,21 @@ func (r *Request) PayloadFloats() (int, error) {
 		}
 		n += s
 	}
-	if r.Batch != nil {
-		return 0, nil // everything is in shared memory
+	rows := 0
+	for _, t := range r.Tables {
+		f := t.RequestFloats(r.N)
+		if f < 0 || rows+f > MaxPayload/4 {
+			return 0, fmt.Errorf("table %q: bad counts (rows %d, entries %d, dim %d): %w", t.Name, t.Rows, t.Entries, t.Dim, ErrMalformed)
+		}
+		rows += f
 	}
-	return n, nil
+	if r.Batch != nil {
+		return rows, nil // the rest is in shared memory
+	}
+	if n+rows > MaxPayload/4 {
+		return 0, fmt.Errorf("%d floats: %w", n+rows, ErrMalformed)
+	}
+	return n + rows, nil
 }
 
 // Response is the header of every answer. Error set means the request
@@ -134,6 +187,9 @@ type Response struct {
 	Version int      `json:"version,omitempty"`
 	Params  []Tensor `json:"params,omitempty"`
 	Device  string   `json:"device,omitempty"`
+	// Tables (declare, optional) are the embedding tables the program
+	// wants the rows of.
+	Tables  []Table  `json:"tables,omitempty"`
 	Count   *int64   `json:"count,omitempty"`
 	LossSum *float64 `json:"loss_sum,omitempty"`
 	Correct *int64   `json:"correct,omitempty"`

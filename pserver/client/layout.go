@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
@@ -24,11 +25,16 @@ type Layout struct {
 	Params []model.ParamSpec
 	Sizes  []int
 	Blocks []Block
+	// Tables are the embedding tables whose rows the pservers hold
+	// (jobspec.Spec.EmbeddingTables): the recommender's, or a program's;
+	// TableFields the records' id field (index in model.fields) of each.
+	Tables      []model.RecTable
+	TableFields []int
 }
 
 // NewLayout derives the layout of spec.
 func NewLayout(spec *jobspec.Spec) (*Layout, error) {
-	l := &Layout{Spec: spec.Model.ToModel()}
+	l := &Layout{Spec: spec.Model.ToModel(), Tables: spec.EmbeddingTables()}
 	if spec.Model.IsProgram() {
 		d := spec.Model.Declared
 		if d == nil || len(d.Params) == 0 {
@@ -47,6 +53,13 @@ func NewLayout(spec *jobspec.Spec) (*Layout, error) {
 			return nil, fmt.Errorf("job %s: %w", spec.Name, err)
 		}
 		l.Model, l.Params = m, m.Params()
+	}
+	for _, t := range l.Tables {
+		i := slices.Index(spec.Model.Fields, t.Field)
+		if i < 0 {
+			return nil, fmt.Errorf("job %s: table %q is no id field of the records (%v)", spec.Name, t.Field, spec.Model.Fields)
+		}
+		l.TableFields = append(l.TableFields, i)
 	}
 	var sizes []int
 	for _, p := range l.Params {
