@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,4 +152,101 @@ func TestTorchSeedAndBuffers(t *testing.T) {
 	if _, _, err := c.Evaluate(ctx, d.Params, d.Init, b); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestTorchRows: the PyTorch adapter's Tables (nn.EmbeddingBag over the
+// pulled rows) declare the tables and not their weights as parameters,
+// answer one gradient per distinct row, the same bits through shared
+// memory and the pipe, as sums (every record twice: twice the gradient).
+func TestTorchRows(t *testing.T) {
+	needTorch(t)
+	ctx := context.Background()
+	start := func(pipe bool) (*Client, *Declaration) {
+		c := startEntry(t, "examples/program", []string{python, "torch_recommender.py"}, Config{Pipe: pipe})
+		d, err := c.Declare(ctx, DeclareArgs{Seed: 3, Inputs: 1, Outputs: 1, Hidden: []int{8}, Threads: 1, IDFields: []string{"user", "zip"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, d
+	}
+	pc, pd := start(true)
+	sc, sd := start(false)
+	want := []jobspec.DeclaredTable{{Name: "user", Dim: 16}, {Name: "zip", Dim: 4}}
+	if !slices.Equal(pd.Tables, want) || !slices.Equal(sd.Tables, want) || len(pd.Params) != 4 || pd.Params[0].Name != "mlp.0.weight" {
+		t.Fatalf("declared tables %v and parameters %v, want tables %v and the MLP's 4 parameters", pd.Tables, pd.Params, want)
+	}
+	grad := func(c *Client, d *Declaration, twice bool) ([][]float32, [][]float32) {
+		b, rows := torchRowsBatch(twice)
+		grads := zeros(d.Params)
+		if c.Shared() {
+			_, grads = c.Buffers()
+			for _, g := range grads {
+				clear(g)
+			}
+		}
+		rg := [][]float32{make([]float32, len(rows[0].Rows)), make([]float32, len(rows[1].Rows))}
+		if _, err := c.GradientRows(ctx, Step{Seed: 1}, d.Params, d.Init, b, rows, grads, rg); err != nil {
+			t.Fatal(err)
+		}
+		out := make([][]float32, len(grads))
+		for j := range grads {
+			out[j] = slices.Clone(grads[j])
+		}
+		return out, rg
+	}
+	pg, prg := grad(pc, pd, false)
+	sg, srg := grad(sc, sd, false)
+	sameBits(t, "dense gradients", pg, sg)
+	sameBits(t, "row gradients", prg, srg)
+	_, trg := grad(sc, sd, true)
+	nonzero := 0
+	for i := range prg {
+		for k, v := range prg[i] {
+			if math.Abs(float64(trg[i][k]-2*v)) > 1e-5*(1+math.Abs(float64(v))) {
+				t.Fatalf("table %d value %d: %v with every record twice, want 2 × %v", i, k, trg[i][k], v)
+			}
+			if v != 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("every row gradient is 0")
+	}
+	b, rows := torchRowsBatch(false)
+	if _, _, err := pc.EvaluateRows(ctx, pd.Params, pd.Init, b, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// torchRowsBatch is 3 records with user and zip ids and rows (every
+// record twice when twice).
+func torchRowsBatch(twice bool) (model.Batch, []model.RecField) {
+	b := model.Batch{Inputs: 1}
+	var user, zip model.RecField
+	for range 1 + btoi(twice) {
+		for r, ids := range [][]uint64{{3, 8}, {8}, {}} {
+			b.N++
+			b.X, b.Y = append(b.X, float32(r)), append(b.Y, float32(r+1))
+			user.Append(ids, nil)
+			zip.Append([]uint64{uint64(100 + r)}, []float32{0.5})
+		}
+	}
+	for _, f := range []struct {
+		f   *model.RecField
+		dim int
+	}{{&user, 16}, {&zip, 4}} {
+		f.f.SizeRows(f.dim)
+		for i := range f.f.Rows {
+			f.f.Rows[i] = float32(i%7)/10 - 0.3
+		}
+	}
+	return b, []model.RecField{user, zip}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -16,6 +16,19 @@ classifier (outputs > 1), float32 targets otherwise. Sums over the batch, not
 means: gtrain weights by record counts. Raise an exception to fail the job
 with its message. Standard library + numpy.
 
+Embedding tables (docs/program-protocol.md, "Embedding tables"): a model
+with a method tables(id_fields) -> [(name, dim) or (name, dim, optimizer)]
+declares tables named after the records' id fields; their rows live on
+gtrain's pservers. Each batch request then has req.tables, one Rows per
+table (ids, offsets, index, weights, rows: the batch's distinct rows), and
+the model's gradient and evaluate get it as a fourth argument:
+
+    gradient(params, x, y, tables) -> (grads, loss_sum, row_grads)
+    evaluate(params, x, y, tables) -> (loss_sum, correct)
+
+row_grads holds one (rows, dim) float32 array per table: the gradient sum
+of each distinct row. Rows travel in the pipe at both versions.
+
 When the trainer offers shared memory (protocol version 2), the helper takes
 it: parameters and records are read in place from memory the trainer wrote,
 and the gradients are added in place into memory the trainer reads, so only
@@ -60,10 +73,49 @@ def read_frame(stream):
 
 
 def payload_floats(req):
-    if req["op"] == "declare" or "batch" in req:
+    if req["op"] == "declare":
         return 0
     n, inputs = req.get("n", 0), req["inputs"]
-    return n * inputs + n + sum(_size(p) for p in req.get("params", []))
+    rows = sum(_table_words(t, n) for t in req.get("tables") or [])
+    if "batch" in req:
+        return rows
+    return n * inputs + n + sum(_size(p) for p in req.get("params", [])) + rows
+
+
+def _table_words(t, n):
+    """4-byte words of a table's part of a request: ids (2 each), offsets,
+    index, weights, rows."""
+    return 2 * t["rows"] + n + 1 + 2 * t["entries"] + t["rows"] * t["dim"]
+
+
+class Rows:
+    """One table's part of a batch: ids (uint64, one per distinct row),
+    offsets (int32, n+1: record r's entries are offsets[r]:offsets[r+1]),
+    index (int32, the distinct row of each entry), weights (float32, each
+    entry's) and rows (float32 (len(ids), dim), read-only: the rows'
+    current values). The model answers one gradient sum per distinct row."""
+
+    def __init__(self, header, words, n):
+        self.name, self.dim = header["name"], header["dim"]
+        u, e = header["rows"], header["entries"]
+        parts, off = [], 0
+        for size in (2 * u, n + 1, e, e, u * self.dim):
+            parts.append(words[off : off + size])
+            off += size
+        self.ids = parts[0].view("<u8")
+        self.offsets = parts[1].view("<i4")
+        self.index = parts[2].view("<i4")
+        self.weights = parts[3]
+        self.rows = parts[4].reshape(u, self.dim)
+
+
+def _tables(h, words):
+    out, off, n = [], 0, h.get("n", 0)
+    for t in h.get("tables") or []:
+        size = _table_words(t, n)
+        out.append(Rows(t, words[off : off + size], n))
+        off += size
+    return out
 
 
 def _size(tensor):
@@ -92,6 +144,7 @@ class Request:
         self.step = header.get("step", 0)
         self.seed = header.get("seed", 0)
         self.params = self.x = self.y = self.grads = None
+        self.tables = []  # one Rows per declared table
 
 
 class Channel:
@@ -126,24 +179,30 @@ class Channel:
             if header.get("offer", 0) >= VERSION_SHM and header.get("shm"):
                 self.shm = header["shm"]
         elif "batch" in header:
-            self._shared_batch(req, header)
+            self._shared_batch(req, header, data)
         else:
             self._pipe_batch(req, header, data)
         return req
 
-    def declare_answer(self, params):
-        """The header of a declare answer for [(name, shape)]."""
+    def declare_answer(self, params, tables=()):
+        """The header of a declare answer for [(name, shape)] and the
+        embedding tables [(name, dim) or (name, dim, optimizer)]."""
         version = VERSION_SHM if self.shm else VERSION
-        return {"version": version, "params": [{"name": n, "shape": list(s)} for n, s in params]}
+        h = {"version": version, "params": [{"name": n, "shape": list(s)} for n, s in params]}
+        if tables:
+            h["tables"] = [_table_header(*t) for t in tables]
+        return h
 
     def _pipe_batch(self, req, h, data):
         n, inputs = h.get("n", 0), h["inputs"]
         req.x = data[: n * inputs].reshape(n, inputs)
         y = data[n * inputs : n * inputs + n]
         req.y = y.astype(np.int64) if self.classes else y
-        req.params = _split(data[n * inputs + n :], h["params"])
+        dense = n * inputs + n + sum(_size(p) for p in h["params"])
+        req.params = _split(data[n * inputs + n : dense], h["params"])
+        req.tables = _tables(h, data[dense:])
 
-    def _shared_batch(self, req, h):
+    def _shared_batch(self, req, h, data):
         if self._params is None:  # the parameter files never move: map once
             total = sum(_size(p) for p in h["params"])
             self._params = _map(self.shm["params_fd"], total * 4, mmap.PROT_READ)
@@ -159,6 +218,7 @@ class Channel:
         y = np.frombuffer(self._records, dtype=ytype, count=n, offset=b["y"])
         req.y = y.astype(np.int64) if self.classes else y
         req.params, req.grads = self._pviews, self._gviews
+        req.tables = _tables(h, data)
 
     def answer(self, header, arrays=()):
         write_frame(self.stdout, header, arrays)
@@ -168,6 +228,13 @@ class Channel:
         traceback.print_exc(file=sys.stderr)
         sys.stderr.flush()
         self.answer({"error": "%s: %s" % (type(exc).__name__, exc)})
+
+
+def _table_header(name, dim, optimizer=None):
+    t = {"name": name, "dim": int(dim)}
+    if optimizer:
+        t["optimizer"] = optimizer
+    return t
 
 
 def _map(fd, size, prot):
@@ -188,21 +255,41 @@ def handle(model, ch, req):
     if req.op == "declare":
         h = req.header
         decl = model.declare(h.get("seed", 0), h["inputs"], h.get("outputs", 0), h.get("hidden") or [])
-        ch.answer(ch.declare_answer([(n, s) for n, s, _ in decl]), [v.reshape(-1) for _, _, v in decl])
+        tables = model.tables(h.get("id_fields") or []) if hasattr(model, "tables") else ()
+        ch.answer(ch.declare_answer([(n, s) for n, s, _ in decl], tables), [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":
-        grads, loss = model.gradient(req.params, req.x, req.y)
-        header = {"count": len(req.y), "loss_sum": float(loss)}
-        if req.grads is None:
-            ch.answer(header, [g.reshape(-1) for g in grads])
-            return
-        for into, g in zip(req.grads, grads):
-            np.add(into, np.asarray(g, dtype=np.float32).reshape(into.shape), out=into)
-        ch.answer(header)
+        if req.tables:
+            grads, loss, row_grads = model.gradient(req.params, req.x, req.y, req.tables)
+        else:
+            (grads, loss), row_grads = model.gradient(req.params, req.x, req.y), []
+        answer_gradient(ch, req, grads, loss, row_grads)
     elif req.op == "evaluate":
-        loss, correct = model.evaluate(req.params, req.x, req.y)
+        extra = (req.tables,) if req.tables else ()
+        loss, correct = model.evaluate(req.params, req.x, req.y, *extra)
         ch.answer({"count": len(req.y), "loss_sum": float(loss), "correct": int(correct)})
     else:
         raise ValueError("unknown op %r" % req.op)
+
+
+def answer_gradient(ch, req, grads, loss, row_grads=()):
+    """Answers a gradient request: the dense sums grads (added into the
+    shared memory, or sent in the pipe), then one row-gradient array per
+    table, in the pipe."""
+    header = {"count": len(req.y), "loss_sum": float(loss)}
+    if len(row_grads) != len(req.tables):
+        raise ValueError("%d row gradient arrays for %d tables" % (len(row_grads), len(req.tables)))
+    rows = []
+    for t, g in zip(req.tables, row_grads):
+        g = np.asarray(g, dtype=np.float32)
+        if g.size != t.rows.size:
+            raise ValueError("table %s: row gradients of shape %s, want %s" % (t.name, g.shape, t.rows.shape))
+        rows.append(g.reshape(-1))
+    if req.grads is None:
+        ch.answer(header, [g.reshape(-1) for g in grads] + rows)
+        return
+    for into, g in zip(req.grads, grads):
+        np.add(into, np.asarray(g, dtype=np.float32).reshape(into.shape), out=into)
+    ch.answer(header, rows)
 
 
 def serve(model, stdin=None, stdout=None):

@@ -8,7 +8,9 @@
 
     gtrainprog_torch.serve(build, lambda out, y: F.cross_entropy(out, y, reduction="none"))
 
-build_module(inputs, outputs, hidden) returns the module (float32); x comes
+build_module(inputs, outputs, hidden) returns the module (float32; a
+build_module with a fourth parameter also gets id_fields, the records' id
+fields, for Tables below); x comes
 as (n, inputs) float32 (reshape inside the module, e.g. nn.Unflatten), y as
 int64 class indices for a classifier (model.outputs > 1), float32 targets
 otherwise. loss_fn(output, y) returns the loss of each record (reduction
@@ -34,6 +36,18 @@ What the adapter does for the user:
   "cpu"), which the trainer logs, and on stderr. The sums on a GPU are not
   the CPU's bits: give every trainer of a job the same kind of device.
 
+Embedding tables: a module holding gtrainprog_torch.Table(field, dim)
+modules (a torch.nn.EmbeddingBag in mode "sum" whose rows live on gtrain's
+pservers) declares them as tables: field names the records' id field, the
+rows are created on first use from the job's seed and updated by the
+pservers (optionally by an optimizer of the table's own: sgd, adagrad,
+adam). Calling the Table in forward gives each record's weighted sum of its
+rows, (n, dim). For each request the adapter swaps in the batch's distinct
+rows as the bag's weight (requires_grad), with the records' entries as
+local indices, offsets and per_sample_weights, and answers the weight's
+.grad: one gradient sum per distinct row. The tables are no parameters:
+named_parameters() declares the rest.
+
 Buffers that are not parameters: a constant buffer is rebuilt by
 build_module from the seed on every process, like the initial values. A
 buffer the module updates as it trains (BatchNorm's running mean and
@@ -44,6 +58,7 @@ micro-batch in training and of the evaluated batch in evaluation; any other
 buffer that changes during a gradient request is refused with an error.
 """
 
+import inspect
 import os
 import sys
 import warnings
@@ -73,6 +88,54 @@ def device_name(device):
     return "%s (%s)" % (device, torch.cuda.get_device_name(device))
 
 
+class Table(torch.nn.Module):
+    """An embedding table of the records' id field `field`, dim values per
+    row, pooled per record by weighted sum: torch.nn.EmbeddingBag(mode="sum")
+    over the rows gtrain pulls for each batch. Call it with no argument in
+    the module's forward: it returns (n, dim). optimizer (sgd, adagrad,
+    adam) overrides the job's optimizer.kind for the rows."""
+
+    def __init__(self, field, dim, optimizer=None):
+        super().__init__()
+        self.field, self.dim, self.optimizer = field, int(dim), optimizer
+        self.bag = torch.nn.EmbeddingBag(1, self.dim, mode="sum", include_last_offset=True)
+        self._batch = None
+
+    def set_batch(self, rows, device, requires_grad):
+        """Swaps in a request's rows (a gtrainprog.Rows): the distinct rows
+        become the bag's weight."""
+        w = torch.from_numpy(np.array(rows.rows, dtype=np.float32)).to(device)
+        self.bag.weight = torch.nn.Parameter(w, requires_grad=requires_grad)
+        self._batch = (
+            torch.from_numpy(rows.index.astype(np.int64)).to(device),
+            torch.from_numpy(rows.offsets.astype(np.int64)).to(device),
+            torch.from_numpy(np.array(rows.weights, dtype=np.float32)).to(device),
+        )
+
+    def row_grads(self):
+        g = self.bag.weight.grad
+        if g is None:  # the loss does not depend on the table
+            return np.zeros(tuple(self.bag.weight.shape), np.float32)
+        return g.detach().cpu().numpy()
+
+    def forward(self):
+        if self._batch is None:
+            raise RuntimeError("Table %s has no batch: gtrainprog_torch feeds it in gradient and evaluate" % self.field)
+        index, offsets, weights = self._batch
+        if self.bag.weight.shape[0] == 0:  # no ids in the batch: every sum is 0
+            return torch.zeros(offsets.shape[0] - 1, self.dim, device=offsets.device)
+        return self.bag(index, offsets, per_sample_weights=weights)
+
+
+def _tables(module):
+    """The module's Tables, in module order, each once."""
+    out = []
+    for m in module.modules():
+        if isinstance(m, Table) and all(m is not t for t in out):
+            out.append(m)
+    return out
+
+
 class _Model:
     def __init__(self, build_module, loss_fn):
         self.build_module, self.loss_fn = build_module, loss_fn
@@ -94,13 +157,20 @@ class _Model:
         torch.manual_seed(h.get("seed", 0))
         outputs = h.get("outputs", 0)
         self.classifier = outputs > 1
-        module = self.build_module(h["inputs"], outputs, h.get("hidden") or [])
+        args = [h["inputs"], outputs, h.get("hidden") or []]
+        if len(inspect.signature(self.build_module).parameters) >= 4:
+            args.append(list(h.get("id_fields") or []))  # build(inputs, outputs, hidden, id_fields)
+        module = self.build_module(*args)
         _batch_statistics(module)
         module = module.float()
-        decl = [(n, tuple(p.shape), p.detach().numpy().copy()) for n, p in module.named_parameters()]
+        self.tables = _tables(module)
+        rows = {id(t.bag.weight) for t in self.tables}
+        dense = [(n, p) for n, p in module.named_parameters() if id(p) not in rows]
+        decl = [(n, tuple(p.shape), p.detach().numpy().copy()) for n, p in dense]
         self.device = _device()
         self.module = module.to(self.device)
-        self.params = list(self.module.named_parameters())
+        rows = {id(t.bag.weight) for t in self.tables}
+        self.params = [(n, p) for n, p in self.module.named_parameters() if id(p) not in rows]
         self.buffers = [b for _, b in self.module.named_buffers()]
         print("gtrainprog_torch: training on %s" % device_name(self.device), file=sys.stderr, flush=True)
         return decl
@@ -112,6 +182,10 @@ class _Model:
         grads are zeros there, added into the arrays after the backward."""
         for (_, p), v in zip(self.params, req.params):
             p.data = torch.from_numpy(v).to(self.device)
+        if len(req.tables) != len(self.tables):
+            raise ValueError("%d tables in the request, the module has %d" % (len(req.tables), len(self.tables)))
+        for t, rows in zip(self.tables, req.tables):
+            t.set_batch(rows, self.device, with_grads)
         if not with_grads:
             return None
         grads = req.grads if req.grads is not None else [np.zeros(p.shape, np.float32) for _, p in self.params]
@@ -138,7 +212,7 @@ class _Model:
         for a, b in zip(before, self.buffers):
             if not torch.equal(a, b):
                 raise ValueError("the module changed a buffer during a gradient request; gtrain keeps no buffers between requests (see gtrainprog_torch's doc)")
-        return grads, float(losses.detach().double().sum())
+        return grads, float(losses.detach().double().sum()), [t.row_grads() for t in self.tables]
 
     def evaluate(self, req):
         self._bind(req, False)
@@ -174,13 +248,15 @@ def serve(build_module, loss_fn, stdin=None, stdout=None):
 def _answer(model, ch, req):
     if req.op == "declare":
         decl = model.declare(req.header)
-        header = ch.declare_answer([(n, s) for n, s, _ in decl])
+        tables = [(t.field, t.dim, t.optimizer) for t in model.tables]
+        header = ch.declare_answer([(n, s) for n, s, _ in decl], tables)
         header["device"] = device_name(model.device)
         ch.answer(header, [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":
-        grads, loss = model.gradient(req)
-        header = {"count": len(req.y), "loss_sum": loss}
-        ch.answer(header, [g.reshape(-1) for g in grads] if req.grads is None else ())
+        grads, loss, row_grads = model.gradient(req)
+        if req.grads is not None:
+            grads = ()  # added in place already
+        gtrainprog.answer_gradient(ch, req, grads, loss, row_grads)
     elif req.op == "evaluate":
         loss, correct = model.evaluate(req)
         ch.answer({"count": len(req.y), "loss_sum": loss, "correct": correct})
