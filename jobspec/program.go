@@ -93,8 +93,8 @@ func (s *Spec) validateProgram() *FieldError {
 		return fieldError("model.workspace", "and an uploaded package (--package) exclude each other: leave model.workspace out", nil)
 	case m.Package != "" && !sha256Hex.MatchString(m.Package):
 		return fieldError("model.package", fmt.Sprintf("%q is not a lowercase hex SHA-256", m.Package), nil)
-	case m.Inputs <= 0:
-		return fieldError("model.inputs", fmt.Sprintf("must be > 0, got %d", m.Inputs), nil)
+	case m.Inputs < 0:
+		return fieldError("model.inputs", fmt.Sprintf("must be >= 0 (0: records with id fields only, for a program that declares tables), got %d", m.Inputs), nil)
 	case m.Outputs <= 0:
 		return fieldError("model.outputs", fmt.Sprintf("must be > 0, got %d", m.Outputs), nil)
 	}
