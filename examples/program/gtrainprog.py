@@ -18,7 +18,7 @@ with its message. Standard library + numpy.
 
 Embedding tables (docs/program-protocol.md, "Embedding tables"): a model
 with a method tables(id_fields) -> [(name, dim) or (name, dim, optimizer)]
-declares tables named after the records' id fields; their rows live on
+(called before declare) declares tables named after the records' id fields; their rows live on
 gtrain's pservers. Each batch request then has req.tables, one Rows per
 table (ids, offsets, index, weights, rows: the batch's distinct rows), and
 the model's gradient and evaluate get it as a fourth argument:
@@ -254,8 +254,9 @@ def handle(model, ch, req):
     """Answers req with a numpy model (declare, gradient, evaluate)."""
     if req.op == "declare":
         h = req.header
-        decl = model.declare(h.get("seed", 0), h["inputs"], h.get("outputs", 0), h.get("hidden") or [])
+        # tables first: the dense parameters may depend on the rows' widths
         tables = model.tables(h.get("id_fields") or []) if hasattr(model, "tables") else ()
+        decl = model.declare(h.get("seed", 0), h["inputs"], h.get("outputs", 0), h.get("hidden") or [])
         ch.answer(ch.declare_answer([(n, s) for n, s, _ in decl], tables), [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":
         if req.tables:
