@@ -106,6 +106,9 @@ func (s *Spec) validateProgram() *FieldError {
 	if _, err := m.ProgramTimeout(); err != nil {
 		return fieldError("model.timeout", err.Error(), nil)
 	}
+	if m.Dim != 0 || len(m.Tables) != 0 {
+		return fieldError("model.tables", "is for kind recommender only: a program declares its embedding tables in its declare answer (docs/program-protocol.md, Embedding tables)", nil)
+	}
 	return s.validateProgramTables()
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 func TestExampleProgramParses(t *testing.T) {
@@ -86,4 +88,33 @@ func TestDeclaredTravelsInJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back.Model.Declared == nil || back.Model.Declared.InitSHA256 != "ab" {
 		t.Fatalf("round trip: %s -> %+v %v", b, back.Model, err)
 	}
+}
+
+// TestProgramTables: a program's declared tables are the job's embedding
+// tables, their rows updated by the table's own optimizer or the job's,
+// which must then update rows lazily; model.tables and model.dim are the
+// built-in recommender's; a program's records may have no dense features.
+func TestProgramTables(t *testing.T) {
+	s, err := Parse([]byte("name: p\ndata: {train: x}\nmodel: {kind: program, entry: ./m, workspace: /w, inputs: 0, outputs: 1}\noptimizer: {kind: momentum}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil || len(s.EmbeddingTables()) != 0 {
+		t.Fatalf("no tables declared yet: %v, tables %v", err, s.EmbeddingTables())
+	}
+	s.Model.Declared = &Declared{Params: []DeclaredParam{{Name: "w", Shape: []int{3}}},
+		Tables: []DeclaredTable{{Name: "user", Dim: 8, Optimizer: OptimizerAdam}, {Name: "movie", Dim: 4}}}
+	wantFieldError(t, s.Validate(), "optimizer.kind", "movie")
+	s.Model.Declared.Tables[1].Optimizer = OptimizerAdagrad
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.EmbeddingTables(); len(got) != 2 || got[1] != (model.RecTable{Field: "movie", Dim: 4}) || s.TableOptimizer("user") != OptimizerAdam {
+		t.Fatalf("tables %v, user's optimizer %s", got, s.TableOptimizer("user"))
+	}
+	s.PserversMin, s.PserversMax = 1, 3
+	wantFieldError(t, s.Validate(), "pservers", "not re-sharded")
+	s.PserversMin, s.PserversMax = 0, 0
+	s.Model.Dim = 4
+	wantFieldError(t, s.Validate(), "model.tables", "declares its embedding tables")
 }
