@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +27,9 @@ func programRecommenderJob(name string, trainers int) jobspec.Spec {
 	return s
 }
 
-// TestProgramRecommender (issue 20): a numpy program declares an embedding
-// table per id field and trains on MovieLens-shaped data, its rows pulled
+// TestProgramRecommender (issue 20): a program declaring a table that is
+// no id field of the records is refused at submit (exit 2). A numpy
+// program declares an embedding table per id field and trains on MovieLens-shaped data, its rows pulled
 // from and pushed to the pservers as the built-in recommender's. Runs with
 // 1 and 2 trainers end with the same model, bit for bit (the dense
 // parameters, the rows the pass model keeps, the test loss of every pass,
@@ -43,16 +45,22 @@ func TestProgramRecommender(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"gtrainprog.py", "numpy_recommender.py"} {
-		b, err := os.ReadFile(filepath.Join(e2erig.RepoRoot(), "examples", "program", f))
+	for _, f := range []string{"examples/program/gtrainprog.py", "examples/program/numpy_recommender.py", "program/testdata/rows.py"} {
+		b, err := os.ReadFile(filepath.Join(e2erig.RepoRoot(), f))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(ws, f), b, 0o755)
+			err = os.WriteFile(filepath.Join(ws, filepath.Base(f)), b, 0o755)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
+	bad := programRecommenderJob("prec-bad", 1)
+	bad.Model.Entry = "/usr/bin/python3 rows.py no-field"
+	_, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, bad), "--detach")
+	if want := `table 0 is named "nosuch", which is no id field of the records`; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("a program declaring a table of no id field: exit %d (%s), want 2 and %q", code, errs, want)
+	}
 	for _, s := range []jobspec.Spec{programRecommenderJob("prec-2", 2), programRecommenderJob("prec-1", 1)} {
 		e2erig.StartDetached(t, a, s)
 	}
