@@ -18,6 +18,12 @@
 // headers only, and a trainer that takes the client's Buffers pulls and
 // pushes in place. A program of version 1 keeps the pipe.
 //
+// Embedding tables (rows.go): a program may declare tables among the
+// records' id fields; batch requests then carry each table's ids, entries
+// and rows, which the caller pulled from the pservers (GradientRows,
+// EvaluateRows), and a gradient answer the sum per distinct row, which the
+// caller pushes. The rows travel in the pipe at both versions.
+//
 // Where declare runs: the agent that accepts the job runs it once at submit
 // time and records the declared layout (names, shapes) and the SHA-256 of
 // the initial values in the job record (jobspec.Declared); the memory-fit
