@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"syscall"
@@ -46,60 +47,108 @@ func recommenderJob(name string, trainers int) jobspec.Spec {
 
 // TestRecommender (issue 20): the recommender trains on MovieLens-shaped
 // data with its embedding rows on 2 pservers, and learns (its test error
-// falls below the best constant's). A run with 1 trainer and one with 2
+// falls below the best constant's). A run with 1 trainer and one with 3
 // end with the same model, bit for bit: the same dense parameters and
 // embedding rows (the pass model keeps both) and the same test loss every
-// pass. A run whose pserver-0,
-// holding rows, is SIGKILLed mid-pass ends exact with that model too.
+// pass. So does a run whose pserver-0, holding rows, is SIGKILLed mid-pass
+// (it restarts from its checkpoint's rows; the job rolls back), and whose
+// pservers are then re-sharded 2 → 3 → 2 while it trains (rows re-cut onto
+// the pserver client.RowOwner names under each count; trainers route rows
+// over the new count without a restart). The three jobs run at once.
 func TestRecommender(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
 	}
+	begin := time.Now()
 	work := t.TempDir()
 	opt := recommenderData(t, work)
 	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
-	for _, s := range []jobspec.Spec{recommenderJob("rec-2", 2), recommenderJob("rec-1", 1)} {
+	chaos := recommenderJob("rec-chaos", 2)
+	chaos.PserversMin, chaos.PserversMax = 2, 3
+	for _, s := range []jobspec.Spec{recommenderJob("rec-3", 3), recommenderJob("rec-1", 1), chaos} {
 		e2erig.StartDetached(t, a, s)
 	}
-	two := e2erig.WaitJob(t, a, "rec-2", "rec-2 to succeed", 3*time.Minute, e2erig.Succeeded)
+	killPserverMidPass(t, a, "rec-chaos")
+	reshardRecommender(t, a, "rec-chaos")
+	three := e2erig.WaitJob(t, a, "rec-3", "rec-3 to succeed", 3*time.Minute, e2erig.Succeeded)
 	one := e2erig.WaitJob(t, a, "rec-1", "rec-1 to succeed", 3*time.Minute, e2erig.Succeeded)
 	train := opt.Ratings - opt.TestRecords
-	assertEachRecordOnce(t, two, 3, train)
+	assertEachRecordOnce(t, three, 3, train)
 	assertEachRecordOnce(t, one, 3, train)
-	rmse := math.Sqrt(*two.Metrics.TestLoss)
+	rmse := math.Sqrt(*three.Metrics.TestLoss)
 	t.Logf("test RMSE %.4f; the best constant %.4f, the planted optimum %.4f", rmse, opt.RMSEConstant, opt.RMSETest)
 	// 3 passes over 2,400 ratings (30 a user) learn little of the planted
 	// factors: an MLP over concatenated rows models products slowly (the
 	// model package's tests train it to the planted noise); below the best
 	// constant is what these few steps can show, deterministically.
-	if h := two.History; rmse >= opt.RMSEConstant || *h[len(h)-1].TrainLoss >= *h[0].TrainLoss {
+	if h := three.History; rmse >= opt.RMSEConstant || *h[len(h)-1].TrainLoss >= *h[0].TrainLoss {
 		t.Errorf("test RMSE %.4f, not below the best constant's %.4f, or the train loss did not fall (%v): the rows learned nothing",
 			rmse, opt.RMSEConstant, h)
 	}
-	man, _, err := model.ReadModel(filepath.Join(two.ModelDir, model.LatestLink))
+	man, _, err := model.ReadModel(filepath.Join(three.ModelDir, model.LatestLink))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(man.Tables) != 7 || man.Tables[0].Rows == 0 {
 		t.Errorf("the model keeps tables %+v, want the rows of the 7 id fields", man.Tables)
 	}
-	assertSameRecommender(t, one, two)
+	assertSameRecommender(t, one, three)
 
-	e2erig.StartDetached(t, a, recommenderJob("rec-kill", 2))
-	st := e2erig.WaitJob(t, a, "rec-kill", "rec-kill in its second pass", 2*time.Minute, func(st api.JobStatus) bool {
+	st := e2erig.WaitJob(t, a, "rec-chaos", "rec-chaos to succeed", 3*time.Minute, e2erig.Succeeded)
+	assertEachRecordOnce(t, st, 3, train)
+	if p := e2erig.PserversOf(st); p[0].Restarts != 1 {
+		t.Errorf("pserver-0 restarted %d times, want 1 (re-shards keep the process)", p[0].Restarts)
+	}
+	for _, tr := range st.Trainers {
+		if tr.Restarts != 0 {
+			t.Errorf("%s restarted %d times: trainers must follow the new layouts without a restart", tr.Name, tr.Restarts)
+		}
+	}
+	if n := reshards(st); n != 2 || st.PserversCount != 2 {
+		t.Errorf("%d re-shards finished, %d pservers at the end; want 2 and 2", n, st.PserversCount)
+	}
+	assertSameRecommender(t, st, three)
+	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// killPserverMidPass SIGKILLs pserver-0 of job in its second pass and
+// waits for the job to train past the step it was killed at.
+func killPserverMidPass(t *testing.T, a *e2erig.Agent, job string) {
+	t.Helper()
+	st := e2erig.WaitJob(t, a, job, job+" in its second pass", 2*time.Minute, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= 1 && st.Step > 95
 	})
-	pid := a.PIDOf(t, "rec-kill", "pserver-0")
-	t.Logf("SIGKILL pserver-0 (pid %d) at step %d", pid, st.Step)
+	pid := a.PIDOf(t, job, "pserver-0")
+	t.Logf("SIGKILL %s pserver-0 (pid %d) at step %d", job, pid, st.Step)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	killed := e2erig.WaitJob(t, a, "rec-kill", "rec-kill to succeed", 3*time.Minute, e2erig.Succeeded)
-	assertEachRecordOnce(t, killed, 3, train)
-	if p := e2erig.PserversOf(killed); p[0].Restarts != 1 {
-		t.Errorf("pserver-0 restarted %d times, want 1", p[0].Restarts)
+	e2erig.WaitJob(t, a, job, job+" past the kill", time.Minute, func(now api.JobStatus) bool {
+		p := e2erig.PserversOf(now)
+		return len(p) > 0 && p[0].Restarts == 1 && now.Step > st.Step
+	})
+}
+
+// reshardRecommender scales job's pservers to 3, then back to 2, each
+// once the previous layout has trained 5 steps, as TestElasticReshardPservers does.
+func reshardRecommender(t *testing.T, a *e2erig.Agent, job string) {
+	t.Helper()
+	for i, m := range []int{3, 2} {
+		before := e2erig.JobStatus(t, a, job).Step
+		if out, errs, code := a.Gctl(t, "job", "scale", job, "--pservers", fmt.Sprint(m)); code != 0 {
+			t.Fatalf("scale %s to %d pservers: exit %d: %s %s", job, m, code, out, errs)
+		}
+		at := e2erig.WaitJob(t, a, job, fmt.Sprintf("re-shard to %d pservers", m), time.Minute, func(st api.JobStatus) bool {
+			return st.PserversCurrent == m && !st.PserversResharding && reshards(st) == i+1
+		})
+		after := e2erig.WaitJob(t, a, job, fmt.Sprintf("steps with %d pservers", m), time.Minute, func(st api.JobStatus) bool {
+			return st.Step >= max(at.Step, before)+5 || st.State == api.StateSucceeded
+		})
+		if after.State == api.StateSucceeded {
+			t.Fatalf("%s ended before 5 steps with %d pservers: make it longer", job, m)
+		}
+		t.Logf("%s: %d pservers from step %d; training paused %d ms", job, m, at.Step, at.ReshardPauseMs)
 	}
-	assertSameRecommender(t, killed, two)
 }
 
 // assertSameRecommender: b ended with a's model: the same dense parameters

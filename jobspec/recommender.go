@@ -78,9 +78,6 @@ func (s *Spec) validateRecommender() *FieldError {
 	if err := s.checkProgramFieldsUnused(); err != nil {
 		return err
 	}
-	if lo, hi := s.PserverBounds(); lo != hi {
-		return fieldError("pservers", fmt.Sprintf("min %d, max %d: a recommender's embedding rows are not re-sharded over a new pserver count yet: give one count", lo, hi), nil)
-	}
 	if s.Model.Dim < 0 {
 		return fieldError("model.dim", fmt.Sprintf("must be > 0, got %d", s.Model.Dim), nil)
 	}

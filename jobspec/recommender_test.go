@@ -13,7 +13,8 @@ func TestRecommenderValidation(t *testing.T) {
 		{model + ", tables: {user: {dim: -2}}}\n", "model.tables.user.dim"},
 		{model + ", tables: {user: {optimizer: momentum}}}\n", "model.tables.user.optimizer"},
 		{model + ", entry: x.py}\n", "model.entry"},
-		{model + "}\npservers: {count: 2, min: 1, max: 3}\n", "pservers"},
+		// Rows are re-sharded with the dense parameters (pserver.RecutRows).
+		{model + "}\npservers: {count: 2, min: 1, max: 3}\n", ""},
 	})
 	// momentum for the dense parameters needs each table's own optimizer.
 	checkFieldCases(t, "name: j\ndata: {train: /d/train-*}\noptimizer: {kind: momentum, learning_rate: 0.1}\n", []fieldCase{

@@ -34,7 +34,9 @@
 // runtime.go (the collector's settings for a process that is one pserver),
 // reshard.go (a re-shard: the process serves one layout generation after
 // another, restoring the first step of a new one with recut.go's Recut, the
-// pure re-cutting of the old generation's checkpoint sections).
+// pure re-cutting of the old generation's checkpoint sections, and
+// recut_rows.go's RecutRows, the same for embedding rows: each goes to the
+// pserver client.RowOwner names under the new count).
 //
 // Three counters, one name each: a step is the count of updates applied; the
 // rollback epoch is the master's count of rollbacks, carried by every push,

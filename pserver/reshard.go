@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/coord"
@@ -101,31 +102,41 @@ func (p *process) recutAt(step int64) bool {
 }
 
 // restoreRecut loads step from the files of the pservers of the generation
-// that wrote it and keeps this pserver's blocks of the new cut.
+// that wrote it and keeps this pserver's blocks of the new cut (Recut) and
+// the embedding rows client.RowOwner gives it under the new count
+// (RecutRows).
 func (p *process) restoreRecut(ctx context.Context, step, rollbackEpoch int64) error {
 	old, err := client.Partition(p.layout.Sizes, p.gen.SourcePservers, client.MaxBlockFloats)
 	if err != nil {
 		return err
 	}
 	mine := client.BlocksOf(p.layout.Blocks, p.cfg.Index)
+	sources := sourcesOf(old, mine)
+	tables := p.shard.tables.names // fixed when the shard was built
+	if len(tables) > 0 {
+		// Any old pserver may hold rows RowOwner now gives this one.
+		sources = nil
+		for j := range p.gen.SourcePservers {
+			sources = append(sources, j)
+		}
+	}
 	sections := map[string][]float32{}
-	for _, j := range sourcesOf(old, mine) {
-		store, err := p.sourceStore(j)
-		if err != nil {
+	bySource := make([]map[string][]float32, p.gen.SourcePservers)
+	for _, j := range sources {
+		if bySource[j], err = p.loadSource(ctx, j, step); err != nil {
 			return err
 		}
-		snap, err := store.LoadStep(ctx, step)
-		if err != nil {
-			return fmt.Errorf("re-shard: checkpoint of pserver-%d at step %d: %w", j, step, err)
-		}
-		for _, sec := range snap.Sections {
-			sections[sec.Name] = sec.Data
-		}
+		maps.Copy(sections, bySource[j])
 	}
 	out, err := Recut(old, sections, mine, p.shard.opt.Slots())
 	if err != nil {
 		return fmt.Errorf("re-shard at step %d: %w", step, err)
 	}
+	rows, err := RecutRows(tables, bySource, p.cfg.Index, p.gen.Pservers)
+	if err != nil {
+		return fmt.Errorf("re-shard at step %d: %w", step, err)
+	}
+	out = append(out, rows...)
 	p.driver.preserve()
 	if err := p.shard.Restore(step, rollbackEpoch, out); err != nil {
 		return err
@@ -133,6 +144,23 @@ func (p *process) restoreRecut(ctx context.Context, step, rollbackEpoch int64) e
 	p.log.Info("restored a re-cut checkpoint", "step", step, "from_pservers", p.gen.SourcePservers)
 	p.event(ctx, fmt.Sprintf("%s restored step %d re-cut from the checkpoints of %d pservers (layout generation %d)", p.name, step, p.gen.SourcePservers, p.gen.Generation))
 	return nil
+}
+
+// loadSource loads the sections of old pserver j's checkpoint of step.
+func (p *process) loadSource(ctx context.Context, j int, step int64) (map[string][]float32, error) {
+	store, err := p.sourceStore(j)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := store.LoadStep(ctx, step)
+	if err != nil {
+		return nil, fmt.Errorf("re-shard: checkpoint of pserver-%d at step %d: %w", j, step, err)
+	}
+	out := make(map[string][]float32, len(snap.Sections))
+	for _, sec := range snap.Sections {
+		out[sec.Name] = sec.Data
+	}
+	return out, nil
 }
 
 // sourceStore reads the checkpoints of pserver index j (read only: it never

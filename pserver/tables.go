@@ -115,19 +115,44 @@ func (ts *tableSet) sections() []checkpoint.Section {
 	var out []checkpoint.Section
 	for _, name := range ts.names {
 		ids, rows, steps := ts.byName[name].Export()
-		idBits := make([]float32, 0, 2*len(ids))
-		for _, id := range ids {
-			idBits = append(idBits, math.Float32frombits(uint32(id)), math.Float32frombits(uint32(id>>32)))
-		}
-		stepBits := make([]float32, len(steps))
-		for i, n := range steps {
-			stepBits[i] = math.Float32frombits(n)
-		}
-		out = append(out, checkpoint.Section{Name: tableIDsSection(name), Data: idBits},
-			checkpoint.Section{Name: tableRowsSection(name), Data: rows},
-			checkpoint.Section{Name: tableStepsSection(name), Data: stepBits})
+		out = append(out, tableSections(name, ids, rows, steps)...)
 	}
 	return out
+}
+
+// tableSections encodes one table's rows as its checkpoint sections.
+func tableSections(name string, ids []uint64, rows []float32, steps []uint32) []checkpoint.Section {
+	idBits := make([]float32, 0, 2*len(ids))
+	for _, id := range ids {
+		idBits = append(idBits, math.Float32frombits(uint32(id)), math.Float32frombits(uint32(id>>32)))
+	}
+	stepBits := make([]float32, len(steps))
+	for i, n := range steps {
+		stepBits[i] = math.Float32frombits(n)
+	}
+	return []checkpoint.Section{{Name: tableIDsSection(name), Data: idBits},
+		{Name: tableRowsSection(name), Data: rows},
+		{Name: tableStepsSection(name), Data: stepBits}}
+}
+
+// decodeTable reads one table's sections back (ok false: the checkpoint
+// has no sections of it).
+func decodeTable(name string, byName map[string][]float32) (ids []uint64, rows []float32, steps []uint32, ok bool, err error) {
+	idBits, ok := byName[tableIDsSection(name)]
+	if !ok {
+		return nil, nil, nil, false, nil
+	}
+	if len(idBits)%2 != 0 {
+		return nil, nil, nil, true, fmt.Errorf("section %s: %d floats, want an even count: %w", tableIDsSection(name), len(idBits), ErrShapeMismatch)
+	}
+	ids = make([]uint64, len(idBits)/2)
+	for i := range ids {
+		ids[i] = uint64(math.Float32bits(idBits[2*i])) | uint64(math.Float32bits(idBits[2*i+1]))<<32
+	}
+	for _, f := range byName[tableStepsSection(name)] {
+		steps = append(steps, math.Float32bits(f))
+	}
+	return ids, byName[tableRowsSection(name)], steps, true, nil
 }
 
 // restore puts every table at a checkpoint's rows; a checkpoint without a
@@ -136,23 +161,15 @@ func (ts *tableSet) sections() []checkpoint.Section {
 func (ts *tableSet) restore(byName map[string][]float32) error {
 	for _, name := range ts.names {
 		t := ts.byName[name]
-		idBits, ok := byName[tableIDsSection(name)]
-		if !ok {
+		ids, rows, steps, ok, err := decodeTable(name, byName)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
 			t.Reset()
 			continue
 		}
-		if len(idBits)%2 != 0 {
-			return fmt.Errorf("section %s: %d floats, want an even count: %w", tableIDsSection(name), len(idBits), ErrShapeMismatch)
-		}
-		ids := make([]uint64, len(idBits)/2)
-		for i := range ids {
-			ids[i] = uint64(math.Float32bits(idBits[2*i])) | uint64(math.Float32bits(idBits[2*i+1]))<<32
-		}
-		var steps []uint32
-		for _, f := range byName[tableStepsSection(name)] {
-			steps = append(steps, math.Float32bits(f))
-		}
-		if err := t.Import(ids, byName[tableRowsSection(name)], steps); err != nil {
+		if err := t.Import(ids, rows, steps); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}

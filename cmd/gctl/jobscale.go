@@ -31,9 +31,10 @@ bounds of its spec (trainers: {count, min, max}). New trainers join at the next
 step; the highest-numbered trainers leave on a scale-down; the others never
 restart. In sync mode the model does not depend on the trainer count.
 --pservers M (sync jobs, within pservers: {count, min, max}) re-shards the
-parameters and optimizer state onto M pservers: at the next global checkpoint
-training pauses, the pservers load the new cut of it and the trainers switch
-to it without a restart; the model is the same as with a fixed count.
+parameters, a recommender's embedding rows and their optimizer state onto M
+pservers: at the next global checkpoint training pauses, the pservers load the
+new cut of it and the trainers switch to it without a restart; the model is
+the same as with a fixed count.
 "gctl job status" shows "re-sharding" until training resumes, then the pause.
 With -o json: {"name", "trainers", "previous_trainers", "trainers_min", "trainers_max",
 "pservers", "previous_pservers"}.`,

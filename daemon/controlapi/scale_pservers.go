@@ -27,11 +27,6 @@ func checkPserverScale(rec *schema.JobRecord, name string, m int) error {
 			"--pservers %d: job %s runs in %s mode; pservers are re-sharded only in sync mode (at a global checkpoint); it keeps its %d pservers",
 			m, name, spec.Mode, spec.Pservers)
 	}
-	if spec.Model.IsRecommender() {
-		return status.Errorf(codes.InvalidArgument,
-			"--pservers %d: job %s is a recommender, and its embedding rows are not re-sharded over a new pserver count yet; it keeps its %d pservers",
-			m, name, spec.Pservers)
-	}
 	if lo, hi := spec.PserverBounds(); m < lo || m > hi {
 		return status.Errorf(codes.InvalidArgument,
 			"--pservers %d is outside job %s's bounds [min %d, max %d] (pservers: {count, min, max} in its spec)", m, name, lo, hi)
