@@ -114,13 +114,11 @@ func (s *Spec) validateProgram() *FieldError {
 
 // validateProgramTables checks the embedding tables the program declared
 // at submit as model.tables are checked for the built-in recommender: an
-// optimizer that updates rows lazily, one pserver count.
+// optimizer that updates rows lazily. Their rows re-shard like the
+// recommender's (pserver.RecutRows), so any pserver bounds do.
 func (s *Spec) validateProgramTables() *FieldError {
 	if s.Model.Declared == nil || len(s.Model.Declared.Tables) == 0 {
 		return nil
-	}
-	if lo, hi := s.PserverBounds(); lo != hi {
-		return fieldError("pservers", fmt.Sprintf("min %d, max %d: the program declares embedding tables, whose rows are not re-sharded over a new pserver count yet: give one count", lo, hi), nil)
 	}
 	for _, t := range s.Model.Declared.Tables {
 		switch k := s.TableOptimizer(t.Name); k {
