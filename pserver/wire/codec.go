@@ -41,6 +41,9 @@ func (Codec) Name() string { return "proto" }
 // which the pservers' frequent collections empty: it is a 1 MiB
 // allocation per chunk otherwise.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
+	if ln, ok := v.(*loan); ok {
+		return ln.marshal()
+	}
 	m, ok := v.(proto.Message)
 	if !ok {
 		return protoCodec.Marshal(v)
