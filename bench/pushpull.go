@@ -45,9 +45,18 @@ func serveShard(index int, shard *pserver.Shard) (addr string, stop func(), err 
 // newRig starts the shards; with ckptDir set, each shard's snapshots are
 // written out by a checkpointer as the pserver process does.
 func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
-	blocks, err := client.Partition([]int{floats}, pservers, client.MaxBlockFloats)
+	return newRigOf([]int{floats}, pservers, trainers, ckptDir)
+}
+
+// newRigOf is newRig for a model of several parameters of these sizes.
+func newRigOf(sizes []int, pservers, trainers int, ckptDir string) (*rig, error) {
+	blocks, err := client.Partition(sizes, pservers, client.MaxBlockFloats)
 	if err != nil {
 		return nil, err
+	}
+	floats := 0
+	for _, n := range sizes {
+		floats += n
 	}
 	r := &rig{floats: floats, pauses: make(chan time.Duration, 1024)}
 	var addrs []string
@@ -95,7 +104,11 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 		}
 		r.clients = append(r.clients, c)
 		r.stop = append(r.stop, c.Close)
-		r.params = append(r.params, [][]float32{make([]float32, floats)})
+		params := make([][]float32, len(sizes))
+		for j, n := range sizes {
+			params[j] = make([]float32, n)
+		}
+		r.params = append(r.params, params)
 	}
 	return r, r.step(false) // warm up connections and buffers
 }

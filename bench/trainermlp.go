@@ -20,9 +20,22 @@ const (
 	// out, so records/s × this never exceeds the GEMM rate.
 	MLPFlopsPerRecord = 2*(784*1024+1024*1024+1024*10)*2 + 2*(1024*1024+1024*10)
 	// mlpWarmup, mlpMeasured and mlpWindows stay inside the first pass of
-	// Fashion-MNIST (59,400 training records: 232 steps of 256).
-	mlpWarmup, mlpMeasured, mlpWindows = 20, 40, 3
+	// Fashion-MNIST (59,400 training records: 232 steps of 256), and so
+	// do the mlpCPUSteps after them whose CPU time is measured.
+	mlpWarmup, mlpMeasured, mlpWindows, mlpCPUSteps = 20, 40, 3, 60
 )
+
+// printCPUPerStep prints each role's CPU ms per step over the next
+// mlpCPUSteps steps (what moving the parameters costs shows there, also on
+// a loaded machine), or why it could not.
+func printCPUPerStep(m *measurer, work string) {
+	cpu, err := m.cpuPerStep(mlpCPUSteps, work)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "  cpu per step: not measured: %v\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "  cpu per step: trainers %.1f ms, pservers %.1f ms, master %.1f ms\n", cpu["trainer"], cpu["pserver"], cpu["master"])
+}
 
 // MLPRun is one trainer_mlp job: trainers trainers of cpu cores each.
 type MLPRun struct {
@@ -49,6 +62,9 @@ func MLPRecordsPerSecond(binDir string, runs []MLPRun) ([]float64, error) {
 		}
 		m := &measurer{cli: a.cli, job: name}
 		ms, err := m.medianStepMs(mlpWarmup, mlpMeasured, mlpWindows)
+		if err == nil {
+			printCPUPerStep(m, work)
+		}
 		a.stopJob(name)
 		time.Sleep(time.Second) // let its processes go before the next job
 		if err != nil {

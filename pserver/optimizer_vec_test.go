@@ -72,3 +72,45 @@ func TestVectorKernelsMatchScalarBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// TestGradientKernelsMatchScalar: the vector passes over a gradient give
+// the scalar loops' bits, and the check finds the first non-finite value
+// wherever it lies (in a vector, in the tail, two in one vector).
+func TestGradientKernelsMatchScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n = 1003 // not a multiple of the vector width
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	want := append([]float32(nil), a...)
+	k := float32(1) / 3
+	for i := range want {
+		want[i] += b[i]
+		want[i] *= k
+	}
+	got := append([]float32(nil), a...)
+	addInto(got, b)
+	scale(got, k)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("value %d: %v, the scalar loops give %v", i, got[i], want[i])
+		}
+	}
+	if i := nonFinite(a); i != -1 {
+		t.Fatalf("nonFinite of finite values: %d", i)
+	}
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, at := range []int{0, 5, 8, 517, 1000, 1002} {
+		for _, x := range bad {
+			v := append([]float32(nil), a...)
+			v[at] = x
+			if at+1 < n {
+				v[at+1] = x // a second one after it must not be the answer
+			}
+			if i := nonFinite(v); i != at {
+				t.Errorf("%v at %d: nonFinite says %d", x, at, i)
+			}
+		}
+	}
+}

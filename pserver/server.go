@@ -13,6 +13,7 @@ import (
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -156,7 +157,7 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 }
 
 // sendParams streams the shard's parameters, all of one step.
-func (s *Server) sendParams(stream interface{ Send(*api.ParamChunk) error }) error {
+func (s *Server) sendParams(stream grpc.ServerStream) error {
 	return s.shard.View(func(step int64, b client.Block, param []float32) error {
 		return sendFloats(stream, step, b, 0, param)
 	})
@@ -164,7 +165,7 @@ func (s *Server) sendParams(stream interface{ Send(*api.ParamChunk) error }) err
 
 // sendState streams the shard's parameters and, after each block's, its
 // optimizer slots at the offsets past the parameters (api.ParamChunk).
-func (s *Server) sendState(stream interface{ Send(*api.ParamChunk) error }) error {
+func (s *Server) sendState(stream grpc.ServerStream) error {
 	return s.shard.ViewState(func(step int64, b client.Block, param []float32, slots [][]float32) error {
 		for k, v := range append([][]float32{param}, slots...) {
 			if err := sendFloats(stream, step, b, k*len(param), v); err != nil {
@@ -176,15 +177,20 @@ func (s *Server) sendState(stream interface{ Send(*api.ParamChunk) error }) erro
 }
 
 // sendFloats streams vals of block b in chunks, from float offset base.
-func sendFloats(stream interface{ Send(*api.ParamChunk) error }, step int64, b client.Block, base int, vals []float32) error {
+// The chunks are lent to gRPC (wire.Loans), not copied: it returns once
+// gRPC is done with them, since the caller's read lock is all that keeps
+// the next step from changing vals.
+func sendFloats(stream grpc.ServerStream, step int64, b client.Block, base int, vals []float32) error {
+	var loans wire.Loans
 	for off := 0; off < len(vals); off += wire.ChunkFloats {
 		end := min(off+wire.ChunkFloats, len(vals))
 		msg := &api.ParamChunk{Step: step, Block: int32(b.ID), Offset: int64(base + off), Data: model.Float32Bytes(vals[off:end])}
-		if err := stream.Send(msg); err != nil {
+		if err := stream.SendMsg(loans.Lend(msg)); err != nil {
+			_ = loans.Wait(stream.Context())
 			return err
 		}
 	}
-	return nil
+	return loans.Wait(stream.Context())
 }
 
 // awaitStep waits until the shard reached req's min_step. A restore since the

@@ -242,8 +242,8 @@ func (g *Gradient) complete() error {
 // all-ones exponent, tested on the bits (a float compare is slower).
 func nonFinite(v []float32) int {
 	const exp = 0x7f800000
-	for i, x := range v {
-		if math.Float32bits(x)&exp == exp {
+	for i := finiteVec(v); i < len(v); i++ {
+		if math.Float32bits(v[i])&exp == exp {
 			return i
 		}
 	}
@@ -343,13 +343,13 @@ func (s *Shard) wakeLocked() {
 
 func addInto(dst, src []float32) {
 	src = src[:len(dst)]
-	for i := range dst {
+	for i := addVec(dst, src); i < len(dst); i++ {
 		dst[i] += src[i]
 	}
 }
 
 func scale(v []float32, k float32) {
-	for i := range v {
+	for i := scaleVec(v, k); i < len(v); i++ {
 		v[i] *= k
 	}
 }

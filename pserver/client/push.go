@@ -9,6 +9,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/wire"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -71,11 +72,11 @@ func (h pushHeader) chunk(block, offset int, data []float32) *api.PushChunk {
 
 // pushTo streams the blocks pserver i holds.
 func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pushHeader, grads [][]float32) error {
-	stream, err := srv.Push(ctx)
+	stream, err := srv.Push(ctx, grpc.ForceCodecV2(wire.Codec{})) // it lends (sendBlocks)
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
 	}
-	if _, err := c.sendBlocks(ctx, i, stream.Send, h, grads); err != nil {
+	if _, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads); err != nil {
 		return sendFailed(i, func() error { _, err := stream.CloseAndRecv(); return err }, err)
 	}
 	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
@@ -85,8 +86,15 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 }
 
 // sendBlocks sends the gradient of the blocks pserver i holds, or the
-// header alone if it holds none; sent says whether it held any.
-func (c *Client) sendBlocks(ctx context.Context, i int, send func(*api.PushChunk) error, h pushHeader, grads [][]float32) (sent bool, err error) {
+// header alone if it holds none; sent says whether it held any. send is
+// the SendMsg of a stream that uses wire.Codec.
+//
+// The gradient is lent to gRPC (wire.Loans), not copied, and nothing
+// waits for gRPC to give it back: the push is acknowledged only once the
+// pserver received every byte, so gRPC read them all before the caller
+// may change grads; a push that fails is a stream the pserver reads no more.
+func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h pushHeader, grads [][]float32) (sent bool, err error) {
+	var loans wire.Loans
 	for _, b := range c.blocks {
 		if b.Server != i {
 			continue
@@ -99,7 +107,7 @@ func (c *Client) sendBlocks(ctx context.Context, i int, send func(*api.PushChunk
 		src := grads[b.Param][b.Offset : b.Offset+b.Len]
 		for off := 0; off < len(src); off += wire.ChunkFloats {
 			end := min(off+wire.ChunkFloats, len(src))
-			if err := send(h.chunk(b.ID, off, src[off:end])); err != nil {
+			if err := send(loans.Lend(h.chunk(b.ID, off, src[off:end]))); err != nil {
 				return sent, err
 			}
 			sent = true

@@ -68,7 +68,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
 	sink := &paramSink{c: c, server: i, arrays: [][][]float32{params}}
-	holds, err := c.sendBlocks(ctx, i, stream.Send, h, grads)
+	holds, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads)
 	if err != nil {
 		return 0, false, sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
 	}

@@ -39,8 +39,12 @@ func (Codec) Name() string { return "proto" }
 // A bulk message (a chunk of a push or a pull) is encoded into a buffer of
 // the pserver connections' pool (pool.go) instead of gRPC's default one,
 // which the pservers' frequent collections empty: it is a 1 MiB
-// allocation per chunk otherwise.
+// allocation per chunk otherwise. A lent message (Loans.Lend) is not
+// copied at all.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
+	if ln, ok := v.(*loan); ok {
+		return ln.marshal()
+	}
 	m, ok := v.(proto.Message)
 	if !ok {
 		return protoCodec.Marshal(v)

@@ -1,7 +1,8 @@
 // Package wire is the transport contract between pservers and their clients:
 // the gRPC options both ends must agree on (message sizes, windows,
 // keepalive), the bulk message size, and the tensor codec that decodes pushes
-// and pulls straight into their destination floats.
+// and pulls straight into their destination floats and sends them from where
+// they lie (Loans).
 //
 // It lives apart from pserver (the server) and pserver/client so that
 // neither side owns what both must match, and so the client's public API

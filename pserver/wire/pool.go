@@ -18,23 +18,39 @@ import (
 // across collections, up to a bound of bytes, and hands buffers out as they
 // are: gRPC overwrites every byte it uses (it reads frames into them,
 // encodes messages into them), and only gtrain's own data passes here.
+//
+// Each class has a budget of its own (classLimit) inside the pool's
+// (limit): with one budget for all, the 1 MiB chunks a process marshals
+// filled it and left no room for the 16 KiB frames it reads (gRPC's frame
+// size is fixed), so every frame of a push or a pull was allocated anew
+// (BenchmarkPushPullMLP: 15 MB allocated per step, nearly the whole
+// traffic).
 type bufferPool struct {
-	mu    sync.Mutex
-	free  map[int][]*[]byte // by capacity class
-	bytes int               // held in free
-	limit int
+	mu         sync.Mutex
+	free       map[int][]*[]byte // by capacity class
+	bytes      int               // held in free
+	limit      int
+	classLimit int
 }
 
 // pooledMin is the smallest buffer worth keeping: smaller ones go to
 // gRPC's default pool (headers and small messages; their garbage is small).
 const pooledMin = 4 << 10
 
-// poolLimit bounds the bytes the pool keeps per process: a few pushes'
-// and pulls' chunks in flight, well inside the pserver's 16 MiB headroom
-// (pserver_memory read 165-169 MiB with it, 165 without, on one machine).
-const poolLimit = 4 << 20
+// poolLimit bounds the bytes the pool keeps per process, and classLimit
+// those of one class: the chunks of a push and a pull in flight and the
+// frames they arrive in (MLP 784-1024-1024-10 moves 7.4 MB each way per
+// step). The pool allocates only when a class's list is empty, so it never
+// keeps more of a class than was in flight at once, which the heap held
+// anyway (as garbage, without it). BenchmarkPushPullMLP allocated 15 MB per
+// step with one 4 MiB budget, 0.1 MB with these; pserver_memory read
+// 165-169 MiB with the 4 MiB pool, 165 without, on one machine.
+const (
+	poolLimit  = 16 << 20
+	classLimit = 8 << 20
+)
 
-var sharedPool = &bufferPool{free: map[int][]*[]byte{}, limit: poolLimit}
+var sharedPool = &bufferPool{free: map[int][]*[]byte{}, limit: poolLimit, classLimit: classLimit}
 
 var _ mem.BufferPool = (*bufferPool)(nil)
 
@@ -75,7 +91,7 @@ func (p *bufferPool) Put(buf *[]byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bytes+c > p.limit {
+	if p.bytes+c > p.limit || (len(p.free[c])+1)*c > p.classLimit {
 		return // let the collector have it
 	}
 	p.free[c] = append(p.free[c], buf)

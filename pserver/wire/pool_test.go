@@ -7,7 +7,7 @@ import "testing"
 // empties gRPC's default pools), with the length asked for; the pool keeps
 // no more than its limit.
 func TestBufferPoolReusesAcrossCollections(t *testing.T) {
-	p := &bufferPool{free: map[int][]*[]byte{}, limit: 3 << 20}
+	p := &bufferPool{free: map[int][]*[]byte{}, limit: 3 << 20, classLimit: 3 << 20}
 	chunk := 1<<20 + 40 // a 1 MiB chunk of floats and its header
 	a := p.Get(chunk)
 	if len(*a) != chunk || cap(*a) != class(chunk) || class(chunk) != 1<<20+64<<10 {
@@ -31,6 +31,20 @@ func TestBufferPoolReusesAcrossCollections(t *testing.T) {
 	}
 	if p.bytes == 0 {
 		t.Fatal("the pool kept nothing")
+	}
+	// A class's budget leaves room for the others: frames still pooled
+	// after the chunks took theirs.
+	p.classLimit = 2 << 20
+	p.bytes, p.free = 0, map[int][]*[]byte{}
+	for range 3 {
+		p.Put(p.newBuffer(chunk))
+	}
+	p.Put(p.newBuffer(16 << 10))
+	if n := len(p.free[class(chunk)]); n != 1 {
+		t.Fatalf("the pool kept %d chunks of %d bytes; its class budget is %d", n, class(chunk), p.classLimit)
+	}
+	if len(p.free[16<<10]) != 1 {
+		t.Fatal("a frame was not kept beside the chunks")
 	}
 	foreign := make([]byte, 1<<20+1)
 	p.Put(&foreign) // not of a class: not kept
