@@ -50,7 +50,7 @@ var recSideFields = []string{"gender", "age", "occupation", "zip", "genres"}
 // rows of dimension 6 to come within 5 % of the planted model's test RMSE
 // in 8 passes of Adagrad (measured: see README "Sparse parameters").
 var RecWorkload = RecConfig{Users: 500, Movies: 400, Ratings: 100_000, PlantedDim: 4, Noise: 0.5,
-	Dim: 6, Hidden: []int{32}, Interaction: "dot", LR: 0.1, Eps: 1e-8, Batch: 64, Passes: 8, Seed: 1}
+	Dim: 6, Hidden: []int{32}, Interaction: "dot", LR: 0.1, Eps: 1e-8, Batch: 64, Passes: 12, Seed: 1}
 
 // RecQuick is a smoke run's: a quarter of the ratings and 2 passes.
 var RecQuick = RecConfig{Users: 250, Movies: 200, Ratings: 25_000, PlantedDim: 4, Noise: 0.5,
