@@ -27,6 +27,7 @@ the last pass, and what it ran on.
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -136,7 +137,7 @@ def main():
                 se += float(((model(test, rs) - ytest[rs]) ** 2).sum())
             rmse = (se / len(ytest)) ** 0.5
         seconds += time.perf_counter() - start
-    blas = [line.strip() for line in torch.__config__.show().splitlines() if "BLAS" in line]
+    blas = re.findall(r"BLAS_INFO=[^,\s]+", torch.__config__.show())
     print(json.dumps({"records_per_s": n * cfg["passes"] / seconds, "test_rmse": rmse, "threads": 1,
                       "blas": blas, "torch": torch.__version__}))
 
