@@ -3,8 +3,9 @@ package model
 import "fmt"
 
 // Recommender is the built-in recommender (RecSpec): per id field, the
-// rows a record names, pooled by weighted sum; the pooled vectors and the
-// dense features feed an MLP. It computes on what a trainer holds for one
+// rows a record names, pooled by weighted sum; the pooled vectors, the
+// dense features and, with interaction dot, the pooled vectors' pairwise
+// dot products feed an MLP. It computes on what a trainer holds for one
 // micro-batch: the dense parameters (w0, b0, ... as mlp's, on the
 // pservers like any model's) and, per field, the distinct rows the batch
 // touches as pulled (RecField). It returns the dense gradients and, per
@@ -213,7 +214,8 @@ func (m *Recommender) scatter(b RecBatch, dx []float32, rows [][]float32) {
 }
 
 // dot is a·b summed in float64 in index order, rounded once: the same bits
-// on every target.
+// on every target (a product of two float32 values is exact in float64, so
+// a fused multiply-add gives the same sum).
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s float64
