@@ -5,7 +5,7 @@
 // It uses the real parts (pserver shards over gRPC on loopback, the master's
 // core over an embedded etcd) and must not be imported by production code.
 //
-// Figures where lower is better (checkpoint_pause, step_time*, pserver_memory)
+// Figures where lower is better (checkpoint_pause, step_time*, pserver_memory, recommender_rmse*)
 // keep ratio = value / ceiling, as checkpoint_pause does: the ceiling is then
 // a floor the figure cannot beat, so the ratio is at least 1.0 and 1.0 is the
 // best possible. step_time's floor is one push+pull round trip of the same
@@ -33,6 +33,12 @@
 //     random 64-byte gathers; the peak RSS of a child process
 //     holding 10 M touched rows over what they hold; what an untouched
 //     table costs.
+//   - recommender, recommender_rmse, recommender_rmse_optimum
+//     (recommender.go): the built-in recommender (interaction dot) trained
+//     on `gctl data synth movielens` ratings as a real job, against
+//     scripts/torch_recommender.py on the same records (records/s, test
+//     RMSE; lower is better for the RMSE figures) and against the planted
+//     model's test RMSE (optimum.json).
 //
 // `go run ./bench/cmd -only step_time,scale_up` runs some groups only.
 package bench

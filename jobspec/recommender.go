@@ -38,7 +38,7 @@ func (m ModelSpec) RecSpec() model.RecSpec {
 		}
 	}
 	return model.RecSpec{Fields: slices.Clone(m.Fields), Dim: m.Dim, Dims: dims, Inputs: m.Inputs,
-		Hidden: slices.Clone(m.Hidden), Outputs: m.Outputs}
+		Hidden: slices.Clone(m.Hidden), Outputs: m.Outputs, Interaction: m.Interaction}
 }
 
 // TableOptimizer is the optimizer kind of field's rows.
@@ -80,6 +80,11 @@ func (s *Spec) validateRecommender() *FieldError {
 	}
 	if s.Model.Dim < 0 {
 		return fieldError("model.dim", fmt.Sprintf("must be > 0, got %d", s.Model.Dim), nil)
+	}
+	switch k := s.Model.Interaction; k {
+	case "", model.InteractionConcat, model.InteractionDot:
+	default:
+		return fieldError("model.interaction", fmt.Sprintf("%q is not an interaction: want %s (the default) or %s", k, model.InteractionConcat, model.InteractionDot), nil)
 	}
 	for _, f := range slices.Sorted(maps.Keys(s.Model.Tables)) {
 		t := s.Model.Tables[f]

@@ -15,6 +15,10 @@ func TestRecommenderValidation(t *testing.T) {
 		{model + ", entry: x.py}\n", "model.entry"},
 		// Rows are re-sharded with the dense parameters (pserver.RecutRows).
 		{model + "}\npservers: {count: 2, min: 1, max: 3}\n", ""},
+				{model + ", interaction: dot}\n", ""},
+		{model + ", interaction: concat}\n", ""},
+		{model + ", interaction: cross}\n", "model.interaction"},
+		{"model: {kind: mlp, inputs: 4, outputs: 2, hidden: [8], interaction: dot}\n", "model.interaction"},
 	})
 	// momentum for the dense parameters needs each table's own optimizer.
 	checkFieldCases(t, "name: j\ndata: {train: /d/train-*}\noptimizer: {kind: momentum, learning_rate: 0.1}\n", []fieldCase{
@@ -34,6 +38,10 @@ func TestRecommenderFieldsFromTheShards(t *testing.T) {
 	if got := s.Model.RecSpec().Tables(); len(got) != 2 || got[0].Dim != 8 || got[1].Dim != 4 {
 		t.Errorf("tables %+v, want user of 8 and movie of 4", got)
 	}
+	// dot needs two fields of one dimension: known once the fields are.
+	s.Model.Interaction = "dot"
+	wantFieldError(t, s.checkIDFields("data.train", "/d/train-0", []string{"user", "movie"}), "model.interaction", "same dimension")
+	s.Model.Interaction = ""
 	wantFieldError(t, s.checkIDFields("data.train", "/d/train-1", []string{"user"}), "data.train", "have the id fields user, others have user, movie")
 	wantFieldError(t, s.checkIDFields("data.test", "/d/test-0", nil), "data.test", "no id fields")
 	other := mustParse(t, "name: j\ndata: {train: /d/train-*}\noptimizer: {kind: adagrad, learning_rate: 0.1}\n"+

@@ -85,6 +85,9 @@ type ModelSpec struct {
 	// dimension and per id field table settings.
 	Dim    int                  `yaml:"dim" json:"dim,omitempty"`
 	Tables map[string]TableSpec `yaml:"tables" json:"tables,omitempty"`
+	// Interaction is how the pooled vectors meet (model.RecSpec): concat
+	// ("" too) or dot.
+	Interaction string `yaml:"interaction" json:"interaction,omitempty"`
 	// Fields are the records' id fields, one table each, pinned by the
 	// agent that accepts the job from the shards' metadata (no YAML field).
 	Fields []string `yaml:"-" json:"fields,omitempty"`

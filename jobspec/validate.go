@@ -62,6 +62,9 @@ func (s *Spec) validateMode() *FieldError {
 // validateModel defers to model.Spec.Validate, which owns the model rules,
 // and lifts the field name it reports into a FieldError.
 func (s *Spec) validateModel() *FieldError {
+	if s.Model.Interaction != "" && !s.Model.IsRecommender() {
+		return fieldError("model.interaction", fmt.Sprintf("is for kind %s only, not %s", KindRecommender, s.Model.Kind), nil)
+	}
 	if s.Model.IsProgram() {
 		return s.validateProgram()
 	}

@@ -1,7 +1,8 @@
 // Package model owns the built-in models that trainers run and the master
 // evaluates (linear regression, softmax regression, a ReLU multi-layer
-// perceptron, and the recommender: embedding rows pooled per id field under
-// an MLP, computed on the rows a batch touches), their deterministic
+// perceptron, and the recommender: embedding rows pooled per id field, and
+// optionally their pairwise dot products, under an MLP, computed on the
+// rows a batch touches), their deterministic
 // initialisation, and the on-disk model
 // files written after every pass (model_dir/pass-NNNNN/ and model_dir/latest,
 // docs/reference.md#model-files).

@@ -3,8 +3,9 @@ package model
 import "fmt"
 
 // Recommender is the built-in recommender (RecSpec): per id field, the
-// rows a record names, pooled by weighted sum; the pooled vectors and the
-// dense features feed an MLP. It computes on what a trainer holds for one
+// rows a record names, pooled by weighted sum; the pooled vectors, the
+// dense features and, with interaction dot, the pooled vectors' pairwise
+// dot products feed an MLP. It computes on what a trainer holds for one
 // micro-batch: the dense parameters (w0, b0, ... as mlp's, on the
 // pservers like any model's) and, per field, the distinct rows the batch
 // touches as pulled (RecField). It returns the dense gradients and, per
@@ -16,8 +17,10 @@ import "fmt"
 type Recommender struct {
 	spec   RecSpec
 	tables []RecTable
-	cols   []int // where each field's pooled vector starts in the MLP's input
-	dense  int   // where the dense features start
+	cols   []int    // where each field's pooled vector starts in the MLP's input
+	dense  int      // where the dense features start
+	pairs  [][2]int // the dot interaction's pairs of fields (RecSpec.Pairs)
+	dots   int      // where their dot products start
 	net    *network
 }
 
@@ -36,6 +39,7 @@ func NewRecommenderWith(s RecSpec, o Options) (*Recommender, error) {
 		m.cols = append(m.cols, m.dense)
 		m.dense += t.Dim
 	}
+	m.pairs, m.dots = s.Pairs(), m.dense+s.Inputs
 	return m, nil
 }
 
@@ -48,7 +52,7 @@ func (m *Recommender) CheckBatch(b RecBatch) error { return m.spec.CheckBatch(b)
 
 // Params lists the dense parameters: the MLP's w0, b0, w1, b1, ... (w0 has
 // one row per MLP input: each field's pooled vector in Fields' order, then
-// the dense features).
+// the dense features, then the dot interaction's products in Pairs' order).
 func (m *Recommender) Params() []ParamSpec { return m.net.Params() }
 
 // Tables lists the embedding tables, in Fields' order.
@@ -99,6 +103,7 @@ func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, 
 	lossSum, _ := m.net.head.score(sc.outs[len(m.net.shapes)-1], m.spec.Outputs, b.Y, delta)
 	sc.inputGrad = grow(sc.inputGrad, len(mb.X))
 	m.net.backward(params, mb, sc, delta, g.Dense, ready, sc.inputGrad)
+	m.dotsBackward(b.N, mb.X, sc.inputGrad)
 	m.scatter(b, sc.inputGrad, g.Rows)
 	return lossSum
 }
@@ -144,7 +149,7 @@ func (m *Recommender) checkGrads(b RecBatch, g RecGrads) error {
 
 // pool writes the MLP's input into sc.input, one row per record: each
 // field's weighted sum of its entries' rows (entry order), then the dense
-// features, and returns it as the MLP's batch.
+// features, then the pairs' dot products, and returns it as the MLP's batch.
 func (m *Recommender) pool(b RecBatch, sc *scratch) Batch {
 	width := m.net.spec.Inputs
 	sc.input = grow(sc.input, b.N*width)
@@ -160,8 +165,35 @@ func (m *Recommender) pool(b RecBatch, sc *scratch) Batch {
 			}
 		}
 		copy(x[m.dense:], b.Dense[r*m.spec.Inputs:(r+1)*m.spec.Inputs])
+		for p, pr := range m.pairs {
+			x[m.dots+p] = dot(m.pooled(x, pr[0]), m.pooled(x, pr[1]))
+		}
 	}
 	return Batch{N: b.N, Inputs: width, X: sc.input, Y: b.Y}
+}
+
+// pooled is field i's pooled vector in x, one record's MLP input.
+func (m *Recommender) pooled(x []float32, i int) []float32 {
+	return x[m.cols[i] : m.cols[i]+m.tables[i].Dim]
+}
+
+// dotsBackward adds the dot products' share to the pooled vectors'
+// gradients in dx (the MLP input's): d(a·b)/da = b and d(a·b)/db = a,
+// times the product's gradient, pair after pair in Pairs' order, so the
+// sums have one order whatever the threads.
+func (m *Recommender) dotsBackward(n int, x, dx []float32) {
+	if len(m.pairs) == 0 {
+		return
+	}
+	width := m.net.spec.Inputs
+	for r := range n {
+		xr, dr := x[r*width:(r+1)*width], dx[r*width:(r+1)*width]
+		for p, pr := range m.pairs {
+			g := dr[m.dots+p]
+			axpy(m.pooled(dr, pr[0]), g, m.pooled(xr, pr[1]))
+			axpy(m.pooled(dr, pr[1]), g, m.pooled(xr, pr[0]))
+		}
+	}
 }
 
 // scatter adds each entry's share of its record's pooled-vector gradient
@@ -179,6 +211,18 @@ func (m *Recommender) scatter(b RecBatch, dx []float32, rows [][]float32) {
 			}
 		}
 	}
+}
+
+// dot is a·b summed in float64 in index order, rounded once: the same bits
+// on every target (a product of two float32 values is exact in float64, so
+// a fused multiply-add gives the same sum).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float64
+	for k, v := range a {
+		s += float64(v) * float64(b[k])
+	}
+	return float32(s)
 }
 
 // axpy adds w·x into y. The product is rounded to float32 before the sum

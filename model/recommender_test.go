@@ -16,6 +16,9 @@ var recSpecs = []RecSpec{
 	{Fields: []string{"user", "genres"}, Dim: 3, Dims: map[string]int{"genres": 2}, Inputs: 2, Hidden: []int{5}, Outputs: 1},
 	{Fields: []string{"user", "genres"}, Dim: 3, Dims: map[string]int{"genres": 2}, Inputs: 2, Hidden: []int{5}, Outputs: 3},
 	{Fields: []string{"user", "item"}, Dim: 4, Outputs: 1}, // no dense features, no hidden layer
+	// dot: the pairs (user, item) and (genres, tags), not user with genres
+	{Fields: []string{"user", "genres", "item", "tags"}, Dim: 3, Dims: map[string]int{"genres": 2, "tags": 2}, Inputs: 2, Hidden: []int{5}, Outputs: 1, Interaction: InteractionDot},
+	{Fields: []string{"user", "item"}, Dim: 4, Outputs: 3, Interaction: InteractionDot},
 }
 
 func mustNewRecommender(t testing.TB, s RecSpec, o Options) *Recommender {
@@ -81,6 +84,7 @@ func refRecLoss(m *Recommender, params, rows [][]float64, b RecBatch) float64 {
 	var total float64
 	for r := range b.N {
 		var a []float64
+		var pooledOf [][]float64
 		for i, t := range m.tables {
 			f := &b.Fields[i]
 			pooled := make([]float64, t.Dim)
@@ -91,9 +95,17 @@ func refRecLoss(m *Recommender, params, rows [][]float64, b RecBatch) float64 {
 				}
 			}
 			a = append(a, pooled...)
+			pooledOf = append(pooledOf, pooled)
 		}
 		for _, v := range b.Dense[r*m.spec.Inputs : (r+1)*m.spec.Inputs] {
 			a = append(a, float64(v))
+		}
+		for _, p := range m.spec.Pairs() {
+			d := 0.0
+			for k, v := range pooledOf[p[0]] {
+				d += v * pooledOf[p[1]][k]
+			}
+			a = append(a, d)
 		}
 		total += refRecordLoss(m.net.spec, params, a, float64(b.Y[r]))
 	}
@@ -158,7 +170,7 @@ func TestRecommenderGradientMatchesFiniteDifferences(t *testing.T) {
 // TestRecommenderIsDeterministic: the same inputs give the same bits, on
 // any number of threads, and Gradient adds to what grads hold.
 func TestRecommenderIsDeterministic(t *testing.T) {
-	spec := RecSpec{Fields: []string{"user", "genres"}, Dim: 16, Dims: map[string]int{"genres": 8}, Inputs: 3, Hidden: []int{300}, Outputs: 4}
+	spec := RecSpec{Fields: []string{"user", "genres", "item"}, Dim: 16, Dims: map[string]int{"genres": 8}, Inputs: 3, Hidden: []int{300}, Outputs: 4, Interaction: InteractionDot}
 	rng := rand.New(rand.NewPCG(3, 20))
 	one := mustNewRecommender(t, spec, Options{Threads: 1})
 	params := randomParams(one.net, rng)
@@ -248,13 +260,15 @@ func TestRecommenderGradientReady(t *testing.T) {
 
 // TestRecommenderGradientDoesNotAllocate: a step reuses its buffers.
 func TestRecommenderGradientDoesNotAllocate(t *testing.T) {
-	m := mustNewRecommender(t, recSpecs[1], Options{Threads: 1, impl: loopGemm{}})
-	rng := rand.New(rand.NewPCG(5, 20))
-	params := randomParams(m.net, rng)
-	b := randomRecBatch(m, 32, rng)
-	g := zeroRecGrads(m, b)
-	if allocs := testing.AllocsPerRun(20, func() { m.Gradient(params, b, g); m.Evaluate(params, b) }); allocs > 0 {
-		t.Errorf("Gradient and Evaluate allocate %v times per call; want 0", allocs)
+	for _, spec := range []RecSpec{recSpecs[1], recSpecs[3]} {
+		m := mustNewRecommender(t, spec, Options{Threads: 1, impl: loopGemm{}})
+		rng := rand.New(rand.NewPCG(5, 20))
+		params := randomParams(m.net, rng)
+		b := randomRecBatch(m, 32, rng)
+		g := zeroRecGrads(m, b)
+		if allocs := testing.AllocsPerRun(20, func() { m.Gradient(params, b, g); m.Evaluate(params, b) }); allocs > 0 {
+			t.Errorf("interaction %q: Gradient and Evaluate allocate %v times per call; want 0", spec.Interaction, allocs)
+		}
 	}
 }
 
@@ -276,6 +290,8 @@ func TestRecSpecValidateNamesTheField(t *testing.T) {
 		{"negative inputs", func(s *RecSpec) { s.Inputs = -1 }, "model.inputs:"},
 		{"no outputs", func(s *RecSpec) { s.Outputs = 0 }, "model.outputs:"},
 		{"hidden 0", func(s *RecSpec) { s.Hidden = []int{16, 0} }, "model.hidden[1]:"},
+		{"unknown interaction", func(s *RecSpec) { s.Interaction = "cross" }, "model.interaction:"},
+		{"dot without two fields of one dim", func(s *RecSpec) { s.Interaction = InteractionDot }, "model.interaction:"},
 	}
 	for _, tt := range tests {
 		s := base()
@@ -340,5 +356,24 @@ func TestRecFieldAppend(t *testing.T) {
 	f.Append([]uint64{4}, nil)
 	if len(f.IDs) != 1 || f.IDs[0] != 4 || len(f.Weights) != 0 || len(f.Offsets) != 2 || f.Index[0] != 0 {
 		t.Errorf("after Reset: %+v", f)
+	}
+}
+
+// TestRecSpecDotPairs: dot pairs the fields of equal dimension and widens
+// w0 by one row per pair; concat (named or not) pairs none.
+func TestRecSpecDotPairs(t *testing.T) {
+	s := recSpecs[3]
+	if got := fmt.Sprint(s.Pairs()); got != "[[0 2] [1 3]]" {
+		t.Errorf("pairs %s; want [[0 2] [1 3]] (user·item, genres·tags)", got)
+	}
+	m := mustNewRecommender(t, s, Options{})
+	if got := m.Params()[0].Shape[0]; got != 3+2+3+2+2+2 {
+		t.Errorf("w0 has %d rows; want 14 (pooled 10, dense 2, dots 2)", got)
+	}
+	for _, k := range []string{"", InteractionConcat} {
+		s.Interaction = k
+		if p := s.Pairs(); p != nil {
+			t.Errorf("interaction %q: pairs %v; want none", k, p)
+		}
 	}
 }

@@ -20,14 +20,32 @@ const KindRecommender = "recommender"
 // features. Hidden and Outputs are the MLP's, as for mlp: ReLU hidden
 // layers; Outputs 1 regresses the label (squared error, as linear),
 // Outputs 2 or more classifies (softmax cross-entropy, as softmax and mlp).
+// Interaction InteractionDot also feeds the MLP the pairwise dot products
+// of the pooled vectors (RecSpec.Pairs), after the dense features.
 type RecSpec struct {
-	Fields  []string
-	Dim     int
-	Dims    map[string]int
-	Inputs  int // dense features per record; 0 for none
-	Hidden  []int
-	Outputs int
+	Fields      []string
+	Dim         int
+	Dims        map[string]int
+	Inputs      int // dense features per record; 0 for none
+	Hidden      []int
+	Outputs     int
+	Interaction string // "" or InteractionConcat (the default), InteractionDot
 }
+
+// The recommender's interactions (a job spec's model.interaction).
+//
+// With concat alone the MLP must learn a product of two fields' vectors
+// (a user's taste times a movie's traits) from their concatenation, which
+// a ReLU MLP approximates slowly: on `gctl data synth movielens` ratings,
+// 4 passes got test RMSE 1.166 where the best constant gives 1.197 and
+// the planted model 0.5. Dot (DLRM's interaction) hands the MLP each
+// pair's dot product, the planted model's own term, as one more input; it
+// keeps the MLP on top (classification, dense features) unchanged, unlike
+// a factorisation machine's sum added to the output.
+const (
+	InteractionConcat = "concat"
+	InteractionDot    = "dot"
+)
 
 // RecTable is one field's embedding table as the model sees it: the
 // pservers hold its rows (pserver.Table), created on first use.
@@ -65,7 +83,34 @@ func (s RecSpec) Validate() error {
 	if s.Inputs < 0 {
 		return specError("model.inputs", "must be >= 0 (dense features beside the id fields), got %d", s.Inputs)
 	}
+	switch s.Interaction {
+	case "", InteractionConcat:
+	case InteractionDot:
+		if len(s.Pairs()) == 0 {
+			return specError("model.interaction", "dot needs two id fields of the same dimension, and no two of %s have one", strings.Join(s.Fields, ", "))
+		}
+	default:
+		return specError("model.interaction", "%q is not an interaction: want concat (the default) or dot", s.Interaction)
+	}
 	return s.mlpSpec().Validate()
+}
+
+// Pairs lists the pairs of id fields (indices into Fields, i < j, in
+// order of i then j) whose dot products the dot interaction feeds the
+// MLP: every pair of fields of the same dimension. None for concat.
+func (s RecSpec) Pairs() [][2]int {
+	if s.Interaction != InteractionDot {
+		return nil
+	}
+	var out [][2]int
+	for i, a := range s.Fields {
+		for j := i + 1; j < len(s.Fields); j++ {
+			if s.fieldDim(a) == s.fieldDim(s.Fields[j]) {
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
 }
 
 // checkDim reports a field's dimension that is not > 0, naming where it
@@ -100,9 +145,10 @@ func (s RecSpec) fieldDim(field string) int {
 }
 
 // mlpSpec is the MLP on top: its input is the pooled rows, then the dense
-// features. Its parameters are the recommender's dense ones (w0, b0, ...).
+// features, then the pairs' dot products. Its parameters are the
+// recommender's dense ones (w0, b0, ...).
 func (s RecSpec) mlpSpec() Spec {
-	in := s.Inputs
+	in := s.Inputs + len(s.Pairs())
 	for _, f := range s.Fields {
 		in += s.fieldDim(f)
 	}

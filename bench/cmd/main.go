@@ -52,11 +52,12 @@ type sizes struct {
 	steps         int
 	ckptRun       time.Duration
 	ckptEvery     time.Duration
+	quick         bool
 }
 
 func sizesFor(quick bool) sizes {
 	if quick {
-		return sizes{model: 1 << 20, dispatchTasks: 200, steps: 2, ckptRun: 2 * time.Second, ckptEvery: 500 * time.Millisecond}
+		return sizes{model: 1 << 20, dispatchTasks: 200, steps: 2, ckptRun: 2 * time.Second, ckptEvery: 500 * time.Millisecond, quick: true}
 	}
 	return sizes{model: 16 << 20, dispatchTasks: 2000, steps: 5, ckptRun: 30 * time.Second, ckptEvery: 10 * time.Second}
 }
@@ -79,12 +80,13 @@ func (t *table) add(r bench.Result) {
 // compared with (a pause against the time of a memory copy).
 var lowerIsBetter = map[string]bool{"checkpoint_pause": true, "step_time": true,
 	"step_time_1": true, "step_time_4": true, "step_time_8": true, "pserver_memory": true,
-	"program_roundtrip_1m": true, "sparse_memory": true}
+	"program_roundtrip_1m": true, "sparse_memory": true,
+	"recommender_rmse": true, "recommender_rmse_optimum": true}
 
 // groupNames are the benchmark groups in the order they run.
 var groupNames = []string{"pushpull", "optimizers", "dispatch", "checkpoints", "recovery", "recovery_node",
 	"step_time", "scale_up", "reshard_pause", "pserver_memory", "trainer_mlp",
-	"program_roundtrip", "program", "sparse"}
+	"program_roundtrip", "program", "sparse", "recommender"}
 
 func groups(bin string) map[string]func(*table, sizes) error {
 	return map[string]func(*table, sizes) error{
@@ -102,6 +104,7 @@ func groups(bin string) map[string]func(*table, sizes) error {
 		"program_roundtrip": measureProgramRoundTrip,
 		"program":           func(t *table, _ sizes) error { return measurePrograms(t, bin) },
 		"sparse":            measureSparse,
+		"recommender":       func(t *table, sz sizes) error { return measureRecommender(t, bin, sz.quick) },
 	}
 }
 

@@ -32,6 +32,7 @@ var benchGroups = map[string]string{
 	"trainer_mlp":       "`trainer_mlp`, `trainer_mlp_gemm`, `trainer_mlp_threads`, `scaling_mlp`: records/s of trainers training MLP 784-1024-1024-10; ceilings: single-threaded PyTorch on the same model and batch (when installed), the machine's float32 GEMM rate, twice one trainer",
 	"program_roundtrip": "`program_roundtrip_1m`: ms of a 1 M-parameter round trip through a do-nothing program; floor: a 2 × 4 MB memcpy",
 	"program":           "`program_mlp`, `program_cnn`: records/s of a PyTorch program through the adapter; ceiling: plain PyTorch in one process",
+	"recommender":       "`recommender`: records/s of the built-in recommender (interaction dot) training `gctl data synth movielens` ratings as a real job, 1 trainer of cpu 1; ceiling: single-process PyTorch (nn.EmbeddingBag, sparse gradients, the same model, records, optimizer, batch and passes; when installed), goal ≥ 1.0. `recommender_rmse`: its test RMSE against PyTorch's (lower is better; goal ≤ 1.01). `recommender_rmse_optimum`: against the planted model's, optimum.json's `rmse_test` (goal ≤ 1.05)",
 	"sparse":            "`sparse_pull_push`: rows/s a pserver pulls and updates over gRPC on loopback (dimension 16, adagrad, Zipf-like ids from 10 M); ceiling: random 64-byte gathers. `sparse_memory`: peak RSS of a process holding 10 M touched rows over rows × (values + state + id) (lower is better; goal ≤ 1.5× + 64 MiB); `sparse_untouched_mib`: what declaring a 1 G-row table and reading 1 M rows costs",
 }
 

@@ -45,6 +45,8 @@ var specFields = map[string]specField{
 	"model.dim":  {def: "none", limits: "recommender only; ≥ 1 unless every id field's table sets its own", meaning: "the dimension of each id field's embedding rows"},
 	"model.tables": {def: "one table per id field of the records, with the defaults", limits: "recommender only (a program declares its tables: docs/program-protocol.md); keys are the records' id fields (`gctl data convert --format movielens`, or csv `--columns id:NAME=C`)",
 		meaning: "per id field: `vocab` (ids below it; 0 or unset: any 64-bit id), `dim` (default model.dim), `optimizer` (sgd, adagrad or adam, applied lazily per row; default optimizer.kind, which must then be one of those)"},
+	"model.interaction": {def: "`concat`", limits: "recommender only; `concat` or `dot` (dot: at least two id fields of the same dimension)",
+		meaning: "concat: the MLP sees the pooled vectors side by side; dot (DLRM's): also the dot product of each pair of fields of the same dimension (after the dense features; `w0` gets a row per pair), a user × item term the MLP would otherwise approximate slowly"},
 	"model.inputs": {def: "required (recommender: 0)", limits: fmt.Sprintf("1 to %d (recommender and program: 0 or more); must match the shards' dense features", jobspec.MaxLayerWidth),
 		meaning: "features per record"},
 	"model.outputs": {def: "`1` for linear; required otherwise", limits: fmt.Sprintf("linear: 1; softmax: 2 or more; at most %d", jobspec.MaxLayerWidth),
