@@ -11,7 +11,7 @@ export GOEXPERIMENT := simd
 ifeq ($(shell pkg-config --exists openblas 2>/dev/null && echo yes),yes)
 export GOFLAGS := $(strip $(GOFLAGS) -tags=openblas)
 endif
-.PHONY: all build test test-short fuzz demo bench fashion proto vet clean check-binaries
+.PHONY: all build test test-short fuzz demo bench fashion recommendation proto vet clean check-binaries
 
 all: build
 
@@ -66,6 +66,11 @@ bench: build
 # Several minutes; not part of `make test` or `make bench`.
 fashion: build
 	./scripts/fashion.sh
+
+# The recommender of examples/recommendation/ on generated MovieLens-shaped ratings (README
+# there; RECOMMENDER=torch for the PyTorch program, ML1M=DIR for the real files).
+recommendation: build
+	./examples/recommendation/run.sh $(RECOMMENDER)
 
 # Regenerate api/*.pb.go (needs protoc, protoc-gen-go, protoc-gen-go-grpc on PATH).
 proto:

@@ -20,8 +20,11 @@ func TestExampleSpecsMatchTheREADMEsDataPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	specs, err := filepath.Glob(filepath.Join("..", "examples", "*.yaml"))
-	if err != nil || len(specs) == 0 {
-		t.Fatalf("no example specs: %v", err)
+	// A demo directory's specs too (examples/recommendation/).
+	inDirs, err2 := filepath.Glob(filepath.Join("..", "examples", "*", "*.yaml"))
+	specs = append(specs, inDirs...)
+	if err != nil || err2 != nil || len(inDirs) == 0 {
+		t.Fatalf("no example specs: %v %v", err, err2)
 	}
 	for _, file := range specs {
 		s, err := ParseFile(file)

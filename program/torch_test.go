@@ -163,7 +163,7 @@ func TestTorchRows(t *testing.T) {
 	ctx := context.Background()
 	start := func(pipe bool) (*Client, *Declaration) {
 		c := startEntry(t, "examples/program", []string{python, "torch_recommender.py"}, Config{Pipe: pipe})
-		d, err := c.Declare(ctx, DeclareArgs{Seed: 3, Inputs: 1, Outputs: 1, Hidden: []int{8}, Threads: 1, IDFields: []string{"user", "zip"}})
+		d, err := c.Declare(ctx, DeclareArgs{Seed: 3, Inputs: 1, Outputs: 1, Hidden: []int{8}, Threads: 1, IDFields: []string{"user", "zip", "movie"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,9 +171,10 @@ func TestTorchRows(t *testing.T) {
 	}
 	pc, pd := start(true)
 	sc, sd := start(false)
-	want := []jobspec.DeclaredTable{{Name: "user", Dim: 16}, {Name: "zip", Dim: 4}}
-	if !slices.Equal(pd.Tables, want) || !slices.Equal(sd.Tables, want) || len(pd.Params) != 4 || pd.Params[0].Name != "mlp.0.weight" {
-		t.Fatalf("declared tables %v and parameters %v, want tables %v and the MLP's 4 parameters", pd.Tables, pd.Params, want)
+	want := []jobspec.DeclaredTable{{Name: "user", Dim: 5}, {Name: "zip", Dim: 2}, {Name: "movie", Dim: 5}}
+	// w0 takes user 5 + zip 2 + movie 5 pooled values, 1 dense feature and the user·movie dot.
+	if !slices.Equal(pd.Tables, want) || !slices.Equal(sd.Tables, want) || len(pd.Params) != 4 || pd.Params[0].Name != "mlp.0.weight" || pd.Params[0].Shape[1] != 14 {
+		t.Fatalf("declared tables %v and parameters %v, want tables %v and the MLP's 4 parameters, w0 of 14 inputs", pd.Tables, pd.Params, want)
 	}
 	grad := func(c *Client, d *Declaration, twice bool) ([][]float32, [][]float32) {
 		b, rows := torchRowsBatch(twice)
@@ -184,7 +185,7 @@ func TestTorchRows(t *testing.T) {
 				clear(g)
 			}
 		}
-		rg := [][]float32{make([]float32, len(rows[0].Rows)), make([]float32, len(rows[1].Rows))}
+		rg := [][]float32{make([]float32, len(rows[0].Rows)), make([]float32, len(rows[1].Rows)), make([]float32, len(rows[2].Rows))}
 		if _, err := c.GradientRows(ctx, Step{Seed: 1}, d.Params, d.Init, b, rows, grads, rg); err != nil {
 			t.Fatal(err)
 		}
@@ -219,29 +220,30 @@ func TestTorchRows(t *testing.T) {
 	}
 }
 
-// torchRowsBatch is 3 records with user and zip ids and rows (every
-// record twice when twice).
+// torchRowsBatch is 3 records with user, zip and movie ids and rows
+// (every record twice when twice).
 func torchRowsBatch(twice bool) (model.Batch, []model.RecField) {
 	b := model.Batch{Inputs: 1}
-	var user, zip model.RecField
+	var user, zip, movie model.RecField
 	for range 1 + btoi(twice) {
 		for r, ids := range [][]uint64{{3, 8}, {8}, {}} {
 			b.N++
 			b.X, b.Y = append(b.X, float32(r)), append(b.Y, float32(r+1))
 			user.Append(ids, nil)
 			zip.Append([]uint64{uint64(100 + r)}, []float32{0.5})
+			movie.Append([]uint64{uint64(7 * (r + 1))}, nil)
 		}
 	}
 	for _, f := range []struct {
 		f   *model.RecField
 		dim int
-	}{{&user, 16}, {&zip, 4}} {
+	}{{&user, 5}, {&zip, 2}, {&movie, 5}} {
 		f.f.SizeRows(f.dim)
 		for i := range f.f.Rows {
 			f.f.Rows[i] = float32(i%7)/10 - 0.3
 		}
 	}
-	return b, []model.RecField{user, zip}
+	return b, []model.RecField{user, zip, movie}
 }
 
 func btoi(b bool) int {

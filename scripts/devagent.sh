@@ -13,12 +13,13 @@ free_port() {
   done
 }
 
-# start_agent NODE: starts the agent and waits until it reports its node ready.
+# start_agent NODE [FLAG...]: starts the agent (with the extra flags) and waits until it
+# reports its node ready.
 start_agent() {
   API=127.0.0.1:$(free_port)
   export GCTL_ADDR=$API
   say "starting gtraind agent --dev in $WORK"
-  "$BIN/gtraind" agent --dev --data-dir "$WORK/data" --node-name "$1" \
+  "$BIN/gtraind" agent --dev --data-dir "$WORK/data" --node-name "$1" "${@:2}" \
     --api-addr "$API" --gossip-addr "127.0.0.1:$(free_port)" \
     --etcd-client-addr "127.0.0.1:$(free_port)" --etcd-peer-addr "127.0.0.1:$(free_port)" \
     >"$WORK/agent.log" 2>&1 &

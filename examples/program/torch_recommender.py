@@ -2,11 +2,14 @@
 """A recommender as a gtrain model program through the PyTorch adapter:
 one embedding table per id field of the records (gtrainprog_torch.Table, a
 torch.nn.EmbeddingBag in mode "sum" whose rows live on gtrain's pservers),
-the pooled rows and the dense features into an MLP (ReLU layers of
-model.hidden, default [64]), squared error against the label (model.outputs
+the pooled rows, the dense features and the dot product of each pair of
+fields of one dimension (DLRM's interaction) into an MLP (ReLU layers of
+model.hidden, default [32]), squared error against the label (model.outputs
 1: MovieLens ratings) or softmax cross entropy (outputs > 1). The same
-model as the built-in recommender (model.kind recommender), written in
-PyTorch: job examples/recommendation_torch.yaml.
+model as the built-in recommender of examples/recommendation/recommendation.yaml
+(model.kind recommender, interaction dot: user and movie rows of dimension 5,
+the side fields' of 2, so that the one product is user x movie), written in
+PyTorch: job examples/recommendation/recommendation_torch.yaml.
 
 Run with Debian's /usr/bin/python3 (python3-torch).
 """
@@ -17,23 +20,33 @@ from torch import nn
 
 import gtrainprog_torch
 
-DIM = 16
-DIMS = {"zip": 4}  # a field of its own dimension, as in examples/recommendation.yaml
+DIM = 5
+SIDE_DIM = 2  # every other field, as in examples/recommendation/recommendation.yaml
+MAIN_FIELDS = ("user", "movie")
+
+
+def dim_of(field):
+    return DIM if field in MAIN_FIELDS else SIDE_DIM
 
 
 class Recommender(nn.Module):
     def __init__(self, inputs, outputs, hidden, id_fields):
         super().__init__()
-        self.tables = nn.ModuleList(gtrainprog_torch.Table(f, DIMS.get(f, DIM)) for f in id_fields)
-        layers, width = [], inputs + sum(t.dim for t in self.tables)
-        for h in hidden or [64]:
+        self.tables = nn.ModuleList(gtrainprog_torch.Table(f, dim_of(f)) for f in id_fields)
+        # the pairs of fields of one dimension, in field order, as the built-in's RecSpec.Pairs
+        self.pairs = [(i, j) for i in range(len(self.tables)) for j in range(i + 1, len(self.tables))
+                      if self.tables[i].dim == self.tables[j].dim]
+        layers, width = [], inputs + sum(t.dim for t in self.tables) + len(self.pairs)
+        for h in hidden or [32]:
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
         self.mlp = nn.Sequential(*layers, nn.Linear(width, outputs))
         self.outputs = outputs
 
     def forward(self, x):
-        z = torch.cat([x] + [t() for t in self.tables], dim=1)
+        pooled = [t() for t in self.tables]
+        dots = [(pooled[i] * pooled[j]).sum(dim=1, keepdim=True) for i, j in self.pairs]
+        z = torch.cat(pooled + [x] + dots, dim=1)
         out = self.mlp(z)
         return out.squeeze(1) if self.outputs == 1 else out
 
