@@ -15,7 +15,7 @@ func TestRecommenderValidation(t *testing.T) {
 		{model + ", entry: x.py}\n", "model.entry"},
 		// Rows are re-sharded with the dense parameters (pserver.RecutRows).
 		{model + "}\npservers: {count: 2, min: 1, max: 3}\n", ""},
-				{model + ", interaction: dot}\n", ""},
+		{model + ", interaction: dot}\n", ""},
 		{model + ", interaction: concat}\n", ""},
 		{model + ", interaction: cross}\n", "model.interaction"},
 		{"model: {kind: mlp, inputs: 4, outputs: 2, hidden: [8], interaction: dot}\n", "model.interaction"},
