@@ -55,7 +55,7 @@ func serveShardOn(index int, shard *pserver.Shard, socketDir string) (client.Tar
 			srv.Stop()
 			return client.Target{}, nil, err
 		}
-		go func() { _ = srv.Serve(u) }()
+		go func() { _ = srv.Serve(wire.LocalListener(u)) }()
 	}
 	return t, srv.Stop, nil
 }

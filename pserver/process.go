@@ -257,7 +257,7 @@ func (p *process) serve(lis, local net.Listener) (*grpc.Server, <-chan error) {
 	go func() { serveErr <- srv.Serve(lis) }()
 	if local != nil {
 		go func() {
-			if err := srv.Serve(local); err != nil {
+			if err := srv.Serve(wire.LocalListener(local)); err != nil {
 				p.log.Warn("local socket no longer served", "err", err)
 			}
 		}()

@@ -65,7 +65,8 @@ func dial(t Target, creds jobauth.Dial) (*grpc.ClientConn, error) {
 	if t.Socket == "" {
 		return grpc.NewClient(t.Addr, wire.DialOptions(creds)...)
 	}
-	return grpc.NewClient("unix://"+t.Socket, append(wire.DialOptions(creds), grpc.WithAuthority(t.Addr))...)
+	return grpc.NewClient("unix://"+t.Socket, append(wire.DialOptions(creds), grpc.WithAuthority(t.Addr),
+		grpc.WithContextDialer(wire.DialLocal))...)
 }
 
 // Close closes every connection.
