@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -32,14 +33,31 @@ type rig struct {
 // serveShard serves shard as pserver index over the real gRPC server on
 // loopback; stop ends it.
 func serveShard(index int, shard *pserver.Shard) (addr string, stop func(), err error) {
+	t, stop, err := serveShardOn(index, shard, "")
+	return t.Addr, stop, err
+}
+
+// serveShardOn is serveShard, also on a unix socket in socketDir (as a
+// pserver process serves clients of its host) unless socketDir is "".
+func serveShardOn(index int, shard *pserver.Shard, socketDir string) (client.Target, func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return client.Target{}, nil, err
 	}
+	t := client.Target{Addr: l.Addr().String()}
 	srv := grpc.NewServer(wire.ServerOptions()...)
 	api.RegisterPServerServer(srv, pserver.NewServer(index, shard, nil, clock.System{}))
 	go func() { _ = srv.Serve(l) }()
-	return l.Addr().String(), srv.Stop, nil
+	if socketDir != "" {
+		t.Socket = filepath.Join(socketDir, fmt.Sprintf("pserver-%d.sock", index))
+		u, err := net.Listen("unix", t.Socket)
+		if err != nil {
+			srv.Stop()
+			return client.Target{}, nil, err
+		}
+		go func() { _ = srv.Serve(wire.LocalListener(u)) }()
+	}
+	return t, srv.Stop, nil
 }
 
 // newRig starts the shards; with ckptDir set, each shard's snapshots are
@@ -50,6 +68,12 @@ func newRig(floats, pservers, trainers int, ckptDir string) (*rig, error) {
 
 // newRigOf is newRig for a model of several parameters of these sizes.
 func newRigOf(sizes []int, pservers, trainers int, ckptDir string) (*rig, error) {
+	return newRigVia(sizes, pservers, trainers, ckptDir, "")
+}
+
+// newRigVia is newRigOf whose trainers reach the pservers through unix
+// sockets in socketDir, unless it is "" (TCP on loopback).
+func newRigVia(sizes []int, pservers, trainers int, ckptDir, socketDir string) (*rig, error) {
 	blocks, err := client.Partition(sizes, pservers, client.MaxBlockFloats)
 	if err != nil {
 		return nil, err
@@ -59,7 +83,7 @@ func newRigOf(sizes []int, pservers, trainers int, ckptDir string) (*rig, error)
 		floats += n
 	}
 	r := &rig{floats: floats, pauses: make(chan time.Duration, 1024)}
-	var addrs []string
+	var targets []client.Target
 	for i := 0; i < pservers; i++ {
 		shard, err := pserver.NewShard(pserver.ShardConfig{Mode: jobspec.ModeSync, MicroBatches: trainers, Blocks: client.BlocksOf(blocks, i),
 			Optimizer: pserver.OptimizerConfig{Kind: "sgd", LearningRate: 1e-6}.WithDefaults()},
@@ -67,12 +91,12 @@ func newRigOf(sizes []int, pservers, trainers int, ckptDir string) (*rig, error)
 		if err != nil {
 			return nil, err
 		}
-		addr, stop, err := serveShard(i, shard)
+		target, stop, err := serveShardOn(i, shard, socketDir)
 		if err != nil {
 			return nil, err
 		}
 		r.stop = append(r.stop, stop)
-		addrs = append(addrs, addr)
+		targets = append(targets, target)
 		if ckptDir != "" {
 			store, err := checkpoint.NewStore(checkpoint.Config{Identity: checkpoint.Identity{Job: "bench", Rev: 1}, Dir: ckptDir, Keep: 2, Index: i}, checkpoint.NewMemRecorder(), nil)
 			if err != nil {
@@ -98,7 +122,7 @@ func newRigOf(sizes []int, pservers, trainers int, ckptDir string) (*rig, error)
 		}
 	}
 	for t := 0; t < trainers; t++ {
-		c, err := client.NewClient(addrs, blocks, jobauth.Dial{}) // plaintext on loopback
+		c, err := client.NewClientTo(targets, blocks, jobauth.Dial{}) // plaintext on loopback
 		if err != nil {
 			return nil, err
 		}

@@ -20,13 +20,18 @@ var mlpSizes = []int{784 * 1024, 1024, 1024 * 1024, 1024, 1024 * 10, 10}
 // parameters costs; unlike ns/op it holds on a loaded machine.
 func BenchmarkPushPullMLP(b *testing.B) {
 	for _, trainers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("trainers=%d", trainers), func(b *testing.B) { benchPushPull(b, trainers) })
+		b.Run(fmt.Sprintf("trainers=%d", trainers), func(b *testing.B) { benchPushPull(b, trainers, "") })
+	}
+	// The same through the unix sockets a pserver serves its host's
+	// clients on (pserver.process.listenLocal).
+	for _, trainers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("socket/trainers=%d", trainers), func(b *testing.B) { benchPushPull(b, trainers, b.TempDir()) })
 	}
 }
 
-func benchPushPull(b *testing.B, trainers int) {
+func benchPushPull(b *testing.B, trainers int, socketDir string) {
 	b.ReportAllocs()
-	r, err := newRigOf(mlpSizes, 2, trainers, "")
+	r, err := newRigVia(mlpSizes, 2, trainers, "", socketDir)
 	if err != nil {
 		b.Fatal(err)
 	}

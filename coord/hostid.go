@@ -53,3 +53,25 @@ func readHostID(proc string) string {
 func IsLocalHost(host string) bool {
 	return host != "" && host == HostID()
 }
+
+// NetHostID is HostID with this process's network namespace
+// ("<HostID>/netns:<inode>"): two processes with the same one share PIDs,
+// files and the loopback network, so one may reach the other through a
+// unix socket where it would through TCP on the same host; in a
+// netcluster test's hosts, which share PIDs and files, a socket would
+// bypass the network a test cuts. "" when /proc does not tell.
+func NetHostID() string { return netHostID() }
+
+var netHostID = sync.OnceValue(func() string { return readNetHostID("/proc") })
+
+// readNetHostID reads the NetHostID from a proc file system mounted at proc.
+func readNetHostID(proc string) string {
+	host := readHostID(proc)
+	link, err := os.Readlink(filepath.Join(proc, "self/ns/net")) // "net:[4026531840]"
+	inode, ok := strings.CutPrefix(link, "net:[")
+	inode, ok2 := strings.CutSuffix(inode, "]")
+	if host == "" || err != nil || !ok || !ok2 || inode == "" {
+		return ""
+	}
+	return host + "/netns:" + inode
+}

@@ -77,3 +77,33 @@ func TestHostIDDiffersInAnotherPIDNamespace(t *testing.T) {
 }
 
 const printHostIDEnv = "GTRAIN_TEST_PRINT_HOSTID"
+
+// NetHostID adds the network namespace to HostID: processes of one PID
+// space in two network namespaces (a netcluster test's hosts) differ.
+func TestNetHostIDAddsTheNetworkNamespace(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sys/kernel/random"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "self/ns"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sys/kernel/random/boot_id"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("pid:[7]", filepath.Join(dir, "self/ns/pid")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readNetHostID(dir); got != "" {
+		t.Errorf("readNetHostID without ns/net = %q, want \"\"", got)
+	}
+	if err := os.Symlink("net:[9]", filepath.Join(dir, "self/ns/net")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readNetHostID(dir), "b/pidns:7/netns:9"; got != want {
+		t.Errorf("readNetHostID = %q, want %q", got, want)
+	}
+	if !strings.HasPrefix(NetHostID(), HostID()+"/netns:") {
+		t.Errorf("NetHostID %q does not extend HostID %q", NetHostID(), HostID())
+	}
+}

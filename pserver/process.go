@@ -94,7 +94,7 @@ func runGeneration(ctx context.Context, cli *clientv3.Client, cfg Config, gen sc
 	if err != nil {
 		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
 	}
-	srv, serveErr := p.serve(lis)
+	srv, serveErr := p.serve(lis, p.listenLocal())
 	defer srv.Stop()
 	if err := p.announceReady(ctx); err != nil {
 		return err
@@ -242,14 +242,24 @@ func (p *process) openStore() error {
 	return err
 }
 
-// serve starts the gRPC server on lis; its end arrives on the channel.
-func (p *process) serve(lis net.Listener) (*grpc.Server, <-chan error) {
+// serve starts the gRPC server on lis, and on local too when not nil; the
+// end of lis's serving arrives on the channel (local's is only logged: its
+// clients then fail as with a gone pserver, and find it again by its
+// registration).
+func (p *process) serve(lis, local net.Listener) (*grpc.Server, <-chan error) {
 	srv := grpc.NewServer(append(wire.ServerOptions(), p.serverOpts...)...)
 	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock).CheckTerm(func(ctx context.Context) (int64, error) {
 		return coord.LeaderTerm(ctx, p.cli, coord.ElectionPrefix(p.cfg.Job))
 	}))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
+	if local != nil {
+		go func() {
+			if err := srv.Serve(wire.LocalListener(local)); err != nil {
+				p.log.Warn("local socket no longer served", "err", err)
+			}
+		}()
+	}
 	return srv, serveErr
 }
 

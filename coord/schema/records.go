@@ -87,6 +87,12 @@ type PserverRecord struct {
 	// Generation is the layout generation (LayoutRecord) this incarnation
 	// serves: clients of another generation do not count it.
 	Generation int64 `json:"generation,omitempty"`
+	// Socket is a unix socket this pserver serves on besides Addr, for
+	// clients in the network host SocketHost names (coord.NetHostID): moving
+	// the parameters through it costs a quarter to a third less CPU than
+	// through TCP on loopback. "" when it serves on Addr alone.
+	Socket     string `json:"socket,omitempty"`
+	SocketHost string `json:"socket_host,omitempty"`
 }
 
 // CheckpointMark is the value of a participant's checkpoint mark of one

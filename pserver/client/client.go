@@ -32,20 +32,41 @@ type Client struct {
 // plaintext, no job credential). blocks is the job's partition (Partition over the model's
 // parameter sizes).
 func NewClient(addrs []string, blocks []Block, creds jobauth.Dial) (*Client, error) {
+	targets := make([]Target, len(addrs))
+	for i, a := range addrs {
+		targets[i].Addr = a
+	}
+	return NewClientTo(targets, blocks, creds)
+}
+
+// NewClientTo is NewClient for targets that may name local sockets
+// (Discover).
+func NewClientTo(targets []Target, blocks []Block, creds jobauth.Dial) (*Client, error) {
 	c := &Client{blocks: blocks, byID: map[int]Block{}}
 	for _, b := range blocks {
 		c.byID[b.ID] = b
 	}
-	for i, a := range addrs {
-		conn, err := grpc.NewClient(a, wire.DialOptions(creds)...)
+	for i, t := range targets {
+		conn, err := dial(t, creds)
 		if err != nil {
 			c.Close()
-			return nil, fmt.Errorf("pserver %d at %s: %w", i, a, err)
+			return nil, fmt.Errorf("pserver %d at %s: %w", i, t.Addr, err)
 		}
 		c.conns = append(c.conns, conn)
 		c.servers = append(c.servers, api.NewPServerClient(conn))
 	}
 	return c, nil
+}
+
+// dial connects to t: through its socket when it has one, under Addr's
+// name all the same, so that TLS checks the pserver's certificate against
+// the name it would over TCP.
+func dial(t Target, creds jobauth.Dial) (*grpc.ClientConn, error) {
+	if t.Socket == "" {
+		return grpc.NewClient(t.Addr, wire.DialOptions(creds)...)
+	}
+	return grpc.NewClient("unix://"+t.Socket, append(wire.DialOptions(creds), grpc.WithAuthority(t.Addr),
+		grpc.WithContextDialer(wire.DialLocal))...)
 }
 
 // Close closes every connection.

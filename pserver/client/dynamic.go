@@ -28,7 +28,7 @@ type Dynamic struct {
 	gen    int64 // layout generation of n and blocks
 	n      int
 	blocks []Block
-	addrs  []string
+	addrs  []Target
 	c      *Client
 }
 
@@ -80,7 +80,7 @@ func (d *Dynamic) Refresh(ctx context.Context) error {
 	if d.c != nil && gen == d.gen && slices.Equal(addrs, d.addrs) {
 		return nil
 	}
-	c, err := NewClient(addrs, blocks, d.creds)
+	c, err := NewClientTo(addrs, blocks, d.creds)
 	if err != nil {
 		return err
 	}
