@@ -30,22 +30,25 @@ import (
 // process is one run of `gtraind pserver`: the shard it serves and how it
 // is registered and checkpointed.
 type process struct {
-	cfg     Config
-	cli     *clientv3.Client
-	spec    *jobspec.Spec
-	roots   confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
-	mode    jobspec.Mode
-	name    string // the worker name, "pserver-<index>", in events
-	key     string // the registration key, held under session's lease
-	layout  *client.Layout
-	shard   *Shard
-	driver  shardDriver // times the copies a restore makes of a snapshot being written
-	clock   clock.Clock
-	store   *checkpoint.Store
-	rec     *checkpoint.EtcdRecorder
-	session *concurrency.Session
-	jobRev  int64 // the create revision of the job's record: the job's identity with its name
-	record  schema.PserverRecord
+	cfg    Config
+	cli    *clientv3.Client
+	spec   *jobspec.Spec
+	roots  confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
+	mode   jobspec.Mode
+	name   string // the worker name, "pserver-<index>", in events
+	key    string // the registration key, held under session's lease
+	layout *client.Layout
+	// memLimit is the soft memory limit tuneRuntime set (0: the process
+	// does not own its runtime); followTables raises it as tables grow.
+	memLimit int64
+	shard    *Shard
+	driver   shardDriver // times the copies a restore makes of a snapshot being written
+	clock    clock.Clock
+	store    *checkpoint.Store
+	rec      *checkpoint.EtcdRecorder
+	session  *concurrency.Session
+	jobRev   int64 // the create revision of the job's record: the job's identity with its name
+	record   schema.PserverRecord
 	// ckptHealth is the checkpointer's: whether writes fail, and why.
 	ckptHealth ckptHealth
 	serverOpts []grpc.ServerOption // TLS and the job credential's check
@@ -151,7 +154,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	p.driver = newShardDriver(p.shard, p.clock)
 	if cfg.OwnsRuntime {
-		tuneRuntime(p.shard, p.log)
+		p.memLimit = tuneRuntime(p.shard, p.log)
 		roleruntime.LimitProcs(p.spec.Resources.Pserver.CPU, p.log)
 	}
 	p.metrics = metrics.NewPserver(cfg.Metrics, p.shard.Step)
@@ -287,6 +290,9 @@ func (p *process) runUntilEnd(ctx context.Context, srv *grpc.Server, serveErr <-
 	}
 	if len(p.spec.Model.Fields) > 0 {
 		go p.watchTableMemory(ctx)
+		if p.memLimit > 0 {
+			go p.followTables(ctx, p.memLimit)
+		}
 	}
 	ended := coord.WatchJobEnd(ctx, p.cli, p.cfg.Job)
 	relayout := p.watchLayout(ctx)

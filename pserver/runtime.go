@@ -1,10 +1,12 @@
 package pserver
 
 import (
+	"context"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"time"
 )
 
 // A pserver's heap is mostly its shard, a few large slices of floats that
@@ -44,7 +46,7 @@ const minLimit = 64 << 20
 // tuneRuntime sets the collector of a process serving s. A shard whose
 // figure is over minLimit is collected as before; a smaller one under
 // minLimit, each time limitHeadroom of garbage added up (collectPercent).
-func tuneRuntime(s *Shard, log *slog.Logger) {
+func tuneRuntime(s *Shard, log *slog.Logger) int64 {
 	params := 0
 	for _, b := range s.blocks {
 		params += len(b.param)
@@ -56,6 +58,34 @@ func tuneRuntime(s *Shard, log *slog.Logger) {
 	debug.SetGCPercent(percent)
 	debug.SetMemoryLimit(limit)
 	log.Info("memory limit set", "bytes", limit, "gc_percent", percent)
+	return limit
+}
+
+// tableLimitEvery is how often followTables moves the soft limit.
+const tableLimitEvery = time.Second
+
+// followTables raises the soft limit set at start (base) as the shard's
+// embedding tables grow: a table has no declared size, so a limit of the
+// dense state alone would bind once rows outgrow it, and the collector
+// would run without end (the limiter lets it take half the CPU). Table.Bytes
+// estimates the index at 16 bytes an entry, under what a Go map takes
+// (and twice that while it grows): the limit counts the tables 1.5 times.
+func (p *process) followTables(ctx context.Context, base int64) {
+	tick := p.clock.NewTicker(tableLimitEvery)
+	defer tick.Stop()
+	last := base
+	for {
+		select {
+		case <-tick.C():
+		case <-ctx.Done():
+			return
+		}
+		tables, _ := p.shard.TableBytes()
+		if limit := base + tables*3/2; limit != last {
+			debug.SetMemoryLimit(limit)
+			last = limit
+		}
+	}
 }
 
 // collectPercent is the growth of a heap of held bytes that lets
