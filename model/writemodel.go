@@ -2,7 +2,6 @@ package model
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -145,10 +144,7 @@ func writeTables(dir string, tables []TableRows) ([]TableManifest, error) {
 		if len(t.Vals) != len(t.IDs)*t.Dim || t.Name == "" || filepath.Base(t.Name) != t.Name {
 			return nil, fmt.Errorf("table %q: %d values for %d rows of %d: %w", t.Name, len(t.Vals), len(t.IDs), t.Dim, ErrParamMismatch)
 		}
-		ids := make([]byte, 0, 8*len(t.IDs))
-		for _, id := range t.IDs {
-			ids = binary.LittleEndian.AppendUint64(ids, id)
-		}
+		ids := IDBytes(t.IDs)
 		m := TableManifest{Name: t.Name, Dim: t.Dim, Rows: len(t.IDs), IDsFile: "table." + t.Name + ".ids", File: "table." + t.Name + ParamFileExt}
 		var err error
 		if m.IDsSHA256, err = writeHashed(dir, m.IDsFile, ids); err != nil {

@@ -7,6 +7,9 @@
 // formats, not worth a dependency. Every format goes with manifest.json:
 // names, shapes, each parameter's sha256 (of its little-endian float32
 // bytes, equal to the sha256 of numpy's arr.tobytes()) and the job's spec.
+// A recommender's embedding tables go with the parameters: each table's
+// ids (uint64) and rows (float32, rows × dim), under the names of the pass
+// directory in raw.
 //
 // It is pure file writing: it must not know jobs, agents or the wire.
 package export

@@ -25,10 +25,16 @@ for k in sorted(npz.files):
 raw = open(sys.argv[2], "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 h = json.loads(raw[8:8+n])
+spans = sorted(v["data_offsets"] for k, v in h.items() if k != "__metadata__")
+ends = [0] + [e for s, e in spans]
+if [s for s, e in spans] != ends[:-1] or ends[-1] != len(raw) - 8 - n or n % 8:
+    print("offsets not contiguous", spans, len(raw) - 8 - n)
 for k in sorted(h):
     if k == "__metadata__": continue
     s, e = h[k]["data_offsets"]
-    a = np.frombuffer(raw[8+n+s:8+n+e], dtype="<f4").reshape(h[k]["shape"])
+    dt = {"F32": "<f4", "U64": "<u8"}[h[k]["dtype"]]
+    if (8 + n + s) % np.dtype(dt).itemsize: print("unaligned", k)
+    a = np.frombuffer(raw[8+n+s:8+n+e], dtype=dt).reshape(h[k]["shape"])
     print("st", k, a.dtype, list(a.shape), hashlib.sha256(a.tobytes()).hexdigest())
 `
 
@@ -45,17 +51,7 @@ func TestNumpyReadsNPZAndSafetensors(t *testing.T) {
 		ps[j].SHA256, ps[j].File = hex.EncodeToString(sum[:]), ps[j].Name+model.ParamFileExt
 	}
 	man.Params = ps
-	dir := t.TempDir()
-	for _, f := range []string{FormatNPZ, FormatSafetensors} {
-		if _, err := Write(dir, f, man, params); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := exec.Command(py, "-c", pyCheck, filepath.Join(dir, NPZFile), filepath.Join(dir, SafetensorsFile)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("python: %v\n%s", err, out)
-	}
-	got := string(out)
+	got := numpyReads(t, py, man, params, nil)
 	for _, p := range ps {
 		shape := strings.ReplaceAll(fmt.Sprint(p.Shape), " ", ", ")
 		for _, kind := range []string{"npz", "st"} {
@@ -83,7 +79,7 @@ func TestRawExportIsAModelDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Write(out, FormatRaw, Manifest{Manifest: man, Job: "j"}, got); err != nil {
+	if _, err := Write(out, FormatRaw, Manifest{Manifest: man, Job: "j"}, got, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, back, err := model.ReadModel(out); err != nil || back[1][0] != 4 {
@@ -92,4 +88,21 @@ func TestRawExportIsAModelDirectory(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "w.f32")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// numpyReads writes man as npz and safetensors and returns what pyCheck
+// prints of them.
+func numpyReads(t *testing.T, py string, man Manifest, params [][]float32, tables []model.TableRows) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{FormatNPZ, FormatSafetensors} {
+		if _, err := Write(dir, f, man, params, tables); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(py, "-c", pyCheck, filepath.Join(dir, NPZFile), filepath.Join(dir, SafetensorsFile)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	return string(out)
 }
