@@ -23,7 +23,7 @@ import (
 	"github.com/gtrain/gtrain/model"
 )
 
-// modelChunk bounds the bytes of a parameter file one message carries.
+// modelChunk bounds the bytes of a model file one message carries.
 const modelChunk = 1 << 20
 
 // FetchModel streams one pass of the job's model: from this node's files
@@ -63,7 +63,8 @@ func (c *Server) FetchModel(req *api.FetchModelRequest, stream grpc.ServerStream
 }
 
 // sendModel streams the pass directory dir: its manifest and the spec
-// first, then every file the manifest lists, each opened beneath the job's
+// first, then every file the manifest lists (the parameters', then each
+// embedding table's ids and rows), each opened beneath the job's
 // roots (a model directory or file symlinked out of them is refused, not
 // sent). A missing manifest is fs.ErrNotExist: the model is not here.
 func sendModel(stream grpc.ServerStreamingServer[api.ModelChunk], roots confine.Roots, dir string, spec any) error {
@@ -91,6 +92,18 @@ func sendModel(stream grpc.ServerStreamingServer[api.ModelChunk], roots confine.
 		}
 		if err := sendFile(stream, roots, filepath.Join(dir, p.File), p.File); err != nil {
 			return err
+		}
+	}
+	// A recommender's embedding tables, after the parameters: ids, then rows.
+	for _, t := range man.Tables {
+		files, err := t.TableFiles()
+		if err != nil {
+			return status.Errorf(codes.DataLoss, "%s: %v", dir, err)
+		}
+		for _, f := range files {
+			if err := sendFile(stream, roots, filepath.Join(dir, f), f); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
