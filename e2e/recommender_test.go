@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"archive/zip"
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/model/export"
 )
 
 // recommenderData writes MovieLens-shaped ratings from planted factors
@@ -99,6 +103,7 @@ func TestRecommender(t *testing.T) {
 	if len(man.Tables) != 7 || man.Tables[0].Rows == 0 {
 		t.Errorf("the model keeps tables %+v, want the rows of the 7 id fields", man.Tables)
 	}
+	assertExportHasTables(t, a, "rec-3", man, filepath.Join(work, "export"))
 	assertSameRecommender(t, one, three)
 
 	st := e2erig.WaitJob(t, a, "rec-chaos", "rec-chaos to succeed", 3*time.Minute, e2erig.Succeeded)
@@ -116,6 +121,35 @@ func TestRecommender(t *testing.T) {
 	}
 	assertSameRecommender(t, st, three)
 	t.Logf("took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+// assertExportHasTables fetches job's newest model (man) with gctl job
+// model as npz and checks that every embedding table is in it: its ids and
+// rows (gctl checked each file's sha256 against the manifest; how numpy
+// reads them is model/export's tests').
+func assertExportHasTables(t *testing.T, a *e2erig.Agent, job string, man model.Manifest, out string) {
+	t.Helper()
+	stdout, errs, code := a.Gctl(t, "job", "model", job, "--format", "npz", "--out", out)
+	want := fmt.Sprintf("%d embedding tables", len(man.Tables))
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("gctl job model %s: exit %d, stdout %q (want %q), stderr %s", job, code, stdout, want, errs)
+	}
+	zr, err := zip.OpenReader(filepath.Join(out, export.NPZFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	for _, tm := range man.Tables {
+		for _, n := range []string{"table." + tm.Name + ".ids.npy", "table." + tm.Name + ".npy"} {
+			if !slices.Contains(names, n) {
+				t.Errorf("the npz export of %s lacks %s (it holds %v)", job, n, names)
+			}
+		}
+	}
 }
 
 // killPserverMidPass SIGKILLs pserver-0 of job in its second pass and
