@@ -55,10 +55,21 @@ func loopbackMembers(t *testing.T, n int, pki *etcdproc.PKI) []*etcdproc.Member 
 	dir := t.TempDir()
 	for attempt := 0; ; attempt++ {
 		var ms []*etcdproc.Member
+		// A port freed after the check can be found free again: the
+		// kernel handed m0 and m2 one peer port once (CI). Never twice.
+		used := map[int]bool{}
+		distinct := func() int {
+			for {
+				if p := freePort(t); !used[p] {
+					used[p] = true
+					return p
+				}
+			}
+		}
 		for i := range n {
 			m := &etcdproc.Member{Name: fmt.Sprintf("m%d", i), Host: "127.0.0.1",
 				Dir: filepath.Join(dir, fmt.Sprint(attempt), fmt.Sprintf("m%d", i)), TLS: pki}
-			m.ClientPort, m.PeerPort = freePort(t), freePort(t)
+			m.ClientPort, m.PeerPort = distinct(), distinct()
 			ms = append(ms, m)
 		}
 		err := etcdproc.StartCluster(ms)
