@@ -41,6 +41,23 @@ type product struct {
 	ldc             int
 	colTiles, tiles int // the tile grid's width, and its size
 	impl            sgemm
+	rows            rowsFinal // told as C's first rows become final
+}
+
+// rowsFinal tells a Progress that the first rows of a product's C are
+// final: C is a gradient stored row-major with width floats a row, so its
+// first rows·width floats are (Progress.Partial). The zero value tells
+// nothing.
+type rowsFinal struct {
+	p     *Progress
+	param int
+	width int
+}
+
+func (r rowsFinal) done(rows int) {
+	if r.p != nil && r.p.Partial != nil {
+		r.p.Partial(r.param, rows*r.width)
+	}
 }
 
 // run computes tile t (row-major over the tile grid).
@@ -78,35 +95,69 @@ type threads struct {
 
 // mul computes C = op(A)·op(B) + beta·C, with op(A) m×k and op(B) k×n.
 func (th threads) mul(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	th.mulRows(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc, rowsFinal{})
+}
+
+// mulRows is mul telling rows each time a band of C's rows is final (in
+// order, the last time with m), so that a push can send a gradient's first
+// rows while the last ones compute: a gradient's tail, not all of it, is
+// then left to send once the backward pass ends.
+func (th threads) mulRows(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, rows rowsFinal) {
 	rowTiles, colTiles := ceilDiv(m, tile), ceilDiv(n, tile)
 	p := product{tA: tA, tB: tB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		colTiles: colTiles, tiles: rowTiles * colTiles, impl: th.impl}
+		colTiles: colTiles, tiles: rowTiles * colTiles, impl: th.impl, rows: rows}
 	workers := min(th.count(), p.tiles)
 	if workers <= 1 {
 		for t := range p.tiles {
 			p.run(t)
+			if (t+1)%colTiles == 0 {
+				rows.done(min((t/colTiles+1)*tile, m))
+			}
 		}
 		return
 	}
 	shared := new(product) // only here: the one-thread path allocates nothing
 	*shared = p
-	shared.share(workers)
+	shared.share(workers, rowTiles)
 }
 
 // share computes p's tiles on workers goroutines, this one included. Tiles
 // are dealt round-robin: which goroutine computes a tile does not change its
-// value, only how the work is shared.
-func (p *product) share(workers int) {
+// value, only how the work is shared. Bands of rows are told final in
+// order, by whichever goroutine completes the last one missing.
+func (p *product) share(workers, rowTiles int) {
+	var mu sync.Mutex
+	left := make([]int, rowTiles) // tiles of each band not computed yet
+	for r := range left {
+		left[r] = p.colTiles
+	}
+	next := 0 // the first band not told final
+	run := func(t int) {
+		p.run(t)
+		if p.rows.p == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		left[t/p.colTiles]--
+		from := next
+		for next < rowTiles && left[next] == 0 {
+			next++
+		}
+		if next > from {
+			p.rows.done(min(next*tile, p.m))
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
 		wg.Go(func() {
 			for t := w; t < p.tiles; t += workers {
-				p.run(t)
+				run(t)
 			}
 		})
 	}
 	for t := 0; t < p.tiles; t += workers {
-		p.run(t)
+		run(t)
 	}
 	wg.Wait()
 }

@@ -24,9 +24,51 @@ type Model interface {
 	// announced parameter may still be read until GradientReady returns:
 	// the caller must not change params before.
 	GradientReady(params [][]float32, b Batch, grads [][]float32, ready func(param int)) (lossSum float64)
+	// GradientProgress is GradientReady telling p more as it computes
+	// (Progress): a push can send a gradient's first rows before its last
+	// ones are computed, and a pull can write a parameter the backward
+	// pass reads no more.
+	GradientProgress(params [][]float32, b Batch, grads [][]float32, p *Progress) (lossSum float64)
 	// Evaluate returns the sum of per-record losses and the number of
 	// correct predictions (argmax == label; always 0 for regression).
 	Evaluate(params [][]float32, b Batch) (lossSum float64, correct int)
+}
+
+// Progress follows a gradient's computation; a nil func is not called.
+// The calls come from the computing goroutines, one at a time for a
+// parameter but not in any one goroutine.
+type Progress struct {
+	// Ready(j): grads[j] is final (GradientReady's ready: every parameter
+	// once, the last layer's first, also for an empty batch).
+	Ready func(param int)
+	// Partial(j, n): grads[j][:n] is final, before Ready(j), with n
+	// growing (a weight's gradient comes in bands of rows). Not every
+	// parameter is told in parts.
+	Partial func(param, n int)
+	// Released(j): the computation reads params[j] no more (every
+	// parameter once, before the computation returns): the next step's
+	// values may be written there while the lower layers compute.
+	Released func(param int)
+}
+
+func (p *Progress) ready(j int) {
+	if p != nil && p.Ready != nil {
+		p.Ready(j)
+	}
+}
+
+func (p *Progress) released(j int) {
+	if p != nil && p.Released != nil {
+		p.Released(j)
+	}
+}
+
+// progressOf is the Progress of GradientReady's ready (nil for nil).
+func progressOf(ready func(int)) *Progress {
+	if ready == nil {
+		return nil
+	}
+	return &Progress{Ready: ready}
 }
 
 // New builds the model described by s.

@@ -136,13 +136,18 @@ func (n *network) Gradient(params [][]float32, b Batch, grads [][]float32) float
 }
 
 func (n *network) GradientReady(params [][]float32, b Batch, grads [][]float32, ready func(param int)) float64 {
+	return n.GradientProgress(params, b, grads, progressOf(ready))
+}
+
+func (n *network) GradientProgress(params [][]float32, b Batch, grads [][]float32, p *Progress) float64 {
 	n.mustFit("Gradient", params, b)
 	if err := checkParams(n.params, grads); err != nil {
 		panic(fmt.Errorf("model: Gradient: grads: %w", err))
 	}
 	if b.N == 0 {
 		for j := range n.params {
-			announce(ready, j)
+			p.ready(j)
+			p.released(j)
 		}
 		return 0
 	}
@@ -152,15 +157,8 @@ func (n *network) GradientReady(params [][]float32, b Batch, grads [][]float32, 
 	last := len(n.shapes) - 1
 	delta := sc.deltas[0][:b.N*n.spec.Outputs]
 	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, delta)
-	n.backward(params, b, sc, delta, grads, ready, nil)
+	n.backward(params, b, sc, delta, grads, p, nil)
 	return lossSum
-}
-
-// announce calls ready(param) when there is a ready.
-func announce(ready func(int), param int) {
-	if ready != nil {
-		ready(param)
-	}
 }
 
 func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
@@ -204,25 +202,36 @@ func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
 // gradients into grads, announcing each layer's pair to ready once added.
 // When inGrad is not nil it also sets inGrad (b.N × b.Inputs) to dLoss/dX,
 // the gradient of the inputs themselves (the recommender's pooled rows).
-func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, ready func(int), inGrad []float32) {
+func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, p *Progress, inGrad []float32) {
+	// The biases are read by the forward pass only, as is the first
+	// weight unless the inputs' gradient is asked for.
+	for l := range n.shapes {
+		p.released(2*l + 1)
+	}
+	if inGrad == nil {
+		p.released(0)
+	}
 	for l := len(n.shapes) - 1; l >= 0; l-- {
 		sh := n.shapes[l]
 		in := b.X
 		if l > 0 {
 			in = sc.outs[l-1]
 		}
-		n.th.mul(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, 1, grads[2*l], sh.fanOut)
+		n.th.mulRows(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, 1, grads[2*l], sh.fanOut,
+			rowsFinal{p: p, param: 2 * l, width: sh.fanOut})
 		addColumnSums(grads[2*l+1], delta, b.N)
-		announce(ready, 2*l)
-		announce(ready, 2*l+1)
+		p.ready(2 * l)
+		p.ready(2*l + 1)
 		if l == 0 {
 			if inGrad != nil {
 				n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[0], sh.fanOut, 0, inGrad, sh.fanIn)
+				p.released(0)
 			}
 			break
 		}
 		below := sc.deltas[(len(n.shapes)-l)%2][:b.N*sh.fanIn]
 		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[2*l], sh.fanOut, 0, below, sh.fanIn)
+		p.released(2 * l)
 		maskInactive(below, in)
 		delta = below
 	}

@@ -91,7 +91,9 @@ func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, 
 	}
 	if b.N == 0 {
 		for j := range m.net.params {
-			announce(ready, j)
+			if ready != nil {
+				ready(j)
+			}
 		}
 		return 0
 	}
@@ -102,7 +104,7 @@ func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, 
 	delta := sc.deltas[0][:b.N*m.spec.Outputs]
 	lossSum, _ := m.net.head.score(sc.outs[len(m.net.shapes)-1], m.spec.Outputs, b.Y, delta)
 	sc.inputGrad = grow(sc.inputGrad, len(mb.X))
-	m.net.backward(params, mb, sc, delta, g.Dense, ready, sc.inputGrad)
+	m.net.backward(params, mb, sc, delta, g.Dense, progressOf(ready), sc.inputGrad)
 	m.dotsBackward(b.N, mb.X, sc.inputGrad)
 	m.scatter(b, sc.inputGrad, g.Rows)
 	return lossSum

@@ -153,7 +153,7 @@ func TestPushWaitsForEachGradient(t *testing.T) {
 	grads, _ := pushPullBuffers(99) // garbage until "computed"
 	release := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	var asked atomic.Int32
-	wait := func(ctx context.Context, param int) error {
+	wait := func(ctx context.Context, param, _ int) error {
 		asked.Add(1)
 		select {
 		case <-release[param]:
@@ -211,7 +211,7 @@ func TestPushWaitErrorEndsThePush(t *testing.T) {
 	s, c := servePushPull(t)
 	grads, _ := pushPullBuffers(1)
 	failed := errors.New("bad records")
-	err := c.Push(context.Background(), 0, 0, 0, 1, false, grads, client.WaitForGradient(func(context.Context, int) error { return failed }))
+	err := c.Push(context.Background(), 0, 0, 0, 1, false, grads, client.WaitForGradient(func(context.Context, int, int) error { return failed }))
 	if !errors.Is(err, failed) {
 		t.Fatalf("push error %v; want the gradient's %v", err, failed)
 	}
@@ -238,7 +238,7 @@ func TestPushPullWaitsBeforeWritingParams(t *testing.T) {
 		}
 	}
 	release, acked := make(chan struct{}), make(chan struct{})
-	free := func(ctx context.Context) error {
+	free := func(ctx context.Context, _ []int) error {
 		select {
 		case <-release:
 			return nil

@@ -3,52 +3,48 @@ package trainer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
 // computeWhilePushing computes a built-in model's micro-batch and pushes
 // it at the same time, as PyTorch's DDP overlaps its all-reduce with the
-// backward pass: the model announces each parameter's gradient once final
-// (the last layer first) and the push sends each pserver's blocks as soon
-// as theirs are, so that the pservers holding the upper layers receive,
-// apply and send back while the lower layers compute. The values pushed
-// are those a push after the computation would send: only the time differs.
+// backward pass: the model tells each parameter's gradient as it becomes
+// final (the last layer first, a weight's first rows before its last) and
+// the push sends each pserver's blocks as soon as they are, so that the
+// pservers holding the upper layers receive, apply and send back while
+// the lower layers compute. The values pushed are those a push after the
+// computation would send: only the time differs.
 func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example) (bool, error) {
-	g := newGradGate(len(t.grads))
+	g := newGradGate(t.grads)
 	var loss float64
 	var cerr error
 	computed := make(chan struct{})
 	go func() {
 		defer close(computed)
-		loss, cerr = t.compute(ex, g.open)
+		loss, cerr = t.compute(ex, g.progress())
 		g.finish(cerr)
 	}()
 	// Nothing can be sent before the first gradient: the push (and its
 	// time in the metrics) starts there.
-	if err := g.wait(ctx, -1); err != nil {
+	if err := g.wait(ctx, -1, 0); err != nil {
 		<-computed
 		if cerr != nil {
 			return false, cerr
 		}
 		return false, err
 	}
-	// A PushPull brings the next step's parameters into t.params: not
-	// before the backward pass stopped reading them (a pserver holding
-	// only upper layers applies the step while the lower ones compute).
-	free := func(ctx context.Context) error {
-		select {
-		case <-computed:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	// A PushPull brings the next step's parameters into t.params: a
+	// pserver's not before the backward pass stopped reading every
+	// parameter it holds (a pserver holding only upper layers applies the
+	// step, and is read from, while the lower ones compute).
 	done, err := t.pushAndReport(ctx, w, func() float64 { <-computed; return loss }, len(ex),
-		client.WaitForGradient(g.wait), client.WaitBeforePull(free))
+		client.WaitForGradient(g.wait), client.WaitBeforePull(g.waitReleased))
 	<-computed // t.grads and t.batch are the next micro-batch's
 	if cerr != nil {
 		return false, cerr
@@ -56,70 +52,92 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 	return done, err
 }
 
-// gradGate tells a push which parameters' gradients are final.
+// gradGate tells a push how much of each parameter's gradient is final,
+// and a pull which parameters the computation reads no more.
 type gradGate struct {
-	ready  []chan struct{}
-	first  chan struct{} // closed with the first ready parameter
-	mu     sync.Mutex
-	opened []bool
-	any    bool
-	failed chan struct{} // closed when the computation failed
-	err    error
+	mu       sync.Mutex
+	size     []int // each gradient's floats
+	final    []int // each gradient's first floats final
+	released []bool
+	any      bool          // some gradient is final (in part)
+	changed  chan struct{} // closed, and replaced, at every change
+	err      error         // the computation failed
 }
 
-func newGradGate(params int) *gradGate {
-	g := &gradGate{ready: make([]chan struct{}, params), opened: make([]bool, params),
-		first: make(chan struct{}), failed: make(chan struct{})}
-	for j := range g.ready {
-		g.ready[j] = make(chan struct{})
+func newGradGate(grads [][]float32) *gradGate {
+	g := &gradGate{size: make([]int, len(grads)), final: make([]int, len(grads)), released: make([]bool, len(grads)),
+		changed: make(chan struct{})}
+	for j, gr := range grads {
+		g.size[j] = len(gr)
 	}
 	return g
 }
 
-// open marks parameter j's gradient final.
-func (g *gradGate) open(j int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.opened[j] {
-		g.opened[j] = true
-		close(g.ready[j])
-	}
-	if !g.any {
-		g.any = true
-		close(g.first)
+// progress is what the model tells the gate through.
+func (g *gradGate) progress() *model.Progress {
+	return &model.Progress{
+		Ready:    func(j int) { g.update(func() { g.final[j] = g.size[j] }) },
+		Partial:  func(j, n int) { g.update(func() { g.final[j] = max(g.final[j], n) }) },
+		Released: func(j int) { g.update(func() { g.released[j] = true }) },
 	}
 }
 
-// finish ends the computation: with an error, every wait for a parameter
-// not yet final fails with it (nothing half-computed is ever sent).
+// update changes the gate under its lock and wakes every waiter.
+func (g *gradGate) update(change func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	change()
+	g.any = g.any || slices.ContainsFunc(g.final, func(n int) bool { return n > 0 })
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// finish ends the computation: with an error, every wait for a gradient
+// not yet final fails with it (nothing half-computed is ever sent), and
+// every wait for a parameter's release too.
 func (g *gradGate) finish(err error) {
-	if err == nil {
-		return
+	if err != nil {
+		g.update(func() { g.err = err })
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.err = err
-	close(g.failed)
 }
 
-// wait returns once parameter j's gradient is final (j -1: any parameter's),
-// or with the computation's error, or with ctx's.
-func (g *gradGate) wait(ctx context.Context, j int) error {
-	ch := g.first
-	if j >= 0 {
-		ch = g.ready[j]
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-g.failed:
-		select {
-		case <-ch: // final before the failure: still good
-			return nil
-		default:
+// wait returns once parameter j's gradient is final up to end (j -1: once
+// any gradient is final, in part), or with the computation's error, or
+// with ctx's.
+func (g *gradGate) wait(ctx context.Context, j, end int) error {
+	return g.until(ctx, func() bool {
+		if j < 0 {
+			return g.any
 		}
-		return fmt.Errorf("gradient not computed: %w", g.err)
-	case <-ctx.Done():
-		return ctx.Err()
+		return g.final[j] >= end
+	})
+}
+
+// waitReleased returns once the computation reads none of params, or with
+// its error, or with ctx's.
+func (g *gradGate) waitReleased(ctx context.Context, params []int) error {
+	return g.until(ctx, func() bool {
+		return !slices.ContainsFunc(params, func(j int) bool { return !g.released[j] })
+	})
+}
+
+// until returns once ok (read under the gate's lock) holds: a condition met
+// before the computation failed still holds after.
+func (g *gradGate) until(ctx context.Context, ok func() bool) error {
+	for {
+		g.mu.Lock()
+		met, err, changed := ok(), g.err, g.changed
+		g.mu.Unlock()
+		switch {
+		case met:
+			return nil
+		case err != nil:
+			return fmt.Errorf("gradient not computed: %w", err)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

@@ -44,15 +44,15 @@ func (t *trainer) closeProgram() {
 }
 
 // gradient accumulates the gradient sums of b into t.grads: the program's
-// when there is one, else the built-in model's, which calls ready (when not
-// nil) as each parameter's gradient is final (a program's answer comes
-// whole: ready is for built-in models only).
-func (t *trainer) gradient(b model.Batch, ready func(param int)) (float64, error) {
+// when there is one, else the built-in model's, which tells progress (when
+// not nil) as it computes (a program's answer comes whole: progress is for
+// built-in models only).
+func (t *trainer) gradient(b model.Batch, progress *model.Progress) (float64, error) {
 	if t.prog == nil {
 		if err := t.layout.Model.Spec().CheckBatch(b); err != nil {
 			return 0, fmt.Errorf("trainer: bad records: %w", err)
 		}
-		return t.layout.Model.GradientReady(t.params, b, t.grads, ready), nil
+		return t.layout.Model.GradientProgress(t.params, b, t.grads, progress), nil
 	}
 	// A program's spec checks inputs and lengths only: the labels are the
 	// program's to interpret.

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,15 +174,16 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 		return nil, fmt.Errorf("trainer: the job's roots: %w", err)
 	}
 	t.roots, t.data.open = roots, roots.Open // a shard symlinked out of the roots since submit is refused
+	threads := 0                             // GOMAXPROCS
 	if cfg.OwnsRuntime {
-		roleruntime.LimitProcs(t.spec.Resources.Trainer.CPU, t.log)
+		threads = roleruntime.LimitComputeProcs(t.spec.Resources.Trainer.CPU, t.log)
 	}
-	if t.layout, err = client.NewLayout(t.spec); err != nil {
+	if t.layout, err = client.NewLayoutWith(t.spec, model.Options{Threads: threads}); err != nil {
 		return nil, err
 	}
-	// The built-in models compute each micro-batch on GOMAXPROCS threads;
+	// The built-in models compute each micro-batch on threads threads;
 	// the kernels' name says which trainers give bit-identical gradients.
-	t.log.Info("compute", "kernels", model.Kernels(), "threads", runtime.GOMAXPROCS(0))
+	t.log.Info("compute", "kernels", model.Kernels(), "threads", cmp.Or(threads, runtime.GOMAXPROCS(0)))
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
 	t.rec = newRecState(t.layout)
 	return t, nil
@@ -271,25 +273,25 @@ func (t *trainer) psErr(ctx context.Context, err error) error {
 // resync).
 func transient(err error) bool { return client.PeerGone(err) }
 
-// compute zeroes the gradient buffers and accumulates the gradient sums of ex.
 // compute puts the gradient sums of ex in t.grads and returns the loss
-// sum. A built-in model calls ready (when not nil) with each parameter
-// whose gradient is final (computeWhilePushing); a micro-batch of no
-// records announces them all at once, zeros.
-func (t *trainer) compute(ex []dataset.Example, ready func(param int)) (float64, error) {
+// sum. A built-in model tells progress (when not nil) as it computes
+// (computeWhilePushing); a micro-batch of no records tells every
+// parameter final, zeros, and released at once.
+func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float64, error) {
 	for _, g := range t.grads {
 		clear(g)
 	}
 	if len(ex) == 0 {
-		if ready != nil {
+		if progress != nil {
 			for j := range t.grads {
-				ready(j)
+				progress.Ready(j)
+				progress.Released(j)
 			}
 		}
 		return 0, nil
 	}
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
-	return t.gradient(t.batch, ready)
+	return t.gradient(t.batch, progress)
 }
 
 func safeMean(sum float64, n int) float64 {

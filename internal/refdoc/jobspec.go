@@ -81,7 +81,7 @@ var specFields = map[string]specField{
 		meaning: "where checkpoints and the model go; required for a job placed on several nodes"},
 	"resources":                object("what one process of each role asks of placement"),
 	"resources.trainer":        object("one trainer"),
-	"resources.trainer.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one trainer asks of placement; it also sets the trainer's GOMAXPROCS (the model does not depend on it) and a model program's CPU quota (not stated: 1 CPU)"},
+	"resources.trainer.cpu":    {def: "not stated", limits: "finite, ≥ 0", meaning: "CPUs one trainer asks of placement; it also sets the threads a built-in model computes each micro-batch on (rounded up; the gradient does not depend on it), the trainer's GOMAXPROCS (one more, for the network) and a model program's CPU quota (not stated: 1 CPU)"},
 	"resources.trainer.memory": {def: "what the parameters need", limits: memoryText, meaning: "memory one trainer asks of placement; a stated request must hold the parameters. For model.kind program it is also the program's memory limit, and an agent that isolates programs refuses a program job without it"},
 	"resources.trainer.gpu":    {def: "0", limits: "0 to 64", meaning: "GPUs of one node that one trainer gets to itself; its agent pins them with `CUDA_VISIBLE_DEVICES` for the trainer and its model program (0: it sees no GPU)"},
 	"resources.pserver":        object("one pserver"),

@@ -31,6 +31,25 @@ func LimitProcs(cpu float64, log *slog.Logger) int {
 	return n
 }
 
+// LimitComputeProcs is LimitProcs for a role that computes on threads of
+// its own (a trainer's built-in model): it returns the threads to compute
+// on, the CPUs asked for (0 when none were: GOMAXPROCS then), and leaves
+// the runtime one P more than that. A goroutine coming back from a cgo
+// call (OpenBLAS) needs a free P: with as many Ps as compute threads, it
+// waits for the network goroutines receiving and sending the parameters to
+// give theirs up, up to a scheduler time slice.
+func LimitComputeProcs(cpu float64, log *slog.Logger) (threads int) {
+	if cpu <= 0 || os.Getenv("GOMAXPROCS") != "" {
+		return 0
+	}
+	threads = max(min(int(math.Ceil(cpu)), runtime.NumCPU()), 1)
+	if runtime.GOMAXPROCS(0) != threads+1 {
+		runtime.GOMAXPROCS(threads + 1)
+		log.Info("GOMAXPROCS set from resources", "cpu", cpu, "compute_threads", threads, "procs", threads+1)
+	}
+	return threads
+}
+
 // Raise sets GOMAXPROCS to n for a while, if n is more than in force, and
 // returns what puts it back. A master runs on one core, but its pass-end
 // evaluation, during which no step runs, multiplies the whole test set

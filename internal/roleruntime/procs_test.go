@@ -53,3 +53,30 @@ func TestRaise(t *testing.T) {
 		t.Errorf("a lower Raise changed GOMAXPROCS to %d, want 3", got)
 	}
 }
+
+// TestLimitComputeProcs: the compute threads are the CPUs asked for, and
+// the runtime gets one P more for the network; nothing asked, or
+// GOMAXPROCS in the environment, leaves the runtime alone (threads 0:
+// GOMAXPROCS).
+func TestLimitComputeProcs(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range []struct {
+		cpu  float64
+		want int
+	}{{0.5, 1}, {1, 1}, {1.5, min(2, runtime.NumCPU())}, {1000, runtime.NumCPU()}} {
+		if got := LimitComputeProcs(c.cpu, log); got != c.want || runtime.GOMAXPROCS(0) != c.want+1 {
+			t.Errorf("cpu %v: %d threads (GOMAXPROCS %d), want %d (GOMAXPROCS %d)", c.cpu, got, runtime.GOMAXPROCS(0), c.want, c.want+1)
+		}
+	}
+	runtime.GOMAXPROCS(before)
+	if got := LimitComputeProcs(0, log); got != 0 || runtime.GOMAXPROCS(0) != before {
+		t.Errorf("cpu 0: %d threads, GOMAXPROCS %d; want 0 and %d untouched", got, runtime.GOMAXPROCS(0), before)
+	}
+	t.Setenv("GOMAXPROCS", "7")
+	if got := LimitComputeProcs(2, log); got != 0 || runtime.GOMAXPROCS(0) != before {
+		t.Errorf("GOMAXPROCS in the environment: %d threads, GOMAXPROCS %d; want 0 and %d untouched", got, runtime.GOMAXPROCS(0), before)
+	}
+}

@@ -33,7 +33,10 @@ type Layout struct {
 }
 
 // NewLayout derives the layout of spec.
-func NewLayout(spec *jobspec.Spec) (*Layout, error) {
+func NewLayout(spec *jobspec.Spec) (*Layout, error) { return NewLayoutWith(spec, model.Options{}) }
+
+// NewLayoutWith is NewLayout with the built-in model computing as o says.
+func NewLayoutWith(spec *jobspec.Spec, o model.Options) (*Layout, error) {
 	l := &Layout{Spec: spec.Model.ToModel(), Tables: spec.EmbeddingTables()}
 	if spec.Model.IsProgram() {
 		d := spec.Model.Declared
@@ -42,13 +45,13 @@ func NewLayout(spec *jobspec.Spec) (*Layout, error) {
 		}
 		l.Params = d.ParamSpecs()
 	} else if spec.Model.IsRecommender() {
-		r, err := model.NewRecommender(spec.Model.RecSpec())
+		r, err := model.NewRecommenderWith(spec.Model.RecSpec(), o)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", spec.Name, err)
 		}
 		l.Rec, l.Params = r, r.Params()
 	} else {
-		m, err := model.New(l.Spec)
+		m, err := model.NewWith(l.Spec, o)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", spec.Name, err)
 		}

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
@@ -27,22 +29,26 @@ func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, 
 // PushOption changes how a push sends.
 type PushOption func(*pushHeader)
 
-// WaitForGradient makes a push wait, before it sends each block, until
-// wait(ctx, param) says the gradient of that block's parameter is final:
-// a push started while the backward pass runs sends each pserver's blocks
-// as soon as they are computed (the last layers first), as PyTorch's DDP
-// overlaps its all-reduce with the backward pass. An error from wait ends
-// the push with it.
-func WaitForGradient(wait func(ctx context.Context, param int) error) PushOption {
+// WaitForGradient makes a push wait, before it sends each piece of a
+// block, until wait(ctx, param, end) says the gradient of that block's
+// parameter is final up to end (its first end floats): a push started
+// while the backward pass runs sends each pserver's blocks as soon as they
+// are computed (the last layers first, a weight's first rows before its
+// last), as PyTorch's DDP overlaps its all-reduce with the backward pass.
+// An error from wait ends the push with it.
+func WaitForGradient(wait func(ctx context.Context, param, end int) error) PushOption {
 	return func(h *pushHeader) { h.wait = wait }
 }
 
-// WaitBeforePull makes a PushPull wait, once every block is acknowledged
-// and before it writes the next step's parameters into params, until
-// wait(ctx) returns: a push overlapped with the backward pass must not
-// change the parameters the lower layers still read. An error from wait
-// leaves params untouched and the push applied (the caller pulls).
-func WaitBeforePull(wait func(ctx context.Context) error) PushOption {
+// WaitBeforePull makes a PushPull wait, once a pserver acknowledged its
+// blocks and before it writes the next step's parameters that pserver
+// sends into params, until wait(ctx, held) returns, held being the
+// parameters that pserver holds blocks of: a push overlapped with the
+// backward pass must not change the parameters the lower layers still
+// read, but a pserver holding only upper layers may be read from while
+// they compute. An error from wait leaves that pserver's parameters
+// untouched and the push applied (the caller pulls).
+func WaitBeforePull(wait func(ctx context.Context, held []int) error) PushOption {
 	return func(h *pushHeader) { h.beforePull = wait }
 }
 
@@ -59,8 +65,8 @@ type pushHeader struct {
 	rollbackEpoch int64
 	records       int64
 	checkpoint    bool
-	wait          func(ctx context.Context, param int) error // nil: every gradient is final
-	beforePull    func(ctx context.Context) error            // nil: params are free to write
+	wait          func(ctx context.Context, param, end int) error // nil: every gradient is final
+	beforePull    func(ctx context.Context, held []int) error     // nil: params are free to write
 }
 
 // chunk is one message of the push: data at offset within block (block -1
@@ -95,18 +101,15 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 // may change grads; a push that fails is a stream the pserver reads no more.
 func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h pushHeader, grads [][]float32) (sent bool, err error) {
 	var loans wire.Loans
-	for _, b := range c.blocks {
-		if b.Server != i {
-			continue
-		}
-		if h.wait != nil {
-			if err := h.wait(ctx, b.Param); err != nil {
-				return sent, err
-			}
-		}
+	for _, b := range c.sendOrder(i) {
 		src := grads[b.Param][b.Offset : b.Offset+b.Len]
 		for off := 0; off < len(src); off += wire.ChunkFloats {
 			end := min(off+wire.ChunkFloats, len(src))
+			if h.wait != nil {
+				if err := h.wait(ctx, b.Param, b.Offset+end); err != nil {
+					return sent, err
+				}
+			}
 			if err := send(loans.Lend(h.chunk(b.ID, off, src[off:end]))); err != nil {
 				return sent, err
 			}
@@ -117,6 +120,31 @@ func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h 
 		return false, send(h.chunk(-1, 0, nil))
 	}
 	return true, nil
+}
+
+// sendOrder is pserver i's blocks, the last parameters' first (a backward
+// pass computes them first), each parameter's in offset order (its first
+// rows are final first).
+func (c *Client) sendOrder(i int) []Block {
+	var own []Block
+	for _, b := range c.blocks {
+		if b.Server == i {
+			own = append(own, b)
+		}
+	}
+	slices.SortStableFunc(own, func(a, b Block) int { return cmp.Compare(b.Param, a.Param) })
+	return own
+}
+
+// heldBy is the parameters pserver i holds blocks of.
+func (c *Client) heldBy(i int) []int {
+	var held []int
+	for _, b := range c.blocks {
+		if b.Server == i && !slices.Contains(held, b.Param) {
+			held = append(held, b.Param)
+		}
+	}
+	return held
 }
 
 // sendFailed turns a failed Send into the push's outcome: the server's real

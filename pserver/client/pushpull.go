@@ -83,7 +83,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	}
 	ack()
 	if h.beforePull != nil {
-		if err := h.beforePull(ctx); err != nil {
+		if err := h.beforePull(ctx, c.heldBy(i)); err != nil {
 			return 0, false, nil // applied; the parameters are left to a pull
 		}
 	}

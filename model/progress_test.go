@@ -1,0 +1,73 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// TestGradientProgressTellsTheTruth: what GradientProgress tells is true
+// when told, on 1, 2 and 3 threads. A Partial(j, n) comes with grads[j][:n]
+// already holding its final bits, n growing, before Ready(j); every
+// parameter is Ready once; and a parameter told Released is read no more:
+// overwriting it with NaN right then leaves the gradient bit for bit what
+// an undisturbed computation gives.
+func TestGradientProgressTellsTheTruth(t *testing.T) {
+	// 600 inputs: the first weight's gradient comes in 3 bands of rows.
+	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
+	rng := rand.New(rand.NewPCG(4, 5))
+	ref := mustNewWith(t, spec, Options{Threads: 1})
+	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
+	want := zeroParams(ref)
+	ref.Gradient(params, b, want)
+	for _, threads := range []int{1, 2, 3} {
+		m := mustNewWith(t, spec, Options{Threads: threads})
+		mine := make([][]float32, len(params))
+		for j := range params {
+			mine[j] = slices.Clone(params[j])
+		}
+		got := zeroParams(m)
+		var mu sync.Mutex
+		told := make([]int, len(got))
+		partials, ready, released := 0, make([]int, len(got)), make([]int, len(got))
+		p := &Progress{
+			Partial: func(j, n int) {
+				mu.Lock()
+				defer mu.Unlock()
+				if n <= told[j] || ready[j] > 0 || !slices.Equal(got[j][:n], want[j][:n]) {
+					t.Errorf("threads %d: Partial(%d, %d) after %d (ready %d) or before its values were final", threads, j, n, told[j], ready[j])
+				}
+				told[j], partials = n, partials+1
+			},
+			Ready: func(j int) {
+				mu.Lock()
+				defer mu.Unlock()
+				if ready[j]++; !slices.Equal(got[j], want[j]) {
+					t.Errorf("threads %d: Ready(%d) before its gradient was final", threads, j)
+				}
+			},
+			Released: func(j int) {
+				mu.Lock()
+				defer mu.Unlock()
+				released[j]++
+				for k := range mine[j] {
+					mine[j][k] = float32(math.NaN())
+				}
+			},
+		}
+		m.GradientProgress(mine, b, got, p)
+		for j := range got {
+			if ready[j] != 1 || released[j] != 1 {
+				t.Errorf("threads %d: parameter %d told ready %d and released %d times; want once each", threads, j, ready[j], released[j])
+			}
+			if !slices.Equal(got[j], want[j]) {
+				t.Errorf("threads %d: parameter %d's gradient differs once released parameters were overwritten", threads, j)
+			}
+		}
+		if told[0] != len(got[0]) || partials < 3 {
+			t.Errorf("threads %d: the first weight told in parts up to %d of %d (%d Partial calls); want 3 bands, to the end", threads, told[0], len(got[0]), partials)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/pserver/wire"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestPushSendsLastParametersFirstInPieces: a push overlapped with the
+// backward pass sends a pserver's last parameters first (computed first),
+// a large parameter piece by piece as its first floats become final, and
+// waits for each piece's end before sending it.
+func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
+	big := 2*wire.ChunkFloats + 3
+	blocks, err := Partition([]int{big, 7, 5, 4}, 2, MaxBlockFloats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{blocks: blocks}
+	grads := [][]float32{make([]float32, big), make([]float32, 7), make([]float32, 5), make([]float32, 4)}
+	var waited, sent []string
+	wait := func(_ context.Context, param, end int) error {
+		waited = append(waited, fmt.Sprintf("%d:%d", param, end))
+		return nil
+	}
+	send := func(m any) error { // what gRPC does with a lent chunk
+		data, err := wire.Codec{}.Marshal(m)
+		if err != nil {
+			return err
+		}
+		ch := &api.PushChunk{}
+		if err := proto.Unmarshal(data.Materialize(), ch); err != nil {
+			return err
+		}
+		data.Free()
+		b := c.blocks[ch.Block]
+		sent = append(sent, fmt.Sprintf("%d:%d+%d", b.Param, b.Offset+int(ch.Offset), len(ch.Data)/4))
+		return nil
+	}
+	var h pushHeader
+	h.apply([]PushOption{WaitForGradient(wait)})
+	for i := range 2 {
+		waited, sent = nil, nil
+		if _, err := c.sendBlocks(context.Background(), i, send, h, grads); err != nil {
+			t.Fatal(err)
+		}
+		var wantWaits, wantSent []string
+		own := c.heldBy(i)
+		slices.Reverse(own)
+		for _, p := range own {
+			for _, b := range blocks {
+				if b.Param != p || b.Server != i {
+					continue
+				}
+				for off := 0; off < b.Len; off += wire.ChunkFloats {
+					end := min(off+wire.ChunkFloats, b.Len)
+					wantWaits = append(wantWaits, fmt.Sprintf("%d:%d", p, b.Offset+end))
+					wantSent = append(wantSent, fmt.Sprintf("%d:%d+%d", p, b.Offset+off, end-off))
+				}
+			}
+		}
+		if !slices.Equal(waited, wantWaits) || !slices.Equal(sent, wantSent) {
+			t.Fatalf("pserver %d: waited %v, sent %v; want waits %v, sends %v", i, waited, sent, wantWaits, wantSent)
+		}
+	}
+	// Pserver 0 holds the big parameter in 3 pieces: the test covers pieces.
+	if held := c.heldBy(0); !slices.Contains(held, 0) {
+		t.Fatalf("pserver 0 holds %v; the test expects the big parameter there", held)
+	}
+}
+
+// TestHeldByNamesEachPserversParameters: the parameters a PushPull waits
+// to be released before writing a pserver's answer are exactly those it
+// holds blocks of.
+func TestHeldByNamesEachPserversParameters(t *testing.T) {
+	blocks, err := Partition([]int{10, 2, 10, 2}, 2, MaxBlockFloats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{blocks: blocks}
+	if got := [][]int{c.heldBy(0), c.heldBy(1)}; !slices.Equal(got[0], []int{0, 1}) || !slices.Equal(got[1], []int{2, 3}) {
+		t.Fatalf("held %v; want [[0 1] [2 3]] (12 floats each)", got)
+	}
+}
