@@ -39,7 +39,7 @@ type process struct {
 	key    string // the registration key, held under session's lease
 	layout *client.Layout
 	// memLimit is the soft memory limit tuneRuntime set (0: the process
-	// does not own its runtime); followTables raises it as tables grow.
+	// does not own its runtime); watchTables raises it as tables grow.
 	memLimit int64
 	shard    *Shard
 	driver   shardDriver // times the copies a restore makes of a snapshot being written
@@ -289,10 +289,11 @@ func (p *process) runUntilEnd(ctx context.Context, srv *grpc.Server, serveErr <-
 		go p.timedSnapshots(ctx)
 	}
 	if len(p.spec.Model.Fields) > 0 {
-		go p.watchTableMemory(ctx)
-		if p.memLimit > 0 {
-			go p.followTables(ctx, p.memLimit)
+		request, err := p.spec.Resources.Pserver.MemoryBytes()
+		if err != nil {
+			request = 0 // checked at submit: not expected
 		}
+		go p.watchTables(ctx, p.memLimit, request)
 	}
 	ended := coord.WatchJobEnd(ctx, p.cli, p.cfg.Job)
 	relayout := p.watchLayout(ctx)

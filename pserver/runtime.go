@@ -1,12 +1,10 @@
 package pserver
 
 import (
-	"context"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
 )
 
 // A pserver's heap is mostly its shard, a few large slices of floats that
@@ -59,33 +57,6 @@ func tuneRuntime(s *Shard, log *slog.Logger) int64 {
 	debug.SetMemoryLimit(limit)
 	log.Info("memory limit set", "bytes", limit, "gc_percent", percent)
 	return limit
-}
-
-// tableLimitEvery is how often followTables moves the soft limit.
-const tableLimitEvery = time.Second
-
-// followTables raises the soft limit set at start (base) as the shard's
-// embedding tables grow: a table has no declared size, so a limit of the
-// dense state alone would bind once rows outgrow it, and the collector
-// would run without end (the limiter lets it take half the CPU). Table.Bytes
-// estimates the index at 16 bytes an entry, under what a Go map takes
-// (and twice that while it grows): the limit counts the tables 1.5 times.
-func (p *process) followTables(ctx context.Context, base int64) {
-	tick := p.clock.NewTicker(tableLimitEvery)
-	defer tick.Stop()
-	last := base
-	for {
-		select {
-		case <-tick.C():
-		case <-ctx.Done():
-			return
-		}
-		tables, _ := p.shard.TableBytes()
-		if limit := base + tables*3/2; limit != last {
-			debug.SetMemoryLimit(limit)
-			last = limit
-		}
-	}
 }
 
 // collectPercent is the growth of a heap of held bytes that lets

@@ -3,6 +3,7 @@ package pserver
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/gtrain/gtrain/jobspec"
@@ -13,19 +14,25 @@ import (
 // the request: a table has no declared size to refuse it by at submit).
 const tableMemoryWarnAt = 0.8
 
-// tableMemoryEvery is how often the watch looks.
-const tableMemoryEvery = 2 * time.Second
+// tableWatchEvery is how often watchTables looks at the tables.
+const tableWatchEvery = time.Second
 
-// watchTableMemory publishes a memory warning while the shard's dense
-// state and tables hold more than tableMemoryWarnAt of
-// resources.pserver.memory, and clears it when they no longer do.
-func (p *process) watchTableMemory(ctx context.Context) {
-	request, err := p.spec.Resources.Pserver.MemoryBytes()
-	if err != nil || request <= 0 {
-		return
-	}
-	tick := p.clock.NewTicker(tableMemoryEvery)
+// watchTables follows the shard's embedding tables as they grow, one look
+// a tick for both of its jobs:
+//   - the soft memory limit set at start (base; 0: the process does not own
+//     its runtime) rises with them: a table has no declared size, so a
+//     limit of the dense state alone would bind once rows outgrow it, and
+//     the collector would run without end (the limiter lets it take half
+//     the CPU). Table.Bytes estimates the index at 16 bytes an entry, under
+//     what a Go map takes (and twice that while it grows): the limit counts
+//     the tables 1.5 times;
+//   - status carries a memory warning while the dense state and tables
+//     hold more than tableMemoryWarnAt of resources.pserver.memory
+//     (request; 0: none stated), cleared when they no longer do.
+func (p *process) watchTables(ctx context.Context, base, request int64) {
+	tick := p.clock.NewTicker(tableWatchEvery)
 	defer tick.Stop()
+	limit := base
 	for {
 		select {
 		case <-tick.C():
@@ -33,19 +40,31 @@ func (p *process) watchTableMemory(ctx context.Context) {
 			return
 		}
 		tables, rows := p.shard.TableBytes()
-		warning := tableMemoryWarning(p.name, int64(p.shard.StateFloats())*4+tables, tables, rows, request)
-		p.recMu.Lock()
-		changed := p.record.MemoryWarning != warning
-		p.record.MemoryWarning = warning
-		p.recMu.Unlock()
-		if changed {
-			if warning != "" {
-				p.log.Warn("embedding tables near the memory request", "warning", warning)
-			}
-			if err := p.publish(ctx); err != nil {
-				p.log.Warn("cannot publish the memory warning", "err", err)
-			}
+		if next := base + tables*3/2; base > 0 && next != limit {
+			debug.SetMemoryLimit(next)
+			limit = next
 		}
+		if request > 0 {
+			p.warnTableMemory(ctx, tableMemoryWarning(p.name, int64(p.shard.StateFloats())*4+tables, tables, rows, request))
+		}
+	}
+}
+
+// warnTableMemory puts warning in the pserver's record, publishing it when
+// it changed.
+func (p *process) warnTableMemory(ctx context.Context, warning string) {
+	p.recMu.Lock()
+	changed := p.record.MemoryWarning != warning
+	p.record.MemoryWarning = warning
+	p.recMu.Unlock()
+	if !changed {
+		return
+	}
+	if warning != "" {
+		p.log.Warn("embedding tables near the memory request", "warning", warning)
+	}
+	if err := p.publish(ctx); err != nil {
+		p.log.Warn("cannot publish the memory warning", "err", err)
 	}
 }
 
