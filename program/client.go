@@ -81,6 +81,11 @@ type Client struct {
 	classes int
 	// tables are the embedding tables the program declared (rows.go).
 	tables []jobspec.DeclaredTable
+	// progress says the program accepted progress frames (progress.go);
+	// onReady and told serve the gradient request that reads them.
+	progress bool
+	onReady  func(param int)
+	told     []bool
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
@@ -216,12 +221,13 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		err  error
 	}
 	done := make(chan result, 1)
+	tell := c.readyTeller()
 	go func() {
 		if err := wire.WriteFrame(c.stdin, req, payload...); err != nil {
 			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
 			return
 		}
-		data, err := wire.ReadFrame(c.stdout, resp, func() (int, error) {
+		data, err := c.readAnswer(resp, func() (int, error) {
 			w := want()
 			if resp.Error != "" {
 				w = 0 // an error answer has no payload
@@ -232,7 +238,7 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 				return 0, fmt.Errorf("%w: the answer announces %d floats, want %d", wire.ErrMalformed, resp.Floats, w)
 			}
 			return resp.Floats, nil
-		})
+		}, tell)
 		done <- result{data, err}
 	}()
 	timer := time.NewTimer(c.cfg.Timeout)

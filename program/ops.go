@@ -57,6 +57,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden, Threads: a.Threads, IDFields: a.IDFields}
 	if c.shm != nil {
 		req.Offer, req.Shm = wire.VersionShm, &wire.ShmOffer{Params: fdParams, Records: fdRecords, Grads: fdGrads}
+		req.Progress = true
 	}
 	var resp wire.Response
 	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) })
@@ -98,6 +99,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 	if err := c.useShm(resp.Version == wire.VersionShm, d.Params, a.Outputs); err != nil {
 		return nil, err
 	}
+	c.progress = resp.Progress && c.shared
 	return d, nil
 }
 

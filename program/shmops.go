@@ -117,6 +117,7 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 	}
 	var resp wire.Response
 	want := rowGradFloats(tr.hs)
+	defer c.expectProgress()()
 	data, err := c.callShm(ctx, wire.OpGradient, st, ps, params, b, tr, want, &resp)
 	if err != nil {
 		return 0, err

@@ -44,9 +44,10 @@ func (t *trainer) closeProgram() {
 }
 
 // gradient accumulates the gradient sums of b into t.grads: the program's
-// when there is one, else the built-in model's, which tells progress (when
-// not nil) as it computes (a program's answer comes whole: progress is for
-// built-in models only).
+// when there is one, else the built-in model's. Either tells progress (when
+// not nil) as it computes: a program that accepted progress frames says
+// which gradients are final before it answers, and releases the
+// parameters with its answer.
 func (t *trainer) gradient(b model.Batch, progress *model.Progress) (float64, error) {
 	if t.prog == nil {
 		if err := t.layout.Model.Spec().CheckBatch(b); err != nil {
@@ -59,9 +60,23 @@ func (t *trainer) gradient(b model.Batch, progress *model.Progress) (float64, er
 	if err := t.layout.Spec.CheckBatch(b); err != nil {
 		return 0, fmt.Errorf("trainer: bad records: %w", err)
 	}
-	loss, err := t.prog.GradientAt(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads)
+	var loss float64
+	var err error
+	if progress != nil && t.prog.Progress() {
+		loss, err = t.prog.GradientProgress(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads, progress.Ready)
+	} else {
+		loss, err = t.prog.GradientAt(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("trainer: %w", t.noteCrash(err))
+	}
+	if progress != nil {
+		// Every gradient is final with the answer (told or not), and the
+		// program reads the parameters until it answers.
+		for j := range t.grads {
+			progress.Ready(j)
+			progress.Released(j)
+		}
 	}
 	return loss, nil
 }

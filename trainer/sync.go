@@ -215,7 +215,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		}
 		return t.reportStep(ctx, w, loss, len(ex))
 	}
-	if push && t.prog == nil && t.layout != nil && t.layout.Model != nil {
+	if push && t.overlaps() {
 		return t.computeWhilePushing(ctx, w, ex)
 	}
 	loss, err := t.compute(ex, nil)
@@ -226,6 +226,16 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex))
 	}
 	return t.reportStep(ctx, w, loss, len(ex))
+}
+
+// overlaps says whether the push of a micro-batch's gradient can start
+// while it computes: a built-in model's, or a program's that tells its
+// progress (a recommender's rows are pushed after).
+func (t *trainer) overlaps() bool {
+	if t.prog != nil {
+		return t.prog.Progress() && t.layout != nil
+	}
+	return t.layout != nil && t.layout.Model != nil
 }
 
 // reportStep tells the master the step is done, asking for the next work

@@ -145,6 +145,17 @@ class Request:
         self.seed = header.get("seed", 0)
         self.params = self.x = self.y = self.grads = None
         self.tables = []  # one Rows per declared table
+        self._tell = None  # progress frames: see ready()
+
+    def ready(self, *indices):
+        """Tells gtrain, during a gradient request in shared memory, that
+        the gradient sums of the parameters at indices (declared order) are
+        final in grads: they are sent to the pservers while the rest
+        computes. A no-op unless the program accepted progress at declare
+        (Channel.declare_answer(..., progress=True)); each parameter at most
+        once per request, and never written again in it."""
+        if self._tell is not None and indices:
+            self._tell(indices)
 
 
 class Channel:
@@ -155,6 +166,7 @@ class Channel:
         self.stdin = stdin or sys.stdin.buffer
         self.stdout = stdout or sys.stdout.buffer
         self.shm = None  # the offer: {"params_fd": 3, ...}
+        self.progress_offered = self.progress = False
         self.classes = 0
         self._params = self._grads = self._records = None
 
@@ -178,17 +190,21 @@ class Channel:
             self.classes = header.get("outputs", 0) if header.get("outputs", 0) > 1 else 0
             if header.get("offer", 0) >= VERSION_SHM and header.get("shm"):
                 self.shm = header["shm"]
+                self.progress_offered = bool(header.get("progress"))
         elif "batch" in header:
             self._shared_batch(req, header, data)
         else:
             self._pipe_batch(req, header, data)
         return req
 
-    def declare_answer(self, params, tables=()):
+    def declare_answer(self, params, tables=(), progress=False):
         """The header of a declare answer for [(name, shape)] and the
-        embedding tables [(name, dim) or (name, dim, optimizer)]."""
+        embedding tables [(name, dim) or (name, dim, optimizer)]; progress
+        accepts progress frames when offered (Request.ready)."""
         version = VERSION_SHM if self.shm else VERSION
         h = {"version": version, "params": [{"name": n, "shape": list(s)} for n, s in params]}
+        if progress and self.progress_offered:
+            h["progress"] = self.progress = True
         if tables:
             h["tables"] = [_table_header(*t) for t in tables]
         return h
@@ -219,6 +235,8 @@ class Channel:
         req.y = y.astype(np.int64) if self.classes else y
         req.params, req.grads = self._pviews, self._gviews
         req.tables = _tables(h, data)
+        if self.progress and req.op == "gradient":
+            req._tell = lambda indices: write_frame(self.stdout, {"ready": [int(i) for i in indices]})
 
     def answer(self, header, arrays=()):
         write_frame(self.stdout, header, arrays)

@@ -172,8 +172,34 @@ class _Model:
         rows = {id(t.bag.weight) for t in self.tables}
         self.params = [(n, p) for n, p in self.module.named_parameters() if id(p) not in rows]
         self.buffers = [b for _, b in self.module.named_buffers()]
+        self._tell_ready()
         print("gtrainprog_torch: training on %s" % device_name(self.device), file=sys.stderr, flush=True)
         return decl
+
+    def _tell_ready(self):
+        """On the CPU, tells gtrain each parameter's gradient as soon as
+        autograd accumulated it into the shared gradients (a post hook on
+        its AccumulateGrad node, as PyTorch's DDP before 2.0 found them),
+        so the trainer pushes it while the lower layers compute."""
+        self._progress_req, self._accumulators = None, []
+        if self.device.type != "cpu":
+            return  # the sums are copied over after the backward
+        for j, (_, p) in enumerate(self.params):
+            acc = p.expand_as(p).grad_fn.next_functions[0][0]
+            acc.register_hook(self._ready_hook(j))
+            self._accumulators.append(acc)  # autograd keeps it only while referenced
+
+    def _ready_hook(self, j):
+        def ready(*_):
+            req = self._progress_req
+            if req is None:
+                return
+            p, g = self.params[j][1], req.grads[j]
+            if p.grad.data_ptr() != g.ctypes.data:  # autograd replaced it: the sums go over first
+                np.add(g, p.grad.numpy(), out=g)
+                p.grad = torch.from_numpy(g)
+            req.ready(j)
+        return ready
 
     def _bind(self, req, with_grads):
         """Points the parameters at the request's and, for a gradient, their
@@ -205,7 +231,11 @@ class _Model:
         losses = self.loss_fn(self.module(x), y)
         if losses.dim() != 1 or losses.shape[0] != len(req.y):
             raise ValueError("loss_fn must return one loss per record (reduction='none'), got shape %s" % (tuple(losses.shape),))
-        losses.sum().backward()
+        self._progress_req = req if req.grads is not None and self.device.type == "cpu" else None
+        try:
+            losses.sum().backward()
+        finally:
+            self._progress_req = None
         for (name, p), g in zip(self.params, grads):
             if p.grad.data_ptr() != g.ctypes.data:  # on a GPU, or autograd replaced it: copy the sums over
                 np.add(g, p.grad.cpu().numpy(), out=g)
@@ -249,7 +279,7 @@ def _answer(model, ch, req):
     if req.op == "declare":
         decl = model.declare(req.header)
         tables = [(t.field, t.dim, t.optimizer) for t in model.tables]
-        header = ch.declare_answer([(n, s) for n, s, _ in decl], tables)
+        header = ch.declare_answer([(n, s) for n, s, _ in decl], tables, progress=model.device.type == "cpu")
         header["device"] = device_name(model.device)
         ch.answer(header, [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":

@@ -55,7 +55,10 @@ def declare(req):
         write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [time.time() % 1] * 9)
         return
     version = 2 if mode.startswith("shm-") and req.get("offer") == 2 else 1
-    write({"version": version, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [0.5] * 9)
+    h = {"version": version, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}
+    if mode.startswith("shm-ready") and mode != "shm-ready-unaccepted" and req.get("progress"):
+        h["progress"] = True
+    write(h, [0.5] * 9)
 
 
 while True:
@@ -79,6 +82,18 @@ while True:
     if mode == "shm-nan-grad":  # a NaN added in place, a clean header
         grads = mmap.mmap(offer["grads_fd"], 36)
         grads[4:8] = struct.pack("<f", float("nan"))
+        write({"count": n, "loss_sum": 1.0})
+    elif mode in ("shm-ready-twice", "shm-ready-unaccepted"):
+        write({"ready": [1]})
+        write({"ready": [1]})
+        write({"count": n, "loss_sum": 1.0})
+    elif mode == "shm-ready-range":
+        write({"ready": [7]})
+        write({"count": n, "loss_sum": 1.0})
+    elif mode == "shm-ready-nan":  # told final with a NaN in it
+        grads = mmap.mmap(offer["grads_fd"], 36)
+        grads[0:4] = struct.pack("<f", float("inf"))
+        write({"ready": [0]})
         write({"count": n, "loss_sum": 1.0})
     elif mode == "wrong-shape":
         write({"count": n, "loss_sum": 1.0}, [0.0] * 8)

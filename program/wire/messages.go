@@ -93,6 +93,12 @@ type Request struct {
 	Params  []Tensor  `json:"params,omitempty"`
 	Step    int64     `json:"step,omitempty"`
 	Batch   *ShmBatch `json:"batch,omitempty"`
+	// Progress (declare, with Shm) offers progress frames: a program that
+	// accepts (Response.Progress) may tell, during a gradient request,
+	// which parameters' sums are final in the shared gradients before it
+	// answers, so the trainer sends them to the pservers while the
+	// program computes the rest (Response.Ready).
+	Progress bool `json:"progress,omitempty"`
 	// IDFields (declare) are the records' id fields: the tables a program
 	// may declare. Tables (gradient, evaluate) are the batch's rows of
 	// each declared table, in declared order, after the rest of the
@@ -193,6 +199,20 @@ type Response struct {
 	Count   *int64   `json:"count,omitempty"`
 	LossSum *float64 `json:"loss_sum,omitempty"`
 	Correct *int64   `json:"correct,omitempty"`
+	// Progress (declare) accepts the trainer's offer of progress frames.
+	Progress bool `json:"progress,omitempty"`
+	// Ready makes the frame a progress frame of a gradient request, not
+	// its answer: the parameters (indexes in declared order) whose
+	// gradient sums are final in the shared gradients; the program
+	// writes them no more in this request. Nothing else is set, and no
+	// payload follows. The answer comes after, as always.
+	Ready []int `json:"ready,omitempty"`
 	// Floats is how many floats follow; it must equal what the operation implies.
 	Floats int `json:"floats"`
+}
+
+// IsProgress says whether r is a progress frame (Ready) rather than an
+// answer.
+func (r *Response) IsProgress() bool {
+	return len(r.Ready) > 0 && r.Error == "" && r.Count == nil && r.LossSum == nil && r.Correct == nil
 }
