@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/internal/clock"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // followLayoutWait bounds the wait for the pservers of a new layout; those
@@ -21,4 +23,24 @@ func (t *trainer) followLayout(ctx context.Context) {
 	if err := t.ps.Refresh(rctx); err != nil {
 		t.log.Warn("pservers of the new epoch not all found yet", "err", err)
 	}
+}
+
+// layoutMoved says whether err, a pserver's refusal of this trainer's push
+// as malformed (InvalidArgument: a block it does not hold, data out of a
+// block's bounds), came from the pservers moving to a new layout while the
+// push was cut over the old one (gen): a re-shard ends a pserver's
+// generation in place, so a push under way reaches the new cut. The job
+// then rolls back to the re-shard's step: the trainer resyncs with the
+// master instead of failing, and pushes over the new layout from then on.
+// A refusal under an unchanged layout is a real fault.
+func (t *trainer) layoutMoved(ctx context.Context, err error, gen int64) bool {
+	if status.Code(err) != codes.InvalidArgument {
+		return false
+	}
+	t.followLayout(ctx)
+	if t.ps.Generation() == gen {
+		return false
+	}
+	t.log.Warn("the pservers moved to a new layout during the push; resyncing with the master", "layout_generation", t.ps.Generation(), "err", err)
+	return true
 }

@@ -20,6 +20,8 @@ type pservers interface {
 	PushPull(ctx context.Context, trainer int, step, epoch, records int64, checkpoint bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error)
 	// Refresh re-discovers the pservers (one may restart at a new address).
 	Refresh(ctx context.Context) error
+	// Generation is the layout generation the calls go by (client.Dynamic's).
+	Generation() int64
 	// PullBatchRows and PushBatchRows move a recommender's embedding rows
 	// (client.Client's).
 	PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, epoch int64) error
@@ -42,6 +44,8 @@ func (p dynamicPservers) PushPull(ctx context.Context, trainer int, step, epoch,
 }
 
 func (p dynamicPservers) Refresh(ctx context.Context) error { return p.d.Refresh(ctx) }
+
+func (p dynamicPservers) Generation() int64 { return p.d.Generation() }
 
 func (p dynamicPservers) PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, epoch int64) error {
 	return p.d.Client().PullBatchRows(ctx, tables, b, minStep, epoch)

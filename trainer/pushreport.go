@@ -53,13 +53,14 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 		})
 	}
 	accepted := func() { report(true) }
+	gen := t.ps.Generation()
 	err := t.retryTransient(ctx, "push gradients", func() error { return t.psErr(ctx, t.push(pctx, w, int64(records), accepted, opts)) })
 	if err != nil {
 		once.Do(func() {}) // no report after a failed push
 		if started {
 			<-reported // not expected: a push acknowledged by every pserver succeeds
 		}
-		if resync(err) {
+		if resync(err) || t.layoutMoved(ctx, err, gen) {
 			return false, nil
 		}
 		if client.IsNonFinite(err) {

@@ -204,9 +204,10 @@ func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, p
 func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, push bool) (bool, error) {
 	t.progStep = program.Step{Number: w.Step, Seed: program.RequestSeed(t.spec.Seed, w.Step, int(w.MicroBatch))}
 	if t.rec != nil {
+		gen := t.ps.Generation()
 		loss, err := t.recCompute(ctx, ex, w.Step, w.Epoch, int(w.MicroBatch), push)
 		switch {
-		case resync(err):
+		case resync(err) || (err != nil && t.layoutMoved(ctx, err, gen)):
 			return false, nil
 		case err != nil:
 			return false, err

@@ -81,6 +81,13 @@ type fakePservers struct {
 	hold  int
 	// stuck counts held PushPulls that nobody stopped (given up after 2 s).
 	stuck int
+	// refusePush is the error of the first push; refreshTo the layout
+	// generation a Refresh finds after it (gen: the one in use), as a
+	// re-shard that cut the pservers anew under the push.
+	refusePush error
+	gen        int64
+	refreshTo  int64
+	moved      bool
 }
 
 type pullAnswer struct {
@@ -98,6 +105,10 @@ func (p *fakePservers) Pull(_ context.Context, _, _ int64, _ [][]float32) (int64
 }
 
 func (p *fakePservers) Push(_ context.Context, _ int, step, epoch, _ int64, _ bool, _ [][]float32, _ ...client.PushOption) error {
+	if err := p.refusePush; err != nil {
+		p.refusePush, p.moved = nil, true
+		return err
+	}
 	p.pushes = append(p.pushes, stepEpoch{step, epoch})
 	return nil
 }
@@ -123,7 +134,14 @@ func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, record
 	return client.Pulled{}, nil
 }
 
-func (p *fakePservers) Refresh(context.Context) error { return nil }
+func (p *fakePservers) Refresh(context.Context) error {
+	if p.moved {
+		p.gen = max(p.gen, p.refreshTo)
+	}
+	return nil
+}
+
+func (p *fakePservers) Generation() int64 { return p.gen }
 
 func (p *fakePservers) PullBatchRows(context.Context, []model.RecTable, *model.RecBatch, int64, int64) error {
 	return errors.New("fakePservers: no embedding rows")
@@ -284,5 +302,28 @@ func TestRunSyncPullsAfterARollbackDespiteThePush(t *testing.T) {
 	}
 	if want := []stepEpoch{{0, 1}, {1, 2}}; !slices.Equal(ps.pushes, want) {
 		t.Errorf("pushed %v, want %v", ps.pushes, want)
+	}
+}
+
+// A push refused as malformed because the pservers moved to a new layout
+// while it was under way (a re-shard) sends the trainer back to the master,
+// not out with an error; the same refusal under an unchanged layout is the
+// fault it says.
+func TestRunSyncResyncsWhenTheLayoutMovedUnderThePush(t *testing.T) {
+	bounds := status.Error(codes.InvalidArgument, "block 3 offset 0 len 1024 (block len 512): gradient data out of the block's bounds")
+	for _, moved := range []bool{true, false} {
+		m := &fakeMaster{steps: []*api.GetStepResponse{ready(0, 1), ready(0, 2), {Status: api.WorkStatus_WORK_DONE}}}
+		ps := &fakePservers{refusePush: bounds, pulls: []pullAnswer{{0, 0, nil}, {0, 0, nil}}}
+		if moved {
+			ps.refreshTo = 1
+		}
+		var out bytes.Buffer
+		err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0)
+		switch {
+		case moved && (err != nil || !slices.Equal(ps.pushes, []stepEpoch{{0, 2}}) || !strings.Contains(out.String(), "new layout during the push")):
+			t.Errorf("layout moved: runSync = %v, pushed %v; want a resync, then step 0 of epoch 2 pushed\n%s", err, ps.pushes, out.String())
+		case !moved && status.Code(err) != codes.InvalidArgument:
+			t.Errorf("layout unchanged: runSync = %v; want the refusal", err)
+		}
 	}
 }
