@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,6 +106,7 @@ func TestRecommender(t *testing.T) {
 	}
 	assertExportHasTables(t, a, "rec-3", man, filepath.Join(work, "export"))
 	assertSameRecommender(t, one, three)
+	assertWarmStartRows(t, a, filepath.Join(three.ModelDir, model.LatestLink), man)
 
 	st := e2erig.WaitJob(t, a, "rec-chaos", "rec-chaos to succeed", 3*time.Minute, e2erig.Succeeded)
 	assertEachRecordOnce(t, st, recPasses, train)
@@ -214,4 +216,53 @@ func deref(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
+}
+
+// assertWarmStartRows: a job started from rec-3's model (init_from.only
+// naming its tables) starts with rec-3's embedding rows, each on the
+// pserver that owns it: trained one pass at a learning rate too small to
+// move a float32 row, its model holds them bit for bit. A job whose tables
+// have another dimension is refused at submit, exit 2, naming a table.
+func assertWarmStartRows(t *testing.T, a *e2erig.Agent, srcDir string, src model.Manifest) {
+	t.Helper()
+	var tables []string
+	for _, tm := range src.Tables {
+		tables = append(tables, tm.Name)
+	}
+	warm := recommenderJob("rec-warm", 1)
+	warm.Passes, warm.Optimizer.LearningRate = 1, 1e-30
+	warm.InitFrom = jobspec.InitFromSpec{Job: "rec-3", Only: tables}
+	e2erig.StartDetached(t, a, warm)
+	st := e2erig.WaitJob(t, a, "rec-warm", "rec-warm to succeed", 3*time.Minute, e2erig.Succeeded)
+	dir := filepath.Join(st.ModelDir, model.LatestLink)
+	man, _, err := model.ReadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(string) bool { return true }
+	want, err := model.ReadTablesIn(os.ReadFile, srcDir, src, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := model.ReadTablesIn(os.ReadFile, dir, man, all)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("rec-warm's model: %d tables (%v), want %d", len(got), err, len(want))
+	}
+	for i, w := range want {
+		at := map[uint64]int{}
+		for k, id := range got[i].IDs {
+			at[id] = k
+		}
+		for k, id := range w.IDs {
+			g, ok := at[id]
+			if !ok || !slices.Equal(got[i].Vals[g*w.Dim:(g+1)*w.Dim], w.Vals[k*w.Dim:(k+1)*w.Dim]) {
+				t.Fatalf("table %s row %d: rec-warm's model does not hold rec-3's row (held: %v)", w.Name, id, ok)
+			}
+		}
+	}
+	wide := recommenderJob("rec-wide", 1)
+	wide.Model.Dim, wide.InitFrom = 4, jobspec.InitFromSpec{Job: "rec-3", Only: tables}
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", a.WriteSpec(t, wide), "--detach"); code != 2 || !strings.Contains(errs, "embedding table") {
+		t.Errorf("a warm start of tables of dimension 4 from ones of 8: exit %d, want 2 naming the table: %s", code, errs)
+	}
 }

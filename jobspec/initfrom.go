@@ -72,10 +72,36 @@ func (s *Spec) validateInitFrom() *FieldError {
 		return fieldError("init_from.dir", fmt.Sprintf("is %d bytes, at most %d", len(f.Dir), MaxPathLength), nil)
 	}
 	names := s.paramNames()
-	if err := knownParams("init_from.only", f.Only, names); err != nil {
+	// only may name embedding tables too (their rows are loaded); freeze
+	// may not: a table's rows are updated lazily, row by row.
+	loadable := slices.Clone(names)
+	if names != nil {
+		for _, t := range s.EmbeddingTables() {
+			loadable = append(loadable, t.Field)
+		}
+	}
+	if err := knownParams("init_from.only", f.Only, loadable); err != nil {
 		return err
 	}
 	return knownParams("init_from.freeze", f.Freeze, names)
+}
+
+// CheckInitTables checks a saved model's embedding tables against the
+// job's: a table the job loads and the model holds must have the same
+// dimension. A table the model lacks (no row of it was ever stored) starts
+// from the seed.
+func CheckInitTables(f InitFromSpec, want []model.RecTable, have []model.TableManifest, dir string) error {
+	for _, w := range want {
+		i := slices.IndexFunc(have, func(h model.TableManifest) bool { return h.Name == w.Field })
+		if !f.Loads(w.Field) || i < 0 {
+			continue
+		}
+		if have[i].Dim != w.Dim {
+			return fieldError("init_from", fmt.Sprintf("embedding table %q has rows of dimension %d in the model at %s, this job's table wants %d; leave it out with init_from.only",
+				w.Field, have[i].Dim, dir, w.Dim), nil)
+		}
+	}
+	return nil
 }
 
 // paramNames lists the model's parameters; nil when not known before

@@ -58,3 +58,32 @@ func TestCheckInitOptimizer(t *testing.T) {
 	short := &model.OptimizerManifest{Kind: OptimizerAdam, Slots: make([][]model.ParamManifest, 1)}
 	wantFieldError(t, CheckInitOptimizer(asks, adam, short, "/m"), "init_from.optimizer_state", "1 optimizer slots")
 }
+
+// TestCheckInitTables: a table the job loads must have the model's
+// dimension (the error names the table and both dimensions); one the model
+// lacks, or that init_from.only leaves out, is not checked.
+func TestCheckInitTables(t *testing.T) {
+	want := []model.RecTable{{Field: "user", Dim: 8}, {Field: "movie", Dim: 4}}
+	have := []model.TableManifest{{Name: "user", Dim: 8}, {Name: "movie", Dim: 6}}
+	wantFieldError(t, CheckInitTables(InitFromSpec{Dir: "/m"}, want, have, "/m"), "init_from", `"movie"`, "dimension 6", "wants 4")
+	if err := CheckInitTables(InitFromSpec{Dir: "/m", Only: []string{"user"}}, want, have, "/m"); err != nil {
+		t.Fatalf("movie left out by init_from.only: %v", err)
+	}
+	if err := CheckInitTables(InitFromSpec{Dir: "/m"}, want, have[:1], "/m"); err != nil {
+		t.Fatalf("a table the model lacks: %v", err)
+	}
+}
+
+// A recommender's init_from.only may name its tables, freeze may not.
+func TestInitFromNamesTables(t *testing.T) {
+	s := mustParse(t, "name: j\ndata: {train: /d/train-*}\noptimizer: {kind: adagrad, learning_rate: 0.1}\n"+
+		"model: {kind: recommender, dim: 4, inputs: 0, hidden: [8], outputs: 1}\ninit_from: {dir: /m, only: [movie, w0]}\n")
+	if err := s.checkIDFields("data.train", "/d/train-0", []string{"user", "movie"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.validateInitFrom(); err != nil {
+		t.Fatalf("init_from.only naming a table: %v", err)
+	}
+	s.InitFrom.Freeze = []string{"movie"}
+	wantFieldError(t, s.validateInitFrom(), "init_from.freeze[0]", `no parameter "movie"`)
+}

@@ -70,3 +70,30 @@ func checkHashed(file string, data []byte, size int, want string) error {
 	}
 	return nil
 }
+
+// ReadTablesIn reads, checked against the manifest (sizes and sha256), the
+// tables of the model in dir for which load says yes, in manifest order.
+func ReadTablesIn(read ReadFunc, dir string, man Manifest, load func(name string) bool) ([]TableRows, error) {
+	var out []TableRows
+	for _, t := range man.Tables {
+		if !load(t.Name) {
+			continue
+		}
+		files, err := t.TableFiles()
+		if err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		var data [2][]byte
+		for k, f := range files {
+			if data[k], err = read(filepath.Join(dir, f)); err != nil {
+				return nil, fmt.Errorf("model: %w", err)
+			}
+		}
+		rows, err := DecodeTable(t, data[0], data[1])
+		if err != nil {
+			return nil, fmt.Errorf("model: %s: %w", dir, err)
+		}
+		out = append(out, rows)
+	}
+	return out, nil
+}

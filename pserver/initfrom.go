@@ -52,7 +52,46 @@ func (p *process) loadInitModel() error {
 			p.warmSlots[k][j] = slot[i]
 		}
 	}
-	p.log.Info("warm start", "model", f.Resolved, "pass", man.Pass, "step", man.Step, "optimizer_state", f.OptimizerState)
+	if err := p.loadInitRows(man); err != nil {
+		return err
+	}
+	p.log.Info("warm start", "model", f.Resolved, "pass", man.Pass, "step", man.Step, "optimizer_state", f.OptimizerState,
+		"table_rows", len(p.warmRows))
+	return nil
+}
+
+// loadInitRows keeps, of each embedding table the model holds and the job
+// loads, the rows this pserver owns (client.RowOwner over the job's
+// pservers): the table starts with them (TableConfig.Start), values only.
+// The model keeps no optimizer state of rows: with optimizer_state, a
+// table's rows start with a zero state all the same.
+func (p *process) loadInitRows(man model.Manifest) error {
+	f := p.spec.InitFrom
+	tables := p.spec.EmbeddingTables()
+	if len(tables) == 0 {
+		return nil
+	}
+	if err := jobspec.CheckInitTables(f, tables, man.Tables, f.Resolved); err != nil {
+		return fmt.Errorf("pserver %d: %w", p.cfg.Index, err)
+	}
+	read, err := model.ReadTablesIn(p.roots.ReadFile, f.Resolved, man, f.Loads)
+	if err != nil {
+		return fmt.Errorf("pserver %d: init_from: %w", p.cfg.Index, err)
+	}
+	p.warmRows = map[string]*model.TableRows{}
+	for _, t := range read {
+		if !slices.ContainsFunc(tables, func(w model.RecTable) bool { return w.Field == t.Name }) {
+			continue // the model's, not this job's
+		}
+		own := &model.TableRows{Name: t.Name, Dim: t.Dim}
+		for i, id := range t.IDs {
+			if client.RowOwner(t.Name, id, p.spec.Pservers) == p.cfg.Index {
+				own.IDs = append(own.IDs, id)
+				own.Vals = append(own.Vals, t.Vals[i*t.Dim:(i+1)*t.Dim]...)
+			}
+		}
+		p.warmRows[t.Name] = own
+	}
 	return nil
 }
 

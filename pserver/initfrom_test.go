@@ -1,9 +1,13 @@
 package pserver
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/confine"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -33,5 +37,80 @@ func TestFrozenParamIsNotUpdated(t *testing.T) {
 		if frozen && v != 1 || !frozen && v == 1 {
 			t.Errorf("float %d = %v after a step (frozen: %v)", i, v, frozen)
 		}
+	}
+}
+
+// TestWarmStartKeepsTheRowsItOwns: a warm start of a recommender gives
+// each pserver exactly the model's rows it owns (client.RowOwner over the
+// job's pservers), values bit for bit and a zero optimizer state, for 1 and
+// 3 pservers; rows the model lacks start from the seed; a rollback to step
+// 0 puts the warm rows back; a dimension other than the job's is refused.
+func TestWarmStartKeepsTheRowsItOwns(t *testing.T) {
+	models := t.TempDir()
+	movie := model.TableRows{Name: "movie", Dim: 3}
+	for i := range 200 {
+		movie.IDs = append(movie.IDs, uint64(i)*7919+1)
+		movie.Vals = append(movie.Vals, float32(i), -float32(i), 0.5)
+	}
+	ps := []model.ParamSpec{{Name: "w0", Shape: []int{2}}}
+	dir, err := model.WriteParamsState(models, 0, 10, model.Spec{Kind: model.KindProgram}, ps, [][]float32{{1, 2}}, nil, []model.TableRows{movie})
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, _, err := model.ReadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := confine.NewRoots(models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3} {
+		got := map[uint64][]float32{}
+		for i := range n {
+			spec := &jobspec.Spec{Pservers: n, Seed: 5, InitFrom: jobspec.InitFromSpec{Dir: dir, Resolved: dir},
+				Optimizer: jobspec.OptimizerSpec{Kind: "adagrad", LearningRate: 0.1},
+				Model:     jobspec.ModelSpec{Kind: model.KindRecommender, Dim: 3, Outputs: 1, Fields: []string{"movie", "user"}}}
+			p := &process{cfg: Config{Index: i}, spec: spec, roots: roots}
+			if err := p.loadInitRows(man); err != nil {
+				t.Fatal(err)
+			}
+			tables := p.tables()
+			s, err := NewShard(ShardConfig{Mode: jobspec.ModeSync, MicroBatches: 1, Optimizer: OptimizerOf(spec), Tables: tables}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, rows, _ := s.tables.byName["movie"].Export()
+			for k, id := range ids {
+				if client.RowOwner("movie", id, n) != i {
+					t.Fatalf("%d pservers: pserver %d holds row %d, owned by %d", n, i, id, client.RowOwner("movie", id, n))
+				}
+				row := rows[k*6 : k*6+6] // 3 values, 3 adagrad sums
+				if !slices.Equal(row[3:], make([]float32, 3)) {
+					t.Fatalf("row %d starts with optimizer state %v, want zeros", id, row[3:])
+				}
+				got[id] = slices.Clone(row[:3])
+			}
+			if s.TableRows("user") != 0 {
+				t.Fatalf("the user table, which the model lacks, holds %d rows", s.TableRows("user"))
+			}
+			s.Reinit(1, nil) // a rollback to step 0
+			if again, _, _ := s.tables.byName["movie"].Export(); !slices.Equal(again, ids) {
+				t.Fatalf("after a rollback to step 0 pserver %d holds %d rows, want the warm %d", i, len(again), len(ids))
+			}
+		}
+		if len(got) != len(movie.IDs) {
+			t.Fatalf("%d pservers hold %d of the model's %d rows", n, len(got), len(movie.IDs))
+		}
+		for k, id := range movie.IDs {
+			if !slices.Equal(got[id], movie.Vals[3*k:3*k+3]) {
+				t.Fatalf("%d pservers: row %d starts at %v, the model has %v", n, id, got[id], movie.Vals[3*k:3*k+3])
+			}
+		}
+	}
+	wide := jobspec.ModelSpec{Kind: model.KindRecommender, Dim: 4, Outputs: 1, Fields: []string{"movie"}}
+	spec := &jobspec.Spec{Pservers: 1, InitFrom: jobspec.InitFromSpec{Dir: dir, Resolved: dir}, Model: wide}
+	if err := (&process{spec: spec, roots: roots}).loadInitRows(man); err == nil || !strings.Contains(err.Error(), `embedding table "movie" has rows of dimension 3`) {
+		t.Fatalf("a table of dimension 4 warm-started from one of 3: %v", err)
 	}
 }

@@ -65,6 +65,9 @@ type process struct {
 	// steps its model had taken (adam's bias correction continues them).
 	warmSlots [][][]float32
 	stepBase  int64
+	// warmRows holds, per embedding table, the rows of a warm start this
+	// pserver owns (nil: none).
+	warmRows map[string]*model.TableRows
 	// recMu guards record once the process serves: the checkpointer and
 	// the table memory watch change it, publish reads it.
 	recMu sync.Mutex
@@ -148,7 +151,7 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 	}
 	p.mode = p.spec.Mode
 	shardCfg := ShardConfig{Mode: p.mode, MicroBatches: p.spec.MicroBatches(), Blocks: client.BlocksOf(p.layout.Blocks, cfg.Index), Optimizer: OptimizerOf(p.spec),
-		Frozen: frozenParams(p.spec, p.layout.Params), InitSlots: p.initSlots, StepBase: p.stepBase, Tables: TablesOf(p.spec)}
+		Frozen: frozenParams(p.spec, p.layout.Params), InitSlots: p.initSlots, StepBase: p.stepBase, Tables: p.tables()}
 	if p.shard, err = NewShard(shardCfg, p.init); err != nil {
 		return nil, err
 	}
@@ -174,6 +177,16 @@ func TablesOf(spec *jobspec.Spec) []TableConfig {
 			Optimizer: opt.WithDefaults()})
 	}
 	return out
+}
+
+// tables is TablesOf the job, each starting with the warm start's rows
+// this pserver owns.
+func (p *process) tables() []TableConfig {
+	cfgs := TablesOf(p.spec)
+	for i := range cfgs {
+		cfgs[i].Start = p.warmRows[cfgs[i].Name]
+	}
+	return cfgs
 }
 
 // OptimizerOf maps the job spec's optimizer section.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -24,6 +25,9 @@ type TableConfig struct {
 	InitScale float32
 	Seed      int64
 	Optimizer OptimizerConfig
+	// Start is the rows the table holds at step 0, a warm start's
+	// (init_from): their values, with a zero optimizer state. nil: none.
+	Start *model.TableRows
 }
 
 // DefaultInitScale is a row's initial values' bound, ±0.05, as common
@@ -78,7 +82,33 @@ func NewTable(cfg TableConfig) (*Table, error) {
 	h.Write([]byte(cfg.Name))
 	t := &Table{cfg: cfg, opt: opt, slots: opt.Slots(), width: cfg.Dim * (1 + opt.Slots()), index: map[uint64]uint32{},
 		seed: splitmix(h.Sum64() ^ uint64(cfg.Seed))}
+	if err := t.startOver(); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// startOver puts the table as it is at step 0: no row stored but a warm
+// start's (cfg.Start).
+func (t *Table) startOver() error {
+	t.Reset()
+	s, d := t.cfg.Start, t.cfg.Dim
+	if s == nil {
+		return nil
+	}
+	if s.Dim != d || len(s.Vals) != len(s.IDs)*d {
+		return fmt.Errorf("%w: table %q: a warm start of %d ids, %d values of dim %d; the table's dim is %d", ErrBadRows, t.cfg.Name, len(s.IDs), len(s.Vals), s.Dim, d)
+	}
+	for i, id := range s.IDs {
+		if err := t.checkID(id); err != nil {
+			return err
+		}
+		if _, dup := t.index[id]; dup {
+			return fmt.Errorf("%w: table %q: warm start: id %d twice", ErrBadRows, t.cfg.Name, id)
+		}
+		copy(t.row(t.add(id))[:d], s.Vals[i*d:(i+1)*d])
+	}
+	return nil
 }
 
 // Rows is how many rows the table stores (those updated at least once).

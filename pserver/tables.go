@@ -99,7 +99,7 @@ func (ts *tableSet) apply(grads []*Gradient, records int64) {
 
 func (ts *tableSet) reset() {
 	for _, t := range ts.byName {
-		t.Reset()
+		_ = t.startOver() // checked when the table was made
 	}
 }
 
@@ -157,7 +157,7 @@ func decodeTable(name string, byName map[string][]float32) (ids []uint64, rows [
 
 // restore puts every table at a checkpoint's rows; a checkpoint without a
 // table's sections (taken before any row was stored, or the step-0
-// initial values) leaves it as declared.
+// initial values) leaves it as at step 0 (declared, or a warm start's rows).
 func (ts *tableSet) restore(byName map[string][]float32) error {
 	for _, name := range ts.names {
 		t := ts.byName[name]
@@ -166,7 +166,7 @@ func (ts *tableSet) restore(byName map[string][]float32) error {
 		case err != nil:
 			return err
 		case !ok:
-			t.Reset()
+			_ = t.startOver() // checked when the table was made
 			continue
 		}
 		if err := t.Import(ids, rows, steps); err != nil {

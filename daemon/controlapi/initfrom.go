@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/gtrain/gtrain/coord"
@@ -55,6 +56,12 @@ func (c *Server) resolveInitFrom(ctx context.Context, spec *jobspec.Spec) error 
 	}
 	if err := jobspec.CheckInitOptimizer(*f, spec.Optimizer, man.Optimizer, dir); err != nil {
 		return err
+	}
+	if err := jobspec.CheckInitTables(*f, spec.EmbeddingTables(), man.Tables, dir); err != nil {
+		return err
+	}
+	if _, err := model.ReadTablesIn(os.ReadFile, dir, man, f.Loads); err != nil {
+		return &jobspec.FieldError{Field: initFromField(f), Msg: fmt.Sprintf("cannot read the model's embedding tables: %v", err)}
 	}
 	if f.OptimizerState {
 		if _, err := model.ReadOptimizerState(dir, man); err != nil {
