@@ -38,9 +38,18 @@ func (t *trainer) layoutMoved(ctx context.Context, err error, gen int64) bool {
 		return false
 	}
 	t.followLayout(ctx)
-	if t.ps.Generation() == gen {
-		return false
+	now := t.ps.Generation()
+	if now == gen {
+		// The new layout's pservers may not all be found within
+		// followLayoutWait (one of them a new process still starting): the
+		// committed record says whether the layout moved all the same, and
+		// the next epoch's followLayout finds them.
+		committed, cerr := t.ps.Committed(ctx)
+		if cerr != nil || committed == gen {
+			return false
+		}
+		now = committed
 	}
-	t.log.Warn("the pservers moved to a new layout during the push; resyncing with the master", "layout_generation", t.ps.Generation(), "err", err)
+	t.log.Warn("the pservers moved to a new layout during the push; resyncing with the master", "layout_generation", now, "err", err)
 	return true
 }
