@@ -103,6 +103,7 @@ func (p *fakePservers) Pull(_ context.Context, _, _ int64, _ [][]float32) (int64
 	}
 	a := p.pulls[0]
 	p.pulls = p.pulls[1:]
+	p.moved = p.moved || (a.err != nil && p.refreshTo > 0)
 	return a.lowest, a.highest, a.err
 }
 
@@ -335,6 +336,27 @@ func TestRunSyncResyncsWhenTheLayoutMovedUnderThePush(t *testing.T) {
 			t.Errorf("layout moved (new pservers found late: %v): runSync = %v, pushed %v; want a resync, then step 0 of epoch 2 pushed\n%s", c.slow, err, ps.pushes, out.String())
 		case !moved && status.Code(err) != codes.InvalidArgument:
 			t.Errorf("layout unchanged: runSync = %v; want the refusal", err)
+		}
+	}
+}
+
+// A pull cut over the old layout that the new cut answered (the client
+// refuses a block it did not expect: a plain error) resyncs too, once the
+// layout moved; under an unchanged layout it fails the trainer.
+func TestRunSyncResyncsWhenTheLayoutMovedUnderThePull(t *testing.T) {
+	for _, moved := range []bool{true, false} {
+		m := &fakeMaster{steps: []*api.GetStepResponse{ready(0, 1), ready(0, 2), {Status: api.WorkStatus_WORK_DONE}}}
+		ps := &fakePservers{pulls: []pullAnswer{{0, 0, errors.New("unexpected block 3")}, {0, 0, nil}}}
+		if moved {
+			ps.refreshTo = 1
+		}
+		var out bytes.Buffer
+		err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0)
+		switch {
+		case moved && (err != nil || !slices.Equal(ps.pushes, []stepEpoch{{0, 2}})):
+			t.Errorf("layout moved: runSync = %v, pushed %v; want a resync, then step 0 of epoch 2 pushed\n%s", err, ps.pushes, out.String())
+		case !moved && err == nil:
+			t.Errorf("layout unchanged: runSync = nil, pushed %v; want the pull's error", ps.pushes)
 		}
 	}
 }
