@@ -83,6 +83,11 @@ func (s *Spec) validateInitFrom() *FieldError {
 	if err := knownParams("init_from.only", f.Only, loadable); err != nil {
 		return err
 	}
+	for i, n := range f.Freeze {
+		if slices.ContainsFunc(s.EmbeddingTables(), func(t model.RecTable) bool { return t.Field == n }) {
+			return fieldError(fmt.Sprintf("init_from.freeze[%d]", i), fmt.Sprintf("names the embedding table %q: a table's rows cannot be frozen (they are updated row by row); leave it out (init_from.only loads it without freezing)", n), nil)
+		}
+	}
 	return knownParams("init_from.freeze", f.Freeze, names)
 }
 

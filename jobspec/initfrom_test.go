@@ -85,5 +85,5 @@ func TestInitFromNamesTables(t *testing.T) {
 		t.Fatalf("init_from.only naming a table: %v", err)
 	}
 	s.InitFrom.Freeze = []string{"movie"}
-	wantFieldError(t, s.validateInitFrom(), "init_from.freeze[0]", `no parameter "movie"`)
+	wantFieldError(t, s.validateInitFrom(), "init_from.freeze[0]", `embedding table "movie"`, "cannot be frozen")
 }

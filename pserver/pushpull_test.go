@@ -38,6 +38,12 @@ func serveShard(t *testing.T, s *Shard, restore RestoreFunc) *client.Client {
 // returns a client of it.
 func serveServer(t *testing.T, server *Server, blocks []client.Block) *client.Client {
 	t.Helper()
+	return clientOf(t, []string{serveAt(t, server)}, blocks)
+}
+
+// serveAt serves srv over real gRPC on loopback and returns its address.
+func serveAt(t *testing.T, server *Server) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,13 @@ func serveServer(t *testing.T, server *Server, blocks []client.Block) *client.Cl
 	api.RegisterPServerServer(srv, server)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	c, err := client.NewClient([]string{lis.Addr().String()}, blocks, jobauth.Dial{})
+	return lis.Addr().String()
+}
+
+// clientOf is a client of the pservers at addrs, cutting blocks.
+func clientOf(t *testing.T, addrs []string, blocks []client.Block) *client.Client {
+	t.Helper()
+	c, err := client.NewClient(addrs, blocks, jobauth.Dial{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,13 @@ type pushSink struct {
 	offset        int64
 	checkpoint    bool
 	rollbackEpoch int64
+	// refused is DataDst's refusal of the push (a block this shard does
+	// not hold, data out of a block's bounds). DataDst does not fail the
+	// decode with it: gRPC would answer a decode error itself, as Internal,
+	// whatever the handler returns. It reads the data into discard instead,
+	// and the handler answers InvalidArgument, as the decoded path does.
+	refused error
+	discard []byte
 }
 
 // Reset gives the per-message fields their proto3 defaults (zero values are
@@ -59,14 +66,26 @@ func (p *pushSink) DataDst(n int) ([]byte, error) {
 	g := p.gradient()
 	d, ok := g.data[int(p.block)]
 	if !ok {
-		return nil, fmt.Errorf("block %d: %w", p.block, ErrBadBlock)
+		return p.refuse(n, fmt.Errorf("block %d: %w", p.block, ErrBadBlock))
 	}
 	dst, err := wire.FloatBytes(d, p.offset, n, fmt.Sprintf("block %d", p.block))
 	if err != nil {
-		return nil, fmt.Errorf("%w (%v)", ErrBadGradient, err)
+		return p.refuse(n, fmt.Errorf("%w (%v)", ErrBadGradient, err))
 	}
 	g.got[int(p.block)] += n / 4
 	return dst, nil
+}
+
+// refuse records the push's first refusal and takes the n bytes of data
+// the message carries nowhere.
+func (p *pushSink) refuse(n int, err error) ([]byte, error) {
+	if p.refused == nil {
+		p.refused = err
+	}
+	if cap(p.discard) < n {
+		p.discard = make([]byte, n)
+	}
+	return p.discard[:n], nil
 }
 
 func (p *pushSink) Done() error {

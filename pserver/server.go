@@ -94,6 +94,11 @@ func (s *Server) receiveInto(stream pushStream) (*Gradient, error) {
 		if err != nil {
 			return nil, err
 		}
+		if sink.refused != nil {
+			// As receiveDecoded answers it: the trainer tells a push cut
+			// over another layout (a re-shard under it) by this code.
+			return nil, status.Errorf(codes.InvalidArgument, "push: %v", sink.refused)
+		}
 	}
 	if sink.g == nil {
 		return nil, status.Error(codes.InvalidArgument, "push: empty stream")

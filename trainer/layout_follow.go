@@ -27,20 +27,31 @@ func (t *trainer) followLayout(ctx context.Context) {
 
 // layoutMoved says whether err, a pserver's refusal of this trainer's push
 // as malformed (InvalidArgument: a block it does not hold, data out of a
-// block's bounds), came from the pservers moving to a new layout while the
-// push was cut over the old one (gen): a re-shard ends a pserver's
-// generation in place, so a push under way reaches the new cut. The job
-// then rolls back to the re-shard's step: the trainer resyncs with the
-// master instead of failing, and pushes over the new layout from then on.
-// A refusal under an unchanged layout is a real fault.
+// block's bounds) or the client's own refusal of what a pserver answered
+// its pull (Unknown: a block it did not expect), came from the pservers
+// moving to a new layout while the call was cut over the old one (gen): a
+// re-shard ends a pserver's generation in place, and the next serves at the
+// same address, so a call under way reaches the new cut. The job then rolls
+// back to the re-shard's step: the trainer resyncs with the master instead
+// of failing, and goes by the new layout from then on. A refusal under an
+// unchanged layout is a real fault.
 func (t *trainer) layoutMoved(ctx context.Context, err error, gen int64) bool {
-	if status.Code(err) != codes.InvalidArgument {
+	if c := status.Code(err); c != codes.InvalidArgument && c != codes.Unknown {
 		return false
 	}
 	t.followLayout(ctx)
-	if t.ps.Generation() == gen {
-		return false
+	now := t.ps.Generation()
+	if now == gen {
+		// The new layout's pservers may not all be found within
+		// followLayoutWait (one of them a new process still starting): the
+		// committed record says whether the layout moved all the same, and
+		// the next epoch's followLayout finds them.
+		committed, cerr := t.ps.Committed(ctx)
+		if cerr != nil || committed == gen {
+			return false
+		}
+		now = committed
 	}
-	t.log.Warn("the pservers moved to a new layout during the push; resyncing with the master", "layout_generation", t.ps.Generation(), "err", err)
+	t.log.Warn("the pservers moved to a new layout during the push; resyncing with the master", "layout_generation", now, "err", err)
 	return true
 }

@@ -22,6 +22,8 @@ type pservers interface {
 	Refresh(ctx context.Context) error
 	// Generation is the layout generation the calls go by (client.Dynamic's).
 	Generation() int64
+	// Committed is the job's committed layout generation (client.Dynamic's).
+	Committed(ctx context.Context) (int64, error)
 	// PullBatchRows and PushBatchRows move a recommender's embedding rows
 	// (client.Client's).
 	PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, epoch int64) error
@@ -46,6 +48,8 @@ func (p dynamicPservers) PushPull(ctx context.Context, trainer int, step, epoch,
 func (p dynamicPservers) Refresh(ctx context.Context) error { return p.d.Refresh(ctx) }
 
 func (p dynamicPservers) Generation() int64 { return p.d.Generation() }
+
+func (p dynamicPservers) Committed(ctx context.Context) (int64, error) { return p.d.Committed(ctx) }
 
 func (p dynamicPservers) PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, epoch int64) error {
 	return p.d.Client().PullBatchRows(ctx, tables, b, minStep, epoch)

@@ -175,14 +175,18 @@ func (t *trainer) pullStep(ctx context.Context, step, epoch int64) (pullResult, 
 	var pull pullResult
 	pctx, cancel := clock.WithTimeout(ctx, t.clock, pullWait)
 	defer cancel()
+	gen := t.ps.Generation()
 	err := t.retryTransient(pctx, "pull parameters", func() error {
 		var err error
 		pull.lowest, pull.highest, err = t.ps.Pull(pctx, step, epoch, t.params)
 		return t.psErr(pctx, err)
 	})
 	pull.code = status.Code(err)
-	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+	switch {
+	case err != nil && ctx.Err() == nil && pctx.Err() != nil:
 		pull.code = codes.Aborted // waited long enough: resync with the master
+	case err != nil && !resyncCode(pull.code) && t.layoutMoved(ctx, err, gen):
+		pull.code = codes.Aborted // the new cut answered a pull of the old one
 	}
 	return pull, err
 }

@@ -82,12 +82,14 @@ type fakePservers struct {
 	// stuck counts held PushPulls that nobody stopped (given up after 2 s).
 	stuck int
 	// refusePush is the error of the first push; refreshTo the layout
-	// generation a Refresh finds after it (gen: the one in use), as a
-	// re-shard that cut the pservers anew under the push.
-	refusePush error
-	gen        int64
-	refreshTo  int64
-	moved      bool
+	// generation committed after it (gen: the one in use), as a re-shard
+	// that cut the pservers anew under the push; a Refresh finds it unless
+	// slowRefresh (the new layout's pservers not all found yet).
+	refusePush  error
+	gen         int64
+	refreshTo   int64
+	moved       bool
+	slowRefresh bool
 }
 
 type pullAnswer struct {
@@ -101,6 +103,7 @@ func (p *fakePservers) Pull(_ context.Context, _, _ int64, _ [][]float32) (int64
 	}
 	a := p.pulls[0]
 	p.pulls = p.pulls[1:]
+	p.moved = p.moved || (a.err != nil && p.refreshTo > 0)
 	return a.lowest, a.highest, a.err
 }
 
@@ -135,13 +138,20 @@ func (p *fakePservers) PushPull(ctx context.Context, mb int, step, epoch, record
 }
 
 func (p *fakePservers) Refresh(context.Context) error {
-	if p.moved {
+	if p.moved && !p.slowRefresh {
 		p.gen = max(p.gen, p.refreshTo)
 	}
 	return nil
 }
 
 func (p *fakePservers) Generation() int64 { return p.gen }
+
+func (p *fakePservers) Committed(context.Context) (int64, error) {
+	if p.moved {
+		return max(p.gen, p.refreshTo), nil
+	}
+	return p.gen, nil
+}
 
 func (p *fakePservers) PullBatchRows(context.Context, []model.RecTable, *model.RecBatch, int64, int64) error {
 	return errors.New("fakePservers: no embedding rows")
@@ -307,13 +317,15 @@ func TestRunSyncPullsAfterARollbackDespiteThePush(t *testing.T) {
 
 // A push refused as malformed because the pservers moved to a new layout
 // while it was under way (a re-shard) sends the trainer back to the master,
-// not out with an error; the same refusal under an unchanged layout is the
-// fault it says.
+// not out with an error, even when the new layout's pservers are not all
+// found yet (slow: the committed layout says it moved); the same refusal
+// under an unchanged layout is the fault it says.
 func TestRunSyncResyncsWhenTheLayoutMovedUnderThePush(t *testing.T) {
 	bounds := status.Error(codes.InvalidArgument, "block 3 offset 0 len 1024 (block len 512): gradient data out of the block's bounds")
-	for _, moved := range []bool{true, false} {
+	for _, c := range []struct{ moved, slow bool }{{true, false}, {true, true}, {false, false}} {
+		moved := c.moved
 		m := &fakeMaster{steps: []*api.GetStepResponse{ready(0, 1), ready(0, 2), {Status: api.WorkStatus_WORK_DONE}}}
-		ps := &fakePservers{refusePush: bounds, pulls: []pullAnswer{{0, 0, nil}, {0, 0, nil}}}
+		ps := &fakePservers{refusePush: bounds, pulls: []pullAnswer{{0, 0, nil}, {0, 0, nil}}, slowRefresh: c.slow}
 		if moved {
 			ps.refreshTo = 1
 		}
@@ -321,9 +333,30 @@ func TestRunSyncResyncsWhenTheLayoutMovedUnderThePush(t *testing.T) {
 		err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0)
 		switch {
 		case moved && (err != nil || !slices.Equal(ps.pushes, []stepEpoch{{0, 2}}) || !strings.Contains(out.String(), "new layout during the push")):
-			t.Errorf("layout moved: runSync = %v, pushed %v; want a resync, then step 0 of epoch 2 pushed\n%s", err, ps.pushes, out.String())
+			t.Errorf("layout moved (new pservers found late: %v): runSync = %v, pushed %v; want a resync, then step 0 of epoch 2 pushed\n%s", c.slow, err, ps.pushes, out.String())
 		case !moved && status.Code(err) != codes.InvalidArgument:
 			t.Errorf("layout unchanged: runSync = %v; want the refusal", err)
+		}
+	}
+}
+
+// A pull cut over the old layout that the new cut answered (the client
+// refuses a block it did not expect: a plain error) resyncs too, once the
+// layout moved; under an unchanged layout it fails the trainer.
+func TestRunSyncResyncsWhenTheLayoutMovedUnderThePull(t *testing.T) {
+	for _, moved := range []bool{true, false} {
+		m := &fakeMaster{steps: []*api.GetStepResponse{ready(0, 1), ready(0, 2), {Status: api.WorkStatus_WORK_DONE}}}
+		ps := &fakePservers{pulls: []pullAnswer{{0, 0, errors.New("unexpected block 3")}, {0, 0, nil}}}
+		if moved {
+			ps.refreshTo = 1
+		}
+		var out bytes.Buffer
+		err := fakeTrainer(t, m, ps, &out).runSync(context.Background(), 0)
+		switch {
+		case moved && (err != nil || !slices.Equal(ps.pushes, []stepEpoch{{0, 2}})):
+			t.Errorf("layout moved: runSync = %v, pushed %v; want a resync, then step 0 of epoch 2 pushed\n%s", err, ps.pushes, out.String())
+		case !moved && err == nil:
+			t.Errorf("layout unchanged: runSync = nil, pushed %v; want the pull's error", ps.pushes)
 		}
 	}
 }

@@ -41,6 +41,14 @@ func (d *Dynamic) Generation() int64 {
 	return d.gen
 }
 
+// Committed is the job's committed layout generation, read from etcd: it
+// may be past Generation while the new layout's pservers are not all
+// found yet (Refresh waits for them).
+func (d *Dynamic) Committed(ctx context.Context) (int64, error) {
+	l, err := coord.GetLayout(ctx, d.cli, d.job)
+	return l.Generation, err
+}
+
 // paramSizes recovers the parameter sizes from a partition of them (a
 // parameter without a block is empty; a trailing empty one cuts into no
 // block either way).
