@@ -15,11 +15,12 @@ import (
 // File layout (all integers little-endian):
 //
 //	content:
-//	  magic     [8]byte  "GTCKPT\x00\x02" (last byte = format version)
+//	  magic     [8]byte  "GTCKPT\x00\x03" (last byte = format version)
 //	  jobLen    uint32, job [jobLen]byte   (Identity.Job)
 //	  rev       uint64                     (Identity.Rev)
 //	  index     uint64
 //	  step      uint64
+//	  base      uint64                     (Snapshot.Base; version 3 on)
 //	  metaLen   uint32, meta [metaLen]byte
 //	  sections  uint32
 //	  per section: nameLen uint32, name [nameLen]byte, count uint64, data [count]float32
@@ -30,9 +31,12 @@ import (
 //
 // The trailer sits at the end so the writer can stream and hash in one pass.
 // Version 1 had no identity; its files are not read (their names carry no
-// identity either, so no Store ever lists them).
+// identity either, so no Store ever lists them). Version 2 had no base; its
+// files are read as self-contained (Base 0). base sits before meta so that
+// prune reads it from the first bytes of a file (readBase).
 const (
-	fileMagic    = "GTCKPT\x00\x02"
+	fileMagic    = "GTCKPT\x00\x03"
+	fileMagicV2  = "GTCKPT\x00\x02"
 	trailerMagic = "GTCKEND\x00"
 	trailerSize  = 8 + sha256.Size + 8
 	headerSize   = 8 + 4 + 8 + 8 + 8 + 4 + 4 // without job name and meta
@@ -134,6 +138,9 @@ func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Si
 	}
 	if err == nil {
 		err = c.writeUint64(uint64(snap.Step))
+	}
+	if err == nil {
+		err = c.writeUint64(uint64(snap.Base))
 	}
 	if err == nil {
 		err = c.writeUint32(uint32(len(snap.Meta)))
@@ -273,23 +280,9 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	if err := c.read(magic, "magic"); err != nil {
 		return nil, err
 	}
-	if string(magic) != fileMagic {
-		return nil, fmt.Errorf("%w: bad magic %q at offset 0 (want %q)", ErrCorrupt, magic, fileMagic)
-	}
-	id, err := decodeIdentity(c)
+	snap, err := decodeHead(c, magic)
 	if err != nil {
 		return nil, err
-	}
-	index, err := c.readUint64("index")
-	if err != nil {
-		return nil, err
-	}
-	step, err := c.readUint64("step")
-	if err != nil {
-		return nil, err
-	}
-	if index > math.MaxInt32 || step > math.MaxInt64 {
-		return nil, fmt.Errorf("%w: header index %d / step %d at offset %d out of range", ErrCorrupt, index, step, c.off-16)
 	}
 	metaLen, err := c.readUint32("meta length")
 	if err != nil {
@@ -301,7 +294,6 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	if int64(metaLen) > c.end-c.off {
 		return nil, fmt.Errorf("%w: meta length %d at offset %d runs past the content (%d bytes left)", ErrCorrupt, metaLen, c.off-4, c.end-c.off)
 	}
-	snap := &Snapshot{Identity: id, Index: int(index), Step: int64(step)}
 	if metaLen > 0 {
 		snap.Meta = make([]byte, metaLen)
 		if err := c.read(snap.Meta, "meta"); err != nil {
@@ -327,6 +319,39 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: %d unexplained bytes after the last section at offset %d", ErrCorrupt, c.end-c.off, c.off)
 	}
 	return snap, nil
+}
+
+// decodeHead reads the header up to meta: identity, index, step and (version
+// 3) base, which must name an earlier step.
+func decodeHead(c *contentReader, magic []byte) (*Snapshot, error) {
+	if string(magic) != fileMagic && string(magic) != fileMagicV2 {
+		return nil, fmt.Errorf("%w: bad magic %q at offset 0 (want %q)", ErrCorrupt, magic, fileMagic)
+	}
+	id, err := decodeIdentity(c)
+	if err != nil {
+		return nil, err
+	}
+	index, err := c.readUint64("index")
+	if err != nil {
+		return nil, err
+	}
+	step, err := c.readUint64("step")
+	if err != nil {
+		return nil, err
+	}
+	if index > math.MaxInt32 || step > math.MaxInt64 {
+		return nil, fmt.Errorf("%w: header index %d / step %d at offset %d out of range", ErrCorrupt, index, step, c.off-16)
+	}
+	var base uint64
+	if string(magic) == fileMagic {
+		if base, err = c.readUint64("base"); err != nil {
+			return nil, err
+		}
+		if base >= step && base != 0 {
+			return nil, fmt.Errorf("%w: base step %d at offset %d is not before the file's step %d", ErrCorrupt, base, c.off-8, step)
+		}
+	}
+	return &Snapshot{Identity: id, Index: int(index), Step: int64(step), Base: int64(base)}, nil
 }
 
 // decodeIdentity reads the job name and revision the file belongs to.

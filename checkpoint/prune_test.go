@@ -97,3 +97,40 @@ func TestPruneDeletesNothingWhenKeptStepsAreUnknown(t *testing.T) {
 		t.Errorf("files %v, want all 3 kept while the kept steps are unknown", got)
 	}
 }
+
+// TestPruneKeepsTheBasesKeptDeltasNeed: with Keep 2, a chain of deltas
+// (each on the previous file) keeps every file down to its full base
+// however old, and a new full base lets the old chain go.
+func TestPruneKeepsTheBasesKeptDeltasNeed(t *testing.T) {
+	dir := t.TempDir()
+	s := newTestStore(t, dir, NewMemRecorder(), 2)
+	save := func(step, base int64) {
+		t.Helper()
+		snap := testSnapshot(0, step)
+		snap.Base = base
+		if _, err := s.Save(context.Background(), snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(100, 0)
+	save(200, 100)
+	save(300, 200)
+	save(400, 300)
+	if got := ckptFiles(t, dir); len(got) != 4 {
+		t.Fatalf("files %v, want the chain 100-400 kept (400 needs every one)", got)
+	}
+	for _, step := range []int64{100, 400} {
+		snap, err := s.LoadStep(context.Background(), step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := max(step-100, 0); step == 400 && snap.Base != want {
+			t.Errorf("step %d loaded with Base %d, want %d", step, snap.Base, want)
+		}
+	}
+	save(500, 0)
+	save(600, 500)
+	if got := ckptFiles(t, dir); len(got) != 2 {
+		t.Errorf("files %v, want only 500 and 600 once a new base is kept", got)
+	}
+}
