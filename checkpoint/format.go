@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -21,6 +22,7 @@ import (
 //	  index     uint64
 //	  step      uint64
 //	  base      uint64                     (Snapshot.Base; version 3 on)
+//	  baseSHA   [32]byte                   (Snapshot.BaseSHA, zero without a base; version 3 on)
 //	  metaLen   uint32, meta [metaLen]byte
 //	  sections  uint32
 //	  per section: nameLen uint32, name [nameLen]byte, count uint64, data [count]float32
@@ -117,7 +119,14 @@ func (c *contentWriter) writeSection(sec Section) error {
 // encodeSnapshot streams snap to w and returns the sha256 of the content.
 // ctx is checked between sections so a cancelled Save stops early.
 func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
+	var sum, baseSHA [sha256.Size]byte
+	if snap.Base != 0 {
+		if b, err := hex.DecodeString(snap.BaseSHA); err != nil || len(b) != sha256.Size {
+			return sum, fmt.Errorf("%w: BaseSHA %q is not a hex sha256", ErrInvalidSnapshot, snap.BaseSHA)
+		} else {
+			copy(baseSHA[:], b)
+		}
+	}
 	c := &contentWriter{
 		w:       bufio.NewWriterSize(w, writeBufferSize),
 		h:       sha256.New(),
@@ -141,6 +150,9 @@ func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Si
 	}
 	if err == nil {
 		err = c.writeUint64(uint64(snap.Base))
+	}
+	if err == nil {
+		err = c.write(baseSHA[:])
 	}
 	if err == nil {
 		err = c.writeUint32(uint32(len(snap.Meta)))
@@ -342,16 +354,25 @@ func decodeHead(c *contentReader, magic []byte) (*Snapshot, error) {
 	if index > math.MaxInt32 || step > math.MaxInt64 {
 		return nil, fmt.Errorf("%w: header index %d / step %d at offset %d out of range", ErrCorrupt, index, step, c.off-16)
 	}
-	var base uint64
-	if string(magic) == fileMagic {
-		if base, err = c.readUint64("base"); err != nil {
-			return nil, err
-		}
-		if base >= step && base != 0 {
-			return nil, fmt.Errorf("%w: base step %d at offset %d is not before the file's step %d", ErrCorrupt, base, c.off-8, step)
-		}
+	snap := &Snapshot{Identity: id, Index: int(index), Step: int64(step)}
+	if string(magic) == fileMagicV2 {
+		return snap, nil
 	}
-	return &Snapshot{Identity: id, Index: int(index), Step: int64(step), Base: int64(base)}, nil
+	base, err := c.readUint64("base")
+	if err != nil {
+		return nil, err
+	}
+	if base >= step && base != 0 {
+		return nil, fmt.Errorf("%w: base step %d at offset %d is not before the file's step %d", ErrCorrupt, base, c.off-8, step)
+	}
+	var sha [sha256.Size]byte
+	if err := c.read(sha[:], "base sha256"); err != nil {
+		return nil, err
+	}
+	if base != 0 {
+		snap.Base, snap.BaseSHA = int64(base), hex.EncodeToString(sha[:])
+	}
+	return snap, nil
 }
 
 // decodeIdentity reads the job name and revision the file belongs to.

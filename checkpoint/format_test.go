@@ -92,7 +92,7 @@ func TestFormatRejectsLyingLengths(t *testing.T) {
 		t.Fatal("withTrailer does not reproduce the encoder's trailer")
 	}
 	// offsets inside content: magic 8, jobLen 4 @8, job 1 @12, rev 8 @13, index 8 @21, step 8 @29,
-	// base 8 @37, metaLen 4 @45, count 4 @49, nameLen 4 @53, name 1 @57, n 8 @58
+	// base 8 @37, baseSHA 32 @45, metaLen 4 @77, count 4 @81, nameLen 4 @85, name 1 @89, n 8 @90
 	cases := map[string]struct {
 		off int
 		val []byte
@@ -102,13 +102,13 @@ func TestFormatRejectsLyingLengths(t *testing.T) {
 		"job revision zero":   {13, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
 		"job revision huge":   {13, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
 		"base not before":     {37, []byte{1, 0, 0, 0, 0, 0, 0, 0}},
-		"meta length huge":    {45, []byte{0xff, 0xff, 0xff, 0x7f}},
-		"meta length past":    {45, []byte{0x40, 0, 0, 0}},
-		"section count huge":  {49, []byte{0xff, 0xff, 0xff, 0xff}},
-		"name length zero":    {53, []byte{0, 0, 0, 0}},
-		"name length huge":    {53, []byte{0xff, 0xff, 0, 0}},
-		"float count huge":    {58, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f}},
-		"float count short":   {58, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
+		"meta length huge":    {77, []byte{0xff, 0xff, 0xff, 0x7f}},
+		"meta length past":    {77, []byte{0x40, 0, 0, 0}},
+		"section count huge":  {81, []byte{0xff, 0xff, 0xff, 0xff}},
+		"name length zero":    {85, []byte{0, 0, 0, 0}},
+		"name length huge":    {85, []byte{0xff, 0xff, 0, 0}},
+		"float count huge":    {90, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+		"float count short":   {90, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
 		"index out of range":  {21, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
 		"version 1 magic":     {7, []byte{0x01}},
 		"wrong magic version": {7, []byte{0x04}},
@@ -131,7 +131,7 @@ func TestFormatRejectsLyingLengths(t *testing.T) {
 func TestFormatReadsVersion2(t *testing.T) {
 	want := Snapshot{Identity: Identity{Job: "j", Rev: 1}, Index: 0, Step: 7, Sections: []Section{{Name: "p", Data: []float32{1, 2}}}}
 	v3 := encodeToBytes(t, want)
-	content := slices.Concat(v3[:37], v3[45:len(v3)-trailerSize])
+	content := slices.Concat(v3[:37], v3[77:len(v3)-trailerSize])
 	content[7] = 0x02
 	raw := withTrailer(content)
 	got, _, err := decodeSnapshot(bytes.NewReader(raw), int64(len(raw)))

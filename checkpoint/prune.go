@@ -80,7 +80,7 @@ func (s *Store) readBase(name string) int64 {
 		return 0
 	}
 	defer f.Close()
-	c := &contentReader{r: bufio.NewReaderSize(f, 4096), h: sha256.New(), end: 8 + 4 + maxJobLen + 4*8, scratch: make([]byte, 8)}
+	c := &contentReader{r: bufio.NewReaderSize(f, 4096), h: sha256.New(), end: 8 + 4 + maxJobLen + 4*8 + sha256.Size, scratch: make([]byte, 8)}
 	magic := make([]byte, len(fileMagic))
 	if err := c.read(magic, "magic"); err != nil {
 		return 0

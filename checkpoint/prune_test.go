@@ -124,8 +124,13 @@ func TestPruneKeepsTheBasesKeptDeltasNeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := max(step-100, 0); step == 400 && snap.Base != want {
-			t.Errorf("step %d loaded with Base %d, want %d", step, snap.Base, want)
+		for snap.Base != 0 {
+			if snap, err = s.LoadBase(snap); err != nil {
+				t.Fatalf("the chain of step %d: %v", step, err)
+			}
+		}
+		if snap.Step != 100 {
+			t.Errorf("the chain of step %d ends at step %d, want 100", step, snap.Step)
 		}
 	}
 	save(500, 0)

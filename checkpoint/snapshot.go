@@ -42,6 +42,10 @@ type Snapshot struct {
 	// prune never deletes a kept checkpoint's base; merging the two is the
 	// caller's (LoadStep(Base)).
 	Base int64
+	// BaseSHA is the hex sha256 of Base's file: the delta, held to its own
+	// record, vouches for its base (whose step's record may be gone), and
+	// LoadBase loads no other file. Save fills it in.
+	BaseSHA string
 	// Meta is opaque caller JSON (optimizer config, counters...), stored verbatim.
 	Meta     []byte
 	Sections []Section
