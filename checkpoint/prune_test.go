@@ -139,3 +139,39 @@ func TestPruneKeepsTheBasesKeptDeltasNeed(t *testing.T) {
 		t.Errorf("files %v, want only 500 and 600 once a new base is kept", got)
 	}
 }
+
+// TestLoadBaseHoldsTheBaseToItsSHA: a base replaced on disk by another
+// valid file of its step is not loaded as the delta's base.
+func TestLoadBaseHoldsTheBaseToItsSHA(t *testing.T) {
+	ctx := context.Background()
+	dir, other := t.TempDir(), t.TempDir()
+	s := newTestStore(t, dir, NewMemRecorder(), 3)
+	mustSave(t, s, 1)
+	delta := testSnapshot(0, 2)
+	delta.Base = 1
+	if _, err := s.Save(ctx, delta); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.LoadStep(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadBase(snap); err != nil {
+		t.Fatalf("LoadBase of an intact base: %v", err)
+	}
+	swapped := testSnapshot(0, 1)
+	swapped.Meta = []byte(`{"another":"file"}`)
+	if _, err := newTestStore(t, other, NewMemRecorder(), 3).Save(ctx, swapped); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(ckptPath(other, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckptPath(dir, 0, 1), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadBase(snap); !errors.Is(err, ErrNotRecorded) {
+		t.Fatalf("LoadBase of a swapped base: err %v, want ErrNotRecorded", err)
+	}
+}
