@@ -121,11 +121,11 @@ func (c *contentWriter) writeSection(sec Section) error {
 func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Size]byte, error) {
 	var sum, baseSHA [sha256.Size]byte
 	if snap.Base != 0 {
-		if b, err := hex.DecodeString(snap.BaseSHA); err != nil || len(b) != sha256.Size {
+		b, err := hex.DecodeString(snap.BaseSHA)
+		if err != nil || len(b) != sha256.Size {
 			return sum, fmt.Errorf("%w: BaseSHA %q is not a hex sha256", ErrInvalidSnapshot, snap.BaseSHA)
-		} else {
-			copy(baseSHA[:], b)
 		}
+		copy(baseSHA[:], b)
 	}
 	c := &contentWriter{
 		w:       bufio.NewWriterSize(w, writeBufferSize),
