@@ -43,7 +43,7 @@ func (p *process) checkpointer(ctx context.Context) error {
 		if err := p.markCheckpoint(ctx, rec); err != nil {
 			return err
 		}
-		p.log.Info("checkpoint written", "step", rec.Step, "file", rec.File)
+		p.log.Info("checkpoint written", "step", rec.Step, "file", rec.File, "rows_delta_on", snap.Base)
 	}
 }
 
