@@ -112,3 +112,51 @@ func TestSaveAfterFallbackDropsAbandonedNewerFiles(t *testing.T) {
 		t.Fatalf("files = %v, want %v (damaged step 20 removed)", got, want)
 	}
 }
+
+// A crash at any commit point of a delta's Save leaves a checkpoint whose
+// whole chain of bases loads (Keep 1: prune keeps nothing but the newest
+// and what it needs); the full base written after the restart lets the
+// old chain go.
+func TestCrashInADeltaChain(t *testing.T) {
+	for _, point := range []string{pointAfterWrite, pointAfterFsync, pointAfterRename, pointAfterRecord, pointAfterDelete} {
+		t.Run(point, func(t *testing.T) {
+			ctx := context.Background()
+			dir, mem := t.TempDir(), NewMemRecorder()
+			s := newTestStore(t, dir, mem, 1)
+			save := func(s *Store, step, base int64) error {
+				snap := testSnapshot(0, step)
+				snap.Base = base
+				_, err := s.Save(ctx, snap)
+				return err
+			}
+			for step := int64(1); step <= 3; step++ {
+				if err := save(s, step, step-1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.crashAt = crashAt(point)
+			if err := save(s, 4, 3); !errors.Is(err, errSimulatedCrash) {
+				t.Fatalf("Save: err = %v, want the simulated crash", err)
+			}
+			restarted := newTestStore(t, dir, mem, 1)
+			snap, _, err := restarted.Load(ctx)
+			if err != nil {
+				t.Fatalf("Load after a crash at %s: %v", point, err)
+			}
+			for snap.Base != 0 {
+				if snap, err = restarted.LoadBase(snap); err != nil {
+					t.Fatalf("chain after a crash at %s: %v (files %v)", point, err, ckptFiles(t, dir))
+				}
+			}
+			if snap.Step != 1 {
+				t.Fatalf("chain ends at step %d, want the full base 1", snap.Step)
+			}
+			if err := save(restarted, 5, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := ckptFiles(t, dir), []string{pserverFile(0, 5)}; !slices.Equal(got, want) {
+				t.Fatalf("files after a full base = %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -26,7 +26,18 @@
 //     Store last saw (a fenced-out writer gets ErrConflict);
 //  5. only then delete files beyond Config.Keep, oldest first, except those
 //     of the steps Config.KeepSteps names (a sync job's kept global
-//     checkpoints, which must survive while another owner's writes fail).
+//     checkpoints, which must survive while another owner's writes fail)
+//     and the bases every kept file needs (Snapshot.Base, followed down to
+//     a self-contained file).
+//
+// A checkpoint may be incremental: Snapshot.Base names the earlier step of
+// the same owner it was written on (a pserver writes its embedding rows as
+// the rows changed since; see pserver's doc). The step is in the file's
+// header; the package stores it, returns it and keeps the base on disk as
+// long as a kept file needs it, but merging the two is the caller's. The
+// protocol gains no step: a delta is one file, committed as any other, so
+// every crash point leaves the previous or the new chain loadable (the
+// base is a committed file the new one only reads).
 //
 // Store.Load never answers "no checkpoint" while a valid one exists: it tries the
 // recorded file and every file of its owner and job, newest step first, and

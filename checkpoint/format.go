@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -15,11 +16,13 @@ import (
 // File layout (all integers little-endian):
 //
 //	content:
-//	  magic     [8]byte  "GTCKPT\x00\x02" (last byte = format version)
+//	  magic     [8]byte  "GTCKPT\x00\x03" (last byte = format version)
 //	  jobLen    uint32, job [jobLen]byte   (Identity.Job)
 //	  rev       uint64                     (Identity.Rev)
 //	  index     uint64
 //	  step      uint64
+//	  base      uint64                     (Snapshot.Base; version 3 on)
+//	  baseSHA   [32]byte                   (Snapshot.BaseSHA, zero without a base; version 3 on)
 //	  metaLen   uint32, meta [metaLen]byte
 //	  sections  uint32
 //	  per section: nameLen uint32, name [nameLen]byte, count uint64, data [count]float32
@@ -30,9 +33,12 @@ import (
 //
 // The trailer sits at the end so the writer can stream and hash in one pass.
 // Version 1 had no identity; its files are not read (their names carry no
-// identity either, so no Store ever lists them).
+// identity either, so no Store ever lists them). Version 2 had no base; its
+// files are read as self-contained (Base 0). base sits before meta so that
+// prune reads it from the first bytes of a file (readBase).
 const (
-	fileMagic    = "GTCKPT\x00\x02"
+	fileMagic    = "GTCKPT\x00\x03"
+	fileMagicV2  = "GTCKPT\x00\x02"
 	trailerMagic = "GTCKEND\x00"
 	trailerSize  = 8 + sha256.Size + 8
 	headerSize   = 8 + 4 + 8 + 8 + 8 + 4 + 4 // without job name and meta
@@ -113,7 +119,14 @@ func (c *contentWriter) writeSection(sec Section) error {
 // encodeSnapshot streams snap to w and returns the sha256 of the content.
 // ctx is checked between sections so a cancelled Save stops early.
 func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
+	var sum, baseSHA [sha256.Size]byte
+	if snap.Base != 0 {
+		b, err := hex.DecodeString(snap.BaseSHA)
+		if err != nil || len(b) != sha256.Size {
+			return sum, fmt.Errorf("%w: BaseSHA %q is not a hex sha256", ErrInvalidSnapshot, snap.BaseSHA)
+		}
+		copy(baseSHA[:], b)
+	}
 	c := &contentWriter{
 		w:       bufio.NewWriterSize(w, writeBufferSize),
 		h:       sha256.New(),
@@ -134,6 +147,12 @@ func encodeSnapshot(ctx context.Context, w io.Writer, snap Snapshot) ([sha256.Si
 	}
 	if err == nil {
 		err = c.writeUint64(uint64(snap.Step))
+	}
+	if err == nil {
+		err = c.writeUint64(uint64(snap.Base))
+	}
+	if err == nil {
+		err = c.write(baseSHA[:])
 	}
 	if err == nil {
 		err = c.writeUint32(uint32(len(snap.Meta)))
@@ -273,23 +292,9 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	if err := c.read(magic, "magic"); err != nil {
 		return nil, err
 	}
-	if string(magic) != fileMagic {
-		return nil, fmt.Errorf("%w: bad magic %q at offset 0 (want %q)", ErrCorrupt, magic, fileMagic)
-	}
-	id, err := decodeIdentity(c)
+	snap, err := decodeHead(c, magic)
 	if err != nil {
 		return nil, err
-	}
-	index, err := c.readUint64("index")
-	if err != nil {
-		return nil, err
-	}
-	step, err := c.readUint64("step")
-	if err != nil {
-		return nil, err
-	}
-	if index > math.MaxInt32 || step > math.MaxInt64 {
-		return nil, fmt.Errorf("%w: header index %d / step %d at offset %d out of range", ErrCorrupt, index, step, c.off-16)
 	}
 	metaLen, err := c.readUint32("meta length")
 	if err != nil {
@@ -301,7 +306,6 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	if int64(metaLen) > c.end-c.off {
 		return nil, fmt.Errorf("%w: meta length %d at offset %d runs past the content (%d bytes left)", ErrCorrupt, metaLen, c.off-4, c.end-c.off)
 	}
-	snap := &Snapshot{Identity: id, Index: int(index), Step: int64(step)}
 	if metaLen > 0 {
 		snap.Meta = make([]byte, metaLen)
 		if err := c.read(snap.Meta, "meta"); err != nil {
@@ -325,6 +329,48 @@ func decodeContent(c *contentReader) (*Snapshot, error) {
 	}
 	if c.off != c.end {
 		return nil, fmt.Errorf("%w: %d unexplained bytes after the last section at offset %d", ErrCorrupt, c.end-c.off, c.off)
+	}
+	return snap, nil
+}
+
+// decodeHead reads the header up to meta: identity, index, step and (version
+// 3) base, which must name an earlier step.
+func decodeHead(c *contentReader, magic []byte) (*Snapshot, error) {
+	if string(magic) != fileMagic && string(magic) != fileMagicV2 {
+		return nil, fmt.Errorf("%w: bad magic %q at offset 0 (want %q)", ErrCorrupt, magic, fileMagic)
+	}
+	id, err := decodeIdentity(c)
+	if err != nil {
+		return nil, err
+	}
+	index, err := c.readUint64("index")
+	if err != nil {
+		return nil, err
+	}
+	step, err := c.readUint64("step")
+	if err != nil {
+		return nil, err
+	}
+	if index > math.MaxInt32 || step > math.MaxInt64 {
+		return nil, fmt.Errorf("%w: header index %d / step %d at offset %d out of range", ErrCorrupt, index, step, c.off-16)
+	}
+	snap := &Snapshot{Identity: id, Index: int(index), Step: int64(step)}
+	if string(magic) == fileMagicV2 {
+		return snap, nil
+	}
+	base, err := c.readUint64("base")
+	if err != nil {
+		return nil, err
+	}
+	if base >= step && base != 0 {
+		return nil, fmt.Errorf("%w: base step %d at offset %d is not before the file's step %d", ErrCorrupt, base, c.off-8, step)
+	}
+	var sha [sha256.Size]byte
+	if err := c.read(sha[:], "base sha256"); err != nil {
+		return nil, err
+	}
+	if base != 0 {
+		snap.Base, snap.BaseSHA = int64(base), hex.EncodeToString(sha[:])
 	}
 	return snap, nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -91,7 +92,7 @@ func TestFormatRejectsLyingLengths(t *testing.T) {
 		t.Fatal("withTrailer does not reproduce the encoder's trailer")
 	}
 	// offsets inside content: magic 8, jobLen 4 @8, job 1 @12, rev 8 @13, index 8 @21, step 8 @29,
-	// metaLen 4 @37, count 4 @41, nameLen 4 @45, name 1 @49, n 8 @50
+	// base 8 @37, baseSHA 32 @45, metaLen 4 @77, count 4 @81, nameLen 4 @85, name 1 @89, n 8 @90
 	cases := map[string]struct {
 		off int
 		val []byte
@@ -100,16 +101,17 @@ func TestFormatRejectsLyingLengths(t *testing.T) {
 		"job length huge":     {8, []byte{0xff, 0xff, 0, 0}},
 		"job revision zero":   {13, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
 		"job revision huge":   {13, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
-		"meta length huge":    {37, []byte{0xff, 0xff, 0xff, 0x7f}},
-		"meta length past":    {37, []byte{0x40, 0, 0, 0}},
-		"section count huge":  {41, []byte{0xff, 0xff, 0xff, 0xff}},
-		"name length zero":    {45, []byte{0, 0, 0, 0}},
-		"name length huge":    {45, []byte{0xff, 0xff, 0, 0}},
-		"float count huge":    {50, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f}},
-		"float count short":   {50, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
+		"base not before":     {37, []byte{1, 0, 0, 0, 0, 0, 0, 0}},
+		"meta length huge":    {77, []byte{0xff, 0xff, 0xff, 0x7f}},
+		"meta length past":    {77, []byte{0x40, 0, 0, 0}},
+		"section count huge":  {81, []byte{0xff, 0xff, 0xff, 0xff}},
+		"name length zero":    {85, []byte{0, 0, 0, 0}},
+		"name length huge":    {85, []byte{0xff, 0xff, 0, 0}},
+		"float count huge":    {90, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+		"float count short":   {90, []byte{0, 0, 0, 0, 0, 0, 0, 0}},
 		"index out of range":  {21, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
 		"version 1 magic":     {7, []byte{0x01}},
-		"wrong magic version": {7, []byte{0x03}},
+		"wrong magic version": {7, []byte{0x04}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,6 +124,24 @@ func TestFormatRejectsLyingLengths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFormatReadsVersion2: a file of the previous version (no base) still
+// loads, as a self-contained checkpoint.
+func TestFormatReadsVersion2(t *testing.T) {
+	want := Snapshot{Identity: Identity{Job: "j", Rev: 1}, Index: 0, Step: 7, Sections: []Section{{Name: "p", Data: []float32{1, 2}}}}
+	v3 := encodeToBytes(t, want)
+	content := slices.Concat(v3[:37], v3[77:len(v3)-trailerSize])
+	content[7] = 0x02
+	raw := withTrailer(content)
+	got, _, err := decodeSnapshot(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Base != 0 {
+		t.Errorf("Base %d, want 0", got.Base)
+	}
+	assertSameSnapshot(t, want, got)
 }
 
 // withTrailer appends a valid trailer, so only the content's own checks can object.

@@ -255,3 +255,25 @@ func (s *Store) loadCandidate(c candidate) (*Snapshot, string, error) {
 	}
 	return snap, sha, nil
 }
+
+// LoadBase loads the checkpoint snap was written on (snap.Base, which must
+// not be 0), held to the sha256 snap names for it rather than to a record:
+// a loaded delta vouches for its base, whose step's record the job may
+// have dropped since. The caller merges the two (and loads the base's own
+// base the same way). It does not arm fencing. A file that differs from
+// BaseSHA is ErrNotRecorded, a missing one fs.ErrNotExist.
+func (s *Store) LoadBase(snap *Snapshot) (*Snapshot, error) {
+	if snap.Base == 0 {
+		return nil, fmt.Errorf("%w: checkpoint step %d has no base", ErrInvalidSnapshot, snap.Step)
+	}
+	c := candidate{name: fileName(s.stem, snap.Base), step: snap.Base}
+	base, sha, err := s.readCandidate(c)
+	if err != nil {
+		return nil, err
+	}
+	if sha != snap.BaseSHA {
+		return nil, fmt.Errorf("%w: checkpoint file %s has sha256 %s but step %d was written on one with %s",
+			ErrNotRecorded, filepath.Join(s.cfg.Dir, c.name), sha, snap.Step, snap.BaseSHA)
+	}
+	return base, nil
+}

@@ -1,9 +1,12 @@
 package checkpoint
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -42,9 +45,52 @@ func (s *Store) prune(ctx context.Context, rec Record) {
 			s.remove(e.Name())
 		}
 	}
-	for _, f := range doomedFiles(ours, rec, s.cfg.Keep, pinned) {
+	doomed := doomedFiles(ours, rec, s.cfg.Keep, pinned)
+	for _, f := range spareBases(ours, doomed, s.readBase) {
 		s.remove(f.name)
 	}
+}
+
+// spareBases takes out of doomed every file a kept file needs: its base,
+// the base's base and so on (Snapshot.Base). A kept file whose header
+// cannot be read keeps nothing (it does not load either).
+func spareBases(ours, doomed []stepFile, base func(name string) int64) []stepFile {
+	need := map[int64]bool{}
+	for _, f := range ours {
+		if slices.Contains(doomed, f) {
+			continue
+		}
+		for b := base(f.name); b > 0 && !need[b]; {
+			need[b] = true
+			i := slices.IndexFunc(ours, func(o stepFile) bool { return o.step == b })
+			if i < 0 {
+				break
+			}
+			b = base(ours[i].name)
+		}
+	}
+	return slices.DeleteFunc(doomed, func(f stepFile) bool { return need[f.step] })
+}
+
+// readBase is the Base in name's header, read from its first bytes (0 when
+// it has none or cannot be read: a damaged file is no load candidate).
+func (s *Store) readBase(name string) int64 {
+	f, err := os.Open(filepath.Join(s.cfg.Dir, name))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	c := &contentReader{r: bufio.NewReaderSize(f, 4096), h: sha256.New(), end: 8 + 4 + maxJobLen + 4*8 + sha256.Size, scratch: make([]byte, 8)}
+	magic := make([]byte, len(fileMagic))
+	if err := c.read(magic, "magic"); err != nil {
+		return 0
+	}
+	snap, err := decodeHead(c, magic)
+	if err != nil {
+		s.log.Warn("checkpoint: reading the header for cleanup", "file", name, "err", err)
+		return 0
+	}
+	return snap.Base
 }
 
 // doomedFiles returns the files prune deletes, oldest first: those beyond

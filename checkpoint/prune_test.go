@@ -97,3 +97,81 @@ func TestPruneDeletesNothingWhenKeptStepsAreUnknown(t *testing.T) {
 		t.Errorf("files %v, want all 3 kept while the kept steps are unknown", got)
 	}
 }
+
+// TestPruneKeepsTheBasesKeptDeltasNeed: with Keep 2, a chain of deltas
+// (each on the previous file) keeps every file down to its full base
+// however old, and a new full base lets the old chain go.
+func TestPruneKeepsTheBasesKeptDeltasNeed(t *testing.T) {
+	dir := t.TempDir()
+	s := newTestStore(t, dir, NewMemRecorder(), 2)
+	save := func(step, base int64) {
+		t.Helper()
+		snap := testSnapshot(0, step)
+		snap.Base = base
+		if _, err := s.Save(context.Background(), snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(100, 0)
+	save(200, 100)
+	save(300, 200)
+	save(400, 300)
+	if got := ckptFiles(t, dir); len(got) != 4 {
+		t.Fatalf("files %v, want the chain 100-400 kept (400 needs every one)", got)
+	}
+	for _, step := range []int64{100, 400} {
+		snap, err := s.LoadStep(context.Background(), step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for snap.Base != 0 {
+			if snap, err = s.LoadBase(snap); err != nil {
+				t.Fatalf("the chain of step %d: %v", step, err)
+			}
+		}
+		if snap.Step != 100 {
+			t.Errorf("the chain of step %d ends at step %d, want 100", step, snap.Step)
+		}
+	}
+	save(500, 0)
+	save(600, 500)
+	if got := ckptFiles(t, dir); len(got) != 2 {
+		t.Errorf("files %v, want only 500 and 600 once a new base is kept", got)
+	}
+}
+
+// TestLoadBaseHoldsTheBaseToItsSHA: a base replaced on disk by another
+// valid file of its step is not loaded as the delta's base.
+func TestLoadBaseHoldsTheBaseToItsSHA(t *testing.T) {
+	ctx := context.Background()
+	dir, other := t.TempDir(), t.TempDir()
+	s := newTestStore(t, dir, NewMemRecorder(), 3)
+	mustSave(t, s, 1)
+	delta := testSnapshot(0, 2)
+	delta.Base = 1
+	if _, err := s.Save(ctx, delta); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.LoadStep(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadBase(snap); err != nil {
+		t.Fatalf("LoadBase of an intact base: %v", err)
+	}
+	swapped := testSnapshot(0, 1)
+	swapped.Meta = []byte(`{"another":"file"}`)
+	if _, err := newTestStore(t, other, NewMemRecorder(), 3).Save(ctx, swapped); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(ckptPath(other, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckptPath(dir, 0, 1), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadBase(snap); !errors.Is(err, ErrNotRecorded) {
+		t.Fatalf("LoadBase of a swapped base: err %v, want ErrNotRecorded", err)
+	}
+}

@@ -28,6 +28,11 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	if snap.Base != 0 {
+		if snap.BaseSHA, err = s.baseSHA(snap.Base); err != nil {
+			return Record{}, err
+		}
+	}
 	name := fileName(s.stem, snap.Step)
 	sum, err := s.writeDurable(ctx, snap, name)
 	if err != nil {
@@ -38,7 +43,7 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 	if err != nil {
 		return Record{}, s.recordFailed(ctx, rec, err)
 	}
-	s.version = newVersion
+	s.version, s.saved = newVersion, rec
 	if err := s.crash(pointAfterRecord); err != nil {
 		return Record{}, err
 	}
@@ -47,6 +52,19 @@ func (s *Store) Save(ctx context.Context, snap Snapshot) (Record, error) {
 		return Record{}, err
 	}
 	return rec, nil
+}
+
+// baseSHA is the sha256 of this owner's file of step base, the base of the
+// checkpoint being saved: known when it is the one last saved, else read.
+func (s *Store) baseSHA(base int64) (string, error) {
+	if s.saved.Step == base && s.saved.SHA256 != "" {
+		return s.saved.SHA256, nil
+	}
+	_, sha, err := s.readCandidate(candidate{name: fileName(s.stem, base), step: base})
+	if err != nil {
+		return "", fmt.Errorf("%w: the base of an incremental checkpoint: %w", ErrInvalidSnapshot, err)
+	}
+	return sha, nil
 }
 
 // writeDurable performs steps 1-3: temp file, fsync, rename + directory fsync.

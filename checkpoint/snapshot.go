@@ -36,6 +36,16 @@ type Snapshot struct {
 	Identity Identity
 	Index    int
 	Step     int64
+	// Base, when not 0, is an earlier step of the same owner whose
+	// checkpoint this one is incomplete without (a pserver's rows written
+	// as the change since that step). Save writes it, Load returns it and
+	// prune never deletes a kept checkpoint's base; merging the two is the
+	// caller's (LoadStep(Base)).
+	Base int64
+	// BaseSHA is the hex sha256 of Base's file: the delta, held to its own
+	// record, vouches for its base (whose step's record may be gone), and
+	// LoadBase loads no other file. Save fills it in.
+	BaseSHA string
 	// Meta is opaque caller JSON (optimizer config, counters...), stored verbatim.
 	Meta     []byte
 	Sections []Section
@@ -58,6 +68,9 @@ func (snap Snapshot) validateFor(id Identity, index int) error {
 	}
 	if snap.Step < 0 {
 		return fmt.Errorf("%w: snapshot Step is %d; it must not be negative", ErrInvalidSnapshot, snap.Step)
+	}
+	if snap.Base < 0 || (snap.Base != 0 && snap.Base >= snap.Step) {
+		return fmt.Errorf("%w: snapshot Base is %d; it must be 0 or a step before Step %d", ErrInvalidSnapshot, snap.Base, snap.Step)
 	}
 	if len(snap.Meta) > maxMetaLen {
 		return fmt.Errorf("%w: Meta is %d bytes; at most %d are allowed", ErrInvalidSnapshot, len(snap.Meta), maxMetaLen)

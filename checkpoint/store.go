@@ -30,6 +30,9 @@ type Store struct {
 	// unsure holds a record whose CompareAndSwap failed without an answer (the
 	// write may or may not have landed); the next Save resolves it.
 	unsure *Record
+	// saved is the checkpoint this Store last saved: the usual base of the
+	// next (Snapshot.Base), whose sha256 Save then need not read back.
+	saved Record
 }
 
 // Commit points of Save, in order, for crash tests.

@@ -24,7 +24,12 @@ func (p *process) checkpointer(ctx context.Context) error {
 			return nil
 		}
 		start := p.clock.Now()
-		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Sections: snap.Sections})
+		rec, err := p.store.Save(ctx, checkpoint.Snapshot{Index: p.cfg.Index, Step: snap.Step, Base: snap.Base, Sections: snap.Sections})
+		if err != nil {
+			// Before Release lets the next snapshot be taken: it must not
+			// be a delta on this one, which is not on disk.
+			p.shard.ForgetRowBase()
+		}
 		p.metrics.Checkpointed(p.shard.Release(snap), p.clock.Since(start), err == nil)
 		if errors.Is(err, checkpoint.ErrConflict) {
 			return fmt.Errorf("checkpoint fenced: another process holds this index: %w", err)
@@ -38,7 +43,7 @@ func (p *process) checkpointer(ctx context.Context) error {
 		if err := p.markCheckpoint(ctx, rec); err != nil {
 			return err
 		}
-		p.log.Info("checkpoint written", "step", rec.Step, "file", rec.File)
+		p.log.Info("checkpoint written", "step", rec.Step, "file", rec.File, "rows_delta_on", snap.Base)
 	}
 }
 

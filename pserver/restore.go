@@ -64,6 +64,9 @@ func (p *process) restoreOwn(ctx context.Context) error {
 	for _, s := range report.Skipped {
 		p.event(ctx, fmt.Sprintf("%s skipped checkpoint %s (step %d): %s", p.name, s.File, s.Step, s.Reason))
 	}
+	if err := loadRowChain(p.store, snap, p.shard.tables.names); err != nil {
+		return err
+	}
 	if err := p.shard.Restore(snap.Step, 0, snap.Sections); err != nil {
 		return err
 	}
@@ -91,6 +94,9 @@ func (p *process) restoreStep(ctx context.Context, step, rollbackEpoch int64) er
 	}
 	snap, err := p.store.LoadStep(ctx, step)
 	if err != nil {
+		return err
+	}
+	if err := loadRowChain(p.store, snap, p.shard.tables.names); err != nil {
 		return err
 	}
 	p.driver.preserve()

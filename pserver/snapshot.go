@@ -20,7 +20,10 @@ var ErrShapeMismatch = errors.New("checkpoint does not match the shard's blocks"
 // what changed before it was written (a slow disk), never one kept
 // between checkpoints; the driver's awaitWriter bounds that copy.
 type Snapshot struct {
-	Step     int64
+	Step int64
+	// Base, when not 0, is the step of the previous snapshot, on which
+	// this one's table sections are a delta (rowdelta.go).
+	Base     int64
 	Sections []checkpoint.Section
 	pause    time.Duration // how long keeping it stopped the shard (AddPause)
 	held     []*heldSection
@@ -110,8 +113,10 @@ func (s *Shard) snapshotLocked() bool {
 		}
 	}
 	// Rows are copied now: a table changes where a step's rows fall, not
-	// in fixed blocks a copy-on-write could hold.
-	snap.Sections = append(snap.Sections, s.tables.sections()...)
+	// in fixed blocks a copy-on-write could hold. Mostly only the rows
+	// changed since the previous snapshot (rowdelta.go).
+	rows, base := s.tables.rowSections(s.step)
+	snap.Sections, snap.Base = append(snap.Sections, rows...), base
 	s.writing = snap
 	s.snapshots <- snap
 	return true

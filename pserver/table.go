@@ -59,6 +59,7 @@ type Table struct {
 	steps   [][]uint32        // adam: each row's update count, in chunks (nil otherwise)
 	seed    uint64            // from (Seed, Name): a row's stream starts from it and its id
 	slotBuf [][]float32       // Apply's view of one row's slots, kept
+	dirty   rowSet            // rows Apply changed since the last checkpoint took them (rowdelta.go)
 }
 
 // NewTable declares a table; it allocates nothing until a row is updated.
@@ -186,6 +187,7 @@ func (t *Table) Apply(pushes []RowGrads, records int64) error {
 			step = int64(*n)
 		}
 		t.opt.Update(row[:d], sums[k*d:(k+1)*d], slots, step)
+		t.dirty.add(r)
 	}
 	return nil
 }
@@ -300,6 +302,7 @@ func (t *Table) Import(ids []uint64, rows []float32, steps []uint32) error {
 func (t *Table) Reset() {
 	t.rows, t.ids, t.data, t.steps = 0, nil, nil, nil
 	clear(t.index)
+	t.dirty.clear()
 }
 
 // Check reports what Apply would refuse in p (a gradient of the wrong

@@ -21,6 +21,8 @@ type tableSet struct {
 	byName  map[string]*Table
 	names   []string                    // sorted: the fixed order of every loop
 	pending map[int]map[string]RowGrads // sync: micro-batch -> table -> rows, of the current step
+	base    int64                       // step of the last snapshot a delta may build on (0: none; rowdelta.go)
+	chain   int                         // deltas written since the last full base
 }
 
 func newTableSet(cfgs []TableConfig) (tableSet, error) {
@@ -98,6 +100,7 @@ func (ts *tableSet) apply(grads []*Gradient, records int64) {
 }
 
 func (ts *tableSet) reset() {
+	ts.forgetBase()
 	for _, t := range ts.byName {
 		_ = t.startOver() // checked when the table was made
 	}
@@ -109,16 +112,6 @@ func (ts *tableSet) reset() {
 func tableIDsSection(name string) string   { return "table/" + name + "/ids" }
 func tableRowsSection(name string) string  { return "table/" + name + "/rows" }
 func tableStepsSection(name string) string { return "table/" + name + "/steps" }
-
-// sections copies every table into checkpoint sections.
-func (ts *tableSet) sections() []checkpoint.Section {
-	var out []checkpoint.Section
-	for _, name := range ts.names {
-		ids, rows, steps := ts.byName[name].Export()
-		out = append(out, tableSections(name, ids, rows, steps)...)
-	}
-	return out
-}
 
 // tableSections encodes one table's rows as its checkpoint sections.
 func tableSections(name string, ids []uint64, rows []float32, steps []uint32) []checkpoint.Section {
@@ -159,6 +152,7 @@ func decodeTable(name string, byName map[string][]float32) (ids []uint64, rows [
 // table's sections (taken before any row was stored, or the step-0
 // initial values) leaves it as at step 0 (declared, or a warm start's rows).
 func (ts *tableSet) restore(byName map[string][]float32) error {
+	ts.forgetBase()
 	for _, name := range ts.names {
 		t := ts.byName[name]
 		ids, rows, steps, ok, err := decodeTable(name, byName)
