@@ -8,7 +8,15 @@ package model
 */
 import "C"
 
-import "gonum.org/v1/netlib/blas/netlib"
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/cpu"
+	"gonum.org/v1/netlib/blas/netlib"
+)
 
 // OpenBLAS runs single-threaded: gtrain cuts products into tiles and runs
 // them on its own threads (gemm.go), so that the summation order of every
@@ -31,4 +39,27 @@ func Kernels() string {
 		k += " (OpenMP build)"
 	}
 	return k
+}
+
+// oldCores are OpenBLAS's x86 kernels without AVX: what it falls back to on
+// a CPU newer than its build knows (Debian's 0.3.21 ran "Prescott" on a
+// 2026 Xeon: a quarter of the speed its SkylakeX kernels reached there).
+var oldCores = []string{"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Katmai", "Coppermine", "Northwood", "Banias", "Opteron", "Barcelona"}
+
+// KernelWarning says, when OpenBLAS runs kernels without AVX on a CPU that
+// has AVX2, what to pin instead; "" otherwise.
+func KernelWarning() string {
+	core := C.GoString(C.openblas_get_corename())
+	if !cpu.X86.HasAVX2 || !slices.ContainsFunc(oldCores, func(c string) bool { return strings.EqualFold(c, core) }) {
+		return ""
+	}
+	want := "Haswell"
+	if cpu.X86.HasAVX512F {
+		want = "SkylakeX"
+	}
+	why := "OpenBLAS does not know this CPU and runs"
+	if pinned := os.Getenv("OPENBLAS_CORETYPE"); pinned != "" {
+		why = fmt.Sprintf("OPENBLAS_CORETYPE=%s pins", pinned)
+	}
+	return fmt.Sprintf("%s its %s kernels, without AVX, on a CPU with AVX2, at a fraction of the speed: set OPENBLAS_CORETYPE=%s in the agent's environment (systemd: Environment=OPENBLAS_CORETYPE=%s), which its roles inherit", why, core, want, want)
 }

@@ -10,3 +10,6 @@ var fastGemm sgemm = pureGoGemm
 
 // Kernels names the matrix-multiply library in use.
 func Kernels() string { return "gonum pure-Go" }
+
+// KernelWarning is OpenBLAS's: pure Go has none to give.
+func KernelWarning() string { return "" }

@@ -184,6 +184,9 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	// The built-in models compute each micro-batch on threads threads;
 	// the kernels' name says which trainers give bit-identical gradients.
 	t.log.Info("compute", "kernels", model.Kernels(), "threads", cmp.Or(threads, runtime.GOMAXPROCS(0)))
+	if w := model.KernelWarning(); w != "" {
+		t.log.Warn(w)
+	}
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
 	t.rec = newRecState(t.layout)
 	return t, nil

@@ -1,0 +1,40 @@
+//go:build cgo && openblas
+
+package model
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/cpu"
+)
+
+// TestKernelWarning: OpenBLAS's kernels for this CPU draw no warning; its
+// SSE3 kernels (what it falls back to on a CPU it does not know, forced here
+// in a child process, since OpenBLAS reads OPENBLAS_CORETYPE as it loads)
+// draw one naming the kernel to pin, on a CPU with AVX2.
+func TestKernelWarning(t *testing.T) {
+	if os.Getenv("GTRAIN_KERNEL_CHILD") == "1" {
+		os.Stdout.WriteString(Kernels() + "\n" + KernelWarning() + "\n")
+		return
+	}
+	old := strings.Contains(Kernels(), "Prescott") || strings.Contains(Kernels(), "Core2") || strings.Contains(Kernels(), "Nehalem")
+	if w := KernelWarning(); w != "" && !old {
+		t.Fatalf("kernels %s, with AVX: warning %q", Kernels(), w)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKernelWarning$")
+	cmd.Env = append(os.Environ(), "GTRAIN_KERNEL_CHILD=1", "OPENBLAS_CORETYPE=Prescott")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(out), "\n", 3)
+	if len(lines) < 2 || lines[0] != "OpenBLAS Prescott" {
+		t.Fatalf("child output %q, want the Prescott kernels first", out)
+	}
+	if want := cpu.X86.HasAVX2; strings.Contains(lines[1], "OPENBLAS_CORETYPE=Prescott pins its Prescott kernels") != want {
+		t.Fatalf("warning %q (CPU with AVX2: %v)", lines[1], want)
+	}
+}
