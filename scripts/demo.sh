@@ -19,8 +19,7 @@ cleanup() {
     kill -KILL $left 2>/dev/null || true
     rc=1
   fi
-  if [ $rc -eq 0 ]; then rm -rf "$WORK"; else echo "demo: kept $WORK for inspection (agent log: $WORK/agent.log)" >&2; fi
-  exit $rc
+  finish_work $rc
 }
 trap cleanup EXIT
 

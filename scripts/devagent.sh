@@ -1,4 +1,4 @@
-# Sourced by demo.sh and fashion.sh: start and stop a `gtraind agent --dev` in $WORK on free
+# Sourced by demo.sh, fashion.sh and examples/recommendation/run.sh: start and stop a `gtraind agent --dev` in $WORK on free
 # loopback ports. Needs BIN, WORK and a NAME for messages; sets AGENT_PID and GCTL_ADDR.
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -43,4 +43,13 @@ stop_agent() {
     for _ in $(seq 1 150); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.2; done
     kill -KILL "$AGENT_PID" 2>/dev/null || true
   fi
+}
+
+# finish_work RC: the end of a script that ran an agent in $WORK (its EXIT trap): stops the
+# agent, then removes $WORK if RC is 0, else keeps it and says where; exits with RC.
+finish_work() {
+  local rc=$1
+  stop_agent
+  if [ "$rc" -eq 0 ]; then rm -rf "$WORK"; else echo "$NAME: kept $WORK for inspection (agent log: $WORK/agent.log)" >&2; fi
+  exit "$rc"
 }

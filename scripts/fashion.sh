@@ -20,13 +20,7 @@ AGENT_PID=""
 NAME=fashion
 . scripts/devagent.sh
 
-cleanup() {
-  local rc=$?
-  stop_agent
-  if [ $rc -eq 0 ]; then rm -rf "$WORK"; else echo "fashion: kept $WORK for inspection (agent log: $WORK/agent.log)" >&2; fi
-  exit $rc
-}
-trap cleanup EXIT
+trap 'finish_work $?' EXIT
 
 for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
   [ -f "$SRC/$f" ] || { echo "fashion: $SRC/$f is missing: apt-get install dataset-fashion-mnist" >&2; exit 2; }

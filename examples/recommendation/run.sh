@@ -27,13 +27,7 @@ AGENT_PID=""
 NAME=recommendation
 . scripts/devagent.sh
 
-cleanup() {
-  local rc=$?
-  stop_agent
-  if [ $rc -eq 0 ]; then rm -rf "$WORK"; else echo "recommendation: kept $WORK for inspection (agent log: $WORK/agent.log)" >&2; fi
-  exit $rc
-}
-trap cleanup EXIT
+trap 'finish_work $?' EXIT
 
 if [ -n "${ML1M:-}" ]; then
   for f in ratings.dat users.dat movies.dat; do
