@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -124,11 +123,8 @@ func TestRecutRowsMatchesTrainingOnTheNewCount(t *testing.T) {
 			}
 			files := make([]map[string][]float32, tc.from)
 			for j, tab := range old {
-				files[j] = map[string][]float32{}
 				ids, rows, counts := tab.Export()
-				for _, sec := range tableSections("movie", ids, rows, counts) {
-					files[j][sec.Name] = sec.Data
-				}
+				files[j] = sectionsByName(tableSections("movie", ids, rows, counts))
 			}
 			recut := rowShards(t, cfg, tc.to)
 			for i, tab := range recut {
@@ -159,14 +155,6 @@ func TestRecutRowsMatchesTrainingOnTheNewCount(t *testing.T) {
 	}
 }
 
-func sectionsByName(secs []checkpoint.Section) map[string][]float32 {
-	out := map[string][]float32{}
-	for _, s := range secs {
-		out[s.Name] = s.Data
-	}
-	return out
-}
-
 func assertSameRows(t *testing.T, kind string, got, want []exportedRow) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -191,11 +179,7 @@ func TestRecutRowsRefusesFilesOfAnotherLayout(t *testing.T) {
 		}
 	}
 	file := func(ids []uint64, width int) map[string][]float32 {
-		out := map[string][]float32{}
-		for _, s := range tableSections("movie", ids, make([]float32, len(ids)*width), nil) {
-			out[s.Name] = s.Data
-		}
-		return out
+		return sectionsByName(tableSections("movie", ids, make([]float32, len(ids)*width), nil))
 	}
 	if _, err := RecutRows([]string{"movie"}, []map[string][]float32{file(ids, 2), file(nil, 2)}, 0, 3); !errors.Is(err, ErrRecut) {
 		t.Errorf("rows of pserver-1 in pserver-0's file: err %v, want ErrRecut", err)

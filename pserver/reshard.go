@@ -159,11 +159,7 @@ func (p *process) loadSource(ctx context.Context, j int, step int64) (map[string
 	if err := loadRowChain(store, snap, p.shard.tables.names); err != nil {
 		return nil, fmt.Errorf("re-shard: checkpoint of pserver-%d at step %d: %w", j, step, err)
 	}
-	out := make(map[string][]float32, len(snap.Sections))
-	for _, sec := range snap.Sections {
-		out[sec.Name] = sec.Data
-	}
-	return out, nil
+	return sectionsByName(snap.Sections), nil
 }
 
 // sourceStore reads the checkpoints of pserver index j (read only: it never

@@ -130,7 +130,7 @@ func loadRowChain(store *checkpoint.Store, snap *checkpoint.Snapshot, tables []s
 	slices.Reverse(chain)
 	byName := make([]map[string][]float32, len(chain))
 	for i, c := range chain {
-		byName[i] = floatsByName(c)
+		byName[i] = sectionsByName(c.Sections)
 	}
 	var merged []checkpoint.Section
 	for _, name := range tables {
@@ -145,14 +145,6 @@ func loadRowChain(store *checkpoint.Store, snap *checkpoint.Snapshot, tables []s
 	})
 	snap.Sections = append(snap.Sections, merged...)
 	return nil
-}
-
-func floatsByName(snap *checkpoint.Snapshot) map[string][]float32 {
-	out := make(map[string][]float32, len(snap.Sections))
-	for _, sec := range snap.Sections {
-		out[sec.Name] = sec.Data
-	}
-	return out
 }
 
 // mergeTableChain is table name's rows after the chain (a full base, then

@@ -50,7 +50,7 @@ func loadRows(t *testing.T, store *checkpoint.Store, cfg TableConfig, step int64
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.restore(floatsByName(snap)); err != nil {
+	if err := ts.restore(sectionsByName(snap.Sections)); err != nil {
 		t.Fatal(err)
 	}
 	return ts.byName[cfg.Name]
@@ -130,7 +130,7 @@ func TestRowCheckpointsAreIncremental(t *testing.T) {
 			prev = loadRows(t, store, cfg, step)
 		}
 		// A rollback restores the tables: the next checkpoint is full.
-		if err := ts.restore(floatsByName(mustLoadChain(t, store, cfg, 29))); err != nil {
+		if err := ts.restore(sectionsByName(mustLoadChain(t, store, cfg, 29).Sections)); err != nil {
 			t.Fatal(err)
 		}
 		if _, base := saveRows(t, store, &ts, 0, 30); base != 0 {
@@ -182,7 +182,7 @@ func TestRecutRowsFromIncrementalCheckpoints(t *testing.T) {
 		}
 		files := make([]map[string][]float32, from)
 		for j := range old {
-			files[j] = floatsByName(mustLoadChain(t, stores[j], cfg, 8))
+			files[j] = sectionsByName(mustLoadChain(t, stores[j], cfg, 8).Sections)
 		}
 		recut := rowShards(t, cfg, to)
 		for i, tab := range recut {

@@ -174,15 +174,21 @@ func (s *Shard) unsavedLocked() bool {
 	return s.writing != nil && s.writing.uncopiedLocked() > 0
 }
 
+// sectionsByName indexes a checkpoint's sections by name.
+func sectionsByName(sections []checkpoint.Section) map[string][]float32 {
+	out := make(map[string][]float32, len(sections))
+	for _, sec := range sections {
+		out[sec.Name] = sec.Data
+	}
+	return out
+}
+
 // Restore puts the shard at a checkpoint's step and values (a rollback or a
 // restart) and enters the master's rollbackEpoch, under one lock so that no
 // push of an older rollback epoch slips in between. Pending pushes are
 // dropped and waiting pulls are woken to abort.
 func (s *Shard) Restore(step, rollbackEpoch int64, sections []checkpoint.Section) error {
-	byName := make(map[string][]float32, len(sections))
-	for _, sec := range sections {
-		byName[sec.Name] = sec.Data
-	}
+	byName := sectionsByName(sections)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.preserveLocked()
