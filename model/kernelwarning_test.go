@@ -5,6 +5,7 @@ package model
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestKernelWarning(t *testing.T) {
 		os.Stdout.WriteString(Kernels() + "\n" + KernelWarning() + "\n")
 		return
 	}
-	old := strings.Contains(Kernels(), "Prescott") || strings.Contains(Kernels(), "Core2") || strings.Contains(Kernels(), "Nehalem")
+	old := slices.ContainsFunc(oldCores, func(c string) bool { return strings.HasPrefix(Kernels(), "OpenBLAS "+c) })
 	if w := KernelWarning(); w != "" && !old {
 		t.Fatalf("kernels %s, with AVX: warning %q", Kernels(), w)
 	}

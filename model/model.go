@@ -63,6 +63,16 @@ func (p *Progress) released(j int) {
 	}
 }
 
+// Finish tells each of the first params parameters ready and released:
+// what a computation that had nothing to compute in parts (an empty batch,
+// a program's whole answer) tells at its end. A nil Progress hears nothing.
+func (p *Progress) Finish(params int) {
+	for j := range params {
+		p.ready(j)
+		p.released(j)
+	}
+}
+
 // progressOf is the Progress of GradientReady's ready (nil for nil).
 func progressOf(ready func(int)) *Progress {
 	if ready == nil {

@@ -145,10 +145,7 @@ func (n *network) GradientProgress(params [][]float32, b Batch, grads [][]float3
 		panic(fmt.Errorf("model: Gradient: grads: %w", err))
 	}
 	if b.N == 0 {
-		for j := range n.params {
-			p.ready(j)
-			p.released(j)
-		}
+		p.Finish(len(n.params))
 		return 0
 	}
 	sc := n.takeScratch(b.N)

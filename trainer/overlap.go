@@ -59,7 +59,6 @@ type gradGate struct {
 	size     []int // each gradient's floats
 	final    []int // each gradient's first floats final
 	released []bool
-	any      bool          // some gradient is final (in part)
 	changed  chan struct{} // closed, and replaced, at every change
 	err      error         // the computation failed
 }
@@ -87,7 +86,6 @@ func (g *gradGate) update(change func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	change()
-	g.any = g.any || slices.ContainsFunc(g.final, func(n int) bool { return n > 0 })
 	close(g.changed)
 	g.changed = make(chan struct{})
 }
@@ -107,7 +105,7 @@ func (g *gradGate) finish(err error) {
 func (g *gradGate) wait(ctx context.Context, j, end int) error {
 	return g.until(ctx, func() bool {
 		if j < 0 {
-			return g.any
+			return slices.ContainsFunc(g.final, func(n int) bool { return n > 0 })
 		}
 		return g.final[j] >= end
 	})

@@ -70,14 +70,9 @@ func (t *trainer) gradient(b model.Batch, progress *model.Progress) (float64, er
 	if err != nil {
 		return 0, fmt.Errorf("trainer: %w", t.noteCrash(err))
 	}
-	if progress != nil {
-		// Every gradient is final with the answer (told or not), and the
-		// program reads the parameters until it answers.
-		for j := range t.grads {
-			progress.Ready(j)
-			progress.Released(j)
-		}
-	}
+	// Every gradient is final with the answer (told or not), and the
+	// program reads the parameters until it answers.
+	progress.Finish(len(t.grads))
 	return loss, nil
 }
 

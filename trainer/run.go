@@ -285,12 +285,7 @@ func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float
 		clear(g)
 	}
 	if len(ex) == 0 {
-		if progress != nil {
-			for j := range t.grads {
-				progress.Ready(j)
-				progress.Released(j)
-			}
-		}
+		progress.Finish(len(t.grads))
 		return 0, nil
 	}
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
