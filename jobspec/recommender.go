@@ -3,6 +3,7 @@ package jobspec
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -23,6 +24,10 @@ type TableSpec struct {
 	// Optimizer is the rows' update rule: sgd, adagrad or adam, lazily
 	// per row (momentum has no lazy form that matches the dense rule).
 	Optimizer string `yaml:"optimizer" json:"optimizer,omitempty"`
+	// InitScale is the rows' initialiser: each value starts uniform in
+	// ±InitScale, drawn from (seed, table, id); 0: the pservers' default
+	// (pserver.DefaultInitScale, 0.05).
+	InitScale float64 `yaml:"init_scale" json:"init_scale,omitempty"`
 }
 
 // IsRecommender reports whether the model is the built-in recommender.
@@ -94,6 +99,8 @@ func (s *Spec) validateRecommender() *FieldError {
 			return fieldError(field+".dim", fmt.Sprintf("must be > 0, got %d", t.Dim), nil)
 		case t.Dim == 0 && s.Model.Dim == 0:
 			return fieldError("model.dim", fmt.Sprintf("must be > 0: table %s sets no dim of its own", f), nil)
+		case t.InitScale < 0 || math.IsNaN(t.InitScale) || math.IsInf(t.InitScale, 0):
+			return fieldError(field+".init_scale", fmt.Sprintf("must be a finite number > 0 (rows start uniform in ±init_scale), got %v", t.InitScale), nil)
 		}
 		switch k := s.TableOptimizer(f); k {
 		case OptimizerSGD, OptimizerAdagrad, OptimizerAdam:

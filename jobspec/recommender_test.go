@@ -12,6 +12,9 @@ func TestRecommenderValidation(t *testing.T) {
 		{"model: {kind: recommender, dim: -1, inputs: 0, outputs: 1}\n", "model.dim"},
 		{model + ", tables: {user: {dim: -2}}}\n", "model.tables.user.dim"},
 		{model + ", tables: {user: {optimizer: momentum}}}\n", "model.tables.user.optimizer"},
+		{model + ", tables: {user: {init_scale: 0.01}}}\n", ""},
+		{model + ", tables: {user: {init_scale: -0.1}}}\n", "model.tables.user.init_scale"},
+		{model + ", tables: {user: {init_scale: .nan}}}\n", "model.tables.user.init_scale"},
 		{model + ", entry: x.py}\n", "model.entry"},
 		// Rows are re-sharded with the dense parameters (pserver.RecutRows).
 		{model + "}\npservers: {count: 2, min: 1, max: 3}\n", ""},

@@ -114,3 +114,36 @@ func TestWarmStartKeepsTheRowsItOwns(t *testing.T) {
 		t.Fatalf("a table of dimension 4 warm-started from one of 3: %v", err)
 	}
 }
+
+// TestTablesOfTakesTheInitialiser: a table's init_scale reaches its
+// pserver table, whose rows then start within ±init_scale, wider than the
+// default's; a table without one keeps the default.
+func TestTablesOfTakesTheInitialiser(t *testing.T) {
+	spec := &jobspec.Spec{Pservers: 1, Seed: 5, Optimizer: jobspec.OptimizerSpec{Kind: "adagrad", LearningRate: 0.1},
+		Model: jobspec.ModelSpec{Kind: model.KindRecommender, Dim: 4, Outputs: 1, Fields: []string{"movie", "user"},
+			Tables: map[string]jobspec.TableSpec{"user": {InitScale: 2}}}}
+	widest := map[string]float32{}
+	for _, cfg := range TablesOf(spec) {
+		tab, err := NewTable(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]uint64, 500)
+		for i := range ids {
+			ids[i] = uint64(i)*7919 + 3
+		}
+		vals := make([]float32, len(ids)*cfg.Dim)
+		if err := tab.Pull(ids, vals); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			widest[cfg.Name] = max(widest[cfg.Name], v, -v)
+		}
+	}
+	if w := widest["user"]; w <= DefaultInitScale || w > 2 {
+		t.Errorf("user rows (init_scale 2) reach %v, want within ±2 and past the default %v", w, DefaultInitScale)
+	}
+	if w := widest["movie"]; w == 0 || w > DefaultInitScale {
+		t.Errorf("movie rows (no init_scale) reach %v, want within ±%v", w, DefaultInitScale)
+	}
+}

@@ -166,14 +166,15 @@ func newProcess(ctx context.Context, cli *clientv3.Client, cfg Config) (*process
 
 // TablesOf is the embedding tables of a job (jobspec.EmbeddingTables:
 // the recommender's, one per id field, or those its program declared),
-// its rows initialised from the job's seed, updated by the field's
-// optimizer with the job's hyper-parameters.
+// its rows initialised from the job's seed, uniform in ±init_scale, and
+// updated by the field's optimizer with the job's hyper-parameters.
 func TablesOf(spec *jobspec.Spec) []TableConfig {
 	var out []TableConfig
 	for _, t := range spec.EmbeddingTables() {
 		opt := OptimizerOf(spec)
 		opt.Kind = spec.TableOptimizer(t.Field)
-		out = append(out, TableConfig{Name: t.Field, Dim: t.Dim, Vocab: spec.Model.Tables[t.Field].Vocab, Seed: int64(spec.Seed),
+		ts := spec.Model.Tables[t.Field]
+		out = append(out, TableConfig{Name: t.Field, Dim: t.Dim, Vocab: ts.Vocab, InitScale: float32(ts.InitScale), Seed: int64(spec.Seed),
 			Optimizer: opt.WithDefaults()})
 	}
 	return out
