@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -165,14 +166,20 @@ func TestPushWaitsForEachGradient(t *testing.T) {
 	grads, _ := pushPullBuffers(99) // garbage until "computed"
 	release := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	var asked atomic.Int32
-	wait := func(ctx context.Context, param, _ int) error {
+	// A piece is final once its parameter was released (each parameter
+	// is one piece here).
+	wait := func(ctx context.Context, pieces []client.GradientPiece) (int, error) {
 		asked.Add(1)
-		select {
-		case <-release[param]:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		cases := make([]reflect.SelectCase, 0, len(pieces)+1)
+		for _, p := range pieces {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(release[p.Param])})
 		}
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+		k, _, _ := reflect.Select(cases)
+		if k == len(pieces) {
+			return 0, ctx.Err()
+		}
+		return k, nil
 	}
 	done := make(chan error, 1)
 	go func() { done <- gated.Push(ctx, 0, 0, 0, 1, false, grads, client.WaitForGradient(wait)) }()
@@ -223,7 +230,7 @@ func TestPushWaitErrorEndsThePush(t *testing.T) {
 	s, c := servePushPull(t)
 	grads, _ := pushPullBuffers(1)
 	failed := errors.New("bad records")
-	err := c.Push(context.Background(), 0, 0, 0, 1, false, grads, client.WaitForGradient(func(context.Context, int, int) error { return failed }))
+	err := c.Push(context.Background(), 0, 0, 0, 1, false, grads, client.WaitForGradient(func(context.Context, []client.GradientPiece) (int, error) { return 0, failed }))
 	if !errors.Is(err, failed) {
 		t.Fatalf("push error %v; want the gradient's %v", err, failed)
 	}

@@ -32,7 +32,7 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 	}()
 	// Nothing can be sent before the first gradient: the push (and its
 	// time in the metrics) starts there.
-	if err := g.wait(ctx, -1, 0); err != nil {
+	if err := g.until(ctx, g.anyFinal); err != nil {
 		<-computed
 		if cerr != nil {
 			return false, cerr
@@ -44,7 +44,7 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 	// parameter it holds (a pserver holding only upper layers applies the
 	// step, and is read from, while the lower ones compute).
 	done, err := t.pushAndReport(ctx, w, func() float64 { <-computed; return loss }, len(ex),
-		client.WaitForGradient(g.wait), client.WaitBeforePull(g.waitReleased))
+		client.WaitForGradient(g.waitAny), client.WaitBeforePull(g.waitReleased))
 	<-computed // t.grads and t.batch are the next micro-batch's
 	if cerr != nil {
 		return false, cerr
@@ -99,16 +99,20 @@ func (g *gradGate) finish(err error) {
 	}
 }
 
-// wait returns once parameter j's gradient is final up to end (j -1: once
-// any gradient is final, in part), or with the computation's error, or
-// with ctx's.
-func (g *gradGate) wait(ctx context.Context, j, end int) error {
-	return g.until(ctx, func() bool {
-		if j < 0 {
-			return slices.ContainsFunc(g.final, func(n int) bool { return n > 0 })
-		}
-		return g.final[j] >= end
+// waitAny returns the index of the first of pieces whose gradient is
+// final, once one is, or the computation's error, or ctx's.
+func (g *gradGate) waitAny(ctx context.Context, pieces []client.GradientPiece) (int, error) {
+	k := -1
+	err := g.until(ctx, func() bool {
+		k = slices.IndexFunc(pieces, func(p client.GradientPiece) bool { return g.final[p.Param] >= p.End })
+		return k >= 0
 	})
+	return k, err
+}
+
+// anyFinal says whether some gradient is final, in part (under the lock).
+func (g *gradGate) anyFinal() bool {
+	return slices.ContainsFunc(g.final, func(n int) bool { return n > 0 })
 }
 
 // waitReleased returns once the computation reads none of params, or with

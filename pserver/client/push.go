@@ -29,14 +29,21 @@ func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, 
 // PushOption changes how a push sends.
 type PushOption func(*pushHeader)
 
-// WaitForGradient makes a push wait, before it sends each piece of a
-// block, until wait(ctx, param, end) says the gradient of that block's
-// parameter is final up to end (its first end floats): a push started
-// while the backward pass runs sends each pserver's blocks as soon as they
-// are computed (the last layers first, a weight's first rows before its
-// last), as PyTorch's DDP overlaps its all-reduce with the backward pass.
-// An error from wait ends the push with it.
-func WaitForGradient(wait func(ctx context.Context, param, end int) error) PushOption {
+// GradientPiece is one message of a push overlapped with the backward
+// pass: it may be sent once the first End floats of parameter Param's
+// gradient are final.
+type GradientPiece struct{ Param, End int }
+
+// WaitForGradient makes a push send each pserver's pieces as their
+// gradients become final, while the backward pass computes them, as
+// PyTorch's DDP overlaps its all-reduce with the backward pass: wait(ctx,
+// pieces) returns once one of pieces is final, with its index (the first
+// final one in the slice: the push lists them in the order it prefers,
+// the last parameters first, each parameter's first rows before its
+// last). A push thus never waits for one piece while another is ready: a
+// layer's bias, final after its whole weight, does not hold back the
+// weight's rows. An error from wait ends the push with it.
+func WaitForGradient(wait func(ctx context.Context, pieces []GradientPiece) (int, error)) PushOption {
 	return func(h *pushHeader) { h.wait = wait }
 }
 
@@ -65,8 +72,8 @@ type pushHeader struct {
 	rollbackEpoch int64
 	records       int64
 	checkpoint    bool
-	wait          func(ctx context.Context, param, end int) error // nil: every gradient is final
-	beforePull    func(ctx context.Context, held []int) error     // nil: params are free to write
+	wait          func(ctx context.Context, pieces []GradientPiece) (int, error) // nil: every gradient is final
+	beforePull    func(ctx context.Context, held []int) error                    // nil: params are free to write
 }
 
 // chunk is one message of the push: data at offset within block (block -1
@@ -101,25 +108,56 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 // may change grads; a push that fails is a stream the pserver reads no more.
 func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h pushHeader, grads [][]float32) (sent bool, err error) {
 	var loans wire.Loans
-	for _, b := range c.sendOrder(i) {
-		src := grads[b.Param][b.Offset : b.Offset+b.Len]
-		for off := 0; off < len(src); off += wire.ChunkFloats {
-			end := min(off+wire.ChunkFloats, len(src))
-			if h.wait != nil {
-				if err := h.wait(ctx, b.Param, b.Offset+end); err != nil {
-					return sent, err
-				}
-			}
-			if err := send(loans.Lend(h.chunk(b.ID, off, src[off:end]))); err != nil {
+	pieces := c.pieces(i)
+	for len(pieces) > 0 {
+		k := 0
+		if h.wait != nil {
+			if k, err = h.wait(ctx, pieces.needs()); err != nil {
 				return sent, err
 			}
-			sent = true
 		}
+		p := pieces[k]
+		src := grads[p.b.Param][p.b.Offset+p.off : p.b.Offset+p.end]
+		if err := send(loans.Lend(h.chunk(p.b.ID, p.off, src))); err != nil {
+			return sent, err
+		}
+		sent = true
+		pieces = slices.Delete(pieces, k, k+1)
 	}
 	if !sent {
 		return false, send(h.chunk(-1, 0, nil))
 	}
 	return true, nil
+}
+
+// piece is one message of a push: floats [off, end) of block b.
+type piece struct {
+	b        Block
+	off, end int
+}
+
+type pieceList []piece
+
+// pieces cuts pserver i's blocks, in sendOrder, into messages of at most
+// wire.ChunkFloats floats.
+func (c *Client) pieces(i int) pieceList {
+	var out pieceList
+	for _, b := range c.sendOrder(i) {
+		for off := 0; off < b.Len; off += wire.ChunkFloats {
+			out = append(out, piece{b: b, off: off, end: min(off+wire.ChunkFloats, b.Len)})
+		}
+	}
+	return out
+}
+
+// needs is what each piece waits for: its parameter's gradient final up to
+// the piece's end.
+func (l pieceList) needs() []GradientPiece {
+	out := make([]GradientPiece, len(l))
+	for k, p := range l {
+		out[k] = GradientPiece{Param: p.b.Param, End: p.b.Offset + p.end}
+	}
+	return out
 }
 
 // sendOrder is pserver i's blocks, the last parameters' first (a backward

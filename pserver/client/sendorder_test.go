@@ -24,20 +24,15 @@ func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
 	c := &Client{blocks: blocks}
 	grads := [][]float32{make([]float32, big), make([]float32, 7), make([]float32, 5), make([]float32, 4)}
 	var waited, sent []string
-	wait := func(_ context.Context, param, end int) error {
-		waited = append(waited, fmt.Sprintf("%d:%d", param, end))
-		return nil
+	wait := func(_ context.Context, pieces []GradientPiece) (int, error) {
+		waited = append(waited, fmt.Sprintf("%d:%d", pieces[0].Param, pieces[0].End))
+		return 0, nil // all final: the push's own order
 	}
-	send := func(m any) error { // what gRPC does with a lent chunk
-		data, err := wire.Codec{}.Marshal(m)
+	send := func(m any) error {
+		ch, err := sentChunk(m)
 		if err != nil {
 			return err
 		}
-		ch := &api.PushChunk{}
-		if err := proto.Unmarshal(data.Materialize(), ch); err != nil {
-			return err
-		}
-		data.Free()
 		b := c.blocks[ch.Block]
 		sent = append(sent, fmt.Sprintf("%d:%d+%d", b.Param, b.Offset+int(ch.Offset), len(ch.Data)/4))
 		return nil
@@ -74,6 +69,60 @@ func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
 	}
 }
 
+// TestPushSendsWhicheverPieceIsFinalFirst: a push sends the piece whose
+// gradient is final, not the one it prefers: a backward pass finishes a
+// layer's bias after its whole weight, and a bias sent first (the last
+// parameter) would hold back every row of the weight until the layer ends.
+func TestPushSendsWhicheverPieceIsFinalFirst(t *testing.T) {
+	big := 2*wire.ChunkFloats + 3
+	blocks, err := Partition([]int{big, 7}, 1, MaxBlockFloats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{blocks: blocks}
+	grads := [][]float32{make([]float32, big), make([]float32, 7)}
+	// What a backward pass makes final, in order: the weight's three bands, then the bias.
+	steps := []GradientPiece{{0, wire.ChunkFloats}, {0, 2 * wire.ChunkFloats}, {0, big}, {1, 7}}
+	final := []int{0, 0}
+	computed := 0
+	wait := func(_ context.Context, pieces []GradientPiece) (int, error) {
+		for {
+			if k := slices.IndexFunc(pieces, func(p GradientPiece) bool { return final[p.Param] >= p.End }); k >= 0 {
+				return k, nil
+			}
+			if computed == len(steps) {
+				return 0, fmt.Errorf("waiting for %v, computed all", pieces)
+			}
+			s := steps[computed]
+			final[s.Param] = s.End
+			computed++
+		}
+	}
+	var sent []string
+	send := func(m any) error {
+		ch, err := sentChunk(m)
+		if err != nil {
+			return err
+		}
+		sent = append(sent, fmt.Sprintf("%d:%d+%d (computed %d)", c.blocks[ch.Block].Param, ch.Offset, len(ch.Data)/4, computed))
+		return nil
+	}
+	var h pushHeader
+	h.apply([]PushOption{WaitForGradient(wait)})
+	if _, err := c.sendBlocks(context.Background(), 0, send, h, grads); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("0:0+%d (computed 1)", wire.ChunkFloats),
+		fmt.Sprintf("0:%d+%d (computed 2)", wire.ChunkFloats, wire.ChunkFloats),
+		fmt.Sprintf("0:%d+3 (computed 3)", 2*wire.ChunkFloats),
+		"1:0+7 (computed 4)",
+	}
+	if !slices.Equal(sent, want) {
+		t.Fatalf("sent %v; want each band as soon as it is final: %v", sent, want)
+	}
+}
+
 // TestHeldByNamesEachPserversParameters: the parameters a PushPull waits
 // to be released before writing a pserver's answer are exactly those it
 // holds blocks of.
@@ -86,4 +135,16 @@ func TestHeldByNamesEachPserversParameters(t *testing.T) {
 	if got := [][]int{c.heldBy(0), c.heldBy(1)}; !slices.Equal(got[0], []int{0, 1}) || !slices.Equal(got[1], []int{2, 3}) {
 		t.Fatalf("held %v; want [[0 1] [2 3]] (12 floats each)", got)
 	}
+}
+
+// sentChunk is what gRPC does with a lent chunk: it marshals it, here
+// read back.
+func sentChunk(m any) (*api.PushChunk, error) {
+	data, err := wire.Codec{}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	defer data.Free()
+	ch := &api.PushChunk{}
+	return ch, proto.Unmarshal(data.Materialize(), ch)
 }
