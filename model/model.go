@@ -49,7 +49,15 @@ type Progress struct {
 	// parameter once, before the computation returns): the next step's
 	// values may be written there while the lower layers compute.
 	Released func(param int)
+	// Overwrite: grads hold nothing to add to (a trainer's last micro-batch,
+	// say): the computation writes each gradient instead of adding into
+	// it, with the same bits as adding into zeros, and spares the caller a
+	// pass clearing the whole model before the forward pass. A nil
+	// Progress adds.
+	Overwrite bool
 }
+
+func (p *Progress) overwrite() bool { return p != nil && p.Overwrite }
 
 func (p *Progress) ready(j int) {
 	if p != nil && p.Ready != nil {

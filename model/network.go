@@ -145,6 +145,11 @@ func (n *network) GradientProgress(params [][]float32, b Batch, grads [][]float3
 		panic(fmt.Errorf("model: Gradient: grads: %w", err))
 	}
 	if b.N == 0 {
+		if p.overwrite() {
+			for _, g := range grads {
+				clear(g)
+			}
+		}
 		p.Finish(len(n.params))
 		return 0
 	}
@@ -208,14 +213,21 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []flo
 	if inGrad == nil {
 		p.released(0)
 	}
+	beta := float32(1) // add into grads
+	if p.overwrite() {
+		beta = 0 // BLAS zeroes each tile of C before adding into it: the bits of adding into zeros
+	}
 	for l := len(n.shapes) - 1; l >= 0; l-- {
 		sh := n.shapes[l]
 		in := b.X
 		if l > 0 {
 			in = sc.outs[l-1]
 		}
-		n.th.mulRows(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, 1, grads[2*l], sh.fanOut,
+		n.th.mulRows(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, beta, grads[2*l], sh.fanOut,
 			rowsFinal{p: p, param: 2 * l, width: sh.fanOut})
+		if beta == 0 {
+			clear(grads[2*l+1])
+		}
 		addColumnSums(grads[2*l+1], delta, b.N)
 		p.ready(2 * l)
 		p.ready(2*l + 1)

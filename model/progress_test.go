@@ -71,3 +71,41 @@ func TestGradientProgressTellsTheTruth(t *testing.T) {
 		}
 	}
 }
+
+// TestOverwriteGivesTheBitsOfAddingIntoZeros: a gradient computed with
+// Progress.Overwrite over grads full of garbage (the last micro-batch's
+// sums, NaNs) has, on 1, 2 and 3 threads, exactly the bits of one added
+// into cleared grads, the sign of every zero included; an empty batch
+// leaves zeros.
+func TestOverwriteGivesTheBitsOfAddingIntoZeros(t *testing.T) {
+	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
+	rng := rand.New(rand.NewPCG(6, 7))
+	ref := mustNewWith(t, spec, Options{Threads: 1})
+	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
+	want := zeroParams(ref)
+	ref.Gradient(params, b, want)
+	for _, threads := range []int{1, 2, 3} {
+		m := mustNewWith(t, spec, Options{Threads: threads})
+		got := zeroParams(m)
+		for j := range got {
+			for k := range got[j] {
+				got[j][k] = float32(math.NaN())
+			}
+			got[j][0] = 12345
+		}
+		m.GradientProgress(params, b, got, &Progress{Overwrite: true})
+		for j := range want {
+			for k := range want[j] {
+				if math.Float32bits(got[j][k]) != math.Float32bits(want[j][k]) {
+					t.Fatalf("threads %d: grads[%d][%d] = %v over garbage, %v added into zeros", threads, j, k, got[j][k], want[j][k])
+				}
+			}
+		}
+		m.GradientProgress(params, Batch{Inputs: b.Inputs}, got, &Progress{Overwrite: true})
+		for j := range got {
+			if slices.ContainsFunc(got[j], func(v float32) bool { return math.Float32bits(v) != 0 }) {
+				t.Fatalf("threads %d: an empty batch left grads[%d] not +0", threads, j)
+			}
+		}
+	}
+}
