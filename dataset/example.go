@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 // Example is one record: the dense features, a label that is a regression
@@ -35,6 +37,9 @@ func EncodeExample(e Example) []byte {
 
 // DecodeExample is the inverse of EncodeExample for a record of the given
 // number of features and no ids (DecodeRecord reads a shard with id fields).
+// littleEndian is whether this host stores a float32 as the records do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 func DecodeExample(b []byte, features int) (Example, error) {
 	if features < 0 {
 		return Example{}, fmt.Errorf("%w: %d features requested", ErrExampleSize, features)
@@ -50,8 +55,15 @@ func DecodeExample(b []byte, features int) (Example, error) {
 			ErrExampleSize, len(b), want, features)
 	}
 	e := Example{Features: make([]float32, features)}
-	for i := range e.Features {
-		e.Features[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*float32Size:]))
+	// One copy where the host is little-endian, as the records are: a
+	// trainer decodes a micro-batch's records while its push waits for the
+	// step, and that read can be what the next step waits for.
+	if littleEndian {
+		copy(model.Float32Bytes(e.Features), b[:features*float32Size]) // shares e.Features' memory there
+	} else {
+		for i := range e.Features {
+			e.Features[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*float32Size:]))
+		}
 	}
 	e.Label = math.Float32frombits(binary.LittleEndian.Uint32(b[features*float32Size:]))
 	return e, nil
