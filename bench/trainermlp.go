@@ -37,11 +37,21 @@ func printCPUPerStep(m *measurer, work string) {
 	fmt.Fprintf(os.Stderr, "  cpu per step: trainers %.1f ms, pservers %.1f ms, master %.1f ms\n", cpu["trainer"], cpu["pserver"], cpu["master"])
 }
 
-// MLPRun is one trainer_mlp job: trainers trainers of cpu cores each.
+// MLPRun is one trainer_mlp job: trainers trainers of cpu cores each and
+// Pservers pservers (0: 2, as the issue measured).
 type MLPRun struct {
 	Trainers int
 	CPU      float64
+	Pservers int
 }
+
+// ScalingPservers is the pservers of the scaling curve's run of trainers
+// trainers: half as many (at least 2). Each pserver sums every trainer's
+// micro-batch of its shard and sends each trainer its shard back, so with
+// a fixed 2 the pservers, not the trainers, set the pace past a few
+// trainers (16 trainers on 2 pservers spent 263 ms of pserver CPU a step
+// on a 16-core machine).
+func ScalingPservers(trainers int) int { return max(2, trainers/2) }
 
 // MLPRecordsPerSecond trains the MLP on Fashion-MNIST with a real dev agent
 // (real master, 2 pservers and trainers, as the issue measured) for each run,
@@ -77,10 +87,14 @@ func MLPRecordsPerSecond(binDir string, runs []MLPRun) ([]float64, error) {
 }
 
 func mlpSpec(work, name string, r MLPRun) string {
+	pservers := r.Pservers
+	if pservers == 0 {
+		pservers = 2
+	}
 	return fmt.Sprintf(`name: %s
 mode: sync
 trainers: %d
-pservers: 2
+pservers: %d
 passes: 5
 batch_size: %d
 global_batch: %d
@@ -91,7 +105,7 @@ data: {train: %s/data/fashion-train-*, test: %s/data/fashion-test-*}
 resources:
   trainer: {cpu: %g, memory: 256Mi}
   pserver: {cpu: 0.1, memory: 128Mi}
-`, name, r.Trainers, mlpGlobalBatch/r.Trainers, mlpGlobalBatch, work, work, r.CPU)
+`, name, r.Trainers, pservers, mlpGlobalBatch/r.Trainers, mlpGlobalBatch, work, work, r.CPU)
 }
 
 // TorchMLP is the peer's figure: scripts/torch_mlp.py's records/s and the

@@ -61,15 +61,15 @@ func scalingCurves(bin, list string) error {
 func printScaling(bin string, counts []int) error {
 	runs := make([]bench.MLPRun, len(counts))
 	for i, n := range counts {
-		runs[i] = bench.MLPRun{Trainers: n, CPU: 1}
+		runs[i] = bench.MLPRun{Trainers: n, CPU: 1, Pservers: bench.ScalingPservers(n)}
 	}
 	rps, err := bench.MLPRecordsPerSecond(bin, runs)
 	if err != nil {
 		return err
 	}
 	torch := needTorch.present()
-	fmt.Printf("MLP 784-1024-1024-10, global batch 256; gtrain: %s, 2 pservers, trainers of cpu: 1\n", model.Kernels())
-	fmt.Printf("%-8s %14s %10s %14s %10s\n", "WORKERS", "GTRAIN REC/S", "EFFICIENCY", "DDP REC/S", "EFFICIENCY")
+	fmt.Printf("MLP 784-1024-1024-10, global batch 256; gtrain: %s, trainers of cpu: 1, half as many pservers (at least 2)\n", model.Kernels())
+	fmt.Printf("%-8s %9s %14s %10s %14s %10s\n", "WORKERS", "PSERVERS", "GTRAIN REC/S", "EFFICIENCY", "DDP REC/S", "EFFICIENCY")
 	var ddpOne float64
 	for i, n := range counts {
 		ddp, ddpEff := "NOT MEASURED", "-"
@@ -83,7 +83,7 @@ func printScaling(bin string, counts []int) error {
 			}
 			ddp, ddpEff = fmt.Sprintf("%.0f", r.RecordsPerS), fmt.Sprintf("%.2f", r.RecordsPerS/(ddpOne*float64(n)))
 		}
-		fmt.Printf("%-8d %14.0f %10.2f %14s %10s\n", n, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), ddp, ddpEff)
+		fmt.Printf("%-8d %9d %14.0f %10.2f %14s %10s\n", n, runs[i].Pservers, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), ddp, ddpEff)
 	}
 	if !torch {
 		notMeasured("DDP curve", needTorch)
