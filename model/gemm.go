@@ -3,6 +3,7 @@ package model
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -121,10 +122,13 @@ func (th threads) mulRows(tA, tB blas.Transpose, m, n, k int, a []float32, lda i
 	shared.share(workers, rowTiles)
 }
 
-// share computes p's tiles on workers goroutines, this one included. Tiles
-// are dealt round-robin: which goroutine computes a tile does not change its
-// value, only how the work is shared. Bands of rows are told final in
-// order, by whichever goroutine completes the last one missing.
+// share computes p's tiles on workers goroutines, this one included. Each
+// takes the next tile not taken yet, in order, so a goroutine whose thread
+// the kernel preempts (a pserver of the same host, the trainer's own
+// network goroutines) holds back one tile, not a fixed share of them; which
+// goroutine computes a tile does not change its value, only how the work
+// is shared. Bands of rows are told final in order, by whichever goroutine
+// completes the last one missing.
 func (p *product) share(workers, rowTiles int) {
 	var mu sync.Mutex
 	left := make([]int, rowTiles) // tiles of each band not computed yet
@@ -148,17 +152,17 @@ func (p *product) share(workers, rowTiles int) {
 			p.rows.done(min(next*tile, p.m))
 		}
 	}
+	var taken atomic.Int64
+	work := func() {
+		for t := int(taken.Add(1) - 1); t < p.tiles; t = int(taken.Add(1) - 1) {
+			run(t)
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
-		wg.Go(func() {
-			for t := w; t < p.tiles; t += workers {
-				run(t)
-			}
-		})
+		wg.Go(work)
 	}
-	for t := 0; t < p.tiles; t += workers {
-		run(t)
-	}
+	work()
 	wg.Wait()
 }
 
