@@ -18,9 +18,8 @@ type Model interface {
 	// means: the caller weights by record counts.
 	Gradient(params [][]float32, b Batch, grads [][]float32) (lossSum float64)
 	// GradientReady is Gradient that calls ready(j) as soon as the
-	// gradient of parameter j is final in grads (a network's in layer
-	// order, once every layer's delta is computed), so that the caller
-	// may send it while the others compute. Every
+	// gradient of parameter j is final in grads (the last layer's first),
+	// so that the caller may send it while the lower layers compute. Every
 	// parameter is announced exactly once, also for an empty batch. An
 	// announced parameter may still be read until GradientReady returns:
 	// the caller must not change params before.
@@ -40,7 +39,7 @@ type Model interface {
 // parameter but not in any one goroutine.
 type Progress struct {
 	// Ready(j): grads[j] is final (GradientReady's ready: every parameter
-	// once, a network's in layer order, also for an empty batch).
+	// once, the last layer's first, also for an empty batch).
 	Ready func(param int)
 	// Partial(j, n): grads[j][:n] is final, before Ready(j), with n
 	// growing (a weight's gradient comes in bands of rows). Not every
@@ -56,18 +55,9 @@ type Progress struct {
 	// pass clearing the whole model before the forward pass. A nil
 	// Progress adds.
 	Overwrite bool
-	// Needed(j), when not nil, is asked before the computation first reads
-	// params[j] (a network asks for each layer's bias and weight as its
-	// forward pass reaches the layer), and may wait: the caller may still
-	// be writing the upper layers' parameters while the lower ones
-	// compute. false stops the computation: it returns NaN at once,
-	// having told nothing and added nothing.
-	Needed func(param int) bool
 }
 
 func (p *Progress) overwrite() bool { return p != nil && p.Overwrite }
-
-func (p *Progress) need(j int) bool { return p == nil || p.Needed == nil || p.Needed(j) }
 
 func (p *Progress) ready(j int) {
 	if p != nil && p.Ready != nil {

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -34,7 +33,7 @@ type network struct {
 // batch seen.
 type scratch struct {
 	outs   [][]float32 // each layer's output: ReLU'd for hidden layers, the logits for the last
-	deltas [][]float32 // dLoss/d(each layer's pre-activation output)
+	deltas [2][]float32
 	// The recommender's (recommender.go): its MLP's input (pooled rows and
 	// dense features) and that input's gradient.
 	input, inputGrad []float32
@@ -82,11 +81,15 @@ func (n *network) takeScratch(rows int) *scratch {
 	}
 	n.mu.Unlock()
 	if sc == nil {
-		sc = &scratch{outs: make([][]float32, len(n.shapes)), deltas: make([][]float32, len(n.shapes))}
+		sc = &scratch{outs: make([][]float32, len(n.shapes))}
 	}
+	widest := 0
 	for l, sh := range n.shapes {
 		sc.outs[l] = grow(sc.outs[l], rows*sh.fanOut)
-		sc.deltas[l] = grow(sc.deltas[l], rows*sh.fanOut)
+		widest = max(widest, sh.fanOut)
+	}
+	for i := range sc.deltas {
+		sc.deltas[i] = grow(sc.deltas[i], rows*widest)
 	}
 	return sc
 }
@@ -152,12 +155,11 @@ func (n *network) GradientProgress(params [][]float32, b Batch, grads [][]float3
 	}
 	sc := n.takeScratch(b.N)
 	defer n.putScratch(sc)
-	if !n.forwardNeeding(params, b, sc, p) {
-		return math.NaN() // stopped (Progress.Needed)
-	}
+	n.forward(params, b, sc)
 	last := len(n.shapes) - 1
-	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, sc.deltas[last])
-	n.backward(params, b, sc, grads, p, nil)
+	delta := sc.deltas[0][:b.N*n.spec.Outputs]
+	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, delta)
+	n.backward(params, b, sc, delta, grads, p, nil)
 	return lossSum
 }
 
@@ -185,19 +187,8 @@ func (n *network) mustFit(op string, params [][]float32, b Batch) {
 // forward fills sc.outs: out_l = in_l·W_l + b_l (the bias first, the
 // product added onto it), ReLU'd below the last layer.
 func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
-	n.forwardNeeding(params, b, sc, nil)
-}
-
-// forwardNeeding is forward asking p for each layer's bias and weight
-// before reading them (Progress.Needed): the next step's lower layers may
-// be computed while its upper layers' parameters are still arriving. It
-// returns false when p said stop.
-func (n *network) forwardNeeding(params [][]float32, b Batch, sc *scratch, p *Progress) bool {
 	in := b.X
 	for l, sh := range n.shapes {
-		if !p.need(2*l+1) || !p.need(2*l) {
-			return false
-		}
 		out := sc.outs[l]
 		setRows(out, b.N, params[2*l+1])
 		n.th.mul(blas.NoTrans, blas.NoTrans, b.N, sh.fanOut, sh.fanIn, in, sh.fanIn, params[2*l], sh.fanOut, 1, out, sh.fanOut)
@@ -206,25 +197,14 @@ func (n *network) forwardNeeding(params [][]float32, b Batch, sc *scratch, p *Pr
 		}
 		in = out
 	}
-	return true
 }
 
-// backward propagates the last layer's delta (sc.deltas, dLoss/d(output
-// pre-activation), set by the loss head) down the layers, then adds each
-// layer's weight (inᵀ·delta) and bias (column sums of delta) gradients into
-// grads, the first layer's first, telling p as it goes. When inGrad is not
-// nil it also sets inGrad (b.N × b.Inputs) to dLoss/dX, the gradient of the
-// inputs themselves (the recommender's pooled rows).
-//
-// The deltas come first, reading each weight for the last time, so every
-// parameter is released before any gradient is computed; the gradients
-// then go up from the first layer, whose parameters the next step's
-// forward pass reads first: the pservers holding the lower layers apply
-// the step and send their parameters back while the upper layers'
-// gradients compute, and the next forward pass can start on them while
-// the last pserver's are still on their way (Progress.Needed). The values
-// are those of any order: each product has the same inputs.
-func (n *network) backward(params [][]float32, b Batch, sc *scratch, grads [][]float32, p *Progress, inGrad []float32) {
+// backward propagates delta = dLoss/d(output pre-activation) down the layers
+// and adds each layer's weight (inᵀ·delta) and bias (column sums of delta)
+// gradients into grads, announcing each layer's pair to ready once added.
+// When inGrad is not nil it also sets inGrad (b.N × b.Inputs) to dLoss/dX,
+// the gradient of the inputs themselves (the recommender's pooled rows).
+func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, p *Progress, inGrad []float32) {
 	// The biases are read by the forward pass only, as is the first
 	// weight unless the inputs' gradient is asked for.
 	for l := range n.shapes {
@@ -233,24 +213,13 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, grads [][]f
 	if inGrad == nil {
 		p.released(0)
 	}
-	for l := len(n.shapes) - 1; l > 0; l-- {
-		sh := n.shapes[l]
-		below := sc.deltas[l-1][:b.N*sh.fanIn]
-		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, sc.deltas[l], sh.fanOut, params[2*l], sh.fanOut, 0, below, sh.fanIn)
-		p.released(2 * l)
-		maskInactive(below, sc.outs[l-1])
-	}
-	if inGrad != nil {
-		sh := n.shapes[0]
-		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, sc.deltas[0], sh.fanOut, params[0], sh.fanOut, 0, inGrad, sh.fanIn)
-		p.released(0)
-	}
 	beta := float32(1) // add into grads
 	if p.overwrite() {
 		beta = 0 // BLAS zeroes each tile of C before adding into it: the bits of adding into zeros
 	}
-	for l, sh := range n.shapes {
-		in, delta := b.X, sc.deltas[l][:b.N*sh.fanOut]
+	for l := len(n.shapes) - 1; l >= 0; l-- {
+		sh := n.shapes[l]
+		in := b.X
 		if l > 0 {
 			in = sc.outs[l-1]
 		}
@@ -262,5 +231,17 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, grads [][]f
 		addColumnSums(grads[2*l+1], delta, b.N)
 		p.ready(2 * l)
 		p.ready(2*l + 1)
+		if l == 0 {
+			if inGrad != nil {
+				n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[0], sh.fanOut, 0, inGrad, sh.fanIn)
+				p.released(0)
+			}
+			break
+		}
+		below := sc.deltas[(len(n.shapes)-l)%2][:b.N*sh.fanIn]
+		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[2*l], sh.fanOut, 0, below, sh.fanIn)
+		p.released(2 * l)
+		maskInactive(below, in)
+		delta = below
 	}
 }

@@ -15,7 +15,13 @@ import (
 // overwriting it with NaN right then leaves the gradient bit for bit what
 // an undisturbed computation gives.
 func TestGradientProgressTellsTheTruth(t *testing.T) {
-	spec, params, b, want := progressCase(t, 4)
+	// 600 inputs: the first weight's gradient comes in 3 bands of rows.
+	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
+	rng := rand.New(rand.NewPCG(4, 5))
+	ref := mustNewWith(t, spec, Options{Threads: 1})
+	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
+	want := zeroParams(ref)
+	ref.Gradient(params, b, want)
 	for _, threads := range []int{1, 2, 3} {
 		m := mustNewWith(t, spec, Options{Threads: threads})
 		mine := make([][]float32, len(params))
@@ -72,7 +78,12 @@ func TestGradientProgressTellsTheTruth(t *testing.T) {
 // into cleared grads, the sign of every zero included; an empty batch
 // leaves zeros.
 func TestOverwriteGivesTheBitsOfAddingIntoZeros(t *testing.T) {
-	spec, params, b, want := progressCase(t, 6)
+	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
+	rng := rand.New(rand.NewPCG(6, 7))
+	ref := mustNewWith(t, spec, Options{Threads: 1})
+	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
+	want := zeroParams(ref)
+	ref.Gradient(params, b, want)
 	for _, threads := range []int{1, 2, 3} {
 		m := mustNewWith(t, spec, Options{Threads: threads})
 		got := zeroParams(m)
@@ -97,65 +108,4 @@ func TestOverwriteGivesTheBitsOfAddingIntoZeros(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestNeededBeforeEveryRead: a forward pass asks for each parameter before
-// it reads it: parameters left NaN until asked for, and filled in then,
-// give the gradient bit for bit; a false answer stops the computation
-// before it tells or adds anything.
-func TestNeededBeforeEveryRead(t *testing.T) {
-	spec, params, b, want := progressCase(t, 8)
-	for _, threads := range []int{1, 3} {
-		m := mustNewWith(t, spec, Options{Threads: threads})
-		late := make([][]float32, len(params))
-		for j := range params {
-			late[j] = make([]float32, len(params[j]))
-			for k := range late[j] {
-				late[j][k] = float32(math.NaN())
-			}
-		}
-		var asked []int
-		got := zeroParams(m)
-		m.GradientProgress(late, b, got, &Progress{Needed: func(j int) bool {
-			asked = append(asked, j)
-			copy(late[j], params[j])
-			return true
-		}})
-		if j, k := firstBitDifference(want, got); j >= 0 {
-			t.Fatalf("threads %d: grads[%d][%d] differ when each parameter arrives as asked for (asked %v)", threads, j, k, asked)
-		}
-		if len(asked) != len(params) {
-			t.Fatalf("threads %d: asked for %v; want each of the %d parameters once", threads, asked, len(params))
-		}
-		told := 0
-		untouched := zeroParams(m)
-		loss := m.GradientProgress(params, b, untouched, &Progress{
-			Needed:   func(j int) bool { return j != 2 },
-			Ready:    func(int) { told++ },
-			Partial:  func(int, int) { told++ },
-			Released: func(int) { told++ },
-		})
-		if !math.IsNaN(loss) || told != 0 {
-			t.Fatalf("threads %d: stopped at parameter 2: loss %v and %d tells; want NaN and none", threads, loss, told)
-		}
-		for j := range untouched {
-			if slices.ContainsFunc(untouched[j], func(v float32) bool { return v != 0 }) {
-				t.Fatalf("threads %d: a stopped computation added into grads[%d]", threads, j)
-			}
-		}
-	}
-}
-
-// progressCase is an MLP whose first weight's gradient comes in 3 bands
-// of rows (600 inputs), random parameters and batch from seed, and the
-// gradient a single thread computes.
-func progressCase(t *testing.T, seed uint64) (Spec, [][]float32, Batch, [][]float32) {
-	t.Helper()
-	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
-	rng := rand.New(rand.NewPCG(seed, seed+1))
-	ref := mustNewWith(t, spec, Options{Threads: 1})
-	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
-	want := zeroParams(ref)
-	ref.Gradient(params, b, want)
-	return spec, params, b, want
 }

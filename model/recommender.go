@@ -81,8 +81,8 @@ func (m *Recommender) Gradient(params [][]float32, b RecBatch, g RecGrads) float
 }
 
 // GradientReady is Gradient that calls ready(j) as soon as the gradient of
-// dense parameter j is final, as Model.GradientReady (in layer order;
-// every one once, also for an empty batch). The row gradients are
+// dense parameter j is final, as Model.GradientReady (the last layer's
+// first; every one once, also for an empty batch). The row gradients are
 // final when it returns.
 func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, ready func(param int)) float64 {
 	m.mustFit("Gradient", params, b)
@@ -101,10 +101,10 @@ func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, 
 	defer m.net.putScratch(sc)
 	mb := m.pool(b, sc)
 	m.net.forward(params, mb, sc)
-	last := len(m.net.shapes) - 1
-	lossSum, _ := m.net.head.score(sc.outs[last], m.spec.Outputs, b.Y, sc.deltas[last])
+	delta := sc.deltas[0][:b.N*m.spec.Outputs]
+	lossSum, _ := m.net.head.score(sc.outs[len(m.net.shapes)-1], m.spec.Outputs, b.Y, delta)
 	sc.inputGrad = grow(sc.inputGrad, len(mb.X))
-	m.net.backward(params, mb, sc, g.Dense, progressOf(ready), sc.inputGrad)
+	m.net.backward(params, mb, sc, delta, g.Dense, progressOf(ready), sc.inputGrad)
 	m.dotsBackward(b.N, mb.X, sc.inputGrad)
 	m.scatter(b, sc.inputGrad, g.Rows)
 	return lossSum

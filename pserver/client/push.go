@@ -160,10 +160,9 @@ func (l pieceList) needs() []GradientPiece {
 	return out
 }
 
-// sendOrder is pserver i's blocks, the last parameters' first (PyTorch's
-// backward pass computes them first; a built-in network's goes up from the
-// first layer, and a push sends whichever piece is final), each
-// parameter's in offset order (its first rows are final first).
+// sendOrder is pserver i's blocks, the last parameters' first (a backward
+// pass computes them first), each parameter's in offset order (its first
+// rows are final first).
 func (c *Client) sendOrder(i int) []Block {
 	var own []Block
 	for _, b := range c.blocks {
