@@ -15,7 +15,7 @@ def run(rank, world, q):
     torch.manual_seed(1)
     model = DDP(torch.nn.Linear(784, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
+    loss_fn = torch.nn.CrossEntropyLoss(reduction="mean")  # the mean's step, as gtrain's (torch_mlp.py)
     per = 64 // world
     g = torch.Generator().manual_seed(rank)
     x, y = torch.randn(1000, per, 784, generator=g), torch.randint(0, 10, (1000, per), generator=g)

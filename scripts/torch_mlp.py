@@ -29,7 +29,11 @@ def records_per_s(model, per, seed, barrier=lambda: None):
     20 of warm-up (barrier() before each window: DDP's processes start it
     together)."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
+    # The mean's gradient, as gtrain's pservers apply it (the sums divided by
+    # the records), at the same SGD learning rate: the sum's step is the
+    # batch size times larger, another training (on the CNN of
+    # torch_program_peer.py, one that computes faster; here the same speed).
+    loss_fn = torch.nn.CrossEntropyLoss(reduction="mean")
     g = torch.Generator().manual_seed(seed)
     x, y = torch.randn(8, per, 784, generator=g), torch.randint(0, 10, (8, per), generator=g)
     def step(i):

@@ -35,9 +35,14 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x, y = torch.rand(8, BATCH, 784), torch.randint(0, 10, (8, BATCH))
 
+    # The mean's gradient, as gtrain's pservers apply it (the sums divided by
+    # the records), at the same SGD learning rate: the sum's step is the
+    # batch size times larger, another training, and on the CNN the
+    # parameters it leads to computed 6-10 ms a step faster (26-33 against
+    # 33-43 ms, one process, the two interleaved): not a better peer.
     def step(i):
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x[i % 8]), y[i % 8], reduction="sum").backward()
+        F.cross_entropy(model(x[i % 8]), y[i % 8], reduction="mean").backward()
         opt.step()
 
     for i in range(20):
