@@ -88,10 +88,14 @@ func (ts *tableSet) rowSections(step int64) ([]checkpoint.Section, int64) {
 	var out []checkpoint.Section
 	for _, name := range ts.names {
 		t := ts.byName[name]
-		ids, rows, steps := t.ExportChanged()
+		var ids []uint64
+		var rows []float32
+		var steps []uint32
 		if full {
 			ids, rows, steps = t.Export()
 			t.dirty.clear()
+		} else {
+			ids, rows, steps = t.ExportChanged()
 		}
 		out = append(out, tableSections(name, ids, rows, steps)...)
 	}
