@@ -35,11 +35,11 @@ func EncodeExample(e Example) []byte {
 	return appendIDs(b, e)
 }
 
-// DecodeExample is the inverse of EncodeExample for a record of the given
-// number of features and no ids (DecodeRecord reads a shard with id fields).
 // littleEndian is whether this host stores a float32 as the records do.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
+// DecodeExample is the inverse of EncodeExample for a record of the given
+// number of features and no ids (DecodeRecord reads a shard with id fields).
 func DecodeExample(b []byte, features int) (Example, error) {
 	if features < 0 {
 		return Example{}, fmt.Errorf("%w: %d features requested", ErrExampleSize, features)

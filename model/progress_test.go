@@ -15,13 +15,7 @@ import (
 // overwriting it with NaN right then leaves the gradient bit for bit what
 // an undisturbed computation gives.
 func TestGradientProgressTellsTheTruth(t *testing.T) {
-	// 600 inputs: the first weight's gradient comes in 3 bands of rows.
-	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
-	rng := rand.New(rand.NewPCG(4, 5))
-	ref := mustNewWith(t, spec, Options{Threads: 1})
-	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
-	want := zeroParams(ref)
-	ref.Gradient(params, b, want)
+	spec, params, b, want := progressCase(t, 4)
 	for _, threads := range []int{1, 2, 3} {
 		m := mustNewWith(t, spec, Options{Threads: threads})
 		mine := make([][]float32, len(params))
@@ -78,12 +72,7 @@ func TestGradientProgressTellsTheTruth(t *testing.T) {
 // into cleared grads, the sign of every zero included; an empty batch
 // leaves zeros.
 func TestOverwriteGivesTheBitsOfAddingIntoZeros(t *testing.T) {
-	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
-	rng := rand.New(rand.NewPCG(6, 7))
-	ref := mustNewWith(t, spec, Options{Threads: 1})
-	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
-	want := zeroParams(ref)
-	ref.Gradient(params, b, want)
+	spec, params, b, want := progressCase(t, 6)
 	for _, threads := range []int{1, 2, 3} {
 		m := mustNewWith(t, spec, Options{Threads: threads})
 		got := zeroParams(m)
@@ -108,4 +97,18 @@ func TestOverwriteGivesTheBitsOfAddingIntoZeros(t *testing.T) {
 			}
 		}
 	}
+}
+
+// progressCase is an MLP whose first weight's gradient comes in 3 bands of
+// rows (600 inputs), random parameters and a batch drawn from seed, and
+// the gradient one thread computes of them.
+func progressCase(t *testing.T, seed uint64) (Spec, [][]float32, Batch, [][]float32) {
+	t.Helper()
+	spec := Spec{Kind: KindMLP, Inputs: 600, Outputs: 4, Hidden: []int{300, 20}}
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	ref := mustNewWith(t, spec, Options{Threads: 1})
+	params, b := randomParams(ref, rng), randomBatch(spec, 13, rng)
+	want := zeroParams(ref)
+	ref.Gradient(params, b, want)
+	return spec, params, b, want
 }
