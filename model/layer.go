@@ -26,8 +26,8 @@ func setRows(m []float32, rows int, v []float32) {
 
 // reluInPlace replaces each value by max(v, 0).
 func reluInPlace(m []float32) {
-	for i, v := range m {
-		m[i] = max(v, 0)
+	for i := reluVec(m); i < len(m); i++ {
+		m[i] = max(m[i], 0)
 	}
 }
 
@@ -38,8 +38,8 @@ func reluInPlace(m []float32) {
 // loop 7% of an MLP step).
 func maskInactive(grad, activation []float32) {
 	grad = grad[:len(activation)]
-	for i, a := range activation {
-		b := int32(math.Float32bits(a))
+	for i := maskInactiveVec(grad, activation); i < len(activation); i++ {
+		b := int32(math.Float32bits(activation[i]))
 		keep := uint32((b | -b) >> 31) // all ones unless b is 0
 		grad[i] = math.Float32frombits(math.Float32bits(grad[i]) & keep)
 	}
@@ -51,8 +51,8 @@ func addColumnSums(dst, m []float32, rows int) {
 	w := len(dst)
 	for r := range rows {
 		row := m[r*w : (r+1)*w]
-		for j, v := range row {
-			dst[j] += v
+		for j := addRowVec(dst, row); j < w; j++ {
+			dst[j] += row[j]
 		}
 	}
 }

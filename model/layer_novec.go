@@ -1,0 +1,11 @@
+//go:build !(goexperiment.simd && amd64)
+
+package model
+
+// Without GOEXPERIMENT=simd (or off amd64) the scalar loops do all the work.
+
+func reluVec(m []float32) int                        { return 0 }
+func maskInactiveVec(grad, activation []float32) int { return 0 }
+func addRowVec(dst, row []float32) int               { return 0 }
+
+func hasVectors() bool { return false }
