@@ -1,8 +1,9 @@
 # gtrain — see README.md. Two commands a newcomer needs: `make demo` and `make test`.
 GO        ?= go
 BIN       := bin
-# The pserver's optimizer loops use AVX2 through Go's simd/archsimd package
-# (bit-identical to the scalar loops, which builds without it still use).
+# The pserver's optimizer loops and the models' element-wise passes use AVX2
+# through Go's simd/archsimd package (bit-identical to the scalar loops, which
+# builds without it still use).
 export GOEXPERIMENT := simd
 # The models multiply with OpenBLAS (Debian's libopenblas-dev, found by
 # pkg-config; .ci/run installs it) through gonum's netlib bindings; without
@@ -31,7 +32,7 @@ check-binaries:
 test: check-binaries build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) GTRAIN_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(GO) test -race -timeout 45m ./...
 	GOEXPERIMENT= $(GO) test -count=1 ./pserver/   # the scalar optimizer path too
-	CGO_ENABLED=0 GOFLAGS= $(GO) test -count=1 ./model/   # the pure-Go kernels too
+	CGO_ENABLED=0 GOFLAGS= GOEXPERIMENT= $(GO) test -count=1 ./model/   # the pure-Go kernels and scalar passes too
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
 
 # Go native fuzzing of what reads hostile input: record shards, checkpoint

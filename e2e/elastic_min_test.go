@@ -16,9 +16,10 @@ import (
 // etcd), so it says --insecure: its API serves anonymous callers.
 func startSizedAgent(t *testing.T, name, dataDir, endpoint, cpu string, flags ...string) *e2erig.Agent {
 	t.Helper()
-	a := &e2erig.Agent{DataDir: dataDir, API: e2erig.FreePort(t), Log: &e2erig.LogBuffer{}}
+	p := e2erig.FreePorts(t, 2)
+	a := &e2erig.Agent{DataDir: dataDir, API: p[0], Log: &e2erig.LogBuffer{}}
 	a.Launch(t, append([]string{"agent", "--insecure", "--etcd-endpoints", endpoint, "--data-dir", dataDir, "--node-name", name,
-		"--api-addr", a.API, "--gossip-addr", e2erig.FreePort(t), "--cpu", cpu}, flags...)...)
+		"--api-addr", a.API, "--gossip-addr", p[1], "--cpu", cpu}, flags...)...)
 	return a
 }
 

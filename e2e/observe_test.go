@@ -36,10 +36,11 @@ func TestObserveAJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	work := t.TempDir()
-	metricsAddr := e2erig.FreePort(t)
-	a := &e2erig.Agent{DataDir: filepath.Join(work, "agent"), API: e2erig.FreePort(t), Etcd: e2erig.FreePort(t), Log: &e2erig.LogBuffer{}}
+	p := e2erig.FreePorts(t, 5)
+	metricsAddr := p[0]
+	a := &e2erig.Agent{DataDir: filepath.Join(work, "agent"), API: p[1], Etcd: p[2], Log: &e2erig.LogBuffer{}}
 	a.Launch(t, "agent", "--dev", "--data-dir", a.DataDir, "--node-name", "e2e-node", "--api-addr", a.API,
-		"--gossip-addr", e2erig.FreePort(t), "--etcd-client-addr", a.Etcd, "--etcd-peer-addr", e2erig.FreePort(t),
+		"--gossip-addr", p[3], "--etcd-client-addr", a.Etcd, "--etcd-peer-addr", p[4],
 		"--metrics-addr", metricsAddr)
 	convertHousingWithGctl(t, a, work)
 	// Long enough to scrape twice a second apart, see a checkpoint pause

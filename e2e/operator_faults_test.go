@@ -217,8 +217,9 @@ func runGtraind(t *testing.T, args ...string) (stderr string, code int, took tim
 
 // devAgentArgs is `gtraind agent --dev` on dataDir with free ports.
 func devAgentArgs(t *testing.T, dataDir, node string) []string {
-	return []string{"agent", "--dev", "--data-dir", dataDir, "--node-name", node, "--api-addr", e2erig.FreePort(t),
-		"--gossip-addr", e2erig.FreePort(t), "--etcd-client-addr", e2erig.FreePort(t), "--etcd-peer-addr", e2erig.FreePort(t)}
+	p := e2erig.FreePorts(t, 4)
+	return []string{"agent", "--dev", "--data-dir", dataDir, "--node-name", node, "--api-addr", p[0],
+		"--gossip-addr", p[1], "--etcd-client-addr", p[2], "--etcd-peer-addr", p[3]}
 }
 
 func testDataDirInUse(t *testing.T) {

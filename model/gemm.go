@@ -158,13 +158,15 @@ func (p *product) share(workers, rowTiles int) {
 			run(t)
 		}
 	}
-	// This goroutine does not take tiles itself: the goroutine it starts
-	// first waits in its processor's next slot, which no other processor
-	// takes at once, and a cgo call into the BLAS holds that processor; the
-	// second worker then started only when this one had taken every tile, and
-	// a 4-tile product ran on one thread (measured: 256×1024×1024 at 1.0× the
-	// one-thread time in some runs, 1.4-1.6× now). Waiting hands the processor
-	// to a worker, and the others are taken by idle processors.
+	// This goroutine does not take tiles itself. Observed when it did, with
+	// 2 threads: a 4-tile product (256×1024 outputs) sometimes ran at the
+	// one-thread speed, its speed-up 1.0× in some runs against 1.4-1.6× now.
+	// Our reading: the worker started last sits in the scheduler's next slot
+	// of this goroutine's P, which other Ps take only on their last stealing
+	// attempt, while the cgo call into the BLAS keeps the P until the
+	// runtime takes it back (20 µs to 10 ms), so the worker ran late or after
+	// this goroutine had taken every tile. Waiting hands the P to a worker at
+	// once.
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(work)

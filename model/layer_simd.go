@@ -5,9 +5,10 @@ package model
 import "simd/archsimd"
 
 // Vector forms of the element-wise passes of layer.go: they give the scalar
-// loops' bits exactly (the same operations in the same order per element,
-// -0 and NaN included: TestElementwiseVectorsGiveTheScalarBits), so a
-// gradient does not depend on whether a node has AVX2. Each returns how
+// loops' bits (the same operations per element, summed in the same order;
+// -0 and NaN checked by TestElementwiseVectorsGiveTheScalarBits, though
+// which of two NaNs an addition keeps is the compiler's choice on both
+// paths), so a gradient does not depend on whether a node has AVX2. Each returns how
 // many leading elements it did; the scalar loop does the rest. The three
 // were 4.5% of a one-thread MLP step as scalar loops.
 

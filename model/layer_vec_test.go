@@ -85,7 +85,9 @@ func TestElementwiseVectorsGiveTheScalarBits(t *testing.T) {
 		}
 		sameBits(t, "column sums", got, want)
 	}
-	if n := reluVec(make([]float32, 16)); hasVectors() && n != 16 {
+	if !hasVectors() {
+		t.Log("no vector forms in this build or on this CPU (GOEXPERIMENT=simd, AVX2): the scalar loops were compared with themselves")
+	} else if n := reluVec(make([]float32, 16)); n != 16 {
 		t.Fatalf("the vector ReLU did %d of 16 elements on a CPU with AVX2", n)
 	}
 }

@@ -105,10 +105,11 @@ func StartAgentWith(t *testing.T, dataDir string, flags ...string) *Agent {
 // StartAgentWrapped is StartAgentWith run through wrap (Agent.Wrap).
 func StartAgentWrapped(t *testing.T, dataDir string, wrap []string, flags ...string) *Agent {
 	t.Helper()
-	a := &Agent{DataDir: dataDir, API: FreePort(t), Etcd: FreePort(t), Log: &LogBuffer{}, Wrap: wrap}
+	ports := FreePorts(t, 4)
+	a := &Agent{DataDir: dataDir, API: ports[0], Etcd: ports[1], Log: &LogBuffer{}, Wrap: wrap}
 	a.Launch(t, append([]string{"agent", "--dev", "--data-dir", dataDir,
-		"--node-name", "e2e-node", "--api-addr", a.API, "--gossip-addr", FreePort(t),
-		"--etcd-client-addr", a.Etcd, "--etcd-peer-addr", FreePort(t)}, flags...)...)
+		"--node-name", "e2e-node", "--api-addr", a.API, "--gossip-addr", ports[2],
+		"--etcd-client-addr", a.Etcd, "--etcd-peer-addr", ports[3]}, flags...)...)
 	return a
 }
 

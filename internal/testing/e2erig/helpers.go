@@ -18,12 +18,26 @@ func RepoRoot() string {
 // FreePort is a loopback address whose port was free a moment ago.
 func FreePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return FreePorts(t, 1)[0]
+}
+
+// FreePorts is n distinct loopback addresses whose ports were free a moment
+// ago. Every port is held until all are chosen: taken one by one, each
+// released before the next, the kernel may hand the same port out twice
+// (seen: an agent's control API and its etcd given one port, "bind:
+// address already in use").
+func FreePorts(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // Housing converts the bundled UCI housing data as the issue's check does.
