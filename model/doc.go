@@ -7,9 +7,12 @@
 // files written after every pass (model_dir/pass-NNNNN/ and model_dir/latest,
 // docs/reference.md#model-files).
 //
-// Parameters are stored and transported as little-endian float32 but all
-// arithmetic is done in float64 with gonum, so that the same inputs give
-// bit-identical outputs on every host.
+// Parameters are stored, transported and computed as float32: products go
+// to one sgemm (OpenBLAS, or gonum's pure-Go kernels in a build without it:
+// gemm.go), cut into fixed tiles so that a gradient's bits do not depend on
+// the number of threads; the element-wise passes have AVX2 forms with the
+// scalar loops' bits (layer_simd.go). Hosts running the same kernels give
+// bit-identical outputs (README "Compute: kernels, threads and bits").
 //
 // The package is pure: no global state, no clock, no configuration, no
 // logging. It must not import any other gtrain package but the shared

@@ -50,10 +50,17 @@ func maskInactive(grad, activation []float32) {
 func addColumnSums(dst, m []float32, rows int) {
 	w := len(dst)
 	for r := range rows {
-		row := m[r*w : (r+1)*w]
-		for j := addRowVec(dst, row); j < w; j++ {
-			dst[j] += row[j]
-		}
+		AddInto(dst, m[r*w:(r+1)*w])
+	}
+}
+
+// AddInto adds src into dst element by element (dst[i] += src[i], src at
+// least as long as dst), eight at a time where AVX2 runs (layer_simd.go),
+// with the scalar loop's bits. The pserver sums micro-batches with it too.
+func AddInto(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := addVec(dst, src); i < len(dst); i++ {
+		dst[i] += src[i]
 	}
 }
 

@@ -6,6 +6,6 @@ package model
 
 func reluVec(m []float32) int                        { return 0 }
 func maskInactiveVec(grad, activation []float32) int { return 0 }
-func addRowVec(dst, row []float32) int               { return 0 }
+func addVec(dst, src []float32) int                  { return 0 }
 
 func hasVectors() bool { return false }

@@ -47,15 +47,15 @@ func maskInactiveVec(grad, activation []float32) int {
 	return n
 }
 
-// addRowVec adds row into dst (dst[j] += row[j]) for dst's leading
-// multiple of 8.
-func addRowVec(dst, row []float32) int {
+// addVec adds src into dst (dst[i] += src[i]) for dst's leading multiple
+// of 8.
+func addVec(dst, src []float32) int {
 	if !useAVX2 {
 		return 0
 	}
 	n := len(dst) &^ 7
-	for j := 0; j < n; j += 8 {
-		archsimd.LoadFloat32x8Slice(dst[j:]).Add(archsimd.LoadFloat32x8Slice(row[j:])).StoreSlice(dst[j:])
+	for i := 0; i < n; i += 8 {
+		archsimd.LoadFloat32x8Slice(dst[i:]).Add(archsimd.LoadFloat32x8Slice(src[i:])).StoreSlice(dst[i:])
 	}
 	return n
 }

@@ -76,9 +76,10 @@ func adamVec(p, g, m, v []float32, b1, b2, oneMinusB1, oneMinusB2, lrT, epsT flo
 }
 
 // The gradient's own passes (pserver/shard.go): the check for non-finite
-// values, the sum of micro-batches and the division by the record count,
-// each a scalar loop over the whole shard per step that the compiler does
-// not vectorize; here by hand, with the scalar loops' operations.
+// values and the division by the record count, each a scalar loop over the
+// whole shard per step that the compiler does not vectorize; here by hand,
+// with the scalar loops' operations. The sum of micro-batches is
+// model.AddInto's.
 
 // finiteVec is how many leading elements of v are known finite: it stops
 // at the first 8 that hold a NaN or an infinity (an all-ones exponent),
@@ -93,17 +94,6 @@ func finiteVec(v []float32) int {
 		if archsimd.LoadFloat32x8Slice(v[i:]).AsUint32x8().And(exp).Equal(exp).ToBits() != 0 {
 			return i
 		}
-	}
-	return n
-}
-
-func addVec(dst, src []float32) int {
-	if !useAVX2 {
-		return 0
-	}
-	n := len(dst) &^ 7
-	for i := 0; i < n; i += 8 {
-		archsimd.LoadFloat32x8Slice(dst[i:]).Add(archsimd.LoadFloat32x8Slice(src[i:])).StoreSlice(dst[i:])
 	}
 	return n
 }

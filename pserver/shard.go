@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -341,12 +342,9 @@ func (s *Shard) wakeLocked() {
 	s.advanced = make(chan struct{})
 }
 
-func addInto(dst, src []float32) {
-	src = src[:len(dst)]
-	for i := addVec(dst, src); i < len(dst); i++ {
-		dst[i] += src[i]
-	}
-}
+// addInto is model.AddInto: one vector add for the model's bias sums and
+// the pserver's micro-batch sums.
+func addInto(dst, src []float32) { model.AddInto(dst, src) }
 
 func scale(v []float32, k float32) {
 	for i := scaleVec(v, k); i < len(v); i++ {
