@@ -25,15 +25,22 @@ const (
 )
 
 type PushChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"` // sync: the micro-batch of the step (its place in the sum); async: the trainer
-	Step          int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`                            // sync: the step this gradient belongs to
-	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`                      // records summed into this gradient
-	Block         int32                  `protobuf:"varint,4,opt,name=block,proto3" json:"block,omitempty"`
-	Offset        int64                  `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`         // float offset inside the block
-	Data          []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`              // gradient SUM over the records, float32 LE
-	Checkpoint    bool                   `protobuf:"varint,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // sync: checkpoint the shard right after applying this step
-	Epoch         int64                  `protobuf:"varint,8,opt,name=epoch,proto3" json:"epoch,omitempty"`           // sync: the master's rollback epoch the trainer works in
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TrainerId  int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"` // sync: the micro-batch of the step (its place in the sum); async: the trainer
+	Step       int64                  `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`                            // sync: the step this gradient belongs to
+	Records    int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`                      // records summed into this gradient
+	Block      int32                  `protobuf:"varint,4,opt,name=block,proto3" json:"block,omitempty"`
+	Offset     int64                  `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`         // float offset inside the block
+	Data       []byte                 `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`              // gradient SUM over the records, float32 LE
+	Checkpoint bool                   `protobuf:"varint,7,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // sync: checkpoint the shard right after applying this step
+	Epoch      int64                  `protobuf:"varint,8,opt,name=epoch,proto3" json:"epoch,omitempty"`           // sync: the master's rollback epoch the trainer works in
+	// region (PushPull of a trainer on the pserver's host): the shared-memory
+	// region this trainer attached (pserver/region) holds the chunk's
+	// region_floats floats, at the block's place in the region's gradient
+	// half, and data is empty. The pserver then writes the next step's
+	// parameters into the region's other half (ParamChunk.region_floats).
+	Region        uint64 `protobuf:"varint,9,opt,name=region,proto3" json:"region,omitempty"`
+	RegionFloats  int64  `protobuf:"varint,10,opt,name=region_floats,json=regionFloats,proto3" json:"region_floats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -120,6 +127,20 @@ func (x *PushChunk) GetCheckpoint() bool {
 func (x *PushChunk) GetEpoch() int64 {
 	if x != nil {
 		return x.Epoch
+	}
+	return 0
+}
+
+func (x *PushChunk) GetRegion() uint64 {
+	if x != nil {
+		return x.Region
+	}
+	return 0
+}
+
+func (x *PushChunk) GetRegionFloats() int64 {
+	if x != nil {
+		return x.RegionFloats
 	}
 	return 0
 }
@@ -238,8 +259,12 @@ type ParamChunk struct {
 	// offset: the float offset in the block's parameters, or, past them
 	// (with_state pulls only), in its optimizer slots laid out after them:
 	// offset k*len+i is slot k-1's value i. A chunk never spans two.
-	Offset        int64  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
-	Data          []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Offset int64  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	Data   []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// region_floats: the chunk's floats were written into the push's region
+	// (PushChunk.region), at the block's place in its parameter half, and
+	// data is empty.
+	RegionFloats  int64 `protobuf:"varint,5,opt,name=region_floats,json=regionFloats,proto3" json:"region_floats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -300,6 +325,13 @@ func (x *ParamChunk) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *ParamChunk) GetRegionFloats() int64 {
+	if x != nil {
+		return x.RegionFloats
+	}
+	return 0
 }
 
 type InfoRequest struct {
@@ -734,7 +766,7 @@ var File_pserver_proto protoreflect.FileDescriptor
 
 const file_pserver_proto_rawDesc = "" +
 	"\n" +
-	"\rpserver.proto\x12\tgtrain.v1\"\xd0\x01\n" +
+	"\rpserver.proto\x12\tgtrain.v1\"\x8d\x02\n" +
 	"\tPushChunk\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -746,20 +778,24 @@ const file_pserver_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\a \x01(\bR\n" +
 	"checkpoint\x12\x14\n" +
-	"\x05epoch\x18\b \x01(\x03R\x05epoch\"\x1f\n" +
+	"\x05epoch\x18\b \x01(\x03R\x05epoch\x12\x16\n" +
+	"\x06region\x18\t \x01(\x04R\x06region\x12#\n" +
+	"\rregion_floats\x18\n" +
+	" \x01(\x03R\fregionFloats\"\x1f\n" +
 	"\tPushReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\"]\n" +
 	"\vPullRequest\x12\x19\n" +
 	"\bmin_step\x18\x01 \x01(\x03R\aminStep\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\x12\x1d\n" +
 	"\n" +
-	"with_state\x18\x03 \x01(\bR\twithState\"b\n" +
+	"with_state\x18\x03 \x01(\bR\twithState\"\x87\x01\n" +
 	"\n" +
 	"ParamChunk\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
 	"\x05block\x18\x02 \x01(\x05R\x05block\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data\"\r\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12#\n" +
+	"\rregion_floats\x18\x05 \x01(\x03R\fregionFloats\"\r\n" +
 	"\vInfoRequest\"c\n" +
 	"\tInfoReply\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +

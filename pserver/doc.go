@@ -25,7 +25,10 @@
 // edges: server.go, server_rows.go and pushsink.go (gRPC; the wire contract is pserver/wire),
 // pushpull.go (a sync push that answers, once its step is applied, with the
 // next step's parameters: one call per micro-batch instead of a push and a
-// pull),
+// pull; a trainer of the same host moves both through a shared-memory
+// region it attached, pserver/region, the messages only naming it:
+// pushsink.go reads a chunk out of it, sendParamsVia writes the parameters
+// into it; localsocket.go serves the regions' socket beside the local one),
 // and the `gtraind pserver` process: process.go (Run, in named steps),
 // registration.go (etcd registration under a lease, claimed only if free so
 // one index is never served twice), restore.go (where a restarted shard

@@ -8,6 +8,8 @@ import (
 
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/region"
 )
 
 // maxSocketPath bounds a unix socket's path: sun_path holds 108 bytes with
@@ -39,6 +41,27 @@ func (p *process) listenLocal() net.Listener {
 	}
 	p.record.Socket, p.record.SocketHost = path, host
 	return lis
+}
+
+// serveRegions takes the shared-memory regions of trainers of this host
+// (pserver/region) on a socket beside the local one, and returns them (nil
+// when there is no local socket, or no socket for regions: trainers then
+// move their tensors through the local socket, as before).
+func (p *process) serveRegions() *region.Registry {
+	if p.record.Socket == "" {
+		return nil
+	}
+	lis, err := listenUnix(region.SocketPath(p.record.Socket))
+	if err != nil {
+		p.log.Info("no shared-memory regions: trainers of this host push through the local socket", "err", err)
+		return nil
+	}
+	reg := region.NewRegistry(func() int {
+		_, n := client.RegionOffsets(p.shard.Blocks())
+		return n
+	}, p.log)
+	go reg.Serve(lis)
+	return reg
 }
 
 // listenUnix listens on a unix socket at path, which only this user may

@@ -267,7 +267,7 @@ func (p *process) serve(lis, local net.Listener) (*grpc.Server, <-chan error) {
 	srv := grpc.NewServer(append(wire.ServerOptions(), p.serverOpts...)...)
 	api.RegisterPServerServer(srv, NewServer(p.cfg.Index, p.shard, p.restoreStep, p.clock).CheckTerm(func(ctx context.Context) (int64, error) {
 		return coord.LeaderTerm(ctx, p.cli, coord.ElectionPrefix(p.cfg.Job))
-	}))
+	}).WithRegions(p.serveRegions()))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
 	if local != nil {

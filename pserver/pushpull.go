@@ -24,6 +24,7 @@ const pushPullWait = 250 * time.Millisecond
 func (s *Server) PushPull(stream api.PServer_PushPullServer) error {
 	_, _, restores := s.shard.Advanced()
 	p, step, err := s.receiveAndPush(stream)
+	defer p.region.done()
 	if err != nil {
 		return err
 	}
@@ -35,6 +36,9 @@ func (s *Server) PushPull(stream api.PServer_PushPullServer) error {
 	next := &api.PullRequest{MinStep: p.step + 1, Epoch: p.rollbackEpoch}
 	if err := s.awaitStep(ctx, next, restores); err != nil {
 		return stream.Context().Err() // nil unless the trainer went away
+	}
+	if p.region != nil {
+		return s.sendParamsVia(stream, p.region)
 	}
 	return s.sendParams(stream)
 }

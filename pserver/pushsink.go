@@ -1,15 +1,19 @@
 package pserver
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/region"
 
 	"github.com/gtrain/gtrain/pserver/wire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // pushSink decodes api.PushChunk (trainer 1, step 2, records 3, block 4,
-// offset 5, data 6, checkpoint 7, rollback epoch 8) into the shard's
-// gradient buffer.
+// offset 5, data 6, checkpoint 7, rollback epoch 8, region 9, region
+// floats 10) into the shard's gradient buffer.
 type pushSink struct {
 	shard         *Shard
 	g             *Gradient
@@ -27,12 +31,37 @@ type pushSink struct {
 	// and the handler answers InvalidArgument, as the decoded path does.
 	refused error
 	discard []byte
+	// A chunk in a region (region_floats, from the region regions holds
+	// as region): use is the region, held until the stream ends; regionErr
+	// why it could not be read (the trainer pushes again without it).
+	regions      *region.Registry
+	region       uint64
+	regionFloats int64
+	use          *regionUse
+	regionErr    error
+}
+
+// regionUse is a region a stream holds, locked: its blocks' places, and
+// what gives it back.
+type regionUse struct {
+	e       *region.Entry
+	offsets map[int]int
+	release func()
+}
+
+// done unlocks and gives back the region (nothing when u is nil).
+func (u *regionUse) done() {
+	if u != nil {
+		u.e.Unlock()
+		u.release()
+	}
 }
 
 // Reset gives the per-message fields their proto3 defaults (zero values are
 // not on the wire); trainer, step and records are those of the stream.
 func (p *pushSink) Reset() {
 	p.block, p.offset, p.checkpoint, p.rollbackEpoch = 0, 0, false, 0
+	p.region, p.regionFloats = 0, 0
 }
 func (p *pushSink) DataField() protowire.Number { return 6 }
 
@@ -52,6 +81,10 @@ func (p *pushSink) Varint(num protowire.Number, v uint64) {
 		p.checkpoint = v != 0
 	case 8:
 		p.rollbackEpoch = int64(v)
+	case 9:
+		p.region = v
+	case 10:
+		p.regionFloats = int64(v)
 	}
 }
 
@@ -89,8 +122,46 @@ func (p *pushSink) refuse(n int, err error) ([]byte, error) {
 }
 
 func (p *pushSink) Done() error {
+	if p.regionFloats != 0 && p.regionErr == nil {
+		p.regionErr = p.fromRegion()
+	}
 	g := p.gradient()
 	g.Checkpoint = g.Checkpoint || p.checkpoint
 	g.RollbackEpoch = p.rollbackEpoch
+	return nil
+}
+
+// fromRegion copies the chunk's floats out of its region into the
+// gradient; a chunk out of its block's bounds is refused as one in data.
+func (p *pushSink) fromRegion() error {
+	if p.use == nil {
+		if p.regions == nil {
+			return errors.New("this pserver takes no regions")
+		}
+		offsets, floats := client.RegionOffsets(p.shard.Blocks())
+		e, release, err := p.regions.Use(p.region, floats)
+		if err != nil {
+			return err
+		}
+		e.Lock() // a stream of this trainer's that it gave up on may still hold it
+		p.use = &regionUse{e: e, offsets: offsets, release: release}
+	} else if p.use.e.ID != p.region {
+		return fmt.Errorf("a push through regions %x and %x", p.use.e.ID, p.region)
+	}
+	g := p.gradient()
+	d, ok := g.data[int(p.block)]
+	at, inRegion := p.use.offsets[int(p.block)]
+	if !ok || !inRegion {
+		p.refuse(0, fmt.Errorf("block %d: %w", p.block, ErrBadBlock))
+		return nil
+	}
+	n := p.regionFloats
+	if p.offset < 0 || n < 0 || p.offset > int64(len(d)) || n > int64(len(d))-p.offset {
+		p.refuse(0, fmt.Errorf("%w: block %d: %d floats at %d of %d", ErrBadGradient, p.block, n, p.offset, len(d)))
+		return nil
+	}
+	src := p.use.e.Grads()[at+int(p.offset):]
+	copy(d[p.offset:p.offset+n], src[:n])
+	g.got[int(p.block)] += int(n)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/region"
 	"github.com/gtrain/gtrain/pserver/wire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -32,6 +33,16 @@ type Server struct {
 	// leaderTerm reads the term of the job's current master (nil: the
 	// request's term is trusted; see CheckTerm).
 	leaderTerm func(context.Context) (int64, error)
+	// regions are the shared-memory regions trainers of this host attached
+	// (nil: none taken; pserver/region).
+	regions *region.Registry
+}
+
+// WithRegions makes pushes that name a region of regions read their
+// gradient from it, and PushPull write the parameters back into it.
+func (s *Server) WithRegions(regions *region.Registry) *Server {
+	s.regions = regions
+	return s
 }
 
 // RestoreFunc puts a shard at the checkpoint of step and in the master's
@@ -47,7 +58,8 @@ func NewServer(index int, shard *Shard, restore RestoreFunc, c clock.Clock) *Ser
 
 // Push receives one trainer's gradient for one step.
 func (s *Server) Push(stream api.PServer_PushServer) error {
-	_, step, err := s.receiveAndPush(stream)
+	p, step, err := s.receiveAndPush(stream)
+	p.region.done()
 	if err != nil {
 		return err
 	}
@@ -62,11 +74,12 @@ func (s *Server) receiveAndPush(stream pushStream) (pushed, int64, error) {
 	if wire.DecodesInPlace() {
 		receive = s.receiveInto
 	}
-	g, err := receive(stream)
+	g, use, err := receive(stream)
 	if err != nil {
+		use.done()
 		return pushed{}, 0, err
 	}
-	p := pushed{step: g.Step, rollbackEpoch: g.RollbackEpoch}
+	p := pushed{step: g.Step, rollbackEpoch: g.RollbackEpoch, region: use}
 	_, step, err := s.driver.push(g)
 	if err != nil {
 		return p, 0, statusOf(err)
@@ -74,8 +87,12 @@ func (s *Server) receiveAndPush(stream pushStream) (pushed, int64, error) {
 	return p, step, nil
 }
 
-// pushed is the step and rollback epoch of a received push.
-type pushed struct{ step, rollbackEpoch int64 }
+// pushed is the step and rollback epoch of a received push, and the region
+// it came through (nil: none), which the caller gives back (done).
+type pushed struct {
+	step, rollbackEpoch int64
+	region              *regionUse
+}
 
 // pushStream is the receiving side of Push and PushPull.
 type pushStream interface {
@@ -84,30 +101,40 @@ type pushStream interface {
 }
 
 // receiveInto decodes the stream's floats straight into a gradient buffer.
-func (s *Server) receiveInto(stream pushStream) (*Gradient, error) {
-	sink := &pushSink{shard: s.shard}
+func (s *Server) receiveInto(stream pushStream) (*Gradient, *regionUse, error) {
+	sink := &pushSink{shard: s.shard, regions: s.regions}
 	for {
 		err := stream.RecvMsg(sink)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, sink.use, err
+		}
+		if sink.regionErr != nil {
+			// Unavailable, as a pserver gone: the trainer attaches a new
+			// region, or pushes through the socket, and tries again.
+			return nil, sink.use, status.Errorf(codes.Unavailable, "push: shared-memory region: %v", sink.regionErr)
 		}
 		if sink.refused != nil {
 			// As receiveDecoded answers it: the trainer tells a push cut
 			// over another layout (a re-shard under it) by this code.
-			return nil, status.Errorf(codes.InvalidArgument, "push: %v", sink.refused)
+			return nil, sink.use, status.Errorf(codes.InvalidArgument, "push: %v", sink.refused)
 		}
 	}
 	if sink.g == nil {
-		return nil, status.Error(codes.InvalidArgument, "push: empty stream")
+		return nil, sink.use, status.Error(codes.InvalidArgument, "push: empty stream")
 	}
-	return sink.g, nil
+	return sink.g, sink.use, nil
 }
 
 // receiveDecoded is the plain protobuf path (big-endian hosts).
-func (s *Server) receiveDecoded(stream pushStream) (*Gradient, error) {
+func (s *Server) receiveDecoded(stream pushStream) (*Gradient, *regionUse, error) {
+	g, err := s.receiveDecodedPlain(stream)
+	return g, nil, err
+}
+
+func (s *Server) receiveDecodedPlain(stream pushStream) (*Gradient, error) {
 	var g *Gradient
 	for {
 		msg, err := stream.Recv()
@@ -165,6 +192,19 @@ func (s *Server) Pull(req *api.PullRequest, stream api.PServer_PullServer) error
 func (s *Server) sendParams(stream grpc.ServerStream) error {
 	return s.shard.View(func(step int64, b client.Block, param []float32) error {
 		return sendFloats(stream, step, b, 0, param)
+	})
+}
+
+// sendParamsVia writes the shard's parameters into the region the push
+// came through, each block at its place, and tells each block written.
+func (s *Server) sendParamsVia(stream grpc.ServerStream, u *regionUse) error {
+	return s.shard.View(func(step int64, b client.Block, param []float32) error {
+		off, ok := u.offsets[b.ID]
+		if !ok || off+len(param) > u.e.Floats {
+			return sendFloats(stream, step, b, 0, param) // a block the push did not know: a re-shard since
+		}
+		copy(u.e.Params()[off:off+len(param)], param)
+		return stream.SendMsg(&api.ParamChunk{Step: step, Block: int32(b.ID), RegionFloats: int64(len(param))})
 	})
 }
 

@@ -26,6 +26,7 @@ type Client struct {
 	servers []api.PServerClient
 	blocks  []Block
 	byID    map[int]Block
+	regions []*regionSlot // per pserver: nil unless reached through a local socket
 }
 
 // NewClient dials the pservers at addrs (index order) with creds (zero:
@@ -42,7 +43,7 @@ func NewClient(addrs []string, blocks []Block, creds jobauth.Dial) (*Client, err
 // NewClientTo is NewClient for targets that may name local sockets
 // (Discover).
 func NewClientTo(targets []Target, blocks []Block, creds jobauth.Dial) (*Client, error) {
-	c := &Client{blocks: blocks, byID: map[int]Block{}}
+	c := &Client{blocks: blocks, byID: map[int]Block{}, regions: newRegionSlots(targets)}
 	for _, b := range blocks {
 		c.byID[b.ID] = b
 	}

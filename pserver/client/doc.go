@@ -2,7 +2,10 @@
 // importing the server: the layout every role derives identically from the
 // job spec (layout.go; partition.go cuts the parameters into blocks spread
 // evenly over the pservers by size), the gRPC client that scatters gradients
-// and gathers parameters block by block (client.go, push.go, pull.go), and
+// and gathers parameters block by block (client.go, push.go, pull.go; a
+// PushPull to a pserver of this host copies them through a shared-memory
+// region instead, regions.go, and falls back to the socket whenever the
+// pserver refuses or lost it), and
 // discovery of the pservers' addresses in etcd, reconnecting when a restarted
 // pserver comes back elsewhere (discover.go, dynamic.go), and following the
 // job's layout generation after a re-shard (dynamic_layout.go: only

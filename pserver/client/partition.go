@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ErrPartitionArgument is returned by Partition when an argument cannot
@@ -109,4 +110,18 @@ func ServerSizes(blocks []Block, servers int) []int {
 		}
 	}
 	return sizes
+}
+
+// RegionOffsets places the blocks one pserver holds one after another, in
+// ID order, in a shared-memory region's halves (pserver/region): each
+// block's first float, and the floats of a half. The trainer and the
+// pserver both place them so.
+func RegionOffsets(blocks []Block) (map[int]int, int) {
+	blocks = slices.SortedFunc(slices.Values(blocks), func(a, b Block) int { return a.ID - b.ID })
+	offsets, n := make(map[int]int, len(blocks)), 0
+	for _, b := range blocks {
+		offsets[b.ID] = n
+		n += b.Len
+	}
+	return offsets, n
 }

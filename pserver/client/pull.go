@@ -105,21 +105,34 @@ func (c *Client) pullDecoded(ctx context.Context, i int, srv api.PServerClient, 
 	}
 }
 
-// paramSink decodes api.ParamChunk (step 1, block 2, offset 3, data 4)
-// into the trainer's parameters.
+// paramSink decodes api.ParamChunk (step 1, block 2, offset 3, data 4,
+// region floats 5) into the trainer's parameters.
 type paramSink struct {
-	c      *Client
-	server int
-	arrays [][][]float32 // the parameters, then any optimizer slots pulled
-	step   int64
-	block  int32
-	offset int64
+	c            *Client
+	server       int
+	arrays       [][][]float32 // the parameters, then any optimizer slots pulled
+	step         int64
+	block        int32
+	offset       int64
+	regionFloats int64
+	region       *regionSlot // the push's region (PushPull), or nil
 }
 
 // Reset gives every field its proto3 default: zero values are not on the wire.
-func (p *paramSink) Reset()                      { p.step, p.block, p.offset = 0, 0, 0 }
+func (p *paramSink) Reset()                      { p.step, p.block, p.offset, p.regionFloats = 0, 0, 0, 0 }
 func (p *paramSink) DataField() protowire.Number { return 4 }
-func (p *paramSink) Done() error                 { return nil }
+
+// Done copies a chunk written into the push's region to its place.
+func (p *paramSink) Done() error {
+	if p.regionFloats == 0 {
+		return nil
+	}
+	b, ok := p.c.byID[int(p.block)]
+	if !ok || b.Server != p.server || p.region == nil {
+		return fmt.Errorf("%w: pserver %d wrote block %d into a region this pull has not", wire.ErrMalformed, p.server, p.block)
+	}
+	return p.region.take(b, p.offset, p.regionFloats, p.arrays[0][b.Param][b.Offset:b.Offset+b.Len])
+}
 
 func (p *paramSink) Varint(num protowire.Number, v uint64) {
 	switch num {
@@ -129,6 +142,8 @@ func (p *paramSink) Varint(num protowire.Number, v uint64) {
 		p.block = int32(int64(v))
 	case 3:
 		p.offset = int64(v)
+	case 5:
+		p.regionFloats = int64(v)
 	}
 }
 

@@ -89,7 +89,7 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
 	}
-	if _, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads); err != nil {
+	if _, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads, nil); err != nil {
 		return sendFailed(i, func() error { _, err := stream.CloseAndRecv(); return err }, err)
 	}
 	if _, err := stream.CloseAndRecv(); err != nil && status.Code(err) != codes.AlreadyExists {
@@ -106,7 +106,9 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 // waits for gRPC to give it back: the push is acknowledged only once the
 // pserver received every byte, so gRPC read them all before the caller
 // may change grads; a push that fails is a stream the pserver reads no more.
-func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h pushHeader, grads [][]float32) (sent bool, err error) {
+// With a region (not nil), each piece is copied into it instead, and the
+// message only names it.
+func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h pushHeader, grads [][]float32, rg *regionSlot) (sent bool, err error) {
 	var loans wire.Loans
 	pieces := c.pieces(i)
 	for len(pieces) > 0 {
@@ -118,7 +120,16 @@ func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h 
 		}
 		p := pieces[k]
 		src := grads[p.b.Param][p.b.Offset+p.off : p.b.Offset+p.end]
-		if err := send(loans.Lend(h.chunk(p.b.ID, p.off, src))); err != nil {
+		var msg any
+		if rg != nil {
+			rg.put(p.b, p.off, src)
+			chunk := h.chunk(p.b.ID, p.off, nil)
+			chunk.Region, chunk.RegionFloats = rg.r.ID, int64(len(src))
+			msg = chunk
+		} else {
+			msg = loans.Lend(h.chunk(p.b.ID, p.off, src))
+		}
+		if err := send(msg); err != nil {
 			return sent, err
 		}
 		sent = true

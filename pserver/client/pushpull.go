@@ -67,8 +67,15 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	if err != nil {
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
-	sink := &paramSink{c: c, server: i, arrays: [][][]float32{params}}
-	holds, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads)
+	// The region is kept for the next push only if the pserver's handler
+	// ended before this returns: only then does it touch the region no more.
+	rg := c.regionFor(ctx, i)
+	clean := false
+	if rg != nil {
+		defer func() { rg.finish(clean) }()
+	}
+	sink := &paramSink{c: c, server: i, arrays: [][][]float32{params}, region: rg}
+	holds, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads, rg)
 	if err != nil {
 		return 0, false, sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
 	}
@@ -77,6 +84,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	}
 	switch err := stream.RecvMsg(sink); {
 	case status.Code(err) == codes.AlreadyExists:
+		clean = true
 		return 0, false, nil // applied with our push in it, and past it
 	case err != nil:
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
@@ -91,7 +99,8 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	for {
 		if err := stream.RecvMsg(sink); err != nil {
 			// io.EOF: the end; another error: the parameters are lost, not the push.
-			return sink.step, got && errors.Is(err, io.EOF), nil
+			clean = errors.Is(err, io.EOF)
+			return sink.step, got && clean, nil
 		}
 		got = true
 	}

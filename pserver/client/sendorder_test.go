@@ -41,7 +41,7 @@ func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
 	h.apply([]PushOption{WaitForGradient(wait)})
 	for i := range 2 {
 		waited, sent = nil, nil
-		if _, err := c.sendBlocks(context.Background(), i, send, h, grads); err != nil {
+		if _, err := c.sendBlocks(context.Background(), i, send, h, grads, nil); err != nil {
 			t.Fatal(err)
 		}
 		var wantWaits, wantSent []string
@@ -109,7 +109,7 @@ func TestPushSendsWhicheverPieceIsFinalFirst(t *testing.T) {
 	}
 	var h pushHeader
 	h.apply([]PushOption{WaitForGradient(wait)})
-	if _, err := c.sendBlocks(context.Background(), 0, send, h, grads); err != nil {
+	if _, err := c.sendBlocks(context.Background(), 0, send, h, grads, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
