@@ -61,6 +61,10 @@ func (p *process) serveRegions() *region.Registry {
 		return n
 	}, p.log)
 	go reg.Serve(lis)
+	p.stopRegions = func() {
+		lis.Close()
+		reg.Close() // a region a stream still holds is unmapped as it ends
+	}
 	return reg
 }
 

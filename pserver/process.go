@@ -77,6 +77,9 @@ type process struct {
 	saved  chan struct{}
 	// gen is the layout generation served (zero: the spec's, never re-sharded).
 	gen schema.LayoutRecord
+	// stopRegions stops taking trainers' regions and drops them (nil: none
+	// taken), as the generation ends.
+	stopRegions func()
 }
 
 // runGeneration serves pserver cfg.Index of cfg.Job in layout generation
@@ -101,7 +104,12 @@ func runGeneration(ctx context.Context, cli *clientv3.Client, cfg Config, gen sc
 		return fmt.Errorf("pserver %d: %w", cfg.Index, err)
 	}
 	srv, serveErr := p.serve(lis, p.listenLocal())
-	defer srv.Stop()
+	defer func() {
+		srv.Stop()
+		if p.stopRegions != nil {
+			p.stopRegions()
+		}
+	}()
 	if err := p.announceReady(ctx); err != nil {
 		return err
 	}

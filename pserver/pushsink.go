@@ -143,7 +143,10 @@ func (p *pushSink) fromRegion() error {
 		if err != nil {
 			return err
 		}
-		e.Lock() // a stream of this trainer's that it gave up on may still hold it
+		// The trainer's previous stream may still hold it, ending: given up
+		// on after its acknowledgement, its handler may be writing
+		// parameters (client.regionSlot.finish).
+		e.Lock()
 		p.use = &regionUse{e: e, offsets: offsets, release: release}
 	} else if p.use.e.ID != p.region {
 		return fmt.Errorf("a push through regions %x and %x", p.use.e.ID, p.region)

@@ -201,7 +201,7 @@ func (s *Server) sendParamsVia(stream grpc.ServerStream, u *regionUse) error {
 	return s.shard.View(func(step int64, b client.Block, param []float32) error {
 		off, ok := u.offsets[b.ID]
 		if !ok || off+len(param) > u.e.Floats {
-			return sendFloats(stream, step, b, 0, param) // a block the push did not know: a re-shard since
+			return sendFloats(stream, step, b, 0, param) // not expected: the region places every block of the shard
 		}
 		copy(u.e.Params()[off:off+len(param)], param)
 		return stream.SendMsg(&api.ParamChunk{Step: step, Block: int32(b.ID), RegionFloats: int64(len(param))})

@@ -75,6 +75,7 @@ func (c *Client) Close() {
 	for _, conn := range c.conns {
 		_ = conn.Close()
 	}
+	c.closeRegions()
 }
 
 // Restore rolls every pserver back to step (a complete global checkpoint)

@@ -4,8 +4,9 @@
 // evenly over the pservers by size), the gRPC client that scatters gradients
 // and gathers parameters block by block (client.go, push.go, pull.go; a
 // PushPull to a pserver of this host copies them through a shared-memory
-// region instead, regions.go, and falls back to the socket whenever the
-// pserver refuses or lost it), and
+// region instead, regions.go: a refused region sends the pushes through the
+// socket, and one the pserver lost fails the push as Unavailable, retried
+// with another), and
 // discovery of the pservers' addresses in etcd, reconnecting when a restarted
 // pserver comes back elsewhere (discover.go, dynamic.go), and following the
 // job's layout generation after a re-shard (dynamic_layout.go: only

@@ -67,12 +67,12 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	if err != nil {
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
-	// The region is kept for the next push only if the pserver's handler
-	// ended before this returns: only then does it touch the region no more.
+	// The region is kept for the next push once the pserver acknowledged
+	// this one (regionSlot.finish says why).
 	rg := c.regionFor(ctx, i)
-	clean := false
+	acked := false
 	if rg != nil {
-		defer func() { rg.finish(clean) }()
+		defer func() { rg.finish(acked) }()
 	}
 	sink := &paramSink{c: c, server: i, arrays: [][][]float32{params}, region: rg}
 	holds, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads, rg)
@@ -84,11 +84,12 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	}
 	switch err := stream.RecvMsg(sink); {
 	case status.Code(err) == codes.AlreadyExists:
-		clean = true
+		acked = true         // the handler returned
 		return 0, false, nil // applied with our push in it, and past it
 	case err != nil:
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
+	acked = true
 	ack()
 	if h.beforePull != nil {
 		if err := h.beforePull(ctx, c.heldBy(i)); err != nil {
@@ -99,8 +100,7 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	for {
 		if err := stream.RecvMsg(sink); err != nil {
 			// io.EOF: the end; another error: the parameters are lost, not the push.
-			clean = errors.Is(err, io.EOF)
-			return sink.step, got && clean, nil
+			return sink.step, got && errors.Is(err, io.EOF), nil
 		}
 		got = true
 	}

@@ -16,8 +16,8 @@ type regionSlot struct {
 	mu      sync.Mutex // held by the PushPull using it
 	path    string     // the pserver's socket for regions
 	r       *region.Region
+	att     *region.Attachment
 	offsets map[int]int // each block's place in the halves
-	last    uint64      // the region the next attach replaces
 	retry   time.Time   // after a refused attach: the socket until then
 }
 
@@ -44,6 +44,9 @@ func (c *Client) regionFor(ctx context.Context, i int) *regionSlot {
 		return nil
 	}
 	s := c.regions[i]
+	if s.r != nil && s.att.Lost() {
+		s.drop() // the pserver dropped it (it restarted): attach another
+	}
 	if s.r == nil && (time.Now().Before(s.retry) || !s.attach(ctx, c.heldBlocks(i))) {
 		s.mu.Unlock()
 		return nil
@@ -59,30 +62,55 @@ func (s *regionSlot) attach(ctx context.Context, blocks []Block) bool {
 		return false
 	}
 	r, f, err := region.Create(floats)
+	var att *region.Attachment
 	if err == nil {
-		err = region.Attach(ctx, s.path, r, f, s.last)
+		att, err = region.Attach(ctx, s.path, r, f)
 		f.Close()
 		if err != nil {
 			r.Close()
 		}
 	}
 	if err != nil {
-		s.retry = time.Now().Add(regionRetry)
+		if ctx.Err() == nil { // a push given up on says nothing of the pserver
+			s.retry = time.Now().Add(regionRetry)
+		}
 		return false
 	}
-	s.r, s.offsets, s.last = r, offsets, r.ID
+	s.r, s.att, s.offsets = r, att, offsets
 	return true
 }
 
-// finish gives the slot back. After a PushPull that did not end cleanly
-// (the pserver's handler may still read or write the region: a stream
-// given up on), the region is dropped and the next push attaches another.
-func (s *regionSlot) finish(clean bool) {
-	if !clean && s.r != nil {
-		s.r.Close()
-		s.r = nil
+// finish gives the slot back. A region whose stream ended before the
+// pserver acknowledged the push (reusable false) is dropped, and the next
+// push attaches another: the pserver's handler of that stream may still be
+// reading its gradient half. After the acknowledgement it reads it no
+// more, and it writes the parameter half only under the region's lock,
+// which the next stream's handler takes before it writes there too.
+func (s *regionSlot) finish(reusable bool) {
+	if !reusable {
+		s.drop()
 	}
 	s.mu.Unlock()
+}
+
+// drop gives the region up: unmapped here, dropped by the pserver.
+func (s *regionSlot) drop() {
+	if s.r != nil {
+		s.att.Close()
+		s.r.Close()
+		s.r, s.att = nil, nil
+	}
+}
+
+// closeRegions drops every region (Client.Close).
+func (c *Client) closeRegions() {
+	for _, s := range c.regions {
+		if s != nil {
+			s.mu.Lock()
+			s.drop()
+			s.mu.Unlock()
+		}
+	}
 }
 
 // heldBlocks are the blocks pserver i holds, in ID order.

@@ -1,11 +1,11 @@
 package region
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -26,35 +26,85 @@ func SocketPath(grpcSocket string) string {
 // answer leaves the trainer on the socket path, not waiting.
 const attachTimeout = 5 * time.Second
 
+// Attachment is a region attached to a pserver: the pserver keeps the
+// region while this connection stays open and drops it once it closes, so
+// a trainer that exits, or drops its region, leaves nothing mapped behind;
+// and the trainer sees the connection end when the pserver exits or drops
+// the region itself (Lost).
+type Attachment struct {
+	conn *net.UnixConn
+	lost chan struct{}
+}
+
 // Attach hands r (its memfd f) to the pserver taking regions at path, and
-// returns once the pserver mapped it, or why it did not; replaces (0:
-// none) is the ID of the region r replaces, which the pserver drops. The
-// caller may close f after.
-func Attach(ctx context.Context, path string, r *Region, f *os.File, replaces uint64) error {
+// returns once the pserver mapped it, or why it did not. The caller may
+// close f after, and Closes the attachment to give the region up.
+func Attach(ctx context.Context, path string, r *Region, f *os.File) (*Attachment, error) {
 	d := net.Dialer{Timeout: attachTimeout}
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Close()
 	uc := conn.(*net.UnixConn)
-	_ = uc.SetDeadline(time.Now().Add(attachTimeout))
+	a := &Attachment{conn: uc, lost: make(chan struct{})}
+	if err := a.attach(r, f); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	go func() {
+		defer close(a.lost)
+		_, _ = io.Copy(io.Discard, uc) // the pserver sends nothing more: this returns at its end
+	}()
+	return a, nil
+}
+
+func (a *Attachment) attach(r *Region, f *os.File) error {
+	_ = a.conn.SetDeadline(time.Now().Add(attachTimeout))
 	var head [headSize]byte
 	binary.LittleEndian.PutUint64(head[:8], r.ID)
 	binary.LittleEndian.PutUint64(head[8:], uint64(r.Floats))
-	binary.LittleEndian.PutUint64(head[16:], replaces)
-	if _, _, err := uc.WriteMsgUnix(head[:], unix.UnixRights(int(f.Fd())), nil); err != nil {
+	if _, _, err := a.conn.WriteMsgUnix(head[:], unix.UnixRights(int(f.Fd())), nil); err != nil {
 		return fmt.Errorf("send the region: %w", err)
 	}
-	answer, err := bufio.NewReader(uc).ReadString('\n')
+	answer, err := readLine(a.conn)
 	if err != nil {
 		return fmt.Errorf("the pserver's answer: %w", err)
 	}
-	if answer = strings.TrimSuffix(answer, "\n"); answer != "ok" {
+	if answer != "ok" {
 		return fmt.Errorf("the pserver refused the region: %s", answer)
 	}
-	return nil
+	return a.conn.SetDeadline(time.Time{})
 }
+
+// readLine reads up to a newline byte by byte: nothing past it is consumed.
+func readLine(r io.Reader) (string, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < 4096 {
+		if _, err := io.ReadFull(r, b); err != nil {
+			return "", err
+		}
+		if b[0] == '\n' {
+			return string(line), nil
+		}
+		line = append(line, b[0])
+	}
+	return "", errors.New("answer too long")
+}
+
+// Lost says whether the pserver ended the attachment (it exited, or
+// dropped the region): pushes naming the region would be refused.
+func (a *Attachment) Lost() bool {
+	select {
+	case <-a.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close gives the region up: the pserver drops it.
+func (a *Attachment) Close() { _ = a.conn.Close() }
 
 // Registry is a pserver's regions, by ID.
 type Registry struct {
@@ -72,13 +122,15 @@ type Registry struct {
 type Entry struct {
 	sync.Mutex
 	*Region
-	users   int  // streams holding it (Registry.mu)
-	evicted bool // no longer in the registry: unmapped by its last user
+	users   int      // streams holding it (Registry.mu)
+	evicted bool     // no longer in the registry: unmapped by its last user
+	conn    net.Conn // the attachment: closed at eviction, so the trainer knows
 }
 
-// maxRegions bounds the regions a pserver keeps mapped: a trainer holds one
-// per pserver and attaches another, replacing it, only after a failed
-// PushPull; the oldest beyond this are those of trainers gone.
+// maxRegions bounds the regions a pserver keeps mapped at once: one per
+// trainer of its host (a region is dropped when its trainer closes the
+// attachment, or exits). Beyond it, the oldest goes: its trainer sees its
+// attachment end and attaches again.
 const maxRegions = 64
 
 // NewRegistry returns an empty registry taking regions of floats() floats
@@ -98,33 +150,44 @@ func (g *Registry) Serve(lis net.Listener) {
 	}
 }
 
-// take reads one region from conn and answers "ok" or why not.
+// take reads one region from conn and answers "ok" or why not; it keeps
+// the region while conn stays open (Attachment).
 func (g *Registry) take(conn *net.UnixConn) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(attachTimeout))
-	err := g.receive(conn)
-	answer := "ok"
+	id, err := g.receive(conn)
 	if err != nil {
-		answer = strings.ReplaceAll(err.Error(), "\n", " ")
 		g.log.Warn("a region was refused; that trainer moves its tensors through the socket", "err", err)
+		_, _ = conn.Write([]byte(strings.ReplaceAll(err.Error(), "\n", " ") + "\n"))
+		return
 	}
-	_, _ = conn.Write([]byte(answer + "\n"))
+	_, err = conn.Write([]byte("ok\n"))
+	if err == nil {
+		err = conn.SetDeadline(time.Time{})
+	}
+	if err == nil {
+		_, _ = io.Copy(io.Discard, conn) // until the trainer closes it, or evict does
+	}
+	g.mu.Lock()
+	g.evictLocked(id)
+	g.mu.Unlock()
 }
 
-// headSize is an attach's bytes: the region's ID, its floats a half, and
-// the ID of the region it replaces, each 8 bytes little-endian.
-const headSize = 24
+// headSize is an attach's bytes: the region's ID and its floats a half,
+// each 8 bytes little-endian.
+const headSize = 16
 
-func (g *Registry) receive(conn *net.UnixConn) error {
+// receive maps the region conn brings and registers it, with conn.
+func (g *Registry) receive(conn *net.UnixConn) (uint64, error) {
 	head := make([]byte, headSize)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := conn.ReadMsgUnix(head, oob)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	fds, err := fdsOf(oob[:oobn])
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() {
 		for _, fd := range fds {
@@ -132,21 +195,21 @@ func (g *Registry) receive(conn *net.UnixConn) error {
 		}
 	}()
 	if n != len(head) || len(fds) != 1 {
-		return fmt.Errorf("want %d bytes and one descriptor, got %d bytes and %d", headSize, n, len(fds))
+		return 0, fmt.Errorf("want %d bytes and one descriptor, got %d bytes and %d", headSize, n, len(fds))
 	}
 	floats, want := int(binary.LittleEndian.Uint64(head[8:])), g.floats()
 	if floats != want {
-		return fmt.Errorf("a region of %d floats a half, this shard holds %d", floats, want)
+		return 0, fmt.Errorf("a region of %d floats a half, this shard holds %d", floats, want)
 	}
 	r, err := open(fds[0], floats)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r.ID = binary.LittleEndian.Uint64(head[:8])
-	g.add(r, binary.LittleEndian.Uint64(head[16:]))
+	g.add(r, conn)
 	g.log.Info("a trainer of this host attached a shared-memory region: its pushes and pulls move no tensor through the socket",
 		"region", fmt.Sprintf("%x", r.ID), "floats", floats)
-	return nil
+	return r.ID, nil
 }
 
 func fdsOf(oob []byte) ([]int, error) {
@@ -165,14 +228,13 @@ func fdsOf(oob []byte) ([]int, error) {
 	return fds, nil
 }
 
-// add registers r, evicting the region it replaces, any of the same ID (a
-// random collision, or a replay), and the oldest beyond maxRegions.
-func (g *Registry) add(r *Region, replaces uint64) {
+// add registers r, attached over conn, evicting any of the same ID (a
+// random collision, or a replay) and the oldest beyond maxRegions.
+func (g *Registry) add(r *Region, conn net.Conn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.evictLocked(replaces)
 	g.evictLocked(r.ID)
-	g.entries[r.ID] = &Entry{Region: r}
+	g.entries[r.ID] = &Entry{Region: r, conn: conn}
 	g.order = append(g.order, r.ID)
 	for len(g.order) > maxRegions {
 		g.evictLocked(g.order[0])
@@ -192,6 +254,7 @@ func (g *Registry) evictLocked(id uint64) {
 		}
 	}
 	e.evicted = true
+	_ = e.conn.Close()
 	if e.users == 0 {
 		_ = e.Close()
 	}

@@ -6,7 +6,9 @@
 // gradient out of the region's first half and writes the next step's
 // parameters into its second. Through gRPC each 4 MB of a step went through
 // about five copies (gRPC's buffers, the kernel's two, the decode); through
-// the region, one on each side.
+// the region, one on each side. The pserver keeps a region while its
+// trainer's attach connection stays open (Attachment), so a trainer that
+// exits leaves nothing mapped, and a trainer sees its pserver exit.
 //
 // It owns the memfds, their mappings and the attach exchange. It must not
 // know blocks, steps or the push protocol (pserver and pserver/client do),

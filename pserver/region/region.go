@@ -74,6 +74,13 @@ func open(fd int, floats int) (*Region, error) {
 	if got&(unix.F_SEAL_SHRINK|unix.F_SEAL_GROW) != unix.F_SEAL_SHRINK|unix.F_SEAL_GROW {
 		return nil, errors.New("the region is not sealed against resizing")
 	}
+	// A memfd of huge pages (MFD_HUGETLB) could still fault: a hole
+	// punched in it gives its pages back, and with the pool empty the
+	// pserver's next touch is a SIGBUS. Only shmem (tmpfs) is taken.
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC {
+		return nil, fmt.Errorf("the region is not a memfd of shared memory (file system %#x, %v)", fs.Type, err)
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("the region's size: %w", err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +32,9 @@ func registryAt(t *testing.T, floats int) (*Registry, string) {
 
 // TestAttachSharesTheMemory: what the trainer writes in the gradient half
 // the pserver reads, what the pserver writes in the parameter half the
-// trainer reads; a region that replaces another drops it.
+// trainer reads; the pserver keeps the region while the attachment stays
+// open, drops it once the trainer closes it, and the trainer sees the
+// attachment end when the pserver drops it.
 func TestAttachSharesTheMemory(t *testing.T) {
 	g, path := registryAt(t, 100)
 	r, f, err := Create(100)
@@ -39,7 +42,8 @@ func TestAttachSharesTheMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if err := Attach(context.Background(), path, r, f, 0); err != nil {
+	a, err := Attach(context.Background(), path, r, f)
+	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -56,29 +60,35 @@ func TestAttachSharesTheMemory(t *testing.T) {
 	if _, _, err := g.Use(r.ID, 101); err == nil {
 		t.Fatal("a region used for a shard of another size: no error")
 	}
+	waitFor(t, "the trainer to see its region dropped", a.Lost)
+
 	r2, f2, err := Create(100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	r3, f3, err := Create(100)
+	a2, err := Attach(context.Background(), path, r2, f2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r3.Close()
-	for _, a := range []struct {
-		r        *Region
-		f        *os.File
-		replaces uint64
-	}{{r2, f2, 0}, {r3, f3, r2.ID}} {
-		if err := Attach(context.Background(), path, a.r, a.f, a.replaces); err != nil {
-			t.Fatal(err)
+	f2.Close()
+	if g.Len() != 1 || a2.Lost() {
+		t.Fatalf("%d regions after the second attach (lost %v); want it alone", g.Len(), a2.Lost())
+	}
+	a2.Close()
+	waitFor(t, "the pserver to drop a region its trainer gave up", func() bool { return g.Len() == 0 })
+	a.Close()
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for range 500 {
+		if ok() {
+			return
 		}
-		a.f.Close()
+		time.Sleep(10 * time.Millisecond)
 	}
-	if _, _, err := g.Use(r2.ID, 100); err == nil || g.Len() != 1 {
-		t.Fatalf("region r2 after r3 replaced it: %v, %d regions; want it gone, r3 alone", err, g.Len())
-	}
+	t.Fatalf("waited 5 s for %s", what)
 }
 
 // TestAttachRefusesWhatCouldCrashThePserver: a file that may still shrink
@@ -97,7 +107,7 @@ func TestAttachRefusesWhatCouldCrashThePserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Region{ID: 1, Floats: 100}
-	if err := Attach(context.Background(), path, r, f, 0); err == nil || !strings.Contains(err.Error(), "not sealed") {
+	if _, err := Attach(context.Background(), path, r, f); err == nil || !strings.Contains(err.Error(), "not sealed") {
 		t.Fatalf("an unsealed file: %v; want refused as not sealed", err)
 	}
 	other, f2, err := Create(50)
@@ -106,7 +116,7 @@ func TestAttachRefusesWhatCouldCrashThePserver(t *testing.T) {
 	}
 	defer other.Close()
 	defer f2.Close()
-	if err := Attach(context.Background(), path, other, f2, 0); err == nil || !strings.Contains(err.Error(), "this shard holds 100") {
+	if _, err := Attach(context.Background(), path, other, f2); err == nil || !strings.Contains(err.Error(), "this shard holds 100") {
 		t.Fatalf("a region of 50 floats for a shard of 100: %v; want refused with both sizes", err)
 	}
 	if g.Len() != 0 {
