@@ -551,7 +551,12 @@ type GetStepResponse struct {
 	// pull_with_push: every other micro-batch of the step is reported, held by
 	// another trainer or the home of a live one, so the push may wait for the
 	// step (PServer.PushPull) and bring back the next step's parameters.
-	PullWithPush  bool `protobuf:"varint,8,opt,name=pull_with_push,json=pullWithPush,proto3" json:"pull_with_push,omitempty"`
+	PullWithPush bool `protobuf:"varint,8,opt,name=pull_with_push,json=pullWithPush,proto3" json:"pull_with_push,omitempty"`
+	// next_slices: the slices the same micro-batch of the next step has, when
+	// the pass holds it. A hint, not an assignment: the trainer may read
+	// those records while it computes this one, and uses them only if its
+	// next work names the same slices.
+	NextSlices    []*Slice `protobuf:"bytes,9,rep,name=next_slices,json=nextSlices,proto3" json:"next_slices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -640,6 +645,13 @@ func (x *GetStepResponse) GetPullWithPush() bool {
 		return x.PullWithPush
 	}
 	return false
+}
+
+func (x *GetStepResponse) GetNextSlices() []*Slice {
+	if x != nil {
+		return x.NextSlices
+	}
+	return nil
 }
 
 type StepDoneRequest struct {
@@ -920,7 +932,7 @@ const file_master_proto_rawDesc = "" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\x8f\x02\n" +
+	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\"\xc2\x02\n" +
 	"\x0fGetStepResponse\x12-\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x15.gtrain.v1.WorkStatusR\x06status\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x12\n" +
@@ -932,7 +944,9 @@ const file_master_proto_rawDesc = "" +
 	"\x05epoch\x18\x06 \x01(\x03R\x05epoch\x12\x1f\n" +
 	"\vmicro_batch\x18\a \x01(\x05R\n" +
 	"microBatch\x12$\n" +
-	"\x0epull_with_push\x18\b \x01(\bR\fpullWithPush\"\xcd\x01\n" +
+	"\x0epull_with_push\x18\b \x01(\bR\fpullWithPush\x121\n" +
+	"\vnext_slices\x18\t \x03(\v2\x10.gtrain.v1.SliceR\n" +
+	"nextSlices\"\xcd\x01\n" +
 	"\x0fStepDoneRequest\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -999,22 +1013,23 @@ var file_master_proto_depIdxs = []int32{
 	3,  // 1: gtrain.v1.GetTaskResponse.task:type_name -> gtrain.v1.Task
 	0,  // 2: gtrain.v1.GetStepResponse.status:type_name -> gtrain.v1.WorkStatus
 	6,  // 3: gtrain.v1.GetStepResponse.slices:type_name -> gtrain.v1.Slice
-	8,  // 4: gtrain.v1.StepDoneResponse.next:type_name -> gtrain.v1.GetStepResponse
-	1,  // 5: gtrain.v1.Master.RegisterTrainer:input_type -> gtrain.v1.RegisterTrainerRequest
-	4,  // 6: gtrain.v1.Master.GetTask:input_type -> gtrain.v1.GetTaskRequest
-	7,  // 7: gtrain.v1.Master.GetStep:input_type -> gtrain.v1.GetStepRequest
-	9,  // 8: gtrain.v1.Master.StepDone:input_type -> gtrain.v1.StepDoneRequest
-	11, // 9: gtrain.v1.Master.RequestRollback:input_type -> gtrain.v1.RequestRollbackRequest
-	2,  // 10: gtrain.v1.Master.RegisterTrainer:output_type -> gtrain.v1.RegisterTrainerResponse
-	5,  // 11: gtrain.v1.Master.GetTask:output_type -> gtrain.v1.GetTaskResponse
-	8,  // 12: gtrain.v1.Master.GetStep:output_type -> gtrain.v1.GetStepResponse
-	10, // 13: gtrain.v1.Master.StepDone:output_type -> gtrain.v1.StepDoneResponse
-	12, // 14: gtrain.v1.Master.RequestRollback:output_type -> gtrain.v1.RequestRollbackResponse
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	6,  // 4: gtrain.v1.GetStepResponse.next_slices:type_name -> gtrain.v1.Slice
+	8,  // 5: gtrain.v1.StepDoneResponse.next:type_name -> gtrain.v1.GetStepResponse
+	1,  // 6: gtrain.v1.Master.RegisterTrainer:input_type -> gtrain.v1.RegisterTrainerRequest
+	4,  // 7: gtrain.v1.Master.GetTask:input_type -> gtrain.v1.GetTaskRequest
+	7,  // 8: gtrain.v1.Master.GetStep:input_type -> gtrain.v1.GetStepRequest
+	9,  // 9: gtrain.v1.Master.StepDone:input_type -> gtrain.v1.StepDoneRequest
+	11, // 10: gtrain.v1.Master.RequestRollback:input_type -> gtrain.v1.RequestRollbackRequest
+	2,  // 11: gtrain.v1.Master.RegisterTrainer:output_type -> gtrain.v1.RegisterTrainerResponse
+	5,  // 12: gtrain.v1.Master.GetTask:output_type -> gtrain.v1.GetTaskResponse
+	8,  // 13: gtrain.v1.Master.GetStep:output_type -> gtrain.v1.GetStepResponse
+	10, // 14: gtrain.v1.Master.StepDone:output_type -> gtrain.v1.StepDoneResponse
+	12, // 15: gtrain.v1.Master.RequestRollback:output_type -> gtrain.v1.RequestRollbackResponse
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_master_proto_init() }

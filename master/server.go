@@ -61,10 +61,16 @@ func (s *Server) GetStep(ctx context.Context, req *api.GetStepRequest) (*api.Get
 	}
 	r := &api.GetStepResponse{Status: w.Status, Step: w.Step, Pass: int32(w.Pass), Checkpoint: w.Checkpoint, Epoch: w.Epoch, MicroBatch: int32(w.MicroBatch),
 		PullWithPush: w.PullWithPush}
-	for _, sl := range w.Slices {
-		r.Slices = append(r.Slices, &api.Slice{File: sl.File, Chunk: int32(sl.Chunk), First: int32(sl.First), Count: int32(sl.Count)})
-	}
+	r.Slices, r.NextSlices = apiSlices(w.Slices), apiSlices(w.NextSlices)
 	return r, nil
+}
+
+func apiSlices(sls []core.Slice) []*api.Slice {
+	var out []*api.Slice
+	for _, sl := range sls {
+		out = append(out, &api.Slice{File: sl.File, Chunk: int32(sl.Chunk), First: int32(sl.First), Count: int32(sl.Count)})
+	}
+	return out
 }
 
 // StepDone records a sync step's report and, if asked, answers with the

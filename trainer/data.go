@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/gtrain/gtrain/dataset"
 )
@@ -17,8 +18,10 @@ type chunkKey struct {
 // and decodes those asked for: a sync trainer computes a few shuffled
 // records of each chunk (the other trainers the rest). The shards it read
 // are kept open (up to maxOpenShards): a chunk not cached costs one read,
-// not an open.
+// not an open. Its methods may be called from several goroutines (the read
+// of a hint runs beside the next work's: hint.go).
 type chunkCache struct {
+	mu     sync.Mutex
 	max    int
 	items  map[chunkKey][][]byte
 	order  []chunkKey
@@ -57,6 +60,8 @@ func (c *chunkCache) shard(file string) (*dataset.ShardReader, error) {
 
 // close closes the open shards.
 func (c *chunkCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, r := range c.shards {
 		_ = r.Close()
 	}
@@ -89,6 +94,8 @@ func (c *chunkCache) records(file string, chunk int) ([][]byte, *dataset.ShardRe
 
 // get returns every record of a chunk, decoded.
 func (c *chunkCache) get(file string, chunk int) ([]dataset.Example, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	recs, r, err := c.records(file, chunk)
 	if err != nil {
 		return nil, err
@@ -98,6 +105,8 @@ func (c *chunkCache) get(file string, chunk int) ([]dataset.Example, error) {
 
 // appendSlice appends count records from first of a chunk, decoded, to dst.
 func (c *chunkCache) appendSlice(dst []dataset.Example, file string, chunk, first, count int) ([]dataset.Example, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	recs, r, err := c.records(file, chunk)
 	if err != nil {
 		return nil, err

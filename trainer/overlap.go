@@ -20,7 +20,9 @@ import (
 // pservers holding the upper layers receive, apply and send back while
 // the lower layers compute. The values pushed are those a push after the
 // computation would send: only the time differs.
-func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example) (bool, error) {
+//
+// Once computed, it starts reading the records of hint (hint.go).
+func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, hint *hintRead) (bool, error) {
 	g := newGradGate(t.grads)
 	var loss float64
 	var cerr error
@@ -29,6 +31,7 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 		defer close(computed)
 		loss, cerr = t.compute(ex, g.progress())
 		g.finish(cerr)
+		hint.start()
 	}()
 	// Nothing can be sent before the first gradient: the push (and its
 	// time in the metrics) starts there.

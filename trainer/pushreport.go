@@ -45,7 +45,7 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 					stopWaiting()
 				}
 				if waiting && done && ready {
-					ex, err := t.stepExamples(next)
+					ex, err := t.examplesOf(next)
 					t.carry.readAhead = &readAhead{work: next, ex: ex, err: err}
 				}
 				reported <- result{done, err}

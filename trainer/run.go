@@ -101,6 +101,7 @@ type syncCarry struct {
 	// brought back into params (PushPull); nil: none.
 	prefetched *stepOfEpoch
 	readAhead  *readAhead // the next work's records, read while the last push waited
+	hint       *hintRead  // the records of the master's hint of the next work (hint.go)
 }
 
 // Run trains until the master says the job is done.

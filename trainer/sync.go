@@ -135,7 +135,7 @@ func (t *trainer) examplesAndParams(ctx context.Context, w *api.GetStepResponse,
 	read := make(chan error, 1)
 	go func() {
 		var err error
-		ex, err = t.stepExamples(w)
+		ex, err = t.examplesOf(w)
 		read <- err
 	}()
 	pulled, err = t.paramsOf(ctx, w, pull)
@@ -207,9 +207,11 @@ func (t *trainer) requestRollback(ctx context.Context, w *api.GetStepResponse, p
 // so, and reports the step to the master.
 func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, push bool) (bool, error) {
 	t.progStep = program.Step{Number: w.Step, Seed: program.RequestSeed(t.spec.Seed, w.Step, int(w.MicroBatch))}
+	hint := t.hintOf(w)
 	if t.rec != nil {
 		gen := t.ps.Generation()
 		loss, err := t.recCompute(ctx, ex, w.Step, w.Epoch, int(w.MicroBatch), push)
+		hint.start()
 		switch {
 		case resync(err) || (err != nil && t.layoutMoved(ctx, err, gen)):
 			return false, nil
@@ -221,9 +223,10 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		return t.reportStep(ctx, w, loss, len(ex))
 	}
 	if push && t.overlaps() {
-		return t.computeWhilePushing(ctx, w, ex)
+		return t.computeWhilePushing(ctx, w, ex, hint)
 	}
 	loss, err := t.compute(ex, nil)
+	hint.start()
 	if err != nil {
 		return false, err
 	}

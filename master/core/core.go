@@ -79,7 +79,10 @@ type Work struct {
 	// (othersCover), so the trainer's push may wait for the step to be
 	// applied and bring back the next step's parameters.
 	PullWithPush bool
-	Task         Task // async
+	// NextSlices (sync) are the slices of the same micro-batch of the next
+	// step, when the pass holds it: a hint the trainer reads ahead with.
+	NextSlices []Slice
+	Task       Task // async
 }
 
 // State is the master's whole state at a step: what a sync checkpoint keeps
@@ -279,8 +282,12 @@ func (c *Core) Step(trainer int, step, epoch int64, now time.Time) Work {
 		// commit (or for a lost trainer's micro-batches).
 		return Work{Status: api.WorkStatus_WORK_WAIT, Step: step, Epoch: epoch}
 	}
-	return Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: s, MicroBatch: mb, Slices: c.plan.Slices(s, mb),
+	w := Work{Status: api.WorkStatus_WORK_READY, Pass: c.plan.Pass, Step: s, MicroBatch: mb, Slices: c.plan.Slices(s, mb),
 		Checkpoint: c.decideCheckpoint(s, now), Epoch: c.meta.Epoch, PullWithPush: c.othersCover(trainer, s, mb)}
+	if c.plan.Contains(s + 1) {
+		w.NextSlices = c.plan.Slices(s+1, mb)
+	}
+	return w
 }
 
 // decideCheckpoint decides, once per step, whether the pservers checkpoint

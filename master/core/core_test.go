@@ -88,6 +88,16 @@ func TestCoreStepAnswers(t *testing.T) {
 			if ready := got.Status == api.WorkStatus_WORK_READY; ready != (len(got.Slices) > 0) {
 				t.Fatalf("Step answered %v with %d slices", got.Status, len(got.Slices))
 			}
+			// The hint is the same micro-batch's slices one step on, while
+			// the pass lasts (FixtureSyncConfig(3, 4, 1): 4 steps).
+			switch {
+			case got.Status != api.WorkStatus_WORK_READY || !c.plan.Contains(got.Step+1):
+				if got.NextSlices != nil {
+					t.Fatalf("Step answered %v of step %d with a hint %v", got.Status, got.Step, got.NextSlices)
+				}
+			case !slices.Equal(got.NextSlices, c.plan.Slices(got.Step+1, got.MicroBatch)) || len(got.NextSlices) == 0:
+				t.Fatalf("hint %v for micro-batch %d of step %d; want its slices of step %d", got.NextSlices, got.MicroBatch, got.Step, got.Step+1)
+			}
 		})
 	}
 }
