@@ -554,8 +554,8 @@ type GetStepResponse struct {
 	PullWithPush bool `protobuf:"varint,8,opt,name=pull_with_push,json=pullWithPush,proto3" json:"pull_with_push,omitempty"`
 	// next_slices: the slices the same micro-batch of the next step has, when
 	// the pass holds it. A hint, not an assignment: the trainer may read
-	// those records while it computes this one, and uses them only if its
-	// next work names the same slices.
+	// those records before its next work comes, and uses them only if that
+	// work names the same slices.
 	NextSlices    []*Slice `protobuf:"bytes,9,rep,name=next_slices,json=nextSlices,proto3" json:"next_slices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

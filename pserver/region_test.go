@@ -118,7 +118,7 @@ func TestPushPullThroughARegion(t *testing.T) {
 		}
 		if step == 3 {
 			for _, reg := range r.registries {
-				reg.Close() // as a restarted pserver knows no region
+				reg.Drop() // as a restarted pserver knows no region
 			}
 		}
 		a, err := r.tcp.PushPull(ctx, 0, step, 0, 4, false, grads, viaTCP, nil)

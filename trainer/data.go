@@ -18,10 +18,12 @@ type chunkKey struct {
 // and decodes those asked for: a sync trainer computes a few shuffled
 // records of each chunk (the other trainers the rest). The shards it read
 // are kept open (up to maxOpenShards): a chunk not cached costs one read,
-// not an open. Its methods may be called from several goroutines (the read
-// of a hint runs beside the next work's: hint.go).
+// not an open. get, appendSlice and close may be called from several
+// goroutines (the read of a hint runs beside the next work's: hint.go);
+// the others need mu held.
 type chunkCache struct {
 	mu     sync.Mutex
+	closed bool // close was called: a late read (a hint's) opens nothing
 	max    int
 	items  map[chunkKey][][]byte
 	order  []chunkKey
@@ -44,6 +46,9 @@ func (c *chunkCache) shard(file string) (*dataset.ShardReader, error) {
 	if r, ok := c.shards[file]; ok {
 		return r, nil
 	}
+	if c.closed {
+		return nil, fmt.Errorf("%s: the trainer is stopping", file)
+	}
 	r, err := dataset.OpenShard(c.open, file)
 	if err != nil {
 		return nil, err
@@ -62,6 +67,7 @@ func (c *chunkCache) shard(file string) (*dataset.ShardReader, error) {
 func (c *chunkCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	for _, r := range c.shards {
 		_ = r.Close()
 	}

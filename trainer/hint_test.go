@@ -34,6 +34,7 @@ func TestHintReadIsUsedOnlyForTheSameSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.data.close()
+	tr.data = newChunkCache(4) // nothing open, nothing cached
 	ex, err := tr.examplesOf(&api.GetStepResponse{Step: 4, Slices: hinted})
 	if err != nil || !slices.Equal(labels(ex), []float32{5, 6}) {
 		t.Fatalf("the hinted slices: %v, %v; want records 5 and 6 from the hint's read", labels(ex), err)

@@ -120,7 +120,7 @@ func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse, pull bo
 }
 
 // examplesAndParams reads w's records (or takes them from the read ahead:
-// pushreport.go) and puts the parameters of its step in t.params (pulled
+// pushreport.go, or from the hint's read: hint.go) and puts the parameters of its step in t.params (pulled
 // if pull, else the last push brought them); err is the pull's, rerr the
 // read's. The records are read while the pull waits
 // for the pservers to reach the step (the other micro-batches of the step

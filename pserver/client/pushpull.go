@@ -77,7 +77,9 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	sink := &paramSink{c: c, server: i, arrays: [][][]float32{params}, region: rg}
 	holds, err := c.sendBlocks(ctx, i, stream.SendMsg, h, grads, rg)
 	if err != nil {
-		return 0, false, sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
+		err = sendFailed(i, func() error { return stream.RecvMsg(sink) }, err)
+		acked = err == nil // AlreadyExists: the handler returned
+		return 0, false, err
 	}
 	if err := stream.CloseSend(); err != nil {
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)

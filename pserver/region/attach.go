@@ -114,6 +114,7 @@ type Registry struct {
 	mu      sync.Mutex
 	entries map[uint64]*Entry
 	order   []uint64 // attach order, for eviction
+	closed  bool     // Close was called: no region is taken any more
 }
 
 // Entry is one attached region; Lock it for the length of a PushPull, so
@@ -155,7 +156,7 @@ func (g *Registry) Serve(lis net.Listener) {
 func (g *Registry) take(conn *net.UnixConn) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(attachTimeout))
-	id, err := g.receive(conn)
+	e, err := g.receive(conn)
 	if err != nil {
 		g.log.Warn("a region was refused; that trainer moves its tensors through the socket", "err", err)
 		_, _ = conn.Write([]byte(strings.ReplaceAll(err.Error(), "\n", " ") + "\n"))
@@ -169,7 +170,9 @@ func (g *Registry) take(conn *net.UnixConn) {
 		_, _ = io.Copy(io.Discard, conn) // until the trainer closes it, or evict does
 	}
 	g.mu.Lock()
-	g.evictLocked(id)
+	if g.entries[e.ID] == e { // not one of the same ID attached since
+		g.evictLocked(e.ID)
+	}
 	g.mu.Unlock()
 }
 
@@ -178,16 +181,16 @@ func (g *Registry) take(conn *net.UnixConn) {
 const headSize = 16
 
 // receive maps the region conn brings and registers it, with conn.
-func (g *Registry) receive(conn *net.UnixConn) (uint64, error) {
+func (g *Registry) receive(conn *net.UnixConn) (*Entry, error) {
 	head := make([]byte, headSize)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := conn.ReadMsgUnix(head, oob)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	fds, err := fdsOf(oob[:oobn])
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() {
 		for _, fd := range fds {
@@ -195,21 +198,25 @@ func (g *Registry) receive(conn *net.UnixConn) (uint64, error) {
 		}
 	}()
 	if n != len(head) || len(fds) != 1 {
-		return 0, fmt.Errorf("want %d bytes and one descriptor, got %d bytes and %d", headSize, n, len(fds))
+		return nil, fmt.Errorf("want %d bytes and one descriptor, got %d bytes and %d", headSize, n, len(fds))
 	}
 	floats, want := int(binary.LittleEndian.Uint64(head[8:])), g.floats()
 	if floats != want {
-		return 0, fmt.Errorf("a region of %d floats a half, this shard holds %d", floats, want)
+		return nil, fmt.Errorf("a region of %d floats a half, this shard holds %d", floats, want)
 	}
 	r, err := open(fds[0], floats)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	r.ID = binary.LittleEndian.Uint64(head[:8])
-	g.add(r, conn)
+	e, err := g.add(r, conn)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
 	g.log.Info("a trainer of this host attached a shared-memory region: its pushes and pulls move no tensor through the socket",
 		"region", fmt.Sprintf("%x", r.ID), "floats", floats)
-	return r.ID, nil
+	return e, nil
 }
 
 func fdsOf(oob []byte) ([]int, error) {
@@ -230,15 +237,20 @@ func fdsOf(oob []byte) ([]int, error) {
 
 // add registers r, attached over conn, evicting any of the same ID (a
 // random collision, or a replay) and the oldest beyond maxRegions.
-func (g *Registry) add(r *Region, conn net.Conn) {
+func (g *Registry) add(r *Region, conn net.Conn) (*Entry, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errors.New("the pserver is stopping")
+	}
 	g.evictLocked(r.ID)
-	g.entries[r.ID] = &Entry{Region: r, conn: conn}
+	e := &Entry{Region: r, conn: conn}
+	g.entries[r.ID] = e
 	g.order = append(g.order, r.ID)
 	for len(g.order) > maxRegions {
 		g.evictLocked(g.order[0])
 	}
+	return e, nil
 }
 
 func (g *Registry) evictLocked(id uint64) {
@@ -288,10 +300,24 @@ func (g *Registry) Use(id uint64, floats int) (*Entry, func(), error) {
 	}, nil
 }
 
-// Close unmaps every region no stream uses (the others as their streams end).
+// Close drops every region (Drop) and takes no more.
 func (g *Registry) Close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.closed = true
+	g.dropLocked()
+}
+
+// Drop drops every region, as a pserver that restarted knows none: each is
+// unmapped once no stream uses it, and its trainer sees its attachment end
+// and attaches another.
+func (g *Registry) Drop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dropLocked()
+}
+
+func (g *Registry) dropLocked() {
 	for len(g.order) > 0 {
 		g.evictLocked(g.order[0])
 	}

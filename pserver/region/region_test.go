@@ -122,4 +122,14 @@ func TestAttachRefusesWhatCouldCrashThePserver(t *testing.T) {
 	if g.Len() != 0 {
 		t.Fatalf("%d regions kept after refusals", g.Len())
 	}
+	g.Close() // the generation ends: an attach under way must not stay mapped
+	late, f3, err := Create(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	defer f3.Close()
+	if _, err := Attach(context.Background(), path, late, f3); err == nil || !strings.Contains(err.Error(), "stopping") {
+		t.Fatalf("an attach after Close: %v; want refused", err)
+	}
 }
