@@ -56,10 +56,8 @@ func (p *process) serveRegions() *region.Registry {
 		p.log.Info("no shared-memory regions: trainers of this host push through the local socket", "err", err)
 		return nil
 	}
-	reg := region.NewRegistry(func() int {
-		_, n := client.RegionOffsets(p.shard.Blocks())
-		return n
-	}, p.log)
+	_, floats := client.RegionOffsets(p.shard.Blocks())
+	reg := region.NewRegistry(floats, p.log)
 	go reg.Serve(lis)
 	p.stopRegions = func() {
 		lis.Close()

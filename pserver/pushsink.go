@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/region"
-
 	"github.com/gtrain/gtrain/pserver/wire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -34,7 +32,7 @@ type pushSink struct {
 	// A chunk in a region (region_floats, from the region regions holds
 	// as region): use is the region, held until the stream ends; regionErr
 	// why it could not be read (the trainer pushes again without it).
-	regions      *region.Registry
+	regions      *shardRegions
 	region       uint64
 	regionFloats int64
 	use          *regionUse
@@ -138,8 +136,7 @@ func (p *pushSink) fromRegion() error {
 		if p.regions == nil {
 			return errors.New("this pserver takes no regions")
 		}
-		offsets, floats := client.RegionOffsets(p.shard.Blocks())
-		e, release, err := p.regions.Use(p.region, floats)
+		e, release, err := p.regions.registry.Use(p.region, p.regions.floats)
 		if err != nil {
 			return err
 		}
@@ -147,7 +144,7 @@ func (p *pushSink) fromRegion() error {
 		// on after its acknowledgement, its handler may be writing
 		// parameters (client.regionSlot.finish).
 		e.Lock()
-		p.use = &regionUse{e: e, offsets: offsets, release: release}
+		p.use = &regionUse{e: e, offsets: p.regions.offsets, release: release}
 	} else if p.use.e.ID != p.region {
 		return fmt.Errorf("a push through regions %x and %x", p.use.e.ID, p.region)
 	}

@@ -56,7 +56,7 @@ func newRegionRig(t *testing.T, sizes []int, pservers, maxBlock int) *regionRig 
 		}
 		addrs = append(addrs, serveAt(t, NewServer(i, shard(), nil, nil)))
 		s := shard()
-		reg := region.NewRegistry(func() int { _, n := client.RegionOffsets(s.Blocks()); return n },
+		reg := region.NewRegistry(client.ServerSizes(blocks, pservers)[i],
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 		r.registries = append(r.registries, reg)
 		target := client.Target{Addr: serveAt(t, NewServer(i, s, nil, nil).WithRegions(reg)),

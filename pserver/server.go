@@ -35,13 +35,24 @@ type Server struct {
 	leaderTerm func(context.Context) (int64, error)
 	// regions are the shared-memory regions trainers of this host attached
 	// (nil: none taken; pserver/region).
-	regions *region.Registry
+	regions *shardRegions
+}
+
+// shardRegions is a registry of regions and where the shard's blocks lie
+// in each (the shard's blocks never change: placed once).
+type shardRegions struct {
+	registry *region.Registry
+	offsets  map[int]int
+	floats   int // of a half
 }
 
 // WithRegions makes pushes that name a region of regions read their
 // gradient from it, and PushPull write the parameters back into it.
 func (s *Server) WithRegions(regions *region.Registry) *Server {
-	s.regions = regions
+	if regions != nil {
+		offsets, floats := client.RegionOffsets(s.shard.Blocks())
+		s.regions = &shardRegions{registry: regions, offsets: offsets, floats: floats}
+	}
 	return s
 }
 
@@ -130,11 +141,6 @@ func (s *Server) receiveInto(stream pushStream) (*Gradient, *regionUse, error) {
 
 // receiveDecoded is the plain protobuf path (big-endian hosts).
 func (s *Server) receiveDecoded(stream pushStream) (*Gradient, *regionUse, error) {
-	g, err := s.receiveDecodedPlain(stream)
-	return g, nil, err
-}
-
-func (s *Server) receiveDecodedPlain(stream pushStream) (*Gradient, error) {
 	var g *Gradient
 	for {
 		msg, err := stream.Recv()
@@ -142,7 +148,7 @@ func (s *Server) receiveDecodedPlain(stream pushStream) (*Gradient, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if g == nil {
 			g = s.shard.NewGradient(int(msg.TrainerId), msg.Step, msg.Records)
@@ -154,16 +160,16 @@ func (s *Server) receiveDecodedPlain(stream pushStream) (*Gradient, error) {
 		}
 		vals, err := model.BytesFloat32(msg.Data)
 		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "push block %d: %v", msg.Block, err)
+			return nil, nil, status.Errorf(codes.InvalidArgument, "push block %d: %v", msg.Block, err)
 		}
 		if err := g.Write(int(msg.Block), msg.Offset, vals); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "push: %v", err)
+			return nil, nil, status.Errorf(codes.InvalidArgument, "push: %v", err)
 		}
 	}
 	if g == nil {
-		return nil, status.Error(codes.InvalidArgument, "push: empty stream")
+		return nil, nil, status.Error(codes.InvalidArgument, "push: empty stream")
 	}
-	return g, nil
+	return g, nil, nil
 }
 
 // CheckTerm makes Restore ask leaderTerm for the term of the job's current

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"google.golang.org/protobuf/proto"
 )
 
 // hintRead is the records of the slices the master named as this
@@ -61,7 +62,7 @@ func (h *hintRead) start() {
 func (t *trainer) examplesOf(w *api.GetStepResponse) ([]dataset.Example, error) {
 	h := t.carry.hint
 	t.carry.hint = nil
-	if h != nil && slices.EqualFunc(h.slices, w.Slices, sameSlice) {
+	if h != nil && slices.EqualFunc(h.slices, w.Slices, func(a, b *api.Slice) bool { return proto.Equal(a, b) }) {
 		h.start()
 		<-h.done
 		if h.err == nil {
@@ -69,8 +70,4 @@ func (t *trainer) examplesOf(w *api.GetStepResponse) ([]dataset.Example, error) 
 		}
 	}
 	return t.stepExamples(w)
-}
-
-func sameSlice(a, b *api.Slice) bool {
-	return a.File == b.File && a.Chunk == b.Chunk && a.First == b.First && a.Count == b.Count
 }

@@ -47,7 +47,7 @@ func (c *Client) regionFor(ctx context.Context, i int) *regionSlot {
 	if s.r != nil && s.att.Lost() {
 		s.drop() // the pserver dropped it (it restarted): attach another
 	}
-	if s.r == nil && (time.Now().Before(s.retry) || !s.attach(ctx, c.heldBlocks(i))) {
+	if s.r == nil && (time.Now().Before(s.retry) || !s.attach(ctx, BlocksOf(c.blocks, i))) {
 		s.mu.Unlock()
 		return nil
 	}
@@ -111,17 +111,6 @@ func (c *Client) closeRegions() {
 			s.mu.Unlock()
 		}
 	}
-}
-
-// heldBlocks are the blocks pserver i holds, in ID order.
-func (c *Client) heldBlocks(i int) []Block {
-	var out []Block
-	for _, b := range c.blocks {
-		if b.Server == i {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // put copies src, floats [off, end) of block b's gradient, into the region.

@@ -108,7 +108,7 @@ func (a *Attachment) Close() { _ = a.conn.Close() }
 
 // Registry is a pserver's regions, by ID.
 type Registry struct {
-	floats func() int // a half's floats: the shard's size now
+	floats int // a half's floats: the shard's size
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -134,9 +134,9 @@ type Entry struct {
 // attachment end and attaches again.
 const maxRegions = 64
 
-// NewRegistry returns an empty registry taking regions of floats() floats
+// NewRegistry returns an empty registry taking regions of floats floats
 // a half.
-func NewRegistry(floats func() int, log *slog.Logger) *Registry {
+func NewRegistry(floats int, log *slog.Logger) *Registry {
 	return &Registry{floats: floats, log: log, entries: map[uint64]*Entry{}}
 }
 
@@ -200,7 +200,7 @@ func (g *Registry) receive(conn *net.UnixConn) (*Entry, error) {
 	if n != len(head) || len(fds) != 1 {
 		return nil, fmt.Errorf("want %d bytes and one descriptor, got %d bytes and %d", headSize, n, len(fds))
 	}
-	floats, want := int(binary.LittleEndian.Uint64(head[8:])), g.floats()
+	floats, want := int(binary.LittleEndian.Uint64(head[8:])), g.floats
 	if floats != want {
 		return nil, fmt.Errorf("a region of %d floats a half, this shard holds %d", floats, want)
 	}

@@ -24,7 +24,7 @@ func registryAt(t *testing.T, floats int) (*Registry, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lis.Close() })
-	g := NewRegistry(func() int { return floats }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := NewRegistry(floats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go g.Serve(lis)
 	t.Cleanup(g.Close)
 	return g, path
@@ -37,16 +37,7 @@ func registryAt(t *testing.T, floats int) (*Registry, string) {
 // attachment end when the pserver drops it.
 func TestAttachSharesTheMemory(t *testing.T) {
 	g, path := registryAt(t, 100)
-	r, f, err := Create(100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	a, err := Attach(context.Background(), path, r, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	r, a := attached(t, path, 100)
 	e, release, err := g.Use(r.ID, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -62,22 +53,30 @@ func TestAttachSharesTheMemory(t *testing.T) {
 	}
 	waitFor(t, "the trainer to see its region dropped", a.Lost)
 
-	r2, f2, err := Create(100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	a2, err := Attach(context.Background(), path, r2, f2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f2.Close()
+	_, a2 := attached(t, path, 100)
 	if g.Len() != 1 || a2.Lost() {
 		t.Fatalf("%d regions after the second attach (lost %v); want it alone", g.Len(), a2.Lost())
 	}
 	a2.Close()
 	waitFor(t, "the pserver to drop a region its trainer gave up", func() bool { return g.Len() == 0 })
 	a.Close()
+}
+
+// attached creates a region of floats a half and attaches it at path; the
+// test's end unmaps it.
+func attached(t *testing.T, path string, floats int) (*Region, *Attachment) {
+	t.Helper()
+	r, f, err := Create(floats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	defer f.Close()
+	a, err := Attach(context.Background(), path, r, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, a
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {
