@@ -220,7 +220,7 @@ func runTorchRec(scriptsDir, work string, c RecConfig) (*TorchRec, error) {
 		return nil, err
 	}
 	cmd := exec.Command(TorchPython, filepath.Join(scriptsDir, "torch_recommender.py"), path)
-	cmd.Env, cmd.Stderr = append(os.Environ(), "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"), os.Stderr
+	cmd.Env, cmd.Stderr = append(PeerEnv(), "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"), os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("torch_recommender.py: %w", err)

@@ -118,6 +118,27 @@ type TorchMLP struct {
 	Torch       string   `json:"torch"`
 }
 
+// PeerEnv is the environment of a PyTorch peer: this process's, with glibc's
+// malloc keeping freed memory for the next step, as gtrainprog does for a
+// program (keep_freed_memory, in examples/program/gtrainprog.py, which
+// says why): the same settings, so that the peer is at its best (its MLP
+// ran 6,400-6,800 records/s without them and 9,000-9,500 with them here).
+func PeerEnv() []string {
+	return append(os.Environ(), "MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=134217728", "MALLOC_TOP_PAD_=16777216")
+}
+
+// SameKernels says which OpenBLAS kernels both sides of a comparison run:
+// the peers and gtrain's roles (and its programs) inherit this process's
+// environment, so an OPENBLAS_CORETYPE there pins them all alike (one
+// machine here pinned Haswell; OpenBLAS itself chose Cooperlake, 1.6x
+// faster on the MLP, for both).
+func SameKernels() string {
+	if c := os.Getenv("OPENBLAS_CORETYPE"); c != "" {
+		return "both sides on OPENBLAS_CORETYPE=" + c + " (this environment's)"
+	}
+	return "both sides on the kernels OpenBLAS chose for this CPU"
+}
+
 // TorchPython is Debian's python3, whose python3-torch the peers use.
 const TorchPython = "/usr/bin/python3"
 
@@ -138,7 +159,9 @@ func RunDDPMLP(scriptsDir string, processes int) (TorchMLP, error) {
 
 // runPeer runs a peer script with Debian's python3 and reads its JSON line.
 func runPeer(scriptsDir, script string, args ...string) (TorchMLP, error) {
-	out, err := exec.Command(TorchPython, append([]string{filepath.Join(scriptsDir, script)}, args...)...).Output()
+	cmd := exec.Command(TorchPython, append([]string{filepath.Join(scriptsDir, script)}, args...)...)
+	cmd.Env = PeerEnv()
+	out, err := cmd.Output()
 	if err != nil {
 		return TorchMLP{}, fmt.Errorf("%s %s: %w", script, strings.Join(args, " "), err)
 	}

@@ -252,3 +252,24 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestHelperKeepsFreedMemory: the Python helper's Channel sets glibc's
+// malloc to keep freed blocks (keep_freed_memory: PyTorch's per-step
+// activations page-faulted back every step without it) and glibc takes the
+// three settings.
+func TestHelperKeepsFreedMemory(t *testing.T) {
+	script := `import io, gtrainprog as g
+calls, orig = [], g.keep_freed_memory
+g.keep_freed_memory = lambda: calls.append(orig())
+g.Channel(io.BytesIO(), io.BytesIO())
+print(calls)`
+	cmd := exec.Command(python, "-c", script)
+	cmd.Dir = repoDir(t, "examples/program")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "[True]" {
+		t.Fatalf("keep_freed_memory calls from Channel: %s, want [True] (called once, glibc took the settings)", got)
+	}
+}

@@ -77,8 +77,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // TestFilterEnv keeps the allow-list only and sets HOME and TMPDIR.
 func TestFilterEnv(t *testing.T) {
 	got := FilterEnv([]string{"PATH=/bin", "GTRAIN_ETCD_PASSWORD=x", "HOME=/root", "LANG=C.UTF-8",
-		"CUDA_VISIBLE_DEVICES=1", "SSH_AUTH_SOCK=/tmp/a", "LD_PRELOAD=/x.so", "bad"}, "/tmp/home")
-	want := []string{"PATH=/bin", "LANG=C.UTF-8", "CUDA_VISIBLE_DEVICES=1", "HOME=/tmp/home", "TMPDIR=/tmp/home"}
+		"CUDA_VISIBLE_DEVICES=1", "SSH_AUTH_SOCK=/tmp/a", "LD_PRELOAD=/x.so", "bad", "OPENBLAS_CORETYPE=Haswell"}, "/tmp/home")
+	want := []string{"PATH=/bin", "LANG=C.UTF-8", "CUDA_VISIBLE_DEVICES=1", "OPENBLAS_CORETYPE=Haswell", "HOME=/tmp/home", "TMPDIR=/tmp/home"}
 	if !slices.Equal(got, want) {
 		t.Errorf("FilterEnv = %q, want %q", got, want)
 	}
