@@ -200,7 +200,7 @@ func (a *app) startJob(ctx context.Context, req *api.SubmitJobRequest, name stri
 	}
 	defer done()
 
-	resp, err := call(ctx, s, fmt.Sprintf("submit job %q", name), func(ctx context.Context) (*api.SubmitJobResponse, error) {
+	resp, err := callWithin(ctx, s, fmt.Sprintf("submit job %q", name), submitTimeout, func(ctx context.Context) (*api.SubmitJobResponse, error) {
 		return client.SubmitJob(ctx, req)
 	})
 	if err != nil {

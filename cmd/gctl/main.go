@@ -201,9 +201,21 @@ func (a *app) connect() (api.ControlClient, settings, func(), error) {
 	return client, s, func() { _ = closer.Close() }, nil
 }
 
+// submitTimeout bounds a job's submit: the agent runs a program job's
+// declare before it answers, and gives the program package program's
+// DefaultTimeout (60 s) for it; with callTimeout gctl gave up first, and
+// said the agent did not answer while a program on a loaded node was
+// still starting (seen in CI: an e2e submit over 15 s).
+const submitTimeout = 60*time.Second + callTimeout
+
 // call runs one unary call with the call timeout and wraps its error.
 func call[T any](ctx context.Context, s settings, op string, fn func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	return callWithin(ctx, s, op, callTimeout, fn)
+}
+
+// callWithin is call with its own timeout.
+func callWithin[T any](ctx context.Context, s settings, op string, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := fn(ctx)
 	if err != nil {
