@@ -202,8 +202,8 @@ func (a *app) connect() (api.ControlClient, settings, func(), error) {
 }
 
 // submitTimeout bounds a job's submit: the agent runs a program job's
-// declare before it answers, and gives the program package program's
-// DefaultTimeout (60 s) for it; with callTimeout gctl gave up first, and
+// declare before it answers, and gives the program program.DefaultTimeout
+// (60 s) for it; with callTimeout gctl gave up first, and
 // said the agent did not answer while a program on a loaded node was
 // still starting (seen in CI: an e2e submit over 15 s).
 const submitTimeout = 60*time.Second + callTimeout

@@ -171,7 +171,7 @@ def keep_freed_memory():
     framework allocating its activations afresh each request then
     page-faults them back every time. Measured with PyTorch on this 2-core
     VM: the MLP 784-1024-1024-10 ran 6,400-6,800 records/s a process
-    without this and 9,000-9,300 with it; the CNN of torch_cnn.py 25 to 125
+    without this and 9,000-9,500 with it; the CNN of torch_cnn.py 25 to 125
     ms a step, one process to the next, against 24-31 with it. Blocks up to
     32 MiB come from the heap, which keeps up to 128 MiB free at its top.
     The benchmarks' PyTorch peers get the same settings (MALLOC_*_
