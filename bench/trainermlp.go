@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 // MLP is the compute issue's model: 784-1024-1024-10 at a global batch of
@@ -133,14 +136,20 @@ func PeerEnv() []string {
 // machine here pinned Haswell; OpenBLAS itself chose Cooperlake, 1.6x
 // faster on the MLP, for both).
 func SameKernels() string {
-	if c := os.Getenv("OPENBLAS_CORETYPE"); c != "" {
+	if c, chose := os.Getenv("OPENBLAS_CORETYPE"), os.Getenv(model.ChoseEnv); c != "" && chose != "" {
+		return "both sides on OPENBLAS_CORETYPE=" + c + " (gtrain's choice for this CPU; OpenBLAS chose " + chose + ")"
+	} else if c != "" {
 		return "both sides on OPENBLAS_CORETYPE=" + c + " (this environment's)"
 	}
 	return "both sides on the kernels OpenBLAS chose for this CPU"
 }
 
-// TorchPython is Debian's python3, whose python3-torch the peers use.
-const TorchPython = "/usr/bin/python3"
+// TorchPython is the python3 whose PyTorch the peers (and the program
+// benchmarks' programs) use: Debian's, with python3-torch on OpenBLAS, unless
+// GTRAIN_PEER_PYTHON names another (a lent machine whose PyTorch lives in a
+// virtual environment and cannot install Debian's; the bench notes then say
+// which BLAS that PyTorch runs on, as they always do).
+var TorchPython = cmp.Or(os.Getenv("GTRAIN_PEER_PYTHON"), "/usr/bin/python3")
 
 // HasTorch reports whether the peer can run: Debian's python3 imports torch.
 func HasTorch() bool {

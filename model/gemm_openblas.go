@@ -11,10 +11,7 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 
-	"golang.org/x/sys/cpu"
 	"gonum.org/v1/netlib/blas/netlib"
 )
 
@@ -31,7 +28,10 @@ var fastGemm sgemm = netlib.Implementation{}
 // this CPU: trainers computing the same micro-batch give bit-identical
 // gradients when they name the same kernels.
 func Kernels() string {
-	k := "OpenBLAS " + C.GoString(C.openblas_get_corename())
+	k := "OpenBLAS " + corename()
+	if chose := os.Getenv(ChoseEnv); chose != "" {
+		k += fmt.Sprintf(" (gtrain's choice for this CPU; OpenBLAS chose %s)", chose)
+	}
 	if C.openblas_get_parallel() == 2 {
 		// The OpenMP build follows omp_get_max_threads on each call, not
 		// openblas_set_num_threads: it needs OMP_NUM_THREADS=1 (the agent
@@ -41,21 +41,26 @@ func Kernels() string {
 	return k
 }
 
-// oldCores are OpenBLAS's x86 kernels without AVX: what it falls back to on
-// a CPU newer than its build knows (Debian's 0.3.21 ran "Prescott" on a
-// 2026 Xeon: a quarter of the speed its SkylakeX kernels reached there).
-var oldCores = []string{"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Katmai", "Coppermine", "Northwood", "Banias", "Opteron", "Barcelona"}
+func corename() string { return C.GoString(C.openblas_get_corename()) }
+
+// BetterKernels says which OpenBLAS kernels this process should run instead
+// of those OpenBLAS chose (better), and those (chose): better is "" unless
+// OpenBLAS fell back to kernels without AVX on a CPU it does not know, with
+// no OPENBLAS_CORETYPE pinned, and the CPU has what better ones need.
+// OpenBLAS reads OPENBLAS_CORETYPE only as it loads, so only a new process
+// image can take them (roleruntime.UseBetterKernels).
+func BetterKernels() (better, chose string) {
+	chose = corename()
+	return betterKernels(os.Getenv("OPENBLAS_CORETYPE"), chose, hostFeatures()), chose
+}
 
 // KernelWarning says, when OpenBLAS runs kernels without AVX on a CPU that
 // has AVX2, what to pin instead; "" otherwise.
 func KernelWarning() string {
-	core := C.GoString(C.openblas_get_corename())
-	if !cpu.X86.HasAVX2 || !slices.ContainsFunc(oldCores, func(c string) bool { return strings.EqualFold(c, core) }) {
+	core := corename()
+	want := bestCore(hostFeatures())
+	if want == "" || !isOldCore(core) {
 		return ""
-	}
-	want := "Haswell"
-	if cpu.X86.HasAVX512F {
-		want = "SkylakeX"
 	}
 	why := "OpenBLAS does not know this CPU and runs"
 	if pinned := os.Getenv("OPENBLAS_CORETYPE"); pinned != "" {

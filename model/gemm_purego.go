@@ -11,5 +11,8 @@ var fastGemm sgemm = pureGoGemm
 // Kernels names the matrix-multiply library in use.
 func Kernels() string { return "gonum pure-Go" }
 
+// BetterKernels is OpenBLAS's: pure Go has none to choose.
+func BetterKernels() (better, chose string) { return "", "" }
+
 // KernelWarning is OpenBLAS's: pure Go has none to give.
 func KernelWarning() string { return "" }

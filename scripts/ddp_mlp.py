@@ -16,7 +16,7 @@ def run(rank, world, port, q):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     rps = records_per_s(DDP(mlp()), 256 // world, rank, dist.barrier)
     if rank == 0:
-        q.put({"records_per_s": rps, "processes": world, "blas": blas_loaded()})
+        q.put({"records_per_s": rps, "processes": world, "blas": blas_loaded(), "torch": torch.__version__})
     dist.destroy_process_group()
 
 if __name__ == "__main__":

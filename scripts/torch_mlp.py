@@ -4,7 +4,7 @@ batch 256, SGD, cross-entropy, float32, on THREADS threads (argv[1], default
 20 of warm-up, as bench/trainermlp.go measures gtrain) and the BLAS that
 torch's matmuls loaded, read from this process's memory maps: a peer on
 Debian's reference BLAS is 30x slower and no peer at all."""
-import json, os, statistics, sys, time
+import json, os, re, statistics, sys, time
 # Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
 # torch.set_num_threads says: the peer must size them before torch loads.
 if __name__ == "__main__":
@@ -14,7 +14,9 @@ import torch
 def blas_loaded():
     with open("/proc/self/maps") as f:
         libs = {line.split()[-1] for line in f if "blas" in line.lower()}
-    return sorted(libs)
+    # A PyTorch wheel links its BLAS (MKL) statically: no library to see,
+    # so say what it was built with.
+    return sorted(libs) or re.findall(r"BLAS_INFO=[^,\s]+", torch.__config__.show())
 
 def mlp():
     torch.manual_seed(1)

@@ -12,9 +12,13 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/bench"
+	"github.com/gtrain/gtrain/internal/roleruntime"
 )
 
 func main() {
+	// The GEMM ceiling is measured here and must use the roles' kernels
+	// (the agent this starts inherits them, and so do the peers).
+	roleruntime.UseBetterKernels()
 	if rows := os.Getenv(bench.SparseMemoryChild); rows != "" {
 		n, err := strconv.Atoi(rows)
 		if err == nil {

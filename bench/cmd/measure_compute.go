@@ -71,6 +71,7 @@ func printScaling(bin string, counts []int) error {
 	fmt.Printf("MLP 784-1024-1024-10, global batch 256; gtrain: %s, trainers of cpu: 1, half as many pservers (at least 2)\n", model.Kernels())
 	fmt.Printf("%-8s %9s %14s %10s %14s %10s\n", "WORKERS", "PSERVERS", "GTRAIN REC/S", "EFFICIENCY", "DDP REC/S", "EFFICIENCY")
 	var ddpOne float64
+	var peer bench.TorchMLP
 	for i, n := range counts {
 		ddp, ddpEff := "NOT MEASURED", "-"
 		if torch {
@@ -79,7 +80,7 @@ func printScaling(bin string, counts []int) error {
 				return err
 			}
 			if i == 0 {
-				ddpOne = r.RecordsPerS / float64(n)
+				ddpOne, peer = r.RecordsPerS/float64(n), r
 			}
 			ddp, ddpEff = fmt.Sprintf("%.0f", r.RecordsPerS), fmt.Sprintf("%.2f", r.RecordsPerS/(ddpOne*float64(n)))
 		}
@@ -87,6 +88,8 @@ func printScaling(bin string, counts []int) error {
 	}
 	if !torch {
 		notMeasured("DDP curve", needTorch)
+		return nil
 	}
+	fmt.Printf("DDP: PyTorch %s (%s), processes of 1 thread, on %s\n", peer.Torch, bench.TorchPython, strings.Join(peer.BLAS, " "))
 	return nil
 }

@@ -39,7 +39,7 @@ var (
 	needRoot = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }}
 	// The peers must run at their best: PyTorch on OpenBLAS, not on
 	// Debian's reference BLAS (30x slower).
-	needTorch = need{"PyTorch for /usr/bin/python3", "apt-get install python3-torch libopenblas0-pthread", bench.HasTorch}
+	needTorch = need{"PyTorch for /usr/bin/python3 (or the python3 that GTRAIN_PEER_PYTHON names)", "apt-get install python3-torch libopenblas0-pthread", bench.HasTorch}
 )
 
 // missing says what group lacks and how to install it; "" when nothing.

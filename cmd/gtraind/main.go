@@ -13,6 +13,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/daemon"
 	"github.com/gtrain/gtrain/daemon/supervisor"
+	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/internal/sandbox"
 )
 
@@ -22,6 +23,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
 		sandbox.HelperMain(os.Args[2:])
 	}
+	// On a CPU its OpenBLAS does not know, the agent comes back on the
+	// kernels the CPU can run, and its roles inherit them.
+	roleruntime.UseBetterKernels()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err := newRoot().ExecuteContext(ctx)

@@ -1,7 +1,8 @@
 // Package roleruntime sizes the Go runtime of a role process (gtraind
-// trainer, gtraind pserver) to what its job spec requested. It owns no
-// state; callers call it once, and only where the role is its process's
-// only tenant (never in tests that share a process).
+// trainer, gtraind pserver) to what its job spec requested, and puts a
+// gtraind process on the OpenBLAS kernels its CPU can run (kernels.go). It
+// owns no state; callers call it once, and only where the role is its
+// process's only tenant (never in tests that share a process).
 package roleruntime
 
 import (

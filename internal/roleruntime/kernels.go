@@ -1,0 +1,33 @@
+package roleruntime
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/gtrain/gtrain/model"
+)
+
+// UseBetterKernels re-executes this process, same pid and arguments, with
+// OPENBLAS_CORETYPE set to the kernels model.BetterKernels names, when
+// OpenBLAS fell back to kernels without AVX on a CPU it does not know (its
+// Prescott kernels ran a quarter of the speed of its SkylakeX ones on a
+// 16-core Xeon VM). OpenBLAS reads the variable only as it loads, hence the
+// exec. The variable then passes to every role the agent starts and to
+// their programs, so that a node's roles run one set of kernels; an
+// operator's own OPENBLAS_CORETYPE is never replaced. It returns when there
+// is nothing to change, or when the exec failed (the trainer's log then
+// warns, model.KernelWarning). Call it first thing in main, before any
+// goroutine has work in flight.
+func UseBetterKernels() {
+	if better, chose := model.BetterKernels(); better != "" {
+		_ = reexecWith(better, chose)
+	}
+}
+
+// reexecWith replaces this process's image with itself under the kernels
+// better, remembering chose for model.Kernels. /proc/self/exe is the running
+// binary even when an upgrade has replaced its path since.
+func reexecWith(better, chose string) error {
+	env := append(os.Environ(), "OPENBLAS_CORETYPE="+better, model.ChoseEnv+"="+chose)
+	return syscall.Exec("/proc/self/exe", os.Args, env)
+}
