@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,6 +143,16 @@ func SameKernels() string {
 		return "both sides on OPENBLAS_CORETYPE=" + c + " (this environment's)"
 	}
 	return "both sides on the kernels OpenBLAS chose for this CPU"
+}
+
+// KernelsAgainst is SameKernels for a peer whose BLAS is peerBLAS (what
+// scripts/torch_mlp.py reports): a PyTorch wheel on MKL runs other kernels
+// than gtrain's OpenBLAS whatever the environment pins, and says so.
+func KernelsAgainst(peerBLAS []string) string {
+	if slices.ContainsFunc(peerBLAS, func(b string) bool { return strings.Contains(strings.ToLower(b), "openblas") }) {
+		return SameKernels()
+	}
+	return fmt.Sprintf("gtrain on %s; the peer on %s, not OpenBLAS: the two run other kernels", model.Kernels(), strings.Join(peerBLAS, " "))
 }
 
 // TorchPython is the python3 whose PyTorch the peers (and the program

@@ -29,7 +29,7 @@ func measureTrainerMLP(t *table, bin string) error {
 			return err
 		}
 		t.add(bench.Result{Name: "trainer_mlp", Value: one, Unit: "records/s", Ceiling: peer.RecordsPerS,
-			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides, bench.SameKernels())})
+			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
 	} else {
 		notMeasured("trainer_mlp (against PyTorch)", needTorch)
 	}
