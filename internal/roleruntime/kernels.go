@@ -2,6 +2,8 @@ package roleruntime
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/gtrain/gtrain/model"
@@ -19,6 +21,9 @@ import (
 // warns, model.KernelWarning). Call it first thing in main, before any
 // goroutine has work in flight.
 func UseBetterKernels() {
+	if os.Getenv(model.ChoseEnv) != "" {
+		return // this process is the exec: never loop, whatever OpenBLAS made of the variable
+	}
 	if better, chose := model.BetterKernels(); better != "" {
 		_ = reexecWith(better, chose)
 	}
@@ -28,6 +33,12 @@ func UseBetterKernels() {
 // better, remembering chose for model.Kernels. /proc/self/exe is the running
 // binary even when an upgrade has replaced its path since.
 func reexecWith(better, chose string) error {
-	env := append(os.Environ(), "OPENBLAS_CORETYPE="+better, model.ChoseEnv+"="+chose)
+	// An empty OPENBLAS_CORETYPE= reads as unset; drop it, since C's getenv
+	// would find it before the one appended.
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "OPENBLAS_CORETYPE" || name == model.ChoseEnv
+	})
+	env = append(env, "OPENBLAS_CORETYPE="+better, model.ChoseEnv+"="+chose)
 	return syscall.Exec("/proc/self/exe", os.Args, env)
 }
