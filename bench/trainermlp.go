@@ -159,10 +159,12 @@ func KernelsAgainst(peerBLAS []string) string {
 // benchmarks' programs) use: Debian's, with python3-torch on OpenBLAS, unless
 // GTRAIN_PEER_PYTHON names another (a lent machine whose PyTorch lives in a
 // virtual environment and cannot install Debian's; the bench notes then say
-// which BLAS that PyTorch runs on, as they always do).
+// which BLAS that PyTorch runs on, as they always do). The program
+// benchmarks run it in the sandbox, as another user: it must be readable
+// there (not under /root).
 var TorchPython = cmp.Or(os.Getenv("GTRAIN_PEER_PYTHON"), "/usr/bin/python3")
 
-// HasTorch reports whether the peer can run: Debian's python3 imports torch.
+// HasTorch reports whether the peer can run: TorchPython imports torch.
 func HasTorch() bool {
 	return exec.Command(TorchPython, "-c", "import torch").Run() == nil
 }
@@ -177,7 +179,7 @@ func RunDDPMLP(scriptsDir string, processes int) (TorchMLP, error) {
 	return runPeer(scriptsDir, "ddp_mlp.py", fmt.Sprint(processes))
 }
 
-// runPeer runs a peer script with Debian's python3 and reads its JSON line.
+// runPeer runs a peer script with TorchPython and reads its JSON line.
 func runPeer(scriptsDir, script string, args ...string) (TorchMLP, error) {
 	cmd := exec.Command(TorchPython, append([]string{filepath.Join(scriptsDir, script)}, args...)...)
 	cmd.Env = PeerEnv()

@@ -11,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"gonum.org/v1/netlib/blas/netlib"
 )
@@ -29,7 +30,7 @@ var fastGemm sgemm = netlib.Implementation{}
 // gradients when they name the same kernels.
 func Kernels() string {
 	k := "OpenBLAS " + corename()
-	if chose := os.Getenv(ChoseEnv); chose != "" {
+	if chose := os.Getenv(ChoseEnv); chose != "" && strings.EqualFold(os.Getenv("OPENBLAS_CORETYPE"), corename()) {
 		k += fmt.Sprintf(" (gtrain's choice for this CPU; OpenBLAS chose %s)", chose)
 	}
 	if C.openblas_get_parallel() == 2 {

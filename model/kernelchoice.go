@@ -35,10 +35,16 @@ func hostFeatures() cpuFeatures {
 	}
 }
 
-// bestCore is the OpenBLAS kernel set OpenBLAS itself picks for a CPU it
-// knows with these features (a Sapphire Rapids: Cooperlake; a Skylake
-// server: SkylakeX; a Haswell or a Zen 2: Haswell's AVX2 kernels); "" below
-// AVX2 with FMA.
+// bestCore is the OpenBLAS kernel set for a CPU with these features, as
+// OpenBLAS's own fallback by features chooses for a CPU its table does not
+// name (AVX-512 with BF16: Cooperlake, as for a Sapphire Rapids it knows;
+// AVX-512: SkylakeX; AVX2: Haswell, where it would pick Zen for an AMD it
+// knows, the same AVX2 kernels under another name); "" below AVX2 with FMA.
+// Debian's 0.3.21 does not take the name "Cooperlake" from
+// OPENBLAS_CORETYPE ("Core not found" with OPENBLAS_VERBOSE=2) and then
+// chooses by features itself, which lands on Cooperlake on such a CPU:
+// model.Kernels reports what it runs, and says "gtrain's choice" only when
+// that is the kernel named.
 func bestCore(f cpuFeatures) string {
 	switch {
 	case !f.avx2 || !f.fma:

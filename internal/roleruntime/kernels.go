@@ -1,6 +1,7 @@
 package roleruntime
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -25,14 +26,21 @@ func UseBetterKernels() {
 		return // this process is the exec: never loop, whatever OpenBLAS made of the variable
 	}
 	if better, chose := model.BetterKernels(); better != "" {
-		_ = reexecWith(better, chose)
+		err := reexecWith(better, chose)
+		fmt.Fprintf(os.Stderr, "gtrain: OpenBLAS chose its %s kernels; running again on %s failed: %v\n", chose, better, err)
 	}
 }
 
 // reexecWith replaces this process's image with itself under the kernels
-// better, remembering chose for model.Kernels. /proc/self/exe is the running
-// binary even when an upgrade has replaced its path since.
+// better, remembering chose for model.Kernels. It execs the binary's path,
+// not /proc/self/exe, which would rename the process "exe" for ps, pgrep
+// and the journal; a binary replaced on disk since it started fails the
+// exec, and the process goes on as it is.
 func reexecWith(better, chose string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	// An empty OPENBLAS_CORETYPE= reads as unset; drop it, since C's getenv
 	// would find it before the one appended.
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
@@ -40,5 +48,5 @@ func reexecWith(better, chose string) error {
 		return name == "OPENBLAS_CORETYPE" || name == model.ChoseEnv
 	})
 	env = append(env, "OPENBLAS_CORETYPE="+better, model.ChoseEnv+"="+chose)
-	return syscall.Exec("/proc/self/exe", os.Args, env)
+	return syscall.Exec(exe, os.Args, env)
 }
