@@ -136,7 +136,7 @@ func (p *pushSink) fromRegion() error {
 		if p.regions == nil {
 			return errors.New("this pserver takes no regions")
 		}
-		e, release, err := p.regions.registry.Use(p.region, p.regions.floats)
+		e, release, err := p.regions.registry.Use(p.region)
 		if err != nil {
 			return err
 		}

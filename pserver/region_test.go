@@ -155,3 +155,26 @@ func TestPushPullThroughARegion(t *testing.T) {
 		}
 	}
 }
+
+// TestWithRegionsOfAnotherSize: a registry made for a shard of another size
+// is refused where the server is made, not at a trainer's stream.
+func TestWithRegionsOfAnotherSize(t *testing.T) {
+	blocks, err := client.Partition([]int{100}, 1, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewShard(ShardConfig{Mode: jobspec.ModeSync, MicroBatches: 1, Blocks: blocks,
+		Optimizer: OptimizerConfig{Kind: "sgd", LearningRate: 0.1}.WithDefaults()},
+		func(client.Block, []float32) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	NewServer(0, s, nil, nil).WithRegions(region.NewRegistry(100, log)) // its size: no panic
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a registry of 101 floats for a shard of 100: no panic")
+		}
+	}()
+	NewServer(0, s, nil, nil).WithRegions(region.NewRegistry(101, log))
+}

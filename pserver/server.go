@@ -43,15 +43,20 @@ type Server struct {
 type shardRegions struct {
 	registry *region.Registry
 	offsets  map[int]int
-	floats   int // of a half
 }
 
 // WithRegions makes pushes that name a region of regions read their
-// gradient from it, and PushPull write the parameters back into it.
+// gradient from it, and PushPull write the parameters back into it. The
+// registry must take regions of this shard's size (its blocks never
+// change): a registry made for another shard is a bug of the caller, and
+// panics here rather than at a stream.
 func (s *Server) WithRegions(regions *region.Registry) *Server {
 	if regions != nil {
 		offsets, floats := client.RegionOffsets(s.shard.Blocks())
-		s.regions = &shardRegions{registry: regions, offsets: offsets, floats: floats}
+		if floats != regions.Floats() {
+			panic(fmt.Sprintf("pserver: WithRegions: a registry of regions of %d floats for a shard of %d", regions.Floats(), floats))
+		}
+		s.regions = &shardRegions{registry: regions, offsets: offsets}
 	}
 	return s
 }

@@ -276,18 +276,20 @@ func (g *Registry) evictLocked(id uint64) {
 // attached, evicted, or of a pserver before a restart).
 var ErrUnknown = errors.New("no such region")
 
-// Use returns region id, of floats floats a half, held for one stream
-// until the returned release; Lock the entry to read or write it.
-func (g *Registry) Use(id uint64, floats int) (*Entry, func(), error) {
+// Floats is the floats a half of every region the registry takes: the
+// size of the shard it was made for.
+func (g *Registry) Floats() int { return g.floats }
+
+// Use returns region id, held for one stream until the returned release;
+// Lock the entry to read or write it. Every region has the registry's size
+// (take refuses others), so a caller that checked Floats once needs no
+// check per stream.
+func (g *Registry) Use(id uint64) (*Entry, func(), error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.entries[id]
 	if e == nil {
 		return nil, nil, ErrUnknown
-	}
-	if e.Floats != floats {
-		g.evictLocked(id)
-		return nil, nil, fmt.Errorf("%w: region %x is of %d floats, the shard now %d", ErrUnknown, id, e.Floats, floats)
 	}
 	e.users++
 	return e, func() {
