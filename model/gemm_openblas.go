@@ -29,8 +29,9 @@ var fastGemm sgemm = netlib.Implementation{}
 // this CPU: trainers computing the same micro-batch give bit-identical
 // gradients when they name the same kernels.
 func Kernels() string {
-	k := "OpenBLAS " + corename()
-	if chose := os.Getenv(ChoseEnv); chose != "" && strings.EqualFold(os.Getenv("OPENBLAS_CORETYPE"), corename()) {
+	core := corename()
+	k := "OpenBLAS " + core
+	if chose := os.Getenv(ChoseEnv); chose != "" && strings.EqualFold(os.Getenv("OPENBLAS_CORETYPE"), core) {
 		k += fmt.Sprintf(" (gtrain's choice for this CPU; OpenBLAS chose %s)", chose)
 	}
 	if C.openblas_get_parallel() == 2 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +30,7 @@ func TestReexecWithKernels(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReexecWithKernels$")
 	// An empty OPENBLAS_CORETYPE (unpinned) must not hide the one the exec
 	// sets from OpenBLAS, which reads the first.
-	cmd.Env = append(withoutEnv("OPENBLAS_CORETYPE", model.ChoseEnv), "OPENBLAS_CORETYPE=", "GTRAIN_REEXEC_CHILD=before")
+	cmd.Env = append(withoutEnv(os.Environ(), "OPENBLAS_CORETYPE", model.ChoseEnv), "OPENBLAS_CORETYPE=", "GTRAIN_REEXEC_CHILD=before")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -46,11 +45,4 @@ func TestReexecWithKernels(t *testing.T) {
 	if want := "OpenBLAS Sandybridge (gtrain's choice for this CPU; OpenBLAS chose Prescott)"; lines[1] != want {
 		t.Fatalf("kernels after the exec %q, want %q", lines[1], want)
 	}
-}
-
-func withoutEnv(names ...string) []string {
-	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(names, name)
-	})
 }
