@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // Recovery measures, with real processes under a real `gtraind agent --dev`,
@@ -77,10 +80,17 @@ checkpoint: %s
 
 // benchAgent is a real `gtraind agent --dev` with a client of its etcd and
 // of its Control API.
+// AgentLog, when set (bench -agent-log), is a file the bench's agents also
+// write their output to as they run: what an agent and its roles did is
+// then there to read while a job is still starting, or after the bench
+// was killed.
+var AgentLog string
+
 type benchAgent struct {
 	apiAddr string
 	cmd     *exec.Cmd
 	log     bytes.Buffer
+	logFile *os.File // AgentLog's, closed at stop
 	cli     *clientv3.Client
 	conn    *grpc.ClientConn
 	ctl     api.ControlClient
@@ -97,8 +107,19 @@ func startBenchAgent(binDir, work string) (*benchAgent, error) {
 		// asks for cpu: 2 beside its pservers and master on a 2-core machine,
 		// scripts/scaling.sh for 16 trainers of cpu: 1 on a 16-core one.
 		"--cpu", "64")
-	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log
+	var out io.Writer = &a.log
+	if AgentLog != "" {
+		f, err := os.OpenFile(AgentLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("agent log: %w", err)
+		}
+		a.logFile, out = f, io.MultiWriter(&a.log, f)
+	}
+	a.cmd.Stdout, a.cmd.Stderr = out, out
 	if err := a.cmd.Start(); err != nil {
+		if a.logFile != nil {
+			a.logFile.Close()
+		}
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
 	var err error
@@ -127,7 +148,11 @@ func (a *benchAgent) submit(specYAML string) error {
 	}
 	b, _ := json.Marshal(spec)
 	for i := 0; ; i++ {
-		if _, err = a.ctl.SubmitJob(context.Background(), &api.SubmitJobRequest{SpecJson: b}); err == nil || i > 100 {
+		_, err = a.ctl.SubmitJob(context.Background(), &api.SubmitJobRequest{SpecJson: b})
+		// The agent may not serve yet; a job it refuses (a program whose
+		// declare failed: InvalidArgument) it refuses again, 7 s a try
+		// on a lent machine, where 100 tries hid the reason for 12 minutes.
+		if err == nil || status.Code(err) == codes.InvalidArgument || i > 100 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -149,7 +174,10 @@ func (a *benchAgent) stop() {
 		_ = a.cli.Close()
 	}
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	_ = a.cmd.Wait()
+	_ = a.cmd.Wait() // the agent's output is copied to its end
+	if a.logFile != nil {
+		_ = a.logFile.Close()
+	}
 }
 
 // killEachRole kills a trainer, a pserver and the master in turn, timing

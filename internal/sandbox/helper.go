@@ -19,6 +19,14 @@ import (
 // setup's JSON on the inherited descriptor SETUP-FD.
 const HelperArg = "__sandbox-exec"
 
+// ProgramUser is the name of a program's uid inside its sandbox: its
+// passwd and group entries (nameUser) and its USER and LOGNAME. The uid is
+// claimed per job (uid.go) and the host has no entry for it, while programs
+// look their user up: PyTorch 2's torch.use_deterministic_algorithms
+// imports torch._dynamo, whose getpass.getuser() raised "getpwuid(): uid
+// not found" and failed every PyTorch 2 program at its declare.
+func ProgramUser(uid int) string { return "gtrain-" + strconv.Itoa(uid) }
+
 // Inside the sandbox: a private /tmp holding the read-only workspace and
 // the program's home (its scratch, writable by it alone).
 const (
@@ -180,6 +188,9 @@ func mounts(s setup) error {
 			return fmt.Errorf("the job's directory %s: %w", d, err)
 		}
 	}
+	if err := nameUser(s.UID, s.GID); err != nil {
+		return err
+	}
 	// A tmpfs of the program's own rather than a chown: a non-root agent
 	// has no CAP_CHOWN, and mounting needs only the CAP_SYS_ADMIN it has.
 	if err := os.Mkdir(HomeDir, 0o700); err != nil {
@@ -190,6 +201,45 @@ func mounts(s setup) error {
 		return fmt.Errorf("the program's home %s: %w", HomeDir, err)
 	}
 	return os.Chdir(WorkspaceDir)
+}
+
+// nameUser shows the host's /etc/passwd and /etc/group with an entry for
+// the program's uid and gid added (ProgramUser), read-only, over the
+// originals: copies in the private /tmp, owned by the helper. A file the
+// host lacks is left missing.
+func nameUser(uid, gid int) error {
+	dir := "/tmp/.gtrain-etc"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	name := ProgramUser(uid)
+	for _, f := range []struct{ path, entry string }{
+		{"/etc/passwd", fmt.Sprintf("%s:x:%d:%d:gtrain job program:%s:/usr/sbin/nologin\n", name, uid, gid, HomeDir)},
+		{"/etc/group", fmt.Sprintf("%s:x:%d:\n", name, gid)},
+	} {
+		host, err := os.ReadFile(f.path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("name the program's user: %w", err)
+		}
+		if len(host) > 0 && host[len(host)-1] != '\n' {
+			host = append(host, '\n')
+		}
+		named := filepath.Join(dir, filepath.Base(f.path))
+		if err := os.WriteFile(named, append(host, f.entry...), 0o644); err != nil {
+			return fmt.Errorf("name the program's user: %w", err)
+		}
+		if err := unix.Mount(named, f.path, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("name the program's user in %s: %w", f.path, err)
+		}
+		ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+		if err := unix.Mount("", f.path, "", ro, ""); err != nil {
+			return fmt.Errorf("name the program's user in %s: make it read-only: %w", f.path, err)
+		}
+	}
+	return nil
 }
 
 func openDir(p string) (int, error) {

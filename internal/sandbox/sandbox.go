@@ -109,7 +109,8 @@ var helperEnv = []string{"PATH=/usr/bin:/bin"}
 // Command is cmd's process run through the helper: argv[0] inside the
 // workspace dir is named at its place under WorkspaceDir, the process
 // starts in a fresh mount namespace, and env is cut to the allow-list
-// (FilterEnv) before extra (the job's env, the thread counts) is added.
+// (FilterEnv), USER and LOGNAME name its uid (ProgramUser), and then extra
+// (the job's env, the thread counts) is added.
 // files are what the program inherits from descriptor 3 on; the setup
 // (the program's environment included) follows them in a memfd the helper
 // reads and closes, never in argv (world-readable in /proc) nor the
@@ -122,7 +123,7 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files 
 	files = slices.Clone(files)
 	st := setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(), ParentFD: -1,
 		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly,
-		Env: append(FilterEnv(env, HomeDir), extra...)}
+		Env: slices.Concat(FilterEnv(env, HomeDir), []string{"USER=" + ProgramUser(s.UID), "LOGNAME=" + ProgramUser(s.UID)}, extra)}
 	// In its own PID namespace the helper's getppid is 0 whether or not
 	// its parent lives: a pidfd of this process tells it instead.
 	if pfd, err := unix.PidfdOpen(os.Getpid(), 0); err == nil {

@@ -75,7 +75,8 @@ func runVia(t *testing.T, helper string, extra []string, job string, l Limits, a
 
 // TestSandboxConfines: the program runs as the job's uid with
 // no_new_privs, sees the workspace read-only and not the data dir, keeps
-// only the allow-listed environment, and cannot read /etc/shadow.
+// only the allow-listed environment, and cannot read /etc/shadow. Its uid
+// has a name (passwd, group, USER, LOGNAME) that it cannot change.
 func TestSandboxConfines(t *testing.T) {
 	script := `echo uid=$(id -u) gid=$(id -g) groups=$(id -G); grep NoNewPrivs /proc/self/status; cat in.txt; echo
 cat /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ
@@ -86,6 +87,10 @@ echo x > /etc/gtrain-sandbox-test 2>/dev/null && echo ETC-WRITTEN
 echo x > $HOME/f && echo HOME-WRITTEN
 env | grep -q GTRAIN_ETCD_PASSWORD && echo PASSWORD-SEEN
 env | grep -q JOBVAR=1 && echo JOBVAR
+echo user=$(id -un) group=$(id -gn) USER=$USER LOGNAME=$LOGNAME home=$(getent passwd $(id -u) | cut -d: -f6)
+env -u USER -u LOGNAME python3 -c 'import getpass; print("getuser=" + getpass.getuser())'
+grep -q '^root:' /etc/passwd && echo HOST-USERS
+echo x >> /etc/passwd 2>/dev/null && echo PASSWD-WRITTEN
 true`
 	out, err := run(t, "confine", LimitsFor(1, 64<<20), "/bin/sh", "-c", script)
 	if err != nil {
@@ -93,8 +98,12 @@ true`
 	}
 	t.Log(out)
 	uid := FirstUID + startUID(JobOwner("confine", 1))
+	// The uid has a name (PyTorch 2 looks it up with getpass.getuser(),
+	// which falls back to the passwd file without USER and LOGNAME).
+	name := ProgramUser(uid)
+	named := fmt.Sprintf("user=%s group=%s USER=%s LOGNAME=%s home=%s", name, name, name, name, HomeDir)
 	for _, want := range []string{fmt.Sprintf("uid=%d gid=%d groups=%d", uid, uid, uid), "NoNewPrivs:\t1",
-		"workspace file", "HOME-WRITTEN", "JOBVAR"} {
+		"workspace file", "HOME-WRITTEN", "JOBVAR", named, "getuser=" + name, "HOST-USERS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -102,7 +111,7 @@ true`
 	if _, err := os.Stat("/dev/shm/gtrain-sandbox-test"); err == nil {
 		t.Error("the program wrote into the host's /dev/shm")
 	}
-	for _, bad := range []string{"SHADOW-READ", "KEY-READ", "secret", "WS-WRITTEN", "ETC-WRITTEN", "PASSWORD-SEEN"} {
+	for _, bad := range []string{"SHADOW-READ", "KEY-READ", "secret", "WS-WRITTEN", "ETC-WRITTEN", "PASSWORD-SEEN", "PASSWD-WRITTEN"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("sandbox let through %s:\n%s", bad, out)
 		}
