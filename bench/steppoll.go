@@ -17,8 +17,9 @@ import (
 // master saves its step commits in the background (a few times a second),
 // so its records are too coarse to time steps of a millisecond.
 type stepPoller struct {
-	conn *grpc.ClientConn
-	ps   api.PServerClient
+	conn  *grpc.ClientConn
+	ps    api.PServerClient
+	ended func() error // the job's end, once it ended (measurer.ended)
 }
 
 // errNoPserver: the job's pserver has not announced itself ready yet.
@@ -44,7 +45,10 @@ func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller,
 			if err != nil {
 				return nil, err
 			}
-			return &stepPoller{conn: conn, ps: api.NewPServerClient(conn)}, nil
+			return &stepPoller{conn: conn, ps: api.NewPServerClient(conn), ended: m.ended}, nil
+		}
+		if err := m.ended(); err != nil {
+			return nil, err
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("bench %s: %w after %s", m.job, err, timeout)
@@ -72,6 +76,17 @@ func (m *measurer) jobDial() (jobauth.Dial, error) {
 }
 
 func (p *stepPoller) close() { p.conn.Close() }
+
+// ended says how the job ended, once it did (nil while it runs): a job
+// that failed is reported at once with its reason, not after a wait for
+// steps that will never come.
+func (m *measurer) ended() error {
+	st, err := coord.JobState(context.Background(), m.cli, m.job)
+	if err != nil || !api.Terminal(st.State) {
+		return nil // unknown yet: the caller's timeout still bounds the wait
+	}
+	return fmt.Errorf("bench: job %s ended %s: %s", m.job, st.State, st.Reason)
+}
 
 // polled is what one poll of the pserver read, and when.
 type polled struct {
@@ -101,11 +116,18 @@ func (p *stepPoller) read() (polled, error) {
 func (p *stepPoller) waitFor(timeout, poll time.Duration, what string, cond func(polled) bool) (polled, error) {
 	deadline := time.Now().Add(timeout)
 	var last polled
+	checked := time.Now()
 	for time.Now().Before(deadline) {
 		if r, err := p.read(); err == nil {
 			if last = r; cond(r) {
 				return r, nil
 			}
+		}
+		if time.Since(checked) > time.Second && p.ended != nil {
+			if err := p.ended(); err != nil {
+				return last, err
+			}
+			checked = time.Now()
 		}
 		time.Sleep(poll)
 	}
