@@ -27,6 +27,12 @@ import (
 // returns the package's bytes; they are checked against the SHA-256 and
 // unpacked into a private directory that Close removes.
 func StartForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) (*Client, *Declaration, error) {
+	return startForJob(ctx, spec, rev, fetch, pol, log, nil)
+}
+
+// startForJob is StartForJob with env added to the program's environment
+// after the job's.
+func startForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger, env []string) (*Client, *Declaration, error) {
 	m := spec.Model
 	ws, cleanup, err := workspaceOf(ctx, spec, fetch)
 	if err != nil {
@@ -55,7 +61,7 @@ func StartForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch Packa
 			return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: the unpacked workspace: %v", ErrPackage, err)}
 		}
 	}
-	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads, Env: spec.EnvList(), Sandbox: sb})
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads, Env: append(spec.EnvList(), env...), Sandbox: sb})
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -184,7 +190,12 @@ func (d *Declaration) Record() *jobspec.Declared {
 // released when it ends, never that of a running job of the same name.
 func DeclareForSubmit(ctx context.Context, spec *jobspec.Spec, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) error {
 	spec.Model.Declared = nil // never trust a submitted one
-	c, d, err := StartForJob(ctx, spec, 0, fetch, pol, log)
+	// The agent, whose child this declare is, keeps every GPU of its node
+	// visible; the program sees none, as a role that asked for none
+	// (daemon/supervisor): PyTorch's adapter moves its module to a GPU it
+	// sees, which would start CUDA, at every submit, on a GPU a running job
+	// holds, for values computed on the CPU.
+	c, d, err := startForJob(ctx, spec, 0, fetch, pol, log, []string{"CUDA_VISIBLE_DEVICES="})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package program
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gtrain/gtrain/internal/sandbox"
@@ -38,5 +39,19 @@ func TestDeclarationRecorded(t *testing.T) {
 	}
 	if _, _, err := StartForJob(ctx, spec, 0, nil, sandbox.Policy{}, nil); !errors.Is(err, ErrMismatch) || !errors.Is(err, ErrProgram) {
 		t.Fatalf("a second, different declaration: got %v, want ErrMismatch", err)
+	}
+}
+
+// TestSubmitDeclareSeesNoGPU: the declare at submit, a child of the agent
+// that sees every GPU of its node, sees none, while a role's program keeps
+// the GPUs its role was pinned to.
+func TestSubmitDeclareSeesNoGPU(t *testing.T) {
+	t.Setenv("CUDA_VISIBLE_DEVICES", "0")
+	spec := programSpec(t, "no-gpu")
+	if err := DeclareForSubmit(context.Background(), spec, nil, sandbox.Policy{}, nil); err != nil {
+		t.Fatalf("the submit's declare saw a GPU: %v", err)
+	}
+	if _, _, err := StartForJob(context.Background(), spec, 0, nil, sandbox.Policy{}, nil); err == nil || !strings.Contains(err.Error(), "sees GPUs") {
+		t.Fatalf("a role's program with CUDA_VISIBLE_DEVICES=0: %v; want it to see the GPU", err)
 	}
 }

@@ -87,6 +87,16 @@ func TestFilterEnv(t *testing.T) {
 	}
 }
 
+// TestLastWins: a name given twice keeps its last value, where that value
+// stood; the others keep their order.
+func TestLastWins(t *testing.T) {
+	got := lastWins([]string{"A=1", "USER=gtrain-1", "B=2", "USER=alice", "A=3", "C="})
+	want := []string{"B=2", "USER=alice", "A=3", "C="}
+	if !slices.Equal(got, want) {
+		t.Errorf("lastWins = %q, want %q", got, want)
+	}
+}
+
 // TestLimitsFor: the request is the limit; cpu becomes a CFS quota; an
 // unstated request gets the default cap (1 CPU, 2 GiB), never none.
 func TestLimitsFor(t *testing.T) {

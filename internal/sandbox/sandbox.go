@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -110,7 +111,8 @@ var helperEnv = []string{"PATH=/usr/bin:/bin"}
 // workspace dir is named at its place under WorkspaceDir, the process
 // starts in a fresh mount namespace, and env is cut to the allow-list
 // (FilterEnv), USER and LOGNAME name its uid (ProgramUser), and then extra
-// (the job's env, the thread counts) is added.
+// (the job's env, the thread counts) is added: a later value of a name
+// replaces an earlier one (lastWins).
 // files are what the program inherits from descriptor 3 on; the setup
 // (the program's environment included) follows them in a memfd the helper
 // reads and closes, never in argv (world-readable in /proc) nor the
@@ -123,7 +125,7 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files 
 	files = slices.Clone(files)
 	st := setup{UID: s.UID, GID: s.GID, Procs: s.cg.procsFiles(), ParentFD: -1,
 		Hide: append([]string{s.pol.DataDir}, s.pol.Hide...), Workspace: dir, ReadOnly: s.readOnly,
-		Env: slices.Concat(FilterEnv(env, HomeDir), []string{"USER=" + ProgramUser(s.UID), "LOGNAME=" + ProgramUser(s.UID)}, extra)}
+		Env: lastWins(slices.Concat(FilterEnv(env, HomeDir), []string{"USER=" + ProgramUser(s.UID), "LOGNAME=" + ProgramUser(s.UID)}, extra))}
 	// In its own PID namespace the helper's getppid is 0 whether or not
 	// its parent lives: a pidfd of this process tells it instead.
 	if pfd, err := unix.PidfdOpen(os.Getpid(), 0); err == nil {
@@ -237,4 +239,23 @@ func (s *Sandbox) Close() {
 		}
 		s.setups = nil
 	}
+}
+
+// lastWins keeps the last NAME=VALUE of each name, in the order of those
+// last ones, as os/exec does for a process it starts: the helper execs the
+// program with its environment as is, and with a name twice C's getenv
+// would read the first value where Python's os.environ reads the last.
+func lastWins(env []string) []string {
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		last[name] = i
+	}
+	out := make([]string, 0, len(last))
+	for i, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); last[name] == i {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

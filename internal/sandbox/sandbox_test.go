@@ -89,10 +89,13 @@ env | grep -q GTRAIN_ETCD_PASSWORD && echo PASSWORD-SEEN
 env | grep -q JOBVAR=1 && echo JOBVAR
 echo user=$(id -un) group=$(id -gn) USER=$USER LOGNAME=$LOGNAME home=$(getent passwd $(id -u) | cut -d: -f6)
 env -u USER -u LOGNAME python3 -c 'import getpass; print("getuser=" + getpass.getuser())'
+env | grep -c '^LOGNAME=' | sed 's/^/lognames=/'
 grep -q '^root:' /etc/passwd && echo HOST-USERS
 echo x >> /etc/passwd 2>/dev/null && echo PASSWD-WRITTEN
 true`
-	out, err := run(t, "confine", LimitsFor(1, 64<<20), "/bin/sh", "-c", script)
+	// The job's env names LOGNAME too: its value replaces the sandbox's,
+	// and the program sees one LOGNAME, not two.
+	out, err := runVia(t, "", []string{"JOBVAR=1", "LOGNAME=job-login"}, "confine", LimitsFor(1, 64<<20), "/bin/sh", "-c", script)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -101,9 +104,9 @@ true`
 	// The uid has a name (PyTorch 2 looks it up with getpass.getuser(),
 	// which falls back to the passwd file without USER and LOGNAME).
 	name := ProgramUser(uid)
-	named := fmt.Sprintf("user=%s group=%s USER=%s LOGNAME=%s home=%s", name, name, name, name, HomeDir)
+	named := fmt.Sprintf("user=%s group=%s USER=%s LOGNAME=job-login home=%s", name, name, name, HomeDir)
 	for _, want := range []string{fmt.Sprintf("uid=%d gid=%d groups=%d", uid, uid, uid), "NoNewPrivs:\t1",
-		"workspace file", "HOME-WRITTEN", "JOBVAR", named, "getuser=" + name, "HOST-USERS"} {
+		"workspace file", "HOME-WRITTEN", "JOBVAR", named, "getuser=" + name, "HOST-USERS", "lognames=1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -51,6 +51,9 @@ def declare(req):
     if mode == "bad-name":
         write({"version": 1, "params": [{"name": "../w", "shape": [2, 3]}]}, [0.0] * 6)
         return
+    if mode == "no-gpu" and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
+        print("sees GPUs: CUDA_VISIBLE_DEVICES=%r" % os.environ.get("CUDA_VISIBLE_DEVICES"), file=sys.stderr)
+        sys.exit(1)
     if mode == "nondeterministic":
         write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [time.time() % 1] * 9)
         return
