@@ -80,8 +80,19 @@ checkpoint: %s
 
 // benchAgent is a real `gtraind agent --dev` with a client of its etcd and
 // of its Control API.
+// bestEffort writes to w and reports every write done: a copy for the
+// operator to read (AgentLog) whose write fails (a full disk) must not
+// stop the copy of the agent's output, or the agent would block on its
+// full pipe.
+type bestEffort struct{ w io.Writer }
+
+func (b bestEffort) Write(p []byte) (int, error) {
+	_, _ = b.w.Write(p)
+	return len(p), nil
+}
+
 // AgentLog, when set (bench -agent-log), is a file the bench's agents also
-// write their output to as they run: what an agent and its roles did is
+// append their output to as they run: what an agent and its roles did is
 // then there to read while a job is still starting, or after the bench
 // was killed.
 var AgentLog string
@@ -113,7 +124,7 @@ func startBenchAgent(binDir, work string) (*benchAgent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent log: %w", err)
 		}
-		a.logFile, out = f, io.MultiWriter(&a.log, f)
+		a.logFile, out = f, io.MultiWriter(&a.log, bestEffort{f})
 	}
 	a.cmd.Stdout, a.cmd.Stderr = out, out
 	if err := a.cmd.Start(); err != nil {

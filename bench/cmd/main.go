@@ -35,7 +35,7 @@ func main() {
 	bin := flag.String("bin", "bin", "directory with gtraind and gctl (for the benchmarks of real jobs)")
 	only := flag.String("only", "", "comma-separated groups to run (default all): "+strings.Join(groupNames, ","))
 	scaling := flag.String("scaling", "", "instead of the groups, print the MLP's records/s for these trainer counts (e.g. 1,2,4,8,16) against PyTorch DDP over gloo with as many processes (scripts/scaling.sh)")
-	flag.StringVar(&bench.AgentLog, "agent-log", "", "a file the agents of the benchmarks' jobs also write their output to, as they run")
+	flag.StringVar(&bench.AgentLog, "agent-log", "", "a file the agents of the benchmarks' jobs also append their output to, as they run")
 	flag.Parse()
 	if *scaling != "" {
 		if err := scalingCurves(*bin, *scaling); err != nil {

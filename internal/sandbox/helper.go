@@ -205,11 +205,22 @@ func mounts(s setup) error {
 
 // nameUser shows the host's /etc/passwd and /etc/group with an entry for
 // the program's uid and gid added (ProgramUser), read-only, over the
-// originals: copies in the private /tmp, owned by the helper. A file the
-// host lacks is left missing.
+// originals: copies in the private /tmp, owned by the helper and readable
+// by all whatever the agent's umask (the unit's UMask=0077 would leave
+// them unreadable to the program's uid). A file the host lacks is left
+// missing. nscd's socket is covered: glibc takes nscd's "no such user" as
+// final and would never read the copies.
 func nameUser(uid, gid int) error {
+	for _, d := range []string{"/run/nscd", "/var/run/nscd"} {
+		if err := cover(d); err != nil {
+			return err
+		}
+	}
 	dir := "/tmp/.gtrain-etc"
 	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
 	name := ProgramUser(uid)
@@ -229,6 +240,9 @@ func nameUser(uid, gid int) error {
 		}
 		named := filepath.Join(dir, filepath.Base(f.path))
 		if err := os.WriteFile(named, append(host, f.entry...), 0o644); err != nil {
+			return fmt.Errorf("name the program's user: %w", err)
+		}
+		if err := os.Chmod(named, 0o644); err != nil {
 			return fmt.Errorf("name the program's user: %w", err)
 		}
 		if err := unix.Mount(named, f.path, "", unix.MS_BIND, ""); err != nil {

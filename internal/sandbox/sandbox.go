@@ -242,9 +242,11 @@ func (s *Sandbox) Close() {
 }
 
 // lastWins keeps the last NAME=VALUE of each name, in the order of those
-// last ones, as os/exec does for a process it starts: the helper execs the
-// program with its environment as is, and with a name twice C's getenv
-// would read the first value where Python's os.environ reads the last.
+// last ones, as os/exec does for a process it starts. The helper execs the
+// program with its environment as is, and with a name twice C's getenv and
+// Python's os.environ read the first value (dash the last): the job's own
+// PATH, LANG or TZ, and the declare's empty CUDA_VISIBLE_DEVICES, were
+// read as the agent's.
 func lastWins(env []string) []string {
 	last := make(map[string]int, len(env))
 	for i, kv := range env {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -27,6 +28,10 @@ func run(t *testing.T, job string, l Limits, argv ...string) (string, error) {
 	t.Helper()
 	return runVia(t, "", []string{"JOBVAR=1"}, job, l, argv...)
 }
+
+// helperUmask, when not -1, is the umask the helper starts with in runVia
+// (an agent under systemd's UMask=0077).
+var helperUmask = -1
 
 // runVia is run with helper as the policy's helper ("": this test
 // binary) and extra as the job's env.
@@ -66,6 +71,9 @@ func runVia(t *testing.T, helper string, extra []string, job string, l Limits, a
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	if helperUmask >= 0 { // the helper inherits it; the test's files above do not
+		defer syscall.Umask(syscall.Umask(helperUmask))
+	}
 	err = cmd.Run()
 	if sb.OOMKilled() {
 		err = errors.Join(err, errors.New("oom"))
@@ -89,13 +97,18 @@ env | grep -q GTRAIN_ETCD_PASSWORD && echo PASSWORD-SEEN
 env | grep -q JOBVAR=1 && echo JOBVAR
 echo user=$(id -un) group=$(id -gn) USER=$USER LOGNAME=$LOGNAME home=$(getent passwd $(id -u) | cut -d: -f6)
 env -u USER -u LOGNAME python3 -c 'import getpass; print("getuser=" + getpass.getuser())'
-env | grep -c '^LOGNAME=' | sed 's/^/lognames=/'
 grep -q '^root:' /etc/passwd && echo HOST-USERS
 echo x >> /etc/passwd 2>/dev/null && echo PASSWD-WRITTEN
 true`
-	// The job's env names LOGNAME too: its value replaces the sandbox's,
-	// and the program sees one LOGNAME, not two.
-	out, err := runVia(t, "", []string{"JOBVAR=1", "LOGNAME=job-login"}, "confine", LimitsFor(1, 64<<20), "/bin/sh", "-c", script)
+	// The job's env names LOGNAME, and the extra env an empty
+	// CUDA_VISIBLE_DEVICES where the agent's has one: their values replace
+	// the earlier ones for Python too, which reads the first of two. The
+	// agent runs with UMask=0077 under systemd: the named passwd is still
+	// readable.
+	t.Setenv("CUDA_VISIBLE_DEVICES", "0")
+	helperUmask = 0o077
+	out, err := runVia(t, "", []string{"JOBVAR=1", "LOGNAME=job-login", "CUDA_VISIBLE_DEVICES="}, "confine", LimitsFor(1, 64<<20), "/bin/sh", "-c", script)
+	helperUmask = -1
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -106,10 +119,17 @@ true`
 	name := ProgramUser(uid)
 	named := fmt.Sprintf("user=%s group=%s USER=%s LOGNAME=job-login home=%s", name, name, name, HomeDir)
 	for _, want := range []string{fmt.Sprintf("uid=%d gid=%d groups=%d", uid, uid, uid), "NoNewPrivs:\t1",
-		"workspace file", "HOME-WRITTEN", "JOBVAR", named, "getuser=" + name, "HOST-USERS", "lognames=1"} {
+		"workspace file", "HOME-WRITTEN", "JOBVAR", named, "getuser=" + name, "HOST-USERS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// Python reads the first of two values of a name (a shell re-exports
+	// its last one): the program itself must see one.
+	out, err = runVia(t, "", []string{"LOGNAME=job-login", "CUDA_VISIBLE_DEVICES="}, "confine", LimitsFor(1, 64<<20), "/usr/bin/python3", "-c",
+		`import os; print("py: LOGNAME=%s cuda=[%s]" % (os.environ["LOGNAME"], os.environ["CUDA_VISIBLE_DEVICES"]))`)
+	if err != nil || !strings.Contains(out, "py: LOGNAME=job-login cuda=[]") {
+		t.Errorf("the job's LOGNAME and the empty CUDA_VISIBLE_DEVICES after the sandbox's and the agent's: %v, %s", err, out)
 	}
 	if _, err := os.Stat("/dev/shm/gtrain-sandbox-test"); err == nil {
 		t.Error("the program wrote into the host's /dev/shm")
