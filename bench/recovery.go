@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,6 +81,25 @@ checkpoint: %s
 
 // benchAgent is a real `gtraind agent --dev` with a client of its etcd and
 // of its Control API.
+// lockedBuffer is a bytes.Buffer that the copy of a child's output writes
+// while another goroutine reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // bestEffort writes to w and reports every write done: a copy for the
 // operator to read (AgentLog) whose write fails (a full disk) must not
 // stop the copy of the agent's output, or the agent would block on its
@@ -100,8 +120,8 @@ var AgentLog string
 type benchAgent struct {
 	apiAddr string
 	cmd     *exec.Cmd
-	log     bytes.Buffer
-	logFile *os.File // AgentLog's, closed at stop
+	log     lockedBuffer // read while the agent still writes (a job's failure)
+	logFile *os.File     // AgentLog's, closed at stop
 	cli     *clientv3.Client
 	conn    *grpc.ClientConn
 	ctl     api.ControlClient
