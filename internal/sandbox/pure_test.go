@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -189,5 +190,37 @@ func TestMissingCaps(t *testing.T) {
 	}
 	if m := missingCaps(0); len(m) != len(Needed) {
 		t.Errorf("no capabilities: missing %v, want all %d", m, len(Needed))
+	}
+}
+
+// TestUnitAllowsNamespaces: the shipped systemd unit's RestrictNamespaces=
+// allows every namespace the sandbox starts a program in; its seccomp
+// filter would refuse the helper's clone otherwise (it did, with "mnt"
+// alone, after the PID, IPC and network namespaces came).
+func TestUnitAllowsNamespaces(t *testing.T) {
+	unit, err := os.ReadFile(filepath.Join("..", "..", "deploy", "systemd", "gtraind.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var allowed []string
+	for _, line := range strings.Split(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "RestrictNamespaces="); ok {
+			allowed = strings.Fields(v)
+		}
+	}
+	if allowed == nil {
+		return // no restriction
+	}
+	names := map[uintptr]string{syscall.CLONE_NEWNS: "mnt", syscall.CLONE_NEWPID: "pid", syscall.CLONE_NEWIPC: "ipc",
+		syscall.CLONE_NEWNET: "net", syscall.CLONE_NEWUTS: "uts", syscall.CLONE_NEWUSER: "user", syscall.CLONE_NEWCGROUP: "cgroup"}
+	flags := uintptr(cloneFlags | unshareFlags)
+	for flag, name := range names {
+		if flags&flag != 0 && !slices.Contains(allowed, name) {
+			t.Errorf("the unit's RestrictNamespaces=%s lacks %q, a namespace the sandbox starts programs in", strings.Join(allowed, " "), name)
+		}
+		flags &^= flag
+	}
+	if flags != 0 {
+		t.Errorf("the sandbox uses namespace flags %#x this test cannot name", flags)
 	}
 }

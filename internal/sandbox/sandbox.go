@@ -152,9 +152,18 @@ func (s *Sandbox) Command(argv []string, dir string, env, extra []string, files 
 	// agent's etcd listens there without credentials): it talks to its
 	// role over pipes and shared memory only.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET, Unshareflags: syscall.CLONE_NEWNS}
+		Cloneflags: cloneFlags, Unshareflags: unshareFlags}
 	return cmd, nil
 }
+
+// The namespaces the helper starts in: new PID, IPC and network ones as it
+// is cloned, a mount one as it starts. A service manager that restricts
+// namespaces (systemd's RestrictNamespaces=) must allow all four
+// (deploy/systemd/gtraind.service, TestUnitAllowsNamespaces).
+const (
+	cloneFlags   = syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET
+	unshareFlags = syscall.CLONE_NEWNS
+)
 
 // setupFile is st in a memfd, at offset 0, kept for Close.
 func (s *Sandbox) setupFile(st setup) (*os.File, error) {
