@@ -69,9 +69,13 @@ func (m *measurer) meta() (meta, error) {
 // returns it with the time it was read.
 func (m *measurer) waitMeta(timeout, poll time.Duration, cond func(meta) bool) (meta, time.Time, error) {
 	deadline := time.Now().Add(timeout)
+	ended := everySecond(m.ended)
 	for time.Now().Before(deadline) {
 		if v, err := m.meta(); err == nil && cond(v) {
 			return v, time.Now(), nil
+		}
+		if err := ended(); err != nil {
+			return meta{}, time.Time{}, err
 		}
 		time.Sleep(poll)
 	}

@@ -280,9 +280,13 @@ func (m *measurer) progress() (schema.ProgressRecord, error) {
 // waitProgress polls the master's progress record every millisecond.
 func (m *measurer) waitProgress(timeout time.Duration, cond func(schema.ProgressRecord) bool) (schema.ProgressRecord, error) {
 	deadline := time.Now().Add(timeout)
+	ended := everySecond(m.ended)
 	for time.Now().Before(deadline) {
 		if p, err := m.progress(); err == nil && cond(p) {
 			return p, nil
+		}
+		if err := ended(); err != nil {
+			return schema.ProgressRecord{}, err
 		}
 		time.Sleep(time.Millisecond)
 	}

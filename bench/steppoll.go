@@ -77,6 +77,19 @@ func (m *measurer) jobDial() (jobauth.Dial, error) {
 
 func (p *stepPoller) close() { p.conn.Close() }
 
+// everySecond is ended called at most once a second (nil between, and
+// when ended is nil): the waits poll far more often than a job ends.
+func everySecond(ended func() error) func() error {
+	var last time.Time
+	return func() error {
+		if ended == nil || time.Since(last) < time.Second {
+			return nil
+		}
+		last = time.Now()
+		return ended()
+	}
+}
+
 // ended says how the job ended, once it did (nil while it runs): a job
 // that failed is reported at once with its reason, not after a wait for
 // steps that will never come.
@@ -116,18 +129,15 @@ func (p *stepPoller) read() (polled, error) {
 func (p *stepPoller) waitFor(timeout, poll time.Duration, what string, cond func(polled) bool) (polled, error) {
 	deadline := time.Now().Add(timeout)
 	var last polled
-	checked := time.Now()
+	ended := everySecond(p.ended)
 	for time.Now().Before(deadline) {
 		if r, err := p.read(); err == nil {
 			if last = r; cond(r) {
 				return r, nil
 			}
 		}
-		if time.Since(checked) > time.Second && p.ended != nil {
-			if err := p.ended(); err != nil {
-				return last, err
-			}
-			checked = time.Now()
+		if err := ended(); err != nil {
+			return last, err
 		}
 		time.Sleep(poll)
 	}

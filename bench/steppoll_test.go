@@ -15,8 +15,9 @@ import (
 )
 
 // TestMeasurerSeesTheJobEnd: a job that failed is reported with its reason
-// at once, by the wait for its pserver and by the wait for its steps,
-// instead of after their timeouts; a running job is not.
+// at once, by the waits for its pserver, its steps, and the master's meta
+// and progress records, instead of after their timeouts; a running job is
+// not.
 func TestMeasurerSeesTheJobEnd(t *testing.T) {
 	srv := etcdtest.Start(t)
 	cli, err := coord.Dial(context.Background(), []string{srv.Endpoint}, nil)
@@ -51,6 +52,12 @@ func TestMeasurerSeesTheJobEnd(t *testing.T) {
 	defer p.close()
 	if _, err := p.waitStep(time.Minute, 10*time.Millisecond, 5); err == nil || !strings.Contains(err.Error(), reason) {
 		t.Errorf("waiting for steps of a failed job: %v; want its reason %q", err, reason)
+	}
+	if _, _, err := m.waitMeta(time.Minute, 10*time.Millisecond, func(meta) bool { return false }); err == nil || !strings.Contains(err.Error(), reason) {
+		t.Errorf("waiting for the master's meta record of a failed job: %v; want its reason %q", err, reason)
+	}
+	if _, err := m.waitProgress(time.Minute, func(schema.ProgressRecord) bool { return false }); err == nil || !strings.Contains(err.Error(), reason) {
+		t.Errorf("waiting for the progress of a failed job: %v; want its reason %q", err, reason)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the waits took %s to see the failure", d)
