@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/gtrain/gtrain/coord"
 	"github.com/gtrain/gtrain/coord/schema"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/testing/e2erig"
 	"github.com/gtrain/gtrain/jobspec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
@@ -79,27 +78,6 @@ checkpoint: %s
 `, work, work, ckpt)
 }
 
-// benchAgent is a real `gtraind agent --dev` with a client of its etcd and
-// of its Control API.
-// lockedBuffer is a bytes.Buffer that the copy of a child's output writes
-// while another goroutine reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // bestEffort writes to w and reports every write done: a copy for the
 // operator to read (AgentLog) whose write fails (a full disk) must not
 // stop the copy of the agent's output, or the agent would block on its
@@ -117,11 +95,13 @@ func (b bestEffort) Write(p []byte) (int, error) {
 // was killed.
 var AgentLog string
 
+// benchAgent is a real `gtraind agent --dev` with a client of its etcd and
+// of its Control API.
 type benchAgent struct {
 	apiAddr string
 	cmd     *exec.Cmd
-	log     lockedBuffer // read while the agent still writes (a job's failure)
-	logFile *os.File     // AgentLog's, closed at stop
+	log     e2erig.LogBuffer // read while the agent still writes (a job's failure)
+	logFile *os.File         // AgentLog's, closed at stop
 	cli     *clientv3.Client
 	conn    *grpc.ClientConn
 	ctl     api.ControlClient
