@@ -30,6 +30,7 @@ var errNoPserver = errors.New("pserver not ready")
 // asks of every caller.
 func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller, error) {
 	deadline := time.Now().Add(timeout)
+	ended := everySecond(m.ended)
 	for {
 		var rec schema.PserverRecord
 		_, err := coord.GetJSON(context.Background(), m.cli, coord.PserverKey(m.job, index), &rec)
@@ -47,7 +48,7 @@ func (m *measurer) newStepPoller(index int, timeout time.Duration) (*stepPoller,
 			}
 			return &stepPoller{conn: conn, ps: api.NewPServerClient(conn), ended: m.ended}, nil
 		}
-		if err := m.ended(); err != nil {
+		if err := ended(); err != nil {
 			return nil, err
 		}
 		if time.Now().After(deadline) {
