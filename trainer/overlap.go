@@ -21,24 +21,47 @@ import (
 // the lower layers compute. The values pushed are those a push after the
 // computation would send: only the time differs.
 //
-// Once computed, it starts reading the records of hint (hint.go).
+// Once computed, it starts reading the records of hint (hint.go), and if
+// its push ends before the report's answer it starts the next micro-batch
+// early (early.go).
 func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, hint *hintRead) (bool, error) {
-	g := newGradGate(t.grads)
-	var loss float64
-	var cerr error
-	computed := make(chan struct{})
+	return t.pushWhileComputing(ctx, w, len(ex), t.startComputing(ex), hint)
+}
+
+// computation is a micro-batch's gradient computing on its own goroutine:
+// its gate tells a push what is final, computed closes when it returns.
+type computation struct {
+	gate     *gradGate
+	computed chan struct{}
+	loss     float64
+	err      error // read after computed
+}
+
+// startComputing starts computing the gradient sums of ex into t.grads.
+func (t *trainer) startComputing(ex []dataset.Example) *computation {
+	c := &computation{gate: newGradGate(t.grads), computed: make(chan struct{})}
 	go func() {
-		defer close(computed)
-		loss, cerr = t.compute(ex, g.progress())
-		g.finish(cerr)
+		defer close(c.computed)
+		c.loss, c.err = t.compute(ex, c.gate.progress())
+		c.gate.finish(c.err)
+	}()
+	return c
+}
+
+// pushWhileComputing pushes w's gradients, of records records, as c
+// computes them, and reports w.
+func (t *trainer) pushWhileComputing(ctx context.Context, w *api.GetStepResponse, records int, c *computation, hint *hintRead) (bool, error) {
+	go func() {
+		<-c.computed
 		hint.start()
 	}()
+	g := c.gate
 	// Nothing can be sent before the first gradient: the push (and its
 	// time in the metrics) starts there.
 	if err := g.until(ctx, g.anyFinal); err != nil {
-		<-computed
-		if cerr != nil {
-			return false, cerr
+		<-c.computed
+		if c.err != nil {
+			return false, c.err
 		}
 		return false, err
 	}
@@ -46,11 +69,15 @@ func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepRespons
 	// pserver's not before the backward pass stopped reading every
 	// parameter it holds (a pserver holding only upper layers applies the
 	// step, and is read from, while the lower ones compute).
-	done, err := t.pushAndReport(ctx, w, func() float64 { <-computed; return loss }, len(ex),
+	pushed := func() {
+		<-c.computed
+		t.startEarly(w, hint)
+	}
+	done, err := t.pushAndReport(ctx, w, func() float64 { <-c.computed; return c.loss }, records, pushed,
 		client.WaitForGradient(g.waitAny), client.WaitBeforePull(g.waitReleased))
-	<-computed // t.grads and t.batch are the next micro-batch's
-	if cerr != nil {
-		return false, cerr
+	<-c.computed // t.grads and t.batch are the next micro-batch's
+	if c.err != nil {
+		return false, c.err
 	}
 	return done, err
 }

@@ -22,7 +22,10 @@ import (
 // micro-batch of the same step (the master gave this trainer one that no
 // other took), the step cannot be applied before this trainer computes it:
 // the push stops waiting.
-func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, loss func() float64, records int, opts ...client.PushOption) (bool, error) {
+//
+// pushed, when not nil, is called once the push succeeded if the report's
+// answer has not come yet: the time to start the next micro-batch early.
+func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, loss func() float64, records int, pushed func(), opts ...client.PushOption) (bool, error) {
 	type result struct {
 		done bool
 		err  error
@@ -69,6 +72,14 @@ func (t *trainer) pushAndReport(ctx context.Context, w *api.GetStepResponse, los
 		return false, err
 	}
 	report(false) // a plain push, or one in an applied step already
+	select {
+	case r := <-reported:
+		return r.done, r.err
+	default:
+	}
+	if pushed != nil {
+		pushed()
+	}
 	r := <-reported
 	return r.done, r.err
 }

@@ -91,6 +91,10 @@ type trainer struct {
 	prog     *program.Client  // the model program (model.kind program), else nil
 	rec      *recState        // the recommender's micro-batch (model.kind recommender), else nil
 	progStep program.Step     // what the program learns of the micro-batch it computes
+	early    *earlyStep       // sync: the next micro-batch, computing before the master named it (early.go)
+	// earlyTaken and earlyDropped count the early micro-batches pushed
+	// and dropped (logged when training is done).
+	earlyTaken, earlyDropped int
 }
 
 // syncCarry is what a sync micro-batch's push and report hand the next one

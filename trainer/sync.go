@@ -19,9 +19,13 @@ import (
 // decideSync says what to do and the loop does it.
 func (t *trainer) runSync(ctx context.Context, step int64) error {
 	var s syncState
+	defer t.dropEarly()
 	for {
 		s.leaving, s.prefetched = t.leaving(), t.carry.prefetched
 		d := decideSync(s)
+		if d.move != moveTrain || d.newEpoch {
+			t.dropEarly() // only a micro-batch trained next can be the early one
+		}
 		switch d.move {
 		case moveResync:
 			// Ask the master where the job is (step 0 means "your step"),
@@ -43,7 +47,7 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			}
 			s.work, s.fetched = w, true
 		case moveDone:
-			t.log.Info("training done", "step", step)
+			t.log.Info("training done", "step", step, "early_micro_batches", t.earlyTaken, "early_dropped", t.earlyDropped)
 			return nil
 		case moveWait:
 			s.work, s.fetched = nil, false
@@ -101,6 +105,12 @@ func (t *trainer) enterEpoch(epoch int64, w *api.GetStepResponse) {
 // trainStep computes, pushes and reports the step w; done is false when the
 // trainer must ask the master again instead of moving to the next step.
 func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse, pull bool) (done bool, err error) {
+	if e := t.takeEarly(w, pull); e != nil {
+		// What examplesAndParams would have done: the records and the
+		// parameters are the early micro-batch's.
+		t.carry.prefetched, t.carry.readAhead = nil, nil
+		return t.pushWhileComputing(ctx, w, len(e.ex), e.c, t.hintOf(w))
+	}
 	ex, pulled, err, rerr := t.examplesAndParams(ctx, w, pull)
 	if rerr != nil {
 		return false, rerr
@@ -218,7 +228,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		case err != nil:
 			return false, err
 		case push:
-			return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex))
+			return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex), nil)
 		}
 		return t.reportStep(ctx, w, loss, len(ex))
 	}
@@ -231,7 +241,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		return false, err
 	}
 	if push {
-		return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex))
+		return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex), nil)
 	}
 	return t.reportStep(ctx, w, loss, len(ex))
 }
