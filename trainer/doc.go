@@ -11,10 +11,11 @@
 // parameters (PServer.PushPull), the report goes out as the pservers
 // acknowledge the push and the next records are read while the step
 // completes (pushreport.go): one pserver call and one master call per
-// micro-batch, the master's off the critical path. When the push is back
-// before the report's answer, the micro-batch the master's hint names next
-// starts computing early, and is pushed only if the answer names it
-// (early.go). Async mode:
+// micro-batch, the master's off the critical path. When the push of the
+// trainer's own micro-batch brought back the next step's parameters before
+// the report's answer, the micro-batch the master's hint names next starts
+// computing early, and is pushed only if the answer names it (early.go).
+// Async mode:
 // per task, the trainer runs minibatches of batch_size, each pull-compute-push.
 //
 // The sync loop's decisions are pure functions with table tests:

@@ -58,31 +58,56 @@ func (t *trainer) startEarly(w *api.GetStepResponse, hint *hintRead) {
 }
 
 // takeEarly returns the early micro-batch when it is w's (w's parameters
-// are the ones it computes with: pull false), and drops it otherwise.
-func (t *trainer) takeEarly(w *api.GetStepResponse, pull bool) *earlyStep {
+// are the ones it computes with: pull false), and drops it otherwise (see
+// dropEarly for the error).
+func (t *trainer) takeEarly(w *api.GetStepResponse, pull bool) (*earlyStep, error) {
 	e := t.early
 	if e == nil {
-		return nil
+		return nil, nil
 	}
 	if !pull && w.Status == api.WorkStatus_WORK_READY && e.step == w.Step && e.epoch == w.Epoch && e.microBatch == w.MicroBatch &&
 		slices.EqualFunc(e.slices, w.Slices, func(a, b *api.Slice) bool { return proto.Equal(a, b) }) {
 		t.early = nil
 		t.earlyTaken++
-		return e
+		return e, nil
 	}
-	t.dropEarly()
-	return nil
+	return nil, t.dropEarly()
 }
 
 // dropEarly waits for an early micro-batch nobody will use, if any, before
-// the parameters or gradients are touched again. Its error is dropped with
-// it: a program that failed fails the next request too (program.Client
-// keeps it), and a built-in model's only error is bad records, which only
-// the work that names them reports.
-func (t *trainer) dropEarly() {
-	if e := t.early; e != nil {
-		t.early = nil
-		t.earlyDropped++
-		<-e.c.computed
+// the parameters or gradients are touched again: at most the one
+// computation in flight, as a trainer told to leave while it computes
+// waits for it too. It returns the error of a program that failed (a
+// crash, or a malformed or error answer, on records the job holds): the
+// next request would meet it again, so the trainer ends with it now, with
+// the crash recorded once. A built-in model's only error, bad records, is
+// dropped: only the work that names them reports them.
+func (t *trainer) dropEarly() error {
+	e := t.early
+	if e == nil {
+		return nil
 	}
+	t.early = nil
+	t.earlyDropped++
+	<-e.c.computed
+	if t.prog == nil {
+		return nil
+	}
+	return e.c.err
+}
+
+// dropEarlyBefore drops the early micro-batch before a move that does not
+// train its work: any but moveTrain, or a train in a new epoch, whose
+// layout may move the parameters. It returns dropEarly's error, but for a
+// trainer done or leaving, which needs its program no more.
+func (t *trainer) dropEarlyBefore(d syncDecision) error {
+	if d.move == moveTrain && !d.newEpoch {
+		return nil
+	}
+	err := t.dropEarly()
+	switch d.move {
+	case moveDone, moveLeave, moveLeaveUnstarted:
+		return nil
+	}
+	return err
 }

@@ -29,14 +29,34 @@ func (m *slowMaster) StepDone(ctx context.Context, r *api.StepDoneRequest, opts 
 	return m.fakeMaster.StepDone(ctx, r, opts...)
 }
 
-// gradPservers is a fakePservers that keeps the gradients of every push.
-// It ignores the push's options, which a real push waits for each gradient
-// by: it copies them once the step's report arrived (reported), which the
-// trainer sends once the gradient is computed, and returns after.
+// gradPservers is a fakePservers that keeps the gradients of every push
+// and gives each step's parameters their own values (stepParams), pulled
+// or brought back by a PushPull. It ignores the push's options, which a
+// real push waits for each gradient by: it copies the gradients once the
+// step's report arrived (reported), which the trainer sends once the
+// gradient is computed, then writes the next step's parameters and
+// returns.
 type gradPservers struct {
 	*fakePservers
 	reported <-chan struct{}
 	grads    [][]float32 // each push's, flattened
+}
+
+// stepParams writes step's parameters into params.
+func stepParams(params [][]float32, step int64) {
+	for j, p := range params {
+		for i := range p {
+			p[i] = 0.01 * float32(step+1) * float32(j+i+1)
+		}
+	}
+}
+
+func (p *gradPservers) Pull(ctx context.Context, step, epoch int64, params [][]float32) (int64, int64, error) {
+	lowest, highest, err := p.fakePservers.Pull(ctx, step, epoch, params)
+	if err == nil {
+		stepParams(params, step)
+	}
+	return lowest, highest, err
 }
 
 func (p *gradPservers) PushPull(ctx context.Context, mb int, step, epoch, records int64, ckpt bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error) {
@@ -44,37 +64,60 @@ func (p *gradPservers) PushPull(ctx context.Context, mb int, step, epoch, record
 	if err == nil {
 		<-p.reported
 		p.grads = append(p.grads, slices.Concat(grads...))
+		if pulled.All {
+			stepParams(params, step+1)
+		}
 	}
 	return pulled, err
 }
 
 // TestEarlyMicroBatchIsTheNamedOne: with the step reports slower than the
 // pushes, a trainer computes each next micro-batch early from the master's
-// hint and pushes it once the report's answer names the same work; when
-// the hint names other records than the work (a wrong hint), the early
-// micro-batch is dropped and the work's own records computed. A trainer
-// working on another's micro-batch (trainer 1 on micro-batch 0) starts
-// none early. All push the same gradients, those of the works' records.
+// hint and pushes it once the report's answer names the same work. An
+// answer naming other work drops it and computes the work named: other
+// records than the hint's (a wrong hint), another micro-batch, or another
+// epoch (a rollback). A trainer working on another's micro-batch (trainer
+// 1 on micro-batch 0), or whose push did not bring back the next step's
+// parameters, starts none. All push the same gradients: those of the
+// works' records at their steps' parameters.
 func TestEarlyMicroBatchIsTheNamedOne(t *testing.T) {
 	path := writeShard(t, 12) // chunks of 4; record i has feature and label i
 	chunk := func(c int32) []*api.Slice { return []*api.Slice{{File: path, Chunk: c, First: 0, Count: 4}} }
-	run := func(id int, hints []int32) (*trainer, [][]float32) {
+	type change struct {
+		id           int     // the trainer's
+		hints        []int32 // the chunk step 0's and step 1's hints name
+		mb1, epoch1  int     // step 1's micro-batch and epoch
+		noParamsBack bool    // the pushes bring no parameters back
+	}
+	run := func(c change) (*trainer, [][]float32) {
 		var steps []*api.GetStepResponse
 		for s := range 3 {
 			w := ready(int64(s), 1)
 			w.Slices, w.PullWithPush = chunk(int32(s)), true
 			if s < 2 {
-				w.NextSlices = chunk(hints[s])
+				w.NextSlices = chunk(c.hints[s])
+			}
+			if s >= 1 && c.epoch1 != 0 {
+				w.Epoch = int64(c.epoch1)
+			}
+			if s == 1 {
+				w.MicroBatch = int32(c.mb1)
 			}
 			steps = append(steps, w)
 		}
 		steps = append(steps, &api.GetStepResponse{Status: api.WorkStatus_WORK_DONE})
 		m := &slowMaster{fakeMaster: &fakeMaster{steps: steps, answerNext: true}, delay: 30 * time.Millisecond,
 			entered: make(chan struct{}, 1)}
-		ps := &gradPservers{fakePservers: &fakePservers{pulls: []pullAnswer{{0, 0, nil}}, bring: true}, reported: m.entered}
+		pulls := []pullAnswer{{0, 0, nil}, {1, 1, nil}, {2, 2, nil}}
+		if !c.noParamsBack && c.epoch1 == 0 {
+			pulls = pulls[:1]
+		} else if !c.noParamsBack {
+			pulls = pulls[:2] // step 1 of the new epoch is pulled
+		}
+		ps := &gradPservers{fakePservers: &fakePservers{pulls: pulls, bring: !c.noParamsBack}, reported: m.entered}
 		var out bytes.Buffer
 		tr := fakeTrainer(t, nil, nil, &out)
-		tr.master.client, tr.ps, tr.id = m, ps, id
+		tr.master.client, tr.ps, tr.id = m, ps, c.id
 		tr.spec = &jobspec.Spec{Seed: 1, Pservers: 1, Model: jobspec.ModelSpec{Kind: "linear", Inputs: 1, Outputs: 1}}
 		var err error
 		if tr.layout, err = client.NewLayout(tr.spec); err != nil {
@@ -83,30 +126,38 @@ func TestEarlyMicroBatchIsTheNamedOne(t *testing.T) {
 		tr.params, tr.grads = tr.layout.NewParams(), tr.layout.NewParams()
 		tr.data.open = os.Open
 		if err := tr.runSync(context.Background(), 0); err != nil {
-			t.Fatalf("runSync: %v\n%s", err, out.String())
+			t.Fatalf("%+v: runSync: %v\n%s", c, err, out.String())
 		}
-		if len(m.reports) != 3 {
-			t.Fatalf("reports %v, want steps 0, 1 and 2\n%s", m.reports, out.String())
+		if len(m.reports) != 3 || len(ps.pulls) != 0 {
+			t.Fatalf("%+v: reports %v, want steps 0, 1 and 2; pulls left %v\n%s", c, m.reports, ps.pulls, out.String())
 		}
 		return tr, ps.grads
 	}
 
-	right, pushed := run(0, []int32{1, 2})
+	right, pushed := run(change{hints: []int32{1, 2}})
 	if right.earlyTaken != 2 || right.earlyDropped != 0 {
 		t.Fatalf("right hints: %d early micro-batches taken, %d dropped; want 2 and 0", right.earlyTaken, right.earlyDropped)
 	}
-	wrong, pushedWrong := run(0, []int32{2, 0})
-	if wrong.earlyTaken != 0 || wrong.earlyDropped != 2 {
-		t.Fatalf("wrong hints: %d early micro-batches taken, %d dropped; want 0 and 2", wrong.earlyTaken, wrong.earlyDropped)
-	}
-	other, pushedOther := run(1, []int32{1, 2})
-	if other.earlyTaken != 0 || other.earlyDropped != 0 {
-		t.Fatalf("another trainer's micro-batch: %d early micro-batches taken, %d dropped; want none", other.earlyTaken, other.earlyDropped)
-	}
-	if len(pushed) != 3 || !slices.EqualFunc(pushed, pushedWrong, slices.Equal) || !slices.EqualFunc(pushed, pushedOther, slices.Equal) {
-		t.Fatalf("pushed gradients differ: right hints %v, wrong hints %v, trainer 1 %v", pushed, pushedWrong, pushedOther)
-	}
 	if slices.Equal(pushed[0], pushed[1]) || slices.Equal(pushed[1], pushed[2]) {
-		t.Fatalf("the chunks' gradients are alike (%v): the test cannot tell them apart", pushed)
+		t.Fatalf("the steps' gradients are alike (%v): the test cannot tell them apart", pushed)
+	}
+	for _, c := range []struct {
+		what           string
+		change         change
+		taken, dropped int
+	}{
+		{"wrong hints", change{hints: []int32{2, 0}}, 0, 2},
+		{"step 1 another micro-batch", change{hints: []int32{1, 2}, mb1: 1}, 0, 1},
+		{"step 1 in a new epoch", change{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
+		{"another trainer's micro-batch", change{id: 1, hints: []int32{1, 2}}, 0, 0},
+		{"no parameters brought back", change{hints: []int32{1, 2}, noParamsBack: true}, 0, 0},
+	} {
+		tr, got := run(c.change)
+		if tr.earlyTaken != c.taken || tr.earlyDropped != c.dropped {
+			t.Errorf("%s: %d early micro-batches taken, %d dropped; want %d and %d", c.what, tr.earlyTaken, tr.earlyDropped, c.taken, c.dropped)
+		}
+		if !slices.EqualFunc(pushed, got, slices.Equal) {
+			t.Errorf("%s: pushed gradients %v, want %v", c.what, got, pushed)
+		}
 	}
 }

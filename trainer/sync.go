@@ -19,12 +19,14 @@ import (
 // decideSync says what to do and the loop does it.
 func (t *trainer) runSync(ctx context.Context, step int64) error {
 	var s syncState
-	defer t.dropEarly()
+	defer func() { _ = t.dropEarly() }() // ending anyway: the error is the one returned
 	for {
 		s.leaving, s.prefetched = t.leaving(), t.carry.prefetched
 		d := decideSync(s)
-		if d.move != moveTrain || d.newEpoch {
-			t.dropEarly() // only a micro-batch trained next can be the early one
+		// Only a micro-batch trained next can be the early one. A trainer
+		// done or leaving has no use for its program any more.
+		if err := t.dropEarlyBefore(d); err != nil {
+			return err
 		}
 		switch d.move {
 		case moveResync:
@@ -105,7 +107,11 @@ func (t *trainer) enterEpoch(epoch int64, w *api.GetStepResponse) {
 // trainStep computes, pushes and reports the step w; done is false when the
 // trainer must ask the master again instead of moving to the next step.
 func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse, pull bool) (done bool, err error) {
-	if e := t.takeEarly(w, pull); e != nil {
+	e, err := t.takeEarly(w, pull)
+	if err != nil {
+		return false, err
+	}
+	if e != nil {
 		// What examplesAndParams would have done: the records and the
 		// parameters are the early micro-batch's.
 		t.carry.prefetched, t.carry.readAhead = nil, nil
