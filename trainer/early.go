@@ -1,12 +1,8 @@
 package trainer
 
 import (
-	"slices"
-
 	"github.com/gtrain/gtrain/api"
-	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/program"
-	"google.golang.org/protobuf/proto"
 )
 
 // earlyStep is a micro-batch computing before the master named it: the
@@ -26,8 +22,7 @@ import (
 type earlyStep struct {
 	step, epoch int64
 	microBatch  int32
-	slices      []*api.Slice
-	ex          []dataset.Example
+	hint        *hintRead // its records: read, without error
 	c           *computation
 }
 
@@ -53,8 +48,7 @@ func (t *trainer) startEarly(w *api.GetStepResponse, hint *hintRead) {
 		return
 	}
 	t.progStep = program.Step{Number: next.step, Seed: program.RequestSeed(t.spec.Seed, next.step, int(w.MicroBatch))}
-	t.early = &earlyStep{step: next.step, epoch: next.epoch, microBatch: w.MicroBatch, slices: hint.slices, ex: hint.ex,
-		c: t.startComputing(hint.ex)}
+	t.early = &earlyStep{step: next.step, epoch: next.epoch, microBatch: w.MicroBatch, hint: hint, c: t.startComputing(hint.ex)}
 }
 
 // takeEarly returns the early micro-batch when it is w's (w's parameters
@@ -66,7 +60,7 @@ func (t *trainer) takeEarly(w *api.GetStepResponse, pull bool) (*earlyStep, erro
 		return nil, nil
 	}
 	if !pull && w.Status == api.WorkStatus_WORK_READY && e.step == w.Step && e.epoch == w.Epoch && e.microBatch == w.MicroBatch &&
-		slices.EqualFunc(e.slices, w.Slices, func(a, b *api.Slice) bool { return proto.Equal(a, b) }) {
+		sameSlices(e.hint.slices, w.Slices) {
 		t.early = nil
 		t.earlyTaken++
 		return e, nil

@@ -62,7 +62,7 @@ func (h *hintRead) start() {
 func (t *trainer) examplesOf(w *api.GetStepResponse) ([]dataset.Example, error) {
 	h := t.carry.hint
 	t.carry.hint = nil
-	if h != nil && slices.EqualFunc(h.slices, w.Slices, func(a, b *api.Slice) bool { return proto.Equal(a, b) }) {
+	if h != nil && sameSlices(h.slices, w.Slices) {
 		h.start()
 		<-h.done
 		if h.err == nil {
@@ -70,4 +70,9 @@ func (t *trainer) examplesOf(w *api.GetStepResponse) ([]dataset.Example, error) 
 		}
 	}
 	return t.stepExamples(w)
+}
+
+// sameSlices says whether a and b name the same records.
+func sameSlices(a, b []*api.Slice) bool {
+	return slices.EqualFunc(a, b, func(x, y *api.Slice) bool { return proto.Equal(x, y) })
 }

@@ -115,7 +115,7 @@ func (t *trainer) trainStep(ctx context.Context, w *api.GetStepResponse, pull bo
 		// What examplesAndParams would have done: the records and the
 		// parameters are the early micro-batch's.
 		t.carry.prefetched, t.carry.readAhead = nil, nil
-		return t.pushWhileComputing(ctx, w, len(e.ex), e.c, t.hintOf(w))
+		return t.pushWhileComputing(ctx, w, len(e.hint.ex), e.c, t.hintOf(w))
 	}
 	ex, pulled, err, rerr := t.examplesAndParams(ctx, w, pull)
 	if rerr != nil {
