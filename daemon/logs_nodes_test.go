@@ -29,6 +29,14 @@ import (
 func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, pservers int, placement map[string]string,
 	edits ...func(map[string]any)) {
 	t.Helper()
+	writePlacement(t, cli, name, trainers, pservers, placement, nil, edits...)
+}
+
+// writePlacement is writePlacedJob with the nodes that verified the shared
+// checkpoint.dir already (the scheduler checks the others first).
+func writePlacement(t *testing.T, cli *clientv3.Client, name string, trainers, pservers int, placement map[string]string,
+	verified []string, edits ...func(map[string]any)) {
+	t.Helper()
 	train, test := writeShards(t, t.TempDir())
 	shared := t.TempDir()
 	var spec jobspec.Spec
@@ -43,7 +51,7 @@ func writePlacedJob(t *testing.T, cli *clientv3.Client, name string, trainers, p
 	}
 	spec.ApplyDefaults()
 	spec.FixGlobalBatch()
-	assigned := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{}}
+	assigned := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{}, Verified: verified}
 	for w, n := range placement {
 		assigned.Workers[w] = schema.Assignment{Node: n, Gen: 1}
 	}
@@ -381,12 +389,16 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	cfg.LogRelayTimeout = 500 * time.Millisecond
 	a := startAgent(t, cfg)
 	const job = "ok-hung"
-	writePlacedJob(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"})
-	allInState(t, cli, job, api.WorkerExited, "master", "pserver-0")
 	ctx := context.Background()
+	// n2 is a ready node before the job is, with its storage verified: a
+	// scheduler pass that found trainer-0 on a node nobody lists moved it
+	// to n1 (seen once in CI), and one that found n2 unverified would wait
+	// for the hung agent's marker.
 	if err := coord.PutJSON(ctx, cli, coord.NodeKey("n2"), schema.NodeRecord{Name: "n2", APIAddr: hung.Addr().String(), State: api.NodeReady}); err != nil {
 		t.Fatal(err)
 	}
+	writePlacement(t, cli, job, 1, 1, map[string]string{"master": "n1", "pserver-0": "n1", "trainer-0": "n2"}, []string{"n1", "n2"})
+	allInState(t, cli, job, api.WorkerExited, "master", "pserver-0")
 	if err := coord.PutJSON(ctx, cli, coord.WorkerKey(job, "trainer-0"), schema.WorkerRecord{Name: "trainer-0", Node: "n2", State: api.WorkerRunning}); err != nil {
 		t.Fatal(err)
 	}
