@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 	"google.golang.org/grpc"
 )
@@ -71,6 +75,90 @@ func (p *gradPservers) PushPull(ctx context.Context, mb int, step, epoch, record
 	return pulled, err
 }
 
+// earlyChange is one scenario of the early micro-batch tests: the
+// master's script differs from the right one (hints naming the next
+// step's records) as it says.
+type earlyChange struct {
+	id           int     // the trainer's
+	hints        []int32 // the chunk step 0's and step 1's hints name
+	mb1, epoch1  int     // step 1's micro-batch and epoch
+	noParamsBack bool    // the pushes bring no parameters back
+}
+
+// runEarly trains 3 steps of chunks 0, 1 and 2 of path (one micro-batch
+// of 4 records each) as c says, with the model setModel gives the trainer,
+// and returns the trainer and its pushed gradients.
+func runEarly(t *testing.T, path string, c earlyChange, setModel func(tr *trainer)) (*trainer, [][]float32) {
+	t.Helper()
+	chunk := func(c int32) []*api.Slice { return []*api.Slice{{File: path, Chunk: c, First: 0, Count: 4}} }
+	var steps []*api.GetStepResponse
+	for s := range 3 {
+		w := ready(int64(s), 1)
+		w.Slices, w.PullWithPush = chunk(int32(s)), true
+		if s < 2 {
+			w.NextSlices = chunk(c.hints[s])
+		}
+		if s >= 1 && c.epoch1 != 0 {
+			w.Epoch = int64(c.epoch1)
+		}
+		if s == 1 {
+			w.MicroBatch = int32(c.mb1)
+		}
+		steps = append(steps, w)
+	}
+	steps = append(steps, &api.GetStepResponse{Status: api.WorkStatus_WORK_DONE})
+	m := &slowMaster{fakeMaster: &fakeMaster{steps: steps, answerNext: true}, delay: 30 * time.Millisecond,
+		entered: make(chan struct{}, 1)}
+	pulls := []pullAnswer{{0, 0, nil}, {1, 1, nil}, {2, 2, nil}}
+	if !c.noParamsBack && c.epoch1 == 0 {
+		pulls = pulls[:1]
+	} else if !c.noParamsBack {
+		pulls = pulls[:2] // step 1 of the new epoch is pulled
+	}
+	ps := &gradPservers{fakePservers: &fakePservers{pulls: pulls, bring: !c.noParamsBack}, reported: m.entered}
+	var out bytes.Buffer
+	tr := fakeTrainer(t, nil, nil, &out)
+	tr.master.client, tr.ps, tr.id = m, ps, c.id
+	setModel(tr)
+	tr.data.open = os.Open
+	if err := tr.runSync(context.Background(), 0); err != nil {
+		t.Fatalf("%+v: runSync: %v\n%s", c, err, out.String())
+	}
+	if len(m.reports) != 3 || len(ps.pulls) != 0 {
+		t.Fatalf("%+v: reports %v, want steps 0, 1 and 2; pulls left %v\n%s", c, m.reports, ps.pulls, out.String())
+	}
+	return tr, ps.grads
+}
+
+// checkEarly runs the right hints and then each change, and checks how
+// many early micro-batches each took and dropped and that all pushed the
+// right hints' gradients, which differ from step to step.
+func checkEarly(t *testing.T, path string, setModel func(tr *trainer), changes []earlyCase) {
+	t.Helper()
+	right, pushed := runEarly(t, path, earlyChange{hints: []int32{1, 2}}, setModel)
+	if right.earlyTaken != 2 || right.earlyDropped != 0 {
+		t.Fatalf("right hints: %d early micro-batches taken, %d dropped; want 2 and 0", right.earlyTaken, right.earlyDropped)
+	}
+	if slices.Equal(pushed[0], pushed[1]) || slices.Equal(pushed[1], pushed[2]) {
+		t.Fatalf("the steps' gradients are alike (%v): the test cannot tell them apart", pushed)
+	}
+	for _, c := range changes {
+		tr, got := runEarly(t, path, c.change, setModel)
+		if tr.earlyTaken != c.taken || tr.earlyDropped != c.dropped {
+			t.Errorf("%s: %d early micro-batches taken, %d dropped; want %d and %d", c.what, tr.earlyTaken, tr.earlyDropped, c.taken, c.dropped)
+		}
+		if !slices.EqualFunc(pushed, got, slices.Equal) {
+			t.Errorf("%s: pushed gradients %v, want %v", c.what, got, pushed)
+		}
+	}
+}
+
+type earlyCase struct {
+	what           string
+	change         earlyChange
+	taken, dropped int
+}
+
 // TestEarlyMicroBatchIsTheNamedOne: with the step reports slower than the
 // pushes, a trainer computes each next micro-batch early from the master's
 // hint and pushes it once the report's answer names the same work. An
@@ -82,82 +170,74 @@ func (p *gradPservers) PushPull(ctx context.Context, mb int, step, epoch, record
 // works' records at their steps' parameters.
 func TestEarlyMicroBatchIsTheNamedOne(t *testing.T) {
 	path := writeShard(t, 12) // chunks of 4; record i has feature and label i
-	chunk := func(c int32) []*api.Slice { return []*api.Slice{{File: path, Chunk: c, First: 0, Count: 4}} }
-	type change struct {
-		id           int     // the trainer's
-		hints        []int32 // the chunk step 0's and step 1's hints name
-		mb1, epoch1  int     // step 1's micro-batch and epoch
-		noParamsBack bool    // the pushes bring no parameters back
-	}
-	run := func(c change) (*trainer, [][]float32) {
-		var steps []*api.GetStepResponse
-		for s := range 3 {
-			w := ready(int64(s), 1)
-			w.Slices, w.PullWithPush = chunk(int32(s)), true
-			if s < 2 {
-				w.NextSlices = chunk(c.hints[s])
-			}
-			if s >= 1 && c.epoch1 != 0 {
-				w.Epoch = int64(c.epoch1)
-			}
-			if s == 1 {
-				w.MicroBatch = int32(c.mb1)
-			}
-			steps = append(steps, w)
-		}
-		steps = append(steps, &api.GetStepResponse{Status: api.WorkStatus_WORK_DONE})
-		m := &slowMaster{fakeMaster: &fakeMaster{steps: steps, answerNext: true}, delay: 30 * time.Millisecond,
-			entered: make(chan struct{}, 1)}
-		pulls := []pullAnswer{{0, 0, nil}, {1, 1, nil}, {2, 2, nil}}
-		if !c.noParamsBack && c.epoch1 == 0 {
-			pulls = pulls[:1]
-		} else if !c.noParamsBack {
-			pulls = pulls[:2] // step 1 of the new epoch is pulled
-		}
-		ps := &gradPservers{fakePservers: &fakePservers{pulls: pulls, bring: !c.noParamsBack}, reported: m.entered}
-		var out bytes.Buffer
-		tr := fakeTrainer(t, nil, nil, &out)
-		tr.master.client, tr.ps, tr.id = m, ps, c.id
+	linear := func(tr *trainer) {
 		tr.spec = &jobspec.Spec{Seed: 1, Pservers: 1, Model: jobspec.ModelSpec{Kind: "linear", Inputs: 1, Outputs: 1}}
 		var err error
 		if tr.layout, err = client.NewLayout(tr.spec); err != nil {
 			t.Fatal(err)
 		}
 		tr.params, tr.grads = tr.layout.NewParams(), tr.layout.NewParams()
-		tr.data.open = os.Open
-		if err := tr.runSync(context.Background(), 0); err != nil {
-			t.Fatalf("%+v: runSync: %v\n%s", c, err, out.String())
-		}
-		if len(m.reports) != 3 || len(ps.pulls) != 0 {
-			t.Fatalf("%+v: reports %v, want steps 0, 1 and 2; pulls left %v\n%s", c, m.reports, ps.pulls, out.String())
-		}
-		return tr, ps.grads
 	}
+	checkEarly(t, path, linear, []earlyCase{
+		{"wrong hints", earlyChange{hints: []int32{2, 0}}, 0, 2},
+		{"step 1 another micro-batch", earlyChange{hints: []int32{1, 2}, mb1: 1}, 0, 1},
+		{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
+		{"another trainer's micro-batch", earlyChange{id: 1, hints: []int32{1, 2}}, 0, 0},
+		{"no parameters brought back", earlyChange{hints: []int32{1, 2}, noParamsBack: true}, 0, 0},
+	})
+}
 
-	right, pushed := run(change{hints: []int32{1, 2}})
-	if right.earlyTaken != 2 || right.earlyDropped != 0 {
-		t.Fatalf("right hints: %d early micro-batches taken, %d dropped; want 2 and 0", right.earlyTaken, right.earlyDropped)
-	}
-	if slices.Equal(pushed[0], pushed[1]) || slices.Equal(pushed[1], pushed[2]) {
-		t.Fatalf("the steps' gradients are alike (%v): the test cannot tell them apart", pushed)
-	}
-	for _, c := range []struct {
-		what           string
-		change         change
-		taken, dropped int
-	}{
-		{"wrong hints", change{hints: []int32{2, 0}}, 0, 2},
-		{"step 1 another micro-batch", change{hints: []int32{1, 2}, mb1: 1}, 0, 1},
-		{"step 1 in a new epoch", change{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
-		{"another trainer's micro-batch", change{id: 1, hints: []int32{1, 2}}, 0, 0},
-		{"no parameters brought back", change{hints: []int32{1, 2}, noParamsBack: true}, 0, 0},
-	} {
-		tr, got := run(c.change)
-		if tr.earlyTaken != c.taken || tr.earlyDropped != c.dropped {
-			t.Errorf("%s: %d early micro-batches taken, %d dropped; want %d and %d", c.what, tr.earlyTaken, tr.earlyDropped, c.taken, c.dropped)
+// TestEarlyMicroBatchOfAProgram: the same with a PyTorch program whose
+// module has dropout, so each gradient depends on its request's seed (its
+// step and micro-batch) as well as on the parameters and records: an
+// early micro-batch asked with another seed than its work's would push
+// other gradients than the one computed once named. The program computes
+// through shared memory, telling each gradient as it is final.
+func TestEarlyMicroBatchOfAProgram(t *testing.T) {
+	needTorch(t)
+	path := writeShard(t, 12)
+	ws := filepath.Join(repoRoot(t), "program", "testdata")
+	withProgram := func(tr *trainer) {
+		c, err := program.Start(program.Config{Argv: []string{python, filepath.Join(ws, "torch_dropout.py")}, Dir: ws})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !slices.EqualFunc(pushed, got, slices.Equal) {
-			t.Errorf("%s: pushed gradients %v, want %v", c.what, got, pushed)
+		t.Cleanup(func() { c.Close() })
+		d, err := c.Declare(context.Background(), program.DeclareArgs{Seed: 1, Inputs: 1, Outputs: 12, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.spec = &jobspec.Spec{Seed: 1, Pservers: 1, Model: jobspec.ModelSpec{Kind: "program", Inputs: 1, Outputs: 12, Declared: d.Record()}}
+		if tr.layout, err = client.NewLayout(tr.spec); err != nil {
+			t.Fatal(err)
+		}
+		tr.prog = c
+		tr.params, tr.grads = c.Buffers()
+		if tr.params == nil || !c.Progress() {
+			t.Fatalf("the program computes without shared memory (%v) or progress frames (%v)", c.Shared(), c.Progress())
 		}
 	}
+	checkEarly(t, path, withProgram, []earlyCase{
+		{"wrong hints", earlyChange{hints: []int32{2, 0}}, 0, 2},
+		{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
+	})
+}
+
+// python is Debian's interpreter; CI installs python3-torch for it.
+const python = "/usr/bin/python3"
+
+// needTorch fails the test when python lacks torch: CI installs it, so a
+// missing torch is a broken machine, not a reason to skip.
+func needTorch(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot import torch (apt-get install python3-torch): %v\n%s", python, err, out)
+	}
+}
+
+// repoRoot is the repository's directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
 }
