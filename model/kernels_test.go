@@ -184,7 +184,8 @@ func mustNewWith(t testing.TB, s Spec, o Options) Model {
 }
 
 // BenchmarkMLPGradient is trainer_mlp's micro-batch: MLP 784-1024-1024-10
-// over 256 records, on one thread.
+// over 256 records, on GOMAXPROCS threads (the model's default): -cpu 1
+// for one thread.
 func BenchmarkMLPGradient(b *testing.B) {
 	benchGradient(b, Spec{Kind: KindMLP, Inputs: 784, Outputs: 10, Hidden: []int{1024, 1024}}, 256)
 }
