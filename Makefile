@@ -59,8 +59,9 @@ test-short: build
 demo: build
 	./scripts/demo.sh
 
+# ONLY=g1,g2 runs some groups only.
 bench: build
-	$(GO) run ./bench/cmd -out bench/results.json
+	$(GO) run ./bench/cmd -out bench/results.json $(if $(ONLY),-only $(ONLY))
 
 # Fashion-MNIST softmax and MLP on the full 60k training set, tested on the official t10k
 # set (Debian's dataset-fashion-mnist): accuracy and records/s, also in bench/fashion.json.

@@ -37,6 +37,10 @@ func main() {
 	scaling := flag.String("scaling", "", "instead of the groups, print the MLP's records/s for these trainer counts (e.g. 1,2,4,8,16) against PyTorch DDP over gloo with as many processes (scripts/scaling.sh)")
 	flag.StringVar(&bench.AgentLog, "agent-log", "", "a file the agents of the benchmarks' jobs also append their output to, as they run")
 	flag.Parse()
+	if err := checkKernels(*bin); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	if *scaling != "" {
 		if err := scalingCurves(*bin, *scaling); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
