@@ -40,7 +40,8 @@
 //     RMSE; lower is better for the RMSE figures) and against the planted
 //     model's test RMSE (optimum.json).
 //
-// `go run ./bench/cmd -only step_time,scale_up` runs some groups only.
+// `make bench ONLY=step_time,scale_up` runs some groups only (a hand-run
+// bench needs make's GOFLAGS: kernels.go).
 package bench
 
 // Result is one row of bench/results.json.

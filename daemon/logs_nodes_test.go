@@ -391,9 +391,10 @@ func TestLogsRelayToHungAgent(t *testing.T) {
 	const job = "ok-hung"
 	ctx := context.Background()
 	// n2 is a ready node before the job is, with its storage verified: a
-	// scheduler pass that found trainer-0 on a node nobody lists moved it
-	// to n1 (seen once in CI), and one that found n2 unverified would wait
-	// for the hung agent's marker.
+	// scheduler pass that found trainer-0 on a node nobody listed moved it
+	// to n1, where it ran, and the test failed (once in CI) when that run's
+	// worker record came after the one written below; a pass that found n2
+	// unverified would wait for the hung agent's marker.
 	if err := coord.PutJSON(ctx, cli, coord.NodeKey("n2"), schema.NodeRecord{Name: "n2", APIAddr: hung.Addr().String(), State: api.NodeReady}); err != nil {
 		t.Fatal(err)
 	}

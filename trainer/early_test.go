@@ -121,7 +121,11 @@ func runEarly(t *testing.T, path string, c earlyChange, setModel func(tr *traine
 	tr.master.client, tr.ps, tr.id = m, ps, c.id
 	setModel(tr)
 	tr.data.open = os.Open
-	if err := tr.runSync(context.Background(), 0); err != nil {
+	err := tr.runSync(context.Background(), 0)
+	if tr.prog != nil {
+		tr.prog.Close() // the next run starts its own
+	}
+	if err != nil {
 		t.Fatalf("%+v: runSync: %v\n%s", c, err, out.String())
 	}
 	if len(m.reports) != 3 || len(ps.pulls) != 0 {
@@ -198,7 +202,7 @@ func TestEarlyMicroBatchOfAProgram(t *testing.T) {
 	path := writeShard(t, 12)
 	ws := filepath.Join(repoRoot(t), "program", "testdata")
 	withProgram := func(tr *trainer) {
-		c, err := program.Start(program.Config{Argv: []string{python, filepath.Join(ws, "torch_dropout.py")}, Dir: ws})
+		c, err := program.Start(program.Config{Argv: []string{python, filepath.Join(ws, "torch_dropout.py")}, Dir: ws, Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
