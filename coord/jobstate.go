@@ -74,11 +74,17 @@ func JobState(ctx context.Context, kv clientv3.KV, job string) (schema.StateReco
 // Keys sort by time, so a range read lists events in order. A job keeps
 // the newest MaxJobEvents (see TrimEvents).
 func AppendEvent(ctx context.Context, kv clientv3.KV, job, what string) error {
-	now := time.Now().UTC()
-	if err := PutJSON(ctx, kv, EventKey(job, now, shortID()), api.Event{Time: now, What: what}); err != nil {
+	if _, err := kv.Do(ctx, EventOp(job, what)); err != nil {
 		return err
 	}
 	return TrimEvents(ctx, kv, job)
+}
+
+// EventOp is the put of event what, now, for a transaction that must record
+// it with the change it tells of.
+func EventOp(job, what string) clientv3.Op {
+	now := time.Now().UTC()
+	return clientv3.OpPut(EventKey(job, now, shortID()), MustJSON(api.Event{Time: now, What: what}))
 }
 
 func shortID() string {

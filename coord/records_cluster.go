@@ -3,11 +3,9 @@ package coord
 import (
 	"context"
 	"fmt"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/coord/schema"
 )
 
@@ -16,10 +14,9 @@ import (
 // created at fence (not purged, nor purged and submitted again). It
 // returns ErrFenced otherwise.
 func CommitPlacement(ctx context.Context, lead *Leadership, job string, fence int64, rec schema.PlacementRecord, events []string) error {
-	now := time.Now().UTC()
 	ops := []clientv3.Op{clientv3.OpPut(PlacementKey(job), MustJSON(rec))}
 	for _, what := range events {
-		ops = append(ops, clientv3.OpPut(EventKey(job, now, shortID()), MustJSON(api.Event{Time: now, What: what})))
+		ops = append(ops, EventOp(job, what))
 	}
 	resp, err := lead.cli.Txn(ctx).
 		If(lead.Guard(), clientv3.Compare(clientv3.CreateRevision(JobKey(job)), "=", fence)).

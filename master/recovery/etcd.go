@@ -135,8 +135,8 @@ func (e *etcdRecords) Commit(ctx context.Context, next schema.LayoutRecord, g sc
 	return coord.CommitLayout(ctx, e.cli, e.lead.Guard(), e.job, next, g)
 }
 
-func (e *etcdRecords) Finish(ctx context.Context, l schema.LayoutRecord) error {
-	return e.lead.Commit(ctx, coord.PutLayoutOp(e.job, l))
+func (e *etcdRecords) Finish(ctx context.Context, l schema.LayoutRecord, what string) error {
+	return e.lead.Commit(ctx, coord.PutLayoutOp(e.job, l), coord.EventOp(e.job, what))
 }
 
 func (e *etcdRecords) Event(ctx context.Context, what string) error {

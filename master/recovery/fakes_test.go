@@ -218,13 +218,14 @@ func (s *fakeStates) LoadStep(ctx context.Context, step int64) (*checkpoint.Snap
 // fakeLayouts is the re-shard request and the layout record; a commit
 // reduces the global checkpoint to the layout's step, as coord.CommitLayout.
 type fakeLayouts struct {
-	mu       sync.Mutex
-	req      schema.ReshardRequest
-	layout   schema.LayoutRecord
-	moved    int // commits still to refuse with coord.ErrLayoutMoved
-	commits  []schema.LayoutRecord
-	finished []schema.LayoutRecord
-	cps      *fakeCheckpoints
+	mu           sync.Mutex
+	req          schema.ReshardRequest
+	layout       schema.LayoutRecord
+	moved        int // commits still to refuse with coord.ErrLayoutMoved
+	commits      []schema.LayoutRecord
+	finished     []schema.LayoutRecord
+	finishEvents []string // the event each Finish recorded with it
+	cps          *fakeCheckpoints
 }
 
 func (l *fakeLayouts) Reshard(ctx context.Context) (schema.ReshardRequest, schema.LayoutRecord, error) {
@@ -255,10 +256,11 @@ func (l *fakeLayouts) Commit(ctx context.Context, next schema.LayoutRecord, g sc
 	return nil
 }
 
-func (l *fakeLayouts) Finish(ctx context.Context, rec schema.LayoutRecord) error {
+func (l *fakeLayouts) Finish(ctx context.Context, rec schema.LayoutRecord, what string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.finished = append(l.finished, rec)
+	l.finishEvents = append(l.finishEvents, what)
 	l.layout = rec
 	return nil
 }

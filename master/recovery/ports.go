@@ -77,8 +77,10 @@ type LayoutStore interface {
 	// (coord.CommitLayout); coord.ErrLayoutMoved: the job record changed
 	// under it.
 	Commit(ctx context.Context, next schema.LayoutRecord, g schema.GlobalCheckpoint) error
-	// Finish rewrites l with its pause recorded.
-	Finish(ctx context.Context, l schema.LayoutRecord) error
+	// Finish rewrites l with its pause recorded and appends the event what
+	// in the same commit: a master killed between two writes left a
+	// finished re-shard without its event (seen in CI).
+	Finish(ctx context.Context, l schema.LayoutRecord, what string) error
 }
 
 // Events is the job's event log, as `gctl job events` shows it.

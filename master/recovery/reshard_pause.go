@@ -26,11 +26,11 @@ func (r *Recovery) finishReshard(ctx context.Context, l schema.LayoutRecord) err
 		}
 	}
 	l.PauseMs = max(time.Since(l.Paused).Milliseconds(), 1)
-	if err := r.layouts.Finish(ctx, l); err != nil {
-		return err
-	}
 	what := fmt.Sprintf("pservers re-sharded from %d to %d at global checkpoint step %d (layout generation %d): training paused %d ms",
 		l.SourcePservers, l.Pservers, l.FromStep, l.Generation, l.PauseMs)
+	if err := r.layouts.Finish(ctx, l, what); err != nil {
+		return err
+	}
 	r.log.Info(what)
-	return r.events.Event(ctx, what)
+	return nil
 }
