@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/testing/torchtest"
 	"github.com/gtrain/gtrain/model"
 )
 
 // python is Debian's interpreter, which has numpy (CI installs python3-numpy).
-const python = "/usr/bin/python3"
+const python = torchtest.Python
 
 func repoDir(t *testing.T, rel string) string {
 	t.Helper()

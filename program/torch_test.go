@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gtrain/gtrain/internal/testing/torchtest"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/model"
 )
@@ -17,22 +18,13 @@ import (
 // CI installs: without it the test fails, it does not skip.
 func startTorchCNN(t *testing.T, pipe bool) (*Client, *Declaration) {
 	t.Helper()
-	needTorch(t)
+	torchtest.Need(t)
 	c := startEntry(t, "examples/program", []string{python, "torch_cnn.py"}, Config{Pipe: pipe})
 	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 3, Inputs: 784, Outputs: 10, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, d
-}
-
-// needTorch fails the test when Debian's python3 lacks torch: CI installs
-// it, so a missing torch is a broken machine, not a reason to skip.
-func needTorch(t *testing.T) {
-	t.Helper()
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		t.Fatalf("%s cannot import torch (apt-get install python3-torch): %v\n%s", python, err, out)
-	}
 }
 
 // imageBatch is n pseudo-random 28x28 "images" with labels 0-9.
@@ -125,7 +117,7 @@ func TestTorchExampleSpec(t *testing.T) {
 // seed gives the same bits, another seed another gradient), and a module
 // with BatchNorm trains and evaluates on batch statistics.
 func TestTorchSeedAndBuffers(t *testing.T) {
-	needTorch(t)
+	torchtest.Need(t)
 	c := startEntry(t, "program/testdata", []string{python, "torch_dropout.py"}, Config{})
 	ctx := context.Background()
 	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 784, Outputs: 10, Threads: 1})
@@ -159,7 +151,7 @@ func TestTorchSeedAndBuffers(t *testing.T) {
 // answer one gradient per distinct row, the same bits through shared
 // memory and the pipe, as sums (every record twice: twice the gradient).
 func TestTorchRows(t *testing.T) {
-	needTorch(t)
+	torchtest.Need(t)
 	ctx := context.Background()
 	start := func(pipe bool) (*Client, *Declaration) {
 		c := startEntry(t, "examples/program", []string{python, "torch_recommender.py"}, Config{Pipe: pipe})

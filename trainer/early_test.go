@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/torchtest"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
@@ -198,11 +198,11 @@ func TestEarlyMicroBatchIsTheNamedOne(t *testing.T) {
 // other gradients than the one computed once named. The program computes
 // through shared memory, telling each gradient as it is final.
 func TestEarlyMicroBatchOfAProgram(t *testing.T) {
-	needTorch(t)
+	torchtest.Need(t)
 	path := writeShard(t, 12)
 	ws := filepath.Join(repoRoot(t), "program", "testdata")
 	withProgram := func(tr *trainer) {
-		c, err := program.Start(program.Config{Argv: []string{python, filepath.Join(ws, "torch_dropout.py")}, Dir: ws, Threads: 1})
+		c, err := program.Start(program.Config{Argv: []string{torchtest.Python, filepath.Join(ws, "torch_dropout.py")}, Dir: ws, Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,18 +225,6 @@ func TestEarlyMicroBatchOfAProgram(t *testing.T) {
 		{"wrong hints", earlyChange{hints: []int32{2, 0}}, 0, 2},
 		{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
 	})
-}
-
-// python is Debian's interpreter; CI installs python3-torch for it.
-const python = "/usr/bin/python3"
-
-// needTorch fails the test when python lacks torch: CI installs it, so a
-// missing torch is a broken machine, not a reason to skip.
-func needTorch(t *testing.T) {
-	t.Helper()
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		t.Fatalf("%s cannot import torch (apt-get install python3-torch): %v\n%s", python, err, out)
-	}
 }
 
 // repoRoot is the repository's directory.

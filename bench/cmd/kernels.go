@@ -28,7 +28,7 @@ func checkKernels(bin string) error {
 	if err != nil {
 		return fmt.Errorf("%s: cannot read its build settings: %w", path, err)
 	}
-	theirs, ours := openBLASBuild(info.Settings), strings.HasPrefix(model.Kernels(), "OpenBLAS")
+	theirs, ours := openBLASBuild(info.Settings), openBLASBench()
 	if theirs == ours {
 		return nil
 	}
@@ -51,6 +51,9 @@ func openBLASBuild(settings []debug.BuildSetting) bool {
 	}
 	return cgo && slices.Contains(tags, "openblas")
 }
+
+// openBLASBench says whether this bench computes with OpenBLAS.
+func openBLASBench() bool { return strings.HasPrefix(model.Kernels(), "OpenBLAS") }
 
 func kernelsName(openBLAS bool) string {
 	if openBLAS {
