@@ -66,6 +66,7 @@ type Client struct {
 	stdin   io.WriteCloser
 	stdout  *bufio.Reader
 	tail    *stderrTail
+	stderr  *stderrLog    // tail's writer: it also logs each line
 	exited  chan struct{} // closed when Wait returned
 	waitMu  sync.Mutex
 	waitErr error
@@ -106,6 +107,7 @@ func Start(cfg Config) (_ *Client, err error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
+	c.stderr = newStderrLog(c.tail, cfg.Log, time.Now)
 	c.offerShm()
 	if c.cmd, err = command(cfg, c.shm.childFiles()); err != nil {
 		c.shm.close()
@@ -113,7 +115,7 @@ func Start(cfg Config) (_ *Client, err error) {
 	}
 	cmd := c.cmd
 	cmd.WaitDelay = time.Second
-	cmd.Stderr = c.tail
+	cmd.Stderr = c.stderr
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		c.shm.close()
 		return nil, &Error{Op: "start", Err: err}
@@ -175,7 +177,8 @@ func (c *Client) offerShm() {
 }
 
 func (c *Client) wait() {
-	err := c.cmd.Wait()
+	err := c.cmd.Wait() // returns once stderr is copied (or WaitDelay after the exit)
+	c.stderr.close()
 	c.waitMu.Lock()
 	c.waitErr = err
 	c.waitMu.Unlock()
