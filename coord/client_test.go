@@ -5,9 +5,10 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
 )
 
 func TestSplitEndpoints(t *testing.T) {
@@ -51,7 +52,7 @@ func TestDialUnreachableNamesEndpoint(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
 	ep := "http://" + addr
-	logged := &lockedWriter{}
+	logged := &logcheck.Buffer{} // the etcd client's goroutines log
 	log := slog.New(slog.NewTextHandler(logged, nil))
 	cli, err := Dial(ctx, []string{ep}, log)
 	if err == nil {
@@ -65,24 +66,6 @@ func TestDialUnreachableNamesEndpoint(t *testing.T) {
 	if got := logged.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "component=etcd-client") {
 		t.Errorf("the etcd client's warnings did not reach the logger; logged:\n%s", got)
 	}
-}
-
-// lockedWriter collects what the etcd client's goroutines log.
-type lockedWriter struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func TestDialShared(t *testing.T) {

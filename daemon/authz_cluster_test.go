@@ -100,7 +100,7 @@ func TestAuthorizationByCertificate(t *testing.T) {
 		{"root", "admin", "undrain", "node-a", "ok"},
 		{"root", "admin", "purge", "sleep-carol", "ok"},
 	} {
-		if !c.log.hasAudit(a[0], a[1], a[2], a[3], a[4]) {
+		if !hasAudit(c.log, a[0], a[1], a[2], a[3], a[4]) {
 			t.Errorf("no audit line who=%s role=%s action=%s target=%s result=%s", a[0], a[1], a[2], a[3], a[4])
 		}
 	}
@@ -145,7 +145,7 @@ func TestAuthorizationByToken(t *testing.T) {
 	}
 	_, err = tokenOnly.StopJob(eve, &api.StopJobRequest{Name: "sleep-dave"})
 	assertStatus(t, "eve stops", err, codes.PermissionDenied, "eve (viewer) may not stop jobs: needs operator")
-	if !c.log.hasAudit("dave", "operator", "stop", "sleep-dave", "ok") {
+	if !hasAudit(c.log, "dave", "operator", "stop", "sleep-dave", "ok") {
 		t.Errorf("no audit line of dave's stop")
 	}
 }
@@ -173,7 +173,7 @@ func TestAuthorizationAnonymousWithoutTLS(t *testing.T) {
 			t.Errorf("events %q lack %q", evs, want)
 		}
 	}
-	if !log.hasAudit("anonymous", "admin", "drain", "node-a", "ok") {
+	if !hasAudit(log, "anonymous", "admin", "drain", "node-a", "ok") {
 		t.Errorf("no audit line of the anonymous drain")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,30 +21,16 @@ import (
 	gpki "github.com/gtrain/gtrain/pki"
 )
 
-// logBuffer collects an agent's log as JSON lines, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // captureLog points cfg's log at a buffer (still checked by logcheck).
-func captureLog(t *testing.T, cfg *Config) *logBuffer {
-	b := &logBuffer{}
+func captureLog(t *testing.T, cfg *Config) *logcheck.Buffer {
+	b := &logcheck.Buffer{}
 	cfg.Log = logcheck.Logger(t, slog.NewJSONHandler(b, nil))
 	return b
 }
 
 // hasAudit reports whether an "audit" line has exactly these attributes.
-func (b *logBuffer) hasAudit(who, role, action, target, result string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+func hasAudit(b *logcheck.Buffer, who, role, action, target, result string) bool {
+	for _, line := range bytes.Split([]byte(b.String()), []byte("\n")) {
 		var r map[string]any
 		if json.Unmarshal(line, &r) != nil || r["msg"] != "audit" || r["level"] != "INFO" {
 			continue
@@ -95,7 +80,7 @@ type authzCluster struct {
 	pki   *testpki.CA
 	agent *testAgent
 	tls   string // address of the agent's API
-	log   *logBuffer
+	log   *logcheck.Buffer
 }
 
 func startAuthzCluster(t *testing.T) *authzCluster {

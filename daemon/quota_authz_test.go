@@ -50,7 +50,7 @@ func TestQuotaAuthorization(t *testing.T) {
 		{"root", "admin", "quota-set", "bob", "ok"},
 		{"root", "admin", "quota-set", "bob", "InvalidArgument"},
 	} {
-		if !c.log.hasAudit(a[0], a[1], a[2], a[3], a[4]) {
+		if !hasAudit(c.log, a[0], a[1], a[2], a[3], a[4]) {
 			t.Errorf("no audit line who=%s role=%s action=%s target=%s result=%s", a[0], a[1], a[2], a[3], a[4])
 		}
 	}

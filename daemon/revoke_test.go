@@ -50,7 +50,7 @@ func TestTokenRevocation(t *testing.T) {
 	if _, err := tokenOnly.ListJobs(withToken(other.Raw), &api.ListJobsRequest{}); err != nil {
 		t.Errorf("dave's other token: %v", err)
 	}
-	if !c.log.hasAudit("root", "admin", "token-revoke", leaked.ID, "ok") {
+	if !hasAudit(c.log, "root", "admin", "token-revoke", leaked.ID, "ok") {
 		t.Errorf("no audit line of the revocation")
 	}
 }

@@ -1,47 +1,21 @@
 package program
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
 )
 
-// logLines is a log written as JSON lines, decoded.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+// logLines is a log written as JSON lines.
+type logLines struct{ logcheck.Buffer }
 
 func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
 
-func (l *logLines) records(t *testing.T) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var r map[string]any
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
+func (l *logLines) records(t *testing.T) []map[string]any { return l.Records(t) }
 
 // stderrLines is the "line" of every "program stderr" record.
 func (l *logLines) stderrLines(t *testing.T) []string {

@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/testing/logcheck"
 	"github.com/gtrain/gtrain/internal/testing/wait"
 	"github.com/gtrain/gtrain/jobspec"
 )
@@ -249,21 +249,5 @@ func (a *Agent) ReferenceRun(t *testing.T, work, name string, spec jobspec.Spec)
 }
 
 // LogBuffer keeps an agent's output: written by the goroutine that copies
-// the process's output while a test reads it (a bytes.Buffer alone races).
-type LogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *LogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String is what was written so far.
-func (b *LogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// the process's output while a test reads it.
+type LogBuffer = logcheck.Buffer

@@ -1,7 +1,8 @@
 // Package logcheck checks, in tests, that every log line carries each
 // attribute once: a role's logger already holds its job and index (the
 // agent's child loggers their job and worker), and code logging through it
-// must not add them again.
+// must not add them again. Buffer collects a log for a test to read while
+// goroutines write it.
 //
 // It is test support: it must not be imported by production code.
 package logcheck
