@@ -14,6 +14,17 @@ import (
 func TestAppendEventKeepsTheNewest(t *testing.T) {
 	cli := dialTest(t)
 	job := uniqueJob(t)
+	base := fillEvents(t, cli, job)
+	if err := AppendEvent(t.Context(), cli, job, "newest"); err != nil {
+		t.Fatal(err)
+	}
+	checkNewestKept(t, cli, job, base, "newest")
+}
+
+// fillEvents writes MaxJobEvents events "old" to job, an hour ago a
+// millisecond apart, and returns the first one's time.
+func fillEvents(t *testing.T, cli *clientv3.Client, job string) time.Time {
+	t.Helper()
 	base := time.Now().Add(-time.Hour)
 	for first := 0; first < MaxJobEvents; first += 100 {
 		var ops []clientv3.Op
@@ -25,9 +36,13 @@ func TestAppendEventKeepsTheNewest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := AppendEvent(t.Context(), cli, job, "newest"); err != nil {
-		t.Fatal(err)
-	}
+	return base
+}
+
+// checkNewestKept checks job has MaxJobEvents events, from the second of
+// fillEvents's to newest.
+func checkNewestKept(t *testing.T, cli *clientv3.Client, job string, base time.Time, newest string) {
+	t.Helper()
 	resp, err := cli.Get(t.Context(), EventPrefix(job), clientv3.WithPrefix())
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +54,8 @@ func TestAppendEventKeepsTheNewest(t *testing.T) {
 		t.Errorf("oldest event kept is %s, want the second one written", first)
 	}
 	var last api.Event
-	if err := json.Unmarshal(resp.Kvs[len(resp.Kvs)-1].Value, &last); err != nil || last.What != "newest" {
-		t.Errorf("newest event kept = %+v (%v), want the appended one", last, err)
+	if err := json.Unmarshal(resp.Kvs[len(resp.Kvs)-1].Value, &last); err != nil || last.What != newest {
+		t.Errorf("newest event kept = %+v (%v), want %q", last, err, newest)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // CommitPlacement writes a job's placement, and events about it, if this
 // scheduler still leads and the job is still the one whose record was
 // created at fence (not purged, nor purged and submitted again). It
-// returns ErrFenced otherwise.
+// returns ErrFenced otherwise. The job then keeps its newest MaxJobEvents,
+// as after AppendEvent.
 func CommitPlacement(ctx context.Context, lead *Leadership, job string, fence int64, rec schema.PlacementRecord, events []string) error {
 	ops := []clientv3.Op{clientv3.OpPut(PlacementKey(job), MustJSON(rec))}
 	for _, what := range events {
@@ -26,6 +27,11 @@ func CommitPlacement(ctx context.Context, lead *Leadership, job string, fence in
 	}
 	if !resp.Succeeded {
 		return fmt.Errorf("write placement of job %s: leadership lost or job replaced: %w", job, ErrFenced)
+	}
+	if len(events) > 0 {
+		// The placement is written: a trim that fails now is done by the
+		// next event's.
+		_ = TrimEvents(ctx, lead.cli, job)
 	}
 	return nil
 }

@@ -80,3 +80,20 @@ func TestParseDrainKey(t *testing.T) {
 		}
 	}
 }
+
+// A placement's events count against MaxJobEvents as appended ones do.
+func TestCommitPlacementTrimsEvents(t *testing.T) {
+	cli := dialTest(t)
+	job := uniqueJob(t)
+	resp, err := cli.Put(t.Context(), JobKey(job), "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fillEvents(t, cli, job)
+	lead := campaign(t, cli, newSession(t, cli), SchedulerElectionPrefix()+"-"+job, "n1")
+	rec := schema.PlacementRecord{Gen: 1, Workers: map[string]schema.Assignment{"master": {Node: "n1", Gen: 1}}}
+	if err := CommitPlacement(t.Context(), lead, job, resp.Header.Revision, rec, []string{"master placed on n1"}); err != nil {
+		t.Fatal(err)
+	}
+	checkNewestKept(t, cli, job, base, "master placed on n1")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,4 +153,34 @@ func waitWatching(t *testing.T, e *etcdRecords, marked <-chan int64) {
 		}
 	}
 	t.Fatal("the mark watch never reported a mark")
+}
+
+// A finished re-shard's layout and event go in one commit, and the job then
+// keeps its newest coord.MaxJobEvents, as after any event.
+func TestEtcdFinishKeepsTheNewestEvents(t *testing.T) {
+	cli, e := etcdJob(t)
+	ctx := t.Context()
+	ops := make([]clientv3.Op, 0, coord.MaxJobEvents)
+	past := time.Now().Add(-time.Hour)
+	for i := range coord.MaxJobEvents {
+		ops = append(ops, clientv3.OpPut(coord.EventKey("j", past.Add(time.Duration(i)*time.Second), "p"), `{"what":"past"}`))
+	}
+	for batch := range slices.Chunk(ops, 100) {
+		if _, err := cli.Txn(ctx).Then(batch...).Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Finish(ctx, schema.LayoutRecord{Pservers: 3}, "re-shard done"); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := e.Layout(ctx); err != nil || l.Pservers != 3 {
+		t.Fatalf("layout after Finish: %+v, %v", l, err)
+	}
+	resp, err := cli.Get(ctx, coord.EventPrefix("j"), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != coord.MaxJobEvents || !strings.Contains(string(resp.Kvs[0].Value), "re-shard done") {
+		t.Fatalf("after Finish: %d events, the newest %s; want %d, the finish's", resp.Count, resp.Kvs[0].Value, coord.MaxJobEvents)
+	}
 }
