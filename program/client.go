@@ -33,7 +33,10 @@ type Config struct {
 	Argv    []string      // the resolved entry: program and arguments
 	Dir     string        // the workspace: the program's working directory
 	Timeout time.Duration // per request; 0 means DefaultTimeout
-	Log     *slog.Logger
+	// Log is where the client logs; with StderrToLog, each line the
+	// program writes to stderr too (stderrlog.go).
+	Log         *slog.Logger
+	StderrToLog bool
 	// Pipe offers no shared memory: every tensor goes through the pipe, as
 	// for a program written for wire.Version (tests compare the two paths).
 	Pipe bool
@@ -66,7 +69,7 @@ type Client struct {
 	stdin   io.WriteCloser
 	stdout  *bufio.Reader
 	tail    *stderrTail
-	stderr  *stderrLog    // tail's writer: it also logs each line
+	stderr  *stderrLog    // with Config.StderrToLog: tail's writer, logging each line
 	exited  chan struct{} // closed when Wait returned
 	waitMu  sync.Mutex
 	waitErr error
@@ -107,7 +110,11 @@ func Start(cfg Config) (_ *Client, err error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
-	c.stderr = newStderrLog(c.tail, cfg.Log, time.Now)
+	var stderr io.Writer = c.tail
+	if cfg.StderrToLog {
+		c.stderr = newStderrLog(c.tail, cfg.Log, time.Now)
+		stderr = c.stderr
+	}
 	c.offerShm()
 	if c.cmd, err = command(cfg, c.shm.childFiles()); err != nil {
 		c.shm.close()
@@ -115,7 +122,7 @@ func Start(cfg Config) (_ *Client, err error) {
 	}
 	cmd := c.cmd
 	cmd.WaitDelay = time.Second
-	cmd.Stderr = c.stderr
+	cmd.Stderr = stderr
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		c.shm.close()
 		return nil, &Error{Op: "start", Err: err}
@@ -178,7 +185,9 @@ func (c *Client) offerShm() {
 
 func (c *Client) wait() {
 	err := c.cmd.Wait() // returns once stderr is copied (or WaitDelay after the exit)
-	c.stderr.close()
+	if c.stderr != nil {
+		c.stderr.close()
+	}
 	c.waitMu.Lock()
 	c.waitErr = err
 	c.waitMu.Unlock()

@@ -5,6 +5,8 @@
 // A Client owns one program process: it starts the entry command inside the
 // workspace, sends declare, gradient and evaluate requests, and checks every
 // answer strictly (shapes, counts, finite numbers, a deadline per request).
+// Each line of the program's stderr goes to the role's log as it comes, at
+// a bounded rate (stderrlog.go; not at submit, where the agent declares).
 // Any failure is an *Error that carries the tail of the program's stderr and
 // wraps ErrProgram; the roles fail the job with it instead of training on a
 // wrong answer, because a restart would meet the same program. A program

@@ -26,13 +26,16 @@ import (
 // A job whose workspace was uploaded (model.package) needs fetch, which
 // returns the package's bytes; they are checked against the SHA-256 and
 // unpacked into a private directory that Close removes.
+//
+// The program's stderr lines go to log, which a role writes to its worker's
+// log (`gctl job logs`).
 func StartForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger) (*Client, *Declaration, error) {
-	return startForJob(ctx, spec, rev, fetch, pol, log, nil)
+	return startForJob(ctx, spec, rev, fetch, pol, log, nil, true)
 }
 
 // startForJob is StartForJob with env added to the program's environment
-// after the job's.
-func startForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger, env []string) (*Client, *Declaration, error) {
+// after the job's, and its stderr logged or not.
+func startForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch PackageFetcher, pol sandbox.Policy, log *slog.Logger, env []string, stderrToLog bool) (*Client, *Declaration, error) {
 	m := spec.Model
 	ws, cleanup, err := workspaceOf(ctx, spec, fetch)
 	if err != nil {
@@ -61,7 +64,8 @@ func startForJob(ctx context.Context, spec *jobspec.Spec, rev int64, fetch Packa
 			return nil, nil, &Error{Op: "start", Err: fmt.Errorf("%w: the unpacked workspace: %v", ErrPackage, err)}
 		}
 	}
-	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, Threads: threads, Env: append(spec.EnvList(), env...), Sandbox: sb})
+	c, err := Start(Config{Argv: argv, Dir: dir, Timeout: timeout, Log: log, StderrToLog: stderrToLog, Threads: threads,
+		Env: append(spec.EnvList(), env...), Sandbox: sb})
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -195,7 +199,10 @@ func DeclareForSubmit(ctx context.Context, spec *jobspec.Spec, fetch PackageFetc
 	// (daemon/supervisor): PyTorch's adapter moves its module to a GPU it
 	// sees, which would start CUDA, at every submit, on a GPU a running job
 	// holds, for values computed on the CPU.
-	c, d, err := startForJob(ctx, spec, 0, fetch, pol, log, []string{"CUDA_VISIBLE_DEVICES="})
+	//
+	// Its stderr is not logged: log is the agent's, not a job's, and a
+	// refusal quotes the tail.
+	c, d, err := startForJob(ctx, spec, 0, fetch, pol, log, []string{"CUDA_VISIBLE_DEVICES="}, false)
 	if err != nil {
 		return err
 	}

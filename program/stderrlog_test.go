@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/internal/testing/logcheck"
 )
 
@@ -54,42 +55,81 @@ func TestStderrLogLines(t *testing.T) {
 	}
 }
 
+// TestStderrLogCutsAtACharacter: a line cut at stderrLineMax is not cut
+// inside a UTF-8 character.
+func TestStderrLogCutsAtACharacter(t *testing.T) {
+	var out logLines
+	s := newStderrLog(newStderrTail(64), out.logger(), time.Now)
+	s.Write([]byte(strings.Repeat("a", stderrLineMax-1) + "ébc\n"))
+	recs := out.records(t)
+	if len(recs) != 1 || recs[0]["line"] != strings.Repeat("a", stderrLineMax-1) || recs[0]["cut_bytes"] != float64(4) {
+		t.Fatalf("logged %v, want %d a's and cut_bytes 4", recs, stderrLineMax-1)
+	}
+}
+
+// warnings returns the "lines" of each warning of lines not logged, and
+// the count of lines logged.
+func (l *logLines) warnings(t *testing.T) (skipped []float64, logged int) {
+	for _, r := range l.records(t) {
+		switch {
+		case r["msg"] == "program stderr":
+			logged++
+		case strings.HasPrefix(r["msg"].(string), "program stderr: lines not logged"):
+			skipped = append(skipped, r["lines"].(float64))
+		}
+	}
+	return skipped, logged
+}
+
 // TestStderrLogRate checks a program printing in a loop: the burst is
-// logged, then a line per 1/stderrLineRate s, and the lines skipped are
-// counted in a warning before the next line logged and at the end.
+// logged, then a line per 1/stderrLineRate s; the lines left out are
+// counted in a warning when the limit starts, at most every
+// stderrWarnEvery after, and at the end.
 func TestStderrLogRate(t *testing.T) {
 	var out logLines
 	now := time.Unix(1000, 0)
 	s := newStderrLog(newStderrTail(64), out.logger(), func() time.Time { return now })
-	for range stderrLineBurst + 5 {
-		s.Write([]byte("spam\n"))
-	}
-	if got := len(out.stderrLines(t)); got != stderrLineBurst {
-		t.Fatalf("logged %d lines at once, want the burst %d", got, stderrLineBurst)
-	}
-	now = now.Add(time.Second / stderrLineRate)
-	s.Write([]byte("after a pause\n"))
-	s.Write([]byte("spam again\n"))
-	s.close()
-	recs := out.records(t)
-	var tailMsgs []string
-	var skippedCounts []float64
-	for _, r := range recs[stderrLineBurst:] {
-		tailMsgs = append(tailMsgs, r["msg"].(string))
-		if n, ok := r["lines"].(float64); ok {
-			skippedCounts = append(skippedCounts, n)
+	spam := func(n int, line string) {
+		for range n {
+			s.Write([]byte(line + "\n"))
 		}
 	}
-	skipMsg := "program stderr: lines not logged, over the rate limit (the last 2 KiB are kept for errors)"
-	want := []string{skipMsg, "program stderr", skipMsg}
-	if strings.Join(tailMsgs, "|") != strings.Join(want, "|") {
-		t.Fatalf("after the burst the log says %q, want %q", tailMsgs, want)
+	spam(stderrLineBurst+5, "spam")
+	now = now.Add(time.Second / stderrLineRate)
+	spam(1, "after a pause")
+	spam(1, "spam again")
+	if skipped, logged := out.warnings(t); logged != stderrLineBurst+1 || len(skipped) != 1 || skipped[0] != 1 {
+		t.Fatalf("after a burst and a pause: %d lines logged, warnings %v; want %d, [1] (one when the limit started)",
+			logged, skipped, stderrLineBurst+1)
 	}
-	if len(skippedCounts) != 2 || skippedCounts[0] != 5 || skippedCounts[1] != 1 {
-		t.Fatalf("skipped counts %v, want [5 1]", skippedCounts)
+	now = now.Add(stderrWarnEvery + time.Second)
+	spam(stderrLineBurst+1, "more")
+	spam(2, "still more")
+	s.close()
+	skipped, logged := out.warnings(t)
+	if logged != 2*stderrLineBurst+1 || len(skipped) != 3 || skipped[1] != 6 || skipped[2] != 2 {
+		t.Fatalf("%d lines logged, warnings %v; want %d, [1 6 2]", logged, skipped, 2*stderrLineBurst+1)
 	}
-	if got := recs[stderrLineBurst+1]["line"]; got != "after a pause" {
+	if got := out.records(t)[stderrLineBurst+1]["line"]; got != "after a pause" {
 		t.Fatalf("logged %v after the pause", got)
+	}
+}
+
+// TestStderrLogBudget: once a program's lines reach stderrLogBudget, no
+// more are logged, whatever the rate, and the warning says why.
+func TestStderrLogBudget(t *testing.T) {
+	var out logLines
+	now := time.Unix(1000, 0)
+	s := newStderrLog(newStderrTail(64), out.logger(), func() time.Time { return now })
+	s.logged = stderrLogBudget - 10
+	s.Write([]byte("fits\nover budget\n"))
+	now = now.Add(time.Hour)
+	s.Write([]byte("x\n"))
+	s.close()
+	recs := out.records(t)
+	if len(recs) != 3 || recs[0]["line"] != "fits" || !strings.Contains(recs[1]["msg"].(string), "16 MiB logged already") ||
+		recs[1]["lines"] != float64(1) || recs[2]["lines"] != float64(1) {
+		t.Fatalf("logged %v; want fits, then a warning of the budget for each line left out", recs)
 	}
 }
 
@@ -98,7 +138,8 @@ func TestStderrLogRate(t *testing.T) {
 // tail in the error.
 func TestProgramStderrLogged(t *testing.T) {
 	var out logLines
-	c := startEntry(t, "program/testdata", []string{python, "bad.py", "error"}, Config{Timeout: 5 * time.Second, Log: out.logger()})
+	c := startEntry(t, "program/testdata", []string{python, "bad.py", "error"},
+		Config{Timeout: 5 * time.Second, Log: out.logger(), StderrToLog: true})
 	ctx := context.Background()
 	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
 	if err != nil {
@@ -112,5 +153,33 @@ func TestProgramStderrLogged(t *testing.T) {
 	lines := out.stderrLines(t)
 	if len(lines) != 1 || lines[0] != "bad.py: error on gradient of 2 records" {
 		t.Fatalf("the log has the program's stderr lines %q, want the one it printed", lines)
+	}
+}
+
+// TestStderrLoggedForRolesNotAtSubmit: a role's program's stderr is in the
+// role's log; the declare at submit logs none (its logger is the agent's,
+// and the refusal quotes the tail).
+func TestStderrLoggedForRolesNotAtSubmit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(*slog.Logger) error
+		want  []string
+	}{
+		{"submit", func(log *slog.Logger) error {
+			return DeclareForSubmit(t.Context(), programSpec(t, "declare-exit"), nil, sandbox.Policy{}, log)
+		}, nil},
+		{"role", func(log *slog.Logger) error {
+			_, _, err := StartForJob(t.Context(), programSpec(t, "declare-exit"), 0, nil, sandbox.Policy{}, log)
+			return err
+		}, []string{"cannot import torch"}},
+	} {
+		var out logLines
+		err := tc.start(out.logger())
+		if err == nil || !strings.Contains(err.Error(), "cannot import torch") {
+			t.Fatalf("%s: %v, want the failed declare quoting its stderr", tc.name, err)
+		}
+		if got := out.stderrLines(t); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: stderr lines logged %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
