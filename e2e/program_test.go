@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,6 +166,11 @@ func TestProgramExit3(t *testing.T) {
 	}
 	if st.Master.Restarts != 0 {
 		t.Errorf("the master restarted %d times for a program's failure", st.Master.Restarts)
+	}
+	// What the program printed is in its trainer's log as it came.
+	logs, _, code := a.Gctl(t, "job", "logs", "prog-fail", "-n", "500")
+	if code != 0 || !regexp.MustCompile(`program stderr.*line="mlp.py: injected failure at gradient request 6"`).MatchString(logs) {
+		t.Errorf("job logs: exit %d, no line of the program's stderr:\n%s", code, logs)
 	}
 }
 
