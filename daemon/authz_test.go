@@ -24,7 +24,9 @@ import (
 // captureLog points cfg's log at a buffer (still checked by logcheck).
 func captureLog(t *testing.T, cfg *Config) *logcheck.Buffer {
 	b := &logcheck.Buffer{}
-	cfg.Log = logcheck.Logger(t, slog.NewJSONHandler(b, nil))
+	// With the attribute gtraind's logger adds, so that logcheck finds a
+	// line that names it again.
+	cfg.Log = logcheck.Logger(t, slog.NewJSONHandler(b, nil)).With("role", "agent")
 	return b
 }
 
@@ -35,7 +37,7 @@ func hasAudit(b *logcheck.Buffer, who, role, action, target, result string) bool
 		if json.Unmarshal(line, &r) != nil || r["msg"] != "audit" || r["level"] != "INFO" {
 			continue
 		}
-		if r["who"] == who && r["role"] == role && r["action"] == action && r["target"] == target && r["result"] == result {
+		if r["who"] == who && r["who_role"] == role && r["action"] == action && r["target"] == target && r["result"] == result {
 			return true
 		}
 	}

@@ -19,7 +19,7 @@ func (z *authorizer) audit(id auth.Identity, acc access, target string, err erro
 	if err != nil {
 		result = status.Code(err).String()
 	}
-	z.log.Info("audit", "who", id.Name, "role", id.RoleName(), "via", id.Via, "token", id.TokenID,
+	z.log.Info("audit", "who", id.Name, "who_role", id.RoleName(), "via", id.Via, "token", id.TokenID,
 		"action", acc.action, "target", target, "result", result)
 }
 
