@@ -661,6 +661,9 @@ func (c *Core) Rollback(state *State, epoch int64, now time.Time) (Effects, erro
 	clear(c.reports)
 	clear(c.assigned)
 	c.timing.reset()
+	// The step starts anew: what it waited before (for the silent pserver
+	// whose replacement rolled the job back) is no trainer's stall.
+	c.lastCommit = now
 	clear(c.checkpointAfter)
 	c.ending, c.paused, c.saveAll = false, false, true
 	c.warning = "" // it was the abandoned pass end's

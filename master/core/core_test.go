@@ -512,3 +512,31 @@ func TestCoreFinishingRefusesRollback(t *testing.T) {
 		t.Fatalf("the refused rollback changed the job: %+v", m)
 	}
 }
+
+// A rollback starts its step anew: the time the step waited before it (for
+// a silent pserver, whose restart rolled the job back) is not the
+// trainers' stall. Seen in CI: a trainer whose push waited for a stopped
+// pserver was declared hung 0.4 s after the pserver's replacement rolled
+// the job back.
+func TestCoreRollbackRestartsTheStallClock(t *testing.T) {
+	const after = 5 * time.Second
+	c := newCore(t, FixtureSyncConfig(3, 4, 1))
+	c.Stalled(after, t0) // the step starts waiting
+	rolled := t0.Add(after + time.Second)
+	if _, err := c.Rollback(nil, 1, rolled); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		c.Step(k, 0, 1, rolled) // each holds its micro-batch of the new epoch
+	}
+	if _, err := c.StepDone(1, 1, 0, 1, 1, 4, rolled); err != nil {
+		t.Fatal(err)
+	}
+	if _, missing, stalled := c.Stalled(after, rolled.Add(time.Second)); stalled {
+		t.Fatalf("1 s after the rollback: stalled, missing %v", missing)
+	}
+	c.Step(1, 0, 1, rolled.Add(after+time.Second)) // a live trainer keeps asking
+	if _, missing, stalled := c.Stalled(after, rolled.Add(after+time.Second)); !stalled || !slices.Equal(missing, []int{0, 2}) {
+		t.Fatalf("past after since the rollback: stalled %v, missing %v; want trainers 0 and 2", stalled, missing)
+	}
+}
