@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -12,6 +13,31 @@ import (
 // warning every few minutes) cannot grow etcd without bound. A thousand is
 // far more than `gctl job status` shows and a few hundred KiB at most.
 const MaxJobEvents = 1000
+
+// CommitWithEvents is Commit recording events of job in the same
+// transaction (EventOp): an event about a change is there if and only if
+// the change is. The job then keeps its newest MaxJobEvents, as after
+// AppendEvent.
+func (l *Leadership) CommitWithEvents(ctx context.Context, job string, events []string, ops ...clientv3.Op) error {
+	return l.commitWithEvents(ctx, job, nil, events, ops)
+}
+
+// commitWithEvents is CommitWithEvents with comparisons that must hold as
+// well as the leadership.
+func (l *Leadership) commitWithEvents(ctx context.Context, job string, cmps []clientv3.Cmp, events []string, ops []clientv3.Op) error {
+	ops = slices.Clone(ops) // the caller's, when variadic
+	for _, what := range events {
+		ops = append(ops, EventOp(job, what))
+	}
+	if err := l.commitIf(ctx, cmps, ops); err != nil {
+		return err
+	}
+	if len(events) > 0 {
+		// Committed: a trim that fails now is done by the next event's.
+		_ = TrimEvents(ctx, l.cli, job)
+	}
+	return nil
+}
 
 // TrimEvents deletes job's oldest events beyond MaxJobEvents. Event keys
 // sort by time, so the oldest are the first of a range read. Two trims at

@@ -50,9 +50,15 @@ func (l *Leadership) Rev() int64 { return l.rev }
 // A commit whose outcome etcd left unknown because a member died under it
 // is sent again (see resendUnknown).
 func (l *Leadership) Commit(ctx context.Context, ops ...clientv3.Op) error {
+	return l.commitIf(ctx, nil, ops)
+}
+
+// commitIf is Commit with comparisons that must hold as well as the
+// leadership (a job's fence).
+func (l *Leadership) commitIf(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) error {
 	var resp *clientv3.TxnResponse
 	err := resendUnknown(ctx, func() (err error) {
-		resp, err = l.cli.Txn(ctx).If(l.Guard()).Then(ops...).Commit()
+		resp, err = l.cli.Txn(ctx).If(append([]clientv3.Cmp{l.Guard()}, cmps...)...).Then(ops...).Commit()
 		return err
 	})
 	if err != nil {

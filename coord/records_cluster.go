@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -15,23 +16,14 @@ import (
 // returns ErrFenced otherwise. The job then keeps its newest MaxJobEvents,
 // as after AppendEvent.
 func CommitPlacement(ctx context.Context, lead *Leadership, job string, fence int64, rec schema.PlacementRecord, events []string) error {
-	ops := []clientv3.Op{clientv3.OpPut(PlacementKey(job), MustJSON(rec))}
-	for _, what := range events {
-		ops = append(ops, EventOp(job, what))
-	}
-	resp, err := lead.cli.Txn(ctx).
-		If(lead.Guard(), clientv3.Compare(clientv3.CreateRevision(JobKey(job)), "=", fence)).
-		Then(ops...).Commit()
-	if err != nil {
-		return fmt.Errorf("write placement of job %s: %w", job, err)
-	}
-	if !resp.Succeeded {
+	sameJob := clientv3.Compare(clientv3.CreateRevision(JobKey(job)), "=", fence)
+	err := lead.commitWithEvents(ctx, job, []clientv3.Cmp{sameJob}, events,
+		[]clientv3.Op{clientv3.OpPut(PlacementKey(job), MustJSON(rec))})
+	if errors.Is(err, ErrFenced) {
 		return fmt.Errorf("write placement of job %s: leadership lost or job replaced: %w", job, ErrFenced)
 	}
-	if len(events) > 0 {
-		// The placement is written: a trim that fails now is done by the
-		// next event's.
-		_ = TrimEvents(ctx, lead.cli, job)
+	if err != nil {
+		return fmt.Errorf("write placement of job %s: %w", job, err)
 	}
 	return nil
 }

@@ -136,12 +136,7 @@ func (e *etcdRecords) Commit(ctx context.Context, next schema.LayoutRecord, g sc
 }
 
 func (e *etcdRecords) Finish(ctx context.Context, l schema.LayoutRecord, what string) error {
-	if err := e.lead.Commit(ctx, coord.PutLayoutOp(e.job, l), coord.EventOp(e.job, what)); err != nil {
-		return err
-	}
-	// Committed: a trim that fails now is done by the next event's.
-	_ = coord.TrimEvents(ctx, e.cli, e.job)
-	return nil
+	return e.lead.CommitWithEvents(ctx, e.job, []string{what}, coord.PutLayoutOp(e.job, l))
 }
 
 func (e *etcdRecords) Event(ctx context.Context, what string) error {
