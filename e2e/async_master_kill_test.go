@@ -42,7 +42,7 @@ func TestAsyncMasterKilledWhileDispatching(t *testing.T) {
 	st = e2erig.WaitJob(t, a, "mkill", "the job to succeed", 90*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateSucceeded
 	})
-	assertEachRecordOnce(t, st, passes, res.TrainRecords)
+	e2erig.AssertEachRecordOnce(t, st, passes, res.TrainRecords)
 }
 
 // startAsyncJob starts an agent over the housing data and on it the async
@@ -52,7 +52,7 @@ func startAsyncJob(t *testing.T, name string, passes, from int) (*e2erig.Agent, 
 	work := t.TempDir()
 	res := e2erig.Housing(t, filepath.Join(work, "data"))
 	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
-	e2erig.StartDetached(t, a, asyncJob(name, passes))
+	e2erig.StartDetached(t, a, e2erig.AsyncJob(name, passes))
 	st := e2erig.WaitJob(t, a, name, fmt.Sprintf("training to reach pass %d", from), 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Pass >= from
 	})

@@ -30,7 +30,7 @@ func TestAsyncPserverKilled(t *testing.T) {
 	}
 	st = e2erig.WaitJob(t, a, "pkill", "the job to succeed", 90*time.Second, e2erig.Succeeded)
 	e2erig.LogEvents(t, st)
-	assertEachRecordOnce(t, st, passes, res.TrainRecords)
+	e2erig.AssertEachRecordOnce(t, st, passes, res.TrainRecords)
 	if ps := e2erig.PserversOf(st); len(ps) != 1 || ps[0].Restarts != 1 {
 		t.Errorf("pservers after the kill: %+v, want pserver-0 restarted once", ps)
 	}

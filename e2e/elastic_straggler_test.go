@@ -77,7 +77,7 @@ func TestElasticStragglerStoppedTenSeconds(t *testing.T) {
 // e2e/endurance beside this package) running for at least d, and at least
 // ref's.
 func outlastingPasses(ref api.JobStatus, d time.Duration) int {
-	return max(len(ref.History), int(d.Seconds()/fastestPassSeconds(ref))+1)
+	return max(len(ref.History), int(d.Seconds()/e2erig.FastestPassSeconds(ref))+1)
 }
 
 // watchStalls polls job's status every 100 ms for d and returns the first

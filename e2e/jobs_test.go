@@ -17,13 +17,6 @@ func fitALineJob(name string, mode jobspec.Mode, passes int, dataDir string) job
 	return s
 }
 
-// asyncJob is fit-a-line in async mode: 2 trainers, 1 pserver.
-func asyncJob(name string, passes int) jobspec.Spec {
-	s := e2erig.HousingJob(name, "data", 0.003)
-	s.Mode, s.Trainers, s.Pservers, s.Passes, s.BatchSize = jobspec.ModeAsync, 2, 1, passes, 20
-	return s
-}
-
 // elasticJob is fit-a-line in sync mode with a global batch of 4
 // micro-batches of 10 records, whatever the trainer count, so that the
 // model does not depend on it; checkpoints every 50 steps.

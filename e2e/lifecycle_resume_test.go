@@ -149,7 +149,7 @@ func TestJobResumeAsync(t *testing.T) {
 	}
 	st = e2erig.WaitJob(t, a, job, "the resumed job to finish", 120*time.Second, e2erig.Succeeded)
 	e2erig.LogEvents(t, st)
-	assertEachRecordOnce(t, st, passes, res.TrainRecords)
+	e2erig.AssertEachRecordOnce(t, st, passes, res.TrainRecords)
 	if n := countEventsContaining(st, fmt.Sprintf("pserver-0 restarted from checkpoint step %d", final)); n != 1 {
 		t.Errorf("%d events of pserver-0 restarted from step %d, want 1", n, final)
 	}

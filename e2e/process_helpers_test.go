@@ -9,7 +9,8 @@ import (
 
 // TestMain builds gctl and gtraind unless $GTRAIN_BIN has them (make test
 // sets it). Every test here runs alone: none calls t.Parallel, and the
-// tests whose clusters idle (long outages, repeated master deaths) live in
+// tests whose clusters idle (long outages, repeated master deaths, a
+// trainer stopped past the task timeout) live in
 // e2e/endurance, a package go test runs beside this one.
 func TestMain(m *testing.M) { os.Exit(e2erig.Main(m, 0)) }
 

@@ -85,8 +85,8 @@ func TestRecommender(t *testing.T) {
 	three := e2erig.WaitJob(t, a, "rec-3", "rec-3 to succeed", 3*time.Minute, e2erig.Succeeded)
 	one := e2erig.WaitJob(t, a, "rec-1", "rec-1 to succeed", 3*time.Minute, e2erig.Succeeded)
 	train := opt.Ratings - opt.TestRecords
-	assertEachRecordOnce(t, three, recPasses, train)
-	assertEachRecordOnce(t, one, recPasses, train)
+	e2erig.AssertEachRecordOnce(t, three, recPasses, train)
+	e2erig.AssertEachRecordOnce(t, one, recPasses, train)
 	rmse := math.Sqrt(*three.Metrics.TestLoss)
 	t.Logf("test RMSE %.4f; the best constant %.4f, the planted optimum %.4f", rmse, opt.RMSEConstant, opt.RMSETest)
 	// 4 passes over 2,400 ratings (30 a user) learn little of the planted
@@ -109,7 +109,7 @@ func TestRecommender(t *testing.T) {
 	assertWarmStartRows(t, a, filepath.Join(three.ModelDir, model.LatestLink), man)
 
 	st := e2erig.WaitJob(t, a, "rec-chaos", "rec-chaos to succeed", 3*time.Minute, e2erig.Succeeded)
-	assertEachRecordOnce(t, st, recPasses, train)
+	e2erig.AssertEachRecordOnce(t, st, recPasses, train)
 	if p := e2erig.PserversOf(st); p[0].Restarts != 1 {
 		t.Errorf("pserver-0 restarted %d times, want 1 (re-shards keep the process)", p[0].Restarts)
 	}

@@ -21,7 +21,7 @@ import (
 // rewrite of every task into the other slot) every passEvery; and the
 // scheduler's compaction every 5 minutes keeping 10 (daemon's defaults).
 const (
-	simStep       = 5 * time.Second
+	simStep       = 10 * time.Second
 	simCheckpoint = 5 * time.Minute
 	simPassEvery  = 2 * time.Hour
 	simRetain     = 10 * time.Minute
@@ -38,7 +38,7 @@ const (
 // 10 minutes of history. The history kept scales with the write rate: the
 // test logs the bytes written per simulated hour, about 2 KiB a step (the
 // rewritten block of 256 tasks, Meta, progress). A job stepping every 50 ms
-// writes 100 times the rate simulated here, about 25 MiB per 10 minutes of
+// writes 200 times the rate simulated here, about 25 MiB per 10 minutes of
 // history kept: still well under 100 MiB beside the live state (under
 // 2 MiB here, about 8 MiB per slot for a million tasks).
 func TestLongJobKeepsEtcdSmall(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 // allParallel is how many tests of this package there are: every one
 // calls t.Parallel, and all start at once (TestParallelCountsTheTests).
-const allParallel = 6
+const allParallel = 7
 
 func TestMain(m *testing.M) { os.Exit(e2erig.Main(m, allParallel)) }
 

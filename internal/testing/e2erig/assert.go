@@ -2,6 +2,7 @@ package e2erig
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,4 +117,32 @@ func CountEvents(st api.JobStatus, prefix string) int {
 		}
 	}
 	return n
+}
+
+// AssertEachRecordOnce: no task failed and every one of the job's passes
+// counted each of its records once.
+func AssertEachRecordOnce(t *testing.T, st api.JobStatus, passes, records int) {
+	t.Helper()
+	if st.Tasks.Failed != 0 {
+		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
+	}
+	if len(st.SamplesApplied) != passes {
+		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), passes)
+	}
+	for p, n := range st.SamplesApplied {
+		if n != int64(records) {
+			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, records)
+		}
+	}
+}
+
+// FastestPassSeconds is the shortest pass of the job after its first five
+// (warm-up: registration, the first pulls); a pass timed at 0 (under the
+// clock's grain) counts as 1 ms.
+func FastestPassSeconds(st api.JobStatus) float64 {
+	fastest := math.Inf(1)
+	for _, h := range st.History[min(5, len(st.History)-1):] {
+		fastest = min(fastest, max(h.Seconds, 0.001))
+	}
+	return fastest
 }

@@ -29,6 +29,13 @@ func ChaosJob(name string, passes int) jobspec.Spec {
 	return s
 }
 
+// AsyncJob is fit-a-line in async mode: 2 trainers, 1 pserver.
+func AsyncJob(name string, passes int) jobspec.Spec {
+	s := HousingJob(name, "data", 0.003)
+	s.Mode, s.Trainers, s.Pservers, s.Passes, s.BatchSize = jobspec.ModeAsync, 2, 1, passes, 20
+	return s
+}
+
 // WriteSpec writes the job's spec document into dir and returns its path.
 func WriteSpec(t *testing.T, dir string, s jobspec.Spec) string {
 	t.Helper()

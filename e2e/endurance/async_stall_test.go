@@ -1,7 +1,6 @@
-package e2e
+package endurance
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,11 +37,13 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: real processes, SIGSTOP")
 	}
+	t.Parallel()
+	trainsAllAlong(t)
 	work := t.TempDir()
 	res := e2erig.Housing(t, filepath.Join(work, "data"))
 	a := e2erig.StartAgent(t, filepath.Join(work, "agent"))
 	passes := asyncStallPasses(t, a, work)
-	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, asyncJob("stall", passes)), "--detach"); code != 0 {
+	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, e2erig.AsyncJob("stall", passes)), "--detach"); code != 0 {
 		t.Fatalf("job start: exit %d: %s", code, errs)
 	}
 	// trainer-1 must hold tasks when it stops, not still be registering:
@@ -85,7 +86,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 			t.Errorf("trainer-1 after its stall: %+v, want one restart, none counted", w)
 		}
 	}
-	assertEachRecordOnce(t, st, passes, res.TrainRecords)
+	e2erig.AssertEachRecordOnce(t, st, passes, res.TrainRecords)
 }
 
 // asyncStallPasses makes the stalled job outlast the stall, whatever the
@@ -96,16 +97,16 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 // two resume margins. Passes go from 2.5 to 30 a second on 2 cores, with
 // the build and the load: a fixed count ended before the stall did once
 // the step path sped up, and the median pass of a calibration under load
-// (e2e/endurance runs beside this package) was once 1.8 times slower than
+// (e2e runs beside this package) was once 1.8 times slower than
 // the stall's passes after the load dropped.
 func asyncStallPasses(t *testing.T, a *e2erig.Agent, work string) int {
 	t.Helper()
-	spec := asyncJob("pace", 30)
+	spec := e2erig.AsyncJob("pace", 30)
 	spec.Trainers = 1
 	if _, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec)); code != 0 {
 		t.Fatalf("pace run: exit %d: %s", code, errs)
 	}
-	perPass := fastestPassSeconds(e2erig.JobStatus(t, a, "pace"))
+	perPass := e2erig.FastestPassSeconds(e2erig.JobStatus(t, a, "pace"))
 	// Twice the passes the stall would take at the fastest pace seen: a
 	// machine under load calibrates slow and may then run faster; the
 	// passes after the stall go at two trainers' pace, so the margin costs
@@ -126,32 +127,4 @@ func finishWithin(stoppedAt, resumedAt, passes int) time.Duration {
 	done := max(resumedAt-stoppedAt, 1)
 	perPass := (asyncStall - trainerLease).Seconds() / float64(done)
 	return max(120*time.Second, time.Duration(2*perPass*float64(passes-resumedAt)*float64(time.Second)))
-}
-
-// assertEachRecordOnce: no task failed and every one of the job's passes
-// counted each of its records once.
-func assertEachRecordOnce(t *testing.T, st api.JobStatus, passes, records int) {
-	t.Helper()
-	if st.Tasks.Failed != 0 {
-		t.Errorf("tasks at the end %+v, want none failed", st.Tasks)
-	}
-	if len(st.SamplesApplied) != passes {
-		t.Errorf("samples_applied covers %d passes, want %d", len(st.SamplesApplied), passes)
-	}
-	for p, n := range st.SamplesApplied {
-		if n != int64(records) {
-			t.Errorf("pass %d: samples_applied %d, want %d (each record once)", p, n, records)
-		}
-	}
-}
-
-// fastestPassSeconds is the shortest pass of the job after its first five
-// (warm-up: registration, the first pulls); a pass timed at 0 (under the
-// clock's grain) counts as 1 ms.
-func fastestPassSeconds(st api.JobStatus) float64 {
-	fastest := math.Inf(1)
-	for _, h := range st.History[min(5, len(st.History)-1):] {
-		fastest = min(fastest, max(h.Seconds, 0.001))
-	}
-	return fastest
 }
