@@ -13,8 +13,9 @@ import (
 var ErrNoLeader = errors.New("no leader elected yet")
 
 // Leadership is won authority over a job: it holds while the session's lease
-// lives. Every write of the leader goes through Commit, which compares the
-// election key's create revision, so a deposed leader can change nothing.
+// lives. Every write of the leader goes through Commit or CommitWithEvents
+// (commitIf), which compare the election key's create revision, so a
+// deposed leader can change nothing.
 type Leadership struct {
 	cli      *clientv3.Client
 	session  *concurrency.Session

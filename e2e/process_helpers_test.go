@@ -9,8 +9,8 @@ import (
 
 // TestMain builds gctl and gtraind unless $GTRAIN_BIN has them (make test
 // sets it). Every test here runs alone: none calls t.Parallel, and the
-// tests whose clusters idle (long outages, repeated master deaths, a
-// trainer stopped past the task timeout) live in
+// tests that mostly wait (long outages, repeated master deaths, a
+// trainer stopped 35 s while its job trains on) live in
 // e2e/endurance, a package go test runs beside this one.
 func TestMain(m *testing.M) { os.Exit(e2erig.Main(m, 0)) }
 

@@ -97,7 +97,7 @@ func TestAsyncTrainerStalledPastTheTaskTimeout(t *testing.T) {
 // two resume margins. Passes go from 2.5 to 30 a second on 2 cores, with
 // the build and the load: a fixed count ended before the stall did once
 // the step path sped up, and the median pass of a calibration under load
-// (e2e runs beside this package) was once 1.8 times slower than
+// (with another e2e package beside it) was once 1.8 times slower than
 // the stall's passes after the load dropped.
 func asyncStallPasses(t *testing.T, a *e2erig.Agent, work string) int {
 	t.Helper()
@@ -120,7 +120,7 @@ func asyncStallPasses(t *testing.T, a *e2erig.Agent, work string) int {
 // more on a machine that ran the stall's passes slower, twice what the
 // passes left take at the stall's pace (one trainer after its lease ended;
 // two train after the resume). The calibration takes the fastest pass, so
-// a machine that slows down afterwards (CI once ran this package beside
+// a machine that slows down afterwards (CI once ran this test beside
 // the master's million-task test: 76 ms a pass calibrated, 300-450 ms
 // after the stall) has many passes left.
 func finishWithin(stoppedAt, resumedAt, passes int) time.Duration {
