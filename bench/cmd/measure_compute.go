@@ -24,12 +24,12 @@ func measureTrainerMLP(t *table, bin string) error {
 	one, threads, two := rps[0], rps[1], rps[2]
 	sides := fmt.Sprintf("gtrain: %s, 1 thread per cpu; MLP 784-1024-1024-10 on Fashion-MNIST, global batch 256, 2 pservers, sgd; the median of 3 windows of 40 steps after 20, inside pass 0", model.Kernels())
 	if needTorch.present() {
-		peer, err := bench.RunTorchMLP("scripts", 1)
+		peer, err := bestTorchMLP(peerRuns)
 		if err != nil {
 			return err
 		}
 		t.add(bench.Result{Name: "trainer_mlp", Value: one, Unit: "records/s", Ceiling: peer.RecordsPerS,
-			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
+			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread (the best of %d runs), BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, peerRuns, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
 	} else {
 		notMeasured("trainer_mlp (against PyTorch)", needTorch)
 	}
@@ -40,6 +40,28 @@ func measureTrainerMLP(t *table, bin string) error {
 	t.add(bench.Result{Name: "scaling_mlp", Value: two, Unit: "records/s", Ceiling: 2 * one,
 		Note: fmt.Sprintf("2 trainers of cpu: 1 (micro-batches of 128) against twice 1 trainer: the ratio is the scaling efficiency; on this machine the pservers, master and agent share its cores; %s", sides)})
 	return nil
+}
+
+// peerRuns is how many times trainer_mlp's peer runs, keeping its best (a
+// peer at its best): on the 2-core VM of 2026-11-28 one run of it read
+// 7,999 records/s and the next bench's 9,814, while gtrain's side moved by
+// 6%.
+const peerRuns = 3
+
+// bestTorchMLP runs the single-thread PyTorch peer runs times and keeps the
+// run of the most records/s.
+func bestTorchMLP(runs int) (bench.TorchMLP, error) {
+	var top bench.TorchMLP
+	for range runs {
+		r, err := bench.RunTorchMLP("scripts", 1)
+		if err != nil {
+			return bench.TorchMLP{}, err
+		}
+		if r.RecordsPerS > top.RecordsPerS {
+			top = r
+		}
+	}
+	return top, nil
 }
 
 // scalingCurves parses -scaling's counts and prints the curves.
