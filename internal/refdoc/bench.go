@@ -17,7 +17,7 @@ const (
 )
 
 // benchGroups says what each group of `make bench` measures, as figure:
-// ceiling pairs.
+// ceiling pairs. trainer_mlp's "the best of 3 runs" is bench/cmd's peerRuns.
 var benchGroups = map[string]string{
 	"pushpull":          "`pserver_pushpull`: MB/s of gradient push plus parameter pull through real pservers over gRPC; ceiling: raw TCP loopback MB/s",
 	"optimizers":        "`optimizer_sgd`, `optimizer_adam`: parameters/s of each update loop; ceiling: a STREAM-style loop with the same reads and writes per parameter",
