@@ -130,7 +130,7 @@ func run(out, bin, only string, quick bool) error {
 			return fmt.Errorf("-only: no benchmark group %q (groups: %s)", g, strings.Join(groupNames, ","))
 		}
 	}
-	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling or peer from this run; each note says how many runs each side kept the best of)...")
+	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling or peer from this run; its note says how each side was taken)...")
 	for _, g := range selected {
 		if why := missing(g); why != "" {
 			fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", g, why)
