@@ -287,13 +287,13 @@ func (d *Driver) GetStep(ctx context.Context, trainer int, step, epoch int64) (c
 		gen, durable, changed := d.need, d.durable, d.changed
 		d.mu.Unlock()
 		switch w.Status {
-		case api.WorkStatus_WORK_DONE:
-			return w, nil
-		case api.WorkStatus_WORK_READY:
+		case api.WorkStatus_WORK_DONE, api.WorkStatus_WORK_READY:
 			if durable < gen {
-				// e.g. a new pass's plan: hand out nothing the store does not hold
-				// yet. Deferred step commits are not waited for: a new master
-				// recomputes them (Core.CatchUp).
+				// e.g. a new pass's plan, or the job's end: hand out nothing the
+				// store does not hold yet. A trainer told "done" exits for good,
+				// so a successor that found the job unfinished would roll it back
+				// and wait for trainers that are gone. Deferred step commits are
+				// not waited for: a new master recomputes them (Core.CatchUp).
 				if err := d.commit(ctx, gen); err != nil {
 					return core.Work{}, err
 				}
@@ -365,11 +365,13 @@ func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, faile
 		if g := d.applyLocked(eff); g > 0 {
 			gen = g
 		}
-		changed := d.changed
+		changed, need := d.changed, d.need
 		d.mu.Unlock()
 		switch w.Status {
 		case api.WorkStatus_WORK_DONE:
-			return w, d.commit(ctx, gen)
+			// The job's end (saved by endPass, not by this call) must be
+			// durable too before a trainer exits for good (see GetStep).
+			return w, d.commit(ctx, max(gen, need))
 		case api.WorkStatus_WORK_READY:
 			if err := d.commit(ctx, gen); err != nil {
 				return core.Work{}, err

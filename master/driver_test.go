@@ -537,8 +537,28 @@ func TestDriverSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	// dying in between would be replaced by one that evaluates the old pass
 	// again (Pull waits for "at least" the step, so after trainers may have
 	// applied a step of the next pass) and writes that into the pass's model.
+	w := getStepAfterSlowPassEnd(t, 2, api.WorkStatus_WORK_READY)
+	if w.Pass != 1 || w.Step != 4 {
+		t.Fatalf("GetStep after the pass end was saved = %+v, want pass 1 step 4", w)
+	}
+}
+
+func TestDriverSyncSaysDoneOnlyOnceTheEndIsSaved(t *testing.T) {
+	// The same for the last pass: a trainer told the job is done exits for
+	// good. Were the master to die before the end is durable (etcd paused,
+	// say), its successor would roll the unfinished job back and wait for
+	// trainers that no longer exist (a soak run in CI hung so).
+	getStepAfterSlowPassEnd(t, 1, api.WorkStatus_WORK_DONE)
+}
+
+// getStepAfterSlowPassEnd runs pass 0 of a job of passes passes, then asks
+// for step 4 while the pass end's save blocks: it fails the test if GetStep
+// answers want before the save is released, or anything else after. It
+// returns the answer.
+func getStepAfterSlowPassEnd(t *testing.T, passes int, want api.WorkStatus) core.Work {
+	t.Helper()
 	ts := core.FixtureTaskSet()
-	cfg := core.FixtureSyncConfig(3, 4, 2)
+	cfg := core.FixtureSyncConfig(3, 4, passes)
 	cfg.LongPoll = 20 * time.Millisecond
 	store := newGatedStore()
 	eval := &fakeEvaluator{gate: make(chan struct{})}
@@ -559,21 +579,25 @@ func TestDriverSyncHandsOutTheNextPassOnlyOnceThePassEndIsSaved(t *testing.T) {
 	early := false
 	select {
 	case w := <-got:
-		early = w.Status == api.WorkStatus_WORK_READY
+		early = w.Status == want
 		got <- w
 	case <-time.After(3 * cfg.LongPoll):
 	}
 	store.release()
 	if early {
-		t.Fatal("GetStep handed out step 4 (pass 1) while the end of pass 0 was still being saved")
+		t.Fatalf("GetStep answered %v while the end of pass 0 was still being saved", want)
 	}
 	w := <-got
-	if w.Status != api.WorkStatus_WORK_READY {
+	if w.Status != want {
 		w = mustGetStep(t, c, 0, 4)
 	}
-	if w.Pass != 1 || w.Step != 4 {
-		t.Fatalf("GetStep after the pass end was saved = %+v, want pass 1 step 4", w)
+	if w.Status != want {
+		t.Fatalf("GetStep after the end of pass 0 was saved = %+v, want %v", w, want)
 	}
+	if m, _ := storedState(t, store.MemStore); m.Pass != 1 {
+		t.Fatalf("GetStep answered %v, but the stored state is at pass %d, not 1", want, m.Pass)
+	}
+	return w
 }
 
 // --- async -------------------------------------------------------------------
@@ -815,6 +839,51 @@ func TestDriverAsyncWaitAndWakeUp(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("long-polling trainer did not get the released task")
+	}
+}
+
+func TestDriverAsyncSaysDoneOnlyOnceTheEndIsSaved(t *testing.T) {
+	// As TestDriverSyncSaysDoneOnlyOnceTheEndIsSaved: the end of the last pass
+	// is saved by endPass, not by the GetTask that hears DONE, and must be
+	// durable before a trainer exits for good.
+	ts := manyTaskSet(1)
+	store := newGatedStore()
+	eval := &fakeEvaluator{gate: make(chan struct{})}
+	c := mustDriver(t, t.Context(), core.FixtureAsyncConfig(1, 4, 1), ts, store, eval, newFakeClock())
+	only := mustReady(t, mustGetTask(t, c, 0, -1, 0))
+	if w := mustGetTask(t, c, 0, only.ID, only.Records); w.Status != api.WorkStatus_WORK_WAIT {
+		t.Fatalf("GetTask while the last pass is evaluated = %+v, want WAIT", w)
+	}
+	store.arm() // the save of the job's end blocks
+	eval.gate <- struct{}{}
+	select {
+	case <-store.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of the job was never saved")
+	}
+	setLongPoll(c, 5*time.Second)
+	got := make(chan core.Work, 1)
+	go func() {
+		w, _ := c.GetTask(context.Background(), 0, -1, -1, 0, 0)
+		got <- w
+	}()
+	select {
+	case w := <-got:
+		store.release()
+		t.Fatalf("GetTask answered %+v while the job's end was still being saved", w)
+	case <-time.After(100 * time.Millisecond):
+	}
+	store.release()
+	select {
+	case w := <-got:
+		if w.Status != api.WorkStatus_WORK_DONE {
+			t.Fatalf("GetTask after the job's end was saved = %+v, want DONE", w)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("GetTask did not answer once the job's end was saved")
+	}
+	if m, _ := storedState(t, store.MemStore); !m.Done {
+		t.Fatal("DONE answered, but the stored state is not done")
 	}
 }
 
