@@ -234,11 +234,22 @@ func (l *leader) tick(ctx context.Context) error {
 		return nil
 	}
 	l.stallReported = step
-	what := fmt.Sprintf("step %d has waited more than %s: no report yet from trainer IDs %v (see gctl job workers %s and their logs)",
-		step, stallAfter, missing, l.cfg.Job)
+	what := stallMessage(step, missing, l.cfg.Job)
 	l.cfg.Log.Warn(what)
 	_ = coord.AppendEvent(ctx, l.cli, l.cfg.Job, what)
 	return nil
+}
+
+// stallMessage tells the operator of a step that waits for its trainers:
+// those holding a part of it, or, when none holds any, that no trainer has
+// asked for it (an empty list would read as nobody to wait for).
+func stallMessage(step int64, missing []int, job string) string {
+	if len(missing) == 0 {
+		return fmt.Sprintf("step %d has waited more than %s: no trainer has asked for it (see gctl job workers %s: are the trainers running?)",
+			step, stallAfter, job)
+	}
+	return fmt.Sprintf("step %d has waited more than %s: no report yet from trainer IDs %v (see gctl job workers %s and their logs)",
+		step, stallAfter, missing, job)
 }
 
 // fail ends the job FAILED with reason (it diverged) and this master with
