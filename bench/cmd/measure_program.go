@@ -40,13 +40,13 @@ func measurePrograms(t *table, bin string) error {
 	models := []bench.ProgramModel{bench.ProgramMLP, bench.ProgramCNN}
 	peers := make([]bench.TorchMLP, len(models))
 	rps := make([]float64, len(models))
-	for range 2 {
+	for round := range 2 {
 		for i, m := range models {
 			p, err := bench.RunTorchProgramPeer("scripts", m, 1)
 			if err != nil {
 				return err
 			}
-			if p.RecordsPerS > peers[i].RecordsPerS {
+			if round == 0 || p.RecordsPerS > peers[i].RecordsPerS { // the first whatever it read: its version and threads
 				peers[i] = p
 			}
 		}
