@@ -369,9 +369,11 @@ func (d *Driver) GetTaskPass(ctx context.Context, trainer, pass, finished, faile
 		d.mu.Unlock()
 		switch w.Status {
 		case api.WorkStatus_WORK_DONE:
-			// The job's end (saved by endPass, not by this call) must be
-			// durable too before a trainer exits for good (see GetStep).
-			return w, d.commit(ctx, max(gen, need))
+			// Every change so far, this call's report and the job's end (saved
+			// by endPass, not by this call) among them, must be durable before
+			// a trainer exits for good (see GetStep). need covers gen: it only
+			// grows.
+			return w, d.commit(ctx, need)
 		case api.WorkStatus_WORK_READY:
 			if err := d.commit(ctx, gen); err != nil {
 				return core.Work{}, err

@@ -551,6 +551,20 @@ func TestDriverSyncSaysDoneOnlyOnceTheEndIsSaved(t *testing.T) {
 	getStepAfterSlowPassEnd(t, 1, api.WorkStatus_WORK_DONE)
 }
 
+// endPassWithSaveHeld lets the pass end's evaluation (gated by eval) finish
+// and returns once its save has entered store, held there until
+// store.release().
+func endPassWithSaveHeld(t *testing.T, store *gatedStore, eval *fakeEvaluator) {
+	t.Helper()
+	store.arm()
+	eval.gate <- struct{}{}
+	select {
+	case <-store.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pass end was never saved")
+	}
+}
+
 // getStepAfterSlowPassEnd runs pass 0 of a job of passes passes, then asks
 // for step 4 while the pass end's save blocks: it fails the test if GetStep
 // answers want before the save is released, or anything else after. It
@@ -564,13 +578,7 @@ func getStepAfterSlowPassEnd(t *testing.T, passes int, want api.WorkStatus) core
 	eval := &fakeEvaluator{gate: make(chan struct{})}
 	c := mustDriver(t, t.Context(), cfg, ts, store, eval, newFakeClock())
 	runSyncSteps(t, c, 0, 4)
-	store.arm() // the end-of-pass save blocks
-	eval.gate <- struct{}{}
-	select {
-	case <-store.entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the end of pass 0 was never saved")
-	}
+	endPassWithSaveHeld(t, store, eval)
 	got := make(chan core.Work, 1)
 	go func() {
 		w, _ := c.GetStep(context.Background(), 0, 4, epoch0)
@@ -854,13 +862,7 @@ func TestDriverAsyncSaysDoneOnlyOnceTheEndIsSaved(t *testing.T) {
 	if w := mustGetTask(t, c, 0, only.ID, only.Records); w.Status != api.WorkStatus_WORK_WAIT {
 		t.Fatalf("GetTask while the last pass is evaluated = %+v, want WAIT", w)
 	}
-	store.arm() // the save of the job's end blocks
-	eval.gate <- struct{}{}
-	select {
-	case <-store.entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the end of the job was never saved")
-	}
+	endPassWithSaveHeld(t, store, eval)
 	setLongPoll(c, 5*time.Second)
 	got := make(chan core.Work, 1)
 	go func() {
