@@ -30,10 +30,10 @@ check-binaries:
 # The whole suite, every package under the race detector: unit tests, tests over a
 # real embedded etcd and gRPC on loopback, and tests of real gtraind processes.
 # go test runs GOMAXPROCS test binaries at once, in the order the packages are
-# named: the two longest (e2e, then e2e/endurance) are named first so that they
-# start first and the short packages fill the other slot beside e2e, instead
-# of queueing behind both (in alphabetical order they came after
-# the packages before "e"; those after waited for endurance to end).
+# named: the two longest (e2e, then e2e/endurance) are named first so that
+# they start first, and the short ones run in a slot once endurance ends. In
+# alphabetical order e2e started only after the packages before it: 1158 s
+# for the suite on a fresh clone of the 2-core CI VM, against 802 s.
 TEST_FIRST := ./e2e/ ./e2e/endurance/
 test: check-binaries build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) GTRAIN_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(GO) test -race -timeout 45m $(TEST_FIRST) ./...
