@@ -33,7 +33,7 @@ check-binaries:
 # named: the two longest (e2e, then e2e/endurance) are named first so that
 # they start first, and the short ones run in a slot once endurance ends. In
 # alphabetical order e2e started only after the packages before it: 1158 s
-# for the suite on a fresh clone of the 2-core CI VM, against 802-842 s.
+# for the suite on a fresh clone of the 2-core CI VM, against 802-881 s.
 TEST_FIRST := ./e2e/ ./e2e/endurance/
 test: check-binaries build vet
 	GTRAIN_BIN=$(CURDIR)/$(BIN) GTRAIN_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(GO) test -race -timeout 45m $(TEST_FIRST) ./...
