@@ -114,6 +114,9 @@ func startBenchAgent(binDir, work string) (*benchAgent, error) {
 		"--allowed-path", work, // the data is beside the data dir, and submit sends no spec file
 		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
 		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr(),
+		// Its roles then serve their metrics: the trainer_mlp group reads
+		// the trainers' compute time there (computeSeconds).
+		"--metrics-addr", freeAddr(),
 		// Placement books cores, it does not pin them: trainer_mlp_threads
 		// asks for cpu: 2 beside its pservers and master on a 2-core machine,
 		// scripts/scaling.sh for 16 trainers of cpu: 1 on a 16-core one.

@@ -3,11 +3,15 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gtrain/gtrain/internal/jobdir"
 )
 
 // roleCPU is the CPU time (user + system) each role process of a job has
@@ -104,6 +108,7 @@ func (m *measurer) cpuPerStep(steps int64, work string) (map[string]float64, err
 	if err != nil {
 		return nil, err
 	}
+	computeBefore, computeErr := computeSeconds(m.job, work)
 	to, err := p.waitStep(60*time.Second, stepPoll, from.step+steps)
 	if err != nil {
 		return nil, err
@@ -116,5 +121,58 @@ func (m *measurer) cpuPerStep(steps int64, work string) (map[string]float64, err
 	for role, t := range after {
 		out[role] = float64((t - before[role]).Microseconds()) / 1000 / float64(to.step-from.step)
 	}
+	if computeAfter, err := computeSeconds(m.job, work); computeErr == nil && err == nil && computeAfter.count > computeBefore.count {
+		out[computingKey] = 1000 * (computeAfter.sum - computeBefore.sum) / (computeAfter.count - computeBefore.count)
+	}
 	return out, nil
+}
+
+// computingKey is cpuPerStep's entry for the trainers' wall ms a
+// micro-batch's gradient computation took (gtrain_trainer_compute_seconds),
+// when their metrics could be read.
+const computingKey = "trainer computing"
+
+// computeTotals is the sum and count of gtrain_trainer_compute_seconds.
+type computeTotals struct{ sum, count float64 }
+
+// computeSeconds scrapes gtrain_trainer_compute_seconds from each trainer
+// of job under work (the agent's data dir is work/agent), at the loopback
+// address the trainer wrote (metrics.ServeRole), and sums them.
+func computeSeconds(job, work string) (computeTotals, error) {
+	addrs, err := filepath.Glob(jobdir.MetricsAddr(filepath.Join(work, "agent"), job, "trainer-*"))
+	if err != nil || len(addrs) == 0 {
+		return computeTotals{}, fmt.Errorf("no trainer metrics of job %s under %s", job, work)
+	}
+	var tot computeTotals
+	client := http.Client{Timeout: 5 * time.Second}
+	for _, f := range addrs {
+		addr, err := os.ReadFile(f)
+		if err != nil {
+			return computeTotals{}, err
+		}
+		resp, err := client.Get("http://" + strings.TrimSpace(string(addr)) + "/metrics")
+		if err != nil {
+			return computeTotals{}, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return computeTotals{}, err
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			name, value, ok := strings.Cut(line, " ")
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(value, 64)
+			switch {
+			case err != nil:
+			case name == "gtrain_trainer_compute_seconds_sum":
+				tot.sum += v
+			case name == "gtrain_trainer_compute_seconds_count":
+				tot.count += v
+			}
+		}
+	}
+	return tot, nil
 }

@@ -31,14 +31,19 @@ const (
 
 // printCPUPerStep prints each role's CPU ms per step over the next
 // mlpCPUSteps steps (what moving the parameters costs shows there, also on
-// a loaded machine), or why it could not.
+// a loaded machine), and the wall time a trainer took to compute a
+// micro-batch (the rest of a step it waits), or why it could not.
 func printCPUPerStep(m *measurer, work string) {
 	cpu, err := m.cpuPerStep(mlpCPUSteps, work)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "  cpu per step: not measured: %v\n", err)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "  cpu per step: trainers %.1f ms, pservers %.1f ms, master %.1f ms\n", cpu["trainer"], cpu["pserver"], cpu["master"])
+	computing := ""
+	if ms, ok := cpu[computingKey]; ok {
+		computing = fmt.Sprintf("; a trainer's micro-batch computed in %.1f ms of wall time (gtrain_trainer_compute_seconds)", ms)
+	}
+	fmt.Fprintf(os.Stderr, "  cpu per step (the %d steps after the windows): trainers %.1f ms, pservers %.1f ms, master %.1f ms%s\n", mlpCPUSteps, cpu["trainer"], cpu["pserver"], cpu["master"], computing)
 }
 
 // MLPRun is one trainer_mlp job: trainers trainers of cpu cores each and

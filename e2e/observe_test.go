@@ -87,6 +87,12 @@ func TestObserveAJob(t *testing.T) {
 		}
 	}
 
+	// Each micro-batch's computation is timed, and takes time.
+	if n, sum := metricValue(t, metricsAddr, "gtrain_trainer_compute_seconds_count", `worker="trainer-0"`),
+		metricValue(t, metricsAddr, "gtrain_trainer_compute_seconds_sum", `worker="trainer-0"`); n < 1 || sum <= 0 {
+		t.Errorf("gtrain_trainer_compute_seconds of trainer-0: count %v, sum %v; want micro-batches timed", n, sum)
+	}
+
 	// Sync pservers checkpoint at every pass end: the pause is timed.
 	wait.Eventually(t, 30*time.Second, "a timed checkpoint pause", func() (bool, string) {
 		n := metricValue(t, metricsAddr, "gtrain_pserver_checkpoint_pause_seconds_count", `worker="pserver-0"`)

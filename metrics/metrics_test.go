@@ -47,6 +47,7 @@ func TestAgentHandlerGathersChildren(t *testing.T) {
 	tr.Pushed(3*time.Millisecond, 20, true)
 	tr.Pushed(time.Millisecond, 20, false)
 	tr.Pulled(2 * time.Millisecond)
+	tr.Computed(30 * time.Millisecond)
 	workers := []Worker{
 		{Job: "fit", Role: "trainer", Worker: "trainer-0", AddrFile: addrFile, Restarts: 2, Running: true},
 		{Job: "fit", Role: "trainer", Worker: "trainer-1", AddrFile: filepath.Join(dir, "none.addr"), Running: true},
@@ -65,6 +66,7 @@ func TestAgentHandlerGathersChildren(t *testing.T) {
 		`gtrain_trainer_records_total{job="fit",role="trainer",worker="trainer-0"} 20`,
 		`gtrain_trainer_push_seconds_count{job="fit",role="trainer",worker="trainer-0"} 2`,
 		`gtrain_trainer_pull_seconds_count{job="fit",role="trainer",worker="trainer-0"} 1`,
+		`gtrain_trainer_compute_seconds_sum{job="fit",role="trainer",worker="trainer-0"} 0.03`,
 		`gtrain_worker_restarts_total{job="fit",role="trainer",worker="trainer-0"} 2`,
 		`gtrain_worker_up{job="fit",role="trainer",worker="trainer-1"} 1`,
 		`gtrain_agent_scrape_errors_total{job="fit",role="trainer",worker="trainer-1"} 1`,

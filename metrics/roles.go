@@ -16,8 +16,8 @@ var pauseBuckets = prometheus.ExponentialBuckets(10e-6, 3, 12)
 
 // Trainer records what a trainer process does.
 type Trainer struct {
-	steps, records prometheus.Counter
-	push, pull     prometheus.Histogram
+	steps, records      prometheus.Counter
+	push, pull, compute prometheus.Histogram
 }
 
 // NewTrainer registers a trainer's metrics in reg; nil reg: nil (records nothing).
@@ -34,8 +34,10 @@ func NewTrainer(reg prometheus.Registerer) *Trainer {
 			Help: "Latency of one gradient push to every pserver.", Buckets: latencyBuckets}),
 		pull: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_trainer_pull_seconds",
 			Help: "Latency of one parameter pull from every pserver (waiting for the step included).", Buckets: latencyBuckets}),
+		compute: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_trainer_compute_seconds",
+			Help: "Wall time of computing one micro-batch's gradient (the built-in model's passes, or the program's request); the rest of a trainer's time it waits.", Buckets: latencyBuckets}),
 	}
-	reg.MustRegister(t.steps, t.records, t.push, t.pull)
+	reg.MustRegister(t.steps, t.records, t.push, t.pull, t.compute)
 	return t
 }
 
@@ -49,6 +51,14 @@ func (t *Trainer) Pushed(d time.Duration, records int64, ok bool) {
 		t.steps.Inc()
 		t.records.Add(float64(records))
 	}
+}
+
+// Computed records a micro-batch's gradient that took d to compute.
+func (t *Trainer) Computed(d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.compute.Observe(d.Seconds())
 }
 
 // Pulled records a pull that took d.

@@ -52,10 +52,12 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 	}
 	r.grads.Dense = t.grads
 	r.grads.ZeroRows(r.batch)
+	start := t.clock.Now()
 	loss, err := t.recGradient()
 	if err != nil {
 		return 0, err
 	}
+	t.metrics.Computed(t.clock.Since(start))
 	if !push || len(ex) == 0 {
 		return loss, nil
 	}

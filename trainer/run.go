@@ -77,6 +77,7 @@ type trainer struct {
 	jobRev   int64         // the create revision of the job's record: with its name, its programs' uid
 	layout   *client.Layout
 	ps       pservers
+	metrics  *metrics.Trainer // nil: records nothing
 	master   *masterConn
 	id       int
 	params   [][]float32
@@ -132,7 +133,8 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	defer ps.Close()
-	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: metrics.NewTrainer(t.cfg.Metrics), clock: t.clock}
+	t.metrics = metrics.NewTrainer(t.cfg.Metrics)
+	t.ps = timedPservers{pservers: dynamicPservers{ps}, m: t.metrics, clock: t.clock}
 	t.master = &masterConn{t: t}
 	defer t.master.close()
 	t.lease = session.Lease()
@@ -303,7 +305,12 @@ func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float
 		return 0, nil
 	}
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
-	return t.gradient(t.batch, progress)
+	start := t.clock.Now()
+	loss, err := t.gradient(t.batch, progress)
+	if err == nil {
+		t.metrics.Computed(t.clock.Since(start))
+	}
+	return loss, err
 }
 
 func safeMean(sum float64, n int) float64 {
