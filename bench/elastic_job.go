@@ -88,8 +88,9 @@ func (a *benchAgent) stopJob(name string) {
 	_, _ = a.ctl.StopJob(context.Background(), &api.StopJobRequest{Name: name, Purge: true})
 }
 
-// newFashionAgent starts a dev agent with the converted Fashion-MNIST data.
-func newFashionAgent(binDir, prefix string) (*benchAgent, string, error) {
+// newFashionAgent starts a dev agent with the converted Fashion-MNIST data,
+// and extra agent flags.
+func newFashionAgent(binDir, prefix string, extra ...string) (*benchAgent, string, error) {
 	work, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return nil, "", err
@@ -98,7 +99,7 @@ func newFashionAgent(binDir, prefix string) (*benchAgent, string, error) {
 		os.RemoveAll(work)
 		return nil, "", err
 	}
-	a, err := startBenchAgent(binDir, work)
+	a, err := startBenchAgent(binDir, work, extra...)
 	if err != nil {
 		os.RemoveAll(work)
 		return nil, "", err

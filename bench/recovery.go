@@ -107,20 +107,17 @@ type benchAgent struct {
 	ctl     api.ControlClient
 }
 
-func startBenchAgent(binDir, work string) (*benchAgent, error) {
+func startBenchAgent(binDir, work string, extra ...string) (*benchAgent, error) {
 	etcdAddr, apiAddr := freeAddr(), freeAddr()
 	a := &benchAgent{apiAddr: apiAddr}
-	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), "agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
+	a.cmd = exec.Command(filepath.Join(binDir, "gtraind"), append([]string{"agent", "--dev", "--data-dir", filepath.Join(work, "agent"),
 		"--allowed-path", work, // the data is beside the data dir, and submit sends no spec file
 		"--node-name", "bench", "--api-addr", apiAddr, "--gossip-addr", freeAddr(),
 		"--etcd-client-addr", etcdAddr, "--etcd-peer-addr", freeAddr(),
-		// Its roles then serve their metrics: the trainer_mlp group reads
-		// the trainers' compute time there (computeSeconds).
-		"--metrics-addr", freeAddr(),
 		// Placement books cores, it does not pin them: trainer_mlp_threads
 		// asks for cpu: 2 beside its pservers and master on a 2-core machine,
 		// scripts/scaling.sh for 16 trainers of cpu: 1 on a 16-core one.
-		"--cpu", "64")
+		"--cpu", "64"}, extra...)...)
 	var out io.Writer = &a.log
 	if AgentLog != "" {
 		f, err := os.OpenFile(AgentLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -3,8 +3,6 @@ package bench
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/internal/jobdir"
+	"github.com/gtrain/gtrain/metrics"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // roleCPU is the CPU time (user + system) each role process of a job has
@@ -90,89 +90,95 @@ func procCPU(dir string) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
+// stepCPU is what cpuPerStep measures over a window of steps.
+type stepCPU struct {
+	roles map[string]float64 // CPU ms per step, by role
+	// computeMs is the trainers' mean wall ms a micro-batch's computation
+	// took (gtrain_trainer_compute_seconds), unless computeErr says why not.
+	computeMs  float64
+	computeErr error
+}
+
 // cpuPerStep measures, over the next steps steps of a running job, the
 // CPU milliseconds per step of each role (all its processes together, those
-// of the agent whose work dir is work):
-// unlike records/s it barely moves when other work shares the machine.
-func (m *measurer) cpuPerStep(steps int64, work string) (map[string]float64, error) {
+// of the agent whose work dir is work): unlike records/s it barely moves
+// when other work shares the machine. It also reads the trainers' compute
+// time over the same steps.
+func (m *measurer) cpuPerStep(steps int64, work string) (stepCPU, error) {
 	p, err := m.newStepPoller(0, 30*time.Second)
 	if err != nil {
-		return nil, err
+		return stepCPU{}, err
 	}
 	defer p.close()
 	from, err := p.read()
 	if err != nil {
-		return nil, err
+		return stepCPU{}, err
 	}
+	computeBefore, computeErr := computeSeconds(m.job, work) // before roleCPU: the scrape's own CPU stays out
 	before, err := roleCPU(m.job, work)
 	if err != nil {
-		return nil, err
+		return stepCPU{}, err
 	}
-	computeBefore, computeErr := computeSeconds(m.job, work)
 	to, err := p.waitStep(60*time.Second, stepPoll, from.step+steps)
 	if err != nil {
-		return nil, err
+		return stepCPU{}, err
 	}
 	after, err := roleCPU(m.job, work)
 	if err != nil {
-		return nil, err
+		return stepCPU{}, err
 	}
-	out := map[string]float64{}
+	out := stepCPU{roles: map[string]float64{}}
 	for role, t := range after {
-		out[role] = float64((t - before[role]).Microseconds()) / 1000 / float64(to.step-from.step)
+		out.roles[role] = float64((t - before[role]).Microseconds()) / 1000 / float64(to.step-from.step)
 	}
-	if computeAfter, err := computeSeconds(m.job, work); computeErr == nil && err == nil && computeAfter.count > computeBefore.count {
-		out[computingKey] = 1000 * (computeAfter.sum - computeBefore.sum) / (computeAfter.count - computeBefore.count)
+	computeAfter, err := computeSeconds(m.job, work)
+	switch {
+	case computeErr != nil:
+		out.computeErr = computeErr
+	case err != nil:
+		out.computeErr = err
+	case computeAfter.count <= computeBefore.count:
+		out.computeErr = fmt.Errorf("no micro-batch computed in %d steps", to.step-from.step)
+	default:
+		out.computeMs = 1000 * (computeAfter.sum - computeBefore.sum) / (computeAfter.count - computeBefore.count)
 	}
 	return out, nil
 }
 
-// computingKey is cpuPerStep's entry for the trainers' wall ms a
-// micro-batch's gradient computation took (gtrain_trainer_compute_seconds),
-// when their metrics could be read.
-const computingKey = "trainer computing"
-
 // computeTotals is the sum and count of gtrain_trainer_compute_seconds.
 type computeTotals struct{ sum, count float64 }
 
-// computeSeconds scrapes gtrain_trainer_compute_seconds from each trainer
-// of job under work (the agent's data dir is work/agent), at the loopback
-// address the trainer wrote (metrics.ServeRole), and sums them.
+// computeSeconds reads gtrain_trainer_compute_seconds of each trainer of
+// job under work (the agent's data dir is work/agent; its roles serve
+// their metrics when it has --metrics-addr), and sums them.
 func computeSeconds(job, work string) (computeTotals, error) {
 	addrs, err := filepath.Glob(jobdir.MetricsAddr(filepath.Join(work, "agent"), job, "trainer-*"))
 	if err != nil || len(addrs) == 0 {
-		return computeTotals{}, fmt.Errorf("no trainer metrics of job %s under %s", job, work)
+		return computeTotals{}, fmt.Errorf("no trainer of job %s serves metrics under %s", job, work)
 	}
 	var tot computeTotals
-	client := http.Client{Timeout: 5 * time.Second}
 	for _, f := range addrs {
-		addr, err := os.ReadFile(f)
+		mfs, err := metrics.ScrapeRole(f)
 		if err != nil {
 			return computeTotals{}, err
 		}
-		resp, err := client.Get("http://" + strings.TrimSpace(string(addr)) + "/metrics")
+		h, err := computeHistogram(mfs)
 		if err != nil {
-			return computeTotals{}, err
+			return computeTotals{}, fmt.Errorf("%s: %w", filepath.Base(f), err)
 		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return computeTotals{}, err
-		}
-		for _, line := range strings.Split(string(body), "\n") {
-			name, value, ok := strings.Cut(line, " ")
-			if !ok {
-				continue
-			}
-			v, err := strconv.ParseFloat(value, 64)
-			switch {
-			case err != nil:
-			case name == "gtrain_trainer_compute_seconds_sum":
-				tot.sum += v
-			case name == "gtrain_trainer_compute_seconds_count":
-				tot.count += v
-			}
-		}
+		tot.sum += h.GetSampleSum()
+		tot.count += float64(h.GetSampleCount())
 	}
 	return tot, nil
+}
+
+// computeHistogram finds gtrain_trainer_compute_seconds among a trainer's
+// metric families.
+func computeHistogram(mfs []*dto.MetricFamily) (*dto.Histogram, error) {
+	for _, mf := range mfs {
+		if mf.GetName() == "gtrain_trainer_compute_seconds" && len(mf.GetMetric()) == 1 && mf.GetMetric()[0].GetHistogram() != nil {
+			return mf.GetMetric()[0].GetHistogram(), nil
+		}
+	}
+	return nil, fmt.Errorf("no gtrain_trainer_compute_seconds histogram among its %d metric families", len(mfs))
 }

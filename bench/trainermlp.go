@@ -31,19 +31,22 @@ const (
 
 // printCPUPerStep prints each role's CPU ms per step over the next
 // mlpCPUSteps steps (what moving the parameters costs shows there, also on
-// a loaded machine), and the wall time a trainer took to compute a
-// micro-batch (the rest of a step it waits), or why it could not.
+// a loaded machine), and the wall time a trainer's micro-batch took to
+// compute over them, or why either could not be measured. The steps are
+// not those whose time records/s is measured over: on a VM whose speed
+// drifts the two are not to be subtracted.
 func printCPUPerStep(m *measurer, work string) {
 	cpu, err := m.cpuPerStep(mlpCPUSteps, work)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "  cpu per step: not measured: %v\n", err)
 		return
 	}
-	computing := ""
-	if ms, ok := cpu[computingKey]; ok {
-		computing = fmt.Sprintf("; a trainer's micro-batch computed in %.1f ms of wall time (gtrain_trainer_compute_seconds)", ms)
+	computing := fmt.Sprintf("a trainer's micro-batch computed in %.1f ms of wall time (gtrain_trainer_compute_seconds)", cpu.computeMs)
+	if cpu.computeErr != nil {
+		computing = fmt.Sprintf("compute time not measured: %v", cpu.computeErr)
 	}
-	fmt.Fprintf(os.Stderr, "  cpu per step (the %d steps after the windows): trainers %.1f ms, pservers %.1f ms, master %.1f ms%s\n", mlpCPUSteps, cpu["trainer"], cpu["pserver"], cpu["master"], computing)
+	fmt.Fprintf(os.Stderr, "  over the %d steps after the timed ones: cpu per step: trainers %.1f ms, pservers %.1f ms, master %.1f ms; %s\n",
+		mlpCPUSteps, cpu.roles["trainer"], cpu.roles["pserver"], cpu.roles["master"], computing)
 }
 
 // MLPRun is one trainer_mlp job: trainers trainers of cpu cores each and
@@ -67,7 +70,10 @@ func ScalingPservers(trainers int) int { return max(2, trainers/2) }
 // and returns records/s: the global batch over the median step time of 3
 // windows of 40 steps, after 20 steps of warm-up, inside the first pass.
 func MLPRecordsPerSecond(binDir string, runs []MLPRun) ([]float64, error) {
-	a, work, err := newFashionAgent(binDir, "gtrain-bench-mlp")
+	// Its roles serve their metrics: printCPUPerStep reads the trainers'
+	// compute time there. Only this group's agent has them, so that the
+	// others (pserver_memory's peak memory, say) measure what they did.
+	a, work, err := newFashionAgent(binDir, "gtrain-bench-mlp", "--metrics-addr", freeAddr())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +100,13 @@ func (g childGatherer) Gather() ([]*dto.MetricFamily, error) {
 	}
 	wg.Wait()
 	return mergeFamilies(running, got), nil
+}
+
+// ScrapeRole reads the metrics a role process serves at the address it
+// wrote into addrFile (ServeRole), as the agent's handler gathers them:
+// for a reader without an agent's handler (the bench).
+func ScrapeRole(addrFile string) ([]*dto.MetricFamily, error) {
+	return childGatherer{client: &http.Client{}}.scrape(Worker{AddrFile: addrFile, Worker: filepath.Base(addrFile)})
 }
 
 // scrape reads one worker's metrics, in the protobuf exposition.

@@ -97,6 +97,7 @@ func TestNilRecorders(t *testing.T) {
 	var tr *Trainer = NewTrainer(nil)
 	tr.Pushed(time.Second, 1, true)
 	tr.Pulled(time.Second)
+	tr.Computed(time.Second)
 	var ps *Pserver = NewPserver(nil, nil)
 	ps.Checkpointed(time.Second, time.Second, false)
 	RegisterMaster(nil, nil)

@@ -7,8 +7,12 @@ import (
 )
 
 // latencyBuckets cover a push or pull of a small model on loopback (100 µs)
-// to a large one across hosts (10 s).
+// to a large one across hosts (2.4 s, and +Inf above).
 var latencyBuckets = prometheus.ExponentialBuckets(100e-6, 2.5, 12)
+
+// computeBuckets cover a micro-batch's computation, from a small model's
+// (1 ms) to a large program's (8 s, and +Inf above).
+var computeBuckets = prometheus.ExponentialBuckets(1e-3, 2, 14)
 
 // pauseBuckets cover the pserver's snapshot copy: microseconds for a small
 // shard to a second for hundreds of MiB.
@@ -35,7 +39,7 @@ func NewTrainer(reg prometheus.Registerer) *Trainer {
 		pull: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_trainer_pull_seconds",
 			Help: "Latency of one parameter pull from every pserver (waiting for the step included).", Buckets: latencyBuckets}),
 		compute: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_trainer_compute_seconds",
-			Help: "Wall time of computing one micro-batch's gradient (the built-in model's passes, or the program's request); the rest of a trainer's time it waits.", Buckets: latencyBuckets}),
+			Help: "Wall time of computing one micro-batch's gradient (async: minibatch): the built-in model's forward and backward pass, or the program's request. Its rate is the share of the trainer's time spent computing; the push overlaps it, and an early micro-batch dropped later counts too.", Buckets: computeBuckets}),
 	}
 	reg.MustRegister(t.steps, t.records, t.push, t.pull, t.compute)
 	return t

@@ -307,7 +307,7 @@ func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
 	start := t.clock.Now()
 	loss, err := t.gradient(t.batch, progress)
-	if err == nil {
+	if err == nil { // a failed computation ends the trainer or is retried whole: not a micro-batch's time
 		t.metrics.Computed(t.clock.Since(start))
 	}
 	return loss, err
