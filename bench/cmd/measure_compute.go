@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,23 +14,41 @@ import (
 // measureTrainerMLP is trainer_mlp (one trainer, cpu: 1) against
 // single-threaded PyTorch and against the GEMM ceiling, trainer_mlp_threads
 // (cpu: 2) against twice cpu: 1, and scaling_mlp (2 trainers of cpu: 1 at
-// the same global batch) against twice one trainer.
+// the same global batch) against twice one trainer. It runs mlpRounds
+// rounds, each gtrain's three jobs then the peer, and every figure keeps
+// its best round.
 func measureTrainerMLP(t *table, bin string) error {
 	flops := bench.GemmFlops(300 * time.Millisecond)
 	gemmCeiling := flops / bench.MLPFlopsPerRecord
-	rps, err := bench.MLPRecordsPerSecond(bin, []bench.MLPRun{{Trainers: 1, CPU: 1}, {Trainers: 1, CPU: 2}, {Trainers: 2, CPU: 1}})
-	if err != nil {
-		return err
-	}
-	one, threads, two := rps[0], rps[1], rps[2]
-	sides := fmt.Sprintf("gtrain: %s, 1 thread per cpu; MLP 784-1024-1024-10 on Fashion-MNIST, global batch 256, 2 pservers, sgd; the median of 3 windows of 40 steps after 20, inside pass 0", model.Kernels())
-	if needTorch.present() {
-		peer, err := bestTorchMLP(peerRuns)
+	torch := needTorch.present()
+	var best [3]float64 // cpu 1, cpu 2, 2 trainers
+	var peer bench.TorchMLP
+	for round := range mlpRounds {
+		rps, err := bench.MLPRecordsPerSecond(bin, []bench.MLPRun{{Trainers: 1, CPU: 1}, {Trainers: 1, CPU: 2}, {Trainers: 2, CPU: 1}})
 		if err != nil {
 			return err
 		}
+		for i := range best {
+			best[i] = max(best[i], rps[i])
+		}
+		peerSaid := "the peer not measured"
+		if torch {
+			p, err := bench.RunTorchMLP("scripts", 1)
+			if err != nil {
+				return err
+			}
+			if round == 0 || p.RecordsPerS > peer.RecordsPerS { // the first whatever it read: its version and BLAS
+				peer = p
+			}
+			peerSaid = fmt.Sprintf("the peer %.0f", p.RecordsPerS)
+		}
+		fmt.Fprintf(os.Stderr, "  round %d of %d: cpu 1 %.0f, cpu 2 %.0f, 2 trainers %.0f records/s; %s\n", round+1, mlpRounds, rps[0], rps[1], rps[2], peerSaid)
+	}
+	one, threads, two := best[0], best[1], best[2]
+	sides := fmt.Sprintf("gtrain: %s, 1 thread per cpu; MLP 784-1024-1024-10 on Fashion-MNIST, global batch 256, 2 pservers, sgd; the median of 3 windows of 40 steps after 20, inside pass 0; each figure the best of %d rounds, the peer's included, alternated", model.Kernels(), mlpRounds)
+	if torch {
 		t.add(bench.Result{Name: "trainer_mlp", Value: one, Unit: "records/s", Ceiling: peer.RecordsPerS,
-			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread (the best of %d runs), BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, peerRuns, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
+			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
 	} else {
 		notMeasured("trainer_mlp (against PyTorch)", needTorch)
 	}
@@ -42,29 +61,15 @@ func measureTrainerMLP(t *table, bin string) error {
 	return nil
 }
 
-// peerRuns is how many times trainer_mlp's peer runs, keeping its best (a
-// peer at its best): on the 2-core VM of 2026-11-28 one run of it read
-// 9,814 records/s and the next bench's 7,999, while gtrain's side moved by
-// 6%. Only the peer is repeated: its best can only lower the ratio, and
-// gtrain's side is three jobs (cpu 1, cpu 2, two trainers) a run.
-// internal/refdoc/bench.go names the count in the reference.
-const peerRuns = 3
-
-// bestTorchMLP runs the single-thread PyTorch peer runs times and keeps the
-// run of the most records/s.
-func bestTorchMLP(runs int) (bench.TorchMLP, error) {
-	var top bench.TorchMLP
-	for i := range runs {
-		r, err := bench.RunTorchMLP("scripts", 1)
-		if err != nil {
-			return bench.TorchMLP{}, err
-		}
-		if i == 0 || r.RecordsPerS > top.RecordsPerS { // the first whatever it read: its version and BLAS
-			top = r
-		}
-	}
-	return top, nil
-}
+// mlpRounds is how many times trainer_mlp runs gtrain's three jobs and the
+// peer, alternated, each figure keeping its best round, as the program
+// group does with two: on a shared machine noise only ever slows a run,
+// and this 2-core VM's speed drifts by 10-15% over minutes (one run of the
+// peer read 9,814 records/s and the next bench's 7,999, 2026-11-28). Until
+// 2026-11-28 only the peer ran 3 times: the best of three draws against
+// one measured the draw as much as gtrain. internal/refdoc/bench.go names
+// the count in the reference.
+const mlpRounds = 3
 
 // scalingCurves parses -scaling's counts and prints the curves.
 func scalingCurves(bin, list string) error {

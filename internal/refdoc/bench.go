@@ -17,7 +17,7 @@ const (
 )
 
 // benchGroups says what each group of `make bench` measures, as figure:
-// ceiling pairs. trainer_mlp's "the best of 3 runs" is bench/cmd's peerRuns.
+// ceiling pairs. trainer_mlp's "3 rounds" is bench/cmd's mlpRounds.
 var benchGroups = map[string]string{
 	"pushpull":          "`pserver_pushpull`: MB/s of gradient push plus parameter pull through real pservers over gRPC; ceiling: raw TCP loopback MB/s",
 	"optimizers":        "`optimizer_sgd`, `optimizer_adam`: parameters/s of each update loop; ceiling: a STREAM-style loop with the same reads and writes per parameter",
@@ -29,7 +29,7 @@ var benchGroups = map[string]string{
 	"scale_up":          "`scale_up`: seconds from `gctl job scale --trainers 3` to the first step that includes the new trainer; absolute",
 	"reshard_pause":     "`reshard_pause`: ms of training paused re-sharding a 64 MiB model from 2 to 3 pservers; absolute",
 	"pserver_memory":    "`pserver_memory`: a pserver's peak resident memory running Adam with checkpoints on, as a multiple of parameters plus optimizer state (lower is better); `pserver_memory_mib` the same in MiB",
-	"trainer_mlp":       "`trainer_mlp`, `trainer_mlp_gemm`, `trainer_mlp_threads`, `scaling_mlp`: records/s of trainers training MLP 784-1024-1024-10; ceilings: single-threaded PyTorch on the same model and batch (when installed; the best of 3 runs), the machine's float32 GEMM rate, twice one trainer",
+	"trainer_mlp":       "`trainer_mlp`, `trainer_mlp_gemm`, `trainer_mlp_threads`, `scaling_mlp`: records/s of trainers training MLP 784-1024-1024-10; ceilings: single-threaded PyTorch on the same model and batch (when installed), the machine's float32 GEMM rate, twice one trainer; 3 rounds of gtrain's jobs and the peer, alternated, each figure its best round",
 	"program_roundtrip": "`program_roundtrip_1m`: ms of a 1 M-parameter round trip through a do-nothing program; floor: a 2 × 4 MB memcpy",
 	"program":           "`program_mlp`, `program_cnn`: records/s of a PyTorch program through the adapter; ceiling: plain PyTorch in one process",
 	"recommender":       "`recommender`: records/s of the built-in recommender (interaction dot) training `gctl data synth movielens` ratings as a real job, 1 trainer of cpu 1; ceiling: single-process PyTorch (nn.EmbeddingBag, sparse gradients, the same model, records, optimizer, batch and passes; when installed), goal ≥ 1.0. `recommender_rmse`: its test RMSE against PyTorch's (lower is better; goal ≤ 1.01). `recommender_rmse_optimum`: against the planted model's, optimum.json's `rmse_test` (goal ≤ 1.05)",
