@@ -40,8 +40,7 @@ func NewAgentHandler(workers func() []Worker) http.Handler {
 		Help: "Scrapes of a role process's metrics that failed (e.g. while it restarts)."}, []string{"job", "role", "worker"})
 	own.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		workerCollector{workers: workers}, scrapeErrors)
-	children := childGatherer{workers: workers, errors: scrapeErrors,
-		client: &http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{Proxy: nil}}}
+	children := childGatherer{workers: workers, errors: scrapeErrors, client: newScrapeClient()}
 	// The children first: a failed scrape is counted in the same answer.
 	return promhttp.HandlerFor(prometheus.Gatherers{children, own}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
@@ -102,11 +101,17 @@ func (g childGatherer) Gather() ([]*dto.MetricFamily, error) {
 	return mergeFamilies(running, got), nil
 }
 
+// newScrapeClient is the HTTP client a role's metrics are scraped with:
+// bounded by scrapeTimeout, and straight to the role, never through a proxy.
+func newScrapeClient() *http.Client {
+	return &http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{Proxy: nil}}
+}
+
 // ScrapeRole reads the metrics a role process serves at the address it
 // wrote into addrFile (ServeRole), as the agent's handler gathers them:
 // for a reader without an agent's handler (the bench).
 func ScrapeRole(addrFile string) ([]*dto.MetricFamily, error) {
-	return childGatherer{client: &http.Client{}}.scrape(Worker{AddrFile: addrFile, Worker: filepath.Base(addrFile)})
+	return childGatherer{client: newScrapeClient()}.scrape(Worker{AddrFile: addrFile, Worker: filepath.Base(addrFile)})
 }
 
 // scrape reads one worker's metrics, in the protobuf exposition.

@@ -37,9 +37,7 @@ func measureTrainerMLP(t *table, bin string) error {
 			if err != nil {
 				return err
 			}
-			if round == 0 || p.RecordsPerS > peer.RecordsPerS { // the first whatever it read: its version and BLAS
-				peer = p
-			}
+			peer = bestPeer(round, peer, p)
 			peerSaid = fmt.Sprintf("the peer %.0f", p.RecordsPerS)
 		}
 		fmt.Fprintf(os.Stderr, "  round %d of %d: cpu 1 %.0f, cpu 2 %.0f, 2 trainers %.0f records/s; %s\n", round+1, mlpRounds, rps[0], rps[1], rps[2], peerSaid)
@@ -70,6 +68,16 @@ func measureTrainerMLP(t *table, bin string) error {
 // one measured the draw as much as gtrain. internal/refdoc/bench.go names
 // the count in the reference.
 const mlpRounds = 3
+
+// bestPeer is the best of a peer's rounds so far, got the round's run: the
+// first round's whatever it read (its version, threads and BLAS), then
+// the one of the most records/s.
+func bestPeer(round int, best, got bench.TorchMLP) bench.TorchMLP {
+	if round == 0 || got.RecordsPerS > best.RecordsPerS {
+		return got
+	}
+	return best
+}
 
 // scalingCurves parses -scaling's counts and prints the curves.
 func scalingCurves(bin, list string) error {

@@ -46,9 +46,7 @@ func measurePrograms(t *table, bin string) error {
 			if err != nil {
 				return err
 			}
-			if round == 0 || p.RecordsPerS > peers[i].RecordsPerS { // the first whatever it read: its version and threads
-				peers[i] = p
-			}
+			peers[i] = bestPeer(round, peers[i], p)
 		}
 		got, err := bench.ProgramRecordsPerSecond(bin, "examples/program", models)
 		if err != nil {
