@@ -69,11 +69,18 @@ func ScalingPservers(trainers int) int { return max(2, trainers/2) }
 // (real master, 2 pservers and trainers, as the issue measured) for each run,
 // and returns records/s: the global batch over the median step time of 3
 // windows of 40 steps, after 20 steps of warm-up, inside the first pass.
-func MLPRecordsPerSecond(binDir string, runs []MLPRun) ([]float64, error) {
+// With exclusiveCPUs the agent runs with --exclusive-cpus: a trainer of
+// whole CPUs computes on CPUs of its own while one CPU or more stays
+// shared (daemon/supervisor, cpus.go).
+func MLPRecordsPerSecond(binDir string, exclusiveCPUs bool, runs []MLPRun) ([]float64, error) {
 	// Its roles serve their metrics: printCPUPerStep reads the trainers'
 	// compute time there. Only this group's agent has them, so that the
 	// others (pserver_memory's peak memory, say) measure what they did.
-	a, work, err := newFashionAgent(binDir, "gtrain-bench-mlp", "--metrics-addr", freeAddr())
+	flags := []string{"--metrics-addr", freeAddr()}
+	if exclusiveCPUs {
+		flags = append(flags, "--exclusive-cpus")
+	}
+	a, work, err := newFashionAgent(binDir, "gtrain-bench-mlp", flags...)
 	if err != nil {
 		return nil, err
 	}

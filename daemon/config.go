@@ -96,6 +96,9 @@ type Config struct {
 	// (not root, no cgroup controllers); without it such a node refuses
 	// program jobs (programs.go).
 	AllowUnisolatedPrograms bool
+	// ExclusiveCPUs (--exclusive-cpus) gives a trainer asking whole CPUs
+	// CPUs of this node for its computation alone (supervisor, cpus.go).
+	ExclusiveCPUs bool
 	// ConfigFile (--config) and GossipKeyFile (--gossip-key @FILE) are
 	// the agent's files that model programs must not see (programs.go);
 	// the roles are told them for their programs' sandboxes.
@@ -389,7 +392,8 @@ func (c Config) supervisorConfig(endpoints []string) supervisor.Config {
 	etcd.Endpoints = endpoints
 	return supervisor.Config{NodeName: c.NodeName, DataDir: c.DataDir, StopGrace: c.StopGrace, Log: c.Log,
 		Exe: c.Exe, Etcd: etcd, AdvertiseAddr: c.AdvertiseAddr, TLS: c.TLS, Metrics: c.MetricsAddr != "",
-		AllowUnisolatedPrograms: c.AllowUnisolatedPrograms, AllowedPaths: c.AllowedPaths, ConfigFile: c.ConfigFile, GossipKeyFile: c.GossipKeyFile}
+		AllowUnisolatedPrograms: c.AllowUnisolatedPrograms, AllowedPaths: c.AllowedPaths, ConfigFile: c.ConfigFile, GossipKeyFile: c.GossipKeyFile,
+		ExclusiveCPUs: c.ExclusiveCPUs}
 }
 
 // schedulerConfig is what the scheduler needs.

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gtrain/gtrain/internal/cpuaffinity"
 	"github.com/gtrain/gtrain/internal/testing/e2erig"
 )
 
@@ -15,7 +19,9 @@ import (
 // not depend on the threads computing it), and the cpu: 2 trainers did
 // compute on 2 threads. Some of their micro-batches were computed early
 // (trainer/early.go: started before the master's answer named them), so
-// the same model also says the early ones computed what was named.
+// the same model also says the early ones computed what was named. The
+// same job on an agent with --exclusive-cpus, one trainer computing on a
+// CPU of its own, ends with the same model too.
 func TestThreadsSameModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
@@ -47,6 +53,113 @@ func TestThreadsSameModel(t *testing.T) {
 	if sums[1] != sums[2] {
 		t.Fatalf("the model depends on the trainers' threads:\ncpu 1: %s\ncpu 2: %s", sums[1], sums[2])
 	}
+	if got := exclusiveCPUsModel(t, work); got != "" && got != sums[1] {
+		t.Fatalf("the model depends on the trainers' CPUs:\nexclusive: %s\nshared: %s", got, sums[1])
+	}
+}
+
+// exclusiveCPUsModel runs the cpu: 1 job of TestThreadsSameModel on an
+// agent with --exclusive-cpus, with one trainer, and returns its model's
+// sums, having checked that the trainer computed on the highest CPU while
+// no thread of the pserver or the master ran there once it started.
+func exclusiveCPUsModel(t *testing.T, work string) string {
+	pool, err := cpuaffinity.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pool) < 2 {
+		t.Logf("exclusive CPUs not checked: this machine has %v only", pool)
+		return ""
+	}
+	own := pool[len(pool)-1]
+	a := e2erig.StartAgentWith(t, filepath.Join(work, "agent-exclusive"), "--cpu", "8", "--exclusive-cpus")
+	const name = "threads-exclusive"
+	stop, seen := make(chan struct{}), make(chan []string, 1)
+	go func() { seen <- watchCPUs(name, own, stop) }()
+	// One trainer computing both micro-batches of each step: the same model
+	// as two (the bit-identical promise), and all of its job's trainers
+	// here fit with a CPU left shared.
+	spec := threadsJob(name, 1)
+	spec.Trainers = 1
+	_, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec))
+	close(stop)
+	trespass := <-seen
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", name, code, errs)
+	}
+	log, err := os.ReadFile(filepath.Join(a.DataDir, "jobs", name, "log", "trainer-0.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := slices.ContainsFunc(strings.Split(string(log), "\n"), func(l string) bool {
+		return strings.Contains(l, `msg="computing on CPUs of its own"`) && strings.HasSuffix(l, fmt.Sprintf(" cpus=%d", own))
+	})
+	if !said {
+		t.Fatalf("trainer-0's log does not say it computed on CPU %d:\n%s", own, log)
+	}
+	if len(trespass) > 0 {
+		t.Fatalf("roles ran on the trainer's CPU %d: %s", own, strings.Join(trespass, "; "))
+	}
+	return e2erig.ManifestSums(t, e2erig.JobStatus(t, a, name).ModelDir)
+}
+
+// watchCPUs reads, until stop, the CPUs of every thread of job's pservers
+// and master while a trainer runs with CPUs of its own (--compute-cpus),
+// and returns those that may run on cpu: not one may (a pserver started
+// before the trainer is moved off it before the trainer starts). Once the
+// trainer exits, its CPUs are shared again: a reading counts only if the
+// trainer still ran after it.
+func watchCPUs(job string, cpu int, stop <-chan struct{}) []string {
+	var out []string
+	for len(out) < 10 {
+		select {
+		case <-stop:
+			return out
+		case <-time.After(20 * time.Millisecond):
+		}
+		roles := jobProcesses(job)
+		trainer := slices.IndexFunc(roles, func(p jobProcess) bool {
+			return p.role == "trainer" && slices.Contains(p.args, "--compute-cpus")
+		})
+		if trainer < 0 {
+			continue
+		}
+		var seen []string
+		for _, p := range roles {
+			threads, _ := cpuaffinity.ThreadCPUs(p.pid)
+			for tid, cpus := range threads {
+				if p.role != "trainer" && slices.Contains(cpus, cpu) {
+					seen = append(seen, fmt.Sprintf("%s thread %d on %v", p.role, tid, cpus))
+				}
+			}
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task", roles[trainer].pid)); err == nil {
+			out = append(out, seen...)
+		}
+	}
+	return out
+}
+
+type jobProcess struct {
+	pid  int
+	role string
+	args []string
+}
+
+// jobProcesses is the gtraind processes whose command line names job.
+func jobProcesses(job string) []jobProcess {
+	var out []jobProcess
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		args := strings.Split(string(b), "\x00")
+		if err != nil || len(args) < 2 || !slices.Contains(args, job) || !strings.HasSuffix(args[0], "gtraind") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		out = append(out, jobProcess{pid: pid, role: args[1], args: args})
+	}
+	return out
 }
 
 // earlyMicroBatches sums the early micro-batches the trainers of a job's

@@ -92,6 +92,7 @@ func colOffset(t blas.Transpose, c, ld int) int {
 type threads struct {
 	n    int
 	impl sgemm
+	pin  func() (unpin func()) // Options.Pin
 }
 
 // mul computes C = op(A)·op(B) + beta·C, with op(A) m×k and op(B) k×n.
@@ -119,7 +120,7 @@ func (th threads) mulRows(tA, tB blas.Transpose, m, n, k int, a []float32, lda i
 	}
 	shared := new(product) // only here: the one-thread path allocates nothing
 	*shared = p
-	shared.share(workers, rowTiles)
+	shared.share(workers, rowTiles, th.pin)
 }
 
 // share computes p's tiles on workers new goroutines while this one waits.
@@ -129,7 +130,7 @@ func (th threads) mulRows(tA, tB blas.Transpose, m, n, k int, a []float32, lda i
 // goroutine computes a tile does not change its value, only how the work
 // is shared. Bands of rows are told final in order, by whichever goroutine
 // completes the last one missing.
-func (p *product) share(workers, rowTiles int) {
+func (p *product) share(workers, rowTiles int, pin func() func()) {
 	var mu sync.Mutex
 	left := make([]int, rowTiles) // tiles of each band not computed yet
 	for r := range left {
@@ -154,6 +155,9 @@ func (p *product) share(workers, rowTiles int) {
 	}
 	var taken atomic.Int64
 	work := func() {
+		if pin != nil {
+			defer pin()()
+		}
 		for t := int(taken.Add(1) - 1); t < p.tiles; t = int(taken.Add(1) - 1) {
 			run(t)
 		}

@@ -45,6 +45,12 @@ type Options struct {
 	// Threads computes each product on this many threads; 0 means
 	// GOMAXPROCS at the time of the call.
 	Threads int
+	// Pin, when not nil, is called by each goroutine that computes a
+	// threaded product's tiles before it takes one, and what it returns
+	// when it has taken the last: a trainer given CPUs of its own pins the
+	// goroutine's thread to them (internal/cpuaffinity). Where a tile is
+	// computed never changes its value.
+	Pin func() (unpin func())
 	// impl replaces the build's kernels (tests compare gonum's pure-Go
 	// ones with the fast ones).
 	impl sgemm
@@ -66,7 +72,7 @@ func newNetwork(s Spec, o Options) *network {
 	if s.isClassifier() {
 		head = crossEntropy{}
 	}
-	th := threads{n: o.Threads, impl: fastGemm}
+	th := threads{n: o.Threads, impl: fastGemm, pin: o.Pin}
 	if o.impl != nil {
 		th.impl = o.impl
 	}

@@ -41,6 +41,7 @@ type computation struct {
 // startComputing starts computing the gradient sums of ex into t.grads.
 func (t *trainer) startComputing(ex []dataset.Example) *computation {
 	c := &computation{gate: newGradGate(t.grads), computed: make(chan struct{})}
+	c.gate.pinned = t.prog == nil && len(t.cfg.ComputeCPUs) > 0
 	go func() {
 		defer close(c.computed)
 		c.loss, c.err = t.compute(ex, c.gate.progress())
@@ -91,6 +92,7 @@ type gradGate struct {
 	final    []int // each gradient's first floats final
 	released []bool
 	changed  chan struct{} // closed, and replaced, at every change
+	pinned   bool          // the computation runs on CPUs of its own (tell)
 	err      error         // the computation failed
 }
 
@@ -123,9 +125,17 @@ func (g *gradGate) progress() *model.Progress {
 // 2026-11-28): 2 trainers of cpu 1 stepped in 29.4-30.9 ms against
 // 34.7-44.7 without the yield; 1 trainer in 33.1-38.2 against 33.6-34.3,
 // and cpu 2 in 24.5-28.8 against 24.3-29.2, within the noise.
+//
+// A computation on CPUs of its own (pin.go) does not yield: its goroutine
+// is locked to its thread, so a yield would park that thread and wake
+// another for the push, and the push's P is on the shared CPUs anyway.
+// Measured pinned (2026-11-28, the Zen 4 VM, alternated with unpinned
+// runs), without the yield.
 func (g *gradGate) tell(change func()) {
 	g.update(change)
-	runtime.Gosched()
+	if !g.pinned {
+		runtime.Gosched()
+	}
 }
 
 // update changes the gate under its lock and wakes every waiter.

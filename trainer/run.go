@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -47,6 +48,9 @@ type Config struct {
 	// trainer`): GOMAXPROCS follows resources.trainer.cpu. Leave it false
 	// where it shares a process, as in tests.
 	OwnsRuntime bool
+	// ComputeCPUs are CPUs the agent keeps for this trainer's computation
+	// (pin.go); none: it computes where Linux schedules it.
+	ComputeCPUs []int
 }
 
 // DefaultConfig returns the defaults.
@@ -69,30 +73,32 @@ func (c Config) Validate() error {
 }
 
 type trainer struct {
-	stop     context.Context // sync: done when told to stop (leave.go); nil: never
-	cfg      Config
-	cli      *clientv3.Client
-	spec     *jobspec.Spec
-	roots    confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
-	jobRev   int64         // the create revision of the job's record: with its name, its programs' uid
-	layout   *client.Layout
-	ps       pservers
-	metrics  *metrics.Trainer // nil: records nothing
-	master   *masterConn
-	id       int
-	params   [][]float32
-	grads    [][]float32
-	data     *chunkCache
-	batch    model.Batch // the last micro-batch's records, its memory reused
-	carry    syncCarry   // sync: what a micro-batch's push and report leave the next
-	log      *slog.Logger
-	clock    clock.Clock
-	creds    jobauth.Dial     // dials the master and the pservers: TLS, the job credential
-	lease    clientv3.LeaseID // the registration's lease (0: none)
-	prog     *program.Client  // the model program (model.kind program), else nil
-	rec      *recState        // the recommender's micro-batch (model.kind recommender), else nil
-	progStep program.Step     // what the program learns of the micro-batch it computes
-	early    *earlyStep       // sync: the next micro-batch, computing before the master named it (early.go)
+	stop    context.Context // sync: done when told to stop (leave.go); nil: never
+	cfg     Config
+	cli     *clientv3.Client
+	spec    *jobspec.Spec
+	roots   confine.Roots // where the job's paths are opened (rolecfg.Common.Roots)
+	jobRev  int64         // the create revision of the job's record: with its name, its programs' uid
+	layout  *client.Layout
+	ps      pservers
+	metrics *metrics.Trainer // nil: records nothing
+	// pinLogged logs once whether the compute CPUs were had (pin.go).
+	pinLogged sync.Once
+	master    *masterConn
+	id        int
+	params    [][]float32
+	grads     [][]float32
+	data      *chunkCache
+	batch     model.Batch // the last micro-batch's records, its memory reused
+	carry     syncCarry   // sync: what a micro-batch's push and report leave the next
+	log       *slog.Logger
+	clock     clock.Clock
+	creds     jobauth.Dial     // dials the master and the pservers: TLS, the job credential
+	lease     clientv3.LeaseID // the registration's lease (0: none)
+	prog      *program.Client  // the model program (model.kind program), else nil
+	rec       *recState        // the recommender's micro-batch (model.kind recommender), else nil
+	progStep  program.Step     // what the program learns of the micro-batch it computes
+	early     *earlyStep       // sync: the next micro-batch, computing before the master named it (early.go)
 	// earlyTaken and earlyDropped count the early micro-batches pushed
 	// and dropped (logged when training is done).
 	earlyTaken, earlyDropped int
@@ -185,7 +191,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if cfg.OwnsRuntime {
 		threads = roleruntime.LimitComputeProcs(t.spec.Resources.Trainer.CPU, t.log)
 	}
-	if t.layout, err = client.NewLayoutWith(t.spec, model.Options{Threads: threads}); err != nil {
+	if t.layout, err = client.NewLayoutWith(t.spec, model.Options{Threads: threads, Pin: t.pinner()}); err != nil {
 		return nil, err
 	}
 	// The built-in models compute each micro-batch on threads threads;
@@ -303,6 +309,9 @@ func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float
 	if len(ex) == 0 {
 		progress.Finish(len(t.grads))
 		return 0, nil
+	}
+	if t.prog == nil {
+		defer t.pinned()()
 	}
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
 	start := t.clock.Now()

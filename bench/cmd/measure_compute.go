@@ -24,7 +24,7 @@ func measureTrainerMLP(t *table, bin string) error {
 	var best [3]float64 // cpu 1, cpu 2, 2 trainers
 	var peer bench.TorchMLP
 	for round := range mlpRounds {
-		rps, err := bench.MLPRecordsPerSecond(bin, []bench.MLPRun{{Trainers: 1, CPU: 1}, {Trainers: 1, CPU: 2}, {Trainers: 2, CPU: 1}})
+		rps, err := bench.MLPRecordsPerSecond(bin, true, []bench.MLPRun{{Trainers: 1, CPU: 1}, {Trainers: 1, CPU: 2}, {Trainers: 2, CPU: 1}})
 		if err != nil {
 			return err
 		}
@@ -100,7 +100,9 @@ func printScaling(bin string, counts []int) error {
 	for i, n := range counts {
 		runs[i] = bench.MLPRun{Trainers: n, CPU: 1, Pservers: bench.ScalingPservers(n)}
 	}
-	rps, err := bench.MLPRecordsPerSecond(bin, runs)
+	// Without --exclusive-cpus: 16 trainers on 16 cores would take 15 of
+	// them, and their 8 pservers would share the last.
+	rps, err := bench.MLPRecordsPerSecond(bin, false, runs)
 	if err != nil {
 		return err
 	}

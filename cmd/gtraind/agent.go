@@ -87,6 +87,8 @@ processes, deregisters the node and exits 0.`,
 	f.Bool("dev", false, "start an embedded single-member etcd under <data-dir>/etcd (single-node cluster)")
 	f.Bool("allow-unisolated-programs", false, "on a node that cannot isolate model programs (not root, no cgroup memory and pids controllers), "+
 		"run program jobs with the agent's uid, environment and files instead of refusing them")
+	f.Bool("exclusive-cpus", false, "give a trainer of a built-in model that asks for whole CPUs (resources.trainer.cpu: 1, 2, ...) as many CPUs of this node for its computation alone, "+
+		"while one CPU or more stays shared by the agent and every other role thread; a job whose trainers on the node do not all fit computes on the shared CPUs")
 	f.String("data-dir", def.DataDir, "where etcd (with --dev), job logs, models and checkpoints live")
 	f.String("node-name", def.NodeName, "this node's name in the cluster")
 	f.String("api-addr", def.APIAddr, "address of the API gctl talks to: HOST:PORT, or unix:///PATH for a Unix socket only the agent's user may open (mode 0600; its callers are the local admin)")
@@ -112,6 +114,7 @@ func agentConfig(v *viper.Viper) (daemon.Config, error) {
 	cfg := daemon.DefaultConfig()
 	cfg.Dev = v.GetBool("dev")
 	cfg.AllowUnisolatedPrograms = v.GetBool("allow-unisolated-programs")
+	cfg.ExclusiveCPUs = v.GetBool("exclusive-cpus")
 	cfg.DataDir = v.GetString("data-dir")
 	cfg.NodeName = v.GetString("node-name")
 	cfg.APIAddr = v.GetString("api-addr")

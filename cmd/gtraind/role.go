@@ -127,7 +127,7 @@ func runRole(ctx context.Context, a rolecfg.Args, cli *clientv3.Client, log *slo
 	default:
 		cfg := trainer.DefaultConfig()
 		cfg.Common, cfg.Worker, cfg.DataDir = a.Common(log, reg), a.Worker, a.DataDir
-		cfg.OwnsRuntime = true
+		cfg.OwnsRuntime, cfg.ComputeCPUs = true, a.ComputeCPUs
 		return trainer.Run(ctx, cli, cfg)
 	}
 }

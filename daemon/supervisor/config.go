@@ -35,4 +35,7 @@ type Config struct {
 	// ConfigFile and GossipKeyFile are the agent's --config file and
 	// gossip key file, passed to the roles to hide from their programs.
 	ConfigFile, GossipKeyFile string
+	// ExclusiveCPUs is the agent's --exclusive-cpus: a trainer asking
+	// whole CPUs computes on CPUs no other role thread runs on (cpus.go).
+	ExclusiveCPUs bool
 }

@@ -6,7 +6,9 @@
 // names, none when it has none), restarts it within the job's crash budget (restartpolicy.go),
 // kills a worker the master reports hung (hung.go), says why it crashed
 // (lasterror.go), takes over a role a previous agent left running
-// (takeover.go), stops the roles when their job ends or they are moved away,
+// (takeover.go), gives trainers CPUs of their own with --exclusive-cpus and
+// keeps every other role thread off them (cpus.go), stops the roles when
+// their job ends or they are moved away,
 // and keeps their WorkerRecords and log files. It also answers the
 // scheduler's shared-storage checks of checkpoint.dir by writing and reading
 // markers (storagecheck.go, marker.go), and lists its workers for the

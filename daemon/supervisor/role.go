@@ -55,9 +55,11 @@ const cudaVisibleDevices = "CUDA_VISIBLE_DEVICES"
 
 // command is the child process that runs worker of job, pinned to the
 // node's GPUs gpus (none: it sees no GPU, so that it cannot take the
-// devices of the roles that asked for them).
-func (l roleLaunch) command(job, worker string, jobRev int64, gpus []int) (*exec.Cmd, error) {
+// devices of the roles that asked for them); a trainer computes on
+// computeCPUs when the agent gave it CPUs of its own (cpus.go).
+func (l roleLaunch) command(job, worker string, jobRev int64, gpus, computeCPUs []int) (*exec.Cmd, error) {
 	a := l.roleArgs(job, worker, jobRev)
+	a.ComputeCPUs = computeCPUs
 	args, err := a.Argv()
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func TestRoleCommandEnv(t *testing.T) {
 	t.Setenv(rolecfg.EtcdPasswordEnv, "inherited")
 	t.Setenv("OMP_NUM_THREADS", "8")
 	l := roleLaunch{exe: "/bin/true", dataDir: "/data", etcd: coord.EtcdConfig{Endpoints: []string{"e:2379"}, User: "u", Password: "s3cret"}}
-	cmd, err := l.command("fit", "trainer-0", 42, nil)
+	cmd, err := l.command("fit", "trainer-0", 42, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRoleCommandEnv(t *testing.T) {
 		t.Errorf("command line %q or environment %q carries the password", cmd.Args, cmd.Env)
 	}
 	l.etcd.Password = ""
-	if cmd, _ = l.command("fit", "trainer-0", 42, nil); slices.Contains(cmd.Args, "--etcd-password-file") {
+	if cmd, _ = l.command("fit", "trainer-0", 42, nil, nil); slices.Contains(cmd.Args, "--etcd-password-file") {
 		t.Errorf("an agent without a password names a password file: %q", cmd.Args)
 	}
 }
@@ -89,7 +89,7 @@ func TestRoleCommandPinsGPUs(t *testing.T) {
 		gpus []int
 		want string
 	}{{[]int{1, 3}, "1,3"}, {[]int{0}, "0"}, {nil, ""}} {
-		cmd, err := l.command("fit", "trainer-0", 42, tc.gpus)
+		cmd, err := l.command("fit", "trainer-0", 42, tc.gpus, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,6 +49,8 @@ type Supervisor struct {
 	checks  map[string]string        // job -> token of the storage check this node took part in
 	closing bool
 	wg      sync.WaitGroup // runners, purges and storage checks
+
+	cpus *cpuManager // nil without --exclusive-cpus
 }
 
 // jobEntry is what the supervisor knows of one job.
@@ -77,11 +79,13 @@ func New(cli *clientv3.Client, cfg Config, clk clock.Clock) *Supervisor {
 		jobs:      map[string]*jobEntry{},
 		purges:    map[string]chan struct{}{},
 		checks:    map[string]string{},
+		cpus:      newCPUManager(cfg.ExclusiveCPUs, cfg.Log),
 	}
 }
 
 // Run follows the jobs until ctx ends. It does not stop the runners: Stop does.
 func (s *Supervisor) Run(ctx context.Context) {
+	go s.cpus.keepApplying(ctx, s.clock, s.runningRoles)
 	for {
 		rev, err := s.resync(ctx)
 		if err == nil {
@@ -278,6 +282,9 @@ func (s *Supervisor) reconcileLocked(job string) {
 		}
 		r := newRunner(s, job, worker, e.fence, a, afterBoth(s.purges[job], old))
 		r.budget = BudgetOf(e.record.Spec.Restarts)
+		if role, _, _ := jobspec.ParseWorker(worker); role == jobspec.RoleTrainer && !e.record.Spec.Model.IsProgram() {
+			r.cpu, r.trainersHere = e.record.Spec.Resources.Trainer.CPU, s.trainersHereLocked(e)
+		}
 		e.runners[worker] = r
 		s.wg.Add(1)
 		go func() {
@@ -399,4 +406,32 @@ func (s *Supervisor) View(job string) JobView {
 func (s *Supervisor) Responsive() {
 	s.mu.Lock()
 	s.mu.Unlock() //nolint:staticcheck // an empty critical section: the probe only needs the lock
+}
+
+// runningRoles is the process of each runner whose role runs now.
+func (s *Supervisor) runningRoles() map[*runner]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[*runner]int{}
+	for _, e := range s.jobs {
+		for _, r := range e.runners {
+			r.mu.Lock()
+			if r.pid > 0 {
+				out[r] = r.pid
+			}
+			r.mu.Unlock()
+		}
+	}
+	return out
+}
+
+// trainersHereLocked counts the trainers of e placed on this node.
+func (s *Supervisor) trainersHereLocked(e *jobEntry) int {
+	n := 0
+	for worker, a := range e.placement.Workers {
+		if role, _, _ := jobspec.ParseWorker(worker); role == jobspec.RoleTrainer && a.Node == s.node {
+			n++
+		}
+	}
+	return n
 }

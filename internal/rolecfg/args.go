@@ -63,6 +63,10 @@ type Args struct {
 	// gossip key file (--gossip-key @FILE): the role does not read them,
 	// its model programs must not see them (ProgramPolicy).
 	AgentConfig, GossipKeyFile string
+	// ComputeCPUs are the CPUs the agent gave a trainer of a built-in
+	// model for its computation alone (its --exclusive-cpus); none: it
+	// computes where Linux runs it.
+	ComputeCPUs []int
 }
 
 // DefaultSessionTTL is a role's etcd lease in seconds, unless told otherwise.

@@ -32,6 +32,8 @@ func fill(t *testing.T, v reflect.Value, path, s string, n *int) {
 			f.SetBool(true) // false is the default: true must travel
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 			f.Set(reflect.ValueOf([]string{fmt.Sprintf("%s%d", s, *n), s}))
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Int:
+			f.Set(reflect.ValueOf([]int{*n % 1024, 0}))
 		case f.Kind() == reflect.Struct:
 			fill(t, f, name+".", s, n)
 		default:

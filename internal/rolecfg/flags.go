@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gtrain/gtrain/coord"
+	"github.com/gtrain/gtrain/internal/cpuaffinity"
 	"github.com/gtrain/gtrain/pki"
 	"github.com/spf13/pflag"
 )
@@ -49,6 +50,8 @@ var roleFlags = append([]flag{
 		func(a *Args) value { return (*stringValue)(&a.AgentConfig) }},
 	flag{"gossip-key-file", "the agent's gossip key file, hidden from model programs (the agent passes it)",
 		func(a *Args) value { return (*stringValue)(&a.GossipKeyFile) }},
+	flag{"compute-cpus", "trainer of a built-in model: compute each micro-batch on these CPUs, 0,2,..., which the agent keeps for it (--exclusive-cpus)",
+		func(a *Args) value { return (*cpuListValue)(&a.ComputeCPUs) }},
 )...)
 
 // accessFlag is a flag of how to reach etcd and of the TLS files, which
@@ -160,3 +163,15 @@ func (v *repeatedValue) String() string     { return strings.Join(*v, ",") }
 func (v *repeatedValue) Type() string       { return "stringArray" }
 func (v *repeatedValue) zero() bool         { return len(*v) == 0 }
 func (v *repeatedValue) Set(s string) error { *v = append(*v, s); return nil }
+
+// cpuListValue is a CPU list, 0,2,3.
+type cpuListValue []int
+
+func (v *cpuListValue) String() string { return cpuaffinity.Format(*v) }
+func (v *cpuListValue) Type() string   { return "cpus" }
+func (v *cpuListValue) zero() bool     { return len(*v) == 0 }
+func (v *cpuListValue) Set(s string) error {
+	cpus, err := cpuaffinity.Parse(s)
+	*v = cpus
+	return err
+}
