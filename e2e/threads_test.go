@@ -74,7 +74,7 @@ func exclusiveCPUsModel(t *testing.T, work string) string {
 	own := pool[len(pool)-1]
 	a := e2erig.StartAgentWith(t, filepath.Join(work, "agent-exclusive"), "--cpu", "8", "--exclusive-cpus")
 	const name = "threads-exclusive"
-	stop, seen := make(chan struct{}), make(chan []string, 1)
+	stop, seen := make(chan struct{}), make(chan watched, 1)
 	go func() { seen <- watchCPUs(name, own, stop) }()
 	// One trainer computing both micro-batches of each step: the same model
 	// as two (the bit-identical promise), and all of its job's trainers
@@ -83,7 +83,7 @@ func exclusiveCPUsModel(t *testing.T, work string) string {
 	spec.Trainers = 1
 	_, errs, code := a.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec))
 	close(stop)
-	trespass := <-seen
+	w := <-seen
 	if code != 0 {
 		t.Fatalf("%s: exit %d: %s", name, code, errs)
 	}
@@ -97,8 +97,11 @@ func exclusiveCPUsModel(t *testing.T, work string) string {
 	if !said {
 		t.Fatalf("trainer-0's log does not say it computed on CPU %d:\n%s", own, log)
 	}
-	if len(trespass) > 0 {
-		t.Fatalf("roles ran on the trainer's CPU %d: %s", own, strings.Join(trespass, "; "))
+	if len(w.trespass) > 0 {
+		t.Fatalf("roles ran on the trainer's CPU %d: %s", own, strings.Join(w.trespass, "; "))
+	}
+	if w.readings == 0 {
+		t.Fatal("no reading of the pserver's and master's CPUs while the trainer ran with its own: nothing was checked")
 	}
 	return e2erig.ManifestSums(t, e2erig.JobStatus(t, a, name).ModelDir)
 }
@@ -109,12 +112,19 @@ func exclusiveCPUsModel(t *testing.T, work string) string {
 // before the trainer is moved off it before the trainer starts). Once the
 // trainer exits, its CPUs are shared again: a reading counts only if the
 // trainer still ran after it.
-func watchCPUs(job string, cpu int, stop <-chan struct{}) []string {
-	var out []string
-	for len(out) < 10 {
+// watched is what watchCPUs saw: its readings of both the pserver and the
+// master while the trainer ran, and the threads found on the trainer's CPU.
+type watched struct {
+	readings int
+	trespass []string
+}
+
+func watchCPUs(job string, cpu int, stop <-chan struct{}) watched {
+	var w watched
+	for len(w.trespass) < 10 {
 		select {
 		case <-stop:
-			return out
+			return w
 		case <-time.After(20 * time.Millisecond):
 		}
 		roles := jobProcesses(job)
@@ -125,19 +135,24 @@ func watchCPUs(job string, cpu int, stop <-chan struct{}) []string {
 			continue
 		}
 		var seen []string
+		read := map[string]bool{}
 		for _, p := range roles {
 			threads, _ := cpuaffinity.ThreadCPUs(p.pid)
 			for tid, cpus := range threads {
+				read[p.role] = true
 				if p.role != "trainer" && slices.Contains(cpus, cpu) {
 					seen = append(seen, fmt.Sprintf("%s thread %d on %v", p.role, tid, cpus))
 				}
 			}
 		}
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task", roles[trainer].pid)); err == nil {
-			out = append(out, seen...)
+			w.trespass = append(w.trespass, seen...)
+			if read["pserver"] && read["master"] {
+				w.readings++
+			}
 		}
 	}
-	return out
+	return w
 }
 
 type jobProcess struct {

@@ -41,7 +41,7 @@ type computation struct {
 // startComputing starts computing the gradient sums of ex into t.grads.
 func (t *trainer) startComputing(ex []dataset.Example) *computation {
 	c := &computation{gate: newGradGate(t.grads), computed: make(chan struct{})}
-	c.gate.pinned = t.prog == nil && len(t.cfg.ComputeCPUs) > 0
+	c.gate.pinned = t.prog == nil && t.pinnedOK.Load()
 	go func() {
 		defer close(c.computed)
 		c.loss, c.err = t.compute(ex, c.gate.progress())
@@ -127,10 +127,13 @@ func (g *gradGate) progress() *model.Progress {
 // and cpu 2 in 24.5-28.8 against 24.3-29.2, within the noise.
 //
 // A computation on CPUs of its own (pin.go) does not yield: its goroutine
-// is locked to its thread, so a yield would park that thread and wake
-// another for the push, and the push's P is on the shared CPUs anyway.
-// Measured pinned (2026-11-28, the Zen 4 VM, alternated with unpinned
-// runs), without the yield.
+// is locked to its thread, so a yield parks that thread and wakes another
+// for the push, 18 times a step. The push then waits in the computing P's
+// next slot until another P takes it or the runtime's monitor takes the P
+// back. Measured only together with the pinning (docs/performance.md,
+// "Exclusive CPUs": the earlier pinning probe, with the yield, gave
+// nothing); two pinned trainers on a larger machine, where the yield
+// mattered, are not measured.
 func (g *gradGate) tell(change func()) {
 	g.update(change)
 	if !g.pinned {

@@ -6,8 +6,9 @@ import (
 
 // Exclusive CPUs (the agent's --exclusive-cpus; daemon/supervisor, cpus.go):
 // a trainer given Config.ComputeCPUs computes each micro-batch there and
-// nowhere else, while its network goroutines, its copies and every other
-// role of the node run on the shared CPUs. The built-in model's computing
+// nowhere else (the records' copy into the batch included), while its
+// network goroutines, the regions' copies and every other role of the
+// node run on the shared CPUs. The built-in model's computing
 // goroutines lock their threads and pin them for the computation
 // (pinned). The agent gives a model program's trainer none (measured
 // slower: daemon/supervisor, runner.go), and a trainer run by hand with
@@ -21,6 +22,9 @@ func (t *trainer) pinned() (unpin func()) {
 		return func() {}
 	}
 	restore, err := cpuaffinity.Pin(t.cfg.ComputeCPUs)
+	if err == nil {
+		t.pinnedOK.Store(true)
+	}
 	t.pinLogged.Do(func() {
 		if err != nil {
 			t.log.Warn("computing where Linux schedules it: its CPUs were refused", "err", err)

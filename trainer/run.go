@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gtrain/gtrain/api"
@@ -84,6 +85,7 @@ type trainer struct {
 	metrics *metrics.Trainer // nil: records nothing
 	// pinLogged logs once whether the compute CPUs were had (pin.go).
 	pinLogged sync.Once
+	pinnedOK  atomic.Bool // a computation ran on the compute CPUs (overlap.go: no yield)
 	master    *masterConn
 	id        int
 	params    [][]float32
@@ -189,7 +191,7 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	t.roots, t.data.open = roots, roots.Open // a shard symlinked out of the roots since submit is refused
 	threads := 0                             // GOMAXPROCS
 	if cfg.OwnsRuntime {
-		threads = roleruntime.LimitComputeProcs(t.spec.Resources.Trainer.CPU, t.log)
+		threads = roleruntime.LimitComputeProcs(t.spec.Resources.Trainer.CPU, len(cfg.ComputeCPUs), t.log)
 	}
 	if t.layout, err = client.NewLayoutWith(t.spec, model.Options{Threads: threads, Pin: t.pinner()}); err != nil {
 		return nil, err

@@ -31,10 +31,18 @@ const cpuReconcile = 10 * time.Second
 // time of the gradient alone only when no other thread shared its core
 // (docs/performance.md, "Exclusive CPUs"); Linux otherwise queues the
 // computation behind a pserver or the trainer's own network threads that
-// woke on its core, 1-2 ms a step. Pinned, the step went from a mean of
-// 35.3 ms to 32.5.
+// woke on its core, 1-2 ms a step. With this, alternated runs stepped in
+// 32.3 ms against 33.6.
 //
-// The CPUs are exclusive among gtrain's processes only: the node's other
+// Known gaps: a job's trainers can still end up some with CPUs and some
+// without (another job's trainer starting in between takes them; a trainer
+// added by scaling up counts trainers anew; a refused trainer does not ask
+// again); a pinned thread restores the CPUs it had before, which a give
+// meanwhile may have narrowed, until the next reconcile finds it
+// unpinned; the roles of a purged job, or of a replaced runner still
+// stopping, are not among the running ones.
+//
+// The CPUs are exclusive among this agent's processes only: the node's other
 // services keep running where they were (systemd's CPUAffinity= keeps
 // them off, when the operator wants that).
 type cpuManager struct {
@@ -69,7 +77,7 @@ func newCPUManager(enabled bool, log *slog.Logger) *cpuManager {
 // none yet, plus the shared reserve. All or none of a job's trainers on a
 // node: one trainer on CPUs of its own and one beside the pservers makes
 // each synchronous step wait for the second (2 trainers of cpu 1 on the
-// 2-core VM, one given a CPU: 28-36 ms a step against 24-30 sharing).
+// 2-core VM, one given a CPU: 28-38 ms a step against 24-30 sharing).
 // It takes the highest-numbered free CPUs, leaving CPU 0 (where many
 // machines steer interrupts) shared. CPUs are not held for the trainers of
 // a job that have not started yet: a trainer of another job starting in
@@ -117,9 +125,20 @@ func (m *cpuManager) give(r *runner, cpu float64, trainersHere int, running func
 	defer m.forks.Unlock()
 	cpus := m.acquire(r, cpu, trainersHere)
 	if cpus != nil {
-		m.apply(running())
+		m.applyLocked(running())
 	}
 	return cpus
+}
+
+// takeBack is release, then apply, with no role process starting meanwhile.
+func (m *cpuManager) takeBack(r *runner, running func() map[*runner]int) {
+	if m == nil {
+		return
+	}
+	m.forks.Lock()
+	defer m.forks.Unlock()
+	m.release(r)
+	m.applyLocked(running())
 }
 
 // release gives r's CPUs back to the shared ones.
@@ -161,6 +180,14 @@ func (m *cpuManager) apply(running map[*runner]int) {
 	if m == nil {
 		return
 	}
+	m.forks.Lock()
+	defer m.forks.Unlock()
+	m.applyLocked(running)
+}
+
+// applyLocked is apply under m.forks: two applies at once could finish in
+// the wrong order and leave threads on a CPU just given away.
+func (m *cpuManager) applyLocked(running map[*runner]int) {
 	m.mu.Lock()
 	shared := m.sharedLocked()
 	given := make(map[*runner][]int, len(m.given))
@@ -205,7 +232,9 @@ func (m *cpuManager) keepApplying(ctx context.Context, clk clock.Clock, running 
 		case <-ctx.Done():
 			return
 		case <-clk.After(cpuReconcile):
-			m.apply(running())
+			m.forks.Lock()
+			m.applyLocked(running())
+			m.forks.Unlock()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"log/slog"
+	"os"
 	"os/exec"
 	"slices"
 	"syscall"
@@ -81,6 +82,8 @@ func TestCPUManagerApply(t *testing.T) {
 		t.Skipf("moves threads between CPUs: this process may run on %v only", pool)
 	}
 	m := testCPUManager(pool...)
+	// apply moves this process too: give it its CPUs back for the tests after.
+	t.Cleanup(func() { _ = cpuaffinity.SetProcess(os.Getpid(), pool, nil) })
 	start := func(argv ...string) int {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -63,7 +63,7 @@ type runner struct {
 	// cpu is resources.trainer.cpu for a trainer of a built-in model (0
 	// for the other roles, and for a model program's trainer: its program
 	// on a CPU of its own, the trainer beside the pservers, stepped slower
-	// on the 2-core VM, 35.1-41.4 ms against 33.3-39.8 in alternated runs):
+	// on the 2-core VM, 35.1-50.7 ms against 33.3-40.6 in 3 alternated rounds):
 	// whole CPUs get CPUs of its own with --exclusive-cpus (cpus.go), if
 	// the trainersHere trainers of its job placed on this node all can.
 	cpu          float64
@@ -163,10 +163,7 @@ func (r *runner) run() {
 	}
 	if cpus := r.sup.cpus.give(r, r.cpu, r.trainersHere, r.sup.runningRoles); cpus != nil {
 		log.Info("the worker computes on CPUs of its own (--exclusive-cpus)", "cpus", cpuaffinity.Format(cpus))
-		defer func() {
-			r.sup.cpus.release(r)
-			r.sup.cpus.apply(r.sup.runningRoles())
-		}()
+		defer r.sup.cpus.takeBack(r, r.sup.runningRoles)
 	}
 	quickCrashes := 0
 	for attempt := rec.Restarts + 1; ; attempt++ {

@@ -105,7 +105,7 @@ func SetProcess(pid int, cpus []int, keep func(current []int) bool) error {
 }
 
 // ThreadCPUs is the CPUs each thread of process pid may run on, by thread
-// ID (what tests and the status check read).
+// ID (what the tests read).
 func ThreadCPUs(pid int) (map[int][]int, error) {
 	tids, err := threads(pid)
 	if err != nil {
@@ -178,7 +178,7 @@ func Parse(s string) ([]int, error) {
 	return out, nil
 }
 
-// Subset reports whether every CPU of a is in b.
+// Subset reports whether every CPU of a is in b; an empty a is not.
 func Subset(a, b []int) bool {
 	for _, c := range a {
 		if !slices.Contains(b, c) {

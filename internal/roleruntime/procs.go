@@ -39,11 +39,15 @@ func LimitProcs(cpu float64, log *slog.Logger) int {
 // call (OpenBLAS) needs a free P: with as many Ps as compute threads, it
 // waits for the network goroutines receiving and sending the parameters to
 // give theirs up, up to a scheduler time slice.
-func LimitComputeProcs(cpu float64, log *slog.Logger) (threads int) {
+//
+// own is the CPUs the agent gave the role for its computation alone
+// (--exclusive-cpus): the process starts on the shared ones, which
+// runtime.NumCPU counts, so those count too.
+func LimitComputeProcs(cpu float64, own int, log *slog.Logger) (threads int) {
 	if cpu <= 0 || os.Getenv("GOMAXPROCS") != "" {
 		return 0
 	}
-	threads = max(min(int(math.Ceil(cpu)), runtime.NumCPU()), 1)
+	threads = max(min(int(math.Ceil(cpu)), max(runtime.NumCPU(), own)), 1)
 	if runtime.GOMAXPROCS(0) != threads+1 {
 		runtime.GOMAXPROCS(threads + 1)
 		log.Info("GOMAXPROCS set from resources", "cpu", cpu, "compute_threads", threads, "procs", threads+1)

@@ -67,16 +67,22 @@ func TestLimitComputeProcs(t *testing.T) {
 		cpu  float64
 		want int
 	}{{0.5, 1}, {1, 1}, {1.5, min(2, runtime.NumCPU())}, {1000, runtime.NumCPU()}} {
-		if got := LimitComputeProcs(c.cpu, log); got != c.want || runtime.GOMAXPROCS(0) != c.want+1 {
+		if got := LimitComputeProcs(c.cpu, 0, log); got != c.want || runtime.GOMAXPROCS(0) != c.want+1 {
 			t.Errorf("cpu %v: %d threads (GOMAXPROCS %d), want %d (GOMAXPROCS %d)", c.cpu, got, runtime.GOMAXPROCS(0), c.want, c.want+1)
 		}
 	}
+	// A trainer given CPUs of its own starts on the shared ones: those it
+	// was given count as well (here, more than this machine has).
+	n := runtime.NumCPU() + 2
+	if got := LimitComputeProcs(float64(n), n, log); got != n {
+		t.Errorf("cpu %d with %d CPUs of its own: %d threads", n, n, got)
+	}
 	runtime.GOMAXPROCS(before)
-	if got := LimitComputeProcs(0, log); got != 0 || runtime.GOMAXPROCS(0) != before {
+	if got := LimitComputeProcs(0, 0, log); got != 0 || runtime.GOMAXPROCS(0) != before {
 		t.Errorf("cpu 0: %d threads, GOMAXPROCS %d; want 0 and %d untouched", got, runtime.GOMAXPROCS(0), before)
 	}
 	t.Setenv("GOMAXPROCS", "7")
-	if got := LimitComputeProcs(2, log); got != 0 || runtime.GOMAXPROCS(0) != before {
+	if got := LimitComputeProcs(2, 0, log); got != 0 || runtime.GOMAXPROCS(0) != before {
 		t.Errorf("GOMAXPROCS in the environment: %d threads, GOMAXPROCS %d; want 0 and %d untouched", got, runtime.GOMAXPROCS(0), before)
 	}
 }
