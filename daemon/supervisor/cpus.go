@@ -174,15 +174,16 @@ func (m *cpuManager) sharedLocked() []int {
 
 // apply puts the agent's threads and every role process's (and their
 // children's) on the shared CPUs, but the computing threads of the
-// trainers with exclusive CPUs (those on their own CPUs now). running is
-// each running role's process by runner.
-func (m *cpuManager) apply(running map[*runner]int) {
+// trainers with exclusive CPUs (those on their own CPUs now). running
+// lists each running role's process by runner; it is read under m.forks,
+// so that no role starts between the reading and the moving.
+func (m *cpuManager) apply(running func() map[*runner]int) {
 	if m == nil {
 		return
 	}
 	m.forks.Lock()
 	defer m.forks.Unlock()
-	m.applyLocked(running)
+	m.applyLocked(running())
 }
 
 // applyLocked is apply under m.forks: two applies at once could finish in
@@ -232,9 +233,7 @@ func (m *cpuManager) keepApplying(ctx context.Context, clk clock.Clock, running 
 		case <-ctx.Done():
 			return
 		case <-clk.After(cpuReconcile):
-			m.forks.Lock()
-			m.applyLocked(running())
-			m.forks.Unlock()
+			m.apply(running)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func TestCPUManagerKeepsOneShared(t *testing.T) {
 		t.Fatal("a nil manager gave CPUs")
 	}
 	off.release(a)
-	off.apply(nil)
+	off.apply(nil) // a nil manager returns before asking what runs
 }
 
 // TestCPUManagerApply moves real processes: a role without exclusive CPUs
@@ -102,10 +102,10 @@ func TestCPUManagerApply(t *testing.T) {
 	for i := 0; len(cpuaffinity.Children(rolePid)) == 0 && i < 200; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	m.apply(map[*runner]int{role: rolePid, trainer: trainerPid})
+	m.apply(func() map[*runner]int { return map[*runner]int{role: rolePid, trainer: trainerPid} })
 	// The computing thread stands in as a process of its own: a runner
 	// whose threads are all on its CPUs keeps them.
-	m.apply(map[*runner]int{trainer: computing})
+	m.apply(func() map[*runner]int { return map[*runner]int{trainer: computing} })
 	shared := m.sharedLocked()
 	want := map[int][]int{trainerPid: shared, computing: own}
 	for _, p := range withDescendants(rolePid) {
