@@ -85,7 +85,8 @@ type trainer struct {
 	metrics *metrics.Trainer // nil: records nothing
 	// pinLogged logs once whether the compute CPUs were had (pin.go).
 	pinLogged sync.Once
-	pinnedOK  atomic.Bool // a computation ran on the compute CPUs (overlap.go: no yield)
+	pinnedOK  atomic.Bool    // a computation ran on the compute CPUs (overlap.go: no yield)
+	computer  *computeThread // where a built-in model computes with compute CPUs (pin.go), else nil
 	master    *masterConn
 	id        int
 	params    [][]float32
@@ -131,6 +132,7 @@ func Run(ctx context.Context, cli *clientv3.Client, cfg Config) error {
 	if err := t.startProgram(ctx); err != nil {
 		return t.endOr(ctx, err)
 	}
+	defer t.startComputeThread()()
 	session, err := coord.NewSession(ctx, cli, cfg.SessionTTL)
 	if err != nil {
 		return fmt.Errorf("trainer: etcd session: %w", err)
@@ -312,9 +314,17 @@ func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float
 		progress.Finish(len(t.grads))
 		return 0, nil
 	}
-	if t.prog == nil {
-		defer t.pinned()()
+	if t.computer != nil {
+		var loss float64
+		var err error
+		t.computer.run(func() { loss, err = t.computeBatch(ex, progress) })
+		return loss, err
 	}
+	return t.computeBatch(ex, progress)
+}
+
+// computeBatch is compute's gradient of ex's records, in t.batch.
+func (t *trainer) computeBatch(ex []dataset.Example, progress *model.Progress) (float64, error) {
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
 	start := t.clock.Now()
 	loss, err := t.gradient(t.batch, progress)
