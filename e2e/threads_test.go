@@ -53,23 +53,55 @@ func TestThreadsSameModel(t *testing.T) {
 	if sums[1] != sums[2] {
 		t.Fatalf("the model depends on the trainers' threads:\ncpu 1: %s\ncpu 2: %s", sums[1], sums[2])
 	}
-	if got := exclusiveCPUsModel(t, work); got != "" && got != sums[1] {
+	got, exclusive := exclusiveCPUsModel(t, work)
+	if exclusive == nil {
+		return
+	}
+	if got != sums[1] {
 		t.Fatalf("the model depends on the trainers' CPUs:\nexclusive: %s\nshared: %s", got, sums[1])
+	}
+	aheadSameModel(t, work, a, exclusive)
+}
+
+// aheadSameModel trains a job of one micro-batch a step, whose trainer
+// starts each next micro-batch before its parameters are back when it
+// computes on a CPU of its own (trainer/ahead.go), on the agent exclusive
+// (--exclusive-cpus) and on shared (without), and compares the models.
+func aheadSameModel(t *testing.T, work string, shared, exclusive *e2erig.Agent) {
+	sums := map[string]string{}
+	for _, a := range []struct {
+		name  string
+		agent *e2erig.Agent
+	}{{"ahead-shared", shared}, {"ahead-exclusive", exclusive}} {
+		spec := threadsJob(a.name, 1)
+		spec.Trainers, spec.BatchSize = 1, spec.GlobalBatch
+		if _, errs, code := a.agent.Gctl(t, "job", "start", "-f", e2erig.WriteSpec(t, work, spec)); code != 0 {
+			t.Fatalf("%s: exit %d: %s", a.name, code, errs)
+		}
+		logDir := filepath.Join(a.agent.DataDir, "jobs", a.name, "log")
+		ahead := trainingDoneCount(t, logDir, "early_ahead")
+		if (ahead > 0) != (a.agent == exclusive) {
+			t.Fatalf("%s: %d micro-batches started ahead of their parameters; want some only on the agent with --exclusive-cpus", a.name, ahead)
+		}
+		sums[a.name] = e2erig.ManifestSums(t, e2erig.JobStatus(t, a.agent, a.name).ModelDir)
+	}
+	if sums["ahead-shared"] != sums["ahead-exclusive"] {
+		t.Fatalf("starting micro-batches ahead of their parameters changed the model:\nahead: %s\nnot: %s", sums["ahead-exclusive"], sums["ahead-shared"])
 	}
 }
 
 // exclusiveCPUsModel runs the cpu: 1 job of TestThreadsSameModel on an
 // agent with --exclusive-cpus, with one trainer, and returns its model's
-// sums, having checked that the trainer computed on the highest CPU while
+// sums and the agent (nil on a machine of one CPU), having checked that the trainer computed on the highest CPU while
 // no thread of the pserver or the master ran there once it started.
-func exclusiveCPUsModel(t *testing.T, work string) string {
+func exclusiveCPUsModel(t *testing.T, work string) (string, *e2erig.Agent) {
 	pool, err := cpuaffinity.Allowed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(pool) < 2 {
 		t.Logf("exclusive CPUs not checked: this machine has %v only", pool)
-		return ""
+		return "", nil
 	}
 	own := pool[len(pool)-1]
 	a := e2erig.StartAgentWith(t, filepath.Join(work, "agent-exclusive"), "--cpu", "8", "--exclusive-cpus")
@@ -103,7 +135,7 @@ func exclusiveCPUsModel(t *testing.T, work string) string {
 	if w.readings == 0 {
 		t.Fatal("no reading of the pserver's and master's CPUs while the trainer ran with its own: nothing was checked")
 	}
-	return e2erig.ManifestSums(t, e2erig.JobStatus(t, a, name).ModelDir)
+	return e2erig.ManifestSums(t, e2erig.JobStatus(t, a, name).ModelDir), a
 }
 
 // watchCPUs reads, until stop, the CPUs of every thread of job's pservers
@@ -180,6 +212,12 @@ func jobProcesses(job string) []jobProcess {
 // earlyMicroBatches sums the early micro-batches the trainers of a job's
 // log directory pushed, as their "training done" lines say.
 func earlyMicroBatches(t *testing.T, logDir string) int {
+	return trainingDoneCount(t, logDir, "early_micro_batches")
+}
+
+// trainingDoneCount sums field of the trainers' "training done" log lines
+// in logDir.
+func trainingDoneCount(t *testing.T, logDir, field string) int {
 	t.Helper()
 	logs, err := filepath.Glob(filepath.Join(logDir, "trainer-*.log"))
 	if err != nil || len(logs) == 0 {
@@ -193,8 +231,8 @@ func earlyMicroBatches(t *testing.T, logDir string) int {
 		}
 		for _, l := range strings.Split(string(b), "\n") {
 			var n int
-			if i := strings.Index(l, " early_micro_batches="); i >= 0 && strings.Contains(l, `msg="training done"`) {
-				if _, err := fmt.Sscanf(l[i:], " early_micro_batches=%d", &n); err != nil {
+			if i := strings.Index(l, " "+field+"="); i >= 0 && strings.Contains(l, `msg="training done"`) {
+				if _, err := fmt.Sscanf(l[i:], " "+field+"=%d", &n); err != nil {
 					t.Fatalf("%s: %q: %v", f, l, err)
 				}
 				sum += n

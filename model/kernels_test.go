@@ -212,8 +212,9 @@ func (loopGemm) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []flo
 }
 
 // TestGradientReadyAnnouncesFinalValues: each parameter is announced once,
-// the last layer first, and its gradient is final when announced (the
-// pserver client sends it from then on).
+// the first layer first (the order the next forward pass reads them in),
+// and its gradient is final when announced (the pserver client sends it
+// from then on).
 func TestGradientReadyAnnouncesFinalValues(t *testing.T) {
 	spec := Spec{Kind: KindMLP, Inputs: 30, Outputs: 4, Hidden: []int{20, 10}}
 	m := mustNew(t, spec)
@@ -228,8 +229,8 @@ func TestGradientReadyAnnouncesFinalValues(t *testing.T) {
 		order = append(order, j)
 		snapshots[j] = append([]float32(nil), got[j]...)
 	})
-	if fmt.Sprint(order) != "[4 5 2 3 0 1]" {
-		t.Fatalf("announced %v; want [4 5 2 3 0 1] (last layer first, each once)", order)
+	if fmt.Sprint(order) != "[0 1 2 3 4 5]" {
+		t.Fatalf("announced %v; want [0 1 2 3 4 5] (first layer first, each once)", order)
 	}
 	if j, k := firstBitDifference(want, got); j >= 0 {
 		t.Fatalf("grad %d[%d] differs from Gradient's", j, k)

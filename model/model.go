@@ -18,8 +18,8 @@ type Model interface {
 	// means: the caller weights by record counts.
 	Gradient(params [][]float32, b Batch, grads [][]float32) (lossSum float64)
 	// GradientReady is Gradient that calls ready(j) as soon as the
-	// gradient of parameter j is final in grads (the last layer's first),
-	// so that the caller may send it while the lower layers compute. Every
+	// gradient of parameter j is final in grads, so that the caller may
+	// send it while the others compute (Progress.Ready: in which order). Every
 	// parameter is announced exactly once, also for an empty batch. An
 	// announced parameter may still be read until GradientReady returns:
 	// the caller must not change params before.
@@ -39,7 +39,9 @@ type Model interface {
 // parameter but not in any one goroutine.
 type Progress struct {
 	// Ready(j): grads[j] is final (GradientReady's ready: every parameter
-	// once, the last layer's first, also for an empty batch).
+	// once, also for an empty batch). mlp, softmax and linear tell a
+	// layer's weight and bias in the order the forward pass reads them,
+	// the first layer's first (network.backward says why).
 	Ready func(param int)
 	// Partial(j, n): grads[j][:n] is final, before Ready(j), with n
 	// growing (a weight's gradient comes in bands of rows). Not every
@@ -55,6 +57,18 @@ type Progress struct {
 	// pass clearing the whole model before the forward pass. A nil
 	// Progress adds.
 	Overwrite bool
+	// Await(j), when set, is called before the forward pass first reads
+	// params[j], and returns once the caller has written them: a trainer
+	// starts the next micro-batch while the last pservers' parameters are
+	// still on their way. False stops the computation there, before it
+	// writes any gradient (the parameters will not come); its loss is then
+	// meaningless. Only mlp, softmax and linear call it.
+	Await func(param int) bool
+}
+
+// await is Await(j), true when there is none.
+func (p *Progress) await(j int) bool {
+	return p == nil || p.Await == nil || p.Await(j)
 }
 
 func (p *Progress) overwrite() bool { return p != nil && p.Overwrite }

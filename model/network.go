@@ -33,7 +33,7 @@ type network struct {
 // batch seen.
 type scratch struct {
 	outs   [][]float32 // each layer's output: ReLU'd for hidden layers, the logits for the last
-	deltas [2][]float32
+	deltas [][]float32 // each layer's dLoss/d(pre-activation), all kept: backward says why
 	// The recommender's (recommender.go): its MLP's input (pooled rows and
 	// dense features) and that input's gradient.
 	input, inputGrad []float32
@@ -87,15 +87,11 @@ func (n *network) takeScratch(rows int) *scratch {
 	}
 	n.mu.Unlock()
 	if sc == nil {
-		sc = &scratch{outs: make([][]float32, len(n.shapes))}
+		sc = &scratch{outs: make([][]float32, len(n.shapes)), deltas: make([][]float32, len(n.shapes))}
 	}
-	widest := 0
 	for l, sh := range n.shapes {
 		sc.outs[l] = grow(sc.outs[l], rows*sh.fanOut)
-		widest = max(widest, sh.fanOut)
-	}
-	for i := range sc.deltas {
-		sc.deltas[i] = grow(sc.deltas[i], rows*widest)
+		sc.deltas[l] = grow(sc.deltas[l], rows*sh.fanOut)
 	}
 	return sc
 }
@@ -161,11 +157,12 @@ func (n *network) GradientProgress(params [][]float32, b Batch, grads [][]float3
 	}
 	sc := n.takeScratch(b.N)
 	defer n.putScratch(sc)
-	n.forward(params, b, sc)
+	if !n.forward(params, b, sc, p) {
+		return 0
+	}
 	last := len(n.shapes) - 1
-	delta := sc.deltas[0][:b.N*n.spec.Outputs]
-	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, delta)
-	n.backward(params, b, sc, delta, grads, p, nil)
+	lossSum, _ := n.head.score(sc.outs[last], n.spec.Outputs, b.Y, sc.deltas[last])
+	n.backward(params, b, sc, grads, p, nil)
 	return lossSum
 }
 
@@ -176,7 +173,7 @@ func (n *network) Evaluate(params [][]float32, b Batch) (float64, int) {
 	}
 	sc := n.takeScratch(b.N)
 	defer n.putScratch(sc)
-	n.forward(params, b, sc)
+	n.forward(params, b, sc, nil)
 	return n.head.score(sc.outs[len(n.shapes)-1], n.spec.Outputs, b.Y, nil)
 }
 
@@ -191,10 +188,15 @@ func (n *network) mustFit(op string, params [][]float32, b Batch) {
 }
 
 // forward fills sc.outs: out_l = in_l·W_l + b_l (the bias first, the
-// product added onto it), ReLU'd below the last layer.
-func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
+// product added onto it), ReLU'd below the last layer. It waits for each
+// layer's parameters (Progress.Await) before it reads them, and returns
+// false, having stopped, if one will not come.
+func (n *network) forward(params [][]float32, b Batch, sc *scratch, p *Progress) bool {
 	in := b.X
 	for l, sh := range n.shapes {
+		if !p.await(2*l) || !p.await(2*l+1) {
+			return false
+		}
 		out := sc.outs[l]
 		setRows(out, b.N, params[2*l+1])
 		n.th.mul(blas.NoTrans, blas.NoTrans, b.N, sh.fanOut, sh.fanIn, in, sh.fanIn, params[2*l], sh.fanOut, 1, out, sh.fanOut)
@@ -203,14 +205,26 @@ func (n *network) forward(params [][]float32, b Batch, sc *scratch) {
 		}
 		in = out
 	}
+	return true
 }
 
-// backward propagates delta = dLoss/d(output pre-activation) down the layers
-// and adds each layer's weight (inᵀ·delta) and bias (column sums of delta)
-// gradients into grads, announcing each layer's pair to ready once added.
-// When inGrad is not nil it also sets inGrad (b.N × b.Inputs) to dLoss/dX,
-// the gradient of the inputs themselves (the recommender's pooled rows).
-func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []float32, grads [][]float32, p *Progress, inGrad []float32) {
+// backward propagates sc.deltas[last] = dLoss/d(output pre-activation)
+// down the layers and adds each layer's weight (inᵀ·delta) and bias
+// (column sums of delta) gradients into grads, announcing each to p once
+// final. When inGrad is not nil it also sets inGrad (b.N × b.Inputs) to
+// dLoss/dX, the gradient of the inputs themselves (the recommender's
+// pooled rows).
+//
+// It computes every layer's delta first, top down, and the weight
+// gradients after, the first layer's first: the order in which the next
+// forward pass reads the parameters. The pservers holding the lower layers
+// then receive their last gradient before the backward pass ends, apply
+// the step and send their parameters back while the upper layers' weight
+// gradients compute, and a trainer can start the next micro-batch's first
+// layer while the last pserver's answer is on its way (trainer/early.go).
+// Each product is the same call on the same inputs as in any other order:
+// the bits do not depend on it.
+func (n *network) backward(params [][]float32, b Batch, sc *scratch, grads [][]float32, p *Progress, inGrad []float32) {
 	// The biases are read by the forward pass only, as is the first
 	// weight unless the inputs' gradient is asked for.
 	for l := range n.shapes {
@@ -219,16 +233,28 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []flo
 	if inGrad == nil {
 		p.released(0)
 	}
+	for l := len(n.shapes) - 1; l > 0; l-- {
+		sh := n.shapes[l]
+		below := sc.deltas[l-1][:b.N*sh.fanIn]
+		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, sc.deltas[l], sh.fanOut, params[2*l], sh.fanOut, 0, below, sh.fanIn)
+		p.released(2 * l)
+		maskInactive(below, sc.outs[l-1])
+	}
+	if inGrad != nil {
+		sh := n.shapes[0]
+		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, sc.deltas[0], sh.fanOut, params[0], sh.fanOut, 0, inGrad, sh.fanIn)
+		p.released(0)
+	}
 	beta := float32(1) // add into grads
 	if p.overwrite() {
 		beta = 0 // BLAS zeroes each tile of C before adding into it: the bits of adding into zeros
 	}
-	for l := len(n.shapes) - 1; l >= 0; l-- {
-		sh := n.shapes[l]
+	for l, sh := range n.shapes {
 		in := b.X
 		if l > 0 {
 			in = sc.outs[l-1]
 		}
+		delta := sc.deltas[l][:b.N*sh.fanOut]
 		n.th.mulRows(blas.Trans, blas.NoTrans, sh.fanIn, sh.fanOut, b.N, in, sh.fanIn, delta, sh.fanOut, beta, grads[2*l], sh.fanOut,
 			rowsFinal{p: p, param: 2 * l, width: sh.fanOut})
 		if beta == 0 {
@@ -237,17 +263,5 @@ func (n *network) backward(params [][]float32, b Batch, sc *scratch, delta []flo
 		addColumnSums(grads[2*l+1], delta, b.N)
 		p.ready(2 * l)
 		p.ready(2*l + 1)
-		if l == 0 {
-			if inGrad != nil {
-				n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[0], sh.fanOut, 0, inGrad, sh.fanIn)
-				p.released(0)
-			}
-			break
-		}
-		below := sc.deltas[(len(n.shapes)-l)%2][:b.N*sh.fanIn]
-		n.th.mul(blas.NoTrans, blas.Trans, b.N, sh.fanIn, sh.fanOut, delta, sh.fanOut, params[2*l], sh.fanOut, 0, below, sh.fanIn)
-		p.released(2 * l)
-		maskInactive(below, in)
-		delta = below
 	}
 }

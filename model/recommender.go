@@ -81,7 +81,7 @@ func (m *Recommender) Gradient(params [][]float32, b RecBatch, g RecGrads) float
 }
 
 // GradientReady is Gradient that calls ready(j) as soon as the gradient of
-// dense parameter j is final, as Model.GradientReady (the last layer's
+// dense parameter j is final, as Model.GradientReady (the first layer's
 // first; every one once, also for an empty batch). The row gradients are
 // final when it returns.
 func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, ready func(param int)) float64 {
@@ -100,11 +100,11 @@ func (m *Recommender) GradientReady(params [][]float32, b RecBatch, g RecGrads, 
 	sc := m.net.takeScratch(b.N)
 	defer m.net.putScratch(sc)
 	mb := m.pool(b, sc)
-	m.net.forward(params, mb, sc)
-	delta := sc.deltas[0][:b.N*m.spec.Outputs]
+	m.net.forward(params, mb, sc, nil)
+	delta := sc.deltas[len(sc.deltas)-1][:b.N*m.spec.Outputs]
 	lossSum, _ := m.net.head.score(sc.outs[len(m.net.shapes)-1], m.spec.Outputs, b.Y, delta)
 	sc.inputGrad = grow(sc.inputGrad, len(mb.X))
-	m.net.backward(params, mb, sc, delta, g.Dense, progressOf(ready), sc.inputGrad)
+	m.net.backward(params, mb, sc, g.Dense, progressOf(ready), sc.inputGrad)
 	m.dotsBackward(b.N, mb.X, sc.inputGrad)
 	m.scatter(b, sc.inputGrad, g.Rows)
 	return lossSum
@@ -119,7 +119,7 @@ func (m *Recommender) Evaluate(params [][]float32, b RecBatch) (float64, int) {
 	}
 	sc := m.net.takeScratch(b.N)
 	defer m.net.putScratch(sc)
-	m.net.forward(params, m.pool(b, sc), sc)
+	m.net.forward(params, m.pool(b, sc), sc, nil)
 	return m.net.head.score(sc.outs[len(m.net.shapes)-1], m.spec.Outputs, b.Y, nil)
 }
 

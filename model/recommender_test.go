@@ -235,7 +235,7 @@ func TestRecommenderPureGoMatchesFastKernels(t *testing.T) {
 }
 
 // TestRecommenderGradientReady: each dense parameter is announced once,
-// the last layer first, and the gradients are those of Gradient.
+// the first layer first, and the gradients are those of Gradient.
 func TestRecommenderGradientReady(t *testing.T) {
 	m := mustNewRecommender(t, recSpecs[0], Options{})
 	rng := rand.New(rand.NewPCG(8, 20))
@@ -245,8 +245,8 @@ func TestRecommenderGradientReady(t *testing.T) {
 	m.Gradient(params, b, want)
 	var order []int
 	m.GradientReady(params, b, got, func(j int) { order = append(order, j) })
-	if fmt.Sprint(order) != "[2 3 0 1]" {
-		t.Errorf("announced %v; want [2 3 0 1]", order)
+	if fmt.Sprint(order) != "[0 1 2 3]" {
+		t.Errorf("announced %v; want [0 1 2 3]", order)
 	}
 	if j, k := firstBitDifference(append(got.Dense, got.Rows...), append(want.Dense, want.Rows...)); j >= 0 {
 		t.Errorf("gradient %d[%d] differs from Gradient's", j, k)

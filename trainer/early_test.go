@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/internal/cpuaffinity"
 	"github.com/gtrain/gtrain/internal/testing/torchtest"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/program"
@@ -143,6 +144,9 @@ func checkEarly(t *testing.T, path string, setModel func(tr *trainer), changes [
 	if right.earlyTaken != 2 || right.earlyDropped != 0 {
 		t.Fatalf("right hints: %d early micro-batches taken, %d dropped; want 2 and 0", right.earlyTaken, right.earlyDropped)
 	}
+	if ahead := right.computer != nil && right.prog == nil; (right.earlyAhead == 2) != ahead {
+		t.Fatalf("right hints: %d early micro-batches started ahead of their parameters; want 2 with compute CPUs, else 0 (compute CPUs: %v)", right.earlyAhead, ahead)
+	}
 	if slices.Equal(pushed[0], pushed[1]) || slices.Equal(pushed[1], pushed[2]) {
 		t.Fatalf("the steps' gradients are alike (%v): the test cannot tell them apart", pushed)
 	}
@@ -174,7 +178,21 @@ type earlyCase struct {
 // works' records at their steps' parameters.
 func TestEarlyMicroBatchIsTheNamedOne(t *testing.T) {
 	path := writeShard(t, 12) // chunks of 4; record i has feature and label i
-	linear := func(tr *trainer) {
+	checkEarly(t, path, linearModel(t), earlyCases)
+}
+
+// earlyCases are the built-in model's changes of the early micro-batch tests.
+var earlyCases = []earlyCase{
+	{"wrong hints", earlyChange{hints: []int32{2, 0}}, 0, 2},
+	{"step 1 another micro-batch", earlyChange{hints: []int32{1, 2}, mb1: 1}, 0, 1},
+	{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
+	{"another trainer's micro-batch", earlyChange{id: 1, hints: []int32{1, 2}}, 0, 0},
+	{"no parameters brought back", earlyChange{hints: []int32{1, 2}, noParamsBack: true}, 0, 0},
+}
+
+// linearModel gives a trainer a linear model of one input and one output.
+func linearModel(t *testing.T) func(tr *trainer) {
+	return func(tr *trainer) {
 		tr.spec = &jobspec.Spec{Seed: 1, Pservers: 1, Model: jobspec.ModelSpec{Kind: "linear", Inputs: 1, Outputs: 1}}
 		var err error
 		if tr.layout, err = client.NewLayout(tr.spec); err != nil {
@@ -182,13 +200,24 @@ func TestEarlyMicroBatchIsTheNamedOne(t *testing.T) {
 		}
 		tr.params, tr.grads = tr.layout.NewParams(), tr.layout.NewParams()
 	}
-	checkEarly(t, path, linear, []earlyCase{
-		{"wrong hints", earlyChange{hints: []int32{2, 0}}, 0, 2},
-		{"step 1 another micro-batch", earlyChange{hints: []int32{1, 2}, mb1: 1}, 0, 1},
-		{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, 1, 1},
-		{"another trainer's micro-batch", earlyChange{id: 1, hints: []int32{1, 2}}, 0, 0},
-		{"no parameters brought back", earlyChange{hints: []int32{1, 2}, noParamsBack: true}, 0, 0},
-	})
+}
+
+// TestEarlyMicroBatchAheadIsTheNamedOne: the same for a trainer computing
+// on CPUs of its own, whose early micro-batch starts before its push's
+// parameters are back (ahead.go): here the fake pservers write them when
+// the push returns, so the forward pass waits for them.
+func TestEarlyMicroBatchAheadIsTheNamedOne(t *testing.T) {
+	path := writeShard(t, 12)
+	cpus, err := cpuaffinity.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	linearOwnCPUs := func(tr *trainer) {
+		linearModel(t)(tr)
+		tr.cfg.ComputeCPUs = cpus // all of the test's: pinned, it runs where it did
+		t.Cleanup(tr.startComputeThread())
+	}
+	checkEarly(t, path, linearOwnCPUs, earlyCases)
 }
 
 // TestEarlyMicroBatchOfAProgram: the same with a PyTorch program whose

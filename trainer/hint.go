@@ -21,7 +21,10 @@ import (
 // where the push overlaps the computation, while it waits for the
 // pservers' acknowledgement; elsewhere, beside the whole push. Read during the
 // computation, it slowed the computation by more than it saved (in-job
-// traces here: the backward pass ended 2.3 ms later for a read of 0.7).
+// traces here: the backward pass ended 2.3 ms later for a read of 0.7),
+// except on a trainer computing on CPUs of its own (pin.go), whose read
+// runs on the shared CPUs: it starts at once there, since the next
+// micro-batch, started ahead of its parameters (ahead.go), waits for it.
 type hintRead struct {
 	slices []*api.Slice
 	read   func() ([]dataset.Example, error)

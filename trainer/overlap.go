@@ -16,15 +16,18 @@ import (
 // computeWhilePushing computes a built-in model's micro-batch and pushes
 // it at the same time, as PyTorch's DDP overlaps its all-reduce with the
 // backward pass: the model tells each parameter's gradient as it becomes
-// final (the last layer first, a weight's first rows before its last) and
-// the push sends each pserver's blocks as soon as they are, so that the
-// pservers holding the upper layers receive, apply and send back while
-// the lower layers compute. The values pushed are those a push after the
+// final (the first layer's weight first, the order the next forward pass
+// reads them, and a weight's first rows before its last) and the push
+// sends each pserver's blocks as soon as they are, so that the pservers
+// holding the lower layers receive, apply and send back while the upper
+// layers' gradients compute. The values pushed are those a push after the
 // computation would send: only the time differs.
 //
 // Once computed, it starts reading the records of hint (hint.go), and if
 // its push ends before the report's answer it starts the next micro-batch
-// early (early.go).
+// early (early.go). A trainer computing on CPUs of its own reads the hint
+// while it computes and starts the next micro-batch before the push's last
+// answer (ahead.go).
 func (t *trainer) computeWhilePushing(ctx context.Context, w *api.GetStepResponse, ex []dataset.Example, hint *hintRead) (bool, error) {
 	return t.pushWhileComputing(ctx, w, len(ex), t.startComputing(ex), hint)
 }
@@ -40,11 +43,31 @@ type computation struct {
 
 // startComputing starts computing the gradient sums of ex into t.grads.
 func (t *trainer) startComputing(ex []dataset.Example) *computation {
+	return t.startComputingAwaiting(ex, nil)
+}
+
+// startComputingAwaiting is startComputing for parameters still coming
+// back (ahead.go): the forward pass awaits each (model.Progress.Await; a
+// nil await has them all here), and the computation fails with
+// errParamsNotBack, having written no gradient, if one never comes.
+func (t *trainer) startComputingAwaiting(ex []dataset.Example, await func(param int) bool) *computation {
 	c := &computation{gate: newGradGate(t.grads), computed: make(chan struct{})}
 	c.gate.pinned = t.prog == nil && t.pinnedOK.Load()
 	go func() {
 		defer close(c.computed)
-		c.loss, c.err = t.compute(ex, c.gate.progress())
+		p := c.gate.progress()
+		stopped := false
+		if await != nil {
+			p.Await = func(j int) bool {
+				ok := await(j)
+				stopped = stopped || !ok
+				return ok
+			}
+		}
+		c.loss, c.err = t.compute(ex, p)
+		if stopped && c.err == nil {
+			c.err = errParamsNotBack
+		}
 		c.gate.finish(c.err)
 	}()
 	return c
@@ -53,6 +76,9 @@ func (t *trainer) startComputing(ex []dataset.Example) *computation {
 // pushWhileComputing pushes w's gradients, of records records, as c
 // computes them, and reports w.
 func (t *trainer) pushWhileComputing(ctx context.Context, w *api.GetStepResponse, records int, c *computation, hint *hintRead) (bool, error) {
+	if t.computer != nil {
+		hint.start() // read on the shared CPUs: the computation's own are not slowed
+	}
 	go func() {
 		<-c.computed
 		hint.start()
@@ -67,16 +93,26 @@ func (t *trainer) pushWhileComputing(ctx context.Context, w *api.GetStepResponse
 		}
 		return false, err
 	}
+	opts := []client.PushOption{client.WaitForGradient(g.waitAny), client.WaitBeforePull(g.waitReleased)}
+	a := t.startAhead(w, c, hint)
+	if a != nil {
+		opts = append(opts, a.pushOption())
+		t.ahead = a
+		defer func() { t.settle(a); t.ahead = nil }()
+	}
 	// A PushPull brings the next step's parameters into t.params: a
 	// pserver's not before the backward pass stopped reading every
-	// parameter it holds (a pserver holding only upper layers applies the
-	// step, and is read from, while the lower ones compute).
+	// parameter it holds (a pserver holding only lower layers applies the
+	// step, and is read from, while the upper ones' gradients compute).
 	pushed := func() {
 		<-c.computed
+		if a != nil {
+			t.settle(a)
+			return
+		}
 		t.startEarly(w, hint)
 	}
-	done, err := t.pushAndReport(ctx, w, func() float64 { <-c.computed; return c.loss }, records, pushed,
-		client.WaitForGradient(g.waitAny), client.WaitBeforePull(g.waitReleased))
+	done, err := t.pushAndReport(ctx, w, func() float64 { <-c.computed; return c.loss }, records, pushed, opts...)
 	<-c.computed // t.grads and t.batch are the next micro-batch's
 	if c.err != nil {
 		return false, c.err

@@ -95,6 +95,11 @@ func (t *trainer) push(ctx context.Context, w *api.GetStepResponse, records int6
 		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, opts...)
 	}
 	pulled, err := t.ps.PushPull(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, t.params, accepted, opts...)
+	if err != nil {
+		// A computation started ahead may read parameters this push wrote,
+		// which a retry would write again: it stops first (ahead.go).
+		t.settle(t.ahead)
+	}
 	if status.Code(err) == codes.Unimplemented {
 		// A pserver of an older build: push, and pull the next step as before.
 		return t.ps.Push(ctx, int(w.MicroBatch), w.Step, w.Epoch, records, w.Checkpoint, t.grads, opts...)

@@ -105,6 +105,10 @@ type trainer struct {
 	// earlyTaken and earlyDropped count the early micro-batches pushed
 	// and dropped (logged when training is done).
 	earlyTaken, earlyDropped int
+	earlyAhead               int // of them, started before their parameters were back (ahead.go)
+	// ahead is the micro-batch computing ahead of its parameters while
+	// the push that brings them runs (ahead.go), or nil.
+	ahead *ahead
 }
 
 // syncCarry is what a sync micro-batch's push and report hand the next one

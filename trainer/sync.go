@@ -49,7 +49,7 @@ func (t *trainer) runSync(ctx context.Context, step int64) error {
 			}
 			s.work, s.fetched = w, true
 		case moveDone:
-			t.log.Info("training done", "step", step, "early_micro_batches", t.earlyTaken, "early_dropped", t.earlyDropped)
+			t.log.Info("training done", "step", step, "early_micro_batches", t.earlyTaken, "early_dropped", t.earlyDropped, "early_ahead", t.earlyAhead)
 			return nil
 		case moveWait:
 			s.work, s.fetched = nil, false

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,12 +50,23 @@ func WaitForGradient(wait func(ctx context.Context, pieces []GradientPiece) (int
 // blocks and before it writes the next step's parameters that pserver
 // sends into params, until wait(ctx, held) returns, held being the
 // parameters that pserver holds blocks of: a push overlapped with the
-// backward pass must not change the parameters the lower layers still
-// read, but a pserver holding only upper layers may be read from while
-// they compute. An error from wait leaves that pserver's parameters
+// backward pass must not change the parameters it still reads, but a
+// pserver holding only parameters it reads no more may be read from while
+// it computes. An error from wait leaves that pserver's parameters
 // untouched and the push applied (the caller pulls).
 func WaitBeforePull(wait func(ctx context.Context, held []int) error) PushOption {
 	return func(h *pushHeader) { h.beforePull = wait }
+}
+
+// OnParams makes a PushPull call written(j, step) once every pserver
+// holding blocks of parameter j answered with the next step's parameters
+// to the end of its stream (step, or -1 when they answered with
+// different steps), from the PushPull's goroutines, before it returns: a
+// trainer may start reading j then, while other pservers' parameters are
+// on their way. A parameter whose pservers did not all answer so is not
+// told.
+func OnParams(written func(param int, step int64)) PushOption {
+	return func(h *pushHeader) { h.onParams = written }
 }
 
 func (h *pushHeader) apply(opts []PushOption) {
@@ -74,6 +84,8 @@ type pushHeader struct {
 	checkpoint    bool
 	wait          func(ctx context.Context, pieces []GradientPiece) (int, error) // nil: every gradient is final
 	beforePull    func(ctx context.Context, held []int) error                    // nil: params are free to write
+	onParams      func(param int, step int64)                                    // OnParams
+	answered      func(server int, step int64)                                   // a PushPull's: pserver server's parameters are all written
 }
 
 // chunk is one message of the push: data at offset within block (block -1
@@ -171,19 +183,13 @@ func (l pieceList) needs() []GradientPiece {
 	return out
 }
 
-// sendOrder is pserver i's blocks, the last parameters' first (a backward
-// pass computes them first), each parameter's in offset order (its first
-// rows are final first).
-func (c *Client) sendOrder(i int) []Block {
-	var own []Block
-	for _, b := range c.blocks {
-		if b.Server == i {
-			own = append(own, b)
-		}
-	}
-	slices.SortStableFunc(own, func(a, b Block) int { return cmp.Compare(b.Param, a.Param) })
-	return own
-}
+// sendOrder is pserver i's blocks in ID order: the first parameters' first
+// (the built-in models' backward pass ends with their deltas and then
+// computes the weight gradients in the order the next forward pass reads
+// them: model.Progress.Ready), each parameter's in offset order (its first
+// rows are final first). A piece final sooner goes sooner whatever its
+// place (sendBlocks).
+func (c *Client) sendOrder(i int) []Block { return BlocksOf(c.blocks, i) }
 
 // heldBy is the parameters pserver i holds blocks of.
 func (c *Client) heldBy(i int) []int {

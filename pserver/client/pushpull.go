@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gtrain/gtrain/api"
@@ -36,6 +37,9 @@ func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpo
 	}
 	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
 	h.apply(opts)
+	if h.onParams != nil {
+		h.answered = newAnswers(c, h.onParams).answered
+	}
 	steps, got := make([]int64, len(c.servers)), make([]bool, len(c.servers))
 	var acks atomic.Int32
 	ack := func() {
@@ -102,8 +106,64 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 	for {
 		if err := stream.RecvMsg(sink); err != nil {
 			// io.EOF: the end; another error: the parameters are lost, not the push.
-			return sink.step, got && errors.Is(err, io.EOF), nil
+			got = got && errors.Is(err, io.EOF)
+			if got && h.answered != nil {
+				h.answered(i, sink.step)
+			}
+			return sink.step, got, nil
 		}
 		got = true
+	}
+}
+
+// answers turns the pservers' answers to one PushPull into OnParams's
+// calls: a parameter is written once each pserver holding a block of it
+// answered.
+type answers struct {
+	mu      sync.Mutex
+	c       *Client
+	left    []int   // each parameter's pservers yet to answer
+	seen    []bool  // one answered
+	step    []int64 // the step they answered with (-1: several)
+	written func(param int, step int64)
+}
+
+func newAnswers(c *Client, written func(int, int64)) *answers {
+	params := 0
+	for _, b := range c.blocks {
+		params = max(params, b.Param+1)
+	}
+	a := &answers{c: c, left: make([]int, params), seen: make([]bool, params), step: make([]int64, params), written: written}
+	for i := range c.servers {
+		for _, j := range c.heldBy(i) {
+			a.left[j]++
+		}
+	}
+	return a
+}
+
+// answered counts pserver i's answer, of step's parameters, and tells the
+// parameters it completes.
+func (a *answers) answered(i int, step int64) {
+	a.mu.Lock()
+	var done []int
+	var steps []int64
+	for _, j := range a.c.heldBy(i) {
+		if a.left[j] == 0 {
+			continue // not expected: a pserver answers once
+		}
+		switch {
+		case !a.seen[j]:
+			a.seen[j], a.step[j] = true, step
+		case a.step[j] != step:
+			a.step[j] = -1
+		}
+		if a.left[j]--; a.left[j] == 0 {
+			done, steps = append(done, j), append(steps, a.step[j])
+		}
+	}
+	a.mu.Unlock()
+	for k, j := range done {
+		a.written(j, steps[k])
 	}
 }

@@ -11,11 +11,12 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// TestPushSendsLastParametersFirstInPieces: a push overlapped with the
-// backward pass sends a pserver's last parameters first (computed first),
-// a large parameter piece by piece as its first floats become final, and
-// waits for each piece's end before sending it.
-func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
+// TestPushSendsFirstParametersFirstInPieces: a push overlapped with the
+// backward pass prefers a pserver's first parameters (the built-in models
+// compute their gradients first), a large parameter piece by piece as its
+// first floats become final, and waits for each piece's end before
+// sending it.
+func TestPushSendsFirstParametersFirstInPieces(t *testing.T) {
 	big := 2*wire.ChunkFloats + 3
 	blocks, err := Partition([]int{big, 7, 5, 4}, 2, MaxBlockFloats)
 	if err != nil {
@@ -45,9 +46,7 @@ func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		var wantWaits, wantSent []string
-		own := c.heldBy(i)
-		slices.Reverse(own)
-		for _, p := range own {
+		for _, p := range c.heldBy(i) {
 			for _, b := range blocks {
 				if b.Param != p || b.Server != i {
 					continue
@@ -70,19 +69,21 @@ func TestPushSendsLastParametersFirstInPieces(t *testing.T) {
 }
 
 // TestPushSendsWhicheverPieceIsFinalFirst: a push sends the piece whose
-// gradient is final, not the one it prefers: a backward pass finishes a
-// layer's bias after its whole weight, and a bias sent first (the last
-// parameter) would hold back every row of the weight until the layer ends.
+// gradient is final, not the one it prefers: a pserver holding a layer's
+// bias (final early, say) and the next layer's weight (computed in bands)
+// sends the bias first, and each band as it ends, not the bands after the
+// bias nor the bias after the whole weight.
 func TestPushSendsWhicheverPieceIsFinalFirst(t *testing.T) {
 	big := 2*wire.ChunkFloats + 3
-	blocks, err := Partition([]int{big, 7}, 1, MaxBlockFloats)
+	blocks, err := Partition([]int{7, big}, 1, MaxBlockFloats)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &Client{blocks: blocks}
-	grads := [][]float32{make([]float32, big), make([]float32, 7)}
-	// What a backward pass makes final, in order: the weight's three bands, then the bias.
-	steps := []GradientPiece{{0, wire.ChunkFloats}, {0, 2 * wire.ChunkFloats}, {0, big}, {1, 7}}
+	grads := [][]float32{make([]float32, 7), make([]float32, big)}
+	// What the computation makes final, in order: the weight's first band,
+	// the bias, then the weight's other two bands.
+	steps := []GradientPiece{{1, wire.ChunkFloats}, {0, 7}, {1, 2 * wire.ChunkFloats}, {1, big}}
 	final := []int{0, 0}
 	computed := 0
 	wait := func(_ context.Context, pieces []GradientPiece) (int, error) {
@@ -113,13 +114,13 @@ func TestPushSendsWhicheverPieceIsFinalFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		fmt.Sprintf("0:0+%d (computed 1)", wire.ChunkFloats),
-		fmt.Sprintf("0:%d+%d (computed 2)", wire.ChunkFloats, wire.ChunkFloats),
-		fmt.Sprintf("0:%d+3 (computed 3)", 2*wire.ChunkFloats),
-		"1:0+7 (computed 4)",
+		fmt.Sprintf("1:0+%d (computed 1)", wire.ChunkFloats),
+		"0:0+7 (computed 2)",
+		fmt.Sprintf("1:%d+%d (computed 3)", wire.ChunkFloats, wire.ChunkFloats),
+		fmt.Sprintf("1:%d+3 (computed 4)", 2*wire.ChunkFloats),
 	}
 	if !slices.Equal(sent, want) {
-		t.Fatalf("sent %v; want each band as soon as it is final: %v", sent, want)
+		t.Fatalf("sent %v; want each piece as soon as it is final: %v", sent, want)
 	}
 }
 

@@ -1,0 +1,165 @@
+package trainer
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/pserver/client"
+)
+
+// ahead is an early micro-batch (early.go) started before its parameters
+// are all back: once the micro-batch before it is computed, while the
+// push still waits for the last pservers' answers. The built-in models
+// compute the first layer's gradient first and their weight gradients in
+// the order the next forward pass reads them (model.Progress.Ready), so
+// the pservers holding the lower layers answer while the upper layers'
+// gradients compute, and the next forward pass starts on their
+// parameters while the last pserver's answer is on its way: that answer
+// took 1.6-2.1 ms a step off the computation in traces of trainer_mlp on
+// the 2-core VM (2026-11-28). The forward pass waits for each layer's
+// parameters (model.Progress.Await, from client.OnParams), and writes no
+// gradient before it read them all, by when every pserver acknowledged
+// the push. settle then makes it the early micro-batch if startEarly
+// would have started one, and stops it otherwise.
+//
+// Only a trainer computing on CPUs of its own (pin.go) starts one: there
+// the gap between two micro-batches fell from 3.3 ms to 0.7 and the step
+// from 33.9 ms to 31.2 (4 alternated rounds of 3 cpu: 1 jobs on the 2-core
+// VM, 2026-11-29), its hint read on the shared CPUs while it computes.
+// Computing where the pservers apply, it gained nothing: the computation
+// grew by what the gap lost (2026-11-28).
+type ahead struct {
+	next     stepOfEpoch
+	arrivals *arrivals
+	launched chan struct{} // closed once early is set, or left nil
+	early    *earlyStep    // nil: none started (the computation or the hint failed)
+	settled  bool
+}
+
+// errParamsNotBack stops a computation started ahead whose parameters
+// will not come (the push brought back other ones, or none).
+var errParamsNotBack = errors.New("trainer: the next step's parameters did not come back with the push")
+
+// startAhead starts computing the micro-batch after w ahead once c is
+// computed, when the push of w will bring its parameters back and w's
+// hint names its records (startEarly's other conditions); nil otherwise.
+func (t *trainer) startAhead(w *api.GetStepResponse, c *computation, hint *hintRead) *ahead {
+	if t.computer == nil || t.prog != nil || hint == nil || !w.PullWithPush || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() {
+		return nil
+	}
+	a := &ahead{next: stepOfEpoch{w.Step + 1, w.Epoch}, arrivals: newArrivals(len(t.params), w.Step+1), launched: make(chan struct{})}
+	go func() {
+		defer close(a.launched)
+		if t.computer != nil {
+			hint.start() // read on the shared CPUs: the computation's own are not slowed
+		}
+		<-c.computed
+		if c.err != nil {
+			return
+		}
+		hint.start()
+		<-hint.done
+		if hint.err != nil {
+			return
+		}
+		a.early = &earlyStep{step: a.next.step, epoch: a.next.epoch, microBatch: w.MicroBatch, hint: hint,
+			c: t.startComputingAwaiting(hint.ex, a.arrivals.await)}
+	}()
+	return a
+}
+
+// pushOption tells a's arrivals what the push brings back.
+func (a *ahead) pushOption() client.PushOption {
+	return client.OnParams(a.arrivals.wrote)
+}
+
+// settle ends a's wait, once the push returned: it becomes the early
+// micro-batch when startEarly would have started one (the push brought
+// back its step's parameters, all of them written now), and is stopped and
+// waited for otherwise (before the parameters or gradients are touched
+// again). Only the first call does anything.
+func (t *trainer) settle(a *ahead) {
+	if a == nil || a.settled {
+		return
+	}
+	a.settled = true
+	keep := t.early == nil && !t.leaving() && t.carry.prefetched != nil && *t.carry.prefetched == a.next
+	a.arrivals.end(keep)
+	<-a.launched
+	if a.early == nil {
+		return
+	}
+	if keep {
+		t.early = a.early
+		t.earlyAhead++
+		return
+	}
+	<-a.early.c.computed
+	if !errors.Is(a.early.c.err, errParamsNotBack) {
+		t.earlyDropped++ // computed for nothing
+	}
+}
+
+// arrivals is which parameters of step are written: each a forward pass
+// may read.
+type arrivals struct {
+	mu      sync.Mutex
+	step    int64
+	written []bool
+	ended   bool // nothing more comes: every parameter written, or the rest never
+	changed chan struct{}
+}
+
+func newArrivals(params int, step int64) *arrivals {
+	return &arrivals{step: step, written: make([]bool, params), changed: make(chan struct{})}
+}
+
+// wrote is client.OnParams's: parameter j holds step's values.
+func (a *arrivals) wrote(j int, step int64) {
+	if step != a.step {
+		return // another step's: it never comes
+	}
+	a.update(func() { a.written[j] = true })
+}
+
+// end says the push returned: with all true every parameter holds the
+// step's values (the push brought them all back); else none more comes.
+func (a *arrivals) end(all bool) {
+	a.update(func() {
+		a.ended = true
+		if all {
+			for j := range a.written {
+				a.written[j] = true
+			}
+		}
+	})
+}
+
+func (a *arrivals) update(change func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return
+	}
+	change()
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+// await is model.Progress.Await: true once parameter j is written, false
+// once it never will be.
+func (a *arrivals) await(j int) bool {
+	for {
+		a.mu.Lock()
+		ok, ended, changed := a.written[j], a.ended, a.changed
+		a.mu.Unlock()
+		switch {
+		case ok:
+			return true
+		case ended:
+			return false
+		}
+		<-changed
+	}
+}
