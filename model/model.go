@@ -49,7 +49,7 @@ type Progress struct {
 	Partial func(param, n int)
 	// Released(j): the computation reads params[j] no more (every
 	// parameter once, before the computation returns): the next step's
-	// values may be written there while the lower layers compute.
+	// values may be written there while the rest computes.
 	Released func(param int)
 	// Overwrite: grads hold nothing to add to (a trainer's last micro-batch,
 	// say): the computation writes each gradient instead of adding into
@@ -60,15 +60,24 @@ type Progress struct {
 	// Await(j), when set, is called before the forward pass first reads
 	// params[j], and returns once the caller has written them: a trainer
 	// starts the next micro-batch while the last pservers' parameters are
-	// still on their way. False stops the computation there, before it
-	// writes any gradient (the parameters will not come); its loss is then
-	// meaningless. Only mlp, softmax and linear call it.
+	// still on their way. It is called once more with j = -1 after the
+	// forward pass, before the first gradient is written, to ask whether
+	// the computation is still wanted (it returns at once). False stops
+	// the computation there, before it writes any gradient, and sets
+	// Stopped; its loss is then meaningless. Only mlp, softmax and linear
+	// call it.
 	Await func(param int) bool
+	// Stopped: an Await returned false (set by the computation).
+	Stopped bool
 }
 
 // await is Await(j), true when there is none.
 func (p *Progress) await(j int) bool {
-	return p == nil || p.Await == nil || p.Await(j)
+	if p == nil || p.Await == nil || p.Await(j) {
+		return true
+	}
+	p.Stopped = true
+	return false
 }
 
 func (p *Progress) overwrite() bool { return p != nil && p.Overwrite }

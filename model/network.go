@@ -157,7 +157,7 @@ func (n *network) GradientProgress(params [][]float32, b Batch, grads [][]float3
 	}
 	sc := n.takeScratch(b.N)
 	defer n.putScratch(sc)
-	if !n.forward(params, b, sc, p) {
+	if !n.forward(params, b, sc, p) || !p.await(-1) {
 		return 0
 	}
 	last := len(n.shapes) - 1

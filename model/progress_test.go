@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -111,4 +112,39 @@ func progressCase(t *testing.T, seed uint64) (Spec, [][]float32, Batch, [][]floa
 	want := zeroParams(ref)
 	ref.Gradient(params, b, want)
 	return spec, params, b, want
+}
+
+// TestAwaitStopsBeforeAnyGradient: a forward pass awaits each parameter
+// before it first reads it, in the order it reads them, then asks once
+// more (-1) before writing a gradient; a false answer at any of those
+// stops the computation with Stopped set and every gradient untouched.
+func TestAwaitStopsBeforeAnyGradient(t *testing.T) {
+	spec := Spec{Kind: KindMLP, Inputs: 6, Outputs: 3, Hidden: []int{5, 4}}
+	m := mustNew(t, spec)
+	rng := rand.New(rand.NewPCG(4, 5))
+	params, b := randomParams(m, rng), randomBatch(spec, 7, rng)
+	var asked []int
+	p := &Progress{Await: func(j int) bool { asked = append(asked, j); return true }}
+	m.GradientProgress(params, b, zeroParams(m), p)
+	if fmt.Sprint(asked) != "[0 1 2 3 4 5 -1]" || p.Stopped {
+		t.Fatalf("awaited %v (stopped %v); want [0 1 2 3 4 5 -1], not stopped", asked, p.Stopped)
+	}
+	for _, refuse := range []int{0, 3, -1} {
+		grads := zeroParams(m)
+		for _, g := range grads {
+			for i := range g {
+				g[i] = 7
+			}
+		}
+		p := &Progress{Overwrite: true, Await: func(j int) bool { return j != refuse }}
+		m.GradientProgress(params, b, grads, p)
+		if !p.Stopped {
+			t.Errorf("refused %d: Stopped false", refuse)
+		}
+		for j, g := range grads {
+			if i := slices.IndexFunc(g, func(v float32) bool { return v != 7 }); i >= 0 {
+				t.Errorf("refused %d: grad %d[%d] written (%v)", refuse, j, i, g[i])
+			}
+		}
+	}
 }

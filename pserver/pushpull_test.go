@@ -183,7 +183,7 @@ func TestPushWaitsForEachGradient(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- gated.Push(ctx, 0, 0, 0, 1, false, grads, client.WaitForGradient(wait)) }()
-	// The last parameter first, as a backward pass computes them.
+	// The second parameter first: whichever is final first goes first.
 	for _, j := range []int{1, 0} {
 		time.Sleep(20 * time.Millisecond)
 		select {

@@ -60,8 +60,8 @@ func (t *trainer) startAhead(w *api.GetStepResponse, c *computation, hint *hintR
 		}
 		hint.start()
 		<-hint.done
-		if hint.err != nil {
-			return
+		if hint.err != nil || len(hint.ex) == 0 {
+			return // an empty micro-batch clears the gradients at once: not while they are pushed
 		}
 		a.early = &earlyStep{step: a.next.step, epoch: a.next.epoch, microBatch: w.MicroBatch, hint: hint,
 			c: t.startComputingAwaiting(hint.ex, a.arrivals.await)}
@@ -108,6 +108,7 @@ type arrivals struct {
 	step    int64
 	written []bool
 	ended   bool // nothing more comes: every parameter written, or the rest never
+	stopped bool // ended without its parameters: the computation is not wanted
 	changed chan struct{}
 }
 
@@ -124,10 +125,12 @@ func (a *arrivals) wrote(j int, step int64) {
 }
 
 // end says the push returned: with all true every parameter holds the
-// step's values (the push brought them all back); else none more comes.
+// step's values (the push brought them all back); else none more comes,
+// and the computation is not wanted even if all came (a leave, a push to
+// retry): it stops before writing a gradient if it is not past that yet.
 func (a *arrivals) end(all bool) {
 	a.update(func() {
-		a.ended = true
+		a.ended, a.stopped = true, !all
 		if all {
 			for j := range a.written {
 				a.written[j] = true
@@ -148,8 +151,14 @@ func (a *arrivals) update(change func()) {
 }
 
 // await is model.Progress.Await: true once parameter j is written, false
-// once it never will be.
+// once it never will be; for j = -1 (the forward pass done), whether the
+// computation is still wanted.
 func (a *arrivals) await(j int) bool {
+	if j < 0 {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return !a.stopped
+	}
 	for {
 		a.mu.Lock()
 		ok, ended, changed := a.written[j], a.ended, a.changed

@@ -56,16 +56,9 @@ func (t *trainer) startComputingAwaiting(ex []dataset.Example, await func(param 
 	go func() {
 		defer close(c.computed)
 		p := c.gate.progress()
-		stopped := false
-		if await != nil {
-			p.Await = func(j int) bool {
-				ok := await(j)
-				stopped = stopped || !ok
-				return ok
-			}
-		}
+		p.Await = await
 		c.loss, c.err = t.compute(ex, p)
-		if stopped && c.err == nil {
+		if p.Stopped && c.err == nil {
 			c.err = errParamsNotBack
 		}
 		c.gate.finish(c.err)

@@ -53,7 +53,12 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 	r.grads.Dense = t.grads
 	r.grads.ZeroRows(r.batch)
 	start := t.clock.Now() // the rows' pull above and push below are not computing
-	loss, err := t.recGradient()
+	var loss float64
+	if t.computer != nil { // a built-in recommender with CPUs of its own (pin.go)
+		t.computer.run(func() { loss, err = t.recGradient() })
+	} else {
+		loss, err = t.recGradient()
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -332,7 +332,10 @@ func (t *trainer) computeBatch(ex []dataset.Example, progress *model.Progress) (
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
 	start := t.clock.Now()
 	loss, err := t.gradient(t.batch, progress)
-	if err == nil { // a failed computation ends the trainer or is retried whole: not a micro-batch's time
+	// A failed computation ends the trainer or is retried whole, and a
+	// stopped one (ahead.go) is not pushed: neither is a micro-batch's
+	// time. One started ahead counts its waits for parameters.
+	if err == nil && (progress == nil || !progress.Stopped) {
 		t.metrics.Computed(t.clock.Since(start))
 	}
 	return loss, err

@@ -37,9 +37,10 @@ const cpuReconcile = 10 * time.Second
 // Known gaps: a job's trainers can still end up some with CPUs and some
 // without (another job's trainer starting in between takes them; a trainer
 // added by scaling up counts trainers anew; a refused trainer does not ask
-// again); a pinned thread restores the CPUs it had before, which a give
-// meanwhile may have narrowed, until the next reconcile finds it
-// unpinned; the roles of a purged job, or of a replaced runner still
+// again); a threaded product's helper thread (cpu 2 and up; the trainer's
+// computing thread stays pinned for its life) restores the CPUs it had
+// before, which a give meanwhile may have narrowed, until the next
+// reconcile finds it unpinned; the roles of a purged job, or of a replaced runner still
 // stopping, are not among the running ones.
 //
 // The CPUs are exclusive among this agent's processes only: the node's other

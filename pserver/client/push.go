@@ -38,7 +38,7 @@ type GradientPiece struct{ Param, End int }
 // PyTorch's DDP overlaps its all-reduce with the backward pass: wait(ctx,
 // pieces) returns once one of pieces is final, with its index (the first
 // final one in the slice: the push lists them in the order it prefers,
-// the last parameters first, each parameter's first rows before its
+// the first parameters first, each parameter's first rows before its
 // last). A push thus never waits for one piece while another is ready: a
 // layer's bias, final after its whole weight, does not hold back the
 // weight's rows. An error from wait ends the push with it.
