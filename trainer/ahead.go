@@ -41,9 +41,10 @@ type ahead struct {
 // will not come (the push brought back other ones, or none).
 var errParamsNotBack = errors.New("trainer: the next step's parameters did not come back with the push")
 
-// startAhead starts computing the micro-batch after w ahead once c is
-// computed, when the push of w will bring its parameters back and w's
-// hint names its records (startEarly's other conditions); nil otherwise.
+// startAhead starts computing the micro-batch after w ahead, on the
+// compute thread once c is computed, when the push of w will bring its
+// parameters back and w's hint names its records (startEarly's other
+// conditions); nil otherwise.
 func (t *trainer) startAhead(w *api.GetStepResponse, c *computation, hint *hintRead) *ahead {
 	if t.computer == nil || t.prog != nil || hint == nil || !w.PullWithPush || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() {
 		return nil
@@ -51,13 +52,10 @@ func (t *trainer) startAhead(w *api.GetStepResponse, c *computation, hint *hintR
 	a := &ahead{next: stepOfEpoch{w.Step + 1, w.Epoch}, arrivals: newArrivals(len(t.params), w.Step+1), launched: make(chan struct{})}
 	go func() {
 		defer close(a.launched)
-		if t.computer != nil {
-			hint.start() // read on the shared CPUs: the computation's own are not slowed
-		}
-		<-c.computed
-		if c.err != nil {
-			return
-		}
+		// Read on the shared CPUs while c computes; the computation then
+		// waits on the compute thread behind c's and starts there the
+		// moment c's ends, without waking this goroutine on a busy CPU
+		// between the two. Should c fail, the push ends and settle stops it.
 		hint.start()
 		<-hint.done
 		if hint.err != nil || len(hint.ex) == 0 {
