@@ -26,7 +26,9 @@ import (
 // Only a trainer computing on CPUs of its own (pin.go) starts one: there
 // the gap between two micro-batches fell from 3.3 ms to 0.7 and the step
 // from 33.9 ms to 31.2 (4 alternated rounds of 3 cpu: 1 jobs on the 2-core
-// VM, 2026-11-29), its hint read on the shared CPUs while it computes.
+// VM, 2026-11-29), its hint read on the shared CPUs while it computes; and
+// to nothing once the computation waited on the compute thread itself
+// (29.3 ms a step against 29.9).
 // Computing where the pservers apply, it gained nothing: the computation
 // grew by what the gap lost (2026-11-28).
 type ahead struct {
@@ -42,20 +44,21 @@ type ahead struct {
 var errParamsNotBack = errors.New("trainer: the next step's parameters did not come back with the push")
 
 // startAhead starts computing the micro-batch after w ahead, on the
-// compute thread once c is computed, when the push of w will bring its
-// parameters back and w's hint names its records (startEarly's other
-// conditions); nil otherwise.
-func (t *trainer) startAhead(w *api.GetStepResponse, c *computation, hint *hintRead) *ahead {
+// compute thread once w's computation (running there now) is done, when
+// the push of w will bring its parameters back and w's hint names its
+// records (startEarly's other conditions); nil otherwise.
+func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead) *ahead {
 	if t.computer == nil || t.prog != nil || hint == nil || !w.PullWithPush || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() {
 		return nil
 	}
 	a := &ahead{next: stepOfEpoch{w.Step + 1, w.Epoch}, arrivals: newArrivals(len(t.params), w.Step+1), launched: make(chan struct{})}
 	go func() {
 		defer close(a.launched)
-		// Read on the shared CPUs while c computes; the computation then
-		// waits on the compute thread behind c's and starts there the
-		// moment c's ends, without waking this goroutine on a busy CPU
-		// between the two. Should c fail, the push ends and settle stops it.
+		// Read on the shared CPUs while w's micro-batch computes; this
+		// computation then waits on the compute thread behind that one and
+		// starts there the moment it ends, without waking this goroutine on
+		// a busy CPU between the two. Should w's fail, the push ends and
+		// settle stops this one.
 		hint.start()
 		<-hint.done
 		if hint.err != nil || len(hint.ex) == 0 {

@@ -75,8 +75,13 @@ func (t *trainer) startComputeThread() (stop func()) {
 	return func() { close(ct.work) } // every computation has returned: runSync waits for an early one
 }
 
-// run runs f on the compute thread and returns once it returned.
+// run runs f on the compute thread and returns once it returned; without
+// one (nil: no compute CPUs, or a model program), on the calling goroutine.
 func (ct *computeThread) run(f func()) {
+	if ct == nil {
+		f()
+		return
+	}
 	done := make(chan struct{})
 	ct.work <- func() {
 		defer close(done)

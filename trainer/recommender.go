@@ -54,11 +54,7 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 	r.grads.ZeroRows(r.batch)
 	start := t.clock.Now() // the rows' pull above and push below are not computing
 	var loss float64
-	if t.computer != nil { // a built-in recommender with CPUs of its own (pin.go)
-		t.computer.run(func() { loss, err = t.recGradient() })
-	} else {
-		loss, err = t.recGradient()
-	}
+	t.computer.run(func() { loss, err = t.recGradient() }) // on CPUs of its own, if it has them (pin.go)
 	if err != nil {
 		return 0, err
 	}

@@ -318,13 +318,10 @@ func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float
 		progress.Finish(len(t.grads))
 		return 0, nil
 	}
-	if t.computer != nil {
-		var loss float64
-		var err error
-		t.computer.run(func() { loss, err = t.computeBatch(ex, progress) })
-		return loss, err
-	}
-	return t.computeBatch(ex, progress)
+	var loss float64
+	var err error
+	t.computer.run(func() { loss, err = t.computeBatch(ex, progress) })
+	return loss, err
 }
 
 // computeBatch is compute's gradient of ex's records, in t.batch.
