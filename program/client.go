@@ -12,11 +12,13 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program/wire"
 )
 
@@ -88,8 +90,18 @@ type Client struct {
 	// progress says the program accepted progress frames (progress.go);
 	// onReady and told serve the gradient request that reads them.
 	progress bool
-	onReady  func(param int)
-	told     []bool
+	// overwrite says the program accepted to write its gradients over the
+	// grads file's last content (Overwrites).
+	overwrite bool
+	// ahead says the program accepted requests sent ahead (ahead.go);
+	// await and stopSent serve the gradient request that is one.
+	ahead    bool
+	await    func(param int) bool
+	stopSent atomic.Bool
+	tellTo   *model.Progress
+	told     []bool // each parameter told final
+	final    []int  // each parameter's first floats told final (partial)
+	freed    []bool // each parameter told released
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
@@ -234,15 +246,19 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 	}
 	done := make(chan result, 1)
 	tell := c.readyTeller()
+	arrivals := c.arrivalsSender(req)
 	go func() {
 		if err := wire.WriteFrame(c.stdin, req, payload...); err != nil {
 			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
 			return
 		}
+		if arrivals != nil {
+			go arrivals()
+		}
 		data, err := c.readAnswer(resp, func() (int, error) {
 			w := want()
-			if resp.Error != "" {
-				w = 0 // an error answer has no payload
+			if resp.Error != "" || resp.Stopped {
+				w = 0 // an error or stopped answer has no payload
 			} else if w < 0 {
 				return 0, fmt.Errorf("%w: declared shapes %v are not all positive, or over %d values in all", wire.ErrMalformed, resp.Params, MaxParams)
 			}

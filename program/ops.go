@@ -57,7 +57,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		Inputs: a.Inputs, Outputs: a.Outputs, Hidden: a.Hidden, Threads: a.Threads, IDFields: a.IDFields}
 	if c.shm != nil {
 		req.Offer, req.Shm = wire.VersionShm, &wire.ShmOffer{Params: fdParams, Records: fdRecords, Grads: fdGrads}
-		req.Progress = true
+		req.Progress, req.Overwrite, req.Ahead = true, true, true
 	}
 	var resp wire.Response
 	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) })
@@ -100,6 +100,8 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		return nil, err
 	}
 	c.progress = resp.Progress && c.shared
+	c.overwrite = resp.Overwrite && c.shared
+	c.ahead = resp.Ahead && c.progress && c.overwrite
 	return d, nil
 }
 

@@ -14,17 +14,24 @@ import (
 // while the program computes the rest, as it does for a built-in model.
 func (c *Client) Progress() bool { return c.progress }
 
-// GradientProgress is GradientAt calling ready(j), from another goroutine,
-// as the program tells parameter j's gradient sums final in the shared
-// gradients (each parameter at most once, before the answer; checked
-// finite first). A parameter the program never tells is final when it
-// returns. Only for a program that accepted progress frames.
-func (c *Client) GradientProgress(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32, ready func(param int)) (float64, error) {
+// GradientProgress is GradientAt telling p, from another goroutine, what
+// the program's progress frames say: Ready(j) once parameter j's gradient
+// sums are final in the shared gradients (each parameter at most once,
+// before the answer; checked finite first), Partial(j, n) once their first
+// n floats are, Released(j) once the program reads parameter j no more
+// (each when not nil). A parameter the program never tells is final, and
+// released, when it returns. With p.Await set, the request is sent ahead
+// of its parameters (ahead.go). Only for a program that accepted progress
+// frames.
+func (c *Client) GradientProgress(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32, p *model.Progress) (float64, error) {
 	if !c.progress {
 		return 0, fmt.Errorf("program: progress frames were not accepted at declare")
 	}
-	c.onReady = ready
-	defer func() { c.onReady = nil }()
+	if p.Await != nil {
+		return c.gradientAhead(ctx, st, ps, params, b, grads, p)
+	}
+	c.tellTo = p
+	defer func() { c.tellTo = nil }()
 	return c.GradientAt(ctx, st, ps, params, b, grads)
 }
 
@@ -35,13 +42,14 @@ func (c *Client) expectProgress() (done func()) {
 	if !c.progress {
 		return func() {}
 	}
-	c.told = make([]bool, len(c.shm.gradViews))
-	return func() { c.told = nil }
+	n := len(c.shm.gradViews)
+	c.told, c.final, c.freed = make([]bool, n), make([]int, n), make([]bool, n)
+	return func() { c.told, c.final, c.freed = nil, nil, nil }
 }
 
 // readAnswer reads frames until the answer, telling the progress frames
 // before it (tell, from readyTeller). want is the answer's payload (call's).
-func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell func([]int) error) ([]float32, error) {
+func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell func(*wire.Response) error) ([]float32, error) {
 	for {
 		*resp = wire.Response{}
 		data, err := wire.ReadFrame(c.stdout, resp, func() (int, error) {
@@ -56,7 +64,7 @@ func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell 
 		if err != nil || !resp.IsProgress() {
 			return data, err
 		}
-		if err := tell(resp.Ready); err != nil {
+		if err := tell(resp); err != nil {
 			return nil, err
 		}
 	}
@@ -65,26 +73,52 @@ func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell 
 // readyTeller is what checks a progress frame's parameters and tells them,
 // for the request about to be sent: it holds its own reference to the
 // request's state, as the reading goroutine may outlive a timed-out call.
-func (c *Client) readyTeller() func([]int) error {
-	onReady, told := c.onReady, c.told
+func (c *Client) readyTeller() func(*wire.Response) error {
+	p, told, final, freed := c.tellTo, c.told, c.final, c.freed
+	if p == nil {
+		p = &model.Progress{}
+	}
 	var views [][]float32
 	if c.shm != nil {
 		views = c.shm.gradViews
 	}
-	return func(ready []int) error {
+	return func(f *wire.Response) error {
+		ready := f.Ready
 		if told == nil {
-			return fmt.Errorf("%w: a progress frame (ready %v) outside a gradient request, or not accepted at declare", wire.ErrMalformed, clipInts(ready))
+			return fmt.Errorf("%w: a progress frame (ready %v, released %v) outside a gradient request, or not accepted at declare", wire.ErrMalformed, clipInts(ready), clipInts(f.Released))
+		}
+		for _, j := range f.Released {
+			if j < 0 || j >= len(freed) || freed[j] {
+				return fmt.Errorf("%w: progress frame: released parameter %d is not one of the %d declared, or was released before", wire.ErrMalformed, j, len(freed))
+			}
+			freed[j] = true
+			if p.Released != nil {
+				p.Released(j)
+			}
+		}
+		for _, part := range f.Partial {
+			j, n := part[0], part[1]
+			if j < 0 || j >= len(told) || told[j] || n <= final[j] || n > len(views[j]) {
+				return fmt.Errorf("%w: progress frame: partial %v: not a parameter of the %d declared, told before, or not more of it than before", wire.ErrMalformed, part, len(told))
+			}
+			if i := firstNonFinite(views[j][final[j]:n]); i >= 0 {
+				return fmt.Errorf("%w: gradient value %d of parameter %d is %v (told final)", wire.ErrMalformed, final[j]+i, j, views[j][final[j]+i])
+			}
+			final[j] = n
+			if p.Partial != nil {
+				p.Partial(j, n)
+			}
 		}
 		for _, j := range ready {
 			if j < 0 || j >= len(told) || told[j] {
 				return fmt.Errorf("%w: progress frame: parameter %d is not one of the %d declared, or was told before", wire.ErrMalformed, j, len(told))
 			}
 			told[j] = true
-			if i := firstNonFinite(views[j]); i >= 0 {
-				return fmt.Errorf("%w: gradient value %d of parameter %d is %v (told final)", wire.ErrMalformed, i, j, views[j][i])
+			if i := firstNonFinite(views[j][final[j]:]); i >= 0 {
+				return fmt.Errorf("%w: gradient value %d of parameter %d is %v (told final)", wire.ErrMalformed, final[j]+i, j, views[j][final[j]+i])
 			}
-			if onReady != nil {
-				onReady(j)
+			if p.Ready != nil {
+				p.Ready(j)
 			}
 		}
 		return nil

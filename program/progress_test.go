@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 // TestTorchProgress: through shared memory the adapter accepts progress
@@ -30,10 +32,10 @@ func TestTorchProgress(t *testing.T) {
 	var order []int
 	atTell := map[int][]float32{}
 	got := zeros(sd.Params)
-	loss, err := sc.GradientProgress(ctx, st, sd.Params, sd.Init, b, got, func(j int) {
+	loss, err := sc.GradientProgress(ctx, st, sd.Params, sd.Init, b, got, &model.Progress{Ready: func(j int) {
 		order = append(order, j)
 		atTell[j] = slices.Clone(sc.shm.gradViews[j])
-	})
+	}})
 	if err != nil || loss != wantLoss {
 		t.Fatalf("loss %v (%v), want %v", loss, err, wantLoss)
 	}
@@ -69,7 +71,7 @@ func TestBadProgressFrames(t *testing.T) {
 			var told []int
 			params, grads := c.Buffers()
 			if c.Progress() {
-				_, err = c.GradientProgress(ctx, Step{}, d.Params, params, smallBatch(), grads, func(j int) { told = append(told, j) })
+				_, err = c.GradientProgress(ctx, Step{}, d.Params, params, smallBatch(), grads, &model.Progress{Ready: func(j int) { told = append(told, j) }})
 			} else {
 				_, err = c.GradientAt(ctx, Step{}, d.Params, params, smallBatch(), grads)
 			}

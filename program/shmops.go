@@ -37,7 +37,8 @@ func (c *Client) Shared() bool { return c.shared }
 // memory (nil when the program speaks the pipe protocol). A caller that
 // pulls its parameters into these and passes them to GradientAt spares
 // every copy: the program reads the parameters in place and adds its
-// gradient sums into grads, which must hold zeros then (on a failed request
+// gradient sums into grads, which must hold zeros then, or, when it
+// Overwrites, writes them over whatever grads holds (on a failed request
 // their content is undefined). They stay valid for the life of the process,
 // after Close too.
 func (c *Client) Buffers() (params, grads [][]float32) {
@@ -47,6 +48,14 @@ func (c *Client) Buffers() (params, grads [][]float32) {
 	c.shm.handedOut = true
 	return c.shm.paramViews, c.shm.gradViews
 }
+
+// Overwrites reports whether the program accepted, at declare, to write
+// every value of the shared gradients in each gradient request
+// (wire.Request.Overwrite): a caller passing Buffers' grads to GradientAt
+// need not clear them first. Clearing the 7.4 MB of the MLP 784-1024-1024-10
+// took the trainer about 0.5 ms a step, between the push's answer and the
+// next request, when the program waits.
+func (c *Client) Overwrites() bool { return c.overwrite }
 
 // useShm keeps the shared memory when the program accepted it at declare,
 // and releases it otherwise.
@@ -99,7 +108,8 @@ func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.Par
 		// all the same, since a restart would read the same records.
 		return nil, &Error{Op: op, Err: err}
 	}
-	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps), Step: st.Number, Seed: st.Seed, Batch: batch, Tables: tr.hs}
+	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps), Step: st.Number, Seed: st.Seed, Batch: batch, Tables: tr.hs,
+		Ahead: op == wire.OpGradient && c.await != nil}
 	return c.call(ctx, req, tr.payload, resp, func() int { return want })
 }
 
@@ -121,6 +131,9 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 	data, err := c.callShm(ctx, wire.OpGradient, st, ps, params, b, tr, want, &resp)
 	if err != nil {
 		return 0, err
+	}
+	if resp.Stopped {
+		return 0, c.checkStopped(&resp)
 	}
 	if err := c.checkCounts("gradient", &resp, b.N, len(data), want); err != nil {
 		return 0, err

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/program"
 	"github.com/gtrain/gtrain/pserver/client"
 )
 
@@ -47,8 +48,8 @@ var errParamsNotBack = errors.New("trainer: the next step's parameters did not c
 // compute thread once w's computation (running there now) is done, when
 // the push of w will bring its parameters back and w's hint names its
 // records (startEarly's other conditions); nil otherwise.
-func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead) *ahead {
-	if t.computer == nil || t.prog != nil || hint == nil || !w.PullWithPush || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() {
+func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead, c *computation) *ahead {
+	if !t.computesAhead() || hint == nil || !w.PullWithPush || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() {
 		return nil
 	}
 	a := &ahead{next: stepOfEpoch{w.Step + 1, w.Epoch}, arrivals: newArrivals(len(t.params), w.Step+1), launched: make(chan struct{})}
@@ -64,10 +65,28 @@ func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead) *ahead {
 		if hint.err != nil || len(hint.ex) == 0 {
 			return // an empty micro-batch clears the gradients at once: not while they are pushed
 		}
+		if t.prog != nil {
+			// A program answers one request at a time, and reads w's
+			// records until it answers w.
+			if <-c.computed; c.err != nil {
+				return
+			}
+			t.progStep = program.Step{Number: a.next.step, Seed: program.RequestSeed(t.spec.Seed, a.next.step, int(w.MicroBatch))}
+		}
 		a.early = &earlyStep{step: a.next.step, epoch: a.next.epoch, microBatch: w.MicroBatch, hint: hint,
 			c: t.startComputingAwaiting(hint.ex, a.arrivals.await)}
 	}()
 	return a
+}
+
+// computesAhead says whether t starts micro-batches ahead: on a compute
+// thread of its own (a built-in model), or in a model program that
+// accepted requests sent ahead.
+func (t *trainer) computesAhead() bool {
+	if t.prog != nil {
+		return t.prog.Ahead()
+	}
+	return t.computer != nil
 }
 
 // pushOption tells a's arrivals what the push brings back.

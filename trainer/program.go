@@ -63,7 +63,10 @@ func (t *trainer) gradient(b model.Batch, progress *model.Progress) (float64, er
 	var loss float64
 	var err error
 	if progress != nil && t.prog.Progress() {
-		loss, err = t.prog.GradientProgress(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads, progress.Ready)
+		loss, err = t.prog.GradientProgress(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads, progress)
+		if err == nil && progress.Stopped {
+			return 0, nil // started ahead, and stopped before writing any gradient
+		}
 	} else {
 		loss, err = t.prog.GradientAt(context.Background(), t.progStep, t.layout.Params, t.params, b, t.grads)
 	}

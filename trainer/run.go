@@ -302,14 +302,17 @@ func transient(err error) bool { return client.PeerGone(err) }
 // (computeWhilePushing); a micro-batch of no records tells every
 // parameter final, zeros, and released at once.
 func (t *trainer) compute(ex []dataset.Example, progress *model.Progress) (float64, error) {
-	if t.prog == nil && len(ex) > 0 {
+	switch {
+	case t.prog == nil && len(ex) > 0:
 		// The built-in model writes the gradients over the last
 		// micro-batch's: no pass clearing them before the forward pass.
 		if progress == nil {
 			progress = &model.Progress{}
 		}
 		progress.Overwrite = true
-	} else {
+	case t.prog != nil && len(ex) > 0 && t.prog.Overwrites():
+		// So does a program that accepted it (t.grads are its shared ones).
+	default:
 		for _, g := range t.grads {
 			clear(g) // a program adds into them; an empty micro-batch sums to zeros
 		}

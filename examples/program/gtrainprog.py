@@ -131,13 +131,21 @@ def write_frame(stream, header, arrays=()):
     stream.flush()
 
 
+class Stopped(Exception):
+    """The trainer stopped a gradient request sent ahead before its
+    parameters were all back (they will not come): answer it with
+    Channel.stopped, having written no gradient."""
+
+
 class Request:
     """One request. op is "declare", "gradient" or "evaluate"; header is the
     JSON header. A batch request has params (read-only arrays shaped as
     declared), x, y, step and seed (for dropout or augmentation: the same
     for a micro-batch whichever trainer computes it), and grads: arrays
-    holding zeros to add the gradient sums into (shared memory), or None
-    (the pipe: the sums go back in the answer)."""
+    holding zeros to add the gradient sums into (shared memory; once the
+    program accepted overwrite at declare, they hold anything and the
+    program writes the sums over it), or None (the pipe: the sums go back
+    in the answer)."""
 
     def __init__(self, header):
         self.header = header
@@ -147,6 +155,41 @@ class Request:
         self.params = self.x = self.y = self.grads = None
         self.tables = []  # one Rows per declared table
         self._tell = None  # progress frames: see ready()
+        self.ahead = False  # sent before its parameters are all back: see await_params
+        self._frames, self._arrived, self._go = None, set(), False
+
+    def await_params(self, indices):
+        """Returns once the parameters at indices (declared order) hold the
+        request's values. A gradient request sent ahead (req.ahead, once the
+        program accepted it at declare) goes out while the pservers' answers
+        to the last push are on their way: the trainer tells each parameter
+        as it lands in the shared parameters, and the program must not read
+        one before. Raises Stopped when the trainer stops the request: the
+        parameters will not come. A no-op for any other request."""
+        while self.ahead and not self._go and not self._arrived.issuperset(indices):
+            self._next_frame()
+
+    def await_go(self):
+        """Returns once every parameter holds the request's values and the
+        gradients may be written (the last push has read them all); raises
+        Stopped instead when the trainer stops the request. Call it before
+        writing any gradient of a request sent ahead; a no-op otherwise."""
+        while self.ahead and not self._go:
+            self._next_frame()
+
+    def _next_frame(self):
+        h = self._frames()
+        if h is None:
+            raise EOFError("stdin closed in the middle of a request sent ahead")
+        op = h.get("op")
+        if op == "arrived":
+            self._arrived.update(h.get("arrived") or [])
+        elif op == "go":
+            self._go = True
+        elif op == "stop":
+            raise Stopped()
+        else:
+            raise ValueError("a %r frame in a gradient request sent ahead" % op)
 
     def ready(self, *indices):
         """Tells gtrain, during a gradient request in shared memory, that
@@ -156,7 +199,27 @@ class Request:
         (Channel.declare_answer(..., progress=True)); each parameter at most
         once per request, and never written again in it."""
         if self._tell is not None and indices:
-            self._tell(indices)
+            self._tell({"ready": [int(i) for i in indices]})
+
+    def partial(self, index, n):
+        """Tells gtrain, during a gradient request in shared memory, that
+        the first n gradient sums of the parameter at index (flat, in its
+        row-major layout) are final in grads, before the whole parameter is
+        (ready): the trainer pushes that part while the rest computes. n
+        grows from call to call. A no-op unless the program accepted
+        progress at declare."""
+        if self._tell is not None:
+            self._tell({"partial": [[int(index), int(n)]]})
+
+    def release(self, *indices):
+        """Tells gtrain, during a gradient request in shared memory, that the
+        program reads the parameters at indices no more in this request
+        (its backward pass is past them): the trainer may write the next
+        step's values there before the answer. A no-op unless the program
+        accepted progress at declare; each parameter at most once per
+        request."""
+        if self._tell is not None and indices:
+            self._tell({"released": [int(i) for i in indices]})
 
 
 # glibc's malloc options (malloc.h): what it keeps of freed memory.
@@ -194,6 +257,8 @@ class Channel:
         self.stdout = stdout or sys.stdout.buffer
         self.shm = None  # the offer: {"params_fd": 3, ...}
         self.progress_offered = self.progress = False
+        self.overwrite_offered = self.overwrite = False
+        self.ahead_offered = self.ahead = False
         self.classes = 0
         self._params = self._grads = self._records = None
 
@@ -218,20 +283,31 @@ class Channel:
             if header.get("offer", 0) >= VERSION_SHM and header.get("shm"):
                 self.shm = header["shm"]
                 self.progress_offered = bool(header.get("progress"))
+                self.overwrite_offered = bool(header.get("overwrite"))
+                self.ahead_offered = bool(header.get("ahead"))
         elif "batch" in header:
             self._shared_batch(req, header, data)
         else:
             self._pipe_batch(req, header, data)
         return req
 
-    def declare_answer(self, params, tables=(), progress=False):
+    def declare_answer(self, params, tables=(), progress=False, overwrite=False, ahead=False):
         """The header of a declare answer for [(name, shape)] and the
         embedding tables [(name, dim) or (name, dim, optimizer)]; progress
-        accepts progress frames when offered (Request.ready)."""
+        accepts progress frames when offered (Request.ready); overwrite
+        accepts, when offered, a grads file that is not cleared before each
+        gradient request: the program then writes every value of it (zeros
+        where the loss does not depend on a parameter) instead of adding;
+        ahead (with both) accepts gradient requests sent before their
+        parameters are all back (Request.await_params)."""
         version = VERSION_SHM if self.shm else VERSION
         h = {"version": version, "params": [{"name": n, "shape": list(s)} for n, s in params]}
         if progress and self.progress_offered:
             h["progress"] = self.progress = True
+        if overwrite and self.overwrite_offered:
+            h["overwrite"] = self.overwrite = True
+        if ahead and self.ahead_offered and self.progress and self.overwrite:
+            h["ahead"] = self.ahead = True
         if tables:
             h["tables"] = [_table_header(*t) for t in tables]
         return h
@@ -263,7 +339,13 @@ class Channel:
         req.params, req.grads = self._pviews, self._gviews
         req.tables = _tables(h, data)
         if self.progress and req.op == "gradient":
-            req._tell = lambda indices: write_frame(self.stdout, {"ready": [int(i) for i in indices]})
+            req._tell = lambda frame: write_frame(self.stdout, frame)
+        if self.ahead and req.op == "gradient" and h.get("ahead"):
+            req.ahead, req._frames = True, lambda: read_frame(self.stdin)[0]
+
+    def stopped(self, req):
+        """Answers a request sent ahead that the trainer stopped (Stopped)."""
+        self.answer({"stopped": True})
 
     def answer(self, header, arrays=()):
         write_frame(self.stdout, header, arrays)

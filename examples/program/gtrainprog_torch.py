@@ -26,9 +26,11 @@ What the adapter does for the user:
 - seeds torch with the request's seed before each gradient (dropout and
   random augmentation are the same whichever trainer computes the
   micro-batch) and runs it in train mode; evaluate runs in eval mode;
-- through shared memory, points each parameter at the trainer's memory and
-  its .grad at the gradient memory (zeros), so autograd adds the sums in
-  place: no copy in or out;
+- through shared memory, points each parameter at the trainer's memory
+  (no copy in) and writes the gradient sums into the gradient memory:
+  nn.Linear layers' weight gradients straight from their product, after
+  the backward pass, first layer first (below), the rest copied from
+  autograd's as each is accumulated;
 - runs on CUDA when torch.cuda.is_available() (the GPU of
   resources.trainer.gpu that the agent pins with CUDA_VISIBLE_DEVICES),
   copying parameters in and gradient sums out on each request, else on the
@@ -58,6 +60,7 @@ micro-batch in training and of the evaluated batch in evaluation; any other
 buffer that changes during a gradient request is refused with an error.
 """
 
+import functools
 import inspect
 import os
 import sys
@@ -65,6 +68,7 @@ import warnings
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 import gtrainprog
 
@@ -136,6 +140,33 @@ def _tables(module):
     return out
 
 
+# Rows of a deferred weight's gradient computed, and told final, at once
+# (Request.partial): each output row's sum is the same product whatever the
+# band, and the band is the same on every trainer.
+_BAND = 256
+
+
+class _DeferredLinear(torch.autograd.Function):
+    """F.linear whose backward leaves the weight's gradient out: it keeps
+    (input, output gradient) in `later` for the adapter to multiply after
+    the backward pass, straight into the gradient memory. The gradients of
+    the input and the bias are autograd's own, the same products."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, later):
+        ctx.save_for_backward(x, weight)
+        ctx.later = later
+        return F.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        gx = g.matmul(weight) if ctx.needs_input_grad[0] else None
+        gb = g.reshape(-1, g.shape[-1]).sum(0) if ctx.needs_input_grad[2] else None
+        ctx.later.append((x.detach(), g))
+        return gx, None, gb, None
+
+
 class _Model:
     def __init__(self, build_module, loss_fn):
         self.build_module, self.loss_fn = build_module, loss_fn
@@ -172,15 +203,62 @@ class _Model:
         rows = {id(t.bag.weight) for t in self.tables}
         self.params = [(n, p) for n, p in self.module.named_parameters() if id(p) not in rows]
         self.buffers = [b for _, b in self.module.named_buffers()]
+        self._later = None  # during a gradient request on the CPU: {param: [(input, output gradient)]}
+        self._defer_linears()
         self._tell_ready()
+        self.ahead = self._await_arrivals()
         print("gtrainprog_torch: training on %s" % device_name(self.device), file=sys.stderr, flush=True)
         return decl
 
+    def _defer_linears(self):
+        """On the CPU, runs each nn.Linear whose weight is declared through
+        _DeferredLinear in gradient requests: its weight's gradient is one
+        product after the backward pass, written straight into the gradient
+        memory, in the order the next forward pass reads the weights. The
+        trainer pushes the first layer's while the upper layers' compute,
+        and its parameters come back first."""
+        if self.device.type != "cpu":
+            return
+        index = {id(p): j for j, (_, p) in enumerate(self.params)}
+        for m in self.module.modules():
+            if isinstance(m, torch.nn.Linear) and id(m.weight) in index:
+                m.forward = functools.partial(self._linear, m, index[id(m.weight)])
+
+    def _await_arrivals(self):
+        """On the CPU, for a module whose parameters only modules of
+        _AHEAD_MODULES read, each in its own forward: accepts gradient
+        requests sent ahead, each such module awaiting its own parameters
+        before its forward (a pre hook), the forward of a first layer
+        running while the next layers' parameters are on their way. Any
+        other module could read a parameter before it arrives: it gets the
+        requests once all its parameters are back."""
+        self._ahead_req = None
+        if self.device.type != "cpu" or not _ahead_safe(self.module):
+            return False
+        index = {id(p): j for j, (_, p) in enumerate(self.params)}
+        for m in self.module.modules():
+            own = [index[id(p)] for p in m.parameters(recurse=False) if id(p) in index]
+            if own:
+                m.register_forward_pre_hook(functools.partial(self._await_own, own))
+        return True
+
+    def _await_own(self, own, *_):
+        if self._ahead_req is not None:
+            self._ahead_req.await_params(own)
+
+    def _linear(self, m, j, x):
+        later = self._later
+        if later is None or not torch.is_grad_enabled() or not m.weight.requires_grad:
+            return F.linear(x, m.weight, m.bias)
+        return _DeferredLinear.apply(x, m.weight, m.bias, later.setdefault(j, []))
+
     def _tell_ready(self):
         """On the CPU, tells gtrain each parameter's gradient as soon as
-        autograd accumulated it into the shared gradients (a post hook on
-        its AccumulateGrad node, as PyTorch's DDP before 2.0 found them),
-        so the trainer pushes it while the lower layers compute."""
+        autograd accumulated it and the adapter copied it into the shared
+        gradients (a post hook on its AccumulateGrad node, as PyTorch's DDP
+        before 2.0 found them), so the trainer pushes it while the lower
+        layers compute. The deferred weights (_defer_linears) are told
+        after the backward pass."""
         self._progress_req, self._accumulators = None, []
         if self.device.type != "cpu":
             return  # the sums are copied over after the backward
@@ -192,20 +270,18 @@ class _Model:
     def _ready_hook(self, j):
         def ready(*_):
             req = self._progress_req
-            if req is None:
-                return
-            p, g = self.params[j][1], req.grads[j]
-            if p.grad.data_ptr() != g.ctypes.data:  # autograd replaced it: the sums go over first
-                np.add(g, p.grad.numpy(), out=g)
-                p.grad = torch.from_numpy(g)
+            if req is None or (self._later is not None and j in self._later):
+                return  # a deferred weight's product adds this after the backward
+            np.copyto(req.grads[j], self.params[j][1].grad.numpy())
+            self._written.add(j)
             req.ready(j)
         return ready
 
     def _bind(self, req, with_grads):
-        """Points the parameters at the request's and, for a gradient, their
-        grads at zeros to add into (the shared gradients, or fresh arrays
-        over the pipe). On a GPU the parameters are copied there and the
-        grads are zeros there, added into the arrays after the backward."""
+        """Points the parameters at the request's and clears their grads
+        (autograd's then hold this request's sums alone); on a GPU the
+        parameters are copied there. It returns the arrays the sums go in:
+        the shared gradients, or fresh arrays over the pipe."""
         for (_, p), v in zip(self.params, req.params):
             p.data = torch.from_numpy(v).to(self.device)
         if len(req.tables) != len(self.tables):
@@ -214,35 +290,81 @@ class _Model:
             t.set_batch(rows, self.device, with_grads)
         if not with_grads:
             return None
-        grads = req.grads if req.grads is not None else [np.zeros(p.shape, np.float32) for _, p in self.params]
-        for (_, p), g in zip(self.params, grads):
-            p.grad = torch.from_numpy(g) if self.device.type == "cpu" else torch.zeros_like(p)
-        return grads
+        for _, p in self.params:
+            p.grad = None
+        return req.grads if req.grads is not None else [np.zeros(p.shape, np.float32) for _, p in self.params]
 
     def _inputs(self, req):
         return torch.from_numpy(req.x).to(self.device), torch.from_numpy(req.y).to(self.device)
 
     def gradient(self, req):
+        """Writes the request's gradient sums over grads (the trainer does
+        not clear the shared gradients: overwrite, accepted at declare),
+        and returns them with the loss sum and the tables' row gradients."""
         grads = self._bind(req, True)
         before = [b.clone() for b in self.buffers]
         torch.manual_seed(req.seed)
         self.module.train()
         x, y = self._inputs(req)
-        losses = self.loss_fn(self.module(x), y)
-        if losses.dim() != 1 or losses.shape[0] != len(req.y):
-            raise ValueError("loss_fn must return one loss per record (reduction='none'), got shape %s" % (tuple(losses.shape),))
-        self._progress_req = req if req.grads is not None and self.device.type == "cpu" else None
+        self._written = set()
+        self._later = {} if self.device.type == "cpu" else None
+        self._ahead_req = req if req.ahead else None
         try:
+            out = self.module(x)
+            req.await_go()  # every parameter back, and the last push read the gradients: the loss may read any
+            self._ahead_req = None
+            losses = self.loss_fn(out, y)
+            if losses.dim() != 1 or losses.shape[0] != len(req.y):
+                raise ValueError("loss_fn must return one loss per record (reduction='none'), got shape %s" % (tuple(losses.shape),))
+            self._progress_req = req if req.grads is not None and self.device.type == "cpu" else None
             losses.sum().backward()
+            if self._progress_req is not None:  # the deferred products read no parameter
+                req.release(*range(len(self.params)))
+            self._write_deferred(grads)
         finally:
-            self._progress_req = None
-        for (name, p), g in zip(self.params, grads):
-            if p.grad.data_ptr() != g.ctypes.data:  # on a GPU, or autograd replaced it: copy the sums over
-                np.add(g, p.grad.cpu().numpy(), out=g)
+            self._progress_req = self._later = self._ahead_req = None
+        for j, ((_, p), g) in enumerate(zip(self.params, grads)):
+            if j in self._written:
+                continue
+            if p.grad is None:  # the loss does not depend on it
+                g.fill(0)
+            else:  # on a GPU, or no hook told it
+                np.copyto(g, p.grad.cpu().numpy())
         for a, b in zip(before, self.buffers):
             if not torch.equal(a, b):
                 raise ValueError("the module changed a buffer during a gradient request; gtrain keeps no buffers between requests (see gtrainprog_torch's doc)")
         return grads, float(losses.detach().double().sum()), [t.row_grads() for t in self.tables]
+
+    def _write_deferred(self, grads):
+        """Writes the deferred weights' gradients, in forward order and in
+        bands of _BAND rows, each told as it is final: the sum over the
+        layer's calls of output gradient^T x input, plus what autograd
+        accumulated where the weight was also used elsewhere. A pserver
+        holding a weight's first rows and a lower layer answers before the
+        weight's last rows are computed."""
+        req = self._progress_req
+        with torch.no_grad():
+            for j, later in self._later.items():
+                out = torch.from_numpy(grads[j])
+                rows, grad = out.shape[0], self.params[j][1].grad
+                for r0 in range(0, rows, _BAND):
+                    r1 = min(rows, r0 + _BAND)
+                    band = out[r0:r1]
+                    for k, (x, g) in enumerate(later):
+                        x2, g2 = x.reshape(-1, x.shape[-1]), g.reshape(-1, g.shape[-1])[:, r0:r1]
+                        if k == 0:
+                            torch.mm(g2.t(), x2, out=band)
+                        else:
+                            band.addmm_(g2.t(), x2)
+                    if not later:  # the loss does not depend on this call
+                        band.zero_()
+                    if grad is not None:
+                        band.add_(grad[r0:r1])
+                    if req is not None and r1 < rows:
+                        req.partial(j, r1 * out.shape[1])
+                self._written.add(j)
+                if req is not None:
+                    req.ready(j)
 
     def evaluate(self, req):
         self._bind(req, False)
@@ -253,6 +375,29 @@ class _Model:
             loss = float(self.loss_fn(out, y).double().sum())
         correct = int((out.argmax(dim=1) == y).sum()) if self.classifier else 0
         return loss, correct
+
+
+# The modules whose forward reads its own parameters and no other's: a
+# model built of these alone (and of torch.nn modules holding none) may
+# compute a request sent ahead, each awaiting its parameters.
+_AHEAD_MODULES = (
+    torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d,
+    torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d,
+    torch.nn.LayerNorm, torch.nn.GroupNorm, torch.nn.Embedding, torch.nn.PReLU,
+)
+
+
+def _ahead_safe(module):
+    """Whether every module is torch.nn's (no forward of the user's that
+    could read any parameter), and every one holding parameters is one of
+    _AHEAD_MODULES exactly (a subclass may read them elsewhere, as
+    MultiheadAttention reads its out_proj's)."""
+    for m in module.modules():
+        if not type(m).__module__.startswith("torch.nn."):
+            return False
+        if type(m) not in _AHEAD_MODULES and next(m.parameters(recurse=False), None) is not None:
+            return False
+    return True
 
 
 def _batch_statistics(module):
@@ -279,13 +424,18 @@ def _answer(model, ch, req):
     if req.op == "declare":
         decl = model.declare(req.header)
         tables = [(t.field, t.dim, t.optimizer) for t in model.tables]
-        header = ch.declare_answer([(n, s) for n, s, _ in decl], tables, progress=model.device.type == "cpu")
+        cpu = model.device.type == "cpu"
+        header = ch.declare_answer([(n, s) for n, s, _ in decl], tables, progress=cpu, overwrite=True, ahead=model.ahead)
         header["device"] = device_name(model.device)
         ch.answer(header, [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":
-        grads, loss, row_grads = model.gradient(req)
+        try:
+            grads, loss, row_grads = model.gradient(req)
+        except gtrainprog.Stopped:
+            ch.stopped(req)
+            return
         if req.grads is not None:
-            grads = ()  # added in place already
+            grads = ()  # written in place already
         gtrainprog.answer_gradient(ch, req, grads, loss, row_grads)
     elif req.op == "evaluate":
         loss, correct = model.evaluate(req)

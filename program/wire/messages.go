@@ -22,6 +22,14 @@ const (
 	OpDeclare  = "declare"
 	OpGradient = "gradient"
 	OpEvaluate = "evaluate"
+	// The frames a trainer sends during a gradient request sent ahead
+	// (Request.Ahead), none with a payload: OpArrived names parameters now
+	// written in the params file (Request.Arrived), OpGo says every one is
+	// and the gradients may be written, OpStop that the rest will not come
+	// and the request is to be answered Response.Stopped, nothing written.
+	OpArrived = "arrived"
+	OpGo      = "go"
+	OpStop    = "stop"
 )
 
 // Label encodings of a VersionShm batch (ShmBatch.Labels).
@@ -99,6 +107,22 @@ type Request struct {
 	// answers, so the trainer sends them to the pservers while the
 	// program computes the rest (Response.Ready).
 	Progress bool `json:"progress,omitempty"`
+	// Overwrite (declare, with Shm) offers to leave the grads file as the
+	// last gradient request left it: a program that accepts
+	// (Response.Overwrite) writes every gradient value of each request,
+	// zeros included, instead of adding into zeros, and the trainer
+	// spares clearing it before each request.
+	Overwrite bool `json:"overwrite,omitempty"`
+	// Ahead (declare, with Progress and Overwrite) offers gradient
+	// requests sent before their parameters are all back: a program that
+	// accepts (Response.Ahead) reads no parameter of such a request
+	// (Ahead set) before an OpArrived frame named it, and writes no
+	// gradient before OpGo. The trainer sends the next micro-batch while
+	// the pservers' answers to the last push are on their way.
+	Ahead bool `json:"ahead,omitempty"`
+	// Arrived (OpArrived) are parameters, indexes in declared order, that
+	// the params file now holds for the request.
+	Arrived []int `json:"arrived,omitempty"`
 	// IDFields (declare) are the records' id fields: the tables a program
 	// may declare. Tables (gradient, evaluate) are the batch's rows of
 	// each declared table, in declared order, after the rest of the
@@ -146,7 +170,7 @@ func (t TableRows) GradFloats() int { return t.Rows * t.Dim }
 // PayloadFloats is how many floats follow the request header.
 func (r *Request) PayloadFloats() (int, error) {
 	switch r.Op {
-	case OpDeclare:
+	case OpDeclare, OpArrived, OpGo, OpStop:
 		return 0, nil
 	case OpGradient, OpEvaluate:
 	default:
@@ -201,18 +225,36 @@ type Response struct {
 	Correct *int64   `json:"correct,omitempty"`
 	// Progress (declare) accepts the trainer's offer of progress frames.
 	Progress bool `json:"progress,omitempty"`
+	// Overwrite (declare) accepts the trainer's offer to leave the grads
+	// file uncleared (Request.Overwrite).
+	Overwrite bool `json:"overwrite,omitempty"`
+	// Ahead (declare) accepts the offer of requests sent ahead
+	// (Request.Ahead).
+	Ahead bool `json:"ahead,omitempty"`
+	// Stopped answers a request sent ahead that OpStop stopped: nothing
+	// else is set, no gradient was written.
+	Stopped bool `json:"stopped,omitempty"`
 	// Ready makes the frame a progress frame of a gradient request, not
 	// its answer: the parameters (indexes in declared order) whose
 	// gradient sums are final in the shared gradients; the program
 	// writes them no more in this request. Nothing else is set, and no
 	// payload follows. The answer comes after, as always.
 	Ready []int `json:"ready,omitempty"`
+	// Released, in a progress frame too, names parameters the program
+	// reads no more in this request (its backward pass is past them): the
+	// trainer may write the next step's values there before the answer.
+	Released []int `json:"released,omitempty"`
+	// Partial, in a progress frame too, are [parameter, n] pairs: the
+	// parameter's first n gradient sums are final (n growing from frame
+	// to frame, before the parameter is Ready): a weight's first rows
+	// computed before its last. The trainer pushes them at once.
+	Partial [][2]int `json:"partial,omitempty"`
 	// Floats is how many floats follow; it must equal what the operation implies.
 	Floats int `json:"floats"`
 }
 
-// IsProgress says whether r is a progress frame (Ready) rather than an
+// IsProgress says whether r is a progress frame (Ready, Released) rather than an
 // answer.
 func (r *Response) IsProgress() bool {
-	return len(r.Ready) > 0 && r.Error == "" && r.Count == nil && r.LossSum == nil && r.Correct == nil
+	return (len(r.Ready) > 0 || len(r.Released) > 0 || len(r.Partial) > 0) && r.Error == "" && r.Count == nil && r.LossSum == nil && r.Correct == nil && !r.Stopped
 }
