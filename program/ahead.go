@@ -1,12 +1,6 @@
 package program
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/gtrain/gtrain/model"
-	"github.com/gtrain/gtrain/program/wire"
-)
+import "github.com/gtrain/gtrain/program/wire"
 
 // Ahead reports whether the program accepted, at declare, gradient
 // requests sent before their parameters are all back (wire.Request.Ahead).
@@ -15,52 +9,40 @@ import (
 // the trainer then cannot clear.
 func (c *Client) Ahead() bool { return c.ahead }
 
-// gradientAhead is GradientProgress sent before params holds all its
-// values. p.Await(j) returns once parameter j is written there (true) or
-// will never be (false); p.Await(-1), asked once they all are, whether the
-// gradient is still wanted. They are asked in declared order on another
-// goroutine, which tells the program each arrival (wire.OpArrived), then
-// lets it write its gradients (wire.OpGo), or stops it (wire.OpStop) at
-// the first false. A program stopped answers so: it wrote no gradient,
-// p.Stopped is set, and the loss means nothing.
-func (c *Client) gradientAhead(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, grads [][]float32, p *model.Progress) (float64, error) {
-	if !c.ahead {
-		return 0, fmt.Errorf("program: requests sent ahead were not accepted at declare")
-	}
-	c.tellTo, c.await = p, p.Await
-	c.stopSent.Store(false)
-	defer func() { c.tellTo, c.await = nil, nil }()
-	loss, err := c.GradientAt(ctx, st, ps, params, b, grads)
-	if err == nil && c.stopSent.Load() {
-		p.Stopped = true
-		return 0, nil
-	}
-	return loss, err
-}
+// A gradient request sent ahead (GradientProgress with p.Await set) goes
+// out before params holds all its values, and may go while the request
+// before it waits for its answer. p.Await(j) returns once parameter j is
+// written there (true) or will never be (false); p.Await(-1), asked once
+// they all are, whether the gradient is still wanted. They are asked in
+// declared order on another goroutine, which tells the program each
+// arrival (wire.OpArrived), then lets it write its gradients (wire.OpGo),
+// or stops it (wire.OpStop) at the first false. A program stopped answers
+// so: it wrote no gradient, p.Stopped is set, and the loss means nothing.
 
 // arrivalsSender returns what tells the program, once req went out, the
-// arrivals of a request sent ahead; nil for any other request. It holds
-// its own references: the reading goroutine may outlive a timed-out call.
-func (c *Client) arrivalsSender(req *wire.Request) func() {
-	if req.Op != wire.OpGradient || !req.Ahead || c.await == nil {
+// arrivals of a request sent ahead; nil for any other request.
+func (c *Client) arrivalsSender(req *wire.Request, x *exchange) func() {
+	if req.Op != wire.OpGradient || !req.Ahead || x == nil || x.await == nil {
 		return nil // a declare's Ahead is the offer
 	}
-	await, n, stdin := c.await, len(req.Params), c.stdin
-	send := func(r *wire.Request) bool { return wire.WriteFrame(stdin, r) == nil } // a broken pipe: the call fails on its own
+	n := len(req.Params)
+	send := func(r *wire.Request) bool { return c.writeFrame(r) == nil } // a broken pipe: the call fails on its own
+	stop := func() {
+		x.stopSent.Store(true)
+		send(&wire.Request{Op: wire.OpStop})
+	}
 	return func() {
 		for j := 0; j < n; j++ {
-			if !await(j) {
-				c.stopSent.Store(true)
-				send(&wire.Request{Op: wire.OpStop})
+			if !x.await(j) {
+				stop()
 				return
 			}
 			if !send(&wire.Request{Op: wire.OpArrived, Arrived: []int{j}}) {
 				return
 			}
 		}
-		if !await(-1) {
-			c.stopSent.Store(true)
-			send(&wire.Request{Op: wire.OpStop})
+		if !x.await(-1) {
+			stop()
 			return
 		}
 		send(&wire.Request{Op: wire.OpGo})
@@ -68,8 +50,8 @@ func (c *Client) arrivalsSender(req *wire.Request) func() {
 }
 
 // checkStopped accepts a stopped answer to a request that was stopped.
-func (c *Client) checkStopped(resp *wire.Response) error {
-	if !c.stopSent.Load() || resp.Count != nil || resp.LossSum != nil || resp.Correct != nil {
+func (c *Client) checkStopped(resp *wire.Response, x *exchange) error {
+	if x == nil || !x.stopSent.Load() || resp.Count != nil || resp.LossSum != nil || resp.Correct != nil {
 		return c.protocolError("gradient", "a stopped answer to a request not stopped, or with counts")
 	}
 	return nil

@@ -92,3 +92,55 @@ func cloneAll(v [][]float32) [][]float32 {
 	}
 	return out
 }
+
+// TestTorchAheadInFlight: a request sent ahead goes out while the one
+// before is still computing (the trainer's next micro-batch), its records
+// beside that one's, which the program still reads in its backward pass
+// (the first convolution's weight gradient reads the records). Both
+// answer what they answer one after the other, and the second writes no
+// gradient before it is let go, after the first one's were read.
+func TestTorchAheadInFlight(t *testing.T) {
+	ctx := context.Background()
+	c, d := startTorchCNN(t, false)
+	params, grads := c.Buffers()
+	for j := range params {
+		copy(params[j], d.Init[j])
+	}
+	b1, b2 := imageBatch(20), imageBatch(24)
+	for i := range b2.X {
+		b2.X[i] = 1 - b2.X[i] // not b1's records
+	}
+	s1, s2 := Step{Number: 1, Seed: RequestSeed(3, 1, 0)}, Step{Number: 2, Seed: RequestSeed(3, 2, 0)}
+	want := make([][][]float32, 2)
+	for i, b := range []model.Batch{b1, b2} {
+		if _, err := c.GradientAt(ctx, []Step{s1, s2}[i], d.Params, params, b, grads); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = cloneAll(grads)
+	}
+
+	first := make(chan struct{})
+	var once sync.Once
+	doneA := make(chan error, 1)
+	go func() {
+		_, err := c.GradientProgress(ctx, s1, d.Params, params, b1, grads, &model.Progress{Ready: func(int) { once.Do(func() { close(first) }) }})
+		doneA <- err
+	}()
+	<-first // the first request is in its backward pass
+	saved := make(chan struct{})
+	doneB := make(chan error, 1)
+	go func() {
+		_, err := c.GradientProgress(ctx, s2, d.Params, params, b2, grads, &model.Progress{Await: func(int) bool { <-saved; return true }})
+		doneB <- err
+	}()
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
+	gotA := cloneAll(grads)
+	close(saved)
+	if err := <-doneB; err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "the request answered while the next was in flight", gotA, want[0])
+	sameBits(t, "the request sent while the one before computed", grads, want[1])
+}

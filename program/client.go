@@ -12,13 +12,11 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
-	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program/wire"
 )
 
@@ -64,7 +62,10 @@ type Config struct {
 var blasThreadsEnv = []string{"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 
 // Client is one running program. Its methods are not safe for concurrent
-// use; after any failure every later call returns the same error.
+// use, but for a gradient request sent ahead (GradientProgress with
+// Await), which may be called while the one before waits for its answer:
+// it is written to the program at once, and read after (exchange.go).
+// After any failure every later call returns the same error.
 type Client struct {
 	cfg     Config
 	cmd     *exec.Cmd
@@ -75,7 +76,19 @@ type Client struct {
 	exited  chan struct{} // closed when Wait returned
 	waitMu  sync.Mutex
 	waitErr error
-	broken  *Error
+	// mu guards broken, and the order and the records' places of the
+	// requests in flight (exchange.go).
+	mu     sync.Mutex
+	broken *Error
+	// writeMu keeps frames written to stdin whole, one after the other:
+	// a request, then an arrivals sender's frames (ahead.go).
+	writeMu sync.Mutex
+	// answered is closed once the last request written was answered (or
+	// failed): the next request's answer is read after.
+	answered chan struct{}
+	// inFlight are the bytes of the records file the requests not yet
+	// answered read, [start, end) each.
+	inFlight []*[2]int64
 	// cleanup removes an unpacked workspace after the program ended.
 	cleanup func()
 	// shm is the shared memory offered to the program; shared says the
@@ -87,21 +100,13 @@ type Client struct {
 	classes int
 	// tables are the embedding tables the program declared (rows.go).
 	tables []jobspec.DeclaredTable
-	// progress says the program accepted progress frames (progress.go);
-	// onReady and told serve the gradient request that reads them.
+	// progress says the program accepted progress frames (progress.go).
 	progress bool
 	// overwrite says the program accepted to write its gradients over the
 	// grads file's last content (Overwrites).
 	overwrite bool
-	// ahead says the program accepted requests sent ahead (ahead.go);
-	// await and stopSent serve the gradient request that is one.
-	ahead    bool
-	await    func(param int) bool
-	stopSent atomic.Bool
-	tellTo   *model.Progress
-	told     []bool // each parameter told final
-	final    []int  // each parameter's first floats told final (partial)
-	freed    []bool // each parameter told released
+	// ahead says the program accepted requests sent ahead (ahead.go).
+	ahead bool
 }
 
 // Start runs the program. It does not talk to it yet: Declare is the first
@@ -121,7 +126,7 @@ func Start(cfg Config) (_ *Client, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{})}
+	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{}), answered: closedChan()}
 	var stderr io.Writer = c.tail
 	if cfg.StderrToLog {
 		c.stderr = newStderrLog(c.tail, cfg.Log, time.Now)
@@ -231,30 +236,35 @@ func (c *Client) kill() {
 }
 
 // call sends one request and reads its answer within the timeout. A
-// failure breaks the client for good: the stream may be out of step.
+// failure breaks the client for good: the stream may be out of step. x is
+// the request's exchange (progress frames, arrivals), nil for none.
 //
 // want says, from the decoded header, how many floats the answer must carry:
 // the payload is read only when the header's "floats" equals it, so that a
 // program cannot make the trainer allocate what it claims.
-func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float32, resp *wire.Response, want func() int) ([]float32, error) {
-	if c.broken != nil {
-		return nil, c.broken
+func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float32, resp *wire.Response, want func() int, x *exchange) ([]float32, error) {
+	if err := c.brokenErr(); err != nil {
+		return nil, err
 	}
 	type result struct {
 		data []float32
 		err  error
 	}
 	done := make(chan result, 1)
-	tell := c.readyTeller()
-	arrivals := c.arrivalsSender(req)
+	tell := x.teller()
+	arrivals := c.arrivalsSender(req, x)
+	turn, mine := c.queue()
 	go func() {
-		if err := wire.WriteFrame(c.stdin, req, payload...); err != nil {
+		defer close(mine) // the next request's answer is read after this one's
+		if err := c.writeFrame(req, payload...); err != nil {
+			<-turn
 			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
 			return
 		}
 		if arrivals != nil {
 			go arrivals()
 		}
+		<-turn
 		data, err := c.readAnswer(resp, func() (int, error) {
 			w := want()
 			if resp.Error != "" || resp.Stopped {
@@ -281,7 +291,7 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		// Not the program's fault: the role is stopping. No ErrProgram, so
 		// nobody fails the job for it.
 		c.kill()
-		c.broken = &Error{Op: req.Op, Err: ctx.Err()}
+		c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
 		return nil, ctx.Err()
 	}
 	if r.err != nil {
@@ -342,17 +352,23 @@ func (c *Client) quoteText(err error) error {
 }
 
 func (c *Client) fail(op string, err error) *Error {
-	if c.broken == nil {
-		c.kill()
-		// Give the stderr copy a moment to take the program's last words.
-		select {
-		case <-c.exited:
-		case <-time.After(time.Second):
-		}
-		c.broken = &Error{Op: op, Err: err, Stderr: c.tail.String()}
-		c.cfg.Log.Error("model program failed", "op", op, "err", c.broken)
+	c.mu.Lock()
+	b := c.broken
+	c.mu.Unlock()
+	if b != nil {
+		return b
 	}
-	return c.broken
+	c.kill()
+	// Give the stderr copy a moment to take the program's last words.
+	select {
+	case <-c.exited:
+	case <-time.After(time.Second):
+	}
+	b, first := c.setBroken(&Error{Op: op, Err: err, Stderr: c.tail.String()})
+	if first {
+		c.cfg.Log.Error("model program failed", "op", op, "err", b)
+	}
+	return b
 }
 
 // Pid is the program's process id.

@@ -60,7 +60,7 @@ func (c *Client) Declare(ctx context.Context, a DeclareArgs) (*Declaration, erro
 		req.Progress, req.Overwrite, req.Ahead = true, true, true
 	}
 	var resp wire.Response
-	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) })
+	data, err := c.call(ctx, req, nil, &resp, func() int { return declaredSize(resp.Params) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +128,13 @@ func (c *Client) GradientRows(ctx context.Context, st Step, ps []model.ParamSpec
 		return 0, err
 	}
 	if c.shared {
-		return c.gradientShm(ctx, st, ps, params, b, tr, grads, rowGrads)
+		return c.gradientShm(ctx, st, ps, params, b, tr, grads, rowGrads, nil)
 	}
 	req, payload := batchRequest(wire.OpGradient, ps, params, b, tr)
 	dense := model.TotalSize(ps)
 	want := dense + rowGradFloats(tr.hs)
 	var resp wire.Response
-	data, err := c.call(ctx, req, payload, &resp, func() int { return want })
+	data, err := c.call(ctx, req, payload, &resp, func() int { return want }, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -174,10 +174,10 @@ func (c *Client) EvaluateRows(ctx context.Context, ps []model.ParamSpec, params 
 	var resp wire.Response
 	var data []float32
 	if c.shared {
-		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, tr, 0, &resp)
+		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, tr, 0, &resp, nil)
 	} else {
 		req, payload := batchRequest(wire.OpEvaluate, ps, params, b, tr)
-		data, err = c.call(ctx, req, payload, &resp, func() int { return 0 })
+		data, err = c.call(ctx, req, payload, &resp, func() int { return 0 }, nil)
 	}
 	if err != nil {
 		return 0, 0, err

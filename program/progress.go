@@ -27,24 +27,14 @@ func (c *Client) GradientProgress(ctx context.Context, st Step, ps []model.Param
 	if !c.progress {
 		return 0, fmt.Errorf("program: progress frames were not accepted at declare")
 	}
-	if p.Await != nil {
-		return c.gradientAhead(ctx, st, ps, params, b, grads, p)
+	if p.Await != nil && !c.ahead {
+		return 0, fmt.Errorf("program: requests sent ahead were not accepted at declare")
 	}
-	c.tellTo = p
-	defer func() { c.tellTo = nil }()
-	return c.GradientAt(ctx, st, ps, params, b, grads)
-}
-
-// expectProgress readies the state of a gradient request's progress frames
-// (a program that accepted them may send them with any gradient request),
-// and returns what clears it.
-func (c *Client) expectProgress() (done func()) {
-	if !c.progress {
-		return func() {}
+	tr, err := c.tableRequest(b.N, nil)
+	if err != nil {
+		return 0, err
 	}
-	n := len(c.shm.gradViews)
-	c.told, c.final, c.freed = make([]bool, n), make([]int, n), make([]bool, n)
-	return func() { c.told, c.final, c.freed = nil, nil, nil }
+	return c.gradientShm(ctx, st, ps, params, b, tr, grads, nil, p)
 }
 
 // readAnswer reads frames until the answer, telling the progress frames
@@ -70,17 +60,16 @@ func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell 
 	}
 }
 
-// readyTeller is what checks a progress frame's parameters and tells them,
-// for the request about to be sent: it holds its own reference to the
-// request's state, as the reading goroutine may outlive a timed-out call.
-func (c *Client) readyTeller() func(*wire.Response) error {
-	p, told, final, freed := c.tellTo, c.told, c.final, c.freed
-	if p == nil {
-		p = &model.Progress{}
-	}
+// teller is what checks a progress frame's parameters and tells them, for
+// x's request: it holds its own reference to the request's state, as the
+// reading goroutine may outlive a timed-out call. A nil x expects none.
+func (x *exchange) teller() func(*wire.Response) error {
+	var p *model.Progress
+	var told, freed []bool
+	var final []int
 	var views [][]float32
-	if c.shm != nil {
-		views = c.shm.gradViews
+	if x != nil {
+		p, told, final, freed, views = x.tell, x.told, x.final, x.freed, x.views
 	}
 	return func(f *wire.Response) error {
 		ready := f.Ready

@@ -151,17 +151,16 @@ func floats(m []byte) []float32 {
 
 // putRecords writes b into the records file, growing it when b does not fit,
 // and says where it is. A classifier's labels go as int32 class indices.
-func (s *shm) putRecords(b model.Batch, classes int) (*wire.ShmBatch, error) {
+func (s *shm) putRecords(b model.Batch, classes int, at int64) (*wire.ShmBatch, error) {
 	nx := int64(b.N) * int64(b.Inputs)
-	yOff := (4*nx + 63) &^ 63 // Y on a cache line of its own
-	need := yOff + 4*int64(b.N)
-	if need > int64(len(s.recMap)) {
+	yOff := at + (4*nx+63)&^63 // Y on a cache line of its own
+	if need := at + recordsSize(b); need > int64(len(s.recMap)) {
 		if err := s.growRecords(need); err != nil {
 			return nil, err
 		}
 	}
-	copy(floats(s.recMap[:4*nx]), b.X[:nx])
-	sb := &wire.ShmBatch{RecordsSize: int64(len(s.recMap)), X: 0, Y: yOff, Labels: wire.LabelsFloat32}
+	copy(floats(s.recMap[at:at+4*nx]), b.X[:nx])
+	sb := &wire.ShmBatch{RecordsSize: int64(len(s.recMap)), X: at, Y: yOff, Labels: wire.LabelsFloat32}
 	ys := s.recMap[yOff : yOff+4*int64(b.N)]
 	if classes <= 1 {
 		copy(floats(ys), b.Y[:b.N])
@@ -180,6 +179,12 @@ func (s *shm) putRecords(b model.Batch, classes int) (*wire.ShmBatch, error) {
 		labels[i] = int32(y)
 	}
 	return sb, nil
+}
+
+// recordsSize is the bytes of the records file b's records take.
+func recordsSize(b model.Batch) int64 {
+	nx := int64(b.N) * int64(b.Inputs)
+	return (4*nx+63)&^63 + 4*int64(b.N)
 }
 
 // growRecords maps a larger records file: at least twice the old size, so

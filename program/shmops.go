@@ -85,10 +85,10 @@ func (c *Client) offered() string {
 
 // callShm puts params and b into the shared memory and sends the header.
 // The tables' rows (tr) and the answer's row gradients (want floats) go
-// through the pipe (rows.go says why).
-func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, want int, resp *wire.Response) ([]float32, error) {
-	if c.broken != nil {
-		return nil, c.broken
+// through the pipe (rows.go says why). x is a gradient request's exchange.
+func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, want int, resp *wire.Response, x *exchange) ([]float32, error) {
+	if err := c.brokenErr(); err != nil {
+		return nil, err
 	}
 	views := c.shm.paramViews
 	if len(ps) != len(views) || len(params) != len(views) {
@@ -102,23 +102,29 @@ func (c *Client) callShm(ctx context.Context, op string, st Step, ps []model.Par
 			copy(v, params[j])
 		}
 	}
-	batch, err := c.shm.putRecords(b, c.classes)
+	at, done := c.recordsAt(recordsSize(b))
+	defer done()
+	batch, err := c.shm.putRecords(b, c.classes, at)
 	if err != nil {
 		// The data, not the program: the stream is intact. It fails the job
 		// all the same, since a restart would read the same records.
 		return nil, &Error{Op: op, Err: err}
 	}
 	req := &wire.Request{Op: op, Inputs: b.Inputs, N: b.N, Params: tensorsOf(ps), Step: st.Number, Seed: st.Seed, Batch: batch, Tables: tr.hs,
-		Ahead: op == wire.OpGradient && c.await != nil}
-	return c.call(ctx, req, tr.payload, resp, func() int { return want })
+		Ahead: x != nil && x.await != nil}
+	return c.call(ctx, req, tr.payload, resp, func() int { return want }, x)
 }
 
-// gradientShm is GradientAt through the shared memory: the program adds its
-// sums into the grads file, which holds zeros when the request goes out.
-func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, grads, rowGrads [][]float32) (float64, error) {
+// gradientShm is GradientAt through the shared memory, telling p (nil:
+// nobody): the program adds its sums into the grads file, which holds
+// zeros when the request goes out, or writes them over it (Overwrites).
+func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, grads, rowGrads [][]float32, p *model.Progress) (float64, error) {
 	views := c.shm.gradViews
 	if len(grads) != len(views) {
 		return 0, fmt.Errorf("program: %d gradient buffers given, %d declared", len(grads), len(views))
+	}
+	if p != nil && p.Await != nil && !c.ownBuffers(params, grads) {
+		return 0, fmt.Errorf("program: a request sent ahead reads and writes the client's own buffers (Buffers)")
 	}
 	for j, v := range views {
 		if !aliases(grads[j], v) {
@@ -127,13 +133,17 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 	}
 	var resp wire.Response
 	want := rowGradFloats(tr.hs)
-	defer c.expectProgress()()
-	data, err := c.callShm(ctx, wire.OpGradient, st, ps, params, b, tr, want, &resp)
+	x := c.newExchange(p)
+	data, err := c.callShm(ctx, wire.OpGradient, st, ps, params, b, tr, want, &resp, x)
 	if err != nil {
 		return 0, err
 	}
 	if resp.Stopped {
-		return 0, c.checkStopped(&resp)
+		if err := c.checkStopped(&resp, x); err != nil {
+			return 0, err
+		}
+		p.Stopped = true
+		return 0, nil
 	}
 	if err := c.checkCounts("gradient", &resp, b.N, len(data), want); err != nil {
 		return 0, err
@@ -142,8 +152,8 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 		return 0, c.protocolError("gradient", "a gradient answer has no correct count")
 	}
 	for j, v := range views {
-		if c.told != nil && c.told[j] {
-			continue // checked when told final (readyTeller), while the program computed the rest
+		if x.toldFinal(j) {
+			continue // checked when told final (teller), while the program computed the rest
 		}
 		if i := firstNonFinite(v); i >= 0 {
 			return 0, c.protocolError("gradient", "gradient value %d of %q is %v", i, ps[j].Name, v[i])
@@ -168,4 +178,14 @@ func tensorsOf(ps []model.ParamSpec) []wire.Tensor {
 		ts[j] = wire.Tensor{Name: p.Name, Shape: p.Shape}
 	}
 	return ts
+}
+
+// ownBuffers says whether params and grads are the client's own (Buffers).
+func (c *Client) ownBuffers(params, grads [][]float32) bool {
+	for j := range c.shm.paramViews {
+		if !aliases(params[j], c.shm.paramViews[j]) || !aliases(grads[j], c.shm.gradViews[j]) {
+			return false
+		}
+	}
+	return true
 }

@@ -48,7 +48,7 @@ var errParamsNotBack = errors.New("trainer: the next step's parameters did not c
 // compute thread once w's computation (running there now) is done, when
 // the push of w will bring its parameters back and w's hint names its
 // records (startEarly's other conditions); nil otherwise.
-func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead, c *computation) *ahead {
+func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead) *ahead {
 	if !t.computesAhead() || hint == nil || !w.PullWithPush || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() {
 		return nil
 	}
@@ -66,11 +66,8 @@ func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead, c *computat
 			return // an empty micro-batch clears the gradients at once: not while they are pushed
 		}
 		if t.prog != nil {
-			// A program answers one request at a time, and reads w's
-			// records until it answers w.
-			if <-c.computed; c.err != nil {
-				return
-			}
+			// Written to the program now, behind w's request: it reads
+			// it the moment it answered w (program.Client.GradientProgress).
 			t.progStep = program.Step{Number: a.next.step, Seed: program.RequestSeed(t.spec.Seed, a.next.step, int(w.MicroBatch))}
 		}
 		a.early = &earlyStep{step: a.next.step, epoch: a.next.epoch, microBatch: w.MicroBatch, hint: hint,

@@ -87,7 +87,7 @@ func (t *trainer) pushWhileComputing(ctx context.Context, w *api.GetStepResponse
 		return false, err
 	}
 	opts := []client.PushOption{client.WaitForGradient(g.waitAny), client.WaitBeforePull(g.waitReleased)}
-	a := t.startAhead(w, hint, c)
+	a := t.startAhead(w, hint)
 	if a != nil {
 		opts = append(opts, a.pushOption())
 		t.ahead = a

@@ -105,7 +105,8 @@ type trainer struct {
 	// earlyTaken and earlyDropped count the early micro-batches pushed
 	// and dropped (logged when training is done).
 	earlyTaken, earlyDropped int
-	earlyAhead               int // of them, started before their parameters were back (ahead.go)
+	earlyAhead               int          // of them, started before their parameters were back (ahead.go)
+	computedAt               atomic.Int64 // when the last computation ended (UnixNano), for the next one's time
 	// ahead is the micro-batch computing ahead of its parameters while
 	// the push that brings them runs (ahead.go), or nil.
 	ahead *ahead
@@ -332,11 +333,17 @@ func (t *trainer) computeBatch(ex []dataset.Example, progress *model.Progress) (
 	t.batch = dataset.ToBatchReusing(t.batch, ex)
 	start := t.clock.Now()
 	loss, err := t.gradient(t.batch, progress)
+	end := t.clock.Now()
+	// A program's request sent ahead waits for the answer before it: its
+	// program starts it once that one ended.
+	if before := t.computedAt.Swap(end.UnixNano()); t.prog != nil && before > start.UnixNano() {
+		start = time.Unix(0, before)
+	}
 	// A failed computation ends the trainer or is retried whole, and a
 	// stopped one (ahead.go) is not pushed: neither is a micro-batch's
 	// time. One started ahead counts its waits for parameters.
 	if err == nil && (progress == nil || !progress.Stopped) {
-		t.metrics.Computed(t.clock.Since(start))
+		t.metrics.Computed(end.Sub(start))
 	}
 	return loss, err
 }

@@ -1,0 +1,115 @@
+package program
+
+import (
+	"slices"
+	"sync/atomic"
+
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/program/wire"
+)
+
+// exchange is one gradient request's state beside its frames: what its
+// progress frames told so far (progress.go) and, for a request sent ahead,
+// its arrivals (ahead.go). Each request has its own, since a request sent
+// ahead is written while the one before is still read.
+type exchange struct {
+	tell     *model.Progress // told what the progress frames say
+	told     []bool          // each parameter told final
+	final    []int           // each parameter's first floats told final (partial)
+	freed    []bool          // each parameter told released
+	views    [][]float32     // the shared gradients
+	await    func(param int) bool
+	stopSent atomic.Bool
+}
+
+// newExchange is the exchange of a gradient request telling p (nil: no
+// one listens), or nil when the program accepted no progress frames.
+func (c *Client) newExchange(p *model.Progress) *exchange {
+	if !c.progress {
+		return nil
+	}
+	if p == nil {
+		p = &model.Progress{}
+	}
+	n := len(c.shm.gradViews)
+	return &exchange{tell: p, told: make([]bool, n), final: make([]int, n), freed: make([]bool, n), views: c.shm.gradViews, await: p.Await}
+}
+
+// toldFinal says whether x's progress frames told parameter j final.
+func (x *exchange) toldFinal(j int) bool { return x != nil && x.told[j] }
+
+func closedChan() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// queue places a request in the order of the answers: turn is closed once
+// the answer before it was read, and closing mine lets the next one read.
+func (c *Client) queue() (turn <-chan struct{}, mine chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	turn, mine = c.answered, make(chan struct{})
+	c.answered = mine
+	return turn, mine
+}
+
+// writeFrame writes one frame whole to the program's stdin.
+func (c *Client) writeFrame(req *wire.Request, payload ...[]float32) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return wire.WriteFrame(c.stdin, req, payload...)
+}
+
+func (c *Client) brokenErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken == nil {
+		return nil // not a typed nil
+	}
+	return c.broken
+}
+
+// setBroken breaks the client with b unless it is already, and returns
+// the error it is broken with, and whether it is b.
+func (c *Client) setBroken(b *Error) (*Error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return c.broken, false
+	}
+	c.broken = b
+	return b, true
+}
+
+// recordsAt is where in the records file a request's need bytes go: at
+// the start, unless a request in flight still reads there, and then after
+// every such one. Only a request sent ahead is written while another is
+// in flight; a program that did not accept them always finds its records
+// at the start. done releases the place once the request is answered.
+func (c *Client) recordsAt(need int64) (at int64, done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	free := func(a int64) bool {
+		return !slices.ContainsFunc(c.inFlight, func(r *[2]int64) bool { return a < r[1] && r[0] < a+need })
+	}
+	places := []int64{0}
+	for _, r := range c.inFlight {
+		places = append(places, (r[1]+63)&^63)
+	}
+	slices.Sort(places)
+	at = places[len(places)-1] // after every one: always free
+	for _, a := range places {
+		if free(a) {
+			at = a
+			break
+		}
+	}
+	region := &[2]int64{at, at + need}
+	c.inFlight = append(c.inFlight, region)
+	return at, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.inFlight = slices.DeleteFunc(c.inFlight, func(r *[2]int64) bool { return r == region })
+	}
+}
