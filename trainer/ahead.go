@@ -32,6 +32,14 @@ import (
 // (29.3 ms a step against 29.9).
 // Computing where the pservers apply, it gained nothing: the computation
 // grew by what the gap lost (2026-11-28).
+//
+// A model program that accepted requests sent ahead (program.Client.Ahead)
+// starts one too, wherever it computes: its request is written while the
+// program computes w, and waits in the pipe; the program tells its
+// gradients first layer first, in bands, and releases the parameters when
+// autograd's pass ends, so the first layer's are back when it answers.
+// program_mlp stepped in 28.4 ms against 31.4 (3 alternated rounds of 3
+// jobs on the 2-core VM, 2026-11-29; docs/performance.md).
 type ahead struct {
 	next     stepOfEpoch
 	arrivals *arrivals
@@ -44,8 +52,9 @@ type ahead struct {
 // will not come (the push brought back other ones, or none).
 var errParamsNotBack = errors.New("trainer: the next step's parameters did not come back with the push")
 
-// startAhead starts computing the micro-batch after w ahead, on the
-// compute thread once w's computation (running there now) is done, when
+// startAhead starts computing the micro-batch after w ahead (on the
+// compute thread once w's computation, running there now, is done; in a
+// program, behind w's request), when
 // the push of w will bring its parameters back and w's hint names its
 // records (startEarly's other conditions); nil otherwise.
 func (t *trainer) startAhead(w *api.GetStepResponse, hint *hintRead) *ahead {

@@ -31,6 +31,10 @@ What the adapter does for the user:
   nn.Linear layers' weight gradients straight from their product, after
   the backward pass, first layer first (below), the rest copied from
   autograd's as each is accumulated;
+- accepts gradient requests sent ahead of their parameters (the trainer
+  writes the next micro-batch while this one computes) when the module is
+  made of torch.nn layers alone: each layer holding parameters awaits its
+  own before its forward, and the loss is computed once all are back;
 - runs on CUDA when torch.cuda.is_available() (the GPU of
   resources.trainer.gpu that the agent pins with CUDA_VISIBLE_DEVICES),
   copying parameters in and gradient sums out on each request, else on the
