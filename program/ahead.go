@@ -21,7 +21,8 @@ func (c *Client) Ahead() bool { return c.ahead }
 
 // arrivalsSender returns what tells the program, once req went out, the
 // arrivals of a request sent ahead; nil for any other request.
-func (c *Client) arrivalsSender(req *wire.Request, x *exchange) func() {
+// written is closed once its last frame is.
+func (c *Client) arrivalsSender(req *wire.Request, x *exchange, written chan struct{}) func() {
 	if req.Op != wire.OpGradient || !req.Ahead || x == nil || x.await == nil {
 		return nil // a declare's Ahead is the offer
 	}
@@ -32,6 +33,7 @@ func (c *Client) arrivalsSender(req *wire.Request, x *exchange) func() {
 		send(&wire.Request{Op: wire.OpStop})
 	}
 	return func() {
+		defer close(written)
 		for j := 0; j < n; j++ {
 			if !x.await(j) {
 				stop()
@@ -45,6 +47,7 @@ func (c *Client) arrivalsSender(req *wire.Request, x *exchange) func() {
 			stop()
 			return
 		}
+		x.goSent.Store(true)
 		send(&wire.Request{Op: wire.OpGo})
 	}
 }

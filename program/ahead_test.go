@@ -2,8 +2,11 @@ package program
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,4 +146,30 @@ func TestTorchAheadInFlight(t *testing.T) {
 	}
 	sameBits(t, "the request answered while the next was in flight", gotA, want[0])
 	sameBits(t, "the request sent while the one before computed", grads, want[1])
+}
+
+// TestAheadQueuedBehindAFailure: a request sent ahead, queued behind one
+// whose program writes text on stdout instead of its answer, fails with
+// that first failure (a protocol violation, not a crash of the program
+// killed for it), the text quoted whole in both.
+func TestAheadQueuedBehindAFailure(t *testing.T) {
+	c := startEntry(t, "program/testdata", []string{python, "ahead_stdout.py"}, Config{Timeout: 5 * time.Second})
+	ctx := context.Background()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil || !c.Ahead() {
+		t.Fatalf("declare: ahead %v, %v", c.Ahead(), err)
+	}
+	params, grads := c.Buffers()
+	errA := make(chan error, 1)
+	go func() {
+		_, err := c.GradientProgress(ctx, Step{}, d.Params, params, smallBatch(), grads, &model.Progress{})
+		errA <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the first request is in the program
+	_, errB := c.GradientProgress(ctx, Step{}, d.Params, params, smallBatch(), grads, &model.Progress{Await: func(int) bool { return true }})
+	for what, err := range map[string]error{"the first request": <-errA, "the request queued behind": errB} {
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(fmt.Sprint(err), `("hello from print()")`) {
+			t.Errorf("%s: %v; want a protocol violation quoting the text", what, err)
+		}
+	}
 }

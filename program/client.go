@@ -83,9 +83,12 @@ type Client struct {
 	// writeMu keeps frames written to stdin whole, one after the other:
 	// a request, then an arrivals sender's frames (ahead.go).
 	writeMu sync.Mutex
-	// answered is closed once the last request written was answered (or
-	// failed): the next request's answer is read after.
-	answered chan struct{}
+	// written and answered are closed once the last request queued wrote
+	// its last frame, and was answered (or failed): the next request is
+	// written, and its answer read, after (exchange.go, slot).
+	written, answered chan struct{}
+	// failMu makes the first failure the one the client keeps (fail).
+	failMu sync.Mutex
 	// inFlight are the bytes of the records file the requests not yet
 	// answered read, [start, end) each.
 	inFlight []*[2]int64
@@ -126,7 +129,7 @@ func Start(cfg Config) (_ *Client, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{}), answered: closedChan()}
+	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{}), written: closedChan(), answered: closedChan()}
 	var stderr io.Writer = c.tail
 	if cfg.StderrToLog {
 		c.stderr = newStderrLog(c.tail, cfg.Log, time.Now)
@@ -252,19 +255,29 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 	}
 	done := make(chan result, 1)
 	tell := x.teller()
-	arrivals := c.arrivalsSender(req, x)
-	turn, mine := c.queue()
+	sl := c.queue()
+	arrivals := c.arrivalsSender(req, x, sl.written)
+	// The timeout counts from when the program may compute the request:
+	// the one before answered, and a request sent ahead let go or stopped.
+	started := make(chan struct{})
 	go func() {
-		defer close(mine) // the next request's answer is read after this one's
-		if err := c.writeFrame(req, payload...); err != nil {
-			<-turn
+		defer close(sl.read) // the next request's answer is read after this one's
+		<-sl.prevWritten
+		err := c.writeFrame(req, payload...)
+		if arrivals == nil || err != nil {
+			close(sl.written)
+		} else {
+			go arrivals()
+		}
+		<-sl.prevRead
+		if arrivals != nil && err == nil {
+			<-sl.written
+		}
+		close(started)
+		if err != nil {
 			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
 			return
 		}
-		if arrivals != nil {
-			go arrivals()
-		}
-		<-turn
 		data, err := c.readAnswer(resp, func() (int, error) {
 			w := want()
 			if resp.Error != "" || resp.Stopped {
@@ -277,8 +290,18 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 			}
 			return resp.Floats, nil
 		}, tell)
+		if err != nil {
+			err = c.quoteText(err) // before the next request reads on
+		}
 		done <- result{data, err}
 	}()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		c.kill()
+		c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
+		return nil, ctx.Err()
+	}
 	timer := time.NewTimer(c.cfg.Timeout)
 	defer timer.Stop()
 	var r result
@@ -314,7 +337,7 @@ func (c *Client) explain(err error) error {
 	}
 	if errors.Is(err, wire.ErrMalformed) {
 		c.kill()
-		return fmt.Errorf("%w: %v", ErrProtocol, c.quoteText(err))
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	select {
 	case <-c.exited:
@@ -352,11 +375,12 @@ func (c *Client) quoteText(err error) error {
 }
 
 func (c *Client) fail(op string, err error) *Error {
-	c.mu.Lock()
-	b := c.broken
-	c.mu.Unlock()
-	if b != nil {
-		return b
+	// A request queued behind a failing one meets the program killed: its
+	// failure is the first one's, not a crash.
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	if b := c.brokenErr(); b != nil {
+		return b.(*Error)
 	}
 	c.kill()
 	// Give the stderr copy a moment to take the program's last words.

@@ -20,6 +20,7 @@ type exchange struct {
 	views    [][]float32     // the shared gradients
 	await    func(param int) bool
 	stopSent atomic.Bool
+	goSent   atomic.Bool // told the program to write its gradients
 }
 
 // newExchange is the exchange of a gradient request telling p (nil: no
@@ -35,6 +36,10 @@ func (c *Client) newExchange(p *model.Progress) *exchange {
 	return &exchange{tell: p, told: make([]bool, n), final: make([]int, n), freed: make([]bool, n), views: c.shm.gradViews, await: p.Await}
 }
 
+// mayWrite says whether the program may write gradients of x's request
+// now: any time, but in a request sent ahead, not before its go.
+func (x *exchange) mayWrite() bool { return x.await == nil || x.goSent.Load() }
+
 // toldFinal says whether x's progress frames told parameter j final.
 func (x *exchange) toldFinal(j int) bool { return x != nil && x.told[j] }
 
@@ -44,14 +49,22 @@ func closedChan() chan struct{} {
 	return ch
 }
 
-// queue places a request in the order of the answers: turn is closed once
-// the answer before it was read, and closing mine lets the next one read.
-func (c *Client) queue() (turn <-chan struct{}, mine chan struct{}) {
+// slot is a request's place in the stream: it is written once the request
+// before it wrote its last frame (its go or stop, when sent ahead: a
+// program reads a request's frames before the next request), and its
+// answer read once that one's was.
+type slot struct {
+	prevWritten, prevRead <-chan struct{}
+	written, read         chan struct{} // closed once this one's are
+}
+
+// queue gives a request its slot, in the order of the calls.
+func (c *Client) queue() slot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	turn, mine = c.answered, make(chan struct{})
-	c.answered = mine
-	return turn, mine
+	s := slot{prevWritten: c.written, prevRead: c.answered, written: make(chan struct{}), read: make(chan struct{})}
+	c.written, c.answered = s.written, s.read
+	return s
 }
 
 // writeFrame writes one frame whole to the program's stdin.

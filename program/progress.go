@@ -27,7 +27,7 @@ func (c *Client) GradientProgress(ctx context.Context, st Step, ps []model.Param
 	if !c.progress {
 		return 0, fmt.Errorf("program: progress frames were not accepted at declare")
 	}
-	if p.Await != nil && !c.ahead {
+	if p != nil && p.Await != nil && !c.ahead {
 		return 0, fmt.Errorf("program: requests sent ahead were not accepted at declare")
 	}
 	tr, err := c.tableRequest(b.N, nil)
@@ -75,6 +75,9 @@ func (x *exchange) teller() func(*wire.Response) error {
 		ready := f.Ready
 		if told == nil {
 			return fmt.Errorf("%w: a progress frame (ready %v, released %v) outside a gradient request, or not accepted at declare", wire.ErrMalformed, clipInts(ready), clipInts(f.Released))
+		}
+		if (len(ready) > 0 || len(f.Partial) > 0) && !x.mayWrite() {
+			return fmt.Errorf("%w: a gradient told final (ready %v, partial %v) in a request sent ahead before its go", wire.ErrMalformed, clipInts(ready), f.Partial[:min(len(f.Partial), 8)])
 		}
 		for _, j := range f.Released {
 			if j < 0 || j >= len(freed) || freed[j] {

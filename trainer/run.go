@@ -334,17 +334,19 @@ func (t *trainer) computeBatch(ex []dataset.Example, progress *model.Progress) (
 	start := t.clock.Now()
 	loss, err := t.gradient(t.batch, progress)
 	end := t.clock.Now()
-	// A program's request sent ahead waits for the answer before it: its
-	// program starts it once that one ended.
-	if before := t.computedAt.Swap(end.UnixNano()); t.prog != nil && before > start.UnixNano() {
-		start = time.Unix(0, before)
-	}
 	// A failed computation ends the trainer or is retried whole, and a
 	// stopped one (ahead.go) is not pushed: neither is a micro-batch's
-	// time. One started ahead counts its waits for parameters.
-	if err == nil && (progress == nil || !progress.Stopped) {
-		t.metrics.Computed(end.Sub(start))
+	// time. One started ahead counts its waits for parameters; a
+	// program's waits for the answer before it too, so it counts from
+	// that one's end.
+	if err != nil || (progress != nil && progress.Stopped) {
+		return loss, err
 	}
+	before := t.computedAt.Swap(end.UnixNano())
+	if t.prog != nil && progress != nil && progress.Await != nil && before > start.UnixNano() {
+		start = time.Unix(0, before)
+	}
+	t.metrics.Computed(end.Sub(start))
 	return loss, err
 }
 

@@ -324,7 +324,8 @@ class _Model:
             losses.sum().backward()
             if self._progress_req is not None:  # the deferred products read no parameter
                 req.release(*range(len(self.params)))
-            self._write_deferred(grads)
+            if self._later is not None:  # on the CPU
+                self._write_deferred(grads)
         finally:
             self._progress_req = self._later = self._ahead_req = None
         for j, ((_, p), g) in enumerate(zip(self.params, grads)):
@@ -393,13 +394,22 @@ _AHEAD_MODULES = (
 
 def _ahead_safe(module):
     """Whether every module is torch.nn's (no forward of the user's that
-    could read any parameter), and every one holding parameters is one of
+    could read any parameter), every one holding parameters is one of
     _AHEAD_MODULES exactly (a subclass may read them elsewhere, as
-    MultiheadAttention reads its out_proj's)."""
+    MultiheadAttention reads its out_proj's), and no module has a hook of
+    its own: weight_norm's pre hook, registered at build, would read the
+    weight's parameters before the adapter's hook awaits them (torch 1.13
+    cannot put a hook first), and any hook may read any parameter."""
+    mod = torch.nn.modules.module
+    for hooks in ("_global_forward_pre_hooks", "_global_forward_hooks"):
+        if getattr(mod, hooks, None):
+            return False
     for m in module.modules():
         if not type(m).__module__.startswith("torch.nn."):
             return False
         if type(m) not in _AHEAD_MODULES and next(m.parameters(recurse=False), None) is not None:
+            return False
+        if m._forward_pre_hooks or m._forward_hooks:
             return False
     return True
 
