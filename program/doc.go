@@ -18,7 +18,12 @@
 // version 2 at declare (shm.go: three memfds the program inherits, the
 // parameters and records read-only for it); the pipe then carries JSON
 // headers only, and a trainer that takes the client's Buffers pulls and
-// pushes in place. A program of version 1 keeps the pipe.
+// pushes in place. A program of version 1 keeps the pipe. With shared
+// memory a program may also accept progress frames (progress.go: ready,
+// partial, released), overwrite, and gradient requests sent ahead of their
+// parameters (ahead.go), which the client writes while the request before
+// still computes: exchange.go keeps each request's own state, the order of
+// the pipe's writes and reads, and the records' places.
 //
 // Embedding tables (rows.go): a program may declare tables among the
 // records' id fields; batch requests then carry each table's ids, entries
