@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/testing/torchtest"
 	"github.com/gtrain/gtrain/model"
 )
 
@@ -170,6 +173,24 @@ func TestAheadQueuedBehindAFailure(t *testing.T) {
 	for what, err := range map[string]error{"the first request": <-errA, "the request queued behind": errB} {
 		if !errors.Is(err, ErrProtocol) || !strings.Contains(fmt.Sprint(err), `("hello from print()")`) {
 			t.Errorf("%s: %v; want a protocol violation quoting the text", what, err)
+		}
+	}
+}
+
+// TestTorchAdapterSumsAreAutograds: the adapter's gradient sums, its
+// nn.Linear weights' computed after autograd's pass in bands of 256 rows
+// (an MLP 784-1024-300-10: a band and a part), are plain autograd's, bit
+// for bit, for the MLP and the CNN.
+func TestTorchAdapterSumsAreAutograds(t *testing.T) {
+	torchtest.Need(t)
+	for _, model := range []string{"mlp", "cnn"} {
+		cmd := exec.Command(python, "adapter_bits.py", model)
+		cmd.Dir = repoDir(t, "program/testdata")
+		cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS=1", "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.CombinedOutput()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err != nil || lines[len(lines)-1] != "ok" {
+			t.Errorf("%s: %v\n%s", model, err, out)
 		}
 	}
 }
