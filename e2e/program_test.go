@@ -105,10 +105,18 @@ func TestProgramJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	ref := a.ReferenceRun(t, work, "prog-ref", programJob("prog-ref", ""))
+	// 6 passes, ~200 steps: with 3 the job ran its ~100 steps in 2.2 s,
+	// and once in CI it was over before the kill, sent at step 96 of the
+	// status, which lags (2026-11-29).
+	job := func(name string) jobspec.Spec {
+		s := programJob(name, "")
+		s.Passes = 6
+		return s
+	}
+	ref := a.ReferenceRun(t, work, "prog-ref", job("prog-ref"))
 	refSums := e2erig.ManifestSums(t, ref.ModelDir)
 
-	e2erig.StartDetached(t, a, programJob("prog-kill", ""))
+	e2erig.StartDetached(t, a, job("prog-kill"))
 	st := e2erig.WaitJob(t, a, "prog-kill", "training to start", 60*time.Second, func(st api.JobStatus) bool {
 		return st.State == api.StateRunning && st.Step > 30
 	})
