@@ -105,12 +105,12 @@ func TestProgramJob(t *testing.T) {
 		t.Skip("starts real processes")
 	}
 	a, work := programSetup(t)
-	// 6 passes, ~200 steps: with 3 the job ran its ~100 steps in 2.2 s,
+	// 12 passes, ~380 steps: with 3 it trained its ~100 steps in 0.35 s,
 	// and once in CI it was over before the kill, sent at step 96 of the
 	// status, which lags (2026-11-29).
 	job := func(name string) jobspec.Spec {
 		s := programJob(name, "")
-		s.Passes = 6
+		s.Passes = 12
 		return s
 	}
 	ref := a.ReferenceRun(t, work, "prog-ref", job("prog-ref"))
