@@ -9,19 +9,19 @@ import "github.com/gtrain/gtrain/program/wire"
 // the trainer then cannot clear.
 func (c *Client) Ahead() bool { return c.ahead }
 
+// arrivalsSender returns what tells the program, once req went out, the
+// arrivals of a request sent ahead; nil for any other request. written is
+// closed once its last frame is.
+//
 // A gradient request sent ahead (GradientProgress with p.Await set) goes
 // out before params holds all its values, and may go while the request
 // before it waits for its answer. p.Await(j) returns once parameter j is
 // written there (true) or will never be (false); p.Await(-1), asked once
-// they all are, whether the gradient is still wanted. They are asked in
-// declared order on another goroutine, which tells the program each
-// arrival (wire.OpArrived), then lets it write its gradients (wire.OpGo),
-// or stops it (wire.OpStop) at the first false. A program stopped answers
-// so: it wrote no gradient, p.Stopped is set, and the loss means nothing.
-
-// arrivalsSender returns what tells the program, once req went out, the
-// arrivals of a request sent ahead; nil for any other request.
-// written is closed once its last frame is.
+// they all are, whether the gradient is still wanted. The sender asks them
+// in declared order, tells the program each arrival (wire.OpArrived),
+// then lets it write its gradients (wire.OpGo), or stops it (wire.OpStop)
+// at the first false. A program stopped answers so: it wrote no gradient,
+// p.Stopped is set, and the loss means nothing.
 func (c *Client) arrivalsSender(req *wire.Request, x *exchange, written chan struct{}) func() {
 	if req.Op != wire.OpGradient || !req.Ahead || x == nil || x.await == nil {
 		return nil // a declare's Ahead is the offer

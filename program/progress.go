@@ -93,8 +93,8 @@ func (x *exchange) teller() func(*wire.Response) error {
 			if j < 0 || j >= len(told) || told[j] || n <= final[j] || n > len(views[j]) {
 				return fmt.Errorf("%w: progress frame: partial %v: not a parameter of the %d declared, told before, or not more of it than before", wire.ErrMalformed, part, len(told))
 			}
-			if i := firstNonFinite(views[j][final[j]:n]); i >= 0 {
-				return fmt.Errorf("%w: gradient value %d of parameter %d is %v (told final)", wire.ErrMalformed, final[j]+i, j, views[j][final[j]+i])
+			if err := finiteTold(views[j], j, final[j], n); err != nil {
+				return err
 			}
 			final[j] = n
 			if p.Partial != nil {
@@ -106,8 +106,8 @@ func (x *exchange) teller() func(*wire.Response) error {
 				return fmt.Errorf("%w: progress frame: parameter %d is not one of the %d declared, or was told before", wire.ErrMalformed, j, len(told))
 			}
 			told[j] = true
-			if i := firstNonFinite(views[j][final[j]:]); i >= 0 {
-				return fmt.Errorf("%w: gradient value %d of parameter %d is %v (told final)", wire.ErrMalformed, final[j]+i, j, views[j][final[j]+i])
+			if err := finiteTold(views[j], j, final[j], len(views[j])); err != nil {
+				return err
 			}
 			if p.Ready != nil {
 				p.Ready(j)
@@ -115,6 +115,15 @@ func (x *exchange) teller() func(*wire.Response) error {
 		}
 		return nil
 	}
+}
+
+// finiteTold checks the values [from, to) of parameter j's gradient g, told
+// final: those not checked when told before (partial).
+func finiteTold(g []float32, j, from, to int) error {
+	if i := firstNonFinite(g[from:to]); i >= 0 {
+		return fmt.Errorf("%w: gradient value %d of parameter %d is %v (told final)", wire.ErrMalformed, from+i, j, g[from+i])
+	}
+	return nil
 }
 
 func clipInts(v []int) []int { return v[:min(len(v), 8)] }

@@ -153,7 +153,7 @@ func floats(m []byte) []float32 {
 // and says where it is. A classifier's labels go as int32 class indices.
 func (s *shm) putRecords(b model.Batch, classes int, at int64) (*wire.ShmBatch, error) {
 	nx := int64(b.N) * int64(b.Inputs)
-	yOff := at + (4*nx+63)&^63 // Y on a cache line of its own
+	yOff := at + labelsAt(b)
 	if need := at + recordsSize(b); need > int64(len(s.recMap)) {
 		if err := s.growRecords(need); err != nil {
 			return nil, err
@@ -181,11 +181,11 @@ func (s *shm) putRecords(b model.Batch, classes int, at int64) (*wire.ShmBatch, 
 	return sb, nil
 }
 
+// labelsAt is where b's labels start after its X: on a cache line of their own.
+func labelsAt(b model.Batch) int64 { return (4*int64(b.N)*int64(b.Inputs) + 63) &^ 63 }
+
 // recordsSize is the bytes of the records file b's records take.
-func recordsSize(b model.Batch) int64 {
-	nx := int64(b.N) * int64(b.Inputs)
-	return (4*nx+63)&^63 + 4*int64(b.N)
-}
+func recordsSize(b model.Batch) int64 { return labelsAt(b) + 4*int64(b.N) }
 
 // growRecords maps a larger records file: at least twice the old size, so
 // that a run of growing batches remaps rarely.

@@ -206,6 +206,7 @@ class _Model:
         self.module = module.to(self.device)
         rows = {id(t.bag.weight) for t in self.tables}
         self.params = [(n, p) for n, p in self.module.named_parameters() if id(p) not in rows]
+        self._index = {id(p): j for j, (_, p) in enumerate(self.params)}  # a declared parameter's index
         self.buffers = [b for _, b in self.module.named_buffers()]
         self._later = None  # during a gradient request on the CPU: {param: [(input, output gradient)]}
         self._defer_linears()
@@ -223,10 +224,9 @@ class _Model:
         and its parameters come back first."""
         if self.device.type != "cpu":
             return
-        index = {id(p): j for j, (_, p) in enumerate(self.params)}
         for m in self.module.modules():
-            if isinstance(m, torch.nn.Linear) and id(m.weight) in index:
-                m.forward = functools.partial(self._linear, m, index[id(m.weight)])
+            if isinstance(m, torch.nn.Linear) and id(m.weight) in self._index:
+                m.forward = functools.partial(self._linear, m, self._index[id(m.weight)])
 
     def _await_arrivals(self):
         """On the CPU, for a module whose parameters only modules of
@@ -239,9 +239,8 @@ class _Model:
         self._ahead_req = None
         if self.device.type != "cpu" or not _ahead_safe(self.module):
             return False
-        index = {id(p): j for j, (_, p) in enumerate(self.params)}
         for m in self.module.modules():
-            own = [index[id(p)] for p in m.parameters(recurse=False) if id(p) in index]
+            own = [self._index[id(p)] for p in m.parameters(recurse=False) if id(p) in self._index]
             if own:
                 m.register_forward_pre_hook(functools.partial(self._await_own, own))
         return True
