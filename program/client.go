@@ -80,6 +80,9 @@ type Client struct {
 	// requests in flight (exchange.go).
 	mu     sync.Mutex
 	broken *Error
+	// brokenSet is closed once broken is set: a request queued behind a
+	// failed one awaits its failure (call).
+	brokenSet chan struct{}
 	// writeMu keeps frames written to stdin whole, one after the other:
 	// a request, then an arrivals sender's frames (ahead.go).
 	writeMu sync.Mutex
@@ -87,6 +90,9 @@ type Client struct {
 	// its last frame, and was answered (or failed): the next request is
 	// written, and its answer read, after (exchange.go, slot).
 	written, answered chan struct{}
+	// unread is the last request queued's mark that its answer was not
+	// read whole, set before answered closes (slot).
+	unread *bool
 	// failMu makes the first failure the one the client keeps (fail).
 	failMu sync.Mutex
 	// inFlight are the bytes of the records file the requests not yet
@@ -129,7 +135,7 @@ func Start(cfg Config) (_ *Client, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{}), written: closedChan(), answered: closedChan()}
+	c := &Client{cfg: cfg, tail: newStderrTail(stderrKeep), exited: make(chan struct{}), brokenSet: make(chan struct{}), written: closedChan(), answered: closedChan(), unread: new(bool)}
 	var stderr io.Writer = c.tail
 	if cfg.StderrToLog {
 		c.stderr = newStderrLog(c.tail, cfg.Log, time.Now)
@@ -270,11 +276,20 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 			go arrivals()
 		}
 		<-sl.prevRead
+		if *sl.prevUnread {
+			// The stream is out of step: the request before failed, and
+			// its failure, not a write or read of this one, is the error.
+			*sl.unread = true
+			close(started)
+			done <- result{err: errBehindFailure}
+			return
+		}
 		if arrivals != nil && err == nil {
 			<-sl.written
 		}
 		close(started)
 		if err != nil {
+			*sl.unread = true
 			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
 			return
 		}
@@ -291,6 +306,7 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 			return resp.Floats, nil
 		}, tell)
 		if err != nil {
+			*sl.unread = true
 			err = c.quoteText(err) // before the next request reads on
 		}
 		done <- result{data, err}
@@ -316,6 +332,10 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		c.kill()
 		c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
 		return nil, ctx.Err()
+	}
+	if r.err == errBehindFailure {
+		<-c.brokenSet // every failed read ends in setBroken (fail, or the timeout's and ctx's paths)
+		return nil, c.brokenErr()
 	}
 	if r.err != nil {
 		return nil, c.fail(req.Op, c.explain(r.err))

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"errors"
 	"slices"
 	"sync/atomic"
 
@@ -56,14 +57,22 @@ func closedChan() chan struct{} {
 type slot struct {
 	prevWritten, prevRead <-chan struct{}
 	written, read         chan struct{} // closed once this one's are
+	// unread marks that this request's answer was not read whole (the
+	// stream is out of step), set before read closes; prevUnread is the
+	// one before's.
+	prevUnread, unread *bool
 }
+
+// errBehindFailure is a request's when the one before it failed: it
+// fails with that one's error (call).
+var errBehindFailure = errors.New("a request queued behind a failed one")
 
 // queue gives a request its slot, in the order of the calls.
 func (c *Client) queue() slot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := slot{prevWritten: c.written, prevRead: c.answered, written: make(chan struct{}), read: make(chan struct{})}
-	c.written, c.answered = s.written, s.read
+	s := slot{prevWritten: c.written, prevRead: c.answered, written: make(chan struct{}), read: make(chan struct{}), prevUnread: c.unread, unread: new(bool)}
+	c.written, c.answered, c.unread = s.written, s.read, s.unread
 	return s
 }
 
@@ -92,6 +101,7 @@ func (c *Client) setBroken(b *Error) (*Error, bool) {
 		return c.broken, false
 	}
 	c.broken = b
+	close(c.brokenSet)
 	return b, true
 }
 
