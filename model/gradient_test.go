@@ -250,7 +250,11 @@ func BenchmarkLinearGradient(b *testing.B) {
 
 // benchGradient times Gradient of a model of spec over records random records.
 func benchGradient(b *testing.B, spec Spec, records int) {
-	m := mustNew(b, spec)
+	benchGradientWith(b, spec, Options{}, records)
+}
+
+func benchGradientWith(b *testing.B, spec Spec, o Options, records int) {
+	m := mustNewWith(b, spec, o)
 	rng := rand.New(rand.NewPCG(1, 2))
 	params := randomParams(m, rng)
 	batch := randomBatch(spec, records, rng)

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -184,10 +185,16 @@ func mustNewWith(t testing.TB, s Spec, o Options) Model {
 }
 
 // BenchmarkMLPGradient is trainer_mlp's micro-batch: MLP 784-1024-1024-10
-// over 256 records, on GOMAXPROCS threads (the model's default): -cpu 1
-// for one thread.
+// over 256 records, on -cpu threads (-cpu 1 for one), with one P more than
+// threads, as a trainer runs (roleruntime.LimitComputeProcs). With as many
+// Ps as threads, 2 threads took 18.5-22 ms here against 14.6-16.3 with 3
+// Ps (2-core Zen 4 VM, 2026-11-29): a goroutine back from its OpenBLAS
+// call waits for a P the runtime has not yet taken back from the other.
 func BenchmarkMLPGradient(b *testing.B) {
-	benchGradient(b, Spec{Kind: KindMLP, Inputs: 784, Outputs: 10, Hidden: []int{1024, 1024}}, 256)
+	threads := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads + 1))
+	spec := Spec{Kind: KindMLP, Inputs: 784, Outputs: 10, Hidden: []int{1024, 1024}}
+	benchGradientWith(b, spec, Options{Threads: threads}, 256)
 }
 
 // loopGemm is a textbook triple loop (test only): a kernel that allocates nothing.
