@@ -279,6 +279,9 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		if *sl.prevUnread {
 			// The stream is out of step: the request before failed, and
 			// its failure, not a write or read of this one, is the error.
+			// This request's arrivals sender, if any, may still await and
+			// write after the call returns: its writes fail on the killed
+			// program's pipe, and the trainer ends its awaits (settle).
 			*sl.unread = true
 			close(started)
 			done <- result{err: errBehindFailure}
@@ -305,8 +308,14 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 			}
 			return resp.Floats, nil
 		}, tell)
-		if err != nil {
+		// Rule: a request marked unread always breaks the client (fail,
+		// or the timeout's and ctx's paths below), which the request
+		// behind it awaits. An error answer is read whole, but fails the
+		// client too: what the program writes after it is not read on.
+		if err != nil || resp.Error != "" {
 			*sl.unread = true
+		}
+		if err != nil {
 			err = c.quoteText(err) // before the next request reads on
 		}
 		done <- result{data, err}
@@ -334,8 +343,14 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		return nil, ctx.Err()
 	}
 	if r.err == errBehindFailure {
-		<-c.brokenSet // every failed read ends in setBroken (fail, or the timeout's and ctx's paths)
-		return nil, c.brokenErr()
+		select {
+		case <-c.brokenSet: // the request before breaks the client (the rule above)
+			return nil, c.brokenErr()
+		case <-ctx.Done():
+			c.kill()
+			c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
+			return nil, ctx.Err()
+		}
 	}
 	if r.err != nil {
 		return nil, c.fail(req.Op, c.explain(r.err))
