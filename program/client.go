@@ -260,7 +260,6 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		err  error
 	}
 	done := make(chan result, 1)
-	tell := x.teller()
 	sl := c.queue()
 	arrivals := c.arrivalsSender(req, x, sl.written)
 	// The timeout counts from when the program may compute the request:
@@ -307,7 +306,7 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 				return 0, fmt.Errorf("%w: the answer announces %d floats, want %d", wire.ErrMalformed, resp.Floats, w)
 			}
 			return resp.Floats, nil
-		}, tell)
+		}, x)
 		// Rule: a request marked unread always breaks the client (fail,
 		// or the timeout's and ctx's paths below), which the request
 		// behind it awaits. An error answer is read whole, but fails the
@@ -320,12 +319,17 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		}
 		done <- result{data, err}
 	}()
-	select {
-	case <-started:
-	case <-ctx.Done():
+	// Cancelled: not the program's fault, the role is stopping. No
+	// ErrProgram, so nobody fails the job for it.
+	cancelled := func() ([]float32, error) {
 		c.kill()
 		c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
 		return nil, ctx.Err()
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		return cancelled()
 	}
 	timer := time.NewTimer(c.cfg.Timeout)
 	defer timer.Stop()
@@ -336,20 +340,14 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		c.kill()
 		r.err = fmt.Errorf("%w: %s request took over %s", ErrTimeout, req.Op, c.cfg.Timeout)
 	case <-ctx.Done():
-		// Not the program's fault: the role is stopping. No ErrProgram, so
-		// nobody fails the job for it.
-		c.kill()
-		c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
-		return nil, ctx.Err()
+		return cancelled()
 	}
 	if r.err == errBehindFailure {
 		select {
 		case <-c.brokenSet: // the request before breaks the client (the rule above)
 			return nil, c.brokenErr()
 		case <-ctx.Done():
-			c.kill()
-			c.setBroken(&Error{Op: req.Op, Err: ctx.Err()})
-			return nil, ctx.Err()
+			return cancelled()
 		}
 	}
 	if r.err != nil {

@@ -37,9 +37,10 @@ func (c *Client) GradientProgress(ctx context.Context, st Step, ps []model.Param
 	return c.gradientShm(ctx, st, ps, params, b, tr, grads, nil, p)
 }
 
-// readAnswer reads frames until the answer, telling the progress frames
-// before it (tell, from readyTeller). want is the answer's payload (call's).
-func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell func(*wire.Response) error) ([]float32, error) {
+// readAnswer reads frames until the answer, telling x the progress frames
+// before it (nil x: a request that expects none). want is the answer's
+// payload (call's).
+func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), x *exchange) ([]float32, error) {
 	for {
 		*resp = wire.Response{}
 		data, err := wire.ReadFrame(c.stdout, resp, func() (int, error) {
@@ -54,67 +55,59 @@ func (c *Client) readAnswer(resp *wire.Response, want func() (int, error), tell 
 		if err != nil || !resp.IsProgress() {
 			return data, err
 		}
-		if err := tell(resp); err != nil {
+		if err := x.tellFrame(resp); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// teller is what checks a progress frame's parameters and tells them, for
-// x's request: it holds its own reference to the request's state, as the
-// reading goroutine may outlive a timed-out call. A nil x expects none.
-func (x *exchange) teller() func(*wire.Response) error {
-	var p *model.Progress
-	var told, freed []bool
-	var final []int
-	var views [][]float32
-	if x != nil {
-		p, told, final, freed, views = x.tell, x.told, x.final, x.freed, x.views
+// tellFrame checks a progress frame's parameters and tells them to x's
+// listener. x is its request's own, so the reading goroutine may outlive
+// a timed-out call. A nil x expects no frame.
+func (x *exchange) tellFrame(f *wire.Response) error {
+	ready := f.Ready
+	if x == nil {
+		return fmt.Errorf("%w: a progress frame (ready %v, released %v) outside a gradient request, or not accepted at declare", wire.ErrMalformed, clipInts(ready), clipInts(f.Released))
 	}
-	return func(f *wire.Response) error {
-		ready := f.Ready
-		if told == nil {
-			return fmt.Errorf("%w: a progress frame (ready %v, released %v) outside a gradient request, or not accepted at declare", wire.ErrMalformed, clipInts(ready), clipInts(f.Released))
-		}
-		if (len(ready) > 0 || len(f.Partial) > 0) && !x.mayWrite() {
-			return fmt.Errorf("%w: a gradient told final (ready %v, partial %v) in a request sent ahead before its go", wire.ErrMalformed, clipInts(ready), f.Partial[:min(len(f.Partial), 8)])
-		}
-		for _, j := range f.Released {
-			if j < 0 || j >= len(freed) || freed[j] {
-				return fmt.Errorf("%w: progress frame: released parameter %d is not one of the %d declared, or was released before", wire.ErrMalformed, j, len(freed))
-			}
-			freed[j] = true
-			if p.Released != nil {
-				p.Released(j)
-			}
-		}
-		for _, part := range f.Partial {
-			j, n := part[0], part[1]
-			if j < 0 || j >= len(told) || told[j] || n <= final[j] || n > len(views[j]) {
-				return fmt.Errorf("%w: progress frame: partial %v: not a parameter of the %d declared, told before, or not more of it than before", wire.ErrMalformed, part, len(told))
-			}
-			if err := finiteTold(views[j], j, final[j], n); err != nil {
-				return err
-			}
-			final[j] = n
-			if p.Partial != nil {
-				p.Partial(j, n)
-			}
-		}
-		for _, j := range ready {
-			if j < 0 || j >= len(told) || told[j] {
-				return fmt.Errorf("%w: progress frame: parameter %d is not one of the %d declared, or was told before", wire.ErrMalformed, j, len(told))
-			}
-			told[j] = true
-			if err := finiteTold(views[j], j, final[j], len(views[j])); err != nil {
-				return err
-			}
-			if p.Ready != nil {
-				p.Ready(j)
-			}
-		}
-		return nil
+	p, told, final, freed, views := x.tell, x.told, x.final, x.freed, x.views
+	if (len(ready) > 0 || len(f.Partial) > 0) && !x.mayWrite() {
+		return fmt.Errorf("%w: a gradient told final (ready %v, partial %v) in a request sent ahead before its go", wire.ErrMalformed, clipInts(ready), f.Partial[:min(len(f.Partial), 8)])
 	}
+	for _, j := range f.Released {
+		if j < 0 || j >= len(freed) || freed[j] {
+			return fmt.Errorf("%w: progress frame: released parameter %d is not one of the %d declared, or was released before", wire.ErrMalformed, j, len(freed))
+		}
+		freed[j] = true
+		if p.Released != nil {
+			p.Released(j)
+		}
+	}
+	for _, part := range f.Partial {
+		j, n := part[0], part[1]
+		if j < 0 || j >= len(told) || told[j] || n <= final[j] || n > len(views[j]) {
+			return fmt.Errorf("%w: progress frame: partial %v: not a parameter of the %d declared, told before, or not more of it than before", wire.ErrMalformed, part, len(told))
+		}
+		if err := finiteTold(views[j], j, final[j], n); err != nil {
+			return err
+		}
+		final[j] = n
+		if p.Partial != nil {
+			p.Partial(j, n)
+		}
+	}
+	for _, j := range ready {
+		if j < 0 || j >= len(told) || told[j] {
+			return fmt.Errorf("%w: progress frame: parameter %d is not one of the %d declared, or was told before", wire.ErrMalformed, j, len(told))
+		}
+		told[j] = true
+		if err := finiteTold(views[j], j, final[j], len(views[j])); err != nil {
+			return err
+		}
+		if p.Ready != nil {
+			p.Ready(j)
+		}
+	}
+	return nil
 }
 
 // finiteTold checks the values [from, to) of parameter j's gradient g, told

@@ -153,7 +153,7 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 	}
 	for j, v := range views {
 		if x.toldFinal(j) {
-			continue // checked when told final (teller), while the program computed the rest
+			continue // checked when told final (tellFrame), while the program computed the rest
 		}
 		if i := firstNonFinite(v); i >= 0 {
 			return 0, c.protocolError("gradient", "gradient value %d of %q is %v", i, ps[j].Name, v[i])
