@@ -9,9 +9,10 @@
 //
 // Parameters are stored, transported and computed as float32: products go
 // to one sgemm (OpenBLAS, or gonum's pure-Go kernels in a build without it:
-// gemm.go), cut into fixed tiles so that a gradient's bits do not depend on
-// the number of threads; the element-wise passes have AVX2 forms with the
-// scalar loops' bits (layer_simd.go). Hosts running the same kernels give
+// gemm.go), cut into fixed tiles (a weight gradient into bands of whole
+// rows) so that a gradient's bits do not depend on the number of threads;
+// the element-wise passes have AVX2 forms with the scalar loops' bits
+// (layer_simd.go). Hosts running the same kernels give
 // bit-identical outputs (README "Compute: kernels, threads and bits").
 //
 // The package is pure: no global state, no clock, no configuration, no

@@ -253,3 +253,22 @@ func TestGradientReadyAnnouncesFinalValues(t *testing.T) {
 		t.Errorf("an empty batch announced %v; want every parameter", empty)
 	}
 }
+
+// TestBandsCutWeightGradients: a weight gradient of m rows is cut into
+// ⌈m/tile⌉ bands at most, none taller than a tile, the heights equal but
+// for the last (784 rows: 200+200+200+184, not 256+256+256+16).
+func TestBandsCutWeightGradients(t *testing.T) {
+	if c := bands(784, 1024); c != (cut{rows: 200, cols: 1024}) {
+		t.Errorf("bands(784, 1024) = %+v; want 200 rows of 1024", c)
+	}
+	for m := 1; m <= 3000; m++ {
+		c := bands(m, 7)
+		count := ceilDiv(m, c.rows)
+		if c.cols != 7 || c.rows > tile || c.rows%8 != 0 || count > ceilDiv(m, tile) {
+			t.Fatalf("bands(%d, 7) = %+v: %d bands", m, c, count)
+		}
+		if last := m - (count-1)*c.rows; last <= 0 || last > c.rows {
+			t.Fatalf("bands(%d, 7) = %+v: last band %d rows", m, c, last)
+		}
+	}
+}
