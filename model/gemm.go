@@ -18,8 +18,9 @@ type sgemm interface {
 }
 
 // tile is the fixed block of the output that one BLAS call computes. A
-// product is cut into tiles of at most tile×tile outputs, whatever the
-// number of threads, and threads share out whole tiles. The cut is along
+// product is cut into tiles of at most tile×tile outputs (a weight
+// gradient into bands of whole rows: bands), whatever the number of
+// threads, and threads share out whole pieces. The cut is along
 // the output's rows and columns only, never along the summed dimension, so
 // every output value is computed by the same call on the same inputs with
 // the same summation order however many threads run: a micro-batch's
@@ -35,21 +36,26 @@ type cut struct{ rows, cols int }
 
 // bands cuts a weight gradient (inᵀ·delta, summed over the micro-batch's
 // records) into bands of whole rows, ⌈m/tile⌉ of them, of equal height
-// rounded up to a multiple of 8 (each band's first value then starts 32
-// bytes into its operand's rows; the last band is shorter). Its summed dimension is short,
-// so re-packing both operands for every tile×tile piece costs a tenth of
-// the product: one thread computed the MLP 784-1024-1024-10's gradient of
+// rounded up to a multiple of 8 (each band then starts a multiple of 32
+// bytes into the rows of its inputs; the last band is no taller). Its
+// summed dimension is short, so re-packing both operands for every
+// tile×tile piece costs a tenth of the product: one thread computed the MLP 784-1024-1024-10's gradient of
 // 256 records in 27.5 ms with bands against 28.0 with tiles, two threads
 // in 14.6 against 15.1 (2-core Zen 4, Cooperlake kernels, alternated runs,
 // 2026-11-29). Equal heights keep the bands of 784 rows, 200+200+200+184,
 // shared evenly by two threads (256+256+256+16 would leave one thread two
-// full bands to compute while the other has one).
+// full bands to compute while the other has one). The price: a weight
+// gradient has ⌈m/tile⌉ pieces where it had 16, so threads beyond those
+// wait while it computes (as they do in a forward product of 256 records,
+// whose pieces are its ⌈n/tile⌉ column tiles); and a push piece of 256Ki
+// floats (wire.ChunkFloats, 256 rows of a 1024-wide weight) is final only
+// with the band that ends past it, not with a band ending on it.
 func bands(m, n int) cut {
 	count := max(1, ceilDiv(m, tile))
 	return cut{rows: max(8, ceilDiv(ceilDiv(m, count), 8)*8), cols: max(1, n)}
 }
 
-// product is one C = op(A)·op(B) + beta·C to cut into tiles.
+// product is one C = op(A)·op(B) + beta·C to cut into pieces (cut).
 type product struct {
 	tA, tB          blas.Transpose
 	m, n, k         int
@@ -82,7 +88,7 @@ func (r rowsFinal) done(rows int) {
 	}
 }
 
-// run computes tile t (row-major over the tile grid).
+// run computes piece t (row-major over the grid of pieces).
 func (p *product) run(t int) {
 	r0, c0 := (t/p.colTiles)*p.cut.rows, (t%p.colTiles)*p.cut.cols
 	rows, cols := min(p.cut.rows, p.m-r0), min(p.cut.cols, p.n-c0)

@@ -74,7 +74,8 @@ func refHead(spec Spec, z []float64, y float64) float64 {
 }
 
 // wideSpecs have layers wider than a tile and batches taller than one, so
-// that products are cut into several tiles in both directions.
+// that forward and delta products are cut into several tiles in both
+// directions, and weight gradients into several bands.
 var wideSpecs = []struct {
 	spec Spec
 	rows int
@@ -255,7 +256,7 @@ func TestGradientReadyAnnouncesFinalValues(t *testing.T) {
 }
 
 // TestBandsCutWeightGradients: a weight gradient of m rows is cut into
-// ⌈m/tile⌉ bands at most, none taller than a tile, the heights equal but
+// ⌈m/tile⌉ bands, none taller than a tile, the heights equal but
 // for the last (784 rows: 200+200+200+184, not 256+256+256+16).
 func TestBandsCutWeightGradients(t *testing.T) {
 	if c := bands(784, 1024); c != (cut{rows: 200, cols: 1024}) {
@@ -264,7 +265,7 @@ func TestBandsCutWeightGradients(t *testing.T) {
 	for m := 1; m <= 3000; m++ {
 		c := bands(m, 7)
 		count := ceilDiv(m, c.rows)
-		if c.cols != 7 || c.rows > tile || c.rows%8 != 0 || count > ceilDiv(m, tile) {
+		if c.cols != 7 || c.rows > tile || c.rows%8 != 0 || count != ceilDiv(m, tile) {
 			t.Fatalf("bands(%d, 7) = %+v: %d bands", m, c, count)
 		}
 		if last := m - (count-1)*c.rows; last <= 0 || last > c.rows {
