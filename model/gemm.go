@@ -39,10 +39,10 @@ type cut struct{ rows, cols int }
 // rounded up to a multiple of 8 (each band then starts a multiple of 32
 // bytes into the rows of its inputs; the last band is no taller). Its
 // summed dimension is short, so re-packing both operands for every
-// tile×tile piece costs a tenth of the product: one thread computed the MLP 784-1024-1024-10's gradient of
-// 256 records in 27.5 ms with bands against 28.0 with tiles, two threads
-// in 14.6 against 15.1 (2-core Zen 4, Cooperlake kernels, alternated runs,
-// 2026-11-29). Equal heights keep the bands of 784 rows, 200+200+200+184,
+// tile×tile piece costs a tenth of the product: one thread computed the
+// MLP 784-1024-1024-10's gradient of 256 records in 27.5 ms with bands
+// against 28.0 with tiles, two threads in 14.6 against 15.1 (2-core Zen 4,
+// Cooperlake kernels, alternated runs, 2026-11-29). Equal heights keep the bands of 784 rows, 200+200+200+184,
 // shared evenly by two threads (256+256+256+16 would leave one thread two
 // full bands to compute while the other has one). The price: a weight
 // gradient has ⌈m/tile⌉ pieces where it had 16, so threads beyond those
@@ -51,6 +51,8 @@ type cut struct{ rows, cols int }
 // floats (wire.ChunkFloats, 256 rows of a 1024-wide weight) is final only
 // with the band that ends past it, not with a band ending on it.
 func bands(m, n int) cut {
+	// At least 8 rows and 1 column, so that an empty product (m or n 0)
+	// divides by neither when compute counts its pieces.
 	count := max(1, ceilDiv(m, tile))
 	return cut{rows: max(8, ceilDiv(ceilDiv(m, count), 8)*8), cols: max(1, n)}
 }

@@ -69,42 +69,41 @@ func (x *exchange) tellFrame(f *wire.Response) error {
 	if x == nil {
 		return fmt.Errorf("%w: a progress frame (ready %v, released %v) outside a gradient request, or not accepted at declare", wire.ErrMalformed, clipInts(ready), clipInts(f.Released))
 	}
-	p, told, final, freed, views := x.tell, x.told, x.final, x.freed, x.views
 	if (len(ready) > 0 || len(f.Partial) > 0) && !x.mayWrite() {
 		return fmt.Errorf("%w: a gradient told final (ready %v, partial %v) in a request sent ahead before its go", wire.ErrMalformed, clipInts(ready), f.Partial[:min(len(f.Partial), 8)])
 	}
 	for _, j := range f.Released {
-		if j < 0 || j >= len(freed) || freed[j] {
-			return fmt.Errorf("%w: progress frame: released parameter %d is not one of the %d declared, or was released before", wire.ErrMalformed, j, len(freed))
+		if j < 0 || j >= len(x.freed) || x.freed[j] {
+			return fmt.Errorf("%w: progress frame: released parameter %d is not one of the %d declared, or was released before", wire.ErrMalformed, j, len(x.freed))
 		}
-		freed[j] = true
-		if p.Released != nil {
-			p.Released(j)
+		x.freed[j] = true
+		if x.tell.Released != nil {
+			x.tell.Released(j)
 		}
 	}
 	for _, part := range f.Partial {
 		j, n := part[0], part[1]
-		if j < 0 || j >= len(told) || told[j] || n <= final[j] || n > len(views[j]) {
-			return fmt.Errorf("%w: progress frame: partial %v: not a parameter of the %d declared, told before, or not more of it than before", wire.ErrMalformed, part, len(told))
+		if j < 0 || j >= len(x.told) || x.told[j] || n <= x.final[j] || n > len(x.views[j]) {
+			return fmt.Errorf("%w: progress frame: partial %v: not a parameter of the %d declared, told before, or not more of it than before", wire.ErrMalformed, part, len(x.told))
 		}
-		if err := finiteTold(views[j], j, final[j], n); err != nil {
+		if err := finiteTold(x.views[j], j, x.final[j], n); err != nil {
 			return err
 		}
-		final[j] = n
-		if p.Partial != nil {
-			p.Partial(j, n)
+		x.final[j] = n
+		if x.tell.Partial != nil {
+			x.tell.Partial(j, n)
 		}
 	}
 	for _, j := range ready {
-		if j < 0 || j >= len(told) || told[j] {
-			return fmt.Errorf("%w: progress frame: parameter %d is not one of the %d declared, or was told before", wire.ErrMalformed, j, len(told))
+		if j < 0 || j >= len(x.told) || x.told[j] {
+			return fmt.Errorf("%w: progress frame: parameter %d is not one of the %d declared, or was told before", wire.ErrMalformed, j, len(x.told))
 		}
-		told[j] = true
-		if err := finiteTold(views[j], j, final[j], len(views[j])); err != nil {
+		x.told[j] = true
+		if err := finiteTold(x.views[j], j, x.final[j], len(x.views[j])); err != nil {
 			return err
 		}
-		if p.Ready != nil {
-			p.Ready(j)
+		if x.tell.Ready != nil {
+			x.tell.Ready(j)
 		}
 	}
 	return nil
