@@ -98,8 +98,8 @@ func idxHead(t *testing.T, src, dst string, n int) {
 }
 
 // TestProgramJob: the Python MLP program trains Fashion-MNIST records to a
-// useful accuracy; a second run whose trainer is SIGKILLed mid-training ends
-// with the same model bit for bit.
+// useful accuracy; a second run whose trainer is SIGKILLed mid-training, and
+// the master's program too, ends with the same model bit for bit.
 func TestProgramJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -121,9 +121,15 @@ func TestProgramJob(t *testing.T) {
 		return st.State == api.StateRunning && st.Step > 30
 	})
 	pid := a.PIDOf(t, "prog-kill", "trainer-1")
-	t.Logf("SIGKILL trainer-1 (pid %d) at step %d", pid, st.Step)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	// The master's program, idle until a pass ends, dies too (as from the
+	// OOM killer): the master meets it dead at its next evaluation, ends,
+	// and its successor evaluates with a new program.
+	mpy := childRunning(t, a.PIDOf(t, "prog-kill", "master"), "mlp.py")
+	t.Logf("SIGKILL trainer-1 (pid %d) and the master's program (pid %d) at step %d", pid, mpy, st.Step)
+	for _, p := range []int{pid, mpy} {
+		if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
 	}
 	st = e2erig.WaitJob(t, a, "prog-kill", "the job to finish", 120*time.Second, func(st api.JobStatus) bool { return st.State == api.StateSucceeded })
 	restarted := false
@@ -132,6 +138,17 @@ func TestProgramJob(t *testing.T) {
 	}
 	if !restarted {
 		t.Errorf("status does not show trainer-1 restarted: %+v", st.Trainers)
+	}
+	if st.Master.Restarts != 1 || st.Master.BudgetUsed != 1 {
+		t.Errorf("master: %d restarts, %d of the budget used; want 1 and 1 (its program died)", st.Master.Restarts, st.Master.BudgetUsed)
+	}
+	told := false
+	for _, e := range st.Events {
+		told = told || (strings.HasPrefix(e.What, "master: ") && strings.Contains(e.What, "signal: killed") &&
+			strings.Contains(e.What, "the master restarts (counted against the crash budget)"))
+	}
+	if !told {
+		t.Errorf("no event says the master's program was killed: %+v", st.Events)
 	}
 	for p, n := range st.SamplesApplied {
 		if n != ref.SamplesApplied[p] {

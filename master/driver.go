@@ -12,6 +12,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/retry"
 	"github.com/gtrain/gtrain/master/core"
+	"github.com/gtrain/gtrain/program"
 )
 
 // saveTimeout bounds one save; a store that does not answer in that time
@@ -535,6 +536,15 @@ func (d *Driver) evaluate(ctx context.Context, end core.PassEnd) (metrics api.Me
 			return retry.Permanent(err)
 		case errors.As(err, &write):
 			d.apply(func() core.Effects { return d.core.PassEndWarning(end, write.Warning()) })
+		case program.IsCrash(err):
+			// The model program died (a signal, the OOM killer, an exit):
+			// every later call of it returns the same error, so a retry
+			// would wait for ever. This master ends instead, and its agent
+			// restarts it against the crash budget, as a trainer whose
+			// program died; its successor starts a new program and
+			// evaluates this pass again.
+			d.halt(fmt.Errorf("master: end of pass %d evaluation: %w", end.Pass, err))
+			return retry.Permanent(err)
 		}
 		return err
 	}, retry.OnRetry(func(attempt int, err error, _ time.Duration) {
@@ -572,6 +582,18 @@ func (d *Driver) Warning() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.core.Warning()
+}
+
+// halt makes err this master's Fatal error, unless one already is, and
+// wakes whoever waits on Changed (the leader, which then ends).
+func (d *Driver) halt(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fatal == nil {
+		d.fatal = err
+	}
+	close(d.changed)
+	d.changed = make(chan struct{})
 }
 
 // Fatal returns the error that stopped this master, if any.

@@ -32,7 +32,9 @@ type PassEvaluator struct {
 	ModelDir string
 	Log      *slog.Logger
 	// Program evaluates a model program's parameters (model.kind program);
-	// FailJob fails the job when it fails.
+	// FailJob is told each of its errors: it fails the job for a program's
+	// error, and records a program's death (the Driver then stops this
+	// master).
 	Program *program.Client
 	FailJob func(ctx context.Context, err error)
 	// Procs is the GOMAXPROCS the evaluation may use (0: as in force).

@@ -96,7 +96,7 @@ func (l *leader) newDriver(ctx context.Context) (*Driver, error) {
 	if l.prog, err = l.startProgram(ctx); err != nil {
 		return nil, err
 	}
-	eval.Program, eval.FailJob = l.prog, l.failJobForProgram
+	eval.Program, eval.FailJob = l.prog, l.programFailed
 	qcfg := core.DefaultQueueConfig()
 	qcfg.Seed = spec.Seed
 	qcfg.NoShuffle = !spec.Data.ShuffleRecords()

@@ -22,19 +22,30 @@ func (l *leader) startProgram(ctx context.Context) (*program.Client, error) {
 	}
 	c, _, err := program.StartForJob(ctx, l.job.spec, l.job.rev, coord.PackageFetcher(l.cli, l.cfg.Job), l.cfg.Programs, l.cfg.Log.With("program", "master"))
 	if err != nil {
-		l.failJobForProgram(ctx, err)
+		l.programFailed(ctx, err)
 		return nil, fmt.Errorf("master: %w", err)
 	}
 	return c, nil
 }
 
-// failJobForProgram fails the job with a model program's error: a retry or
-// a restart meets the same program.
-func (l *leader) failJobForProgram(ctx context.Context, err error) {
-	if !program.IsProgramError(err) || ctx.Err() != nil {
+// programFailed fails the job with a model program's error (a retry or a
+// restart meets the same program), and records a job event when the program
+// died before answering (a signal, the OOM killer, an exit): this master
+// then ends and its agent restarts it against the crash budget (Driver's
+// evaluate), and the event keeps the program's stderr tail visible.
+func (l *leader) programFailed(ctx context.Context, err error) {
+	if ctx.Err() != nil {
 		return
 	}
-	coord.FailJob(ctx, l.cli, l.cfg.Job, fmt.Sprintf("master: %v", err), l.cfg.Log, l.lead.Guard())
+	switch {
+	case program.IsProgramError(err):
+		coord.FailJob(ctx, l.cli, l.cfg.Job, fmt.Sprintf("master: %v", err), l.cfg.Log, l.lead.Guard())
+	case program.IsCrash(err):
+		what := fmt.Sprintf("master: %v; the master restarts (counted against the crash budget)", err)
+		if aerr := coord.AppendEvent(ctx, l.cli, l.cfg.Job, what); aerr != nil {
+			l.cfg.Log.Warn("cannot record the program's crash", "err", aerr)
+		}
+	}
 }
 
 // evaluateProgram is Evaluate with the program computing the losses; a
