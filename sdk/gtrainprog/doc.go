@@ -17,5 +17,6 @@
 // program. When the trainer offers shared memory (protocol version 2), Serve
 // takes it: the model reads its parameters and records in place (read-only
 // mappings) and adds its gradient sums into the trainer's memory, so only
-// small headers cross the pipe.
+// small headers cross the pipe, and each gradient request's step number and
+// seed reach the model as Batch.Step and Batch.Seed.
 package gtrainprog

@@ -23,6 +23,7 @@ func handle(m Model, sh *shared, req *wire.Request, data []float32) (*wire.Respo
 	} else {
 		params, b = splitBatch(req, data)
 	}
+	b.Step, b.Seed = req.Step, req.Seed
 	switch req.Op {
 	case wire.OpGradient:
 		shared := grads != nil

@@ -19,7 +19,8 @@ type Param struct {
 }
 
 // Config is what gtrain tells the program about the model: the job spec's
-// seed, model.inputs, model.outputs and model.hidden.
+// seed, model.inputs, model.outputs and model.hidden. Seed is for the
+// initial values; a gradient request's own randomness comes from Batch.Seed.
 type Config struct {
 	Seed    uint64
 	Inputs  int
@@ -37,6 +38,16 @@ type Batch struct {
 	N, Inputs int
 	X, Y      []float32
 	Labels    []int32
+	// Step and Seed are a gradient request's step number (the sync step of
+	// the micro-batch, 0 in async jobs) and the seed of its randomness
+	// (dropout, augmentation): both depend only on the job's seed and the
+	// micro-batch, never on the trainer that computes it, so a model that
+	// draws its randomness from Seed alone gives the same gradient when a
+	// micro-batch is recomputed. The trainer sends them only through shared
+	// memory (protocol version 2): over the pipe (version 1), and in every
+	// evaluate request, both are 0.
+	Step int64
+	Seed uint64
 }
 
 // Model is a user's model. Declare must be deterministic for a Config: every
