@@ -179,8 +179,10 @@ func TestAheadQueuedBehindAFailure(t *testing.T) {
 
 // TestTorchAdapterSumsAreAutograds: the adapter's gradient sums, its
 // nn.Linear weights' computed after autograd's pass in bands of 256 rows
-// (an MLP 784-1024-300-10: a band and a part), are plain autograd's, bit
-// for bit, for the MLP and the CNN.
+// (an MLP 784-1024-300-10: a band and a part), are plain autograd's for the
+// MLP and the CNN: bit for bit where the OpenBLAS kernel gives a band the
+// whole product's bits (Cooperlake, SkylakeX), within float rounding where
+// it does not (Haswell, Zen), and the same bits for a second request.
 func TestTorchAdapterSumsAreAutograds(t *testing.T) {
 	torchtest.Need(t)
 	for _, model := range []string{"mlp", "cnn"} {

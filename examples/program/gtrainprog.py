@@ -13,8 +13,19 @@ serve(model):
 params is a list of float32 arrays shaped as declared (read-only: they are
 gtrain's); x is float32 (n, inputs); y is int64 class indices for a
 classifier (outputs > 1), float32 targets otherwise. Sums over the batch, not
-means: gtrain weights by record counts. Raise an exception to fail the job
-with its message. Standard library + numpy.
+means: gtrain weights by record counts. gradient returns one array per
+declared parameter, in order, each with the parameter's number of values:
+another count or size is answered as an error naming it (the job fails),
+through the pipe and shared memory alike. Raise an exception to fail the
+job with its message. Standard library + numpy.
+
+Step and seed: a gradient or evaluate with a keyword parameter named step
+or seed (gradient(params, x, y, step=0, seed=0)) gets the request's step
+number and seed (for dropout or augmentation: the same for a micro-batch
+whichever trainer computes it). Only gradient requests in shared memory
+(protocol version 2) carry them: through the pipe (version 1, also where
+the trainer cannot create shared memory) both are 0 on every request, and
+the helper says so once on stderr; evaluate's are always 0.
 
 Embedding tables (docs/program-protocol.md, "Embedding tables"): a model
 with a method tables(id_fields) -> [(name, dim) or (name, dim, optimizer)]
@@ -37,6 +48,7 @@ PyTorch adapter (gtrainprog_torch.py) builds on Channel below.
 """
 
 import ctypes
+import inspect
 import json
 import mmap
 import struct
@@ -141,7 +153,9 @@ class Request:
     """One request. op is "declare", "gradient" or "evaluate"; header is the
     JSON header. A batch request has params (read-only arrays shaped as
     declared), x, y, step and seed (for dropout or augmentation: the same
-    for a micro-batch whichever trainer computes it), and grads: arrays
+    for a micro-batch whichever trainer computes it; only a gradient
+    request in shared memory carries them, seeded says so: through the
+    pipe, protocol version 1, and in evaluate both are 0), and grads: arrays
     holding zeros to add the gradient sums into (shared memory; once the
     program accepted overwrite at declare, they hold anything and the
     program writes the sums over it), or None (the pipe: the sums go back
@@ -152,6 +166,9 @@ class Request:
         self.op = header["op"]
         self.step = header.get("step", 0)
         self.seed = header.get("seed", 0)
+        # Whether the request could carry step and seed: version 2 (shared
+        # memory). Through the pipe (version 1) they are 0 on every request.
+        self.seeded = "batch" in header
         self.params = self.x = self.y = self.grads = None
         self.tables = []  # one Rows per declared table
         self._tell = None  # progress frames: see ready()
@@ -386,23 +403,60 @@ def handle(model, ch, req):
         decl = model.declare(h.get("seed", 0), h["inputs"], h.get("outputs", 0), h.get("hidden") or [])
         ch.answer(ch.declare_answer([(n, s) for n, s, _ in decl], tables), [v.reshape(-1) for _, _, v in decl])
     elif req.op == "gradient":
+        kw = step_seed_args(model.gradient, req)
         if req.tables:
-            grads, loss, row_grads = model.gradient(req.params, req.x, req.y, req.tables)
+            grads, loss, row_grads = model.gradient(req.params, req.x, req.y, req.tables, **kw)
         else:
-            (grads, loss), row_grads = model.gradient(req.params, req.x, req.y), []
+            (grads, loss), row_grads = model.gradient(req.params, req.x, req.y, **kw), []
         answer_gradient(ch, req, grads, loss, row_grads)
     elif req.op == "evaluate":
         extra = (req.tables,) if req.tables else ()
-        loss, correct = model.evaluate(req.params, req.x, req.y, *extra)
+        loss, correct = model.evaluate(req.params, req.x, req.y, *extra, **step_seed_args(model.evaluate, req))
         ch.answer({"count": len(req.y), "loss_sum": float(loss), "correct": int(correct)})
     else:
         raise ValueError("unknown op %r" % req.op)
 
 
-def answer_gradient(ch, req, grads, loss, row_grads=()):
+def step_seed_args(method, req):
+    """The keyword arguments step= and seed= (req.step, req.seed) for those
+    of them that method takes as keyword parameters by that name; {} for a
+    method written without them. At protocol version 1 a gradient request
+    carries neither (both 0): a method taking seed= then gets a warning on
+    stderr, once a process."""
+    try:
+        ps = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return {}
+    named = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    kw = {n: getattr(req, n) for n in ("step", "seed") if n in named}
+    if "seed" in kw and req.op == "gradient" and not req.seeded:
+        warn_unseeded("gtrainprog: protocol version 1 (the pipe: shared memory was not offered or "
+                      "not accepted): gradient requests carry no step or seed, so the model's gradient gets "
+                      "step=0 and seed=0 on every request: its random draws (dropout, augmentation) repeat")
+    return kw
+
+
+_warned_unseeded = False
+
+
+def warn_unseeded(text):
+    """Prints text on stderr, once a process: a program's randomness is
+    seeded alike on every request (protocol version 1 carries no seed)."""
+    global _warned_unseeded
+    if not _warned_unseeded:
+        _warned_unseeded = True
+        print(text, file=sys.stderr, flush=True)
+
+
+def answer_gradient(ch, req, grads, loss, row_grads=(), written=False):
     """Answers a gradient request: the dense sums grads (added into the
     shared memory, or sent in the pipe), then one row-gradient array per
-    table, in the pipe."""
+    table, in the pipe. grads must hold one array per declared parameter,
+    in declared order, each with as many values as the parameter: anything
+    else raises ValueError naming the problem, before anything is written,
+    through the pipe and shared memory alike. written says the dense sums
+    are in req.grads already (the PyTorch adapter writes them there): grads
+    is then not read."""
     header = {"count": len(req.y), "loss_sum": float(loss)}
     if len(row_grads) != len(req.tables):
         raise ValueError("%d row gradient arrays for %d tables" % (len(row_grads), len(req.tables)))
@@ -412,12 +466,39 @@ def answer_gradient(ch, req, grads, loss, row_grads=()):
         if g.size != t.rows.size:
             raise ValueError("table %s: row gradients of shape %s, want %s" % (t.name, g.shape, t.rows.shape))
         rows.append(g.reshape(-1))
+    if written:
+        if req.grads is None:
+            raise ValueError("gradient sums written in place, but the request has no shared gradients (the pipe)")
+        ch.answer(header, rows)
+        return
+    grads = _check_grads(req.header.get("params") or [], grads)
     if req.grads is None:
-        ch.answer(header, [g.reshape(-1) for g in grads] + rows)
+        ch.answer(header, grads + rows)
         return
     for into, g in zip(req.grads, grads):
-        np.add(into, np.asarray(g, dtype=np.float32).reshape(into.shape), out=into)
+        np.add(into, g.reshape(into.shape), out=into)
     ch.answer(header, rows)
+
+
+def _check_grads(specs, grads):
+    """grads as flat float32 arrays, once they are one per declared
+    parameter (specs: the request's "params") with its number of values."""
+    if grads is None:
+        raise ValueError("the model returned no gradient arrays (None) for %d declared parameters" % len(specs))
+    grads = list(grads)
+    if len(grads) != len(specs):
+        msg = "the model returned %d gradient arrays for %d declared parameters" % (len(grads), len(specs))
+        if len(grads) < len(specs):
+            msg += " (none for %r and on)" % specs[len(grads)]["name"]
+        raise ValueError(msg + ": gradient must return one gradient-sum array per parameter, in declared order")
+    out = []
+    for spec, g in zip(specs, grads):
+        g = np.asarray(g, dtype=np.float32)
+        if g.size != _size(spec):
+            raise ValueError("the gradient of parameter %r has %d values (shape %s), want %d (shape %s)" % (
+                spec["name"], g.size, tuple(g.shape), _size(spec), tuple(spec["shape"])))
+        out.append(g.reshape(-1))
+    return out
 
 
 def serve(model, stdin=None, stdout=None):

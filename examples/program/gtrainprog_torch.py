@@ -25,7 +25,11 @@ What the adapter does for the user:
   gradient is the same bits on every trainer and after every restart;
 - seeds torch with the request's seed before each gradient (dropout and
   random augmentation are the same whichever trainer computes the
-  micro-batch) and runs it in train mode; evaluate runs in eval mode;
+  micro-batch) and runs it in train mode; evaluate runs in eval mode.
+  Only shared memory (protocol version 2) carries the seed: through the
+  pipe (version 1, where the trainer cannot create shared memory) torch
+  is seeded with 0 before every gradient, and the adapter says so once on
+  stderr;
 - through shared memory, points each parameter at the trainer's memory
   (no copy in) and writes the gradient sums into the gradient memory:
   nn.Linear layers' weight gradients straight from their product, after
@@ -61,7 +65,14 @@ variance) would differ between trainers and be lost on a restart, so the
 adapter switches BatchNorm layers to batch statistics
 (track_running_stats=False): they normalise with the statistics of the
 micro-batch in training and of the evaluated batch in evaluation; any other
-buffer that changes during a gradient request is refused with an error.
+buffer that changes during a gradient request (in place, replaced by
+another tensor, added or removed: compared by name with
+module.named_buffers()) is refused with an error answer.
+
+Frozen parameters (requires_grad=False) are refused at declare: gtrain
+would update them all the same. Freeze a parameter with the job spec's
+init_from.freeze instead (a warm start: the pservers drop its gradients),
+or make it a buffer that build_module rebuilds from the seed.
 """
 
 import functools
@@ -201,13 +212,19 @@ class _Model:
         self.tables = _tables(module)
         rows = {id(t.bag.weight) for t in self.tables}
         dense = [(n, p) for n, p in module.named_parameters() if id(p) not in rows]
+        for n, p in dense:
+            if not p.requires_grad:
+                raise ValueError(
+                    "parameter %r has requires_grad=False: gtrainprog_torch does not support frozen parameters "
+                    "(gtrain would update it all the same). Leave it trainable and list it in the job spec's "
+                    "init_from.freeze (a warm start from a saved model: the pservers drop its gradients), or "
+                    "make it a buffer (register_buffer) that build_module rebuilds from the seed in every process" % n)
         decl = [(n, tuple(p.shape), p.detach().numpy().copy()) for n, p in dense]
         self.device = _device()
         self.module = module.to(self.device)
         rows = {id(t.bag.weight) for t in self.tables}
         self.params = [(n, p) for n, p in self.module.named_parameters() if id(p) not in rows]
         self._index = {id(p): j for j, (_, p) in enumerate(self.params)}  # a declared parameter's index
-        self.buffers = [b for _, b in self.module.named_buffers()]
         self._later = None  # during a gradient request on the CPU: {param: [(input, output gradient)]}
         self._defer_linears()
         self._tell_ready()
@@ -305,7 +322,12 @@ class _Model:
         not clear the shared gradients: overwrite, accepted at declare),
         and returns them with the loss sum and the tables' row gradients."""
         grads = self._bind(req, True)
-        before = [b.clone() for b in self.buffers]
+        before = {n: (b, b.clone()) for n, b in self.module.named_buffers()}
+        if not req.seeded:
+            gtrainprog.warn_unseeded(
+                "gtrainprog_torch: protocol version 1 (the pipe: the trainer offered no shared memory): gradient "
+                "requests carry no seed, so torch is seeded with 0 before every gradient: dropout and random "
+                "augmentation draw the same on every request (of a batch size)")
         torch.manual_seed(req.seed)
         self.module.train()
         x, y = self._inputs(req)
@@ -334,10 +356,28 @@ class _Model:
                 g.fill(0)
             else:  # on a GPU, or no hook told it
                 np.copyto(g, p.grad.cpu().numpy())
-        for a, b in zip(before, self.buffers):
-            if not torch.equal(a, b):
-                raise ValueError("the module changed a buffer during a gradient request; gtrain keeps no buffers between requests (see gtrainprog_torch's doc)")
+        self._check_buffers(before)
         return grads, float(losses.detach().double().sum()), [t.row_grads() for t in self.tables]
+
+    def _check_buffers(self, before):
+        """Raises ValueError when the module's buffers now (by name) are not
+        before's ({name: (tensor, copy of its values)}): a buffer added,
+        removed, replaced by another tensor or changed in place."""
+        now = dict(self.module.named_buffers())
+        for n in sorted(set(before) | set(now)):
+            if n not in now:
+                what = "removed buffer %r" % n
+            elif n not in before:
+                what = "added buffer %r" % n
+            elif now[n] is not before[n][0]:
+                what = "replaced buffer %r by another tensor" % n
+            elif not torch.equal(now[n], before[n][1]):
+                what = "changed the values of buffer %r" % n
+            else:
+                continue
+            raise ValueError("the module %s during a gradient request; gtrain keeps no buffers between requests "
+                             "(see gtrainprog_torch's doc: BatchNorm runs on batch statistics, any other buffer "
+                             "must stay as build_module made it)" % what)
 
     def _write_deferred(self, grads):
         """Writes the deferred weights' gradients, in forward order and in
@@ -447,9 +487,8 @@ def _answer(model, ch, req):
         except gtrainprog.Stopped:
             ch.stopped(req)
             return
-        if req.grads is not None:
-            grads = ()  # written in place already
-        gtrainprog.answer_gradient(ch, req, grads, loss, row_grads)
+        # through shared memory the sums are written in place already
+        gtrainprog.answer_gradient(ch, req, grads, loss, row_grads, written=req.grads is not None)
     elif req.op == "evaluate":
         loss, correct = model.evaluate(req)
         ch.answer({"count": len(req.y), "loss_sum": loss, "correct": correct})

@@ -1,0 +1,305 @@
+package program
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtrain/gtrain/internal/testing/torchtest"
+)
+
+// The tests of the Python helpers' own checks (examples/program/gtrainprog.py
+// and gtrainprog_torch.py): each writes a small program into a temporary
+// workspace that imports the helpers from examples/program.
+
+// startHelperProgram writes src as prog.py into a fresh workspace and
+// starts it with args; the caller closes the client (its stderr tail is
+// whole once Close returned).
+func startHelperProgram(t *testing.T, src string, pipe bool, args ...string) *Client {
+	t.Helper()
+	ws := t.TempDir()
+	head := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\n", repoDir(t, "examples/program"))
+	if err := os.WriteFile(filepath.Join(ws, "prog.py"), []byte(head+src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(Config{Argv: append([]string{python, "prog.py"}, args...), Dir: ws, Pipe: pipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+const helperGradsProg = `
+import numpy as np
+import gtrainprog
+mode = sys.argv[1]
+
+class M:
+    def declare(self, seed, inputs, outputs, hidden):
+        return [("w", (inputs, outputs), np.zeros((inputs, outputs), np.float32)),
+                ("b", (outputs,), np.zeros((outputs,), np.float32))]
+    def gradient(self, params, x, y):
+        w, b = np.ones_like(params[0]), np.ones_like(params[1])
+        if mode == "few":    # forgets the bias
+            return [w], 0.5
+        if mode == "many":
+            return [w, b, b], 0.5
+        if mode == "size":   # 5 and 4 values: the total (9) is right
+            return [np.ones(5, np.float32), np.ones(4, np.float32)], 0.5
+        return [w, b], 0.5
+    def evaluate(self, params, x, y):
+        return 0.0, 0
+
+gtrainprog.serve(M())
+`
+
+// TestHelperGradientCount: gtrainprog.serve refuses a model's gradient
+// that returns another number of arrays than declared parameters, or an
+// array of another size, with an error answer naming the problem, through
+// shared memory and the pipe alike, and writes no gradient; a right answer
+// still goes through both.
+func TestHelperGradientCount(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ mode, inText string }{
+		{"few", "1 gradient arrays for 2 declared parameters (none for 'b' and on)"},
+		{"many", "3 gradient arrays for 2 declared parameters"},
+		{"size", "the gradient of parameter 'w' has 5 values (shape (5,)), want 6 (shape (2, 3))"},
+		{"ok", ""},
+	} {
+		for _, pipe := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pipe=%v", tc.mode, pipe), func(t *testing.T) {
+				c := startHelperProgram(t, helperGradsProg, pipe, tc.mode)
+				defer c.Close()
+				d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Shared() == pipe {
+					t.Fatalf("shared memory %v through the pipe %v", c.Shared(), pipe)
+				}
+				grads := [][]float32{make([]float32, 6), make([]float32, 3)}
+				_, err = c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads)
+				if tc.inText == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j, g := range grads {
+						for k, v := range g {
+							if v != 1 {
+								t.Fatalf("gradient %d[%d] = %v, want 1", j, k, v)
+							}
+						}
+					}
+					return
+				}
+				if !errors.Is(err, ErrProgramSet) || !IsProgramError(err) || !strings.Contains(err.Error(), tc.inText) {
+					t.Fatalf("got %v, want a program's error answer with %q", err, tc.inText)
+				}
+				for _, g := range grads {
+					for _, v := range g {
+						if v != 0 {
+							t.Fatalf("gradients written by a refused answer: %v", grads)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+const helperStepSeedProg = `
+import numpy as np
+import gtrainprog
+
+class M:
+    def declare(self, seed, inputs, outputs, hidden):
+        return [("w", (inputs, outputs), np.zeros((inputs, outputs), np.float32))]
+    def gradient(self, params, x, y, step=-1, seed=-1):
+        return [np.zeros_like(params[0])], step * 1000 + seed % 997
+    def evaluate(self, params, x, y, *, seed=-1):
+        return float(seed), 0
+
+gtrainprog.serve(M())
+`
+
+// TestHelperPassesStepAndSeed: gtrainprog.serve hands a model whose
+// gradient and evaluate take step= and seed= keyword parameters the
+// request's (shared memory), 0 through the pipe, which carries none, and
+// says so on stderr there only; evaluate's are 0.
+func TestHelperPassesStepAndSeed(t *testing.T) {
+	ctx := context.Background()
+	const warning = "gradient requests carry no step or seed"
+	for _, pipe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pipe=%v", pipe), func(t *testing.T) {
+			c := startHelperProgram(t, helperStepSeedProg, pipe)
+			d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+			if err != nil {
+				c.Close()
+				t.Fatal(err)
+			}
+			want := float64(7*1000 + 123456%997)
+			if pipe {
+				want = 0
+			}
+			for i := 0; i < 2; i++ {
+				loss, err := c.GradientAt(ctx, Step{Number: 7, Seed: 123456}, d.Params, d.Init, smallBatch(), [][]float32{make([]float32, 6)})
+				if err != nil || loss != want {
+					c.Close()
+					t.Fatalf("loss %v (%v), want %v: step*1000 + seed%%997 as the model got them", loss, err, want)
+				}
+			}
+			loss, _, err := c.Evaluate(ctx, d.Params, d.Init, smallBatch())
+			if err != nil || loss != 0 {
+				c.Close()
+				t.Fatalf("evaluate: loss %v (%v), want the seed 0", loss, err)
+			}
+			c.Close()
+			tail := c.tail.String()
+			if n := strings.Count(tail, warning); n != btoi(pipe) {
+				t.Fatalf("%d warnings %q on stderr, want %d: %q", n, warning, btoi(pipe), tail)
+			}
+		})
+	}
+}
+
+const helperBufferProg = `
+import torch, torch.nn.functional as F
+from torch import nn
+import gtrainprog_torch
+mode = sys.argv[1]
+
+class Count(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(()))
+    def forward(self, x):
+        if self.training:
+            if mode == "inplace":
+                self.seen.add_(1)
+            elif mode == "replaced":
+                self.seen = self.seen + 1
+            elif mode == "same-values":
+                self.seen = self.seen.clone()
+            elif mode == "added":
+                self.register_buffer("extra", torch.ones(()))
+            elif mode == "removed":
+                self.seen = None
+        return x
+
+def build(inputs, outputs, hidden):
+    return nn.Sequential(nn.Linear(inputs, outputs), Count())
+
+gtrainprog_torch.serve(build, lambda out, y: F.cross_entropy(out, y, reduction="none"))
+`
+
+// TestTorchBufferChecked: the PyTorch adapter refuses, with an error
+// answer naming the buffer, a module that changes a buffer during a
+// gradient request however it does: in place, replaced by another tensor
+// (even of the same values), a buffer added or one removed; a module that
+// leaves its buffer alone trains.
+func TestTorchBufferChecked(t *testing.T) {
+	torchtest.Need(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ mode, inText string }{
+		{"inplace", "changed the values of buffer '1.seen'"},
+		{"replaced", "replaced buffer '1.seen' by another tensor"},
+		{"same-values", "replaced buffer '1.seen' by another tensor"},
+		{"added", "added buffer '1.extra'"},
+		{"removed", "removed buffer '1.seen'"},
+		{"none", ""},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c := startHelperProgram(t, helperBufferProg, false, tc.mode)
+			defer c.Close()
+			d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3, Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				_, err = c.GradientAt(ctx, Step{Number: 1, Seed: 5}, d.Params, d.Init, smallBatch(), zeros(d.Params))
+				if err != nil {
+					break
+				}
+			}
+			if tc.inText == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrProgramSet) || !strings.Contains(err.Error(), tc.inText) || !strings.Contains(err.Error(), "during a gradient request") {
+				t.Fatalf("got %v, want an error answer with %q", err, tc.inText)
+			}
+		})
+	}
+}
+
+const helperFrozenProg = `
+import torch.nn.functional as F
+from torch import nn
+import gtrainprog_torch
+
+def build(inputs, outputs, hidden):
+    m = nn.Sequential(nn.Linear(inputs, 4), nn.ReLU(), nn.Linear(4, outputs))
+    m[0].weight.requires_grad_(False)
+    return m
+
+gtrainprog_torch.serve(build, lambda out, y: F.cross_entropy(out, y, reduction="none"))
+`
+
+// TestTorchFrozenParameterRefused: a parameter with requires_grad=False
+// fails declare with a message that names it and says what to do, not an
+// AttributeError from inside the adapter.
+func TestTorchFrozenParameterRefused(t *testing.T) {
+	torchtest.Need(t)
+	c := startHelperProgram(t, helperFrozenProg, false)
+	defer c.Close()
+	_, err := c.Declare(context.Background(), DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3, Threads: 1})
+	for _, want := range []string{"parameter '0.weight' has requires_grad=False", "does not support frozen parameters", "init_from.freeze", "register_buffer"} {
+		if !errors.Is(err, ErrProgramSet) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want a declare error with %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "AttributeError") {
+		t.Fatalf("the adapter broke instead of refusing: %v", err)
+	}
+}
+
+// TestTorchPipeSeedWarning: through the pipe (protocol version 1: no seed
+// in the requests) the PyTorch adapter says once on stderr that it seeds
+// torch with 0 on every request; through shared memory it says nothing.
+func TestTorchPipeSeedWarning(t *testing.T) {
+	torchtest.Need(t)
+	ctx := context.Background()
+	const warning = "gradient requests carry no seed, so torch is seeded with 0 before every gradient"
+	src, err := os.ReadFile(repoDir(t, "program/testdata/torch_dropout.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pipe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pipe=%v", pipe), func(t *testing.T) {
+			c := startHelperProgram(t, string(src), pipe)
+			d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 784, Outputs: 10, Threads: 1})
+			if err != nil {
+				c.Close()
+				t.Fatal(err)
+			}
+			b := imageBatch(8)
+			for i := 0; i < 3; i++ {
+				if _, err := c.GradientAt(ctx, Step{Number: int64(i + 1), Seed: uint64(11 + i)}, d.Params, d.Init, b, zeros(d.Params)); err != nil {
+					c.Close()
+					t.Fatal(err)
+				}
+			}
+			c.Close()
+			tail := c.tail.String()
+			if n := strings.Count(tail, warning); n != btoi(pipe) {
+				t.Fatalf("%d warnings %q on stderr, want %d: %q", n, warning, btoi(pipe), tail)
+			}
+		})
+	}
+}
