@@ -173,6 +173,17 @@ func KernelsAgainst(peerBLAS []string) string {
 	return fmt.Sprintf("gtrain on %s; the peer on %s, not OpenBLAS: the two run other kernels", model.Kernels(), strings.Join(peerBLAS, " "))
 }
 
+// PeerAtItsBest reports whether a PyTorch peer whose BLAS is blas (what the
+// peer scripts report, scripts/peerblas.py) runs at its best: on OpenBLAS
+// or MKL. Against Debian's reference BLAS, 30x slower, a ratio would say
+// nothing of gtrain.
+func PeerAtItsBest(blas []string) bool {
+	return slices.ContainsFunc(blas, func(b string) bool {
+		b = strings.ToLower(b)
+		return strings.Contains(b, "openblas") || strings.Contains(b, "mkl")
+	})
+}
+
 // TorchPython is the python3 whose PyTorch the peers (and the program
 // benchmarks' programs) use: Debian's, with python3-torch on OpenBLAS, unless
 // GTRAIN_PEER_PYTHON names another (a lent machine whose PyTorch lives in a
@@ -182,9 +193,10 @@ func KernelsAgainst(peerBLAS []string) string {
 // there (not under /root).
 var TorchPython = cmp.Or(os.Getenv("GTRAIN_PEER_PYTHON"), "/usr/bin/python3")
 
-// HasTorch reports whether the peer can run: TorchPython imports torch.
+// HasTorch reports whether the peer can run: TorchPython imports torch and
+// numpy (the program helpers and the peers need both).
 func HasTorch() bool {
-	return exec.Command(TorchPython, "-c", "import torch").Run() == nil
+	return exec.Command(TorchPython, "-c", "import torch, numpy").Run() == nil
 }
 
 // RunTorchMLP runs the single-process PyTorch peer on threads threads.

@@ -4,25 +4,15 @@ batch 256, SGD, cross-entropy, float32, on THREADS threads (argv[1], default
 20 of warm-up, as bench/trainermlp.go measures gtrain) and the BLAS that
 torch's matmuls loaded, read from this process's memory maps: a peer on
 Debian's reference BLAS is 30x slower and no peer at all."""
-import json, os, re, statistics, sys, time
+import json, os, statistics, sys, time
 # Debian's PyTorch leaves OpenBLAS's own threads at every core whatever
 # torch.set_num_threads says: the peer must size them before torch loads.
 if __name__ == "__main__":
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[1] if len(sys.argv) > 1 else "1"
 import torch
 
-def blas_loaded():
-    """The BLAS that torch's CPU products run on. A wheel links MKL into torch
-    (BLAS_INFO=mkl): no library of its own to see, and the maps then show
-    numpy's and CUDA's BLAS, which torch's CPU products do not use. Debian's
-    torch (BLAS_INFO=generic) calls the libblas.so.3 alternative, whose
-    mapped files say which (OpenBLAS, or the reference BLAS, 30x slower)."""
-    info = re.findall(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
-    if info and info[0] == "mkl":
-        return ["MKL (linked into torch: BLAS_INFO=mkl)"]
-    with open("/proc/self/maps") as f:
-        libs = {line.split()[-1] for line in f if "blas" in line.lower() and "cublas" not in line.lower()}
-    return sorted(libs) or ["BLAS_INFO=" + (info[0] if info else "unknown")]
+from peerblas import blas_loaded  # noqa: F401 (ddp_mlp.py imports it from here)
+
 
 def mlp():
     torch.manual_seed(1)
@@ -62,7 +52,7 @@ def records_per_s(model, per, seed, barrier=lambda: None):
 def main():
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     torch.set_num_threads(threads)
-    print(json.dumps({"records_per_s": records_per_s(mlp(), 256, 0), "threads": threads,
+    print(json.dumps({"records_per_s": records_per_s(mlp(), 256, 0), "threads": torch.get_num_threads(),
                       "blas": blas_loaded(), "torch": torch.__version__}))
 
 if __name__ == "__main__":

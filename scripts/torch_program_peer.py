@@ -17,6 +17,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True  # no __pycache__ left in examples/program
+from peerblas import blas_loaded  # noqa: E402 (scripts/, this script's directory)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "program"))
 import torch_cnn  # noqa: E402
 import torch_mlp  # noqa: E402
@@ -53,7 +54,8 @@ def main():
         for i in range(40):
             step(i)
         windows.append(40 * BATCH / (time.perf_counter() - t0))
-    print(json.dumps({"records_per_s": statistics.median(windows), "threads": threads, "torch": torch.__version__}))
+    print(json.dumps({"records_per_s": statistics.median(windows), "threads": torch.get_num_threads(),
+                      "blas": blas_loaded(), "torch": torch.__version__}))
 
 
 if __name__ == "__main__":

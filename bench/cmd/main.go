@@ -3,6 +3,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -135,16 +136,23 @@ func run(out, bin, only string, quick bool) error {
 		}
 	}
 	fmt.Fprintln(os.Stderr, "measuring (each figure against a ceiling or peer from this run; its note says how each side was taken)...")
+	var failed []error
 	for _, g := range selected {
 		if why := missing(g); why != "" {
 			fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", g, why)
 			continue
 		}
+		// A group that fails is reported, and the others still run: the
+		// figures measured are written, and the run then fails.
 		if err := all[g](t, sz); err != nil {
-			return fmt.Errorf("%s: %w", g, err)
+			fmt.Fprintf(os.Stderr, "  %-22s FAILED: %v\n", g, err)
+			failed = append(failed, fmt.Errorf("%s: %w", g, err))
 		}
 	}
-	return t.write(out)
+	if err := t.write(out); err != nil {
+		failed = append(failed, err)
+	}
+	return errors.Join(failed...)
 }
 
 // write prints the table and saves it as JSON.

@@ -44,10 +44,13 @@ func measureTrainerMLP(t *table, bin string) error {
 	}
 	one, threads, two := best[0], best[1], best[2]
 	sides := fmt.Sprintf("gtrain: %s, 1 thread per cpu; MLP 784-1024-1024-10 on Fashion-MNIST, global batch 256, 2 pservers, sgd; the median of 3 windows of 40 steps after 20, inside pass 0; each figure the best of %d rounds, the peer's included, alternated", model.Kernels(), mlpRounds)
-	if torch {
+	switch {
+	case torch && !bench.PeerAtItsBest(peer.BLAS):
+		notMeasured("trainer_mlp (against PyTorch)", slowPeer(peer.BLAS))
+	case torch:
 		t.add(bench.Result{Name: "trainer_mlp", Value: one, Unit: "records/s", Ceiling: peer.RecordsPerS,
 			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
-	} else {
+	default:
 		notMeasured("trainer_mlp (against PyTorch)", needTorch)
 	}
 	t.add(bench.Result{Name: "trainer_mlp_gemm", Value: one, Unit: "records/s", Ceiling: gemmCeiling,
@@ -81,6 +84,9 @@ func bestPeer(round int, best, got bench.TorchMLP) bench.TorchMLP {
 
 // scalingCurves parses -scaling's counts and prints the curves.
 func scalingCurves(bin, list string) error {
+	if why := missing("trainer_mlp"); why != "" {
+		return fmt.Errorf("-scaling: the MLP job %s", why)
+	}
 	var counts []int
 	for _, f := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -130,5 +136,8 @@ func printScaling(bin string, counts []int) error {
 		return nil
 	}
 	fmt.Printf("DDP: PyTorch %s (%s), processes of 1 thread, on %s\n", peer.Torch, bench.TorchPython, strings.Join(peer.BLAS, " "))
+	if !bench.PeerAtItsBest(peer.BLAS) {
+		notMeasured("DDP curve (a peer at its best)", slowPeer(peer.BLAS))
+	}
 	return nil
 }

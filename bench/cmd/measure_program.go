@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gtrain/gtrain/bench"
 )
@@ -57,9 +58,13 @@ func measurePrograms(t *table, bin string) error {
 		}
 	}
 	for i, m := range models {
+		if !bench.PeerAtItsBest(peers[i].BLAS) {
+			notMeasured("program_"+m.Name, slowPeer(peers[i].BLAS))
+			continue
+		}
 		t.add(bench.Result{Name: "program_" + m.Name, Value: rps[i], Unit: "records/s", Ceiling: peers[i].RecordsPerS,
-			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread (the best of 2 runs), the same module (examples/program/%s), SGD on the mean loss (the step gtrain takes), batch 256, random data; gtrain: the module as a program through gtrainprog_torch.py (shared memory), 1 trainer of cpu: 1, 2 pservers, Fashion-MNIST, global batch 256, the median of 3 windows of 40 steps after 20, the best of 2 runs alternated with the peer's; the peer's glibc malloc keeps freed memory as the adapter's does (bench.PeerEnv); %s; goal ratio >= 0.9",
-				peers[i].Torch, peers[i].Threads, m.Entry, bench.SameKernels()+" (when that PyTorch runs on OpenBLAS; the program and the peer run the same one)")})
+			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s (the best of 2 runs), the same module (examples/program/%s), SGD on the mean loss (the step gtrain takes), batch 256, random data; gtrain: the module as a program through gtrainprog_torch.py (shared memory), 1 trainer of cpu: 1, 2 pservers, Fashion-MNIST, global batch 256, the median of 3 windows of 40 steps after 20, the best of 2 runs alternated with the peer's; the peer's glibc malloc keeps freed memory as the adapter's does (bench.PeerEnv); %s; goal ratio >= 0.9",
+				peers[i].Torch, peers[i].Threads, strings.Join(peers[i].BLAS, " "), m.Entry, bench.SameKernels()+" (when that PyTorch runs on OpenBLAS; the program and the peer run the same one)")})
 	}
 	return nil
 }

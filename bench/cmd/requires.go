@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gtrain/gtrain/bench"
+	"github.com/gtrain/gtrain/internal/sandbox"
 )
 
 // need is something a benchmark group cannot run without, and how an
@@ -27,7 +28,7 @@ var requires = map[string][]need{
 	"scale_up":       {needFashion},
 	"reshard_pause":  {needFashion},
 	"pserver_memory": {needFashion},
-	"program":        {needFashion, needTorch},
+	"program":        {needFashion, needTorch, needSandbox},
 	"trainer_mlp":    {needFashion}, // PyTorch is its peer: without it the GEMM ceiling is still measured
 }
 
@@ -37,10 +38,23 @@ var (
 	needEtcd = need{"an etcd binary on PATH", "apt-get install etcd-server", onPath("etcd")}
 	needIP   = need{"the ip command", "apt-get install iproute2", onPath("ip")}
 	needRoot = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }}
+	// The bench's agent isolates model programs, as a node does by default,
+	// and refuses program jobs where it cannot (internal/sandbox).
+	needSandbox = need{"an agent that can isolate model programs (capabilities and cgroup controllers)",
+		"run as root, as CI does, or as deploy/systemd/gtraind.service runs the agent",
+		func() bool { return sandbox.Check() == nil }}
 	// The peers must run at their best: PyTorch on OpenBLAS, not on
 	// Debian's reference BLAS (30x slower).
-	needTorch = need{"PyTorch for /usr/bin/python3 (or the python3 that GTRAIN_PEER_PYTHON names)", "apt-get install python3-torch libopenblas0-pthread", bench.HasTorch}
+	needTorch = need{"PyTorch and numpy for /usr/bin/python3 (or the python3 that GTRAIN_PEER_PYTHON names)", "apt-get install python3-torch python3-numpy libopenblas0-pthread", bench.HasTorch}
 )
+
+// slowPeer is the need of a comparison whose PyTorch peer loaded blas, none
+// of OpenBLAS and MKL (bench.PeerAtItsBest): Debian's reference BLAS, 30x
+// slower, is no peer, and the figure is left out rather than flattered.
+func slowPeer(blas []string) need {
+	return need{what: fmt.Sprintf("a PyTorch peer on OpenBLAS or MKL (%s loaded %s)", bench.TorchPython, strings.Join(blas, " ")),
+		install: "apt-get install libopenblas0-pthread, and update-alternatives --config libblas.so.3-x86_64-linux-gnu to pick it"}
+}
 
 // missing says what group lacks and how to install it; "" when nothing.
 func missing(group string) string {
