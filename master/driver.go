@@ -60,7 +60,7 @@ type Driver struct {
 	dirty     uint64             // changes made
 	need      uint64             // the newest change not deferred: work is handed out once it is saved
 	durable   uint64             // changes saved
-	fatal     error              // a failed save: this master must stop
+	fatal     error              // a failed save or a dead model program: this master must stop
 	stopped   bool               // Run returned: nothing more is saved
 	passEnd   *core.PassEnd      // for Run to start evaluating
 	endCancel context.CancelFunc // cancels the pass-end evaluation under way
@@ -520,7 +520,8 @@ func (d *Driver) endPass(ctx context.Context, end core.PassEnd) {
 
 // evaluate runs the evaluator until it succeeds or ctx ends (ok false). A
 // model that diverged fails the job; a model write that fails is the
-// operator's warning while it is retried (see ModelWriteError).
+// operator's warning while it is retried (see ModelWriteError); a model
+// program that died stops this master (halt).
 func (d *Driver) evaluate(ctx context.Context, end core.PassEnd) (metrics api.Metrics, ok bool) {
 	err := retry.Do(ctx, retry.Policy{Initial: evalRetry}, func() error {
 		var err error
@@ -585,7 +586,8 @@ func (d *Driver) Warning() string {
 }
 
 // halt makes err this master's Fatal error, unless one already is, and
-// wakes whoever waits on Changed (the leader, which then ends).
+// wakes whoever waits: on Changed (the leader, which then ends) and on a
+// save (commit, which then returns it: no save comes once fatal is set).
 func (d *Driver) halt(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -594,6 +596,8 @@ func (d *Driver) halt(err error) {
 	}
 	close(d.changed)
 	d.changed = make(chan struct{})
+	close(d.saved)
+	d.saved = make(chan struct{})
 }
 
 // Fatal returns the error that stopped this master, if any.

@@ -110,3 +110,28 @@ gtrainprog.serve(M())
 		t.Errorf("told %v; want the crash once, not as a program's error", told)
 	}
 }
+
+// A commit waiting for a save when the Driver halts returns the halt's
+// error: once fatal is set no save comes to wake it, and the leader's own
+// commits (its tick) would otherwise keep it from ever seeing Fatal.
+func TestHaltWakesCommitWaiters(t *testing.T) {
+	cfg := core.FixtureSyncConfig(3, 4, 2)
+	cfg.LongPoll = 5 * time.Millisecond
+	drv := mustDriver(t, t.Context(), cfg, core.FixtureTaskSet(), &MemStore{}, &flakyEvaluator{}, newFakeClock())
+	drv.mu.Lock()
+	never := drv.dirty + 1000 // a change nobody makes: no save ever reaches it
+	drv.mu.Unlock()
+	got := make(chan error, 1)
+	go func() { got <- drv.commit(t.Context(), never) }()
+	time.Sleep(50 * time.Millisecond) // the commit waits
+	stop := fmt.Errorf("master: the program died")
+	drv.halt(stop)
+	select {
+	case err := <-got:
+		if err != stop {
+			t.Fatalf("commit returned %v, want the halt's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a commit waiting when the Driver halted still waits")
+	}
+}
