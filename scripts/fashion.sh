@@ -34,11 +34,27 @@ trap 'finish_work $?' EXIT
 for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
   [ -f "$SRC/$f" ] || { echo "fashion: $SRC/$f is missing: apt-get install dataset-fashion-mnist" >&2; exit 2; }
 done
-for job in $JOBS; do
-  [ -f "examples/fashion_mnist_$job.yaml" ] || { echo "fashion: no examples/fashion_mnist_$job.yaml (FASHION_JOBS: softmax mlp torch_cnn)" >&2; exit 2; }
-  if [ "$job" = torch_cnn ] && ! /usr/bin/python3 -c 'import torch, numpy, yaml' 2>/dev/null; then
-    echo "fashion: torch_cnn needs Debian's python3-torch and python3-numpy for /usr/bin/python3" >&2; exit 2
+# cnn_missing: why the CNN job cannot run here, or nothing. It runs a model program, which
+# the dev agent isolates (its own uid and cgroups) and refuses to run where it cannot: as root
+# it can.
+cnn_missing() {
+  if ! /usr/bin/python3 -c 'import torch, numpy, yaml' 2>/dev/null; then
+    echo "torch_cnn needs /usr/bin/python3 with torch, numpy and yaml (apt-get install python3-torch python3-numpy python3-yaml)"
+  elif [ "$(id -u)" -ne 0 ]; then
+    echo "torch_cnn runs a model program, which the dev agent isolates only as root: run make fashion as root"
   fi
+}
+wanted=$JOBS
+JOBS=""
+for job in $wanted; do
+  [ -f "examples/fashion_mnist_$job.yaml" ] || { echo "fashion: no examples/fashion_mnist_$job.yaml (FASHION_JOBS: softmax mlp torch_cnn)" >&2; exit 2; }
+  if [ "$job" = torch_cnn ] && why=$(cnn_missing) && [ -n "$why" ]; then
+    # Asked for by name: refused before anything trains. By default: the others still run.
+    [ -n "${FASHION_JOBS:-}" ] && { echo "fashion: $why" >&2; exit 2; }
+    echo "fashion: torch_cnn NOT MEASURED: $why (FASHION_JOBS=\"softmax mlp\" runs the others alone)" >&2
+    continue
+  fi
+  JOBS="$JOBS $job"
 done
 
 say "converting Fashion-MNIST ($SRC) into $OUT"
