@@ -129,8 +129,7 @@ func (d *Driver) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopped = true
-	close(d.saved)
-	d.saved = make(chan struct{})
+	d.savedLocked()
 }
 
 // applyLocked carries out eff but its save; it returns the change's
@@ -209,16 +208,19 @@ func (d *Driver) save(ctx context.Context) error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	close(d.saved)
-	d.saved = make(chan struct{})
 	if err != nil {
-		d.fatal = fmt.Errorf("master: save state: %w", err)
-		close(d.changed)
-		d.changed = make(chan struct{})
+		d.haltLocked(fmt.Errorf("master: save state: %w", err))
 		return d.fatal
 	}
+	d.savedLocked()
 	d.durable = target
 	return nil
+}
+
+// savedLocked wakes everyone waiting for a save to end (commit).
+func (d *Driver) savedLocked() {
+	close(d.saved)
+	d.saved = make(chan struct{})
 }
 
 // commit waits until every change up to gen is saved. The save serves every
@@ -585,19 +587,23 @@ func (d *Driver) Warning() string {
 	return d.core.Warning()
 }
 
-// halt makes err this master's Fatal error, unless one already is, and
-// wakes whoever waits: on Changed (the leader, which then ends) and on a
-// save (commit, which then returns it: no save comes once fatal is set).
+// halt stops this master with err (haltLocked).
 func (d *Driver) halt(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.haltLocked(err)
+}
+
+// haltLocked makes err this master's Fatal error, unless one already is (a
+// failed save or a dead model program: the first cause is kept), and wakes
+// whoever waits: on Changed (the leader, which then ends) and on a save
+// (commit, which then returns it: no save comes once fatal is set).
+func (d *Driver) haltLocked(err error) {
 	if d.fatal == nil {
 		d.fatal = err
 	}
-	close(d.changed)
-	d.changed = make(chan struct{})
-	close(d.saved)
-	d.saved = make(chan struct{})
+	d.wakeLocked()
+	d.savedLocked()
 }
 
 // Fatal returns the error that stopped this master, if any.
