@@ -167,7 +167,7 @@ func SameKernels() string {
 // scripts/torch_mlp.py reports): a PyTorch wheel on MKL runs other kernels
 // than gtrain's OpenBLAS whatever the environment pins, and says so.
 func KernelsAgainst(peerBLAS []string) string {
-	if slices.ContainsFunc(peerBLAS, func(b string) bool { return strings.Contains(strings.ToLower(b), "openblas") }) {
+	if loaded(peerBLAS, "openblas") {
 		return SameKernels()
 	}
 	return fmt.Sprintf("gtrain on %s; the peer on %s, not OpenBLAS: the two run other kernels", model.Kernels(), strings.Join(peerBLAS, " "))
@@ -177,10 +177,14 @@ func KernelsAgainst(peerBLAS []string) string {
 // peer scripts report, scripts/peerblas.py) runs at its best: on OpenBLAS
 // or MKL. Against Debian's reference BLAS, 30x slower, a ratio would say
 // nothing of gtrain.
-func PeerAtItsBest(blas []string) bool {
+func PeerAtItsBest(blas []string) bool { return loaded(blas, "openblas", "mkl") }
+
+// loaded reports whether a peer's BLAS (what the peer scripts report)
+// names one of libs (lower case).
+func loaded(blas []string, libs ...string) bool {
 	return slices.ContainsFunc(blas, func(b string) bool {
 		b = strings.ToLower(b)
-		return strings.Contains(b, "openblas") || strings.Contains(b, "mkl")
+		return slices.ContainsFunc(libs, func(lib string) bool { return strings.Contains(b, lib) })
 	})
 }
 
