@@ -48,6 +48,7 @@ PyTorch adapter (gtrainprog_torch.py) builds on Channel below.
 """
 
 import ctypes
+import functools
 import inspect
 import json
 import mmap
@@ -423,17 +424,33 @@ def step_seed_args(method, req):
     method written without them. At protocol version 1 a gradient request
     carries neither (both 0): a method taking seed= then gets a warning on
     stderr, once a process."""
-    try:
-        ps = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature
-        return {}
-    named = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    kw = {n: getattr(req, n) for n in ("step", "seed") if n in named}
+    kw = {n: getattr(req, n) for n in _step_seed_names(method)}
     if "seed" in kw and req.op == "gradient" and not req.seeded:
         warn_unseeded("gtrainprog: protocol version 1 (the pipe: shared memory was not offered or "
                       "not accepted): gradient requests carry no step or seed, so the model's gradient gets "
                       "step=0 and seed=0 on every request: its random draws (dropout, augmentation) repeat")
     return kw
+
+
+def _step_seed_names(method):
+    """Which of step and seed method takes as keyword parameters; read once
+    per function, not on every request (keyed by the function, not the
+    bound method, whose hash is its model's: a model may be unhashable)."""
+    fn = getattr(method, "__func__", method)
+    try:
+        return _keyword_names(fn)
+    except TypeError:  # an unhashable callable: read it each time
+        return _keyword_names.__wrapped__(fn)
+
+
+@functools.lru_cache(maxsize=None)
+def _keyword_names(fn):
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return ()
+    named = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return tuple(n for n in ("step", "seed") if n in named)
 
 
 _warned_unseeded = False
