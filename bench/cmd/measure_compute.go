@@ -112,32 +112,46 @@ func printScaling(bin string, counts []int) error {
 	if err != nil {
 		return err
 	}
-	torch := needTorch.present()
+	ddp, why, err := ddpCurve(counts)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("MLP 784-1024-1024-10, global batch 256; gtrain: %s, trainers of cpu: 1, half as many pservers (at least 2)\n", model.Kernels())
 	fmt.Printf("%-8s %9s %14s %10s %14s %10s\n", "WORKERS", "PSERVERS", "GTRAIN REC/S", "EFFICIENCY", "DDP REC/S", "EFFICIENCY")
-	var ddpOne float64
-	var peer bench.TorchMLP
 	for i, n := range counts {
-		ddp, ddpEff := "NOT MEASURED", "-"
-		if torch {
-			r, err := bench.RunDDPMLP("scripts", n)
-			if err != nil {
-				return err
-			}
-			if i == 0 {
-				ddpOne, peer = r.RecordsPerS/float64(n), r
-			}
-			ddp, ddpEff = fmt.Sprintf("%.0f", r.RecordsPerS), fmt.Sprintf("%.2f", r.RecordsPerS/(ddpOne*float64(n)))
+		d, dEff := "NOT MEASURED", "-"
+		if ddp != nil {
+			d, dEff = fmt.Sprintf("%.0f", ddp[i].RecordsPerS), fmt.Sprintf("%.2f", ddp[i].RecordsPerS/(ddp[0].RecordsPerS/float64(counts[0])*float64(n)))
 		}
-		fmt.Printf("%-8d %9d %14.0f %10.2f %14s %10s\n", n, runs[i].Pservers, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), ddp, ddpEff)
+		fmt.Printf("%-8d %9d %14.0f %10.2f %14s %10s\n", n, runs[i].Pservers, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), d, dEff)
 	}
-	if !torch {
-		notMeasured("DDP curve", needTorch)
+	if ddp == nil {
+		notMeasured("DDP curve", *why)
 		return nil
 	}
-	fmt.Printf("DDP: PyTorch %s (%s), processes of 1 thread, on %s\n", peer.Torch, bench.TorchPython, strings.Join(peer.BLAS, " "))
-	if !bench.PeerAtItsBest(peer.BLAS) {
-		notMeasured("DDP curve (a peer at its best)", slowPeer(peer.BLAS))
-	}
+	fmt.Printf("DDP: PyTorch %s (%s), processes of 1 thread, on %s\n", ddp[0].Torch, bench.TorchPython, strings.Join(ddp[0].BLAS, " "))
 	return nil
+}
+
+// ddpCurve runs PyTorch DDP over gloo with each count of processes, all
+// before any figure is printed: without PyTorch, or on a PyTorch whose BLAS
+// is not at its best (the first run says which), it returns no curve and
+// why, and the table prints none rather than a flattered one.
+func ddpCurve(counts []int) ([]bench.TorchMLP, *need, error) {
+	if !needTorch.present() {
+		return nil, &needTorch, nil
+	}
+	ddp := make([]bench.TorchMLP, len(counts))
+	for i, n := range counts {
+		r, err := bench.RunDDPMLP("scripts", n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !bench.PeerAtItsBest(r.BLAS) {
+			slow := slowPeer(r.BLAS)
+			return nil, &slow, nil
+		}
+		ddp[i] = r
+	}
+	return ddp, nil, nil
 }
