@@ -10,8 +10,10 @@ import "github.com/gtrain/gtrain/program/wire"
 func (c *Client) Ahead() bool { return c.ahead }
 
 // arrivalsSender returns what tells the program, once req went out, the
-// arrivals of a request sent ahead; nil for any other request. written is
-// closed once its last frame is.
+// arrivals of a request sent ahead; nil for any other request. sl.written
+// is closed once its last frame is; its frames wait in the pipe behind the
+// request until the answer before (sl.prevRead), and have the timeout
+// from then (writeFrame).
 //
 // A gradient request sent ahead (GradientProgress with p.Await set) goes
 // out before params holds all its values, and may go while the request
@@ -22,18 +24,19 @@ func (c *Client) Ahead() bool { return c.ahead }
 // then lets it write its gradients (wire.OpGo), or stops it (wire.OpStop)
 // at the first false. A program stopped answers so: it wrote no gradient,
 // p.Stopped is set, and the loss means nothing.
-func (c *Client) arrivalsSender(req *wire.Request, x *exchange, written chan struct{}) func() {
+func (c *Client) arrivalsSender(req *wire.Request, x *exchange, sl slot) func() {
 	if req.Op != wire.OpGradient || !req.Ahead || x == nil || x.await == nil {
 		return nil // a declare's Ahead is the offer
 	}
 	n := len(req.Params)
-	send := func(r *wire.Request) bool { return c.writeFrame(r) == nil } // a broken pipe: the call fails on its own
+	// A broken pipe, or one the program stopped reading: the call fails on its own.
+	send := func(r *wire.Request) bool { return c.writeFrame(sl.prevRead, r) == nil }
 	stop := func() {
 		x.stopSent.Store(true)
 		send(&wire.Request{Op: wire.OpStop})
 	}
 	return func() {
-		defer close(written)
+		defer close(sl.written)
 		for j := 0; j < n; j++ {
 			if !x.await(j) {
 				stop()

@@ -69,7 +69,7 @@ var blasThreadsEnv = []string{"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NU
 type Client struct {
 	cfg     Config
 	cmd     *exec.Cmd
-	stdin   io.WriteCloser
+	stdin   *os.File // the write end of the program's stdin, a pipe
 	stdout  *bufio.Reader
 	tail    *stderrTail
 	stderr  *stderrLog    // with Config.StderrToLog: tail's writer, logging each line
@@ -149,17 +149,24 @@ func Start(cfg Config) (_ *Client, err error) {
 	cmd := c.cmd
 	cmd.WaitDelay = time.Second
 	cmd.Stderr = stderr
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		c.shm.close()
-		return nil, &Error{Op: "start", Err: err}
-	}
-	out, err := cmd.StdoutPipe()
+	childStdin, stdin, err := os.Pipe() // not cmd.StdinPipe: writeFrame sets write deadlines
 	if err != nil {
 		c.shm.close()
 		return nil, &Error{Op: "start", Err: err}
 	}
+	c.stdin, cmd.Stdin = stdin, childStdin
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		childStdin.Close()
+		stdin.Close()
+		c.shm.close()
+		return nil, &Error{Op: "start", Err: err}
+	}
 	c.stdout = bufio.NewReaderSize(out, 1<<16)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	childStdin.Close() // the program's now (or nobody's)
+	if err != nil {
+		stdin.Close()
 		c.shm.close()
 		return nil, &Error{Op: "start", Err: fmt.Errorf("%w: %v", ErrEntry, err)}
 	}
@@ -261,14 +268,14 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 	}
 	done := make(chan result, 1)
 	sl := c.queue()
-	arrivals := c.arrivalsSender(req, x, sl.written)
+	arrivals := c.arrivalsSender(req, x, sl)
 	// The timeout counts from when the program may compute the request:
 	// the one before answered, and a request sent ahead let go or stopped.
 	started := make(chan struct{})
 	go func() {
 		defer close(sl.read) // the next request's answer is read after this one's
 		<-sl.prevWritten
-		err := c.writeFrame(req, payload...)
+		err := c.writeFrame(sl.prevRead, req, payload...)
 		if arrivals == nil || err != nil {
 			close(sl.written)
 		} else {
@@ -292,7 +299,10 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		close(started)
 		if err != nil {
 			*sl.unread = true
-			done <- result{err: fmt.Errorf("%w: write request: %v", ErrExited, err)}
+			if !errors.Is(err, ErrTimeout) {
+				err = fmt.Errorf("%w: write request: %v", ErrExited, err)
+			}
+			done <- result{err: err}
 			return
 		}
 		data, err := c.readAnswer(resp, func() (int, error) {

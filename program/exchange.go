@@ -2,8 +2,11 @@ package program
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/program/wire"
@@ -76,11 +79,35 @@ func (c *Client) queue() slot {
 	return s
 }
 
-// writeFrame writes one frame whole to the program's stdin.
-func (c *Client) writeFrame(req *wire.Request, payload ...[]float32) error {
+// writeFrame writes one frame whole to the program's stdin. A frame may
+// wait in the pipe while the program computes the request before (a
+// request sent ahead, its arrivals); once that request's answer is read
+// (after closed), the program reads on, and the write gets the timeout
+// to end: a program that stopped reading its stdin (stuck in a call, a
+// deadlock, SIGSTOP) would otherwise hold the role for ever, since the
+// answer's timer starts only once the request is written. Past it, the
+// program is killed and the error is ErrTimeout.
+func (c *Client) writeFrame(after <-chan struct{}, req *wire.Request, payload ...[]float32) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	return wire.WriteFrame(c.stdin, req, payload...)
+	done, armed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(armed)
+		select {
+		case <-after:
+			_ = c.stdin.SetWriteDeadline(time.Now().Add(c.cfg.Timeout))
+		case <-done:
+		}
+	}()
+	err := wire.WriteFrame(c.stdin, req, payload...)
+	close(done)
+	<-armed
+	_ = c.stdin.SetWriteDeadline(time.Time{}) // the next frame's own
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.kill()
+		return fmt.Errorf("%w: the program read no more of its stdin for %s (a %s frame waits to be written)", ErrTimeout, c.cfg.Timeout, req.Op)
+	}
+	return err
 }
 
 func (c *Client) brokenErr() error {

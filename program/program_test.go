@@ -56,6 +56,31 @@ func smallBatch() model.Batch {
 
 var badParams = []model.ParamSpec{{Name: "w", Shape: []int{2, 3}}, {Name: "b", Shape: []int{3}}}
 
+// TestProgramThatStopsReading: a program that answered declare and then
+// reads no more of its stdin cannot hold the role for ever: a request too
+// big for the pipe's buffer (160 KB of records over the pipe) waits in its
+// write, before the answer's timer starts; the write has the timeout too.
+func TestProgramThatStopsReading(t *testing.T) {
+	c := startBad(t, "noread", time.Second)
+	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 20000
+	b := model.Batch{N: n, Inputs: 2, X: make([]float32, 2*n), Y: make([]float32, n)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // "for ever", for the test
+	defer cancel()
+	start := time.Now()
+	_, err = c.Gradient(ctx, d.Params, d.Init, b, [][]float32{make([]float32, 6), make([]float32, 3)})
+	took := time.Since(start)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "read no more of its stdin") || took > 10*time.Second {
+		t.Fatalf("after %v: %v; want ErrTimeout saying the program reads no more of its stdin, after about the 1 s timeout", took, err)
+	}
+	if !IsProgramError(err) || IsCrash(err) {
+		t.Errorf("%v: IsProgramError %v, IsCrash %v: a stuck program fails the job as a hung one does", err, IsProgramError(err), IsCrash(err))
+	}
+}
+
 func TestMisbehavingPrograms(t *testing.T) {
 	for _, tc := range []struct {
 		mode   string

@@ -62,6 +62,9 @@ def declare(req):
     if mode.startswith("shm-ready") and mode != "shm-ready-unaccepted" and req.get("progress"):
         h["progress"] = True
     write(h, [0.5] * 9)
+    if mode == "noread":  # stuck after its answer: a deadlock, a blocking call
+        print("bad.py: noread, reading no more of stdin", file=sys.stderr, flush=True)
+        time.sleep(3600)
 
 
 while True:
