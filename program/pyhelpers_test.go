@@ -303,3 +303,48 @@ func TestTorchPipeSeedWarning(t *testing.T) {
 		})
 	}
 }
+
+const helperOverwriteProg = `
+import numpy as np
+import gtrainprog
+
+ch = gtrainprog.Channel()
+for req in ch.requests():
+    if req.op == "declare":
+        ch.answer(ch.declare_answer([("w", (2, 3)), ("b", (3,))], overwrite=True), [np.zeros(9, np.float32)])
+    elif req.op == "gradient":
+        gtrainprog.answer_gradient(ch, req, [np.ones((2, 3), np.float32), np.ones(3, np.float32)], 0.0)
+`
+
+// TestHelperAnswerUnderOverwrite: a program built on gtrainprog.Channel
+// that accepted overwrite and answers with answer_gradient writes its sums
+// over the grads file, which the trainer no longer clears: each request's
+// gradient is its own sums (all 1 here), not the sum of every request's.
+func TestHelperAnswerUnderOverwrite(t *testing.T) {
+	ctx := context.Background()
+	c := startHelperProgram(t, helperOverwriteProg, false)
+	defer c.Close()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Overwrites() {
+		t.Fatal("the program did not accept overwrite")
+	}
+	params, grads := c.Buffers() // as a trainer does: the shared buffers, not cleared
+	for j := range params {
+		copy(params[j], d.Init[j])
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := c.GradientAt(ctx, Step{Number: int64(i)}, d.Params, params, smallBatch(), grads); err != nil {
+			t.Fatal(err)
+		}
+		for j, g := range grads {
+			for k, v := range g {
+				if v != 1 {
+					t.Fatalf("request %d: gradient %d[%d] = %v, want 1 (the model's sums)", i, j, k, v)
+				}
+			}
+		}
+	}
+}

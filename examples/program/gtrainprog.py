@@ -471,9 +471,12 @@ def answer_gradient(ch, req, grads, loss, row_grads=(), written=False):
     table, in the pipe. grads must hold one array per declared parameter,
     in declared order, each with as many values as the parameter: anything
     else raises ValueError naming the problem, before anything is written,
-    through the pipe and shared memory alike. written says the dense sums
-    are in req.grads already (the PyTorch adapter writes them there): grads
-    is then not read."""
+    through the pipe and shared memory alike. Into shared memory it adds the
+    sums (into the zeros the trainer wrote), or writes them over what the
+    file holds once the program accepted overwrite; a request sent ahead
+    waits for its go first, and is answered stopped when the trainer stops
+    it. written says the dense sums are in req.grads already (the PyTorch
+    adapter writes them there): grads is then not read."""
     header = {"count": len(req.y), "loss_sum": float(loss)}
     if len(row_grads) != len(req.tables):
         raise ValueError("%d row gradient arrays for %d tables" % (len(row_grads), len(req.tables)))
@@ -492,8 +495,15 @@ def answer_gradient(ch, req, grads, loss, row_grads=(), written=False):
     if req.grads is None:
         ch.answer(header, grads + rows)
         return
+    try:
+        req.await_go()  # a request sent ahead: no gradient before the last push read them
+    except Stopped:
+        ch.stopped(req)
+        return
+    # Accepted overwrite: the trainer no longer clears the file, every value is written.
+    put = np.copyto if ch.overwrite else (lambda into, g: np.add(into, g, out=into))
     for into, g in zip(req.grads, grads):
-        np.add(into, g.reshape(into.shape), out=into)
+        put(into, g.reshape(into.shape))
     ch.answer(header, rows)
 
 
