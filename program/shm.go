@@ -105,9 +105,15 @@ func (s *shm) closeChildEnds() {
 	s.child[1].Close()
 }
 
-// size maps the params and grads files for the declared parameters.
+// size sizes, seals and maps the params and grads files for the declared
+// parameters.
 func (s *shm) size(ps []model.ParamSpec) error {
 	bytes := 4 * model.TotalSize(ps)
+	for _, f := range []*os.File{s.params, s.grads} {
+		if err := sizeSealed(f, bytes); err != nil {
+			return err
+		}
+	}
 	var err error
 	if s.paramMap, err = mapFile(s.params, bytes); err != nil {
 		return err
@@ -116,22 +122,38 @@ func (s *shm) size(ps []model.ParamSpec) error {
 		return err
 	}
 	s.paramViews, s.gradViews = views(s.paramMap, ps), views(s.gradMap, ps)
-	// The program may reopen a memfd read-write through /proc (its mode is
-	// 0777): sealed, it cannot resize the files the trainer maps, which
-	// would crash the trainer (SIGBUS) at its next touch past the end.
-	for _, f := range []*os.File{s.params, s.grads} {
-		if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
-			return fmt.Errorf("seal shared memory %s: %w", f.Name(), err)
-		}
+	return nil
+}
+
+// sizeSealed sizes f to n bytes and seals its size, then checks it: the
+// program holds the grads file read-write, and may resize it until the
+// seal (or reopen a memfd through /proc). A file shorter than the
+// trainer's mapping would crash the trainer (SIGBUS) at its next touch
+// past the end; a program that resized it is refused (ErrProtocol).
+func sizeSealed(f *os.File, n int) error {
+	if err := f.Truncate(int64(n)); err != nil {
+		return fmt.Errorf("size shared memory to %d bytes: %w", n, err)
+	}
+	beforeSeal(f)
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+		return fmt.Errorf("seal shared memory %s: %w", f.Name(), err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("shared memory %s: %w", f.Name(), err)
+	}
+	if st.Size != int64(n) {
+		return fmt.Errorf("%w: shared memory %s is %d bytes once sealed, want %d: the program resized it", ErrProtocol, f.Name(), st.Size, n)
 	}
 	return nil
 }
 
-// mapFile sizes f to n bytes and maps it shared, read-write.
+// beforeSeal runs between sizing and sealing a file: where a program's
+// resize lands in the race sizeSealed closes (a test's hook).
+var beforeSeal = func(*os.File) {}
+
+// mapFile maps n bytes of f shared, read-write.
 func mapFile(f *os.File, n int) ([]byte, error) {
-	if err := f.Truncate(int64(n)); err != nil {
-		return nil, fmt.Errorf("size shared memory to %d bytes: %w", n, err)
-	}
 	m, err := unix.Mmap(int(f.Fd()), 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("map %d bytes of shared memory: %w", n, err)
@@ -197,6 +219,10 @@ func (s *shm) growRecords(need int64) error {
 			return fmt.Errorf("unmap records: %w", err)
 		}
 		s.recMap = nil
+	}
+	// Sealed against shrinking from the start, and read-only in the program.
+	if err := s.records.Truncate(size); err != nil {
+		return fmt.Errorf("size shared memory to %d bytes: %w", size, err)
 	}
 	m, err := mapFile(s.records, int(size))
 	if err != nil {

@@ -185,3 +185,30 @@ func TestShmSealed(t *testing.T) {
 		}
 	}
 }
+
+// TestShmResizedBeforeSeal: the program holds the grads file read-write
+// and may shrink it between the trainer's sizing and its seal; the trainer
+// then refuses the program (ErrProtocol) instead of mapping past the end
+// of the file and dying of SIGBUS at its first touch.
+func TestShmResizedBeforeSeal(t *testing.T) {
+	s, err := newShm()
+	if err != nil {
+		t.Skipf("no memfd here: %v", err)
+	}
+	defer s.close()
+	defer func(old func(*os.File)) { beforeSeal = old }(beforeSeal)
+	beforeSeal = func(f *os.File) {
+		if f == s.grads {
+			if err := f.Truncate(0); err != nil { // as the program's descriptor 5 may
+				t.Fatal(err)
+			}
+		}
+	}
+	err = s.size([]model.ParamSpec{{Name: "w", Shape: []int{4, 8}}})
+	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "is 0 bytes once sealed, want 128: the program resized it") {
+		t.Fatalf("got %v, want ErrProtocol saying the program resized the grads file", err)
+	}
+	if s.gradMap != nil {
+		t.Error("the grads file was mapped")
+	}
+}
