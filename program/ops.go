@@ -130,6 +130,9 @@ func (c *Client) GradientRows(ctx context.Context, st Step, ps []model.ParamSpec
 	if c.shared {
 		return c.gradientShm(ctx, st, ps, params, b, tr, grads, rowGrads, nil)
 	}
+	if err := checkLabels(b, c.classes); err != nil {
+		return 0, &Error{Op: "gradient", Err: err} // the data's, as through shared memory (putRecords)
+	}
 	req, payload := batchRequest(wire.OpGradient, ps, params, b, tr)
 	dense := model.TotalSize(ps)
 	want := dense + rowGradFloats(tr.hs)
@@ -175,6 +178,8 @@ func (c *Client) EvaluateRows(ctx context.Context, ps []model.ParamSpec, params 
 	var data []float32
 	if c.shared {
 		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, tr, 0, &resp, nil)
+	} else if err = checkLabels(b, c.classes); err != nil {
+		err = &Error{Op: "evaluate", Err: err}
 	} else {
 		req, payload := batchRequest(wire.OpEvaluate, ps, params, b, tr)
 		data, err = c.call(ctx, req, payload, &resp, func() int { return 0 }, nil)

@@ -192,15 +192,32 @@ func (s *shm) putRecords(b model.Batch, classes int, at int64) (*wire.ShmBatch, 
 	if b.N == 0 {
 		return sb, nil // no label to convert (and no &ys[0] to take)
 	}
+	if err := checkLabels(b, classes); err != nil {
+		return nil, err
+	}
 	labels := unsafe.Slice((*int32)(unsafe.Pointer(&ys[0])), b.N)
 	for i, y := range b.Y[:b.N] {
-		if !(y >= 0 && y < float32(classes)) || y != float32(math.Trunc(float64(y))) {
-			return nil, fmt.Errorf("%w: record %d has label %v, not a class index in [0, %d) (model.outputs); convert the data with integer labels",
-				ErrRecords, i, y, classes)
-		}
 		labels[i] = int32(y)
 	}
 	return sb, nil
+}
+
+// checkLabels says which of b's labels is no class index of a classifier
+// of classes outputs (none when classes <= 1: a regression's targets are
+// any number). Through the pipe as through shared memory: a program gets
+// integer labels in [0, classes), never -1 wrapped to the last class or
+// 2.5 cut to 2.
+func checkLabels(b model.Batch, classes int) error {
+	if classes <= 1 {
+		return nil
+	}
+	for i, y := range b.Y[:b.N] {
+		if !(y >= 0 && y < float32(classes)) || y != float32(math.Trunc(float64(y))) {
+			return fmt.Errorf("%w: record %d has label %v, not a class index in [0, %d) (model.outputs); convert the data with integer labels",
+				ErrRecords, i, y, classes)
+		}
+	}
+	return nil
 }
 
 // labelsAt is where b's labels start after its X: on a cache line of their own.

@@ -121,21 +121,37 @@ func TestOldProtocolProgram(t *testing.T) {
 	}
 }
 
+// TestLabelsChecked: a classifier's label that is no class index (4 of 4
+// classes, -1, 2.5) is refused before the program sees it, in gradient and
+// evaluate requests, through shared memory and the pipe alike (numpy would
+// have wrapped -1 to the last class and cut 2.5 to 2).
+func TestLabelsChecked(t *testing.T) {
+	ctx := context.Background()
+	for _, pipe := range []bool{false, true} {
+		c, d := startMLP(t, pipe)
+		for _, label := range []float32{4, -1, 2.5} {
+			b := randomBatch(4, 1)
+			b.Y[2] = label
+			want := fmt.Sprintf("record 2 has label %v, not a class index", label)
+			_, err := c.Gradient(ctx, d.Params, d.Init, b, zeros(d.Params))
+			if !errors.Is(err, ErrRecords) || !IsProgramError(err) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("pipe %v, gradient, label %v of 4 classes: %v", pipe, label, err)
+			}
+			_, _, err = c.Evaluate(ctx, d.Params, d.Init, b)
+			if !errors.Is(err, ErrRecords) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("pipe %v, evaluate, label %v of 4 classes: %v", pipe, label, err)
+			}
+		}
+	}
+}
+
 // TestShmChecks: the checks of the pipe hold on the shared buffer: a
-// non-finite gradient the program added in place fails the job, and a
-// classifier's label that is no class index is refused before the program
-// sees it.
+// non-finite gradient the program added in place fails the job.
 func TestShmChecks(t *testing.T) {
 	ctx := context.Background()
-	c, d := startMLP(t, false)
-	b := randomBatch(4, 1)
-	b.Y[2] = 4
-	_, err := c.Gradient(ctx, d.Params, d.Init, b, zeros(d.Params))
-	if !errors.Is(err, ErrRecords) || !IsProgramError(err) || !strings.Contains(err.Error(), "record 2 has label 4") {
-		t.Fatalf("label 4 of 4 classes: %v", err)
-	}
 	bad := startBad(t, "shm-nan-grad", 5*time.Second)
-	if d, err = bad.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3}); err != nil || !bad.Shared() {
+	d, err := bad.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil || !bad.Shared() {
 		t.Fatalf("declare: %v, shared %v", err, bad.Shared())
 	}
 	grads := zeros(d.Params)
