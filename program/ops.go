@@ -13,8 +13,11 @@ import (
 	"github.com/gtrain/gtrain/program/wire"
 )
 
-// MaxParams bounds a declaration (1 Gi floats, as jobspec.MaxParams).
-const MaxParams = 1 << 30
+// MaxParams bounds a declaration: 512 Mi floats, what one frame's payload
+// carries (wire.MaxPayload), since the initial values always come through
+// the pipe. The job spec allows built-in models twice that
+// (jobspec.MaxParams).
+const MaxParams = wire.MaxPayload / 4
 
 // maxParamTensors bounds how many tensors a program may declare.
 const maxParamTensors = 4096

@@ -134,6 +134,7 @@ func TestDeclareFailures(t *testing.T) {
 	for _, tc := range []struct{ mode, inText string }{
 		{"declare-exit", "cannot import torch"},
 		{"bad-name", `name "../w"`},
+		{"huge", "over 536870912 values in all"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			c := startBad(t, tc.mode, 5*time.Second)

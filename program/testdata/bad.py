@@ -54,6 +54,10 @@ def declare(req):
     if mode == "no-gpu" and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
         print("sees GPUs: CUDA_VISIBLE_DEVICES=%r" % os.environ.get("CUDA_VISIBLE_DEVICES"), file=sys.stderr)
         sys.exit(1)
+    if mode == "huge":  # one value more than a frame carries: refused before the payload is read
+        total = (1 << 29) + 1
+        write({"version": 1, "params": [{"name": "w", "shape": [total]}], "floats": total})
+        return
     if mode == "nondeterministic":
         write({"version": 1, "params": [{"name": "w", "shape": [2, 3]}, {"name": "b", "shape": [3]}]}, [time.time() % 1] * 9)
         return

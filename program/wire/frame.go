@@ -62,14 +62,27 @@ func ReadFrame(r io.Reader, into any, floats func() (int, error)) ([]float32, er
 		return nil, err
 	}
 	hlen := binary.LittleEndian.Uint32(lenBuf[:])
-	if hlen > MaxHeader && isText(lenBuf[:]) {
-		return nil, &TextError{Start: append([]byte(nil), lenBuf[:]...)}
-	}
 	if hlen == 0 || hlen > MaxHeader {
+		if isText(lenBuf[:1]) {
+			return nil, &TextError{Start: append([]byte(nil), lenBuf[:]...)}
+		}
 		return nil, fmt.Errorf("header length %d not in [1, %d]: %w", hlen, MaxHeader, ErrMalformed)
 	}
+	// The header's first byte before the rest: after a stray "\n" or
+	// "1\n" on stdout the length read is the text's and part of the real
+	// one, often within bounds, and reading that many bytes would wait for
+	// ever (the timeout) for what never comes.
 	h := make([]byte, hlen)
-	if _, err := io.ReadFull(r, h); err != nil {
+	if _, err := io.ReadFull(r, h[:1]); err != nil {
+		return nil, unexpected(err)
+	}
+	if h[0] != '{' {
+		if isText(lenBuf[:1]) {
+			return nil, &TextError{Start: append(lenBuf[:], h[0])}
+		}
+		return nil, fmt.Errorf("header starts with %q, not a JSON object's {: %w", h[:1], ErrMalformed)
+	}
+	if _, err := io.ReadFull(r, h[1:]); err != nil {
 		return nil, unexpected(err)
 	}
 	if err := json.Unmarshal(h, into); err != nil {
@@ -94,8 +107,11 @@ func ReadFrame(r io.Reader, into any, floats func() (int, error)) ([]float32, er
 }
 
 // TextError is text where a frame should start: a program printed to its
-// stdout, which carries frames only. A frame's length is at most MaxHeader,
-// so its top byte is 0: four printable bytes are never a length.
+// stdout, which carries frames only. Told only of a frame already broken
+// (a length out of bounds, or a header not starting with {) that starts
+// with a printable byte or white space: a frame's length is at most
+// MaxHeader, so four printable bytes are never one, and a length's first
+// byte may be printable, but then its header starts with {.
 type TextError struct {
 	Start []byte // what the program wrote, as far as the reader has it
 }

@@ -40,6 +40,7 @@ func TestReadFrameRejects(t *testing.T) {
 		"zero header":      {frame(0, "", 0), ErrMalformed},
 		"huge header":      {frame(MaxHeader+1, "", 0), ErrMalformed},
 		"not json":         {frame(5, "hello", 0), ErrMalformed},
+		"not an object":    {frame(2, "[]", 0), ErrMalformed},
 		"short header":     {frame(10, "{}", 0), io.ErrUnexpectedEOF},
 		"short payload":    {frame(7, `{"n":1}`, 3), io.ErrUnexpectedEOF},
 		"negative payload": {frame(8, `{"n":-1}`, 0), ErrMalformed},
@@ -66,10 +67,27 @@ func TestRequestPayloadFloats(t *testing.T) {
 
 // TestReadFrameText: text where a frame should start (a program's print)
 // is named as such, never as an absurd header length.
+// A short print before a frame (print(), print(1): "\n", "1\n") makes a
+// length that may be within bounds: named as text too, at once, not after
+// waiting for a header that never comes. A frame whose length's first byte
+// is printable ('A', a 65-byte header) is read as a frame.
 func TestReadFrameText(t *testing.T) {
-	_, err := ReadFrame(bytes.NewReader([]byte("hello world\n")), &Response{}, func() (int, error) { return 0, nil })
-	var te *TextError
-	if !errors.As(err, &te) || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "print diagnostics to stderr") {
-		t.Fatalf("got %v", err)
+	var answer bytes.Buffer
+	if err := WriteFrame(&answer, Response{LossSum: new(float64)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stray := range []string{"hello world\n", "\n", "1\n", "\r\n"} {
+		in := append([]byte(stray), answer.Bytes()...)
+		_, err := ReadFrame(bytes.NewReader(in), &Response{}, func() (int, error) { return 0, nil })
+		var te *TextError
+		if !errors.As(err, &te) || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "print diagnostics to stderr") {
+			t.Errorf("%q before a frame: got %v", stray, err)
+		}
+	}
+	header := `{"loss_sum":1.5,"floats":0` + strings.Repeat(" ", 65-27) + "}"
+	in := append(binary.LittleEndian.AppendUint32(nil, uint32(len(header))), header...)
+	var r Response
+	if _, err := ReadFrame(bytes.NewReader(in), &r, func() (int, error) { return 0, nil }); err != nil || r.LossSum == nil || *r.LossSum != 1.5 {
+		t.Fatalf("a frame of a 65-byte header (length byte 'A'): %v, %+v", err, r)
 	}
 }
