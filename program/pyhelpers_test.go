@@ -348,3 +348,32 @@ func TestHelperAnswerUnderOverwrite(t *testing.T) {
 		}
 	}
 }
+
+// TestHelperClosedDescriptors: a helper program started through a
+// launcher that closes the descriptors the trainer offered (3-5) answers
+// version 1 and trains through the pipe, instead of accepting shared
+// memory and failing its first batch with a bad descriptor.
+func TestHelperClosedDescriptors(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	src := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\n", repoDir(t, "examples/program")) + helperGradsProg
+	if err := os.WriteFile(filepath.Join(ws, "prog.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(Config{Argv: []string{"/bin/sh", "-c", `exec "$0" prog.py ok 3<&- 4<&- 5<&-`, python}, Dir: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Shared() {
+		t.Fatal("the program accepted shared memory without its descriptors")
+	}
+	grads := [][]float32{make([]float32, 6), make([]float32, 3)}
+	if _, err := c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads); err != nil {
+		t.Fatal(err)
+	}
+}

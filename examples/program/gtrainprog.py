@@ -52,6 +52,7 @@ import functools
 import inspect
 import json
 import mmap
+import os
 import struct
 import sys
 import traceback
@@ -298,7 +299,7 @@ class Channel:
             if header.get("version") != VERSION:
                 raise ValueError("protocol version %r, this helper speaks %d" % (header.get("version"), VERSION))
             self.classes = header.get("outputs", 0) if header.get("outputs", 0) > 1 else 0
-            if header.get("offer", 0) >= VERSION_SHM and header.get("shm"):
+            if header.get("offer", 0) >= VERSION_SHM and header.get("shm") and _inherited(header["shm"]):
                 self.shm = header["shm"]
                 self.progress_offered = bool(header.get("progress"))
                 self.overwrite_offered = bool(header.get("overwrite"))
@@ -373,6 +374,19 @@ class Channel:
         traceback.print_exc(file=sys.stderr)
         sys.stderr.flush()
         self.answer({"error": "%s: %s" % (type(exc).__name__, exc)})
+
+
+def _inherited(offer):
+    """Whether the program holds the descriptors the trainer offered: a
+    launcher in between that closes inherited descriptors (Python's
+    subprocess does by default) leaves them closed, and the program then
+    answers version 1, the pipe."""
+    try:
+        for key in ("params_fd", "grads_fd", "records_fd"):
+            os.fstat(offer[key])
+    except (OSError, KeyError, TypeError):
+        return False
+    return True
 
 
 def _table_header(name, dim, optimizer=None):

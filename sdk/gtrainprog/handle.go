@@ -3,6 +3,8 @@ package gtrainprog
 import (
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gtrain/gtrain/program/wire"
 )
 
@@ -21,7 +23,7 @@ func handle(m Model, sh *shared, req *wire.Request, data []float32) (*wire.Respo
 			return nil, nil, err
 		}
 	} else {
-		params, b = splitBatch(req, data)
+		params, b = splitBatch(req, data, sh.classes)
 	}
 	b.Step, b.Seed = req.Step, req.Seed
 	switch req.Op {
@@ -62,8 +64,12 @@ func declare(m Model, sh *shared, req *wire.Request) (*wire.Response, [][]float3
 		return nil, nil, err
 	}
 	resp := &wire.Response{Version: wire.Version}
-	if req.Offer >= wire.VersionShm && req.Shm != nil {
+	if req.Offer >= wire.VersionShm && req.Shm != nil && inherited(req.Shm) {
 		sh.offer, resp.Version = req.Shm, wire.VersionShm
+	}
+	sh.classes = 0
+	if req.Outputs > 1 {
+		sh.classes = req.Outputs
 	}
 	var payload [][]float32
 	for _, p := range ps {
@@ -77,9 +83,30 @@ func declare(m Model, sh *shared, req *wire.Request) (*wire.Response, [][]float3
 	return resp, payload, nil
 }
 
-// splitBatch cuts a batch request's payload (PayloadFloats checked its size).
-func splitBatch(req *wire.Request, data []float32) ([][]float32, Batch) {
+// inherited reports whether the program holds the descriptors the trainer
+// offered: a launcher between the trainer and the program (one that
+// closes inherited descriptors, as Python's subprocess does by default)
+// leaves them closed, and the program then answers version 1, the pipe.
+func inherited(o *wire.ShmOffer) bool {
+	for _, fd := range []int{o.Params, o.Records, o.Grads} {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// splitBatch cuts a batch request's payload (PayloadFloats checked its
+// size); a classifier's labels (classes > 1), which the trainer checked
+// are class indices, also as Labels.
+func splitBatch(req *wire.Request, data []float32, classes int) ([][]float32, Batch) {
 	nx := req.N * req.Inputs
 	b := Batch{N: req.N, Inputs: req.Inputs, X: data[:nx], Y: data[nx : nx+req.N]}
+	if classes > 1 {
+		b.Labels = make([]int32, req.N)
+		for i, y := range b.Y {
+			b.Labels[i] = int32(y)
+		}
+	}
 	return split(data[nx+req.N:], req.Params), b
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/gtrain/gtrain/program/wire"
 )
@@ -32,8 +33,9 @@ type Config struct {
 }
 
 // Batch is N records: X row-major (N×Inputs), Y one label each. For a
-// classifier through shared memory, Labels holds the class indices as the
-// trainer sent them (Y the same as float32). X, Y and Labels are read-only.
+// classifier (Config.Outputs > 1), Labels holds the class indices (Y the
+// same as float32), through shared memory and the pipe alike. X, Y and
+// Labels are read-only.
 type Batch struct {
 	N, Inputs int
 	X, Y      []float32
@@ -82,7 +84,7 @@ func ServeStreams(m Model, r io.Reader, w io.Writer, flush func() error) error {
 		if err != nil {
 			return fmt.Errorf("gtrainprog: read request: %w", err)
 		}
-		header, payload, err := handle(m, sh, &req, data)
+		header, payload, err := handleRecovered(m, sh, &req, data)
 		if err != nil {
 			header, payload = &wire.Response{Error: err.Error()}, nil
 		}
@@ -93,6 +95,20 @@ func ServeStreams(m Model, r io.Reader, w io.Writer, flush func() error) error {
 			return fmt.Errorf("gtrainprog: write answer: %w", err)
 		}
 	}
+}
+
+// handleRecovered is handle, a panic in the model answered as an error
+// (the job fails with its text; the stack goes to stderr) rather than
+// killing the program: a dead program is a crash, which gtrain restarts
+// against the crash budget, meeting the same bug each time.
+func handleRecovered(m Model, sh *shared, req *wire.Request, data []float32) (h *wire.Response, payload [][]float32, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "gtrainprog: panic in the model's %s: %v\n%s", req.Op, p, debug.Stack())
+			h, payload, err = nil, nil, fmt.Errorf("panic in the model's %s: %v", req.Op, p)
+		}
+	}()
+	return handle(m, sh, req, data)
 }
 
 func writeAnswer(w io.Writer, h *wire.Response, payload [][]float32) error {

@@ -127,8 +127,9 @@ func TestMain(m *testing.M) {
 }
 
 // probeRefuses is the input at which probe answers an error: a value the
-// trainer sends without a check of its own.
-const probeRefuses = 42
+// trainer sends without a check of its own; at probePanics it panics (an
+// index out of range).
+const probeRefuses, probePanics = 42, 43
 
 // probe is a model that declares one parameter, appends to the file "seen"
 // of its working directory the op, Step and Seed of each batch it is
@@ -144,9 +145,16 @@ func (probe) record(op string, b gtrainprog.Batch) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f, "%s %d %d\n", op, b.Step, b.Seed)
+	fmt.Fprintf(f, "%s %d %d", op, b.Step, b.Seed)
+	if b.Labels != nil {
+		fmt.Fprintf(f, " labels %v", b.Labels)
+	}
+	fmt.Fprintln(f)
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if b.X[0] == probePanics {
+		_ = b.X[b.N*b.Inputs+int(b.X[0])] // a model's bug
 	}
 	if b.X[0] == probeRefuses {
 		return fmt.Errorf("probe refuses %s: first input is %d", op, probeRefuses)
@@ -166,22 +174,30 @@ func (p probe) Evaluate(params [][]float32, b gtrainprog.Batch) (float64, int, e
 // workspace of its own, and declares it.
 func startProbe(t *testing.T, pipe bool) (*program.Client, *program.Declaration, string) {
 	t.Helper()
+	c, d, ws := startProbeWith(t, pipe, 1)
+	if c.Shared() == pipe {
+		t.Fatalf("shared memory: %v, with the pipe asked for: %v", c.Shared(), pipe)
+	}
+	return c, d, ws
+}
+
+// startProbeWith starts and declares probe with outputs, through launch
+// (argv before the test binary: none, or a launcher that execs it).
+func startProbeWith(t *testing.T, pipe bool, outputs int, launch ...string) (*program.Client, *program.Declaration, string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	c, err := program.Start(program.Config{Argv: []string{exe}, Dir: ws, Env: []string{probeEnv}, Pipe: pipe})
+	c, err := program.Start(program.Config{Argv: append(launch, exe), Dir: ws, Env: []string{probeEnv}, Pipe: pipe})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	d, err := c.Declare(context.Background(), program.DeclareArgs{Seed: 3, Inputs: 2, Outputs: 1})
+	d, err := c.Declare(context.Background(), program.DeclareArgs{Seed: 3, Inputs: 2, Outputs: outputs})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if c.Shared() == pipe {
-		t.Fatalf("shared memory: %v, with the pipe asked for: %v", c.Shared(), pipe)
 	}
 	return c, d, ws
 }
@@ -256,5 +272,50 @@ func TestModelError(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLabels checks that a classifier's labels reach the model as
+// Batch.Labels through the pipe as through shared memory.
+func TestLabels(t *testing.T) {
+	b := model.Batch{N: 3, Inputs: 2, X: []float32{1, 2, 3, 4, 5, 6}, Y: []float32{2, 0, 1}}
+	for _, pipe := range []bool{false, true} {
+		c, d, ws := startProbeWith(t, pipe, 3)
+		if _, err := c.Gradient(context.Background(), d.Params, d.Init, b, [][]float32{make([]float32, 2)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := lastSeen(t, ws), "gradient 0 0 labels [2 0 1]"; !strings.HasSuffix(got, "labels [2 0 1]") {
+			t.Errorf("pipe %v: the model saw %q, want %q", pipe, got, want)
+		}
+	}
+}
+
+// TestModelPanic checks that a panic in a Model method is the program's
+// error answer, which fails the job with its text, not a dead program,
+// which gtrain would restart into the same bug until its crash budget is
+// spent.
+func TestModelPanic(t *testing.T) {
+	bad := model.Batch{N: 1, Inputs: 2, X: []float32{probePanics, 1}, Y: []float32{0}}
+	for _, pipe := range []bool{false, true} {
+		c, d, _ := startProbe(t, pipe)
+		_, err := c.Gradient(context.Background(), d.Params, d.Init, bad, [][]float32{make([]float32, 2)})
+		if !errors.Is(err, program.ErrProgramSet) || program.IsCrash(err) || !strings.Contains(err.Error(), "panic in the model's gradient: runtime error: index out of range") {
+			t.Fatalf("pipe %v: got %v, want the program's error answer naming the panic", pipe, err)
+		}
+	}
+}
+
+// TestClosedDescriptors checks that a program started through a launcher
+// that closes the descriptors the trainer offered (3-5) answers version 1
+// and trains through the pipe, instead of accepting shared memory it
+// cannot map.
+func TestClosedDescriptors(t *testing.T) {
+	c, d, _ := startProbeWith(t, false, 1, "/bin/sh", "-c", `exec "$0" 3<&- 4<&- 5<&-`)
+	if c.Shared() {
+		t.Fatal("the program accepted shared memory without its descriptors")
+	}
+	b := model.Batch{N: 2, Inputs: 2, X: []float32{1, 2, 3, 4}, Y: []float32{0.5, -0.5}}
+	if _, err := c.Gradient(context.Background(), d.Params, d.Init, b, [][]float32{make([]float32, 2)}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,6 +19,7 @@ type shared struct {
 	records        []byte
 	pviews, gviews [][]float32
 	labels         []float32 // a classifier's int32 labels as Batch.Y wants them
+	classes        int       // model.outputs of a classifier (> 1), else 0
 }
 
 // batch maps what req names and returns its parameters, records and the
