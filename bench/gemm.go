@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/gtrain/gtrain/model"
@@ -13,6 +14,9 @@ import (
 // model/gemm.go) and a 1024³ square, each timed for about dur. It bounds
 // what one core can do for a model made of these products.
 func GemmFlops(dur time.Duration) float64 {
+	// One thread: gonum's pure-Go sgemm (a build without OpenBLAS) spreads
+	// a product over GOMAXPROCS goroutines, and this process has every core.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	best := 0.0
 	for _, s := range [][3]int{{256, 1024, 784}, {784, 1024, 256}, {256, 1024, 1024}, {1024, 1024, 256}, {1024, 1024, 1024},
 		{256, 256, 784}, {256, 256, 1024}, {200, 1024, 256}} {

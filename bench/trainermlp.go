@@ -165,8 +165,12 @@ func SameKernels() string {
 
 // KernelsAgainst is SameKernels for a peer whose BLAS is peerBLAS (what
 // scripts/torch_mlp.py reports): a PyTorch wheel on MKL runs other kernels
-// than gtrain's OpenBLAS whatever the environment pins, and says so.
+// than gtrain's OpenBLAS whatever the environment pins, and a pure-Go
+// build of gtrain others than any peer's, and it says so.
 func KernelsAgainst(peerBLAS []string) string {
+	if !strings.HasPrefix(model.Kernels(), "OpenBLAS") {
+		return fmt.Sprintf("gtrain on %s, the peer on %s: the two run other kernels", model.Kernels(), strings.Join(peerBLAS, " "))
+	}
 	if loaded(peerBLAS, "openblas") {
 		return SameKernels()
 	}

@@ -3,15 +3,26 @@ package bench
 import (
 	"strings"
 	"testing"
+
+	"github.com/gtrain/gtrain/model"
 )
 
 // TestKernelsAgainst: a peer on OpenBLAS shares the environment's kernels
 // with gtrain; a peer on MKL is said to run other ones.
+// A pure-Go build of gtrain runs other kernels than any peer.
 func TestKernelsAgainst(t *testing.T) {
-	if got := KernelsAgainst([]string{"/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so"}); !strings.HasPrefix(got, "both sides on ") {
+	openblas := []string{"/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so"}
+	got := KernelsAgainst(openblas)
+	if !strings.HasPrefix(model.Kernels(), "OpenBLAS") {
+		if !strings.Contains(got, "gtrain on gonum pure-Go") || strings.Contains(got, "both sides") {
+			t.Errorf("a pure-Go build against an OpenBLAS peer: %q", got)
+		}
+		return
+	}
+	if !strings.HasPrefix(got, "both sides on ") {
 		t.Errorf("OpenBLAS peer: %q", got)
 	}
-	got := KernelsAgainst([]string{"MKL (linked into torch: BLAS_INFO=mkl)"})
+	got = KernelsAgainst([]string{"MKL (linked into torch: BLAS_INFO=mkl)"})
 	if !strings.Contains(got, "the peer on MKL") || !strings.Contains(got, "not OpenBLAS") {
 		t.Errorf("MKL peer: %q", got)
 	}
