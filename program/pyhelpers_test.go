@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gtrain/gtrain/model"
 	"os"
 	"path/filepath"
 	"strings"
@@ -375,5 +376,79 @@ func TestHelperClosedDescriptors(t *testing.T) {
 	grads := [][]float32{make([]float32, 6), make([]float32, 3)}
 	if _, err := c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads); err != nil {
 		t.Fatal(err)
+	}
+}
+
+const helperAheadProg = `
+import numpy as np
+import gtrainprog
+
+ch = gtrainprog.Channel()
+for req in ch.requests():
+    if req.op == "declare":
+        h = ch.declare_answer([("w", (2, 3)), ("b", (3,))], progress=True, overwrite=True, ahead=True)
+        ch.answer(h, [np.zeros(9, np.float32)])
+    elif req.op == "gradient":  # sums that read no parameter: 1 each
+        gtrainprog.answer_gradient(ch, req, [np.ones((2, 3), np.float32), np.ones(3, np.float32)], 0.0)
+`
+
+// TestHelperAnswerAhead: answer_gradient, for a Channel program that
+// accepted requests sent ahead, writes no gradient before the request's
+// go (the last push may still read them), and answers a request the
+// trainer stops as stopped, having written nothing.
+func TestHelperAnswerAhead(t *testing.T) {
+	ctx := context.Background()
+	c := startHelperProgram(t, helperAheadProg, false)
+	defer c.Close()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Ahead() {
+		t.Fatal("the program did not accept requests sent ahead")
+	}
+	params, grads := c.Buffers()
+	for j := range params {
+		copy(params[j], d.Init[j])
+	}
+	fill := func(x float32) {
+		for _, g := range grads {
+			for i := range g {
+				g[i] = x
+			}
+		}
+	}
+	fill(7)
+	stop := &model.Progress{Await: func(j int) bool { return j == 0 }}
+	if _, err := c.GradientProgress(ctx, Step{Number: 1}, d.Params, params, smallBatch(), grads, stop); err != nil || !stop.Stopped {
+		t.Fatalf("stopped at its second parameter: stopped %v, %v", stop.Stopped, err)
+	}
+	for j, g := range grads {
+		for k, v := range g {
+			if v != 7 {
+				t.Fatalf("a stopped request wrote gradient %d[%d] = %v", j, k, v)
+			}
+		}
+	}
+	var sawGo bool
+	written := func() bool { return grads[0][0] != 7 }
+	goOn := &model.Progress{Await: func(j int) bool {
+		if j == -1 { // asked before go: nothing may be written yet
+			sawGo = !written()
+		}
+		return true
+	}}
+	if _, err := c.GradientProgress(ctx, Step{Number: 2}, d.Params, params, smallBatch(), grads, goOn); err != nil || goOn.Stopped {
+		t.Fatalf("let go: stopped %v, %v", goOn.Stopped, err)
+	}
+	if !sawGo {
+		t.Error("gradients written before the request's go")
+	}
+	for j, g := range grads {
+		for k, v := range g {
+			if v != 1 {
+				t.Fatalf("gradient %d[%d] = %v, want 1", j, k, v)
+			}
+		}
 	}
 }
