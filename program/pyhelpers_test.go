@@ -452,3 +452,42 @@ func TestHelperAnswerAhead(t *testing.T) {
 		}
 	}
 }
+
+const aheadIgnoresStopProg = `
+import numpy as np
+import gtrainprog
+
+ch = gtrainprog.Channel()
+for req in ch.requests():
+    if req.op == "declare":
+        h = ch.declare_answer([("w", (2, 3)), ("b", (3,))], progress=True, overwrite=True, ahead=True)
+        ch.answer(h, [np.zeros(9, np.float32)])
+    elif req.op == "gradient":  # neither awaits its frames nor heeds a stop
+        for g in req.grads:
+            g.fill(1)
+        ch.answer({"count": len(req.y), "loss_sum": 0.0})
+        break
+`
+
+// TestAheadAnswerAfterStop: a program that answers a request sent ahead
+// as computed although the trainer stopped it (it never got its go, so it
+// wrote its gradients while the last push may have read them) fails the
+// job (ErrProtocol) instead of being taken as stopped.
+func TestAheadAnswerAfterStop(t *testing.T) {
+	ctx := context.Background()
+	c := startHelperProgram(t, aheadIgnoresStopProg, false)
+	defer c.Close()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil || !c.Ahead() {
+		t.Fatalf("declare: %v, ahead %v", err, c.Ahead())
+	}
+	params, grads := c.Buffers()
+	for j := range params {
+		copy(params[j], d.Init[j])
+	}
+	stop := &model.Progress{Await: func(j int) bool { return false }}
+	_, err = c.GradientProgress(ctx, Step{Number: 1}, d.Params, params, smallBatch(), grads, stop)
+	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "a request sent ahead that the trainer stopped") {
+		t.Fatalf("got %v (stopped %v), want ErrProtocol naming the stopped request", err, stop.Stopped)
+	}
+}

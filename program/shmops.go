@@ -145,6 +145,11 @@ func (c *Client) gradientShm(ctx context.Context, st Step, ps []model.ParamSpec,
 		p.Stopped = true
 		return 0, nil
 	}
+	if x != nil && x.stopSent.Load() {
+		// It never got its go: whatever it wrote, it wrote while the last
+		// push may have read the gradients.
+		return 0, c.protocolError("gradient", `a computed answer to a request sent ahead that the trainer stopped: answer {"stopped": true} having written no gradient`)
+	}
 	if err := c.checkCounts("gradient", &resp, b.N, len(data), want); err != nil {
 		return 0, err
 	}
