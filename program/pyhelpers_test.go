@@ -379,7 +379,9 @@ func TestHelperClosedDescriptors(t *testing.T) {
 	}
 }
 
-const helperAheadProg = `
+// aheadProgHead is a Channel program that accepts requests sent ahead,
+// before its answer to a gradient request.
+const aheadProgHead = `
 import numpy as np
 import gtrainprog
 
@@ -388,7 +390,9 @@ for req in ch.requests():
     if req.op == "declare":
         h = ch.declare_answer([("w", (2, 3)), ("b", (3,))], progress=True, overwrite=True, ahead=True)
         ch.answer(h, [np.zeros(9, np.float32)])
-    elif req.op == "gradient":  # sums that read no parameter: 1 each
+`
+
+const helperAheadProg = aheadProgHead + `    elif req.op == "gradient":  # sums that read no parameter: 1 each
         gtrainprog.answer_gradient(ch, req, [np.ones((2, 3), np.float32), np.ones(3, np.float32)], 0.0)
 `
 
@@ -453,16 +457,7 @@ func TestHelperAnswerAhead(t *testing.T) {
 	}
 }
 
-const aheadIgnoresStopProg = `
-import numpy as np
-import gtrainprog
-
-ch = gtrainprog.Channel()
-for req in ch.requests():
-    if req.op == "declare":
-        h = ch.declare_answer([("w", (2, 3)), ("b", (3,))], progress=True, overwrite=True, ahead=True)
-        ch.answer(h, [np.zeros(9, np.float32)])
-    elif req.op == "gradient":  # neither awaits its frames nor heeds a stop
+const aheadIgnoresStopProg = aheadProgHead + `    elif req.op == "gradient":  # neither awaits its frames nor heeds a stop
         for g in req.grads:
             g.fill(1)
         ch.answer({"count": len(req.y), "loss_sum": 0.0})
