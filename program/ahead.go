@@ -30,7 +30,7 @@ func (c *Client) arrivalsSender(req *wire.Request, x *exchange, sl slot) func() 
 	}
 	n := len(req.Params)
 	// A broken pipe, or one the program stopped reading: the call fails on its own.
-	send := func(r *wire.Request) bool { return c.writeFrame(sl.prevRead, r) == nil }
+	send := func(r *wire.Request) bool { return c.writeFrame(req.Op, sl.prevRead, r) == nil }
 	stop := func() {
 		x.stopSent.Store(true)
 		send(&wire.Request{Op: wire.OpStop})

@@ -275,7 +275,7 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 	go func() {
 		defer close(sl.read) // the next request's answer is read after this one's
 		<-sl.prevWritten
-		err := c.writeFrame(sl.prevRead, req, payload...)
+		err := c.writeFrame(req.Op, sl.prevRead, req, payload...)
 		if arrivals == nil || err != nil {
 			close(sl.written)
 		} else {

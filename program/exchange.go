@@ -86,8 +86,9 @@ func (c *Client) queue() slot {
 // to end: a program that stopped reading its stdin (stuck in a call, a
 // deadlock, SIGSTOP) would otherwise hold the role for ever, since the
 // answer's timer starts only once the request is written. Past it, the
-// program is killed and the error is ErrTimeout.
-func (c *Client) writeFrame(after <-chan struct{}, req *wire.Request, payload ...[]float32) error {
+// program is killed and the client fails with ErrTimeout for op, the
+// request the frame belongs to.
+func (c *Client) writeFrame(op string, after <-chan struct{}, req *wire.Request, payload ...[]float32) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	done, armed := make(chan struct{}), make(chan struct{})
@@ -104,8 +105,10 @@ func (c *Client) writeFrame(after <-chan struct{}, req *wire.Request, payload ..
 	<-armed
 	_ = c.stdin.SetWriteDeadline(time.Time{}) // the next frame's own
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.kill()
-		return fmt.Errorf("%w: the program read no more of its stdin for %s (a %s frame waits to be written)", ErrTimeout, c.cfg.Timeout, req.Op)
+		// The client breaks with this error before anything reads the
+		// killed program's EOF, which would read as a crash: an arrivals
+		// sender's frame has no caller of its own to return it to.
+		return c.fail(op, fmt.Errorf("%w: the program read no more of its stdin for %s (a %s frame waits to be written)", ErrTimeout, c.cfg.Timeout, req.Op))
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gtrain/gtrain/internal/testing/torchtest"
 )
@@ -353,29 +354,35 @@ func TestHelperAnswerUnderOverwrite(t *testing.T) {
 // TestHelperClosedDescriptors: a helper program started through a
 // launcher that closes the descriptors the trainer offered (3-5) answers
 // version 1 and trains through the pipe, instead of accepting shared
-// memory and failing its first batch with a bad descriptor.
+// memory and failing its first batch with a bad descriptor; so does one
+// that opened files of its own since, which took those numbers.
 func TestHelperClosedDescriptors(t *testing.T) {
 	ctx := context.Background()
-	ws := t.TempDir()
-	src := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\n", repoDir(t, "examples/program")) + helperGradsProg
-	if err := os.WriteFile(filepath.Join(ws, "prog.py"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Start(Config{Argv: []string{"/bin/sh", "-c", `exec "$0" prog.py ok 3<&- 4<&- 5<&-`, python}, Dir: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Shared() {
-		t.Fatal("the program accepted shared memory without its descriptors")
-	}
-	grads := [][]float32{make([]float32, 6), make([]float32, 3)}
-	if _, err := c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads); err != nil {
-		t.Fatal(err)
+	for _, reopened := range []bool{false, true} {
+		ws := t.TempDir()
+		src := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\n", repoDir(t, "examples/program"))
+		if reopened {
+			src += "keep = [open('/dev/null') for _ in range(3)]\n"
+		}
+		if err := os.WriteFile(filepath.Join(ws, "prog.py"), []byte(src+helperGradsProg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Start(Config{Argv: []string{"/bin/sh", "-c", `exec "$0" prog.py ok 3<&- 4<&- 5<&-`, python}, Dir: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Shared() {
+			t.Fatalf("reopened %v: the program accepted shared memory without its descriptors", reopened)
+		}
+		grads := [][]float32{make([]float32, 6), make([]float32, 3)}
+		if _, err := c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads); err != nil {
+			t.Fatalf("reopened %v: %v", reopened, err)
+		}
 	}
 }
 
@@ -484,5 +491,52 @@ func TestAheadAnswerAfterStop(t *testing.T) {
 	_, err = c.GradientProgress(ctx, Step{Number: 1}, d.Params, params, smallBatch(), grads, stop)
 	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "a request sent ahead that the trainer stopped") {
 		t.Fatalf("got %v (stopped %v), want ErrProtocol naming the stopped request", err, stop.Stopped)
+	}
+}
+
+// stuckAheadProg accepts requests sent ahead for 2000 parameters, reads a
+// gradient request and then no more of its stdin: the trainer's arrived
+// frames (one a parameter) fill the pipe's buffer.
+const stuckAheadProg = `
+import time
+import numpy as np
+import gtrainprog
+
+n = 2000
+ch = gtrainprog.Channel()
+for req in ch.requests():
+    if req.op == "declare":
+        h = ch.declare_answer([("p%d" % i, (1,)) for i in range(n)], progress=True, overwrite=True, ahead=True)
+        ch.answer(h, [np.zeros(n, np.float32)])
+    elif req.op == "gradient":
+        print("stuck after reading the request", file=sys.stderr, flush=True)
+        time.sleep(3600)
+`
+
+// TestAheadArrivalsStuck: a program stuck while the trainer writes the
+// arrivals of a request sent ahead times out as a stuck program does
+// (ErrTimeout: the job fails), not as a crash (the program killed by the
+// timeout is not a death the trainer restarts into again).
+func TestAheadArrivalsStuck(t *testing.T) {
+	ws := t.TempDir()
+	src := fmt.Sprintf("import sys\nsys.path.insert(0, %q)\n", repoDir(t, "examples/program")) + stuckAheadProg
+	if err := os.WriteFile(filepath.Join(ws, "prog.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(Config{Argv: []string{python, "prog.py"}, Dir: ws, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil || !c.Ahead() {
+		t.Fatalf("declare: %v, ahead %v", err, c.Ahead())
+	}
+	params, grads := c.Buffers()
+	p := &model.Progress{Await: func(int) bool { return true }}
+	_, err = c.GradientProgress(ctx, Step{Number: 1}, d.Params, params, smallBatch(), grads, p)
+	if !errors.Is(err, ErrTimeout) || IsCrash(err) || !strings.Contains(err.Error(), "read no more of its stdin") {
+		t.Fatalf("got %v (IsCrash %v), want ErrTimeout saying the program reads no more of its stdin", err, IsCrash(err))
 	}
 }

@@ -48,11 +48,11 @@ PyTorch adapter (gtrainprog_torch.py) builds on Channel below.
 """
 
 import ctypes
+import fcntl
 import functools
 import inspect
 import json
 import mmap
-import os
 import struct
 import sys
 import traceback
@@ -379,12 +379,13 @@ class Channel:
 def _inherited(offer):
     """Whether the program holds the descriptors the trainer offered: a
     launcher in between that closes inherited descriptors (Python's
-    subprocess does by default) leaves them closed, and the program then
-    answers version 1, the pipe."""
+    subprocess does by default) leaves them closed, or files the program
+    opened since in their place, and the program then answers version 1,
+    the pipe. The trainer's are memfds, which alone have seals to read."""
     try:
         for key in ("params_fd", "grads_fd", "records_fd"):
-            os.fstat(offer[key])
-    except (OSError, KeyError, TypeError):
+            fcntl.fcntl(offer[key], fcntl.F_GET_SEALS)
+    except (OSError, KeyError, TypeError, AttributeError):
         return False
     return True
 

@@ -51,7 +51,7 @@ var specFields = map[string]specField{
 		meaning: "features per record"},
 	"model.outputs": {def: "`1` for linear; required otherwise", limits: fmt.Sprintf("linear: 1; softmax: 2 or more; at most %d", jobspec.MaxLayerWidth),
 		meaning: "regression outputs (1) or classes; a classifier's labels must be below it"},
-	"model.hidden": {limits: fmt.Sprintf("mlp and program only; at most %d layers of 1 to %d units; at most %d parameters in all", jobspec.MaxHiddenLayers, jobspec.MaxLayerWidth, jobspec.MaxParams),
+	"model.hidden": {limits: fmt.Sprintf("mlp and program only; at most %d layers of 1 to %d units; at most %d parameters in all (a program's declaration: at most %d, what one frame carries)", jobspec.MaxHiddenLayers, jobspec.MaxLayerWidth, jobspec.MaxParams, program.MaxParams),
 		meaning: "widths of the hidden layers, input side first"},
 	"model.entry": {def: "required for program", limits: fmt.Sprintf("program only; at most %d bytes", jobspec.MaxPathLength),
 		meaning: "the program's command line, split at white space (no shell), run in the workspace"},

@@ -86,10 +86,12 @@ func declare(m Model, sh *shared, req *wire.Request) (*wire.Response, [][]float3
 // inherited reports whether the program holds the descriptors the trainer
 // offered: a launcher between the trainer and the program (one that
 // closes inherited descriptors, as Python's subprocess does by default)
-// leaves them closed, and the program then answers version 1, the pipe.
+// leaves them closed, or files the program opened since in their place
+// (Go's runtime opens its own), and the program then answers version 1,
+// the pipe. The trainer's are memfds, which alone have seals to read.
 func inherited(o *wire.ShmOffer) bool {
 	for _, fd := range []int{o.Params, o.Records, o.Grads} {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0); err != nil {
 			return false
 		}
 	}
