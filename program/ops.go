@@ -133,14 +133,10 @@ func (c *Client) GradientRows(ctx context.Context, st Step, ps []model.ParamSpec
 	if c.shared {
 		return c.gradientShm(ctx, st, ps, params, b, tr, grads, rowGrads, nil)
 	}
-	if err := checkLabels(b, c.classes); err != nil {
-		return 0, &Error{Op: "gradient", Err: err} // the data's, as through shared memory (putRecords)
-	}
-	req, payload := batchRequest(wire.OpGradient, ps, params, b, tr)
 	dense := model.TotalSize(ps)
 	want := dense + rowGradFloats(tr.hs)
 	var resp wire.Response
-	data, err := c.call(ctx, req, payload, &resp, func() int { return want }, nil)
+	data, err := c.callPipe(ctx, wire.OpGradient, ps, params, b, tr, want, &resp)
 	if err != nil {
 		return 0, err
 	}
@@ -181,11 +177,8 @@ func (c *Client) EvaluateRows(ctx context.Context, ps []model.ParamSpec, params 
 	var data []float32
 	if c.shared {
 		data, err = c.callShm(ctx, wire.OpEvaluate, Step{}, ps, params, b, tr, 0, &resp, nil)
-	} else if err = checkLabels(b, c.classes); err != nil {
-		err = &Error{Op: "evaluate", Err: err}
 	} else {
-		req, payload := batchRequest(wire.OpEvaluate, ps, params, b, tr)
-		data, err = c.call(ctx, req, payload, &resp, func() int { return 0 }, nil)
+		data, err = c.callPipe(ctx, wire.OpEvaluate, ps, params, b, tr, 0, &resp)
 	}
 	if err != nil {
 		return 0, 0, err
@@ -215,6 +208,18 @@ func (c *Client) checkCounts(op string, resp *wire.Response, n, floats, want int
 		return c.protocolError(op, "%d floats in the answer, want %d", floats, want)
 	}
 	return nil
+}
+
+// callPipe sends a batch request through the pipe (callShm's twin) and
+// reads its answer of want floats. A classifier's labels are checked as
+// through shared memory (putRecords): the data's error, not the
+// program's, and the stream stays intact.
+func (c *Client) callPipe(ctx context.Context, op string, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq, want int, resp *wire.Response) ([]float32, error) {
+	if err := checkLabels(b, c.classes); err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	req, payload := batchRequest(op, ps, params, b, tr)
+	return c.call(ctx, req, payload, resp, func() int { return want }, nil)
 }
 
 func batchRequest(op string, ps []model.ParamSpec, params [][]float32, b model.Batch, tr tableReq) (*wire.Request, [][]float32) {
