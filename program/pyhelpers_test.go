@@ -306,6 +306,27 @@ func TestTorchPipeSeedWarning(t *testing.T) {
 	}
 }
 
+// declareInBuffers declares c's program (2 inputs, 3 outputs), checks
+// that it accepted what accepted says (named by what), and returns the
+// declaration and the client's own shared buffers, as a trainer uses
+// them (not cleared between requests), the parameters at their initial
+// values.
+func declareInBuffers(t *testing.T, c *Client, what string, accepted func() bool) (*Declaration, [][]float32, [][]float32) {
+	t.Helper()
+	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !accepted() {
+		t.Fatalf("the program did not accept %s", what)
+	}
+	params, grads := c.Buffers()
+	for j := range params {
+		copy(params[j], d.Init[j])
+	}
+	return d, params, grads
+}
+
 const helperOverwriteProg = `
 import numpy as np
 import gtrainprog
@@ -326,17 +347,7 @@ func TestHelperAnswerUnderOverwrite(t *testing.T) {
 	ctx := context.Background()
 	c := startHelperProgram(t, helperOverwriteProg, false)
 	defer c.Close()
-	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.Overwrites() {
-		t.Fatal("the program did not accept overwrite")
-	}
-	params, grads := c.Buffers() // as a trainer does: the shared buffers, not cleared
-	for j := range params {
-		copy(params[j], d.Init[j])
-	}
+	d, params, grads := declareInBuffers(t, c, "overwrite", c.Overwrites)
 	for i := 1; i <= 3; i++ {
 		if _, err := c.GradientAt(ctx, Step{Number: int64(i)}, d.Params, params, smallBatch(), grads); err != nil {
 			t.Fatal(err)
@@ -411,17 +422,7 @@ func TestHelperAnswerAhead(t *testing.T) {
 	ctx := context.Background()
 	c := startHelperProgram(t, helperAheadProg, false)
 	defer c.Close()
-	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.Ahead() {
-		t.Fatal("the program did not accept requests sent ahead")
-	}
-	params, grads := c.Buffers()
-	for j := range params {
-		copy(params[j], d.Init[j])
-	}
+	d, params, grads := declareInBuffers(t, c, "requests sent ahead", c.Ahead)
 	fill := func(x float32) {
 		for _, g := range grads {
 			for i := range g {
@@ -479,16 +480,9 @@ func TestAheadAnswerAfterStop(t *testing.T) {
 	ctx := context.Background()
 	c := startHelperProgram(t, aheadIgnoresStopProg, false)
 	defer c.Close()
-	d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
-	if err != nil || !c.Ahead() {
-		t.Fatalf("declare: %v, ahead %v", err, c.Ahead())
-	}
-	params, grads := c.Buffers()
-	for j := range params {
-		copy(params[j], d.Init[j])
-	}
+	d, params, grads := declareInBuffers(t, c, "requests sent ahead", c.Ahead)
 	stop := &model.Progress{Await: func(j int) bool { return false }}
-	_, err = c.GradientProgress(ctx, Step{Number: 1}, d.Params, params, smallBatch(), grads, stop)
+	_, err := c.GradientProgress(ctx, Step{Number: 1}, d.Params, params, smallBatch(), grads, stop)
 	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "a request sent ahead that the trainer stopped") {
 		t.Fatalf("got %v (stopped %v), want ErrProtocol naming the stopped request", err, stop.Stopped)
 	}
