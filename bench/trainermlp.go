@@ -168,13 +168,15 @@ func SameKernels() string {
 // than gtrain's OpenBLAS whatever the environment pins, and a pure-Go
 // build of gtrain others than any peer's, and it says so.
 func KernelsAgainst(peerBLAS []string) string {
-	if !strings.HasPrefix(model.Kernels(), "OpenBLAS") {
-		return fmt.Sprintf("gtrain on %s, the peer on %s: the two run other kernels", model.Kernels(), strings.Join(peerBLAS, " "))
-	}
-	if loaded(peerBLAS, "openblas") {
+	ours := strings.HasPrefix(model.Kernels(), "OpenBLAS")
+	if ours && loaded(peerBLAS, "openblas") {
 		return SameKernels()
 	}
-	return fmt.Sprintf("gtrain on %s; the peer on %s, not OpenBLAS: the two run other kernels", model.Kernels(), strings.Join(peerBLAS, " "))
+	peer := strings.Join(peerBLAS, " ")
+	if ours {
+		peer += ", not OpenBLAS"
+	}
+	return fmt.Sprintf("gtrain on %s; the peer on %s: the two run other kernels", model.Kernels(), peer)
 }
 
 // PeerAtItsBest reports whether a PyTorch peer whose BLAS is blas (what the

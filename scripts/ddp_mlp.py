@@ -8,7 +8,8 @@ import json, os, sys
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch_mlp imports torch
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
-from torch_mlp import blas_loaded, mlp, records_per_s
+from peerblas import blas_loaded
+from torch_mlp import mlp, records_per_s
 
 def run(rank, world, port, q):
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)

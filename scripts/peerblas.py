@@ -1,5 +1,5 @@
 """What BLAS a PyTorch peer's CPU products run on (scripts/torch_mlp.py,
-ddp_mlp.py, torch_program_peer.py report it; bench.PeerAtItsBest refuses a
+ddp_mlp.py, torch_program_peer.py and torch_recommender.py report it; bench.PeerAtItsBest refuses a
 comparison against a peer on none of OpenBLAS and MKL)."""
 import re
 

@@ -11,7 +11,7 @@ if __name__ == "__main__":
     os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[1] if len(sys.argv) > 1 else "1"
 import torch
 
-from peerblas import blas_loaded  # noqa: F401 (ddp_mlp.py imports it from here)
+from peerblas import blas_loaded
 
 
 def mlp():
