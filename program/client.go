@@ -18,6 +18,7 @@ import (
 	"github.com/gtrain/gtrain/internal/sandbox"
 	"github.com/gtrain/gtrain/jobspec"
 	"github.com/gtrain/gtrain/program/wire"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultTimeout bounds one request when the spec sets no model.timeout: long
@@ -76,6 +77,12 @@ type Client struct {
 	exited  chan struct{} // closed when Wait returned
 	waitMu  sync.Mutex
 	waitErr error
+	// pidfd polls readable once the process has exited, which Wait tells
+	// only once the program's stderr is copied too: up to WaitDelay later
+	// when a process it forked holds that. nil once Wait returned (reaped
+	// set), or when the kernel has no pidfd.
+	pidfd  *os.File
+	reaped bool
 	// mu guards broken, and the order and the records' places of the
 	// requests in flight (exchange.go).
 	mu     sync.Mutex
@@ -173,6 +180,9 @@ func Start(cfg Config) (_ *Client, err error) {
 	if c.shm != nil {
 		c.shm.closeChildEnds()
 	}
+	if fd, err := unix.PidfdOpen(cmd.Process.Pid, 0); err == nil { // before Wait reaps it
+		c.pidfd = os.NewFile(uintptr(fd), "program-pidfd")
+	}
 	go c.wait()
 	cfg.Log.Debug("model program started", "argv", cfg.Argv, "dir", cfg.Dir, "pid", cmd.Process.Pid, "sandbox", cfg.Sandbox)
 	return c, nil
@@ -222,9 +232,26 @@ func (c *Client) wait() {
 		c.stderr.close()
 	}
 	c.waitMu.Lock()
-	c.waitErr = err
+	c.waitErr, c.reaped = err, true
+	if c.pidfd != nil {
+		c.pidfd.Close()
+		c.pidfd = nil
+	}
 	c.waitMu.Unlock()
 	close(c.exited)
+}
+
+// processGone says whether the program's process has exited, though Wait
+// may not have returned yet.
+func (c *Client) processGone() bool {
+	c.waitMu.Lock()
+	defer c.waitMu.Unlock()
+	if c.reaped || c.pidfd == nil {
+		return c.reaped
+	}
+	fds := []unix.PollFd{{Fd: int32(c.pidfd.Fd()), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
 }
 
 // Close ends the program: stdin closes (a well-behaved program exits at
@@ -341,12 +368,19 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 	case <-ctx.Done():
 		return cancelled()
 	}
+	deadline := time.Now().Add(c.cfg.Timeout)
 	timer := time.NewTimer(c.cfg.Timeout)
 	defer timer.Stop()
 	var r result
 	select {
 	case r = <-done:
 	case <-timer.C:
+		if c.processGone() {
+			// It died in time: its stdout may stay open up to WaitDelay
+			// after, held by a process it forked. A crash, not a timeout.
+			r.err = errDiedUnread
+			break
+		}
 		c.kill()
 		r.err = fmt.Errorf("%w: %s request took over %s", ErrTimeout, req.Op, c.cfg.Timeout)
 	case <-ctx.Done():
@@ -361,7 +395,7 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		}
 	}
 	if r.err != nil {
-		return nil, c.fail(req.Op, c.explain(r.err))
+		return nil, c.fail(req.Op, c.explain(r.err, deadline))
 	}
 	if resp.Error != "" {
 		return nil, c.fail(req.Op, fmt.Errorf("%w: %s", ErrProgramSet, clipText(resp.Error)))
@@ -369,12 +403,23 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 	return r.data, nil
 }
 
+// errDiedUnread is a request's whose program died before its deadline
+// while its answer's stream stayed open (call).
+var errDiedUnread = fmt.Errorf("the program died before answering: %w", io.ErrUnexpectedEOF)
+
+// exitGrace is the least time a program whose stdout closed is given to
+// exit (explain).
+const exitGrace = 2 * time.Second
+
 // explain turns a broken stream into what happened to the process: an exit
 // status says more than "unexpected EOF". A program that died before
 // answering (a signal such as the OOM killer's, or an exit) is ErrExited:
 // a crash, which the role survives by restarting; a program that wrote
-// something wrong is ErrProtocol, which fails the job.
-func (c *Client) explain(err error) error {
+// something wrong is ErrProtocol, which fails the job. One whose stdout
+// closed is given until the request's deadline (at least exitGrace) to
+// exit: the kernel closes a dying process's descriptors before it can be
+// reaped, and freeing what it holds (a GPU's memory, say) may take long.
+func (c *Client) explain(err error, deadline time.Time) error {
 	if errors.Is(err, ErrTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
@@ -384,7 +429,7 @@ func (c *Client) explain(err error) error {
 	}
 	select {
 	case <-c.exited:
-	case <-time.After(2 * time.Second):
+	case <-time.After(max(time.Until(deadline), exitGrace)):
 		c.kill()
 		<-c.exited
 		return fmt.Errorf("%w: the program closed its stdout but did not exit (%v)", ErrProtocol, err)

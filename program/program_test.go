@@ -1,6 +1,7 @@
 package program
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -83,22 +84,28 @@ func TestProgramThatStopsReading(t *testing.T) {
 
 func TestMisbehavingPrograms(t *testing.T) {
 	for _, tc := range []struct {
-		mode   string
-		want   error
-		inText string
+		mode    string
+		want    error
+		inText  string
+		timeout time.Duration // 2 s if 0
 	}{
-		{"exit3", ErrExited, "exit status 3"},
-		{"killed", ErrExited, "signal: killed"},
-		{"hang", ErrTimeout, "took over"},
-		{"garbage", ErrProtocol, `non-protocol output on stdout ("Traceback (most recent call last):"); print diagnostics to stderr`},
-		{"wrong-shape", ErrProtocol, "announces 8 floats, want 9"},
-		{"nan-count", ErrProtocol, "malformed"},
-		{"wrong-count", ErrProtocol, "count = 3, want 2"},
-		{"nan-grad", ErrProtocol, "NaN"},
-		{"error", ErrProgramSet, "labels out of range"},
+		{"exit3", ErrExited, "exit status 3", 0},
+		{"killed", ErrExited, "signal: killed", 0},
+		// Its stdout closed 2.5 s before it died: a crash all the same.
+		{"slow-death", ErrExited, "signal: killed", 5 * time.Second},
+		// Killed 0.5 s before the timeout, its stdout held open by a
+		// child: a crash, not a timeout.
+		{"child-late", ErrExited, "signal: killed", 0},
+		{"hang", ErrTimeout, "took over", 0},
+		{"garbage", ErrProtocol, `non-protocol output on stdout ("Traceback (most recent call last):"); print diagnostics to stderr`, 0},
+		{"wrong-shape", ErrProtocol, "announces 8 floats, want 9", 0},
+		{"nan-count", ErrProtocol, "malformed", 0},
+		{"wrong-count", ErrProtocol, "count = 3, want 2", 0},
+		{"nan-grad", ErrProtocol, "NaN", 0},
+		{"error", ErrProgramSet, "labels out of range", 0},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			c := startBad(t, tc.mode, 2*time.Second)
+			c := startBad(t, tc.mode, cmp.Or(tc.timeout, 2*time.Second))
 			ctx := context.Background()
 			d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
 			if err != nil {

@@ -20,8 +20,9 @@ const (
 // 6 times" alone hides the cause in the log). It looks at the last run only
 // (after the agent's last "=== gtraind: starting" header) and prefers, from
 // the end: the error gtraind prints as it exits ("gtraind: ..."), a Go
-// panic, then a log record at level ERROR. Empty when none is found or the
-// log cannot be read.
+// panic, then a log record at level ERROR; an exit error over several lines
+// is quoted by its first and last (withLastLine). Empty when none is found
+// or the log cannot be read.
 func lastErrorLine(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -48,11 +49,37 @@ func lastErrorLine(path string) string {
 	} {
 		for i := len(lines) - 1; i >= 0; i-- {
 			if l := strings.TrimSpace(lines[i]); match(l) {
+				if strings.HasPrefix(l, "gtraind: ") {
+					return withLastLine(l, lines[i+1:])
+				}
 				return clip(l, maxLastError)
 			}
 		}
 	}
 	return ""
+}
+
+// withLastLine is the exit error's first line and, when the error goes on
+// over more lines, its last: a model program's stderr tail ends the error,
+// and a Python traceback's last line is the exception, which its first
+// ("Traceback (most recent call last):") does not say. The error's lines
+// are those up to the next log record or agent header.
+func withLastLine(first string, rest []string) string {
+	last := ""
+	for _, l := range rest {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "time=") || strings.HasPrefix(l, "=== gtraind: ") {
+			break
+		}
+		if l != "" {
+			last = l
+		}
+	}
+	if last == "" {
+		return clip(first, maxLastError)
+	}
+	last = clip(last, maxLastError/2)
+	return clip(first, maxLastError-len(last)-5) + " ... " + last
 }
 
 // clip cuts s to at most n bytes, marking the cut.

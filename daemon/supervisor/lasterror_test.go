@@ -21,6 +21,14 @@ func TestLastErrorLineQuotesTheLastRunsCause(t *testing.T) {
 			`time=T level=ERROR msg="cannot read shard"`},
 		{"panic", "=== gtraind: starting master (attempt 2) at T ===\npanic: runtime error: index out of range\n\ngoroutine 1 [running]:\n",
 			"panic: runtime error: index out of range"},
+		{"a program's traceback", "=== gtraind: starting trainer-0 (attempt 6) at T ===\n" +
+			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: Traceback (most recent call last):\n" +
+			"  File \"/tmp/workspace/m.py\", line 9, in grad\n    raise ValueError(\"shape mismatch\")\n" +
+			"ValueError: shape mismatch\n\n",
+			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: Traceback (most recent call last): ... ValueError: shape mismatch"},
+		{"log records after the exit error", "=== gtraind: starting trainer-0 (attempt 1) at T ===\n" +
+			"gtraind: trainer: cannot reach the master\ntime=T level=INFO msg=bye\n",
+			"gtraind: trainer: cannot reach the master"},
 		{"only the last run", "=== gtraind: starting trainer-0 (attempt 1) at T ===\ngtraind: old cause\n" +
 			"=== gtraind: starting trainer-0 (attempt 2) at T ===\ntime=T level=INFO msg=killed\n", ""},
 	}
@@ -43,5 +51,9 @@ func TestLastErrorLineQuotesTheLastRunsCause(t *testing.T) {
 	os.WriteFile(path, []byte(long+"\n"), 0o600)
 	if got := lastErrorLine(path); len(got) > maxLastError+3 || !strings.HasSuffix(got, "...") {
 		t.Errorf("a long line was quoted as %d bytes", len(got))
+	}
+	os.WriteFile(path, []byte(long+"\n"+strings.Repeat("y", 1000)+"\nValueError: z\n"), 0o600)
+	if got := lastErrorLine(path); len(got) > maxLastError+3 || !strings.HasSuffix(got, " ... ValueError: z") {
+		t.Errorf("a long error's first and last lines were quoted as %d bytes: %q", len(got), got)
 	}
 }

@@ -85,6 +85,15 @@ while True:
         os.kill(os.getpid(), signal.SIGKILL)
     if mode == "hang":
         time.sleep(3600)
+    if mode == "slow-death":  # stdout closed long before the exit (a GPU context freed, say)
+        os.close(1)
+        time.sleep(2.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "child-late":  # a forked worker holds stdout; killed just before the timeout
+        import subprocess
+        subprocess.Popen(["sleep", "30"])
+        time.sleep(1.5)
+        os.kill(os.getpid(), signal.SIGKILL)
     if mode == "garbage":
         sys.stdout.buffer.write(b"Traceback (most recent call last):\n")
         sys.stdout.buffer.flush()
