@@ -76,6 +76,7 @@ type Rec struct {
 type TorchRec struct {
 	RecordsPerS float64  `json:"records_per_s"`
 	TestRMSE    float64  `json:"test_rmse"`
+	Threads     int      `json:"threads"` // what torch.get_num_threads() said
 	BLAS        []string `json:"blas"`
 	Torch       string   `json:"torch"`
 }

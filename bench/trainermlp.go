@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -201,7 +203,10 @@ func loaded(blas []string, libs ...string) bool {
 // which BLAS that PyTorch runs on, as they always do). The program
 // benchmarks run it in the sandbox, as another user: it must be readable
 // there (not under /root).
-var TorchPython = cmp.Or(os.Getenv("GTRAIN_PEER_PYTHON"), "/usr/bin/python3")
+var TorchPython = cmp.Or(os.Getenv("GTRAIN_PEER_PYTHON"), DefaultTorchPython)
+
+// DefaultTorchPython is Debian's python3, which python3-torch serves.
+const DefaultTorchPython = "/usr/bin/python3"
 
 // HasTorch reports whether the peer can run: TorchPython imports torch and
 // numpy (the program helpers and the peers need both).
@@ -225,11 +230,22 @@ func runPeer(scriptsDir, script string, args ...string) (TorchMLP, error) {
 	cmd.Env = PeerEnv()
 	out, err := cmd.Output()
 	if err != nil {
-		return TorchMLP{}, fmt.Errorf("%s %s: %w", script, strings.Join(args, " "), err)
+		return TorchMLP{}, fmt.Errorf("%s %s: %w%s", script, strings.Join(args, " "), err, stderrTail(err))
 	}
 	var r TorchMLP
 	if err := json.Unmarshal(out, &r); err != nil {
 		return TorchMLP{}, fmt.Errorf("%s printed %q: %w", script, out, err)
 	}
 	return r, nil
+}
+
+// stderrTail is what a failed peer last wrote to its stderr (at most 4
+// lines), for its error: "exit status 1" alone says nothing of the cause.
+func stderrTail(err error) string {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || len(bytes.TrimSpace(ee.Stderr)) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(ee.Stderr)), "\n")
+	return "; stderr: " + strings.Join(lines[max(0, len(lines)-4):], " | ")
 }

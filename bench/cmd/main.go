@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -73,7 +74,20 @@ func sizesFor(quick bool) sizes {
 }
 
 // table collects results, printing each as it comes.
-type table struct{ results []bench.Result }
+// table holds the figures measured, and what was left out: a figure not
+// measured or a group that failed, which the printed table lists after the
+// figures (bench/results.json holds the figures measured only).
+type table struct {
+	results []bench.Result
+	missed  []string
+}
+
+// notMeasured says, as the run goes and again in the final table, that the
+// figure what was left out, and why.
+func (t *table) notMeasured(what, why string) {
+	fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", what, why)
+	t.missed = append(t.missed, fmt.Sprintf("%s NOT MEASURED: %s", what, why))
+}
 
 func (t *table) add(r bench.Result) {
 	if r.Ceiling > 0 {
@@ -139,31 +153,40 @@ func run(out, bin, only string, quick bool) error {
 	var failed []error
 	for _, g := range selected {
 		if why := missing(g); why != "" {
-			fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", g, why)
+			t.notMeasured(g, why)
 			continue
 		}
 		// A group that fails is reported, and the others still run: the
 		// figures measured are written, and the run then fails.
 		if err := all[g](t, sz); err != nil {
 			fmt.Fprintf(os.Stderr, "  %-22s FAILED: %v\n", g, err)
+			t.missed = append(t.missed, fmt.Sprintf("%s FAILED: %v", g, err))
 			failed = append(failed, fmt.Errorf("%s: %w", g, err))
 		}
 	}
-	if err := t.write(out); err != nil {
+	if err := t.write(os.Stdout, out); err != nil {
 		failed = append(failed, err)
 	}
 	return errors.Join(failed...)
 }
 
-// write prints the table and saves it as JSON.
-func (t *table) write(out string) error {
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+// write prints the table to w, then what was left out, and saves the
+// figures as JSON in out.
+func (t *table) write(w io.Writer, out string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVALUE\tUNIT\tCEILING\tRATIO")
 	for _, r := range t.results {
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.3f\n", r.Name, r.Value, r.Unit, r.Ceiling, r.Ratio)
 	}
 	tw.Flush()
-	b, err := json.MarshalIndent(t.results, "", "  ")
+	for _, m := range t.missed {
+		fmt.Fprintln(w, m)
+	}
+	figures := t.results
+	if figures == nil {
+		figures = []bench.Result{} // [] with no figure, not null
+	}
+	b, err := json.MarshalIndent(figures, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ func measureTrainerMLP(t *table, bin string) error {
 	torch := needTorch.present()
 	var best [3]float64 // cpu 1, cpu 2, 2 trainers
 	var peer bench.TorchMLP
+	var peerErr error // the peer failed: its figure is not, the others are, and the group fails
 	for round := range mlpRounds {
 		rps, err := bench.MLPRecordsPerSecond(bin, true, []bench.MLPRun{{Trainers: 1, CPU: 1}, {Trainers: 1, CPU: 2}, {Trainers: 2, CPU: 1}})
 		if err != nil {
@@ -32,26 +33,27 @@ func measureTrainerMLP(t *table, bin string) error {
 			best[i] = max(best[i], rps[i])
 		}
 		peerSaid := "the peer not measured"
-		if torch {
+		if torch && peerErr == nil {
 			p, err := bench.RunTorchMLP("scripts", 1)
-			if err != nil {
-				return err
+			peerErr = err
+			if err == nil {
+				peer = bestPeer(round, peer, p)
+				peerSaid = fmt.Sprintf("the peer %.0f", p.RecordsPerS)
 			}
-			peer = bestPeer(round, peer, p)
-			peerSaid = fmt.Sprintf("the peer %.0f", p.RecordsPerS)
 		}
 		fmt.Fprintf(os.Stderr, "  round %d of %d: cpu 1 %.0f, cpu 2 %.0f, 2 trainers %.0f records/s; %s\n", round+1, mlpRounds, rps[0], rps[1], rps[2], peerSaid)
 	}
 	one, threads, two := best[0], best[1], best[2]
 	sides := fmt.Sprintf("gtrain: %s, 1 thread per cpu; MLP 784-1024-1024-10 on Fashion-MNIST, global batch 256, 2 pservers, sgd; the median of 3 windows of 40 steps after 20, inside pass 0; each figure the best of %d rounds, the peer's included, alternated", model.Kernels(), mlpRounds)
 	switch {
+	case peerErr != nil: // the group's error, below
 	case torch && !bench.PeerAtItsBest(peer.BLAS):
-		notMeasured("trainer_mlp (against PyTorch)", slowPeer(peer.BLAS))
+		t.notMeasured("trainer_mlp (against PyTorch)", slowPeer(peer.BLAS).missing())
 	case torch:
 		t.add(bench.Result{Name: "trainer_mlp", Value: one, Unit: "records/s", Ceiling: peer.RecordsPerS,
 			Note: fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s, glibc malloc keeping freed memory (bench.PeerEnv), same model and batch, random data; %s; %s; goal ratio >= 1.0", peer.Torch, peer.Threads, strings.Join(peer.BLAS, " "), sides, bench.KernelsAgainst(peer.BLAS))})
 	default:
-		notMeasured("trainer_mlp (against PyTorch)", needTorch)
+		t.notMeasured("trainer_mlp (against PyTorch)", needTorch.missing())
 	}
 	t.add(bench.Result{Name: "trainer_mlp_gemm", Value: one, Unit: "records/s", Ceiling: gemmCeiling,
 		Note: fmt.Sprintf("ceiling: the best single-thread float32 GEMM rate of this build's kernels over the model's product shapes (%.1f GFLOP/s) / %d FLOPs per record; %s", flops/1e9, bench.MLPFlopsPerRecord, sides)})
@@ -59,6 +61,9 @@ func measureTrainerMLP(t *table, bin string) error {
 		Note: fmt.Sprintf("cpu: 2 against twice cpu: 1 (%.0f records/s): speedup %.2fx (goal >= 1.7x, ratio >= 0.85); %s", one, threads/one, sides)})
 	t.add(bench.Result{Name: "scaling_mlp", Value: two, Unit: "records/s", Ceiling: 2 * one,
 		Note: fmt.Sprintf("2 trainers of cpu: 1 (micro-batches of 128) against twice 1 trainer: the ratio is the scaling efficiency; on this machine the pservers, master and agent share its cores; %s", sides)})
+	if peerErr != nil {
+		return fmt.Errorf("trainer_mlp against PyTorch (the group's other figures were measured): %w", peerErr)
+	}
 	return nil
 }
 
@@ -126,7 +131,7 @@ func printScaling(bin string, counts []int) error {
 		fmt.Printf("%-8d %9d %14.0f %10.2f %14s %10s\n", n, runs[i].Pservers, rps[i], rps[i]/(rps[0]/float64(counts[0])*float64(n)), d, dEff)
 	}
 	if ddp == nil {
-		notMeasured("DDP curve", *why)
+		fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", "DDP curve", why.missing())
 		return nil
 	}
 	fmt.Printf("DDP: PyTorch %s (%s), processes of 1 thread, on %s\n", ddp[0].Torch, bench.TorchPython, strings.Join(ddp[0].BLAS, " "))

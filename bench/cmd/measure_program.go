@@ -59,7 +59,7 @@ func measurePrograms(t *table, bin string) error {
 	}
 	for i, m := range models {
 		if !bench.PeerAtItsBest(peers[i].BLAS) {
-			notMeasured("program_"+m.Name, slowPeer(peers[i].BLAS))
+			t.notMeasured("program_"+m.Name, slowPeer(peers[i].BLAS).missing())
 			continue
 		}
 		t.add(bench.Result{Name: "program_" + m.Name, Value: rps[i], Unit: "records/s", Ceiling: peers[i].RecordsPerS,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gtrain/gtrain/bench"
+	"github.com/gtrain/gtrain/model"
 )
 
 // measureRecommender is recommender (records/s of the built-in
@@ -21,15 +22,15 @@ func measureRecommender(t *table, bin string, quick bool) error {
 	if err != nil {
 		return err
 	}
-	sides := fmt.Sprintf("gctl data synth movielens: %d users, %d movies, %d ratings (a fifth held out), planted dim %d, noise %g; recommender dim %d (the side fields' tables dim %d), hidden %v, interaction %s, adagrad %g, batch %d, %d passes; gtrain: 1 trainer of cpu: 1, 1 pserver, records/s of its passes as its history reports them (evaluation at pass ends included)",
-		c.Users, c.Movies, c.Ratings, c.PlantedDim, c.Noise, c.Dim, bench.RecSideDim, c.Hidden, c.Interaction, c.LR, c.Batch, c.Passes)
+	sides := fmt.Sprintf("gctl data synth movielens: %d users, %d movies, %d ratings (a fifth held out), planted dim %d, noise %g; recommender dim %d (the side fields' tables dim %d), hidden %v, interaction %s, adagrad %g, batch %d, %d passes; gtrain: %s, 1 trainer of cpu: 1 (1 thread), 1 pserver, records/s of its passes as its history reports them (evaluation at pass ends included)",
+		c.Users, c.Movies, c.Ratings, c.PlantedDim, c.Noise, c.Dim, bench.RecSideDim, c.Hidden, c.Interaction, c.LR, c.Batch, c.Passes, model.Kernels())
 	switch {
 	case r.Torch == nil:
-		notMeasured("recommender, recommender_rmse (against PyTorch)", needTorch)
+		t.notMeasured("recommender, recommender_rmse (against PyTorch)", needTorch.missing())
 	case !bench.PeerAtItsBest(r.Torch.BLAS):
-		notMeasured("recommender, recommender_rmse (against PyTorch)", slowPeer(r.Torch.BLAS))
+		t.notMeasured("recommender, recommender_rmse (against PyTorch)", slowPeer(r.Torch.BLAS).missing())
 	default:
-		peer := fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on 1 thread, BLAS %s (scripts/torch_recommender.py: nn.EmbeddingBag sum, sparse, Adagrad), the same records exported from the job's shards, shuffled per pass", r.Torch.Torch, strings.Join(r.Torch.BLAS, " "))
+		peer := fmt.Sprintf("peer, not a ceiling: single-process PyTorch %s on %d thread, BLAS %s (scripts/torch_recommender.py: nn.EmbeddingBag sum, sparse, Adagrad), the same records exported from the job's shards, shuffled per pass; %s", r.Torch.Torch, r.Torch.Threads, strings.Join(r.Torch.BLAS, " "), bench.KernelsAgainst(r.Torch.BLAS))
 		t.add(bench.Result{Name: "recommender", Value: r.RecordsPerS, Unit: "records/s", Ceiling: r.Torch.RecordsPerS,
 			Note: fmt.Sprintf("%s; %s; goal ratio >= 1.0", peer, sides)})
 		t.add(bench.Result{Name: "recommender_rmse", Value: 1000 * r.TestRMSE, Unit: "mRMSE", Ceiling: 1000 * r.Torch.TestRMSE,

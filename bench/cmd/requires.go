@@ -13,9 +13,10 @@ import (
 // need is something a benchmark group cannot run without, and how an
 // operator gets it on Debian.
 type need struct {
-	what    string      // "Fashion-MNIST", "an etcd binary"
-	install string      // "apt-get install dataset-fashion-mnist"
-	present func() bool // checked before the group runs
+	what    string        // "Fashion-MNIST", "an etcd binary"
+	install string        // "apt-get install dataset-fashion-mnist"
+	present func() bool   // checked before the group runs
+	here    func() string // what else to say on this machine, "" for nothing; nil: none
 }
 
 // Needs of the groups (a group without an entry needs only this repository).
@@ -34,19 +35,30 @@ var requires = map[string][]need{
 
 var (
 	needFashion = need{"Fashion-MNIST in /usr/share/datasets/fashion-mnist", "apt-get install dataset-fashion-mnist",
-		fileExists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")}
-	needEtcd = need{"an etcd binary on PATH", "apt-get install etcd-server", onPath("etcd")}
-	needIP   = need{"the ip command", "apt-get install iproute2", onPath("ip")}
-	needRoot = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }}
+		filesExist("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz"), nil}
+	needEtcd = need{"an etcd binary on PATH", "apt-get install etcd-server", onPath("etcd"), nil}
+	needIP   = need{"the ip command", "apt-get install iproute2", onPath("ip"), nil}
+	needRoot = need{"root (network namespaces)", "run as root, as CI does", func() bool { return os.Geteuid() == 0 }, nil}
 	// The bench's agent isolates model programs, as a node does by default,
 	// and refuses program jobs where it cannot (internal/sandbox).
 	needSandbox = need{"an agent that can isolate model programs (capabilities and cgroup controllers)",
 		"run as root, as CI does, or as deploy/systemd/gtraind.service runs the agent",
-		func() bool { return sandbox.Check() == nil }}
+		func() bool { return sandbox.Check() == nil }, func() string { return errText(sandbox.Check()) }}
 	// The peers must run at their best: PyTorch on OpenBLAS, not on
 	// Debian's reference BLAS (30x slower).
-	needTorch = need{"PyTorch and numpy for /usr/bin/python3 (or the python3 that GTRAIN_PEER_PYTHON names)", "apt-get install python3-torch python3-numpy libopenblas0-pthread", bench.HasTorch}
+	needTorch = need{"PyTorch and numpy for /usr/bin/python3 (or the python3 that GTRAIN_PEER_PYTHON names)",
+		"apt-get install python3-torch python3-numpy libopenblas0-pthread", bench.HasTorch,
+		func() string { return otherPython(bench.TorchPython) }}
 )
+
+// otherPython says, for a peers' python that GTRAIN_PEER_PYTHON names, that
+// Debian's packages do not serve it.
+func otherPython(python string) string {
+	if python == bench.DefaultTorchPython {
+		return ""
+	}
+	return "here GTRAIN_PEER_PYTHON=" + python + ": install torch and numpy, on OpenBLAS or MKL, for that python"
+}
 
 // slowPeer is the need of a comparison whose PyTorch peer loaded blas, none
 // of OpenBLAS and MKL (bench.PeerAtItsBest): Debian's reference BLAS, 30x
@@ -67,8 +79,15 @@ func missing(group string) string {
 	return strings.Join(out, "; ")
 }
 
-func fileExists(path string) func() bool {
-	return func() bool { _, err := os.Stat(path); return err == nil }
+func filesExist(paths ...string) func() bool {
+	return func() bool {
+		for _, p := range paths {
+			if _, err := os.Stat(p); err != nil {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func onPath(name string) func() bool {
@@ -76,10 +95,19 @@ func onPath(name string) func() bool {
 }
 
 // missing says what n is and how to install it.
-func (n need) missing() string { return fmt.Sprintf("needs %s (%s)", n.what, n.install) }
+func (n need) missing() string {
+	if n.here != nil {
+		if s := n.here(); s != "" {
+			return fmt.Sprintf("needs %s (%s; %s)", n.what, n.install, s)
+		}
+	}
+	return fmt.Sprintf("needs %s (%s)", n.what, n.install)
+}
 
-// notMeasured says that the figure what, part of a group that ran, was left
-// out for lack of n.
-func notMeasured(what string, n need) {
-	fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", what, n.missing())
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
