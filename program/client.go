@@ -395,7 +395,11 @@ func (c *Client) call(ctx context.Context, req *wire.Request, payload [][]float3
 		}
 	}
 	if r.err != nil {
-		return nil, c.fail(req.Op, c.explain(r.err, deadline))
+		err := c.explain(ctx, r.err, deadline)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return cancelled()
+		}
+		return nil, c.fail(req.Op, err)
 	}
 	if resp.Error != "" {
 		return nil, c.fail(req.Op, fmt.Errorf("%w: %s", ErrProgramSet, clipText(resp.Error)))
@@ -419,7 +423,7 @@ const exitGrace = 2 * time.Second
 // closed is given until the request's deadline (at least exitGrace) to
 // exit: the kernel closes a dying process's descriptors before it can be
 // reaped, and freeing what it holds (a GPU's memory, say) may take long.
-func (c *Client) explain(err error, deadline time.Time) error {
+func (c *Client) explain(ctx context.Context, err error, deadline time.Time) error {
 	if errors.Is(err, ErrTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
@@ -433,6 +437,8 @@ func (c *Client) explain(err error, deadline time.Time) error {
 		c.kill()
 		<-c.exited
 		return fmt.Errorf("%w: the program closed its stdout but did not exit (%v)", ErrProtocol, err)
+	case <-ctx.Done(): // the role is stopping: not the program's fault (call)
+		return ctx.Err()
 	}
 	c.waitMu.Lock()
 	werr := c.waitErr

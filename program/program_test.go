@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtrain/gtrain/internal/testing/torchtest"
 	"github.com/gtrain/gtrain/model"
+	"golang.org/x/sys/unix"
 )
 
 // python is Debian's interpreter, which has numpy (CI installs python3-numpy).
@@ -93,8 +94,9 @@ func TestMisbehavingPrograms(t *testing.T) {
 		{"killed", ErrExited, "signal: killed", 0},
 		// Its stdout closed 2.5 s before it died: a crash all the same.
 		{"slow-death", ErrExited, "signal: killed", 5 * time.Second},
-		// Killed 0.5 s before the timeout, its stdout held open by a
-		// child: a crash, not a timeout.
+		// Killed 0.7 s before the timeout, its stdout held open by a
+		// child 1 s longer (WaitDelay): a crash, not a timeout. Only
+		// with a pidfd (Linux 5.3); without, it reads as a timeout.
 		{"child-late", ErrExited, "signal: killed", 0},
 		{"hang", ErrTimeout, "took over", 0},
 		{"garbage", ErrProtocol, `non-protocol output on stdout ("Traceback (most recent call last):"); print diagnostics to stderr`, 0},
@@ -105,6 +107,11 @@ func TestMisbehavingPrograms(t *testing.T) {
 		{"error", ErrProgramSet, "labels out of range", 0},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			if fd, err := unix.PidfdOpen(os.Getpid(), 0); err != nil && tc.mode == "child-late" {
+				t.Skipf("no pidfd on this kernel (%v): a death within the timeout whose stdout stays open reads as a timeout", err)
+			} else if err == nil {
+				unix.Close(fd)
+			}
 			c := startBad(t, tc.mode, cmp.Or(tc.timeout, 2*time.Second))
 			ctx := context.Background()
 			d, err := c.Declare(ctx, DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
@@ -134,6 +141,25 @@ func TestMisbehavingPrograms(t *testing.T) {
 				t.Fatalf("a broken client answered again: %v", err2)
 			}
 		})
+	}
+}
+
+// TestCancelWhileStdoutClosed: a role stopping while its program, stdout
+// closed, has not exited yet returns at once with the context's error, not
+// the program's failure at its request's deadline.
+func TestCancelWhileStdoutClosed(t *testing.T) {
+	c := startBad(t, "close-stdout", 8*time.Second)
+	d, err := c.Declare(context.Background(), DeclareArgs{Seed: 1, Inputs: 2, Outputs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	grads := [][]float32{make([]float32, 6), make([]float32, 3)}
+	_, err = c.Gradient(ctx, d.Params, d.Init, smallBatch(), grads)
+	if took := time.Since(start); !errors.Is(err, context.Canceled) || IsProgramError(err) || took > 3*time.Second {
+		t.Fatalf("after %v: %v (program error %v); want context.Canceled at once", took.Round(time.Millisecond), err, IsProgramError(err))
 	}
 }
 

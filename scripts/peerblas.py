@@ -16,22 +16,26 @@ class _DlInfo(ctypes.Structure):
 def _sgemm_owner():
     """The file whose sgemm_ torch's float32 products call, resolved as the
     dynamic linker binds a library's symbols: the global scope, then the
-    library's own dependencies in load order. None when torch's library is
-    not found or has no sgemm_ in reach."""
+    local scope of what loaded it (torch._C, imported RTLD_LOCAL, and its
+    dependencies in load order; libtorch_cpu's own, for a layout where
+    that differs). None when no sgemm_ is in reach or dladdr is missing
+    (a glibc before 2.34 whose python does not link libdl)."""
     with open("/proc/self/maps") as f:
         paths = {line.split()[-1] for line in f if "/libtorch" in line}
-    torch_lib = next((p for name in ("libtorch_cpu.so", "libtorch.so") for p in sorted(paths)
-                      if os.path.basename(p).startswith(name)), None)
-    if torch_lib is None:
-        return None
+    torch_libs = [p for name in ("libtorch_cpu.so", "libtorch.so") for p in sorted(paths)
+                  if os.path.basename(p).startswith(name)]
     libc = ctypes.CDLL(None)
-    for scope in (libc, ctypes.CDLL(torch_lib)):
+    try:
+        dladdr = libc.dladdr
+    except AttributeError:
+        return None
+    for path in [None, torch._C.__file__] + torch_libs[:1]:
         try:
-            fn = scope.sgemm_
-        except AttributeError:
+            fn = ctypes.CDLL(path).sgemm_
+        except (AttributeError, OSError):
             continue
         info = _DlInfo()
-        if libc.dladdr(ctypes.cast(fn, ctypes.c_void_p), ctypes.byref(info)) and info.dli_fname:
+        if dladdr(ctypes.cast(fn, ctypes.c_void_p), ctypes.byref(info)) and info.dli_fname:
             return os.path.realpath(info.dli_fname.decode())
     return None
 
@@ -48,7 +52,7 @@ def blas_loaded():
     if info == "mkl":
         return ["MKL (linked into torch: BLAS_INFO=mkl)"]
     owner = _sgemm_owner()
-    if owner is not None and "/libtorch" not in owner:
+    if owner is not None and not os.path.basename(owner).startswith("libtorch"):
         return [owner]
     if info == "open":
         return ["OpenBLAS (linked into torch: BLAS_INFO=open)"]

@@ -118,7 +118,7 @@ func measureNodeRecovery(t *table, bin string) error {
 	v, err := bench.MeasureNodeRecovery(bin, "examples/data/uci_housing/housing.data")
 	switch {
 	case errors.Is(err, netcluster.ErrUnavailable):
-		fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %v\n", "recovery_node", err)
+		t.notMeasured("recovery_node", err.Error())
 		return nil
 	case err != nil:
 		return err

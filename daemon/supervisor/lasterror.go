@@ -2,8 +2,10 @@ package supervisor
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -60,27 +62,37 @@ func lastErrorLine(path string) string {
 }
 
 // withLastLine is the exit error's first line and, when the error goes on
-// over more lines, its last: a model program's stderr tail ends the error,
-// and a Python traceback's last line is the exception, which its first
-// ("Traceback (most recent call last):") does not say. The error's lines
-// are those up to the next log record or agent header.
+// over more lines, the one that names the exception (the last such), else
+// its last: a model program's stderr tail ends the error, and a Python
+// traceback's exception comes at its end (a warning may follow), which its
+// first line ("Traceback (most recent call last):") does not say. The
+// error's lines are those up to the next record of the role's own log or
+// agent header (a line with both "time=" and " level=").
 func withLastLine(first string, rest []string) string {
-	last := ""
+	last, exception := "", ""
 	for _, l := range rest {
 		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "time=") || strings.HasPrefix(l, "=== gtraind: ") {
+		if strings.HasPrefix(l, "=== gtraind: ") || strings.HasPrefix(l, "time=") && strings.Contains(l, " level=") {
 			break
 		}
 		if l != "" {
 			last = l
 		}
+		if exceptionLine.MatchString(l) {
+			exception = l
+		}
 	}
+	last = cmp.Or(exception, last)
 	if last == "" {
 		return clip(first, maxLastError)
 	}
 	last = clip(last, maxLastError/2)
 	return clip(first, maxLastError-len(last)-5) + " ... " + last
 }
+
+// exceptionLine is how a Python exception's line starts ("ValueError: ...",
+// "torch.OutOfMemoryError: ...", "KeyboardInterrupt").
+var exceptionLine = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b`)
 
 // clip cuts s to at most n bytes, marking the cut.
 func clip(s string, n int) string {

@@ -26,6 +26,10 @@ func TestLastErrorLineQuotesTheLastRunsCause(t *testing.T) {
 			"  File \"/tmp/workspace/m.py\", line 9, in grad\n    raise ValueError(\"shape mismatch\")\n" +
 			"ValueError: shape mismatch\n\n",
 			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: Traceback (most recent call last): ... ValueError: shape mismatch"},
+		{"a warning after the traceback", "=== gtraind: starting trainer-0 (attempt 6) at T ===\n" +
+			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: Traceback (most recent call last):\n" +
+			"  File \"m.py\", line 9, in grad\ntorch.OutOfMemoryError: out of memory\n[W CPUAllocator.cpp:231] Memory block freed twice\n",
+			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: Traceback (most recent call last): ... torch.OutOfMemoryError: out of memory"},
 		{"log records after the exit error", "=== gtraind: starting trainer-0 (attempt 1) at T ===\n" +
 			"gtraind: trainer: cannot reach the master\ntime=T level=INFO msg=bye\n",
 			"gtraind: trainer: cannot reach the master"},

@@ -76,6 +76,7 @@ while True:
     if req["op"] == "declare":
         declare(req)
         continue
+    arrived = time.monotonic()
     n = req["n"]
     print("bad.py: %s on %s of %d records" % (mode, req["op"], n), file=sys.stderr)
     sys.stderr.flush()
@@ -89,11 +90,14 @@ while True:
         os.close(1)
         time.sleep(2.5)
         os.kill(os.getpid(), signal.SIGKILL)
-    if mode == "child-late":  # a forked worker holds stdout; killed just before the timeout
+    if mode == "child-late":  # a forked worker holds stdout; killed 0.7 s before a 2 s timeout
         import subprocess
         subprocess.Popen(["sleep", "30"])
-        time.sleep(1.5)
+        time.sleep(max(0, 1.3 - (time.monotonic() - arrived)))
         os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "close-stdout":  # alive, stdout closed: a protocol violation once its time is up
+        os.close(1)
+        time.sleep(3600)
     if mode == "garbage":
         sys.stdout.buffer.write(b"Traceback (most recent call last):\n")
         sys.stdout.buffer.flush()
