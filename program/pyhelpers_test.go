@@ -327,17 +327,28 @@ func declareInBuffers(t *testing.T, c *Client, what string, accepted func() bool
 	return d, params, grads
 }
 
-const helperOverwriteProg = `
+// channelProg is a gtrainprog.Channel program that declares w (2×3) and
+// b (3), zeros, accepting what opts (declare_answer's keywords) names, and
+// answers each gradient request with gradient (Python under its elif).
+func channelProg(opts, gradient string) string {
+	return `
 import numpy as np
 import gtrainprog
 
 ch = gtrainprog.Channel()
 for req in ch.requests():
     if req.op == "declare":
-        ch.answer(ch.declare_answer([("w", (2, 3)), ("b", (3,))], overwrite=True), [np.zeros(9, np.float32)])
-    elif req.op == "gradient":
+        ch.answer(ch.declare_answer([("w", (2, 3)), ("b", (3,))], ` + opts + `), [np.zeros(9, np.float32)])
+    elif req.op == "gradient":` + gradient
+}
+
+// onesAnswer answers a gradient with sums that read no parameter, 1 each,
+// through answer_gradient.
+const onesAnswer = `
         gtrainprog.answer_gradient(ch, req, [np.ones((2, 3), np.float32), np.ones(3, np.float32)], 0.0)
 `
+
+var helperOverwriteProg = channelProg("overwrite=True", onesAnswer)
 
 // TestHelperAnswerUnderOverwrite: a program built on gtrainprog.Channel
 // that accepted overwrite and answers with answer_gradient writes its sums
@@ -397,22 +408,10 @@ func TestHelperClosedDescriptors(t *testing.T) {
 	}
 }
 
-// aheadProgHead is a Channel program that accepts requests sent ahead,
-// before its answer to a gradient request.
-const aheadProgHead = `
-import numpy as np
-import gtrainprog
+// aheadOpts accept requests sent ahead (and what they need).
+const aheadOpts = "progress=True, overwrite=True, ahead=True"
 
-ch = gtrainprog.Channel()
-for req in ch.requests():
-    if req.op == "declare":
-        h = ch.declare_answer([("w", (2, 3)), ("b", (3,))], progress=True, overwrite=True, ahead=True)
-        ch.answer(h, [np.zeros(9, np.float32)])
-`
-
-const helperAheadProg = aheadProgHead + `    elif req.op == "gradient":  # sums that read no parameter: 1 each
-        gtrainprog.answer_gradient(ch, req, [np.ones((2, 3), np.float32), np.ones(3, np.float32)], 0.0)
-`
+var helperAheadProg = channelProg(aheadOpts, onesAnswer)
 
 // TestHelperAnswerAhead: answer_gradient, for a Channel program that
 // accepted requests sent ahead, writes no gradient before the request's
@@ -465,12 +464,12 @@ func TestHelperAnswerAhead(t *testing.T) {
 	}
 }
 
-const aheadIgnoresStopProg = aheadProgHead + `    elif req.op == "gradient":  # neither awaits its frames nor heeds a stop
+var aheadIgnoresStopProg = channelProg(aheadOpts, `  # neither awaits its frames nor heeds a stop
         for g in req.grads:
             g.fill(1)
         ch.answer({"count": len(req.y), "loss_sum": 0.0})
         break
-`
+`)
 
 // TestAheadAnswerAfterStop: a program that answers a request sent ahead
 // as computed although the trainer stopped it (it never got its go, so it
