@@ -82,12 +82,15 @@ type table struct {
 	missed  []string
 }
 
-// notMeasured says, as the run goes and again in the final table, that the
-// figure what was left out, and why.
-func (t *table) notMeasured(what, why string) {
-	fmt.Fprintf(os.Stderr, "  %-22s NOT MEASURED: %s\n", what, why)
-	t.missed = append(t.missed, fmt.Sprintf("%s NOT MEASURED: %s", what, why))
+// leftOut says, as the run goes and again in the final table, that what
+// was left out, and how ("NOT MEASURED: why", "FAILED: error").
+func (t *table) leftOut(what, how string) {
+	fmt.Fprintf(os.Stderr, "  %-22s %s\n", what, how)
+	t.missed = append(t.missed, what+" "+how)
 }
+
+// notMeasured says that the figure what was not measured, and why.
+func (t *table) notMeasured(what, why string) { t.leftOut(what, "NOT MEASURED: "+why) }
 
 func (t *table) add(r bench.Result) {
 	if r.Ceiling > 0 {
@@ -159,8 +162,7 @@ func run(out, bin, only string, quick bool) error {
 		// A group that fails is reported, and the others still run: the
 		// figures measured are written, and the run then fails.
 		if err := all[g](t, sz); err != nil {
-			fmt.Fprintf(os.Stderr, "  %-22s FAILED: %v\n", g, err)
-			t.missed = append(t.missed, fmt.Sprintf("%s FAILED: %v", g, err))
+			t.leftOut(g, fmt.Sprintf("FAILED: %v", err))
 			failed = append(failed, fmt.Errorf("%s: %w", g, err))
 		}
 	}
