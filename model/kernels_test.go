@@ -191,6 +191,10 @@ func mustNewWith(t testing.TB, s Spec, o Options) Model {
 // Ps as threads, 2 threads took 18.5-22 ms here against 14.6-16.3 with 3
 // Ps (2-core Zen 4 VM, 2026-11-29): a goroutine back from its OpenBLAS
 // call waits for a P the runtime has not yet taken back from the other.
+// With -count above 1 and a -cpu list, Go 1.26's testing ran the first
+// b.Loop measurement at the process's GOMAXPROCS, not the list's first
+// value (its line read 2 threads' time under -cpu 1): read it with
+// -count 1, or drop that first line.
 func BenchmarkMLPGradient(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads + 1))

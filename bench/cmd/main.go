@@ -18,9 +18,17 @@ import (
 )
 
 func main() {
-	// The GEMM ceiling is measured here and must use the roles' kernels
-	// (the agent this starts inherits them, and so do the peers).
+	// The GEMM ceiling is measured here with the roles' kernels (the agent
+	// this starts inherits them, and so do the peers), and, where the
+	// environment pins them, in a child without the pin (bench.UnpinnedGemm).
 	roleruntime.UseBetterKernels()
+	if ms := os.Getenv(bench.UnpinnedGemmChild); ms != "" {
+		if err := bench.RunUnpinnedGemmChild(ms); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: unpinned GEMM child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if rows := os.Getenv(bench.SparseMemoryChild); rows != "" {
 		n, err := strconv.Atoi(rows)
 		if err == nil {

@@ -18,8 +18,7 @@ import (
 // rounds, each gtrain's three jobs then the peer, and every figure keeps
 // its best round.
 func measureTrainerMLP(t *table, bin string) error {
-	flops := bench.GemmFlops(300 * time.Millisecond)
-	gemmCeiling := flops / bench.MLPFlopsPerRecord
+	buildFlops := bench.GemmFlops(300 * time.Millisecond)
 	torch := needTorch.present()
 	var best [3]float64 // cpu 1, cpu 2, 2 trainers
 	var peer bench.TorchMLP
@@ -55,8 +54,12 @@ func measureTrainerMLP(t *table, bin string) error {
 	default:
 		t.notMeasured("trainer_mlp (against PyTorch)", needTorch.missing())
 	}
-	t.add(bench.Result{Name: "trainer_mlp_gemm", Value: one, Unit: "records/s", Ceiling: gemmCeiling,
-		Note: fmt.Sprintf("ceiling: the best single-thread float32 GEMM rate of this build's kernels over the model's product shapes (%.1f GFLOP/s) / %d FLOPs per record; %s", flops/1e9, bench.MLPFlopsPerRecord, sides)})
+	flops, flopsSaid, pin := gemmCeiling(buildFlops, one)
+	if pin != "" {
+		pin += "; "
+	}
+	t.add(bench.Result{Name: "trainer_mlp_gemm", Value: one, Unit: "records/s", Ceiling: flops / bench.MLPFlopsPerRecord,
+		Note: fmt.Sprintf("ceiling: %s / %d FLOPs per record; %s%s", flopsSaid, bench.MLPFlopsPerRecord, pin, sides)})
 	t.add(bench.Result{Name: "trainer_mlp_threads", Value: threads, Unit: "records/s", Ceiling: 2 * one,
 		Note: fmt.Sprintf("cpu: 2 against twice cpu: 1 (%.0f records/s): speedup %.2fx (goal >= 1.7x, ratio >= 0.85); %s", one, threads/one, sides)})
 	t.add(bench.Result{Name: "scaling_mlp", Value: two, Unit: "records/s", Ceiling: 2 * one,
@@ -159,4 +162,34 @@ func ddpCurve(counts []int) ([]bench.TorchMLP, *need, error) {
 		ddp[i] = r
 	}
 	return ddp, nil, nil
+}
+
+// gemmCeiling is the machine's float32 GEMM rate on one thread over the
+// model's product shapes (FLOP/s), what the note says of it, and of the
+// environment's pin, given what one trainer of cpu: 1 reached
+// (records/s). It is this build's kernels' rate, as the trainers run them,
+// unless this environment pins slower kernels than the CPU would run
+// without the pin: the ceiling is then the rate of those, the machine's,
+// and the note gives the pinned rate too, which every side here runs, and
+// the ratio against it.
+func gemmCeiling(buildFlops float64, one float64) (flops float64, said, pin string) {
+	said = fmt.Sprintf("the best single-thread float32 GEMM rate of this build's kernels over the model's product shapes (%.1f GFLOP/s)", buildFlops/1e9)
+	self, err := os.Executable()
+	if err != nil {
+		return buildFlops, said, ""
+	}
+	u, ok, err := bench.UnpinnedGemm(self, 300*time.Millisecond)
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "  the GEMM ceiling is the pinned kernels' rate: %v\n", err)
+		return buildFlops, said, fmt.Sprintf("this environment pins OPENBLAS_CORETYPE=%s; the rate without it not measured: %v", os.Getenv("OPENBLAS_CORETYPE"), err)
+	case !ok:
+		return buildFlops, said, ""
+	case u.Flops <= buildFlops:
+		return buildFlops, said, fmt.Sprintf("this environment pins OPENBLAS_CORETYPE=%s; without it this CPU would run %s: %.1f GFLOP/s", u.Pinned, u.Kernels, u.Flops/1e9)
+	}
+	pin = fmt.Sprintf("this environment pins OPENBLAS_CORETYPE=%s, which every side here runs (%.1f GFLOP/s; against it the ratio is %.3f), where without it this CPU would run %s, %.2fx faster: unset OPENBLAS_CORETYPE to measure gtrain and its peers at the machine's best",
+		u.Pinned, buildFlops/1e9, one/(buildFlops/bench.MLPFlopsPerRecord), u.Kernels, u.Flops/buildFlops)
+	fmt.Fprintf(os.Stderr, "  %s\n", pin)
+	return u.Flops, fmt.Sprintf("the machine's best single-thread float32 GEMM rate over the model's product shapes (%.1f GFLOP/s)", u.Flops/1e9), pin
 }
