@@ -56,6 +56,23 @@ func BetterKernels() (better, chose string) {
 	return betterKernels(os.Getenv("OPENBLAS_CORETYPE"), chose, hostFeatures()), chose
 }
 
+// PinNote says, when an operator's OPENBLAS_CORETYPE holds OpenBLAS to
+// AVX2 kernels on a CPU with AVX-512, what that costs and when to keep it:
+// a deliberate pin keeps a mixed cluster's bits identical (README, "When
+// bits may differ"), so it is a note, not a warning; "" otherwise.
+func PinNote() string {
+	core := corename()
+	pinned := os.Getenv("OPENBLAS_CORETYPE")
+	if os.Getenv(ChoseEnv) != "" {
+		return "" // gtrain's own choice, not an operator's pin
+	}
+	want := pinnedBelow(pinned, core, hostFeatures())
+	if want == "" {
+		return ""
+	}
+	return fmt.Sprintf("OPENBLAS_CORETYPE=%s pins its %s kernels, without AVX-512, on a CPU with AVX-512, where its %s kernels can multiply up to twice as fast: keep the pin if it keeps a mixed cluster's trainers on the same bits, otherwise remove it from the agent's environment", pinned, core, want)
+}
+
 // KernelWarning says, when OpenBLAS runs kernels without AVX on a CPU that
 // has AVX2, what to pin instead; "" otherwise.
 func KernelWarning() string {

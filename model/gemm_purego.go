@@ -16,3 +16,6 @@ func BetterKernels() (better, chose string) { return "", "" }
 
 // KernelWarning is OpenBLAS's: pure Go has none to give.
 func KernelWarning() string { return "" }
+
+// PinNote is OpenBLAS's: pure Go has no kernels to pin.
+func PinNote() string { return "" }

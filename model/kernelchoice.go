@@ -67,3 +67,18 @@ func betterKernels(pinned, chosen string, f cpuFeatures) string {
 	}
 	return bestCore(f)
 }
+
+// avx512Cores are OpenBLAS's x86 kernels that use AVX-512.
+var avx512Cores = []string{"SkylakeX", "Cooperlake", "SapphireRapids"}
+
+// pinnedBelow is, when an operator's OPENBLAS_CORETYPE pins kernels
+// without AVX-512 (Haswell, Zen) on a CPU with AVX-512, the kernels the
+// CPU could run instead; "" otherwise (kernels without AVX are
+// KernelWarning's). One VM's environment pinned Haswell on a Zen 5, whose
+// Cooperlake kernels multiplied 1.75-2x faster (docs/performance.md).
+func pinnedBelow(pinned, core string, f cpuFeatures) string {
+	if pinned == "" || !f.avx512 || isOldCore(core) || slices.ContainsFunc(avx512Cores, func(c string) bool { return strings.EqualFold(c, core) }) {
+		return ""
+	}
+	return bestCore(f)
+}

@@ -30,3 +30,30 @@ func TestBetterKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedBelow: an operator's pin of AVX2 kernels on a CPU with AVX-512
+// names the kernels the CPU could run; no pin, a pin of AVX-512 kernels, a
+// CPU without AVX-512, or kernels without AVX (KernelWarning's) do not.
+func TestPinnedBelow(t *testing.T) {
+	avx2 := cpuFeatures{avx2: true, fma: true}
+	avx512 := cpuFeatures{avx2: true, fma: true, avx512: true}
+	bf16 := cpuFeatures{avx2: true, fma: true, avx512: true, avx512bf16: true}
+	cases := []struct {
+		pinned, core string
+		f            cpuFeatures
+		want         string
+	}{
+		{"Haswell", "Haswell", bf16, "Cooperlake"}, // the Zen 5 VM's environment
+		{"zen", "Zen", avx512, "SkylakeX"},
+		{"", "Haswell", bf16, ""},          // OpenBLAS's own choice
+		{"Haswell", "Haswell", avx2, ""},   // the best this CPU runs
+		{"SkylakeX", "SkylakeX", bf16, ""}, // AVX-512 kernels
+		{"Prescott", "Prescott", bf16, ""}, // KernelWarning's
+		{"Cooperlake", "Cooperlake", bf16, ""},
+	}
+	for _, c := range cases {
+		if got := pinnedBelow(c.pinned, c.core, c.f); got != c.want {
+			t.Errorf("pinned %q, core %q, %+v: got %q, want %q", c.pinned, c.core, c.f, got, c.want)
+		}
+	}
+}

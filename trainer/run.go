@@ -209,6 +209,9 @@ func newTrainer(ctx context.Context, cli *clientv3.Client, cfg Config) (*trainer
 	if w := model.KernelWarning(); w != "" {
 		t.log.Warn(w)
 	}
+	if n := model.PinNote(); n != "" {
+		t.log.Info("kernels pinned", "note", n)
+	}
 	t.params, t.grads = t.layout.NewParams(), t.layout.NewParams()
 	t.rec = newRecState(t.layout)
 	return t, nil
