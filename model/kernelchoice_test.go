@@ -2,13 +2,17 @@ package model
 
 import "testing"
 
+// The feature sets of the tests' CPUs.
+var (
+	avx2   = cpuFeatures{avx2: true, fma: true}
+	avx512 = cpuFeatures{avx2: true, fma: true, avx512: true}
+	bf16   = cpuFeatures{avx2: true, fma: true, avx512: true, avx512bf16: true}
+)
+
 // TestBetterKernels: gtrain replaces OpenBLAS's choice only when it fell
 // back to kernels without AVX, nobody pinned one, and the CPU can run
 // better ones; then it picks what OpenBLAS picks for a CPU it knows.
 func TestBetterKernels(t *testing.T) {
-	avx2 := cpuFeatures{avx2: true, fma: true}
-	avx512 := cpuFeatures{avx2: true, fma: true, avx512: true}
-	bf16 := cpuFeatures{avx2: true, fma: true, avx512: true, avx512bf16: true}
 	cases := []struct {
 		pinned, chose string
 		f             cpuFeatures
@@ -35,9 +39,6 @@ func TestBetterKernels(t *testing.T) {
 // names the kernels the CPU could run; no pin, a pin of AVX-512 kernels, a
 // CPU without AVX-512, or kernels without AVX (KernelWarning's) do not.
 func TestPinnedBelow(t *testing.T) {
-	avx2 := cpuFeatures{avx2: true, fma: true}
-	avx512 := cpuFeatures{avx2: true, fma: true, avx512: true}
-	bf16 := cpuFeatures{avx2: true, fma: true, avx512: true, avx512bf16: true}
 	cases := []struct {
 		pinned, core string
 		f            cpuFeatures
