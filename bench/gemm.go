@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gtrain/gtrain/internal/roleruntime"
 	"github.com/gtrain/gtrain/model"
 )
 
@@ -66,37 +66,46 @@ type Unpinned struct {
 // does not know), which kernels a process without the pin runs and their
 // GEMM rate: the machine's, where the pin may hold every side here to
 // slower ones (one VM's environment pinned Haswell on a Zen 5, where
-// OpenBLAS chose Cooperlake: 1.75x the rate). It runs self, this binary,
-// as the child (OpenBLAS reads the variable only as it loads). ok is false
-// when there is no pin, or no OpenBLAS, to compare with.
-func UnpinnedGemm(self string, dur time.Duration) (u Unpinned, ok bool, err error) {
+// OpenBLAS chose Cooperlake: 1.75-2x the rate). It runs self, this binary,
+// as the child (OpenBLAS reads the variable only as it loads). ours names
+// the kernels the pin gave this process (model.Kernels). ok is false when
+// there is nothing to compare: no pin, no OpenBLAS, or a pin that changed
+// nothing (a name OpenBLAS does not know, which it ignores, or the kernels
+// it would choose anyway), where two timings of the same kernels would
+// only measure the machine's drift.
+func UnpinnedGemm(self, ours string, dur time.Duration) (u Unpinned, ok bool, err error) {
 	pinned := os.Getenv("OPENBLAS_CORETYPE")
-	if pinned == "" || os.Getenv(model.ChoseEnv) != "" || !strings.HasPrefix(model.Kernels(), "OpenBLAS") {
+	if pinned == "" || os.Getenv(model.ChoseEnv) != "" || !strings.HasPrefix(ours, "OpenBLAS") {
 		return Unpinned{}, false, nil
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return name == "OPENBLAS_CORETYPE" || name == model.ChoseEnv
-	}), fmt.Sprintf("%s=%d", UnpinnedGemmChild, dur.Milliseconds()))
+	cmd.Env = append(roleruntime.WithoutEnv(os.Environ(), "OPENBLAS_CORETYPE", model.ChoseEnv), fmt.Sprintf("%s=%d", UnpinnedGemmChild, dur.Milliseconds()))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return Unpinned{}, false, fmt.Errorf("the GEMM rate without OPENBLAS_CORETYPE=%s (a child process): %w", pinned, err)
+		return Unpinned{}, false, fmt.Errorf("a child process measuring the GEMM rate without OPENBLAS_CORETYPE=%s: %w (its stderr is above)", pinned, err)
 	}
 	if err := json.Unmarshal(out, &u); err != nil || u.Kernels == "" || u.Flops <= 0 {
-		return Unpinned{}, false, fmt.Errorf("the GEMM rate without OPENBLAS_CORETYPE=%s: its child said %q, want its kernels and a rate", pinned, out)
+		return Unpinned{}, false, fmt.Errorf("a child process measuring the GEMM rate without OPENBLAS_CORETYPE=%s said %q, want its kernels and a rate", pinned, out)
 	}
 	u.Pinned = pinned
-	return u, true, nil
+	return u, u.Kernels != ours, nil
 }
 
-// RunUnpinnedGemmChild is the child's work: its kernels and GemmFlops for
-// ms milliseconds a shape, as JSON on stdout.
-func RunUnpinnedGemmChild(ms string) error {
+// RunIfUnpinnedGemmChild does UnpinnedGemm's child's work when this process
+// is that child (ran): it chooses its kernels as a role would
+// (roleruntime.UseBetterKernels, which may execute it again first), then
+// prints them and their GemmFlops as JSON on stdout. The bench binary's main
+// and this package's tests call it first thing.
+func RunIfUnpinnedGemmChild() (ran bool, err error) {
+	ms := os.Getenv(UnpinnedGemmChild)
+	if ms == "" {
+		return false, nil
+	}
+	roleruntime.UseBetterKernels()
 	n, err := strconv.Atoi(ms)
 	if err != nil || n <= 0 {
-		return fmt.Errorf("%s=%q: want milliseconds", UnpinnedGemmChild, ms)
+		return true, fmt.Errorf("%s=%q: want milliseconds", UnpinnedGemmChild, ms)
 	}
-	return json.NewEncoder(os.Stdout).Encode(Unpinned{Kernels: model.Kernels(), Flops: GemmFlops(time.Duration(n) * time.Millisecond)})
+	return true, json.NewEncoder(os.Stdout).Encode(Unpinned{Kernels: model.Kernels(), Flops: GemmFlops(time.Duration(n) * time.Millisecond)})
 }

@@ -70,7 +70,7 @@ func PinNote() string {
 	if want == "" {
 		return ""
 	}
-	return fmt.Sprintf("OPENBLAS_CORETYPE=%s pins its %s kernels, without AVX-512, on a CPU with AVX-512, where its %s kernels can multiply up to twice as fast: keep the pin if it keeps a mixed cluster's trainers on the same bits, otherwise remove it from the agent's environment", pinned, core, want)
+	return fmt.Sprintf("OPENBLAS_CORETYPE=%s pins its %s kernels, without AVX-512, on a CPU with AVX-512, where AVX-512 kernels (%s, say) may multiply up to twice as fast (make bench's trainer_mlp_gemm note measures both): keep the pin if it keeps a mixed cluster's trainers on the same bits, otherwise remove it from the agent's environment", pinned, core, want)
 }
 
 // KernelWarning says, when OpenBLAS runs kernels without AVX on a CPU that

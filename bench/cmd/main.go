@@ -22,8 +22,8 @@ func main() {
 	// this starts inherits them, and so do the peers), and, where the
 	// environment pins them, in a child without the pin (bench.UnpinnedGemm).
 	roleruntime.UseBetterKernels()
-	if ms := os.Getenv(bench.UnpinnedGemmChild); ms != "" {
-		if err := bench.RunUnpinnedGemmChild(ms); err != nil {
+	if child, err := bench.RunIfUnpinnedGemmChild(); child {
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: unpinned GEMM child:", err)
 			os.Exit(1)
 		}

@@ -43,12 +43,12 @@ func reexecWith(better, chose string) error {
 	}
 	// An empty OPENBLAS_CORETYPE= reads as unset; drop it, since C's getenv
 	// would find it before the one appended.
-	env := append(withoutEnv(os.Environ(), "OPENBLAS_CORETYPE", model.ChoseEnv), "OPENBLAS_CORETYPE="+better, model.ChoseEnv+"="+chose)
+	env := append(WithoutEnv(os.Environ(), "OPENBLAS_CORETYPE", model.ChoseEnv), "OPENBLAS_CORETYPE="+better, model.ChoseEnv+"="+chose)
 	return syscall.Exec(exe, os.Args, env)
 }
 
-// withoutEnv is env (NAME=value entries) without the entries of names.
-func withoutEnv(env []string, names ...string) []string {
+// WithoutEnv is env (NAME=value entries) without the entries of names.
+func WithoutEnv(env []string, names ...string) []string {
 	return slices.DeleteFunc(env, func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(names, name)

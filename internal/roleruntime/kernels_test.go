@@ -30,7 +30,7 @@ func TestReexecWithKernels(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReexecWithKernels$")
 	// An empty OPENBLAS_CORETYPE (unpinned) must not hide the one the exec
 	// sets from OpenBLAS, which reads the first.
-	cmd.Env = append(withoutEnv(os.Environ(), "OPENBLAS_CORETYPE", model.ChoseEnv), "OPENBLAS_CORETYPE=", "GTRAIN_REEXEC_CHILD=before")
+	cmd.Env = append(WithoutEnv(os.Environ(), "OPENBLAS_CORETYPE", model.ChoseEnv), "OPENBLAS_CORETYPE=", "GTRAIN_REEXEC_CHILD=before")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
