@@ -670,6 +670,138 @@ func (x *RowsReply) GetIds() []uint64 {
 	return nil
 }
 
+type TablesRowsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tables        []*RowsRequest         `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TablesRowsRequest) Reset() {
+	*x = TablesRowsRequest{}
+	mi := &file_pserver_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TablesRowsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TablesRowsRequest) ProtoMessage() {}
+
+func (x *TablesRowsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TablesRowsRequest.ProtoReflect.Descriptor instead.
+func (*TablesRowsRequest) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TablesRowsRequest) GetTables() []*RowsRequest {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+type TablesRowsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tables        []*RowsReply           `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TablesRowsReply) Reset() {
+	*x = TablesRowsReply{}
+	mi := &file_pserver_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TablesRowsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TablesRowsReply) ProtoMessage() {}
+
+func (x *TablesRowsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TablesRowsReply.ProtoReflect.Descriptor instead.
+func (*TablesRowsReply) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TablesRowsReply) GetTables() []*RowsReply {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+type TablesRowsPush struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tables        []*RowsPush            `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TablesRowsPush) Reset() {
+	*x = TablesRowsPush{}
+	mi := &file_pserver_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TablesRowsPush) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TablesRowsPush) ProtoMessage() {}
+
+func (x *TablesRowsPush) ProtoReflect() protoreflect.Message {
+	mi := &file_pserver_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TablesRowsPush.ProtoReflect.Descriptor instead.
+func (*TablesRowsPush) Descriptor() ([]byte, []int) {
+	return file_pserver_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TablesRowsPush) GetTables() []*RowsPush {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
 type RowsPush struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TrainerId     int32                  `protobuf:"varint,1,opt,name=trainer_id,json=trainerId,proto3" json:"trainer_id,omitempty"` // sync: the micro-batch of the step; async: the trainer
@@ -685,7 +817,7 @@ type RowsPush struct {
 
 func (x *RowsPush) Reset() {
 	*x = RowsPush{}
-	mi := &file_pserver_proto_msgTypes[10]
+	mi := &file_pserver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +829,7 @@ func (x *RowsPush) String() string {
 func (*RowsPush) ProtoMessage() {}
 
 func (x *RowsPush) ProtoReflect() protoreflect.Message {
-	mi := &file_pserver_proto_msgTypes[10]
+	mi := &file_pserver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +842,7 @@ func (x *RowsPush) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowsPush.ProtoReflect.Descriptor instead.
 func (*RowsPush) Descriptor() ([]byte, []int) {
-	return file_pserver_proto_rawDescGZIP(), []int{10}
+	return file_pserver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RowsPush) GetTrainerId() int32 {
@@ -816,7 +948,13 @@ const file_pserver_proto_rawDesc = "" +
 	"\tRowsReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x10\n" +
-	"\x03ids\x18\x03 \x03(\x04R\x03ids\"\xa9\x01\n" +
+	"\x03ids\x18\x03 \x03(\x04R\x03ids\"C\n" +
+	"\x11TablesRowsRequest\x12.\n" +
+	"\x06tables\x18\x01 \x03(\v2\x16.gtrain.v1.RowsRequestR\x06tables\"?\n" +
+	"\x0fTablesRowsReply\x12,\n" +
+	"\x06tables\x18\x01 \x03(\v2\x14.gtrain.v1.RowsReplyR\x06tables\"=\n" +
+	"\x0eTablesRowsPush\x12+\n" +
+	"\x06tables\x18\x01 \x03(\v2\x13.gtrain.v1.RowsPushR\x06tables\"\xa9\x01\n" +
 	"\bRowsPush\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -825,7 +963,7 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\x12\x14\n" +
 	"\x05table\x18\x05 \x01(\tR\x05table\x12\x10\n" +
 	"\x03ids\x18\x06 \x03(\x04R\x03ids\x12\x12\n" +
-	"\x04data\x18\a \x01(\fR\x04data2\xd9\x03\n" +
+	"\x04data\x18\a \x01(\fR\x04data2\xe8\x04\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
 	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x12;\n" +
@@ -833,7 +971,9 @@ const file_pserver_proto_rawDesc = "" +
 	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
 	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReply\x128\n" +
 	"\bPullRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply\x125\n" +
-	"\bPushRows\x12\x13.gtrain.v1.RowsPush\x1a\x14.gtrain.v1.PushReply\x12<\n" +
+	"\bPushRows\x12\x13.gtrain.v1.RowsPush\x1a\x14.gtrain.v1.PushReply\x12J\n" +
+	"\x0ePullTablesRows\x12\x1c.gtrain.v1.TablesRowsRequest\x1a\x1a.gtrain.v1.TablesRowsReply\x12A\n" +
+	"\x0ePushTablesRows\x12\x19.gtrain.v1.TablesRowsPush\x1a\x14.gtrain.v1.PushReply\x12<\n" +
 	"\n" +
 	"ExportRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply0\x01B\"Z github.com/gtrain/gtrain/api;apib\x06proto3"
 
@@ -849,42 +989,52 @@ func file_pserver_proto_rawDescGZIP() []byte {
 	return file_pserver_proto_rawDescData
 }
 
-var file_pserver_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_pserver_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_pserver_proto_goTypes = []any{
-	(*PushChunk)(nil),      // 0: gtrain.v1.PushChunk
-	(*PushReply)(nil),      // 1: gtrain.v1.PushReply
-	(*PullRequest)(nil),    // 2: gtrain.v1.PullRequest
-	(*ParamChunk)(nil),     // 3: gtrain.v1.ParamChunk
-	(*InfoRequest)(nil),    // 4: gtrain.v1.InfoRequest
-	(*InfoReply)(nil),      // 5: gtrain.v1.InfoReply
-	(*RestoreRequest)(nil), // 6: gtrain.v1.RestoreRequest
-	(*RestoreReply)(nil),   // 7: gtrain.v1.RestoreReply
-	(*RowsRequest)(nil),    // 8: gtrain.v1.RowsRequest
-	(*RowsReply)(nil),      // 9: gtrain.v1.RowsReply
-	(*RowsPush)(nil),       // 10: gtrain.v1.RowsPush
+	(*PushChunk)(nil),         // 0: gtrain.v1.PushChunk
+	(*PushReply)(nil),         // 1: gtrain.v1.PushReply
+	(*PullRequest)(nil),       // 2: gtrain.v1.PullRequest
+	(*ParamChunk)(nil),        // 3: gtrain.v1.ParamChunk
+	(*InfoRequest)(nil),       // 4: gtrain.v1.InfoRequest
+	(*InfoReply)(nil),         // 5: gtrain.v1.InfoReply
+	(*RestoreRequest)(nil),    // 6: gtrain.v1.RestoreRequest
+	(*RestoreReply)(nil),      // 7: gtrain.v1.RestoreReply
+	(*RowsRequest)(nil),       // 8: gtrain.v1.RowsRequest
+	(*RowsReply)(nil),         // 9: gtrain.v1.RowsReply
+	(*TablesRowsRequest)(nil), // 10: gtrain.v1.TablesRowsRequest
+	(*TablesRowsReply)(nil),   // 11: gtrain.v1.TablesRowsReply
+	(*TablesRowsPush)(nil),    // 12: gtrain.v1.TablesRowsPush
+	(*RowsPush)(nil),          // 13: gtrain.v1.RowsPush
 }
 var file_pserver_proto_depIdxs = []int32{
-	0,  // 0: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
-	2,  // 1: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
-	0,  // 2: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
-	4,  // 3: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
-	6,  // 4: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
-	8,  // 5: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
-	10, // 6: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
-	8,  // 7: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
-	1,  // 8: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3,  // 9: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	3,  // 10: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
-	5,  // 11: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	7,  // 12: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
-	9,  // 13: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
-	1,  // 14: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
-	9,  // 15: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
-	8,  // [8:16] is the sub-list for method output_type
-	0,  // [0:8] is the sub-list for method input_type
-	0,  // [0:0] is the sub-list for extension type_name
-	0,  // [0:0] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	8,  // 0: gtrain.v1.TablesRowsRequest.tables:type_name -> gtrain.v1.RowsRequest
+	9,  // 1: gtrain.v1.TablesRowsReply.tables:type_name -> gtrain.v1.RowsReply
+	13, // 2: gtrain.v1.TablesRowsPush.tables:type_name -> gtrain.v1.RowsPush
+	0,  // 3: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
+	2,  // 4: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
+	0,  // 5: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
+	4,  // 6: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
+	6,  // 7: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
+	8,  // 8: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
+	13, // 9: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
+	10, // 10: gtrain.v1.PServer.PullTablesRows:input_type -> gtrain.v1.TablesRowsRequest
+	12, // 11: gtrain.v1.PServer.PushTablesRows:input_type -> gtrain.v1.TablesRowsPush
+	8,  // 12: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
+	1,  // 13: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3,  // 14: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	3,  // 15: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
+	5,  // 16: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7,  // 17: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	9,  // 18: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
+	1,  // 19: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
+	11, // 20: gtrain.v1.PServer.PullTablesRows:output_type -> gtrain.v1.TablesRowsReply
+	1,  // 21: gtrain.v1.PServer.PushTablesRows:output_type -> gtrain.v1.PushReply
+	9,  // 22: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
+	13, // [13:23] is the sub-list for method output_type
+	3,  // [3:13] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_pserver_proto_init() }
@@ -898,7 +1048,7 @@ func file_pserver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pserver_proto_rawDesc), len(file_pserver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,14 +22,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PServer_Push_FullMethodName       = "/gtrain.v1.PServer/Push"
-	PServer_Pull_FullMethodName       = "/gtrain.v1.PServer/Pull"
-	PServer_PushPull_FullMethodName   = "/gtrain.v1.PServer/PushPull"
-	PServer_Info_FullMethodName       = "/gtrain.v1.PServer/Info"
-	PServer_Restore_FullMethodName    = "/gtrain.v1.PServer/Restore"
-	PServer_PullRows_FullMethodName   = "/gtrain.v1.PServer/PullRows"
-	PServer_PushRows_FullMethodName   = "/gtrain.v1.PServer/PushRows"
-	PServer_ExportRows_FullMethodName = "/gtrain.v1.PServer/ExportRows"
+	PServer_Push_FullMethodName           = "/gtrain.v1.PServer/Push"
+	PServer_Pull_FullMethodName           = "/gtrain.v1.PServer/Pull"
+	PServer_PushPull_FullMethodName       = "/gtrain.v1.PServer/PushPull"
+	PServer_Info_FullMethodName           = "/gtrain.v1.PServer/Info"
+	PServer_Restore_FullMethodName        = "/gtrain.v1.PServer/Restore"
+	PServer_PullRows_FullMethodName       = "/gtrain.v1.PServer/PullRows"
+	PServer_PushRows_FullMethodName       = "/gtrain.v1.PServer/PushRows"
+	PServer_PullTablesRows_FullMethodName = "/gtrain.v1.PServer/PullTablesRows"
+	PServer_PushTablesRows_FullMethodName = "/gtrain.v1.PServer/PushTablesRows"
+	PServer_ExportRows_FullMethodName     = "/gtrain.v1.PServer/ExportRows"
 )
 
 // PServerClient is the client API for PServer service.
@@ -60,6 +62,13 @@ type PServerClient interface {
 	// at once; sync, micro-batch trainer_id's of step, kept until that
 	// micro-batch's Push comes and applied with it (send them first).
 	PushRows(ctx context.Context, in *RowsPush, opts ...grpc.CallOption) (*PushReply, error)
+	// PullTablesRows is PullRows for several tables at one min_step in one
+	// call, and PushTablesRows PushRows: a recommender's step names rows of
+	// each of its id fields, and one call a field made a step 14 round trips
+	// on top of its dense push and report. Answers come in the requests'
+	// order; the first table refused refuses the call.
+	PullTablesRows(ctx context.Context, in *TablesRowsRequest, opts ...grpc.CallOption) (*TablesRowsReply, error)
+	PushTablesRows(ctx context.Context, in *TablesRowsPush, opts ...grpc.CallOption) (*PushReply, error)
 	// ExportRows streams every row a table of the shard stores (those ever
 	// updated), once the shard has applied min_step steps: a pass's model
 	// keeps them.
@@ -159,6 +168,26 @@ func (c *pServerClient) PushRows(ctx context.Context, in *RowsPush, opts ...grpc
 	return out, nil
 }
 
+func (c *pServerClient) PullTablesRows(ctx context.Context, in *TablesRowsRequest, opts ...grpc.CallOption) (*TablesRowsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TablesRowsReply)
+	err := c.cc.Invoke(ctx, PServer_PullTablesRows_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pServerClient) PushTablesRows(ctx context.Context, in *TablesRowsPush, opts ...grpc.CallOption) (*PushReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PushReply)
+	err := c.cc.Invoke(ctx, PServer_PushTablesRows_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pServerClient) ExportRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RowsReply], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[3], PServer_ExportRows_FullMethodName, cOpts...)
@@ -206,6 +235,13 @@ type PServerServer interface {
 	// at once; sync, micro-batch trainer_id's of step, kept until that
 	// micro-batch's Push comes and applied with it (send them first).
 	PushRows(context.Context, *RowsPush) (*PushReply, error)
+	// PullTablesRows is PullRows for several tables at one min_step in one
+	// call, and PushTablesRows PushRows: a recommender's step names rows of
+	// each of its id fields, and one call a field made a step 14 round trips
+	// on top of its dense push and report. Answers come in the requests'
+	// order; the first table refused refuses the call.
+	PullTablesRows(context.Context, *TablesRowsRequest) (*TablesRowsReply, error)
+	PushTablesRows(context.Context, *TablesRowsPush) (*PushReply, error)
 	// ExportRows streams every row a table of the shard stores (those ever
 	// updated), once the shard has applied min_step steps: a pass's model
 	// keeps them.
@@ -240,6 +276,12 @@ func (UnimplementedPServerServer) PullRows(context.Context, *RowsRequest) (*Rows
 }
 func (UnimplementedPServerServer) PushRows(context.Context, *RowsPush) (*PushReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method PushRows not implemented")
+}
+func (UnimplementedPServerServer) PullTablesRows(context.Context, *TablesRowsRequest) (*TablesRowsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method PullTablesRows not implemented")
+}
+func (UnimplementedPServerServer) PushTablesRows(context.Context, *TablesRowsPush) (*PushReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method PushTablesRows not implemented")
 }
 func (UnimplementedPServerServer) ExportRows(*RowsRequest, grpc.ServerStreamingServer[RowsReply]) error {
 	return status.Error(codes.Unimplemented, "method ExportRows not implemented")
@@ -362,6 +404,42 @@ func _PServer_PushRows_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PServer_PullTablesRows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TablesRowsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PServerServer).PullTablesRows(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PServer_PullTablesRows_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PServerServer).PullTablesRows(ctx, req.(*TablesRowsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PServer_PushTablesRows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TablesRowsPush)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PServerServer).PushTablesRows(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PServer_PushTablesRows_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PServerServer).PushTablesRows(ctx, req.(*TablesRowsPush))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PServer_ExportRows_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(RowsRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -395,6 +473,14 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PushRows",
 			Handler:    _PServer_PushRows_Handler,
+		},
+		{
+			MethodName: "PullTablesRows",
+			Handler:    _PServer_PullTablesRows_Handler,
+		},
+		{
+			MethodName: "PushTablesRows",
+			Handler:    _PServer_PushTablesRows_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -85,3 +85,50 @@ func (s *Server) ExportRows(req *api.RowsRequest, stream api.PServer_ExportRowsS
 	}
 	return nil
 }
+
+// PullTablesRows answers the rows of several tables (PullRows each, in
+// order; the first refused refuses the call): one call a step for a
+// recommender's id fields, where one a field cost a round trip each.
+func (s *Server) PullTablesRows(ctx context.Context, req *api.TablesRowsRequest) (*api.TablesRowsReply, error) {
+	if err := checkTablesRows(len(req.Tables), func(i int) int { return len(req.Tables[i].Ids) }); err != nil {
+		return nil, err
+	}
+	reply := &api.TablesRowsReply{Tables: make([]*api.RowsReply, len(req.Tables))}
+	for i, r := range req.Tables {
+		var err error
+		if reply.Tables[i], err = s.PullRows(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return reply, nil
+}
+
+// PushTablesRows hands the row gradients of several tables to the shard
+// (PushRows each, in order; the first refused refuses the call, the tables
+// before it kept, as their own calls would have been).
+func (s *Server) PushTablesRows(ctx context.Context, req *api.TablesRowsPush) (*api.PushReply, error) {
+	if err := checkTablesRows(len(req.Tables), func(i int) int { return len(req.Tables[i].Ids) }); err != nil {
+		return nil, err
+	}
+	reply := &api.PushReply{Step: s.shard.Step()}
+	for _, r := range req.Tables {
+		var err error
+		if reply, err = s.PushRows(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return reply, nil
+}
+
+// checkTablesRows bounds a call of n tables' rows (ids(i) of table i) as
+// maxRowsPerCall bounds one table's: in all, not each.
+func checkTablesRows(n int, ids func(i int) int) error {
+	total := 0
+	for i := range n {
+		total += ids(i)
+	}
+	if total > maxRowsPerCall {
+		return status.Errorf(codes.InvalidArgument, "rows of %d tables: %d ids, at most %d a call", n, total, maxRowsPerCall)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -14,6 +15,7 @@ import (
 	"github.com/gtrain/gtrain/checkpoint"
 	"github.com/gtrain/gtrain/internal/jobauth"
 	"github.com/gtrain/gtrain/jobspec"
+	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 	"github.com/gtrain/gtrain/pserver/wire"
 )
@@ -24,15 +26,25 @@ var movieTable = TableConfig{Name: "movie", Dim: 3, Seed: 5, Optimizer: Optimize
 // movie table, over real gRPC, and returns them and a client of both.
 func rowsCluster(t *testing.T) ([]*Shard, *client.Client) {
 	t.Helper()
+	shards, c, _ := rowsClusterOf(t, []TableConfig{movieTable}, false)
+	return shards, c
+}
+
+// rowsClusterOf is rowsCluster with tables, whose servers count the row
+// calls they answer and, if older, answer the calls of several tables
+// Unimplemented, as a pserver of a build before them.
+func rowsClusterOf(t *testing.T, tables []TableConfig, older bool) ([]*Shard, *client.Client, []*rowCalls) {
+	t.Helper()
 	blocks, err := client.Partition([]int{4}, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var shards []*Shard
 	var addrs []string
+	var calls []*rowCalls
 	for i := range 2 {
 		s, err := NewShard(ShardConfig{Mode: jobspec.ModeSync, MicroBatches: 3, Blocks: client.BlocksOf(blocks, i),
-			Optimizer: movieTable.Optimizer, Tables: []TableConfig{movieTable}}, nil)
+			Optimizer: movieTable.Optimizer, Tables: tables}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +53,8 @@ func rowsCluster(t *testing.T) ([]*Shard, *client.Client) {
 			t.Fatal(err)
 		}
 		srv := grpc.NewServer(wire.ServerOptions()...)
-		api.RegisterPServerServer(srv, NewServer(i, s, nil, nil))
+		calls = append(calls, &rowCalls{Server: NewServer(i, s, nil, nil), older: older})
+		api.RegisterPServerServer(srv, calls[i])
 		go func() { _ = srv.Serve(lis) }()
 		t.Cleanup(srv.Stop)
 		shards, addrs = append(shards, s), append(addrs, lis.Addr().String())
@@ -51,7 +64,50 @@ func rowsCluster(t *testing.T) ([]*Shard, *client.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return shards, c
+	return shards, c, calls
+}
+
+// rowCalls is a pserver that counts the row calls it answers: per table
+// (PullRows, PushRows) and for several tables (PullTablesRows,
+// PushTablesRows), which, if older, it answers Unimplemented.
+type rowCalls struct {
+	*Server
+	older                          bool
+	pulls, pushes, tables, refused atomic.Int64
+}
+
+func (r *rowCalls) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsReply, error) {
+	r.pulls.Add(1)
+	return r.Server.PullRows(ctx, req)
+}
+
+func (r *rowCalls) PushRows(ctx context.Context, req *api.RowsPush) (*api.PushReply, error) {
+	r.pushes.Add(1)
+	return r.Server.PushRows(ctx, req)
+}
+
+func (r *rowCalls) PullTablesRows(ctx context.Context, req *api.TablesRowsRequest) (*api.TablesRowsReply, error) {
+	if err := r.severalTables("PullTablesRows"); err != nil {
+		return nil, err
+	}
+	return r.Server.PullTablesRows(ctx, req)
+}
+
+func (r *rowCalls) PushTablesRows(ctx context.Context, req *api.TablesRowsPush) (*api.PushReply, error) {
+	if err := r.severalTables("PushTablesRows"); err != nil {
+		return nil, err
+	}
+	return r.Server.PushTablesRows(ctx, req)
+}
+
+// severalTables counts a call of several tables, refused if older.
+func (r *rowCalls) severalTables(method string) error {
+	if r.older {
+		r.refused.Add(1)
+		return status.Error(codes.Unimplemented, "unknown method "+method)
+	}
+	r.tables.Add(1)
+	return nil
 }
 
 // densePushes completes step 0 of every shard: micro-batches in order,
@@ -112,20 +168,28 @@ func TestRowsThroughGRPCAppliedInMicroBatchOrder(t *testing.T) {
 // rows in the order given.
 func referenceRows(t *testing.T, ids []uint64, order ...int) []float32 {
 	t.Helper()
-	ref, err := NewTable(movieTable)
+	return referenceOf(t, movieTable, rowIDs, rowGrads, ids, order...)
+}
+
+// referenceOf is ids' values after one table of cfg applied the
+// micro-batches' rows (pushIDs[mb], pushGrads[mb], rowRecs[mb] records) in
+// the order given.
+func referenceOf(t *testing.T, cfg TableConfig, pushIDs [][]uint64, pushGrads [][]float32, ids []uint64, order ...int) []float32 {
+	t.Helper()
+	ref, err := NewTable(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pushes []RowGrads
 	var records int64
 	for _, mb := range order {
-		pushes = append(pushes, RowGrads{IDs: rowIDs[mb], Grad: rowGrads[mb]})
+		pushes = append(pushes, RowGrads{IDs: pushIDs[mb], Grad: pushGrads[mb]})
 		records += rowRecs[mb]
 	}
 	if err := ref.Apply(pushes, records); err != nil {
 		t.Fatal(err)
 	}
-	out := make([]float32, len(ids)*3)
+	out := make([]float32, len(ids)*cfg.Dim)
 	if err := ref.Pull(ids, out); err != nil {
 		t.Fatal(err)
 	}
@@ -225,4 +289,77 @@ func TestRowsInCheckpoints(t *testing.T) {
 	if err := b.Restore(0, 0, nil); err != nil || b.tables.byName["movie"].Rows() != 0 {
 		t.Errorf("restore of a checkpoint without rows: %v, %d rows; want none", err, b.tables.byName["movie"].Rows())
 	}
+}
+
+var (
+	userTable = TableConfig{Name: "user", Dim: 2, Seed: 9, Optimizer: movieTable.Optimizer}
+	userIDs   = [][]uint64{{4, 9}, {9}, {1 << 50, 4, 9}}
+	userGrads = [][]float32{{1, 2, 1e8, 1}, {1, 1e8}, {4, 4, 0.25, 1, -1e8, 3}}
+)
+
+// TestBatchRowsOneCallAPserver: a recommender's rows of two tables pushed
+// with PushBatchRows in micro-batch order 2, 0, 1 and pulled with
+// PullBatchRows go in one call a pserver for both tables, and give the
+// bits of reference tables given the pushes in order, and of each table's
+// own PullRows; pservers of an older build, which answer those calls
+// Unimplemented, get a call a table and give the same bits.
+func TestBatchRowsOneCallAPserver(t *testing.T) {
+	tables := []model.RecTable{{Field: "movie", Dim: 3}, {Field: "user", Dim: 2}}
+	ids, uids := []uint64{7, 1 << 40, 3, 11, 12345678901, 99}, []uint64{9, 4, 1 << 50, 5}
+	for _, older := range []bool{false, true} {
+		shards, c, calls := rowsClusterOf(t, []TableConfig{movieTable, userTable}, older)
+		ctx := context.Background()
+		for _, mb := range []int{2, 0, 1} {
+			b := &model.RecBatch{Fields: []model.RecField{{IDs: rowIDs[mb]}, {IDs: userIDs[mb]}}}
+			if err := c.PushBatchRows(ctx, mb, 0, 0, rowRecs[mb], tables, b, [][]float32{rowGrads[mb], userGrads[mb]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		densePushes(t, shards, rowRecs, 2, 0, 1)
+		b := &model.RecBatch{Fields: []model.RecField{{IDs: ids}, {IDs: uids}}}
+		if err := c.PullBatchRows(ctx, tables, b, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		var batched, each, refused int64
+		for _, s := range calls {
+			batched, each, refused = batched+s.tables.Load(), each+s.pulls.Load()+s.pushes.Load(), refused+s.refused.Load()
+		}
+		wantBatched, wantEach := rowCallsOf([][][]uint64{{rowIDs[2], userIDs[2]}, {rowIDs[0], userIDs[0]}, {rowIDs[1], userIDs[1]}, {ids, uids}}, tables, 2)
+		if older && (batched != 0 || refused != wantBatched || each != wantEach) || !older && (batched != wantBatched || each != 0 || refused != 0) {
+			t.Fatalf("older build %v: %d calls of several tables, %d of one, %d refused; want %d pserver calls, or %d table calls",
+				older, batched, each, refused, wantBatched, wantEach)
+		}
+		if want := referenceRows(t, ids, 0, 1, 2); !sameBits(b.Fields[0].Rows, want) {
+			t.Fatalf("older build %v: movie rows\n got  %v\n want %v", older, b.Fields[0].Rows, want)
+		}
+		if want := referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2); !sameBits(b.Fields[1].Rows, want) {
+			t.Fatalf("older build %v: user rows\n got  %v\n want %v", older, b.Fields[1].Rows, want)
+		}
+		own := make([]float32, len(uids)*2)
+		if err := c.PullRows(ctx, "user", uids, 2, 1, 0, own); err != nil || !sameBits(own, b.Fields[1].Rows) {
+			t.Fatalf("older build %v: the user table's own pull %v (%v), the batched %v", older, own, err, b.Fields[1].Rows)
+		}
+	}
+	if sameBits(referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2), referenceOf(t, userTable, userIDs, userGrads, uids, 2, 0, 1)) {
+		t.Fatal("the user rows sum alike in any order: the test cannot see the order")
+	}
+}
+
+// rowCallsOf is how many calls the client makes for calls (each the ids of
+// every table) to n pservers: batched, one a pserver that owns any of a
+// call's rows; each, one a table a pserver that owns any of its rows.
+func rowCallsOf(calls [][][]uint64, tables []model.RecTable, n int) (batched, each int64) {
+	for _, call := range calls {
+		any := map[int]bool{}
+		for i, ids := range call {
+			own := map[int]bool{}
+			for _, id := range ids {
+				own[client.RowOwner(tables[i].Field, id, n)] = true
+				any[client.RowOwner(tables[i].Field, id, n)] = true
+			}
+			each += int64(len(own))
+		}
+		batched += int64(len(any))
+	}
+	return batched, each
 }

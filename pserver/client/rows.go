@@ -9,7 +9,8 @@ import (
 	"io"
 	"slices"
 
-	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
@@ -54,10 +55,7 @@ func (c *Client) PullRows(ctx context.Context, table string, ids []uint64, dim i
 		if len(at[i]) == 0 {
 			return nil
 		}
-		mine := make([]uint64, len(at[i]))
-		for k, pos := range at[i] {
-			mine[k] = ids[pos]
-		}
+		mine := pick(ids, at[i])
 		reply, err := c.servers[i].PullRows(ctx, &api.RowsRequest{Table: table, Ids: mine, MinStep: minStep, Epoch: rollbackEpoch})
 		if err != nil {
 			return fmt.Errorf("pull rows of %s from pserver %d: %w", table, i, err)
@@ -66,9 +64,7 @@ func (c *Client) PullRows(ctx context.Context, table string, ids []uint64, dim i
 		if err != nil || len(vals) != len(mine)*dim {
 			return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", table, i, len(vals), len(mine), dim, err)
 		}
-		for k, pos := range at[i] {
-			copy(dst[pos*dim:(pos+1)*dim], vals[k*dim:(k+1)*dim])
-		}
+		scatter(dst, at[i], vals, dim)
 		return nil
 	})
 }
@@ -86,9 +82,8 @@ func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpo
 			return nil
 		}
 		req := &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: table,
-			Ids: make([]uint64, len(at[i])), Data: make([]byte, 0, 4*dim*len(at[i]))}
-		for k, pos := range at[i] {
-			req.Ids[k] = ids[pos]
+			Ids: pick(ids, at[i]), Data: make([]byte, 0, 4*dim*len(at[i]))}
+		for _, pos := range at[i] {
 			req.Data = append(req.Data, model.Float32Bytes(grad[pos*dim:(pos+1)*dim])...)
 		}
 		if _, err := c.servers[i].PushRows(ctx, req); err != nil {
@@ -99,43 +94,136 @@ func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpo
 }
 
 // PullBatchRows fills the rows of every id field of b (field i's table is
-// tables[i]) from the pservers, as of minStep: the fields' calls at once
-// (eachField).
+// tables[i]) from the pservers, as of minStep: one call a pserver for all
+// the fields (PullTablesRows), the pservers' calls at once.
 func (c *Client) PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, rollbackEpoch int64) error {
 	for i := range b.Fields {
 		b.Fields[i].SizeRows(tables[i].Dim)
 	}
-	return eachField(ctx, len(b.Fields), func(ctx context.Context, i int) error {
-		f, t := &b.Fields[i], tables[i]
-		return c.PullRows(ctx, t.Field, f.IDs, t.Dim, minStep, rollbackEpoch, f.Rows)
+	at := c.fieldsByOwner(tables, b)
+	return c.eachServer(ctx, func(ctx context.Context, s int) error {
+		req, fields := &api.TablesRowsRequest{}, make([]int, 0, len(tables))
+		for i, t := range tables {
+			if len(at[i][s]) > 0 {
+				req.Tables = append(req.Tables, &api.RowsRequest{Table: t.Field, Ids: pick(b.Fields[i].IDs, at[i][s]), MinStep: minStep, Epoch: rollbackEpoch})
+				fields = append(fields, i)
+			}
+		}
+		if len(fields) == 0 {
+			return nil
+		}
+		reply, err := c.servers[s].PullTablesRows(ctx, req)
+		if status.Code(err) == codes.Unimplemented {
+			reply, err = c.pullTablesEach(ctx, s, req) // a pserver of an older build
+		}
+		if err != nil {
+			return fmt.Errorf("pull rows of %d tables from pserver %d: %w", len(fields), s, err)
+		}
+		if len(reply.Tables) != len(fields) {
+			return fmt.Errorf("pull rows of %d tables from pserver %d: %d answered", len(fields), s, len(reply.Tables))
+		}
+		for k, i := range fields {
+			t, f := tables[i], &b.Fields[i]
+			vals, err := model.BytesFloat32(reply.Tables[k].Data)
+			if err != nil || len(vals) != len(at[i][s])*t.Dim {
+				return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", t.Field, s, len(vals), len(at[i][s]), t.Dim, err)
+			}
+			scatter(f.Rows, at[i][s], vals, t.Dim)
+		}
+		return nil
 	})
 }
 
 // PushBatchRows sends the row gradients of every id field of b (rows[i]
-// for field i) as micro-batch microBatch of step, the fields' calls at
-// once (eachField): a pserver keeps a micro-batch's rows per table until
-// its dense push and applies the tables in their declared order, so the
-// order the calls arrive in changes no bit.
+// for field i) as micro-batch microBatch of step: one call a pserver for
+// all the fields (PushTablesRows), the pservers' calls at once. A pserver
+// keeps a micro-batch's rows per table until its dense push and applies
+// the tables in their declared order, so no order of arrival changes a bit.
 func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, tables []model.RecTable, b *model.RecBatch, rows [][]float32) error {
-	return eachField(ctx, len(tables), func(ctx context.Context, i int) error {
-		t := tables[i]
-		return c.PushRows(ctx, microBatch, step, rollbackEpoch, records, t.Field, b.Fields[i].IDs, t.Dim, rows[i])
+	for i, t := range tables {
+		if len(rows[i]) != len(b.Fields[i].IDs)*t.Dim {
+			return fmt.Errorf("push rows of %s: %d floats for %d rows of %d", t.Field, len(rows[i]), len(b.Fields[i].IDs), t.Dim)
+		}
+	}
+	at := c.fieldsByOwner(tables, b)
+	return c.eachServer(ctx, func(ctx context.Context, s int) error {
+		req := &api.TablesRowsPush{}
+		for i, t := range tables {
+			if len(at[i][s]) == 0 {
+				continue
+			}
+			r := &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: t.Field,
+				Ids: pick(b.Fields[i].IDs, at[i][s]), Data: make([]byte, 0, 4*t.Dim*len(at[i][s]))}
+			for _, pos := range at[i][s] {
+				r.Data = append(r.Data, model.Float32Bytes(rows[i][pos*t.Dim:(pos+1)*t.Dim])...)
+			}
+			req.Tables = append(req.Tables, r)
+		}
+		if len(req.Tables) == 0 {
+			return nil
+		}
+		_, err := c.servers[s].PushTablesRows(ctx, req)
+		if status.Code(err) == codes.Unimplemented {
+			err = c.pushTablesEach(ctx, s, req) // a pserver of an older build
+		}
+		if err != nil {
+			return fmt.Errorf("push rows of %d tables to pserver %d: %w", len(req.Tables), s, err)
+		}
+		return nil
 	})
 }
 
-// eachField calls fn for each of n id fields concurrently and returns the
-// first error. One call per field in turn made a step of the recommender
-// (7 id fields) 14 round trips on top of its dense push and report; at
-// once they cost about one (bench recommender).
-func eachField(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	if n == 1 {
-		return fn(ctx, 0)
+// pullTablesEach is PullTablesRows for a pserver of a build before it:
+// one PullRows a table, in order. A server that answers neither (another
+// gRPC server at a dead pserver's address) fails with Unimplemented, which
+// PeerGone reads as gone.
+func (c *Client) pullTablesEach(ctx context.Context, s int, req *api.TablesRowsRequest) (*api.TablesRowsReply, error) {
+	reply := &api.TablesRowsReply{Tables: make([]*api.RowsReply, len(req.Tables))}
+	for k, r := range req.Tables {
+		var err error
+		if reply.Tables[k], err = c.servers[s].PullRows(ctx, r); err != nil {
+			return nil, err
+		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range n {
-		g.Go(func() error { return fn(gctx, i) })
+	return reply, nil
+}
+
+// pushTablesEach is PushTablesRows for a pserver of a build before it: one
+// PushRows a table, in order.
+func (c *Client) pushTablesEach(ctx context.Context, s int, req *api.TablesRowsPush) error {
+	for _, r := range req.Tables {
+		if _, err := c.servers[s].PushRows(ctx, r); err != nil {
+			return err
+		}
 	}
-	return g.Wait()
+	return nil
+}
+
+// fieldsByOwner is, for each id field of b (field i's table tables[i]),
+// the positions of its ids by owning pserver.
+func (c *Client) fieldsByOwner(tables []model.RecTable, b *model.RecBatch) [][][]int {
+	at := make([][][]int, len(tables))
+	for i, t := range tables {
+		at[i] = c.byOwner(t.Field, b.Fields[i].IDs)
+	}
+	return at
+}
+
+// scatter copies rows vals (dim floats each, in at's order) to their
+// positions at in dst.
+func scatter(dst []float32, at []int, vals []float32, dim int) {
+	for k, pos := range at {
+		copy(dst[pos*dim:(pos+1)*dim], vals[k*dim:(k+1)*dim])
+	}
+}
+
+// pick is ids at positions at.
+func pick(ids []uint64, at []int) []uint64 {
+	out := make([]uint64, len(at))
+	for k, pos := range at {
+		out[k] = ids[pos]
+	}
+	return out
 }
 
 // ExportRows gathers every row of table the pservers store (dim values
