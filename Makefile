@@ -51,7 +51,7 @@ test: check-binaries build vet
 FUZZTIME      ?= 5s
 FUZZTIME_TEST ?= 20000x
 FUZZ_TARGETS  := ./auth:FuzzVerifyToken ./recordio:FuzzReadIndex ./dataset:FuzzReadShard ./checkpoint:FuzzDecodeSnapshot \
-	./jobspec:FuzzParse ./pserver/wire:FuzzCodecDecode ./program/wire:FuzzReadFrame
+	./jobspec:FuzzParse ./pserver/wire:FuzzCodecDecode ./pserver/wire:FuzzCodecTables ./program/wire:FuzzReadFrame
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

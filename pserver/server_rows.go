@@ -9,11 +9,11 @@ import (
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/wire"
 )
 
-// maxRowsPerCall bounds the ids of one PullRows or PushRows, and so the
-// memory one call makes the pserver allocate.
-const maxRowsPerCall = 1 << 20
+// maxRowsPerCall bounds the ids of one call (wire.MaxRowsPerCall).
+const maxRowsPerCall = wire.MaxRowsPerCall
 
 // PullRows answers rows of a table once the shard reached min_step.
 func (s *Server) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsReply, error) {
@@ -121,14 +121,16 @@ func (s *Server) PushTablesRows(ctx context.Context, req *api.TablesRowsPush) (*
 }
 
 // checkTablesRows bounds a call of n tables' rows (ids(i) of table i) as
-// maxRowsPerCall bounds one table's: in all, not each.
+// maxRowsPerCall bounds one table's, in all (the client packs a step's
+// tables into calls within it), and its tables (the codec counted them
+// already: wire.MaxTablesPerCall).
 func checkTablesRows(n int, ids func(i int) int) error {
 	total := 0
 	for i := range n {
 		total += ids(i)
 	}
-	if total > maxRowsPerCall {
-		return status.Errorf(codes.InvalidArgument, "rows of %d tables: %d ids, at most %d a call", n, total, maxRowsPerCall)
+	if n > wire.MaxTablesPerCall || total > maxRowsPerCall {
+		return status.Errorf(codes.InvalidArgument, "rows of %d tables: %d ids, at most %d tables and %d ids a call", n, total, wire.MaxTablesPerCall, maxRowsPerCall)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/internal/jobauth"
@@ -27,6 +28,7 @@ type Client struct {
 	blocks  []Block
 	byID    map[int]Block
 	regions []*regionSlot // per pserver: nil unless reached through a local socket
+	older   []atomic.Bool // per pserver: it answered a call of several tables' rows Unimplemented (rows.go)
 }
 
 // NewClient dials the pservers at addrs (index order) with creds (zero:
@@ -43,7 +45,7 @@ func NewClient(addrs []string, blocks []Block, creds jobauth.Dial) (*Client, err
 // NewClientTo is NewClient for targets that may name local sockets
 // (Discover).
 func NewClientTo(targets []Target, blocks []Block, creds jobauth.Dial) (*Client, error) {
-	c := &Client{blocks: blocks, byID: map[int]Block{}, regions: newRegionSlots(targets)}
+	c := &Client{blocks: blocks, byID: map[int]Block{}, regions: newRegionSlots(targets), older: make([]atomic.Bool, len(targets))}
 	for _, b := range blocks {
 		c.byID[b.ID] = b
 	}

@@ -9,11 +9,13 @@ import (
 	"io"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/wire"
 )
 
 // RowOwner is the pserver (of n) that holds row id of table: a hash of
@@ -95,40 +97,39 @@ func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpo
 
 // PullBatchRows fills the rows of every id field of b (field i's table is
 // tables[i]) from the pservers, as of minStep: one call a pserver for all
-// the fields (PullTablesRows), the pservers' calls at once.
+// the fields (PullTablesRows, as many as packCalls makes), the pservers'
+// calls at once.
 func (c *Client) PullBatchRows(ctx context.Context, tables []model.RecTable, b *model.RecBatch, minStep, rollbackEpoch int64) error {
 	for i := range b.Fields {
 		b.Fields[i].SizeRows(tables[i].Dim)
 	}
 	at := c.fieldsByOwner(tables, b)
 	return c.eachServer(ctx, func(ctx context.Context, s int) error {
-		req, fields := &api.TablesRowsRequest{}, make([]int, 0, len(tables))
+		var reqs []*api.RowsRequest
+		var fields []int
 		for i, t := range tables {
 			if len(at[i][s]) > 0 {
-				req.Tables = append(req.Tables, &api.RowsRequest{Table: t.Field, Ids: pick(b.Fields[i].IDs, at[i][s]), MinStep: minStep, Epoch: rollbackEpoch})
+				reqs = append(reqs, &api.RowsRequest{Table: t.Field, Ids: pick(b.Fields[i].IDs, at[i][s]), MinStep: minStep, Epoch: rollbackEpoch})
 				fields = append(fields, i)
 			}
 		}
-		if len(fields) == 0 {
-			return nil
-		}
-		reply, err := c.servers[s].PullTablesRows(ctx, req)
-		if status.Code(err) == codes.Unimplemented {
-			reply, err = c.pullTablesEach(ctx, s, req) // a pserver of an older build
-		}
-		if err != nil {
-			return fmt.Errorf("pull rows of %d tables from pserver %d: %w", len(fields), s, err)
-		}
-		if len(reply.Tables) != len(fields) {
-			return fmt.Errorf("pull rows of %d tables from pserver %d: %d answered", len(fields), s, len(reply.Tables))
-		}
-		for k, i := range fields {
-			t, f := tables[i], &b.Fields[i]
-			vals, err := model.BytesFloat32(reply.Tables[k].Data)
-			if err != nil || len(vals) != len(at[i][s])*t.Dim {
-				return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", t.Field, s, len(vals), len(at[i][s]), t.Dim, err)
+		for _, call := range packCalls(fields, tables, at, s) {
+			req := &api.TablesRowsRequest{Tables: reqs[call[0]:call[1]]}
+			reply, err := c.pullTables(ctx, s, req)
+			if err != nil {
+				return fmt.Errorf("pull rows of %d tables from pserver %d: %w", len(req.Tables), s, err)
 			}
-			scatter(f.Rows, at[i][s], vals, t.Dim)
+			if len(reply.Tables) != len(req.Tables) {
+				return fmt.Errorf("pull rows of %d tables from pserver %d: %d answered", len(req.Tables), s, len(reply.Tables))
+			}
+			for k, i := range fields[call[0]:call[1]] {
+				t := tables[i]
+				vals, err := model.BytesFloat32(reply.Tables[k].Data)
+				if err != nil || len(vals) != len(at[i][s])*t.Dim {
+					return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", t.Field, s, len(vals), len(at[i][s]), t.Dim, err)
+				}
+				scatter(b.Fields[i].Rows, at[i][s], vals, t.Dim)
+			}
 		}
 		return nil
 	})
@@ -136,9 +137,10 @@ func (c *Client) PullBatchRows(ctx context.Context, tables []model.RecTable, b *
 
 // PushBatchRows sends the row gradients of every id field of b (rows[i]
 // for field i) as micro-batch microBatch of step: one call a pserver for
-// all the fields (PushTablesRows), the pservers' calls at once. A pserver
-// keeps a micro-batch's rows per table until its dense push and applies
-// the tables in their declared order, so no order of arrival changes a bit.
+// all the fields (PushTablesRows, as many as packCalls makes), the
+// pservers' calls at once. A pserver keeps a micro-batch's rows per table
+// until its dense push and applies the tables in their declared order, so
+// no order of arrival changes a bit.
 func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, tables []model.RecTable, b *model.RecBatch, rows [][]float32) error {
 	for i, t := range tables {
 		if len(rows[i]) != len(b.Fields[i].IDs)*t.Dim {
@@ -147,7 +149,8 @@ func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollba
 	}
 	at := c.fieldsByOwner(tables, b)
 	return c.eachServer(ctx, func(ctx context.Context, s int) error {
-		req := &api.TablesRowsPush{}
+		var reqs []*api.RowsPush
+		var fields []int
 		for i, t := range tables {
 			if len(at[i][s]) == 0 {
 				continue
@@ -157,46 +160,86 @@ func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollba
 			for _, pos := range at[i][s] {
 				r.Data = append(r.Data, model.Float32Bytes(rows[i][pos*t.Dim:(pos+1)*t.Dim])...)
 			}
-			req.Tables = append(req.Tables, r)
+			reqs, fields = append(reqs, r), append(fields, i)
 		}
-		if len(req.Tables) == 0 {
-			return nil
-		}
-		_, err := c.servers[s].PushTablesRows(ctx, req)
-		if status.Code(err) == codes.Unimplemented {
-			err = c.pushTablesEach(ctx, s, req) // a pserver of an older build
-		}
-		if err != nil {
-			return fmt.Errorf("push rows of %d tables to pserver %d: %w", len(req.Tables), s, err)
+		for _, call := range packCalls(fields, tables, at, s) {
+			req := &api.TablesRowsPush{Tables: reqs[call[0]:call[1]]}
+			if err := c.pushTables(ctx, s, req); err != nil {
+				return fmt.Errorf("push rows of %d tables to pserver %d: %w", len(req.Tables), s, err)
+			}
 		}
 		return nil
 	})
 }
 
-// pullTablesEach is PullTablesRows for a pserver of a build before it:
-// one PullRows a table, in order. A server that answers neither (another
-// gRPC server at a dead pserver's address) fails with Unimplemented, which
-// PeerGone reads as gone.
-func (c *Client) pullTablesEach(ctx context.Context, s int, req *api.TablesRowsRequest) (*api.TablesRowsReply, error) {
-	reply := &api.TablesRowsReply{Tables: make([]*api.RowsReply, len(req.Tables))}
-	for k, r := range req.Tables {
-		var err error
-		if reply.Tables[k], err = c.servers[s].PullRows(ctx, r); err != nil {
-			return nil, err
+// packCalls cuts the tables of fields (their rows owned by pserver s, at)
+// into calls within the wire's limits, in order, as [lo, hi) ranges of
+// fields: a call ends before the table that would take it past
+// wire.RowsCallBytes of ids and values, wire.MaxRowsPerCall ids or
+// wire.MaxTablesPerCall tables; a table past them on its own goes alone,
+// as it did in a call of its own.
+func packCalls(fields []int, tables []model.RecTable, at [][][]int, s int) [][2]int {
+	var calls [][2]int
+	lo, bytes, ids := 0, 0, 0
+	for k, i := range fields {
+		n := len(at[i][s])
+		size := n*(8+4*tables[i].Dim) + len(tables[i].Field)
+		if k > lo && (bytes+size > wire.RowsCallBytes || ids+n > wire.MaxRowsPerCall || k-lo == wire.MaxTablesPerCall) {
+			calls = append(calls, [2]int{lo, k})
+			lo, bytes, ids = k, 0, 0
 		}
+		bytes, ids = bytes+size, ids+n
 	}
-	return reply, nil
+	if lo < len(fields) {
+		calls = append(calls, [2]int{lo, len(fields)})
+	}
+	return calls
 }
 
-// pushTablesEach is PushTablesRows for a pserver of a build before it: one
-// PushRows a table, in order.
-func (c *Client) pushTablesEach(ctx context.Context, s int, req *api.TablesRowsPush) error {
-	for _, r := range req.Tables {
-		if _, err := c.servers[s].PushRows(ctx, r); err != nil {
+// pullTables is one PullTablesRows to pserver s, or, to a pserver of an
+// older build (it answered Unimplemented, and older remembers it until a
+// new Client), a PullRows a table at once.
+func (c *Client) pullTables(ctx context.Context, s int, req *api.TablesRowsRequest) (*api.TablesRowsReply, error) {
+	if !c.older[s].Load() {
+		reply, err := c.servers[s].PullTablesRows(ctx, req)
+		if status.Code(err) != codes.Unimplemented {
+			return reply, err
+		}
+		c.older[s].Store(true)
+	}
+	reply := &api.TablesRowsReply{Tables: make([]*api.RowsReply, len(req.Tables))}
+	return reply, eachTable(ctx, len(req.Tables), func(ctx context.Context, k int) (err error) {
+		reply.Tables[k], err = c.servers[s].PullRows(ctx, req.Tables[k])
+		return err
+	})
+}
+
+// pushTables is pullTables for a push: PushTablesRows, or a PushRows a
+// table at once.
+func (c *Client) pushTables(ctx context.Context, s int, req *api.TablesRowsPush) error {
+	if !c.older[s].Load() {
+		_, err := c.servers[s].PushTablesRows(ctx, req)
+		if status.Code(err) != codes.Unimplemented {
 			return err
 		}
+		c.older[s].Store(true)
 	}
-	return nil
+	return eachTable(ctx, len(req.Tables), func(ctx context.Context, k int) error {
+		_, err := c.servers[s].PushRows(ctx, req.Tables[k])
+		return err
+	})
+}
+
+// eachTable calls fn for each of n tables at once and returns the first
+// error. A server that answers neither form (another gRPC server at a dead
+// pserver's address) fails with Unimplemented, which PeerGone reads as
+// gone.
+func eachTable(ctx context.Context, n int, fn func(ctx context.Context, k int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for k := range n {
+		g.Go(func() error { return fn(gctx, k) })
+	}
+	return g.Wait()
 }
 
 // fieldsByOwner is, for each id field of b (field i's table tables[i]),

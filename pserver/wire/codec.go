@@ -70,6 +70,9 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if s, ok := v.(Sink); ok {
 		return decode(data, s)
 	}
+	if err := checkTables(data, v); err != nil {
+		return err
+	}
 	return protoCodec.Unmarshal(data, v)
 }
 

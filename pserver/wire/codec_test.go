@@ -90,3 +90,34 @@ func TestCodecRejectsGarbageWithoutPanic(t *testing.T) {
 		_ = (Codec{}).Unmarshal(wiretest.Split(b, r.IntN(8)), &recordingSink{data: make([]float32, 4)})
 	}
 }
+
+// TestCodecCountsTablesFirst: a call of several tables' rows decodes up to
+// MaxTablesPerCall tables, across buffers, and is refused past them before
+// protobuf decodes it (each table costs ~50x its wire bytes decoded).
+func TestCodecCountsTablesFirst(t *testing.T) {
+	for _, n := range []int{MaxTablesPerCall, MaxTablesPerCall + 1} {
+		req := &api.TablesRowsRequest{Tables: make([]*api.RowsRequest, n)}
+		push := &api.TablesRowsPush{Tables: make([]*api.RowsPush, n)}
+		for i := range n {
+			req.Tables[i], push.Tables[i] = &api.RowsRequest{}, &api.RowsPush{}
+		}
+		req.Tables[n-1].Table, push.Tables[n-1].Ids = "last", []uint64{5}
+		for _, m := range []proto.Message{req, push} {
+			b, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.ProtoReflect().New().Interface()
+			err = (Codec{}).Unmarshal(wiretest.Split(b, len(b)/3), got)
+			if n > MaxTablesPerCall {
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("%T of %d tables: err %v, want refused", m, n, err)
+				}
+				continue
+			}
+			if err != nil || !proto.Equal(got, m) {
+				t.Fatalf("%T of %d tables: err %v, or not the message sent", m, n, err)
+			}
+		}
+	}
+}

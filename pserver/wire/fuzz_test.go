@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/gtrain/gtrain/api"
@@ -41,6 +42,31 @@ func FuzzCodecDecode(f *testing.F) {
 			if v != 0 {
 				t.Fatalf("float %d past the destination was written: %v", 16+i, v)
 			}
+		}
+	})
+}
+
+// FuzzCodecTables: any bytes as a call of several tables' rows decode or
+// fail without a panic, and what decodes holds at most MaxTablesPerCall
+// tables.
+func FuzzCodecTables(f *testing.F) {
+	for _, m := range []*api.TablesRowsPush{
+		{Tables: []*api.RowsPush{{Table: "movie", Ids: []uint64{7, 1 << 40}, Data: model.Float32Bytes([]float32{1, 2, 3, 4, 5, 6})}, {Table: "user"}}},
+		{},
+	} {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint(len(b)/2))
+	}
+	f.Add(slices.Repeat([]byte{0x0a, 0x00}, MaxTablesPerCall+1), uint(7))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint) {
+		cut = min(cut, uint(len(data)))
+		bufs := mem.BufferSlice{mem.SliceBuffer(data[:cut]), mem.SliceBuffer(data[cut:])}
+		var m api.TablesRowsPush
+		if err := (Codec{}).Unmarshal(bufs, &m); err == nil && len(m.Tables) > MaxTablesPerCall {
+			t.Fatalf("%d tables decoded, at most %d", len(m.Tables), MaxTablesPerCall)
 		}
 	})
 }
