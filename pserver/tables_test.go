@@ -53,7 +53,8 @@ func rowsClusterOf(t *testing.T, tables []TableConfig, older bool) ([]*Shard, *c
 			t.Fatal(err)
 		}
 		srv := grpc.NewServer(wire.ServerOptions()...)
-		calls = append(calls, &rowCalls{Server: NewServer(i, s, nil, nil), older: older})
+		calls = append(calls, &rowCalls{Server: NewServer(i, s, nil, nil)})
+		calls[i].older.Store(older)
 		api.RegisterPServerServer(srv, calls[i])
 		go func() { _ = srv.Serve(lis) }()
 		t.Cleanup(srv.Stop)
@@ -72,7 +73,7 @@ func rowsClusterOf(t *testing.T, tables []TableConfig, older bool) ([]*Shard, *c
 // PushTablesRows), which, if older, it answers Unimplemented.
 type rowCalls struct {
 	*Server
-	older                          bool
+	older                          atomic.Bool
 	pulls, pushes, tables, refused atomic.Int64
 }
 
@@ -102,7 +103,7 @@ func (r *rowCalls) PushTablesRows(ctx context.Context, req *api.TablesRowsPush) 
 
 // severalTables counts a call of several tables, refused if older.
 func (r *rowCalls) severalTables(method string) error {
-	if r.older {
+	if r.older.Load() {
 		r.refused.Add(1)
 		return status.Error(codes.Unimplemented, "unknown method "+method)
 	}
@@ -341,6 +342,9 @@ func TestBatchRowsOneCallAPserver(t *testing.T) {
 		if err := c.PullRows(ctx, "user", uids, 2, 1, 0, own); err != nil || !sameBits(own, b.Fields[1].Rows) {
 			t.Fatalf("older build %v: the user table's own pull %v (%v), the batched %v", older, own, err, b.Fields[1].Rows)
 		}
+		if older {
+			upgradedInPlace(t, c, calls, tables, b)
+		}
 	}
 	if sameBits(referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2), referenceOf(t, userTable, userIDs, userGrads, uids, 2, 0, 1)) {
 		t.Fatal("the user rows sum alike in any order: the test cannot see the order")
@@ -367,4 +371,24 @@ func rowCallsOf(calls [][][]uint64, tables []model.RecTable, n int) (batched, ea
 		batched += int64(len(any))
 	}
 	return batched, each, int64(len(called))
+}
+
+// upgradedInPlace: pservers that answered Unimplemented and are upgraded
+// at the same address (the client keeps its connections) get calls of
+// several tables again within client.olderFor (1000) calls.
+func upgradedInPlace(t *testing.T, c *client.Client, calls []*rowCalls, tables []model.RecTable, b *model.RecBatch) {
+	t.Helper()
+	for _, s := range calls {
+		s.older.Store(false)
+	}
+	for range 1001 {
+		if err := c.PullBatchRows(context.Background(), tables, b, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range calls {
+		if s.tables.Load() == 0 {
+			t.Fatalf("pserver %d, upgraded in place, got no call of several tables in 1001 pulls", i)
+		}
+	}
 }

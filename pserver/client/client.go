@@ -27,8 +27,8 @@ type Client struct {
 	servers []api.PServerClient
 	blocks  []Block
 	byID    map[int]Block
-	regions []*regionSlot // per pserver: nil unless reached through a local socket
-	older   []atomic.Bool // per pserver: it answered a call of several tables' rows Unimplemented (rows.go)
+	regions []*regionSlot  // per pserver: nil unless reached through a local socket
+	older   []atomic.Int64 // per pserver: calls of several tables' rows to make a table at a time before trying again (rows.go)
 }
 
 // NewClient dials the pservers at addrs (index order) with creds (zero:
@@ -45,7 +45,7 @@ func NewClient(addrs []string, blocks []Block, creds jobauth.Dial) (*Client, err
 // NewClientTo is NewClient for targets that may name local sockets
 // (Discover).
 func NewClientTo(targets []Target, blocks []Block, creds jobauth.Dial) (*Client, error) {
-	c := &Client{blocks: blocks, byID: map[int]Block{}, regions: newRegionSlots(targets), older: make([]atomic.Bool, len(targets))}
+	c := &Client{blocks: blocks, byID: map[int]Block{}, regions: newRegionSlots(targets), older: make([]atomic.Int64, len(targets))}
 	for _, b := range blocks {
 		c.byID[b.ID] = b
 	}

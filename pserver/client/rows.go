@@ -196,16 +196,31 @@ func packCalls(fields []int, tables []model.RecTable, at [][][]int, s int) [][2]
 	return calls
 }
 
+// olderFor is how many calls of several tables' rows a pserver that
+// answered one Unimplemented (an older build) gets a table at a time
+// before it is asked again: one upgraded in place, at the same address,
+// keeps its Client.
+const olderFor = 1000
+
+// batched says whether pserver s gets a call of several tables' rows now:
+// not while it counts down from an Unimplemented answer (older).
+func (c *Client) batched(s int) bool {
+	if c.older[s].Load() <= 0 {
+		return true
+	}
+	c.older[s].Add(-1)
+	return false
+}
+
 // pullTables is one PullTablesRows to pserver s, or, to a pserver of an
-// older build (it answered Unimplemented, and older remembers it until a
-// new Client), a PullRows a table at once.
+// older build (it answered Unimplemented), a PullRows a table at once.
 func (c *Client) pullTables(ctx context.Context, s int, req *api.TablesRowsRequest) (*api.TablesRowsReply, error) {
-	if !c.older[s].Load() {
+	if c.batched(s) {
 		reply, err := c.servers[s].PullTablesRows(ctx, req)
 		if status.Code(err) != codes.Unimplemented {
 			return reply, err
 		}
-		c.older[s].Store(true)
+		c.older[s].Store(olderFor)
 	}
 	reply := &api.TablesRowsReply{Tables: make([]*api.RowsReply, len(req.Tables))}
 	return reply, eachTable(ctx, len(req.Tables), func(ctx context.Context, k int) (err error) {
@@ -217,12 +232,12 @@ func (c *Client) pullTables(ctx context.Context, s int, req *api.TablesRowsReque
 // pushTables is pullTables for a push: PushTablesRows, or a PushRows a
 // table at once.
 func (c *Client) pushTables(ctx context.Context, s int, req *api.TablesRowsPush) error {
-	if !c.older[s].Load() {
+	if c.batched(s) {
 		_, err := c.servers[s].PushTablesRows(ctx, req)
 		if status.Code(err) != codes.Unimplemented {
 			return err
 		}
-		c.older[s].Store(true)
+		c.older[s].Store(olderFor)
 	}
 	return eachTable(ctx, len(req.Tables), func(ctx context.Context, k int) error {
 		_, err := c.servers[s].PushRows(ctx, req.Tables[k])
@@ -230,12 +245,13 @@ func (c *Client) pushTables(ctx context.Context, s int, req *api.TablesRowsPush)
 	})
 }
 
-// eachTable calls fn for each of n tables at once and returns the first
-// error. A server that answers neither form (another gRPC server at a dead
+// eachTable calls fn for each of n tables at once (16 at most) and
+// returns the first error. A server that answers neither form (another gRPC server at a dead
 // pserver's address) fails with Unimplemented, which PeerGone reads as
 // gone.
 func eachTable(ctx context.Context, n int, fn func(ctx context.Context, k int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16) // a connection serves 64 streams (wire.maxStreams); leave the rest to the step's other calls
 	for k := range n {
 		g.Go(func() error { return fn(gctx, k) })
 	}

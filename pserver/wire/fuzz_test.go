@@ -64,9 +64,13 @@ func FuzzCodecTables(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, cut uint) {
 		cut = min(cut, uint(len(data)))
 		bufs := mem.BufferSlice{mem.SliceBuffer(data[:cut]), mem.SliceBuffer(data[cut:])}
-		var m api.TablesRowsPush
-		if err := (Codec{}).Unmarshal(bufs, &m); err == nil && len(m.Tables) > MaxTablesPerCall {
-			t.Fatalf("%d tables decoded, at most %d", len(m.Tables), MaxTablesPerCall)
+		var push api.TablesRowsPush
+		if err := (Codec{}).Unmarshal(bufs, &push); err == nil && len(push.Tables) > MaxTablesPerCall {
+			t.Fatalf("a push of %d tables decoded, at most %d", len(push.Tables), MaxTablesPerCall)
+		}
+		var pull api.TablesRowsRequest
+		if err := (Codec{}).Unmarshal(bufs, &pull); err == nil && len(pull.Tables) > MaxTablesPerCall {
+			t.Fatalf("a pull of %d tables decoded, at most %d", len(pull.Tables), MaxTablesPerCall)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"google.golang.org/grpc/mem"
@@ -30,35 +31,52 @@ const (
 )
 
 // checkTables refuses a request of several tables' rows with more than
-// MaxTablesPerCall tables, counting them before protobuf decodes them.
+// MaxTablesPerCall tables, counting them before protobuf decodes them. It
+// walks gRPC's buffers in place (a push of rows spans several), skipping
+// each field's bytes as decode does. A field 1 of another wire type counts
+// too: stricter than protobuf, which would keep it as unknown. The refusal
+// is ErrMalformed, which gRPC answers Internal; the pserver's handler
+// checks the count again for callers in its own process (InvalidArgument).
 func checkTables(data mem.BufferSlice, v any) error {
 	switch v.(type) {
 	case *api.TablesRowsRequest, *api.TablesRowsPush:
 	default:
 		return nil
 	}
-	var b []byte
-	if len(data) == 1 {
-		b = data[0].ReadOnlyData()
-	} else {
-		b = data.Materialize()
-	}
-	n := 0
-	for len(b) > 0 {
-		num, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return fmt.Errorf("%w: %v", ErrMalformed, protowire.ParseError(l))
+	r := data.Reader()
+	defer r.Close()
+	for n := 0; r.Remaining() > 0; {
+		tag, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("%w: tag: %v", ErrMalformed, err)
 		}
-		if b = b[l:]; num == 1 {
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		if num == 1 {
 			if n++; n > MaxTablesPerCall {
 				return fmt.Errorf("%w: more than %d tables in one call", ErrMalformed, MaxTablesPerCall)
 			}
 		}
-		l = protowire.ConsumeFieldValue(num, typ, b)
-		if l < 0 {
-			return fmt.Errorf("%w: %v", ErrMalformed, protowire.ParseError(l))
+		if typ == protowire.BytesType {
+			l, err := binary.ReadUvarint(r)
+			if err != nil || l > uint64(r.Remaining()) {
+				return fmt.Errorf("%w: field %d: length %d of %d left", ErrMalformed, num, l, r.Remaining())
+			}
+			err = skip(r, num, int(l))
+		} else {
+			err = decodeField(r, discard{}, num, typ) // a varint or fixed value, or a wire type refused
 		}
-		b = b[l:]
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// discard is a Sink that keeps nothing, for skipping a field's value.
+type discard struct{}
+
+func (discard) Reset()                          {}
+func (discard) Varint(protowire.Number, uint64) {}
+func (discard) DataField() protowire.Number     { return -1 }
+func (discard) DataDst(int) ([]byte, error)     { return nil, ErrMalformed }
+func (discard) Done() error                     { return nil }
