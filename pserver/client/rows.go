@@ -62,12 +62,7 @@ func (c *Client) PullRows(ctx context.Context, table string, ids []uint64, dim i
 		if err != nil {
 			return fmt.Errorf("pull rows of %s from pserver %d: %w", table, i, err)
 		}
-		vals, err := model.BytesFloat32(reply.Data)
-		if err != nil || len(vals) != len(mine)*dim {
-			return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", table, i, len(vals), len(mine), dim, err)
-		}
-		scatter(dst, at[i], vals, dim)
-		return nil
+		return scatter(dst, at[i], reply.Data, dim, table, i)
 	})
 }
 
@@ -84,10 +79,7 @@ func (c *Client) PushRows(ctx context.Context, microBatch int, step, rollbackEpo
 			return nil
 		}
 		req := &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: table,
-			Ids: pick(ids, at[i]), Data: make([]byte, 0, 4*dim*len(at[i]))}
-		for _, pos := range at[i] {
-			req.Data = append(req.Data, model.Float32Bytes(grad[pos*dim:(pos+1)*dim])...)
-		}
+			Ids: pick(ids, at[i]), Data: gather(grad, at[i], dim)}
 		if _, err := c.servers[i].PushRows(ctx, req); err != nil {
 			return fmt.Errorf("push rows of %s to pserver %d: %w", table, i, err)
 		}
@@ -123,12 +115,9 @@ func (c *Client) PullBatchRows(ctx context.Context, tables []model.RecTable, b *
 				return fmt.Errorf("pull rows of %d tables from pserver %d: %d answered", len(req.Tables), s, len(reply.Tables))
 			}
 			for k, i := range fields[call[0]:call[1]] {
-				t := tables[i]
-				vals, err := model.BytesFloat32(reply.Tables[k].Data)
-				if err != nil || len(vals) != len(at[i][s])*t.Dim {
-					return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", t.Field, s, len(vals), len(at[i][s]), t.Dim, err)
+				if err := scatter(b.Fields[i].Rows, at[i][s], reply.Tables[k].Data, tables[i].Dim, tables[i].Field, s); err != nil {
+					return err
 				}
-				scatter(b.Fields[i].Rows, at[i][s], vals, t.Dim)
 			}
 		}
 		return nil
@@ -155,12 +144,9 @@ func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollba
 			if len(at[i][s]) == 0 {
 				continue
 			}
-			r := &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: t.Field,
-				Ids: pick(b.Fields[i].IDs, at[i][s]), Data: make([]byte, 0, 4*t.Dim*len(at[i][s]))}
-			for _, pos := range at[i][s] {
-				r.Data = append(r.Data, model.Float32Bytes(rows[i][pos*t.Dim:(pos+1)*t.Dim])...)
-			}
-			reqs, fields = append(reqs, r), append(fields, i)
+			reqs = append(reqs, &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: t.Field,
+				Ids: pick(b.Fields[i].IDs, at[i][s]), Data: gather(rows[i], at[i][s], t.Dim)})
+			fields = append(fields, i)
 		}
 		for _, call := range packCalls(fields, tables, at, s) {
 			req := &api.TablesRowsPush{Tables: reqs[call[0]:call[1]]}
@@ -268,12 +254,28 @@ func (c *Client) fieldsByOwner(tables []model.RecTable, b *model.RecBatch) [][][
 	return at
 }
 
-// scatter copies rows vals (dim floats each, in at's order) to their
-// positions at in dst.
-func scatter(dst []float32, at []int, vals []float32, dim int) {
+// scatter copies the rows pserver s answered for table (data: dim floats
+// each, in at's order) to their positions at in dst, once they are as
+// many as asked for.
+func scatter(dst []float32, at []int, data []byte, dim int, table string, s int) error {
+	vals, err := model.BytesFloat32(data)
+	if err != nil || len(vals) != len(at)*dim {
+		return fmt.Errorf("pull rows of %s from pserver %d: %d floats for %d rows of %d (%v)", table, s, len(vals), len(at), dim, err)
+	}
 	for k, pos := range at {
 		copy(dst[pos*dim:(pos+1)*dim], vals[k*dim:(k+1)*dim])
 	}
+	return nil
+}
+
+// gather is the rows of grad (dim floats each) at positions at, as the
+// bytes of a push.
+func gather(grad []float32, at []int, dim int) []byte {
+	out := make([]byte, 0, 4*dim*len(at))
+	for _, pos := range at {
+		out = append(out, model.Float32Bytes(grad[pos*dim:(pos+1)*dim])...)
+	}
+	return out
 }
 
 // pick is ids at positions at.

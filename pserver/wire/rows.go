@@ -33,10 +33,11 @@ const (
 // checkTables refuses a request of several tables' rows with more than
 // MaxTablesPerCall tables, counting them before protobuf decodes them. It
 // walks gRPC's buffers in place (a push of rows spans several), skipping
-// each field's bytes as decode does. A field 1 of another wire type counts
-// too: stricter than protobuf, which would keep it as unknown. The refusal
-// is ErrMalformed, which gRPC answers Internal; the pserver's handler
-// checks the count again for callers in its own process (InvalidArgument).
+// each field's value as decode does (decodeField). A field 1 of another
+// wire type counts too: stricter than protobuf, which would keep it as
+// unknown. The refusal is ErrMalformed, which gRPC answers Internal; the
+// pserver's handler checks the count again for callers in its own process
+// (InvalidArgument).
 func checkTables(data mem.BufferSlice, v any) error {
 	switch v.(type) {
 	case *api.TablesRowsRequest, *api.TablesRowsPush:
@@ -56,16 +57,9 @@ func checkTables(data mem.BufferSlice, v any) error {
 				return fmt.Errorf("%w: more than %d tables in one call", ErrMalformed, MaxTablesPerCall)
 			}
 		}
-		if typ == protowire.BytesType {
-			l, err := binary.ReadUvarint(r)
-			if err != nil || l > uint64(r.Remaining()) {
-				return fmt.Errorf("%w: field %d: length %d of %d left", ErrMalformed, num, l, r.Remaining())
-			}
-			err = skip(r, num, int(l))
-		} else {
-			err = decodeField(r, discard{}, num, typ) // a varint or fixed value, or a wire type refused
-		}
-		if err != nil {
+		// Skip the value, as decode skips a field that is not its sink's;
+		// a wire type protobuf does not have is refused.
+		if err := decodeField(r, discard{}, num, typ); err != nil {
 			return err
 		}
 	}
