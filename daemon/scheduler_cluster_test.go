@@ -70,7 +70,7 @@ func TestKilledNodeIsDownAndItsWorkersMove(t *testing.T) {
 	endpoint := startEtcd(t)
 	cli := etcdClient(t, endpoint)
 	a := startAgent(t, testConfig(t, "n1", endpoint))
-	startAgent(t, testConfig(t, "n2", endpoint))
+	b := startAgent(t, testConfig(t, "n2", endpoint))
 	victim := startAgentProcess(t, testConfig(t, "n3", endpoint))
 	const job = "sleep-die"
 	submitSpec(t, a, job, 3, 2, withCheckpointDir(t.TempDir()))
@@ -122,10 +122,15 @@ func TestKilledNodeIsDownAndItsWorkersMove(t *testing.T) {
 	}
 
 	startAgentProcess(t, testConfig(t, "n3", endpoint))
-	eventually(t, 30*time.Second, func() (bool, string) {
-		states := nodeStates(t, a.client)
-		return states["n3"] == api.NodeReady, fmt.Sprintf("nodes %v", states)
-	})
+	// Each agent's gossip re-admits n3 on its own, and the scheduler (on n1
+	// or n2) places on its own agent's view: wait until both see n3 ready,
+	// or a job submitted in between is rightly placed without it.
+	for _, peer := range []*testAgent{a, b} {
+		eventually(t, 30*time.Second, func() (bool, string) {
+			states := nodeStates(t, peer.client)
+			return states["n3"] == api.NodeReady, fmt.Sprintf("nodes seen by %s: %v", peer.cfg.NodeName, states)
+		})
+	}
 	const next = "sleep-next"
 	submitSpec(t, a, next, 3, 1, withCheckpointDir(t.TempDir()))
 	recs = allInState(t, cli, next, api.WorkerRunning, "master", "pserver-0", "trainer-0", "trainer-1", "trainer-2")
