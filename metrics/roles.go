@@ -22,7 +22,15 @@ var pauseBuckets = prometheus.ExponentialBuckets(10e-6, 3, 12)
 type Trainer struct {
 	steps, records      prometheus.Counter
 	push, pull, compute prometheus.Histogram
+	rowPulls            *prometheus.CounterVec
 }
+
+// Row pulls by when they ran (Trainer.RowsPulled).
+const (
+	RowsInStep      = "in_step"      // once the micro-batch's work was named
+	RowsAhead       = "ahead"        // while the master answered the report before, and used
+	RowsAheadUnused = "ahead_unused" // ahead, and dropped: the work named other records, step or layout
+)
 
 // NewTrainer registers a trainer's metrics in reg; nil reg: nil (records nothing).
 func NewTrainer(reg prometheus.Registerer) *Trainer {
@@ -40,9 +48,21 @@ func NewTrainer(reg prometheus.Registerer) *Trainer {
 			Help: "Latency of one parameter pull from every pserver (waiting for the step included).", Buckets: latencyBuckets}),
 		compute: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_trainer_compute_seconds",
 			Help: "Wall time of computing one micro-batch's gradient (async: minibatch): the built-in model's forward and backward pass, or the program's request. Its rate is the share of the trainer's time spent computing; the push overlaps it, and an early micro-batch dropped later counts too.", Buckets: computeBuckets}),
+		rowPulls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gtrain_trainer_row_pulls_total",
+			Help: "Pulls of a micro-batch's embedding rows (models with tables), by when: in_step (after the master named the work), ahead (while the master answered the report of the step before; saves a round trip a step), ahead_unused (pulled ahead, then dropped: the work named other records)."},
+			[]string{"when"}),
 	}
-	reg.MustRegister(t.steps, t.records, t.push, t.pull, t.compute)
+	reg.MustRegister(t.steps, t.records, t.push, t.pull, t.compute, t.rowPulls)
 	return t
+}
+
+// RowsPulled counts a micro-batch's row pull; when is RowsInStep,
+// RowsAhead or RowsAheadUnused.
+func (t *Trainer) RowsPulled(when string) {
+	if t == nil {
+		return
+	}
+	t.rowPulls.WithLabelValues(when).Inc()
 }
 
 // Pushed records a push of records that took d; ok false: it failed (only the latency counts).

@@ -57,7 +57,7 @@ func (t *trainer) runAsync(ctx context.Context) error {
 			t.progStep = program.Step{Seed: program.RequestSeed(t.spec.Seed^uint64(taskPass)<<32, int64(task.Id), lo/t.spec.BatchSize)}
 			var loss float64
 			if t.rec != nil {
-				loss, err = t.recCompute(ctx, batch, 0, 0, t.id, true)
+				loss, err = t.recCompute(ctx, batch, nil, 0, 0, t.id, true)
 			} else {
 				loss, err = t.compute(batch, nil)
 			}

@@ -86,11 +86,11 @@ type earlyChange struct {
 	noParamsBack bool    // the pushes bring no parameters back
 }
 
-// runEarly trains 3 steps of chunks 0, 1 and 2 of path (one micro-batch
-// of 4 records each) as c says, with the model setModel gives the trainer,
-// and returns the trainer and its pushed gradients.
-func runEarly(t *testing.T, path string, c earlyChange, setModel func(tr *trainer)) (*trainer, [][]float32) {
-	t.Helper()
+// earlyScript is the master of the early tests, whose reports take 30 ms,
+// and the pservers' parameter pulls: 3 steps of chunks 0, 1 and 2 of path
+// (one micro-batch of 4 records each) whose pushes bring back the next
+// step's parameters, hints and all changed as c says.
+func earlyScript(path string, c earlyChange) (*slowMaster, []pullAnswer) {
 	chunk := func(c int32) []*api.Slice { return []*api.Slice{{File: path, Chunk: c, First: 0, Count: 4}} }
 	var steps []*api.GetStepResponse
 	for s := range 3 {
@@ -116,6 +116,15 @@ func runEarly(t *testing.T, path string, c earlyChange, setModel func(tr *traine
 	} else if !c.noParamsBack {
 		pulls = pulls[:2] // step 1 of the new epoch is pulled
 	}
+	return m, pulls
+}
+
+// runEarly trains 3 steps of chunks 0, 1 and 2 of path (one micro-batch
+// of 4 records each) as c says, with the model setModel gives the trainer,
+// and returns the trainer and its pushed gradients.
+func runEarly(t *testing.T, path string, c earlyChange, setModel func(tr *trainer)) (*trainer, [][]float32) {
+	t.Helper()
+	m, pulls := earlyScript(path, c)
 	ps := &gradPservers{fakePservers: &fakePservers{pulls: pulls, bring: !c.noParamsBack}, reported: m.entered}
 	var out bytes.Buffer
 	tr := fakeTrainer(t, nil, nil, &out)

@@ -7,7 +7,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/metrics"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
 )
@@ -21,6 +23,10 @@ type recState struct {
 	fields []int            // the records' id field of each table
 	batch  model.RecBatch
 	grads  model.RecGrads
+	// ahead is the next micro-batch's rows, pulled while the master
+	// answers the report (rowsahead.go), in spare: nil when none are.
+	ahead *rowsAhead
+	spare model.RecBatch
 }
 
 // newRecState is the state of the tables of layout l; nil for a model
@@ -34,18 +40,21 @@ func newRecState(l *client.Layout) *recState {
 
 // recCompute computes a recommender's micro-batch: it pulls the rows its
 // records name (as of step: the same step as the dense parameters in
-// t.params), computes the dense gradients into t.grads and one gradient per
+// t.params), unless they were pulled ahead for these slices (rowsahead.go), computes the dense gradients into t.grads and one gradient per
 // distinct row, and, if push, sends the rows' gradients (before the dense
 // push, which applies them). A step the pservers moved past or rolled back
 // is a resync error (resync reports it).
-func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, epoch int64, microBatch int, push bool) (float64, error) {
+func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, sl []*api.Slice, step, epoch int64, microBatch int, push bool) (float64, error) {
 	r := t.rec
-	dataset.ToTableBatch(&r.batch, ex, r.fields)
-	err := t.retryTransient(ctx, "pull rows", func() error {
-		return t.psErr(ctx, t.ps.PullBatchRows(ctx, r.tables, &r.batch, step, epoch))
-	})
-	if err != nil {
-		return 0, err
+	if !t.takeRowsAhead(sl, step, epoch) {
+		dataset.ToTableBatch(&r.batch, ex, r.fields)
+		err := t.retryTransient(ctx, "pull rows", func() error {
+			return t.psErr(ctx, t.ps.PullBatchRows(ctx, r.tables, &r.batch, step, epoch))
+		})
+		if err != nil {
+			return 0, err
+		}
+		t.metrics.RowsPulled(metrics.RowsInStep)
 	}
 	for _, g := range t.grads {
 		clear(g)
@@ -54,6 +63,7 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, step, ep
 	r.grads.ZeroRows(r.batch)
 	start := t.clock.Now() // the rows' pull above and push below are not computing
 	var loss float64
+	var err error
 	t.computer.run(func() { loss, err = t.recGradient() }) // on CPUs of its own, if it has them (pin.go)
 	if err != nil {
 		return 0, err
