@@ -66,13 +66,14 @@ func lastErrorLine(path string) string {
 // its last: a model program's stderr tail ends the error, and a Python
 // traceback's exception comes at its end (a warning may follow), which its
 // first line ("Traceback (most recent call last):") does not say. The
-// error's lines are those up to the next record of the role's own log or
-// agent header (a line with both "time=" and " level=").
+// error's lines are those up to the next record of the role's own log
+// (roleRecord) or agent header: a Go program's own slog records, quoted in
+// the error from its stderr, are the error's lines.
 func withLastLine(first string, rest []string) string {
 	last, exception := "", ""
 	for _, l := range rest {
 		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "=== gtraind: ") || strings.HasPrefix(l, "time=") && strings.Contains(l, " level=") {
+		if strings.HasPrefix(l, "=== gtraind: ") || roleRecord.MatchString(l) {
 			break
 		}
 		if l != "" {
@@ -89,6 +90,11 @@ func withLastLine(first string, rest []string) string {
 	last = clip(last, maxLastError/2)
 	return clip(first, maxLastError-len(last)-5) + " ... " + last
 }
+
+// roleRecord is a record of a role's own log: cmd/gtraind's roleLogger
+// names the role in every one (after the message, as slog's text handler
+// writes attributes), which a program's records do not.
+var roleRecord = regexp.MustCompile(`^time=\S+ level=\S+ .* role=(master|pserver|trainer) job=`)
 
 // exceptionLine is how a Python exception's line starts ("ValueError: ...",
 // "torch.OutOfMemoryError: ...", "KeyboardInterrupt").

@@ -31,8 +31,14 @@ func TestLastErrorLineQuotesTheLastRunsCause(t *testing.T) {
 			"  File \"m.py\", line 9, in grad\ntorch.OutOfMemoryError: out of memory\n[W CPUAllocator.cpp:231] Memory block freed twice\n",
 			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: Traceback (most recent call last): ... torch.OutOfMemoryError: out of memory"},
 		{"log records after the exit error", "=== gtraind: starting trainer-0 (attempt 1) at T ===\n" +
-			"gtraind: trainer: cannot reach the master\ntime=T level=INFO msg=bye\n",
+			"gtraind: trainer: cannot reach the master\ntime=T level=INFO msg=bye role=trainer job=fit index=0\n",
 			"gtraind: trainer: cannot reach the master"},
+		{"a Go program's own log records", "=== gtraind: starting trainer-0 (attempt 6) at T ===\n" +
+			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: time=T level=INFO msg=declared\n" +
+			"time=T level=ERROR msg=\"bad shape\" want=3 role=model\n" +
+			"time=T level=INFO msg=bye role=trainer job=fit index=0\n",
+			"gtraind: trainer: model program: gradient: program exited: exit status 1; stderr: time=T level=INFO msg=declared ... " +
+				"time=T level=ERROR msg=\"bad shape\" want=3 role=model"},
 		{"only the last run", "=== gtraind: starting trainer-0 (attempt 1) at T ===\ngtraind: old cause\n" +
 			"=== gtraind: starting trainer-0 (attempt 2) at T ===\ntime=T level=INFO msg=killed\n", ""},
 	}
