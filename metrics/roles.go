@@ -49,7 +49,7 @@ func NewTrainer(reg prometheus.Registerer) *Trainer {
 		compute: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gtrain_trainer_compute_seconds",
 			Help: "Wall time of computing one micro-batch's gradient (async: minibatch): the built-in model's forward and backward pass, or the program's request. Its rate is the share of the trainer's time spent computing; the push overlaps it, and an early micro-batch dropped later counts too.", Buckets: computeBuckets}),
 		rowPulls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gtrain_trainer_row_pulls_total",
-			Help: "Pulls of a micro-batch's embedding rows (models with tables), by when: in_step (after the master named the work), ahead (while the master answered the report of the step before; saves a round trip a step), ahead_unused (pulled ahead, then dropped: the work named other records)."},
+			Help: "Pulls of a micro-batch's embedding rows (models with tables), by when: in_step (after the master named the work), ahead (while the master answered the report of the step before; saves a round trip a step), ahead_unused (pulled ahead, then dropped: the next work named other records, another step or epoch, or the pservers' layout changed)."},
 			[]string{"when"}),
 	}
 	reg.MustRegister(t.steps, t.records, t.push, t.pull, t.compute, t.rowPulls)

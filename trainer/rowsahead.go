@@ -2,9 +2,11 @@ package trainer
 
 import (
 	"context"
+	"time"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/dataset"
+	"github.com/gtrain/gtrain/internal/clock"
 	"github.com/gtrain/gtrain/metrics"
 )
 
@@ -15,9 +17,13 @@ import (
 // took 1.6-1.8 ms: the rows' pull 0.3, the computation 0.07, the rows' push
 // 0.3, the dense push 0.45 and the report 0.55).
 //
-// The rows are pulled only when the push brought back the next step's
-// parameters (every pserver had applied the step, so the pull waits for
-// nothing) and the report carried a hint (hint.go) whose records are read.
+// The rows are pulled only by a trainer pushing its own micro-batch and
+// staying (the master gives it the same micro-batch of the next step
+// first; a trainer covering another's, or leaving, would pull rows it
+// drops), when the push brought back the next step's parameters (every
+// pserver had applied the step, so the pull waits for nothing: it gives up
+// after rowsAheadWait, should a pserver have changed since) and the report
+// carried a hint (hint.go) whose records are read.
 // They are used only by the micro-batch of that step and epoch whose work
 // names the hint's slices, under the same layout: the same rows, as of the
 // same step, as the pull they stand for would bring. Anything else pulls
@@ -34,9 +40,12 @@ type rowsAhead struct {
 // answers the report. A failed pull is dropped: the step pulls again.
 func (t *trainer) pullRowsAhead(ctx context.Context, w *api.GetStepResponse, hint *hintRead) {
 	r := t.rec
-	r.ahead = nil
+	if r.ahead != nil { // pulled for a step this trainer did not train
+		t.metrics.RowsPulled(metrics.RowsAheadUnused)
+		r.ahead = nil
+	}
 	next := stepOfEpoch{w.Step + 1, w.Epoch}
-	if hint == nil || t.carry.prefetched == nil || *t.carry.prefetched != next {
+	if hint == nil || int(w.MicroBatch) != t.id || t.leaving() || t.carry.prefetched == nil || *t.carry.prefetched != next {
 		return
 	}
 	hint.start()
@@ -46,7 +55,7 @@ func (t *trainer) pullRowsAhead(ctx context.Context, w *api.GetStepResponse, hin
 	}
 	gen := t.ps.Generation()
 	dataset.ToTableBatch(&r.spare, hint.ex, r.fields)
-	pctx, cancel := context.WithTimeout(ctx, pullWait)
+	pctx, cancel := clock.WithTimeout(ctx, t.clock, rowsAheadWait)
 	defer cancel()
 	if err := t.ps.PullBatchRows(pctx, r.tables, &r.spare, next.step, next.epoch); err != nil {
 		t.log.Debug("rows pulled ahead failed; the step pulls them again", "step", next.step, "err", err)
@@ -54,6 +63,11 @@ func (t *trainer) pullRowsAhead(ctx context.Context, w *api.GetStepResponse, hin
 	}
 	r.ahead = &rowsAhead{at: next, slices: hint.slices, gen: gen}
 }
+
+// rowsAheadWait bounds a pull of rows ahead, which the report's answer may
+// be waiting behind: it waits for nothing unless a pserver changed since
+// the push (restarted, or lost), and the step then pulls as before.
+const rowsAheadWait = 250 * time.Millisecond
 
 // takeRowsAhead makes the rows pulled ahead the micro-batch's, when they
 // are of its step, epoch, slices and layout, and says whether it did. Rows

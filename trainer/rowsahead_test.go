@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/gtrain/gtrain/dataset"
 	"github.com/gtrain/gtrain/jobspec"
@@ -26,7 +28,14 @@ type rowPservers struct {
 	rowGrads  [][]float32 // each push's, flattened over its fields
 	rowSteps  []int64     // each pull's min step
 	rowPushed []int64     // each push's step
+	rowFaults
 }
+
+// rowFaults are changes to the pservers' answers, at the pull of that
+// number (1: the first; 0: none): a re-shard committed after it (the
+// layout generation moves on), or a pull that fails once it filled its
+// first field.
+type rowFaults struct{ newLayoutAfter, failAt int }
 
 func rowValue(step int64, id uint64, k int) float32 {
 	return 0.1*float32(step+1) + 0.01*float32(id) + 0.001*float32(k)
@@ -34,7 +43,14 @@ func rowValue(step int64, id uint64, k int) float32 {
 
 func (p *rowPservers) PullBatchRows(_ context.Context, tables []model.RecTable, b *model.RecBatch, minStep, _ int64) error {
 	p.rowSteps = append(p.rowSteps, minStep)
+	n := len(p.rowSteps)
+	if n == p.newLayoutAfter {
+		p.gen++
+	}
 	for i := range b.Fields {
+		if i == 1 && n == p.failAt {
+			return status.Error(codes.Unavailable, "pserver 1 is gone")
+		}
 		f := &b.Fields[i]
 		f.SizeRows(tables[i].Dim)
 		for u, id := range f.IDs {
@@ -72,13 +88,14 @@ func writeRecShard(t *testing.T, n int) string {
 // runRowsAhead trains 3 steps of chunks 0, 1 and 2 of path as the
 // recommender, with the master's script changed as c says, and returns
 // the row pulls by when (gtrain_trainer_row_pulls_total) and the pservers.
-func runRowsAhead(t *testing.T, path string, c earlyChange) (map[string]float64, *rowPservers) {
+func runRowsAhead(t *testing.T, path string, c earlyChange, f rowFaults) (map[string]float64, *rowPservers) {
 	t.Helper()
 	m, pulls := earlyScript(path, c)
-	ps := &rowPservers{gradPservers: &gradPservers{fakePservers: &fakePservers{pulls: pulls, bring: !c.noParamsBack}, reported: m.entered}}
+	ps := &rowPservers{gradPservers: &gradPservers{fakePservers: &fakePservers{pulls: pulls, bring: !c.noParamsBack}, reported: m.entered},
+		rowFaults: f}
 	var out bytes.Buffer
 	tr := fakeTrainer(t, nil, nil, &out)
-	tr.master.client, tr.ps = m, ps
+	tr.master.client, tr.ps, tr.id = m, ps, c.id
 	tr.spec = &jobspec.Spec{Seed: 1, Pservers: 1, Model: jobspec.ModelSpec{Kind: jobspec.KindRecommender, Fields: []string{"user", "item"},
 		Dim: 2, Inputs: 1, Hidden: []int{4}, Outputs: 1}}
 	var err error
@@ -115,14 +132,15 @@ func runRowsAhead(t *testing.T, path string, c earlyChange) (map[string]float64,
 // master's hint names while the report's answer is awaited, and uses them
 // once that answer names the same work, of the step whose parameters the
 // push brought back. An answer naming other records (a wrong hint) or
-// another epoch drops them and pulls again; a push that brought no
-// parameters back pulls none ahead. All push the same row gradients and
+// another epoch, or under another layout, drops them and pulls again, as
+// does a pull ahead that failed part-way; a push that brought no
+// parameters back, or of another trainer's micro-batch, pulls none ahead. All push the same row gradients and
 // pull each step's rows as of that step: the rows of the works' records
 // at their steps.
 func TestRowsPulledAheadAreTheNamedOnes(t *testing.T) {
 	path := writeRecShard(t, 12)
 	type want struct{ inStep, ahead, unused float64 }
-	right, ps := runRowsAhead(t, path, earlyChange{hints: []int32{1, 2}})
+	right, ps := runRowsAhead(t, path, earlyChange{hints: []int32{1, 2}}, rowFaults{})
 	if w := (want{right[metrics.RowsInStep], right[metrics.RowsAhead], right[metrics.RowsAheadUnused]}); w != (want{1, 2, 0}) {
 		t.Fatalf("right hints: row pulls in step, ahead and ahead unused %+v, want {1 2 0}", w)
 	}
@@ -138,12 +156,16 @@ func TestRowsPulledAheadAreTheNamedOnes(t *testing.T) {
 		change earlyChange
 		want   want
 		steps  []int64 // the min steps of the row pulls
+		faults rowFaults
 	}{
-		{"wrong hints", earlyChange{hints: []int32{2, 0}}, want{3, 0, 2}, []int64{0, 1, 1, 2, 2}},
-		{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, want{2, 1, 1}, []int64{0, 1, 1, 2}},
-		{"no parameters brought back", earlyChange{hints: []int32{1, 2}, noParamsBack: true}, want{3, 0, 0}, []int64{0, 1, 2}},
+		{"wrong hints", earlyChange{hints: []int32{2, 0}}, want{3, 0, 2}, []int64{0, 1, 1, 2, 2}, rowFaults{}},
+		{"step 1 in a new epoch", earlyChange{hints: []int32{1, 2}, epoch1: 2}, want{2, 1, 1}, []int64{0, 1, 1, 2}, rowFaults{}},
+		{"no parameters brought back", earlyChange{hints: []int32{1, 2}, noParamsBack: true}, want{3, 0, 0}, []int64{0, 1, 2}, rowFaults{}},
+		{"another trainer's micro-batch", earlyChange{id: 1, hints: []int32{1, 2}}, want{3, 0, 0}, []int64{0, 1, 2}, rowFaults{}},
+		{"a new layout after the first pull ahead", earlyChange{hints: []int32{1, 2}}, want{2, 1, 1}, []int64{0, 1, 1, 2}, rowFaults{newLayoutAfter: 2}},
+		{"the first pull ahead failed", earlyChange{hints: []int32{1, 2}}, want{2, 1, 0}, []int64{0, 1, 1, 2}, rowFaults{failAt: 2}},
 	} {
-		got, ps := runRowsAhead(t, path, c.change)
+		got, ps := runRowsAhead(t, path, c.change, c.faults)
 		if w := (want{got[metrics.RowsInStep], got[metrics.RowsAhead], got[metrics.RowsAheadUnused]}); w != c.want {
 			t.Errorf("%s: row pulls in step, ahead and ahead unused %+v, want %+v", c.what, w, c.want)
 		}
