@@ -37,18 +37,30 @@ type earlyStep struct {
 // one of several per trainer, gets the next step's first open one
 // instead, and an early micro-batch dropped costs a whole computation.
 func (t *trainer) startEarly(w *api.GetStepResponse, hint *hintRead) {
-	next := stepOfEpoch{w.Step + 1, w.Epoch}
-	if hint == nil || int(w.MicroBatch) != t.id || t.early != nil || t.leaving() ||
-		t.carry.prefetched == nil || *t.carry.prefetched != next {
+	if t.early != nil {
 		return
 	}
-	hint.start()
-	<-hint.done
-	if hint.err != nil {
+	next, ok := t.hintedNext(w, hint)
+	if !ok {
 		return
 	}
 	t.progStep = program.Step{Number: next.step, Seed: program.RequestSeed(t.spec.Seed, next.step, int(w.MicroBatch))}
 	t.early = &earlyStep{step: next.step, epoch: next.epoch, microBatch: w.MicroBatch, hint: hint, c: t.startComputing(hint.ex)}
+}
+
+// hintedNext is the step and epoch of the micro-batch after w, when this
+// trainer may work on it before the report's answer names it: w is its own
+// micro-batch (see startEarly), it is not leaving, the push of w brought
+// back that step's parameters, and w's hint named its records, read
+// without error (hint.ex). ok is false otherwise.
+func (t *trainer) hintedNext(w *api.GetStepResponse, hint *hintRead) (next stepOfEpoch, ok bool) {
+	next = stepOfEpoch{w.Step + 1, w.Epoch}
+	if hint == nil || int(w.MicroBatch) != t.id || t.leaving() || t.carry.prefetched == nil || *t.carry.prefetched != next {
+		return next, false
+	}
+	hint.start()
+	<-hint.done
+	return next, hint.err == nil
 }
 
 // takeEarly returns the early micro-batch when it is w's (w's parameters

@@ -40,9 +40,10 @@ func newRecState(l *client.Layout) *recState {
 
 // recCompute computes a recommender's micro-batch: it pulls the rows its
 // records name (as of step: the same step as the dense parameters in
-// t.params), unless they were pulled ahead for these slices (rowsahead.go), computes the dense gradients into t.grads and one gradient per
-// distinct row, and, if push, sends the rows' gradients (before the dense
-// push, which applies them). A step the pservers moved past or rolled back
+// t.params), unless they were pulled ahead for these slices
+// (rowsahead.go), computes the dense gradients into t.grads and one
+// gradient per distinct row, and, if push, sends the rows' gradients
+// (before the dense push, which applies them). A step the pservers moved past or rolled back
 // is a resync error (resync reports it).
 func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, sl []*api.Slice, step, epoch int64, microBatch int, push bool) (float64, error) {
 	r := t.rec

@@ -17,13 +17,12 @@ import (
 // took 1.6-1.8 ms: the rows' pull 0.3, the computation 0.07, the rows' push
 // 0.3, the dense push 0.45 and the report 0.55).
 //
-// The rows are pulled only by a trainer pushing its own micro-batch and
-// staying (the master gives it the same micro-batch of the next step
-// first; a trainer covering another's, or leaving, would pull rows it
-// drops), when the push brought back the next step's parameters (every
-// pserver had applied the step, so the pull waits for nothing: it gives up
-// after rowsAheadWait, should a pserver have changed since) and the report
-// carried a hint (hint.go) whose records are read.
+// The rows are pulled only when the trainer may work ahead, as an early
+// micro-batch does (hintedNext: its own micro-batch, staying, the next
+// step's parameters brought back, the hint's records read; a trainer
+// covering another's, or leaving, would pull rows it drops). Every pserver
+// had then applied the step, so the pull waits for nothing: it gives up
+// after rowsAheadWait, should a pserver have changed since.
 // They are used only by the micro-batch of that step and epoch whose work
 // names the hint's slices, under the same layout: the same rows, as of the
 // same step, as the pull they stand for would bring. Anything else pulls
@@ -44,13 +43,8 @@ func (t *trainer) pullRowsAhead(ctx context.Context, w *api.GetStepResponse, hin
 		t.metrics.RowsPulled(metrics.RowsAheadUnused)
 		r.ahead = nil
 	}
-	next := stepOfEpoch{w.Step + 1, w.Epoch}
-	if hint == nil || int(w.MicroBatch) != t.id || t.leaving() || t.carry.prefetched == nil || *t.carry.prefetched != next {
-		return
-	}
-	hint.start()
-	<-hint.done
-	if hint.err != nil || len(hint.ex) == 0 {
+	next, ok := t.hintedNext(w, hint)
+	if !ok || len(hint.ex) == 0 {
 		return
 	}
 	gen := t.ps.Generation()
