@@ -39,8 +39,12 @@ type PushChunk struct {
 	// region_floats floats, at the block's place in the region's gradient
 	// half, and data is empty. The pserver then writes the next step's
 	// parameters into the region's other half (ParamChunk.region_floats).
-	Region        uint64 `protobuf:"varint,9,opt,name=region,proto3" json:"region,omitempty"`
-	RegionFloats  int64  `protobuf:"varint,10,opt,name=region_floats,json=regionFloats,proto3" json:"region_floats,omitempty"`
+	Region       uint64 `protobuf:"varint,9,opt,name=region,proto3" json:"region,omitempty"`
+	RegionFloats int64  `protobuf:"varint,10,opt,name=region_floats,json=regionFloats,proto3" json:"region_floats,omitempty"`
+	// rows (PushPullRows, the first message only): the micro-batch's row
+	// gradients of the tables this pserver owns rows of, each RowsPush with
+	// the stream's trainer_id, step, records and epoch.
+	Rows          *TablesRowsPush `protobuf:"bytes,11,opt,name=rows,proto3" json:"rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -143,6 +147,13 @@ func (x *PushChunk) GetRegionFloats() int64 {
 		return x.RegionFloats
 	}
 	return 0
+}
+
+func (x *PushChunk) GetRows() *TablesRowsPush {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
 }
 
 type PushReply struct {
@@ -898,7 +909,7 @@ var File_pserver_proto protoreflect.FileDescriptor
 
 const file_pserver_proto_rawDesc = "" +
 	"\n" +
-	"\rpserver.proto\x12\tgtrain.v1\"\x8d\x02\n" +
+	"\rpserver.proto\x12\tgtrain.v1\"\xbc\x02\n" +
 	"\tPushChunk\x12\x1d\n" +
 	"\n" +
 	"trainer_id\x18\x01 \x01(\x05R\ttrainerId\x12\x12\n" +
@@ -913,7 +924,8 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\b \x01(\x03R\x05epoch\x12\x16\n" +
 	"\x06region\x18\t \x01(\x04R\x06region\x12#\n" +
 	"\rregion_floats\x18\n" +
-	" \x01(\x03R\fregionFloats\"\x1f\n" +
+	" \x01(\x03R\fregionFloats\x12-\n" +
+	"\x04rows\x18\v \x01(\v2\x19.gtrain.v1.TablesRowsPushR\x04rows\"\x1f\n" +
 	"\tPushReply\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\"]\n" +
 	"\vPullRequest\x12\x19\n" +
@@ -963,11 +975,12 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\x12\x14\n" +
 	"\x05table\x18\x05 \x01(\tR\x05table\x12\x10\n" +
 	"\x03ids\x18\x06 \x03(\x04R\x03ids\x12\x12\n" +
-	"\x04data\x18\a \x01(\fR\x04data2\xe8\x04\n" +
+	"\x04data\x18\a \x01(\fR\x04data2\xa9\x05\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
 	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x12;\n" +
-	"\bPushPull\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x124\n" +
+	"\bPushPull\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x12?\n" +
+	"\fPushPullRows\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x124\n" +
 	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
 	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReply\x128\n" +
 	"\bPullRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply\x125\n" +
@@ -1007,34 +1020,37 @@ var file_pserver_proto_goTypes = []any{
 	(*RowsPush)(nil),          // 13: gtrain.v1.RowsPush
 }
 var file_pserver_proto_depIdxs = []int32{
-	8,  // 0: gtrain.v1.TablesRowsRequest.tables:type_name -> gtrain.v1.RowsRequest
-	9,  // 1: gtrain.v1.TablesRowsReply.tables:type_name -> gtrain.v1.RowsReply
-	13, // 2: gtrain.v1.TablesRowsPush.tables:type_name -> gtrain.v1.RowsPush
-	0,  // 3: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
-	2,  // 4: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
-	0,  // 5: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
-	4,  // 6: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
-	6,  // 7: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
-	8,  // 8: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
-	13, // 9: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
-	10, // 10: gtrain.v1.PServer.PullTablesRows:input_type -> gtrain.v1.TablesRowsRequest
-	12, // 11: gtrain.v1.PServer.PushTablesRows:input_type -> gtrain.v1.TablesRowsPush
-	8,  // 12: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
-	1,  // 13: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3,  // 14: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	3,  // 15: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
-	5,  // 16: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	7,  // 17: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
-	9,  // 18: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
-	1,  // 19: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
-	11, // 20: gtrain.v1.PServer.PullTablesRows:output_type -> gtrain.v1.TablesRowsReply
-	1,  // 21: gtrain.v1.PServer.PushTablesRows:output_type -> gtrain.v1.PushReply
-	9,  // 22: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
-	13, // [13:23] is the sub-list for method output_type
-	3,  // [3:13] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	12, // 0: gtrain.v1.PushChunk.rows:type_name -> gtrain.v1.TablesRowsPush
+	8,  // 1: gtrain.v1.TablesRowsRequest.tables:type_name -> gtrain.v1.RowsRequest
+	9,  // 2: gtrain.v1.TablesRowsReply.tables:type_name -> gtrain.v1.RowsReply
+	13, // 3: gtrain.v1.TablesRowsPush.tables:type_name -> gtrain.v1.RowsPush
+	0,  // 4: gtrain.v1.PServer.Push:input_type -> gtrain.v1.PushChunk
+	2,  // 5: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
+	0,  // 6: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
+	0,  // 7: gtrain.v1.PServer.PushPullRows:input_type -> gtrain.v1.PushChunk
+	4,  // 8: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
+	6,  // 9: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
+	8,  // 10: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
+	13, // 11: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
+	10, // 12: gtrain.v1.PServer.PullTablesRows:input_type -> gtrain.v1.TablesRowsRequest
+	12, // 13: gtrain.v1.PServer.PushTablesRows:input_type -> gtrain.v1.TablesRowsPush
+	8,  // 14: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
+	1,  // 15: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3,  // 16: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	3,  // 17: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
+	3,  // 18: gtrain.v1.PServer.PushPullRows:output_type -> gtrain.v1.ParamChunk
+	5,  // 19: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7,  // 20: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	9,  // 21: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
+	1,  // 22: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
+	11, // 23: gtrain.v1.PServer.PullTablesRows:output_type -> gtrain.v1.TablesRowsReply
+	1,  // 24: gtrain.v1.PServer.PushTablesRows:output_type -> gtrain.v1.PushReply
+	9,  // 25: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
+	15, // [15:26] is the sub-list for method output_type
+	4,  // [4:15] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_pserver_proto_init() }

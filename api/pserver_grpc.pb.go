@@ -25,6 +25,7 @@ const (
 	PServer_Push_FullMethodName           = "/gtrain.v1.PServer/Push"
 	PServer_Pull_FullMethodName           = "/gtrain.v1.PServer/Pull"
 	PServer_PushPull_FullMethodName       = "/gtrain.v1.PServer/PushPull"
+	PServer_PushPullRows_FullMethodName   = "/gtrain.v1.PServer/PushPullRows"
 	PServer_Info_FullMethodName           = "/gtrain.v1.PServer/Info"
 	PServer_Restore_FullMethodName        = "/gtrain.v1.PServer/Restore"
 	PServer_PullRows_FullMethodName       = "/gtrain.v1.PServer/PullRows"
@@ -50,6 +51,14 @@ type PServerClient interface {
 	// micro-batch instead of two. A step not applied within a short wait, or a
 	// rollback meanwhile, ends it after the acknowledgement: the trainer pulls.
 	PushPull(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error)
+	// PushPullRows is PushPull for a micro-batch with embedding rows: its
+	// first message also carries the row gradients this pserver owns
+	// (PushChunk.rows, as one PushTablesRows would), taken before the dense
+	// push and applied with it. One call where PushTablesRows and PushPull
+	// were two, one round trip fewer a step. A pserver of an older build
+	// answers Unimplemented having taken nothing (an older one would have
+	// ignored the field in a PushPull): the trainer then makes the two calls.
+	PushPullRows(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error)
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
@@ -128,6 +137,19 @@ func (c *pServerClient) PushPull(ctx context.Context, opts ...grpc.CallOption) (
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PServer_PushPullClient = grpc.BidiStreamingClient[PushChunk, ParamChunk]
 
+func (c *pServerClient) PushPullRows(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[3], PServer_PushPullRows_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PushChunk, ParamChunk]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_PushPullRowsClient = grpc.BidiStreamingClient[PushChunk, ParamChunk]
+
 func (c *pServerClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(InfoReply)
@@ -190,7 +212,7 @@ func (c *pServerClient) PushTablesRows(ctx context.Context, in *TablesRowsPush, 
 
 func (c *pServerClient) ExportRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RowsReply], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[3], PServer_ExportRows_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[4], PServer_ExportRows_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +245,14 @@ type PServerServer interface {
 	// micro-batch instead of two. A step not applied within a short wait, or a
 	// rollback meanwhile, ends it after the acknowledgement: the trainer pulls.
 	PushPull(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error
+	// PushPullRows is PushPull for a micro-batch with embedding rows: its
+	// first message also carries the row gradients this pserver owns
+	// (PushChunk.rows, as one PushTablesRows would), taken before the dense
+	// push and applied with it. One call where PushTablesRows and PushPull
+	// were two, one round trip fewer a step. A pserver of an older build
+	// answers Unimplemented having taken nothing (an older one would have
+	// ignored the field in a PushPull): the trainer then makes the two calls.
+	PushPullRows(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
@@ -264,6 +294,9 @@ func (UnimplementedPServerServer) Pull(*PullRequest, grpc.ServerStreamingServer[
 }
 func (UnimplementedPServerServer) PushPull(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error {
 	return status.Error(codes.Unimplemented, "method PushPull not implemented")
+}
+func (UnimplementedPServerServer) PushPullRows(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error {
+	return status.Error(codes.Unimplemented, "method PushPullRows not implemented")
 }
 func (UnimplementedPServerServer) Info(context.Context, *InfoRequest) (*InfoReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
@@ -331,6 +364,13 @@ func _PServer_PushPull_Handler(srv interface{}, stream grpc.ServerStream) error 
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PServer_PushPullServer = grpc.BidiStreamingServer[PushChunk, ParamChunk]
+
+func _PServer_PushPullRows_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PServerServer).PushPullRows(&grpc.GenericServerStream[PushChunk, ParamChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_PushPullRowsServer = grpc.BidiStreamingServer[PushChunk, ParamChunk]
 
 func _PServer_Info_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InfoRequest)
@@ -497,6 +537,12 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "PushPull",
 			Handler:       _PServer_PushPull_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PushPullRows",
+			Handler:       _PServer_PushPullRows_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -42,3 +42,12 @@ func (s *Server) PushPull(stream api.PServer_PushPullServer) error {
 	}
 	return s.sendParams(stream)
 }
+
+// PushPullRows is PushPull for a micro-batch with embedding rows, whose
+// first message carries the rows this pserver owns (PushChunk.rows): every
+// push takes a message's rows before its gradient, so the method is
+// PushPull's; its name tells a trainer that this pserver does (an older
+// one answers it Unimplemented, having taken nothing).
+func (s *Server) PushPullRows(stream api.PServer_PushPullRowsServer) error {
+	return s.PushPull(stream)
+}

@@ -11,7 +11,8 @@ import (
 
 // pushSink decodes api.PushChunk (trainer 1, step 2, records 3, block 4,
 // offset 5, data 6, checkpoint 7, rollback epoch 8, region 9, region
-// floats 10) into the shard's gradient buffer.
+// floats 10) into the shard's gradient buffer, and keeps the raw bytes of
+// its rows (11) for the handler (Server.takeRows).
 type pushSink struct {
 	shard         *Shard
 	g             *Gradient
@@ -37,6 +38,7 @@ type pushSink struct {
 	regionFloats int64
 	use          *regionUse
 	regionErr    error
+	rows         []byte // this message's rows, nil when none
 }
 
 // regionUse is a region a stream holds, locked: its blocks' places, and
@@ -60,8 +62,13 @@ func (u *regionUse) done() {
 func (p *pushSink) Reset() {
 	p.block, p.offset, p.checkpoint, p.rollbackEpoch = 0, 0, false, 0
 	p.region, p.regionFloats = 0, 0
+	p.rows = nil
 }
 func (p *pushSink) DataField() protowire.Number { return 6 }
+
+// Wants and Field take the rows (wire.FieldSink).
+func (p *pushSink) Wants(num protowire.Number) bool      { return num == 11 }
+func (p *pushSink) Field(num protowire.Number, b []byte) { p.rows = b }
 
 func (p *pushSink) Varint(num protowire.Number, v uint64) {
 	switch num {

@@ -110,10 +110,11 @@ type pushed struct {
 	region              *regionUse
 }
 
-// pushStream is the receiving side of Push and PushPull.
+// pushStream is the receiving side of Push, PushPull and PushPullRows.
 type pushStream interface {
 	Recv() (*api.PushChunk, error)
 	RecvMsg(m any) error
+	Context() context.Context
 }
 
 // receiveInto decodes the stream's floats straight into a gradient buffer.
@@ -131,6 +132,11 @@ func (s *Server) receiveInto(stream pushStream) (*Gradient, *regionUse, error) {
 			// Unavailable, as a pserver gone: the trainer attaches a new
 			// region, or pushes through the socket, and tries again.
 			return nil, sink.use, status.Errorf(codes.Unavailable, "push: shared-memory region: %v", sink.regionErr)
+		}
+		if sink.rows != nil {
+			if err := s.takeRows(stream.Context(), sink.rows); err != nil {
+				return nil, sink.use, err
+			}
 		}
 		if sink.refused != nil {
 			// As receiveDecoded answers it: the trainer tells a push cut
@@ -160,6 +166,11 @@ func (s *Server) receiveDecoded(stream pushStream) (*Gradient, *regionUse, error
 		}
 		g.Checkpoint = g.Checkpoint || msg.Checkpoint
 		g.RollbackEpoch = msg.Epoch
+		if msg.Rows != nil {
+			if _, err := s.PushTablesRows(stream.Context(), msg.Rows); err != nil {
+				return nil, nil, err
+			}
+		}
 		if len(msg.Data) == 0 {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/wire"
+	"google.golang.org/protobuf/proto"
 )
 
 // maxRowsPerCall bounds the ids of one call (wire.MaxRowsPerCall).
@@ -118,6 +119,22 @@ func (s *Server) PushTablesRows(ctx context.Context, req *api.TablesRowsPush) (*
 		}
 	}
 	return reply, nil
+}
+
+// takeRows hands the row gradients one message of a push carried
+// (PushChunk.rows, raw) to the shard, as PushTablesRows does; the tables
+// are counted before protobuf decodes them, as the codec counts those of a
+// PushTablesRows.
+func (s *Server) takeRows(ctx context.Context, b []byte) error {
+	if err := wire.CountTables(b); err != nil {
+		return status.Errorf(codes.InvalidArgument, "push: rows: %v", err)
+	}
+	var req api.TablesRowsPush
+	if err := proto.Unmarshal(b, &req); err != nil {
+		return status.Errorf(codes.InvalidArgument, "push: rows: %v", err)
+	}
+	_, err := s.PushTablesRows(ctx, &req)
+	return err
 }
 
 // checkTablesRows bounds a call of n tables' rows (ids(i) of table i) as

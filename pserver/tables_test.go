@@ -75,6 +75,7 @@ type rowCalls struct {
 	*Server
 	older                          atomic.Bool
 	pulls, pushes, tables, refused atomic.Int64
+	rides, refusedRides            atomic.Int64 // PushPullRows (pushrows_test.go)
 }
 
 func (r *rowCalls) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsReply, error) {

@@ -43,7 +43,8 @@ func newRecState(l *client.Layout) *recState {
 // t.params), unless they were pulled ahead for these slices
 // (rowsahead.go), computes the dense gradients into t.grads and one
 // gradient per distinct row, and, if push, sends the rows' gradients
-// (before the dense push, which applies them). A step the pservers moved past or rolled back
+// (before the dense push, which applies them; a sync trainer's go with it
+// instead, rowsOf). A step the pservers moved past or rolled back
 // is a resync error (resync reports it).
 func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, sl []*api.Slice, step, epoch int64, microBatch int, push bool) (float64, error) {
 	r := t.rec
@@ -82,6 +83,16 @@ func (t *trainer) recCompute(ctx context.Context, ex []dataset.Example, sl []*ap
 		return loss, nil // the step is applied, this micro-batch in it: the dense push will say so too
 	}
 	return loss, err
+}
+
+// rowsOf is the push option that carries the row gradients recCompute
+// left in t.rec for the micro-batch ex (none for an empty one).
+func (t *trainer) rowsOf(ex []dataset.Example) []client.PushOption {
+	if len(ex) == 0 {
+		return nil
+	}
+	r := t.rec
+	return []client.PushOption{client.Rows(r.tables, &r.batch, r.grads.Rows)}
 }
 
 // recGradient computes the gradients of t.rec.batch, whose rows are

@@ -68,6 +68,17 @@ func (p *rowPservers) PushBatchRows(_ context.Context, _ int, step, _, _ int64, 
 	return nil
 }
 
+// PushPull keeps the rows a sync push carries (client.Rows) as
+// PushBatchRows keeps those pushed on their own.
+func (p *rowPservers) PushPull(ctx context.Context, mb int, step, epoch, records int64, ckpt bool, grads, params [][]float32, accepted func(), opts ...client.PushOption) (client.Pulled, error) {
+	if tables, b, rows := client.RowsIn(opts); rows != nil {
+		if err := p.PushBatchRows(ctx, mb, step, epoch, records, tables, b, rows); err != nil {
+			return client.Pulled{}, err
+		}
+	}
+	return p.gradPservers.PushPull(ctx, mb, step, epoch, records, ckpt, grads, params, accepted, opts...)
+}
+
 // writeRecShard writes n records of one feature and two id fields, in
 // chunks of 4: record i has feature i, label i, user i%5 and item 10+i%3.
 func writeRecShard(t *testing.T, n int) string {

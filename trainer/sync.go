@@ -226,7 +226,9 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 	hint := t.hintOf(w)
 	if t.rec != nil {
 		gen := t.ps.Generation()
-		loss, err := t.recCompute(ctx, ex, w.Slices, w.Step, w.Epoch, int(w.MicroBatch), push)
+		// The rows' gradients go with the dense push (client.Rows: in its
+		// first message where the pservers take them so), not before it.
+		loss, err := t.recCompute(ctx, ex, w.Slices, w.Step, w.Epoch, int(w.MicroBatch), false)
 		hint.start()
 		switch {
 		case resync(err) || (err != nil && t.layoutMoved(ctx, err, gen)):
@@ -234,7 +236,7 @@ func (t *trainer) computeAndReport(ctx context.Context, w *api.GetStepResponse, 
 		case err != nil:
 			return false, err
 		case push:
-			return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex), func() { t.pullRowsAhead(ctx, w, hint) })
+			return t.pushAndReport(ctx, w, func() float64 { return loss }, len(ex), func() { t.pullRowsAhead(ctx, w, hint) }, t.rowsOf(ex)...)
 		}
 		return t.reportStep(ctx, w, loss, len(ex))
 	}

@@ -21,7 +21,9 @@ import (
 // every pserver; checkpoint asks the pservers to snapshot once the step is applied.
 func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, checkpoint bool, grads [][]float32, opts ...PushOption) error {
 	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
-	h.apply(opts)
+	if err := c.apply(&h, opts); err != nil {
+		return err
+	}
 	return c.eachServer(ctx, func(ctx context.Context, i int) error { return c.pushTo(ctx, i, c.servers[i], h, grads) })
 }
 
@@ -69,10 +71,15 @@ func OnParams(written func(param int, step int64)) PushOption {
 	return func(h *pushHeader) { h.onParams = written }
 }
 
-func (h *pushHeader) apply(opts []PushOption) {
+// apply applies opts to h, and places its rows (Rows) on their pservers.
+func (c *Client) apply(h *pushHeader, opts []PushOption) error {
 	for _, o := range opts {
 		o(h)
 	}
+	if h.batch != nil {
+		return c.placeRows(h.batch)
+	}
+	return nil
 }
 
 // pushHeader is what every message of one push repeats.
@@ -86,6 +93,8 @@ type pushHeader struct {
 	beforePull    func(ctx context.Context, held []int) error                    // nil: params are free to write
 	onParams      func(param int, step int64)                                    // OnParams
 	answered      func(server int, step int64)                                   // a PushPull's: pserver server's parameters are all written
+	batch         *batchRows                                                     // Rows: nil without
+	carry         *api.TablesRowsPush                                            // the rows the first message carries (PushPullRows)
 }
 
 // chunk is one message of the push: data at offset within block (block -1
@@ -95,8 +104,12 @@ func (h pushHeader) chunk(block, offset int, data []float32) *api.PushChunk {
 		Block: int32(block), Offset: int64(offset), Data: model.Float32Bytes(data)}
 }
 
-// pushTo streams the blocks pserver i holds.
+// pushTo streams the blocks pserver i holds, after the rows it owns, if
+// the push has any (Rows).
 func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pushHeader, grads [][]float32) error {
+	if applied, err := c.pushRowsTo(ctx, i, h.rowCalls(i)); err != nil || applied {
+		return err
+	}
 	stream, err := srv.Push(ctx, grpc.ForceCodecV2(wire.Codec{})) // it lends (sendBlocks)
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
@@ -122,6 +135,11 @@ func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pus
 // message only names it.
 func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h pushHeader, grads [][]float32, rg *regionSlot) (sent bool, err error) {
 	var loans wire.Loans
+	chunk := func(block, offset int, data []float32) *api.PushChunk {
+		m := h.chunk(block, offset, data)
+		m.Rows, h.carry = h.carry, nil // the first message's
+		return m
+	}
 	pieces := c.pieces(i)
 	for len(pieces) > 0 {
 		k := 0
@@ -135,11 +153,11 @@ func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h 
 		var msg any
 		if rg != nil {
 			rg.put(p.b, p.off, src)
-			chunk := h.chunk(p.b.ID, p.off, nil)
-			chunk.Region, chunk.RegionFloats = rg.r.ID, int64(len(src))
-			msg = chunk
+			m := chunk(p.b.ID, p.off, nil)
+			m.Region, m.RegionFloats = rg.r.ID, int64(len(src))
+			msg = m
 		} else {
-			msg = loans.Lend(h.chunk(p.b.ID, p.off, src))
+			msg = loans.Lend(chunk(p.b.ID, p.off, src))
 		}
 		if err := send(msg); err != nil {
 			return sent, err
@@ -148,7 +166,7 @@ func (c *Client) sendBlocks(ctx context.Context, i int, send func(any) error, h 
 		pieces = slices.Delete(pieces, k, k+1)
 	}
 	if !sent {
-		return false, send(h.chunk(-1, 0, nil))
+		return false, send(chunk(-1, 0, nil))
 	}
 	return true, nil
 }

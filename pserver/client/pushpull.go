@@ -36,7 +36,9 @@ func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpo
 		return Pulled{}, c.Push(ctx, microBatch, step, rollbackEpoch, records, checkpoint, grads, opts...)
 	}
 	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records, checkpoint: checkpoint}
-	h.apply(opts)
+	if err := c.apply(&h, opts); err != nil {
+		return Pulled{}, err
+	}
 	if h.onParams != nil {
 		h.answered = newAnswers(c, h.onParams).answered
 	}
@@ -49,7 +51,11 @@ func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpo
 	}
 	err := c.eachServer(ctx, func(ctx context.Context, i int) error {
 		var err error
-		steps[i], got[i], err = c.pushPullTo(ctx, i, c.servers[i], h, grads, params, ack)
+		if h.batch != nil {
+			steps[i], got[i], err = c.pushPullRowsTo(ctx, i, h, grads, params, ack)
+		} else {
+			steps[i], got[i], err = c.pushPullVia(ctx, i, c.servers[i].PushPull, h, grads, params, ack)
+		}
 		return err
 	})
 	if err != nil {
@@ -63,11 +69,13 @@ func (c *Client) PushPull(ctx context.Context, microBatch int, step, rollbackEpo
 	return p, nil
 }
 
-// pushPullTo pushes the blocks pserver i holds, calls ack on its
-// acknowledgement and reads back its parameters; got reports whether any
-// came. Once acknowledged, the push is applied whatever comes after.
-func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h pushHeader, grads, params [][]float32, ack func()) (step int64, got bool, err error) {
-	stream, err := srv.PushPull(ctx, grpc.ForceCodecV2(wire.Codec{}))
+// pushPullVia pushes the blocks pserver i holds through open (its
+// PushPull, or PushPullRows for a push carrying rows: h.carry), calls ack
+// on its acknowledgement and reads back its parameters; got reports
+// whether any came. Once acknowledged, the push is applied whatever comes
+// after.
+func (c *Client) pushPullVia(ctx context.Context, i int, open pushPullOpener, h pushHeader, grads, params [][]float32, ack func()) (step int64, got bool, err error) {
+	stream, err := open(ctx, grpc.ForceCodecV2(wire.Codec{}))
 	if err != nil {
 		return 0, false, fmt.Errorf("push to pserver %d: %w", i, err)
 	}
@@ -115,6 +123,9 @@ func (c *Client) pushPullTo(ctx context.Context, i int, srv api.PServerClient, h
 		got = true
 	}
 }
+
+// pushPullOpener opens a PushPull or PushPullRows stream.
+type pushPullOpener func(ctx context.Context, opts ...grpc.CallOption) (api.PServer_PushPullClient, error)
 
 // answers turns the pservers' answers to one PushPull into OnParams's
 // calls: a parameter is written once each pserver holding a block of it

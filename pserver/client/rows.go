@@ -131,30 +131,17 @@ func (c *Client) PullBatchRows(ctx context.Context, tables []model.RecTable, b *
 // until its dense push and applies the tables in their declared order, so
 // no order of arrival changes a bit.
 func (c *Client) PushBatchRows(ctx context.Context, microBatch int, step, rollbackEpoch, records int64, tables []model.RecTable, b *model.RecBatch, rows [][]float32) error {
-	for i, t := range tables {
-		if len(rows[i]) != len(b.Fields[i].IDs)*t.Dim {
-			return fmt.Errorf("push rows of %s: %d floats for %d rows of %d", t.Field, len(rows[i]), len(b.Fields[i].IDs), t.Dim)
-		}
+	h := pushHeader{trainer: int32(microBatch), step: step, rollbackEpoch: rollbackEpoch, records: records,
+		batch: &batchRows{tables: tables, b: b, rows: rows}}
+	if err := c.placeRows(h.batch); err != nil {
+		return err
 	}
-	at := c.fieldsByOwner(tables, b)
 	return c.eachServer(ctx, func(ctx context.Context, s int) error {
-		var reqs []*api.RowsPush
-		var fields []int
-		for i, t := range tables {
-			if len(at[i][s]) == 0 {
-				continue
-			}
-			reqs = append(reqs, &api.RowsPush{TrainerId: int32(microBatch), Step: step, Records: records, Epoch: rollbackEpoch, Table: t.Field,
-				Ids: pick(b.Fields[i].IDs, at[i][s]), Data: gather(rows[i], at[i][s], t.Dim)})
-			fields = append(fields, i)
+		applied, err := c.pushRowsTo(ctx, s, h.rowCalls(s))
+		if applied {
+			return status.Error(codes.AlreadyExists, "push rows: the step is applied with this micro-batch in it")
 		}
-		for _, call := range packCalls(fields, tables, at, s) {
-			req := &api.TablesRowsPush{Tables: reqs[call[0]:call[1]]}
-			if err := c.pushTables(ctx, s, req); err != nil {
-				return fmt.Errorf("push rows of %d tables to pserver %d: %w", len(req.Tables), s, err)
-			}
-		}
-		return nil
+		return err
 	})
 }
 
@@ -190,13 +177,7 @@ const olderFor = 1000
 
 // batched says whether pserver s gets a call of several tables' rows now:
 // not while it counts down from an Unimplemented answer (older).
-func (c *Client) batched(s int) bool {
-	if c.older[s].Load() <= 0 {
-		return true
-	}
-	c.older[s].Add(-1)
-	return false
-}
+func (c *Client) batched(s int) bool { return countDown(&c.older[s]) }
 
 // pullTables is one PullTablesRows to pserver s, or, to a pserver of an
 // older build (it answered Unimplemented), a PullRows a table at once.

@@ -39,7 +39,9 @@ func TestPushSendsFirstParametersFirstInPieces(t *testing.T) {
 		return nil
 	}
 	var h pushHeader
-	h.apply([]PushOption{WaitForGradient(wait)})
+	if err := c.apply(&h, []PushOption{WaitForGradient(wait)}); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 2 {
 		waited, sent = nil, nil
 		if _, err := c.sendBlocks(context.Background(), i, send, h, grads, nil); err != nil {
@@ -109,7 +111,9 @@ func TestPushSendsWhicheverPieceIsFinalFirst(t *testing.T) {
 		return nil
 	}
 	var h pushHeader
-	h.apply([]PushOption{WaitForGradient(wait)})
+	if err := c.apply(&h, []PushOption{WaitForGradient(wait)}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.sendBlocks(context.Background(), 0, send, h, grads, nil); err != nil {
 		t.Fatal(err)
 	}

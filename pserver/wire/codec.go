@@ -88,6 +88,16 @@ type Sink interface {
 	Done() error
 }
 
+// A FieldSink is a Sink that also takes length-delimited fields other than
+// its data field (a push's rows, PushChunk.rows): Wants says which, and
+// Field receives each one's bytes, copied out of gRPC's buffers. Any
+// other is skipped.
+type FieldSink interface {
+	Sink
+	Wants(num protowire.Number) bool
+	Field(num protowire.Number, b []byte)
+}
+
 // ErrMalformed is returned for a bulk message that does not decode.
 var ErrMalformed = errors.New("malformed tensor message")
 
@@ -134,6 +144,14 @@ func decodeBytes(r *mem.Reader, s Sink, num protowire.Number) error {
 	n, err := binary.ReadUvarint(r)
 	if err != nil || n > uint64(r.Remaining()) {
 		return fmt.Errorf("%w: field %d: length %d of %d left", ErrMalformed, num, n, r.Remaining())
+	}
+	if fs, ok := s.(FieldSink); ok && num != s.DataField() && fs.Wants(num) {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return fmt.Errorf("%w: field %d: %v", ErrMalformed, num, err)
+		}
+		fs.Field(num, b)
+		return nil
 	}
 	if num != s.DataField() {
 		return skip(r, num, int(n))

@@ -66,6 +66,13 @@ func checkTables(data mem.BufferSlice, v any) error {
 	return nil
 }
 
+// CountTables refuses the raw bytes of a TablesRowsPush (a push's
+// PushChunk.rows) past MaxTablesPerCall tables, before protobuf decodes
+// them, as checkTables does for a call.
+func CountTables(b []byte) error {
+	return checkTables(mem.BufferSlice{mem.SliceBuffer(b)}, (*api.TablesRowsPush)(nil))
+}
+
 // discard is a Sink that keeps nothing, for skipping a field's value.
 type discard struct{}
 

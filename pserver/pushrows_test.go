@@ -1,0 +1,75 @@
+package pserver
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gtrain/gtrain/api"
+	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/client"
+)
+
+// PushPullRows counts the pushes that carried their rows, or, if older,
+// answers Unimplemented having read nothing, as a pserver of a build
+// before the method.
+func (r *rowCalls) PushPullRows(stream api.PServer_PushPullRowsServer) error {
+	if r.older.Load() {
+		r.refusedRides.Add(1)
+		return status.Error(codes.Unimplemented, "unknown method PushPullRows")
+	}
+	r.rides.Add(1)
+	return r.Server.PushPullRows(stream)
+}
+
+// TestRowsRideInThePushPull: a sync push with its micro-batch's rows
+// (client.Rows), micro-batches in the order 2, 0, 1 over real gRPC, gives
+// each pserver the rows it owns in its PushPull's first message and no
+// call of their own, and the rows pulled back have the bits of reference
+// tables given the pushes in micro-batch order. Pservers of an older
+// build refuse the first such push each (having taken nothing), then get
+// the rows in calls of their own before the PushPull: the same bits.
+func TestRowsRideInThePushPull(t *testing.T) {
+	tables := []model.RecTable{{Field: "movie", Dim: 3}, {Field: "user", Dim: 2}}
+	ids, uids := []uint64{7, 1 << 40, 3, 11, 12345678901, 99}, []uint64{9, 4, 1 << 50, 5}
+	for _, older := range []bool{false, true} {
+		_, c, calls := rowsClusterOf(t, []TableConfig{movieTable, userTable}, older)
+		ctx := context.Background()
+		params := [][]float32{make([]float32, 4)}
+		var pushed [][][]uint64
+		for _, mb := range []int{2, 0, 1} {
+			b := &model.RecBatch{Fields: []model.RecField{{IDs: rowIDs[mb]}, {IDs: userIDs[mb]}}}
+			grads := [][]float32{{0.5, 0.5, 0.5, 0.5}}
+			rows := client.Rows(tables, b, [][]float32{rowGrads[mb], userGrads[mb]})
+			if _, err := c.PushPull(ctx, mb, 0, 0, rowRecs[mb], false, grads, params, nil, rows); err != nil {
+				t.Fatalf("older build %v: push of micro-batch %d: %v", older, mb, err)
+			}
+			pushed = append(pushed, [][]uint64{rowIDs[mb], userIDs[mb]})
+		}
+		var rides, refused, ownCalls int64
+		for _, s := range calls {
+			rides, refused = rides+s.rides.Load(), refused+s.refusedRides.Load()
+			ownCalls += s.tables.Load() + s.pushes.Load()
+		}
+		carrying, _, servers := rowCallsOf(pushed, tables, 2)
+		if !older && (rides != carrying || refused != 0 || ownCalls != 0) {
+			t.Fatalf("%d pushes carried their rows, %d refused, %d calls of rows of their own; want %d, 0, 0", rides, refused, ownCalls, carrying)
+		}
+		if older && (rides != 0 || refused != servers || ownCalls == 0) {
+			t.Fatalf("older build: %d pushes carried their rows, %d refused, %d calls of rows of their own; want 0, %d (once a pserver), some",
+				rides, refused, ownCalls, servers)
+		}
+		b := &model.RecBatch{Fields: []model.RecField{{IDs: ids}, {IDs: uids}}}
+		if err := c.PullBatchRows(ctx, tables, b, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if want := referenceRows(t, ids, 0, 1, 2); !sameBits(b.Fields[0].Rows, want) {
+			t.Fatalf("older build %v: movie rows\n got  %v\n want %v", older, b.Fields[0].Rows, want)
+		}
+		if want := referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2); !sameBits(b.Fields[1].Rows, want) {
+			t.Fatalf("older build %v: user rows\n got  %v\n want %v", older, b.Fields[1].Rows, want)
+		}
+	}
+}
