@@ -10,6 +10,7 @@ import (
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
 	"github.com/gtrain/gtrain/pserver/client"
+	"github.com/gtrain/gtrain/pserver/wire"
 )
 
 // PushPullRows counts the pushes that carried their rows, or, if older,
@@ -70,6 +71,40 @@ func TestRowsRideInThePushPull(t *testing.T) {
 		}
 		if want := referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2); !sameBits(b.Fields[1].Rows, want) {
 			t.Fatalf("older build %v: user rows\n got  %v\n want %v", older, b.Fields[1].Rows, want)
+		}
+	}
+}
+
+// TestRowsPastOneCallGoFirst: a pserver's rows past wire.RowsCallBytes (one
+// table's, which packCalls sends alone) do not ride in the first message
+// of the PushPull, where the message's data could take them past the
+// message limit: they go in a call of their own first, and the push
+// succeeds; the next micro-batch's few rows ride.
+func TestRowsPastOneCallGoFirst(t *testing.T) {
+	wide := TableConfig{Name: "wide", Dim: 16, Seed: 3, Optimizer: movieTable.Optimizer}
+	tables := []model.RecTable{{Field: "wide", Dim: 16}}
+	_, c, calls := rowsClusterOf(t, []TableConfig{wide}, false)
+	n := 2 * (wire.RowsCallBytes/(8+4*16) + 2000) // past one call on each pserver
+	ids, grad := make([]uint64, n), make([]float32, n*16)
+	for i := range ids {
+		ids[i], grad[i*16] = uint64(i)|1<<62, 1 // ids of 9 bytes on the wire, as a hash's would be
+	}
+	params := [][]float32{make([]float32, 4)}
+	for mb, rows := range [][]uint64{ids, {1, 2, 3}, {4}} {
+		b := &model.RecBatch{Fields: []model.RecField{{IDs: rows}}}
+		opt := client.Rows(tables, b, [][]float32{grad[:len(rows)*16]})
+		if _, err := c.PushPull(context.Background(), mb, 0, 0, 1, false, [][]float32{{1, 1, 1, 1}}, params, nil, opt); err != nil {
+			t.Fatalf("push of micro-batch %d (%d rows): %v", mb, len(rows), err)
+		}
+		var rides, own int64
+		for _, s := range calls {
+			rides, own = rides+s.rides.Load(), own+s.tables.Load()
+		}
+		if mb == 0 && (rides != 0 || own != 2) {
+			t.Fatalf("%d rows: %d pushes carried them, %d calls of their own; want 0 and 2 (one a pserver)", n, rides, own)
+		}
+		if mb > 0 && rides == 0 {
+			t.Fatalf("micro-batch %d's %d rows rode in no push", mb, len(rows))
 		}
 	}
 }

@@ -66,9 +66,12 @@ func (p *pushSink) Reset() {
 }
 func (p *pushSink) DataField() protowire.Number { return 6 }
 
-// Wants and Field take the rows (wire.FieldSink).
-func (p *pushSink) Wants(num protowire.Number) bool      { return num == 11 }
-func (p *pushSink) Field(num protowire.Number, b []byte) { p.rows = b }
+// Wants and Field take the rows (wire.FieldSink). A field given twice is
+// one message merged, as protobuf reads it: the bytes appended.
+func (p *pushSink) Wants(num protowire.Number) bool { return num == 11 }
+func (p *pushSink) Field(num protowire.Number, b []byte) {
+	p.rows = append(p.rows, b...)
+}
 
 func (p *pushSink) Varint(num protowire.Number, v uint64) {
 	switch num {

@@ -124,7 +124,8 @@ func (s *Server) PushTablesRows(ctx context.Context, req *api.TablesRowsPush) (*
 // takeRows hands the row gradients one message of a push carried
 // (PushChunk.rows, raw) to the shard, as PushTablesRows does; the tables
 // are counted before protobuf decodes them, as the codec counts those of a
-// PushTablesRows.
+// PushTablesRows. (A pserver on a big-endian host decodes whole chunks
+// with protobuf, rows and all, before any count: receiveDecoded.)
 func (s *Server) takeRows(ctx context.Context, b []byte) error {
 	if err := wire.CountTables(b); err != nil {
 		return status.Errorf(codes.InvalidArgument, "push: rows: %v", err)

@@ -7,17 +7,20 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gtrain/gtrain/api"
 	"github.com/gtrain/gtrain/model"
+	"github.com/gtrain/gtrain/pserver/wire"
 )
 
 // Rows makes a push carry a micro-batch's embedding row gradients (rows[i]
 // for id field i of b, table tables[i]): each pserver gets the rows it owns
 // before its dense push, as PushBatchRows would send them. A PushPull puts
 // a pserver's rows in its stream's first message (PServer.PushPullRows)
-// when they fit one call: one round trip a step fewer. A pserver of an
-// older build, or rows past one call, get calls of their own first.
+// when they fit one call of wire.RowsCallBytes: one round trip a step
+// fewer. A pserver of an older build, rows past that, and a Push get calls
+// of their own first.
 func Rows(tables []model.RecTable, b *model.RecBatch, rows [][]float32) PushOption {
 	return func(h *pushHeader) { h.batch = &batchRows{tables: tables, b: b, rows: rows} }
 }
@@ -86,12 +89,14 @@ func (c *Client) pushRowsTo(ctx context.Context, s int, calls []*api.TablesRowsP
 
 // pushPullRowsTo is pushPullTo for a push with rows (Rows): pserver i's
 // rows ride in the first message of a PushPullRows when they are one
-// call and the pserver takes them so; else they go first in calls of their
+// call within wire.RowsCallBytes and the pserver takes them so; else they go first in calls of their
 // own, then the PushPull. A pserver that answered PushPullRows
 // Unimplemented took nothing: it gets the two calls, for olderFor pushes.
 func (c *Client) pushPullRowsTo(ctx context.Context, i int, h pushHeader, grads, params [][]float32, ack func()) (int64, bool, error) {
 	calls := h.rowCalls(i)
-	if len(calls) == 1 && countDown(&c.olderRows[i]) {
+	// One call rides, unless it is a table past wire.RowsCallBytes alone
+	// (packCalls): with a message's data it could pass the message limit.
+	if len(calls) == 1 && proto.Size(calls[0]) <= wire.RowsCallBytes && countDown(&c.olderRows[i]) {
 		hr := h
 		hr.carry = calls[0]
 		step, got, err := c.pushPullVia(ctx, i, c.servers[i].PushPullRows, hr, grads, params, ack)
