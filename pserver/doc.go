@@ -12,8 +12,9 @@
 // only where a step changes it before it is written; and restores),
 // table.go and tables.go (embedding tables, the sparse issue: rows keyed by
 // 64-bit ids, created on first update from (seed, table, id), updated
-// lazily; a sync micro-batch's rows come before its dense push and are
-// applied with it, in micro-batch order; checkpoints copy them, mostly
+// lazily; a sync micro-batch's rows come before its dense push, or in its
+// first message (PushPullRows), and are applied with it, in micro-batch
+// order; checkpoints copy them, mostly
 // only the rows changed since the previous checkpoint: rowdelta.go). The
 // Shard neither reads a clock nor blocks: a push that would change values a
 // snapshot has not saved is refused (ErrSnapshotUnsaved) until its caller
