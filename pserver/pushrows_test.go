@@ -33,8 +33,7 @@ func (r *rowCalls) PushPullRows(stream api.PServer_PushPullRowsServer) error {
 // build refuse the first such push each (having taken nothing), then get
 // the rows in calls of their own before the PushPull: the same bits.
 func TestRowsRideInThePushPull(t *testing.T) {
-	tables := []model.RecTable{{Field: "movie", Dim: 3}, {Field: "user", Dim: 2}}
-	ids, uids := []uint64{7, 1 << 40, 3, 11, 12345678901, 99}, []uint64{9, 4, 1 << 50, 5}
+	tables, ids, uids := twoTables, twoTablesIDs, twoTablesUIDs
 	for _, older := range []bool{false, true} {
 		_, c, calls := rowsClusterOf(t, []TableConfig{movieTable, userTable}, older)
 		ctx := context.Background()
@@ -66,12 +65,7 @@ func TestRowsRideInThePushPull(t *testing.T) {
 		if err := c.PullBatchRows(ctx, tables, b, 1, 0); err != nil {
 			t.Fatal(err)
 		}
-		if want := referenceRows(t, ids, 0, 1, 2); !sameBits(b.Fields[0].Rows, want) {
-			t.Fatalf("older build %v: movie rows\n got  %v\n want %v", older, b.Fields[0].Rows, want)
-		}
-		if want := referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2); !sameBits(b.Fields[1].Rows, want) {
-			t.Fatalf("older build %v: user rows\n got  %v\n want %v", older, b.Fields[1].Rows, want)
-		}
+		checkTwoTables(t, older, b)
 	}
 }
 

@@ -299,6 +299,26 @@ var (
 	userGrads = [][]float32{{1, 2, 1e8, 1}, {1, 1e8}, {4, 4, 0.25, 1, -1e8, 3}}
 )
 
+// twoTables are the movie and user tables of the tests of two tables'
+// rows, and twoTablesIDs and twoTablesUIDs the ids they pull back.
+var (
+	twoTables                   = []model.RecTable{{Field: "movie", Dim: 3}, {Field: "user", Dim: 2}}
+	twoTablesIDs, twoTablesUIDs = []uint64{7, 1 << 40, 3, 11, 12345678901, 99}, []uint64{9, 4, 1 << 50, 5}
+)
+
+// checkTwoTables fails t unless b, the rows of twoTablesIDs and
+// twoTablesUIDs pulled after step 0, has the bits of reference tables
+// given micro-batches 0, 1 and 2's rows in that order.
+func checkTwoTables(t *testing.T, older bool, b *model.RecBatch) {
+	t.Helper()
+	if want := referenceRows(t, twoTablesIDs, 0, 1, 2); !sameBits(b.Fields[0].Rows, want) {
+		t.Fatalf("older build %v: movie rows\n got  %v\n want %v", older, b.Fields[0].Rows, want)
+	}
+	if want := referenceOf(t, userTable, userIDs, userGrads, twoTablesUIDs, 0, 1, 2); !sameBits(b.Fields[1].Rows, want) {
+		t.Fatalf("older build %v: user rows\n got  %v\n want %v", older, b.Fields[1].Rows, want)
+	}
+}
+
 // TestBatchRowsOneCallAPserver: a recommender's rows of two tables pushed
 // with PushBatchRows in micro-batch order 2, 0, 1 and pulled with
 // PullBatchRows go in one call a pserver for both tables, and give the
@@ -306,8 +326,7 @@ var (
 // own PullRows; pservers of an older build, which answer those calls
 // Unimplemented, get a call a table and give the same bits.
 func TestBatchRowsOneCallAPserver(t *testing.T) {
-	tables := []model.RecTable{{Field: "movie", Dim: 3}, {Field: "user", Dim: 2}}
-	ids, uids := []uint64{7, 1 << 40, 3, 11, 12345678901, 99}, []uint64{9, 4, 1 << 50, 5}
+	tables, ids, uids := twoTables, twoTablesIDs, twoTablesUIDs
 	for _, older := range []bool{false, true} {
 		shards, c, calls := rowsClusterOf(t, []TableConfig{movieTable, userTable}, older)
 		ctx := context.Background()
@@ -333,12 +352,7 @@ func TestBatchRowsOneCallAPserver(t *testing.T) {
 			t.Fatalf("older build %v: %d calls of several tables, %d of one, %d refused; want %d pserver calls, or %d table calls and %d refused",
 				older, batched, each, refused, wantBatched, wantEach, servers)
 		}
-		if want := referenceRows(t, ids, 0, 1, 2); !sameBits(b.Fields[0].Rows, want) {
-			t.Fatalf("older build %v: movie rows\n got  %v\n want %v", older, b.Fields[0].Rows, want)
-		}
-		if want := referenceOf(t, userTable, userIDs, userGrads, uids, 0, 1, 2); !sameBits(b.Fields[1].Rows, want) {
-			t.Fatalf("older build %v: user rows\n got  %v\n want %v", older, b.Fields[1].Rows, want)
-		}
+		checkTwoTables(t, older, b)
 		own := make([]float32, len(uids)*2)
 		if err := c.PullRows(ctx, "user", uids, 2, 1, 0, own); err != nil || !sameBits(own, b.Fields[1].Rows) {
 			t.Fatalf("older build %v: the user table's own pull %v (%v), the batched %v", older, own, err, b.Fields[1].Rows)
