@@ -41,9 +41,9 @@ type PushChunk struct {
 	// parameters into the region's other half (ParamChunk.region_floats).
 	Region       uint64 `protobuf:"varint,9,opt,name=region,proto3" json:"region,omitempty"`
 	RegionFloats int64  `protobuf:"varint,10,opt,name=region_floats,json=regionFloats,proto3" json:"region_floats,omitempty"`
-	// rows (PushPullRows, the first message only): the micro-batch's row
-	// gradients of the tables this pserver owns rows of, each RowsPush with
-	// the stream's trainer_id, step, records and epoch.
+	// rows (PushPullRows and PushWithRows, the first message only): the
+	// micro-batch's row gradients of the tables this pserver owns rows of,
+	// each RowsPush with the stream's trainer_id, step, records and epoch.
 	Rows          *TablesRowsPush `protobuf:"bytes,11,opt,name=rows,proto3" json:"rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -975,12 +975,13 @@ const file_pserver_proto_rawDesc = "" +
 	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\x12\x14\n" +
 	"\x05table\x18\x05 \x01(\tR\x05table\x12\x10\n" +
 	"\x03ids\x18\x06 \x03(\x04R\x03ids\x12\x12\n" +
-	"\x04data\x18\a \x01(\fR\x04data2\xa9\x05\n" +
+	"\x04data\x18\a \x01(\fR\x04data2\xe7\x05\n" +
 	"\aPServer\x124\n" +
 	"\x04Push\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x127\n" +
 	"\x04Pull\x12\x16.gtrain.v1.PullRequest\x1a\x15.gtrain.v1.ParamChunk0\x01\x12;\n" +
 	"\bPushPull\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x12?\n" +
-	"\fPushPullRows\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x124\n" +
+	"\fPushPullRows\x12\x14.gtrain.v1.PushChunk\x1a\x15.gtrain.v1.ParamChunk(\x010\x01\x12<\n" +
+	"\fPushWithRows\x12\x14.gtrain.v1.PushChunk\x1a\x14.gtrain.v1.PushReply(\x01\x124\n" +
 	"\x04Info\x12\x16.gtrain.v1.InfoRequest\x1a\x14.gtrain.v1.InfoReply\x12=\n" +
 	"\aRestore\x12\x19.gtrain.v1.RestoreRequest\x1a\x17.gtrain.v1.RestoreReply\x128\n" +
 	"\bPullRows\x12\x16.gtrain.v1.RowsRequest\x1a\x14.gtrain.v1.RowsReply\x125\n" +
@@ -1028,26 +1029,28 @@ var file_pserver_proto_depIdxs = []int32{
 	2,  // 5: gtrain.v1.PServer.Pull:input_type -> gtrain.v1.PullRequest
 	0,  // 6: gtrain.v1.PServer.PushPull:input_type -> gtrain.v1.PushChunk
 	0,  // 7: gtrain.v1.PServer.PushPullRows:input_type -> gtrain.v1.PushChunk
-	4,  // 8: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
-	6,  // 9: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
-	8,  // 10: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
-	13, // 11: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
-	10, // 12: gtrain.v1.PServer.PullTablesRows:input_type -> gtrain.v1.TablesRowsRequest
-	12, // 13: gtrain.v1.PServer.PushTablesRows:input_type -> gtrain.v1.TablesRowsPush
-	8,  // 14: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
-	1,  // 15: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
-	3,  // 16: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
-	3,  // 17: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
-	3,  // 18: gtrain.v1.PServer.PushPullRows:output_type -> gtrain.v1.ParamChunk
-	5,  // 19: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
-	7,  // 20: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
-	9,  // 21: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
-	1,  // 22: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
-	11, // 23: gtrain.v1.PServer.PullTablesRows:output_type -> gtrain.v1.TablesRowsReply
-	1,  // 24: gtrain.v1.PServer.PushTablesRows:output_type -> gtrain.v1.PushReply
-	9,  // 25: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
-	15, // [15:26] is the sub-list for method output_type
-	4,  // [4:15] is the sub-list for method input_type
+	0,  // 8: gtrain.v1.PServer.PushWithRows:input_type -> gtrain.v1.PushChunk
+	4,  // 9: gtrain.v1.PServer.Info:input_type -> gtrain.v1.InfoRequest
+	6,  // 10: gtrain.v1.PServer.Restore:input_type -> gtrain.v1.RestoreRequest
+	8,  // 11: gtrain.v1.PServer.PullRows:input_type -> gtrain.v1.RowsRequest
+	13, // 12: gtrain.v1.PServer.PushRows:input_type -> gtrain.v1.RowsPush
+	10, // 13: gtrain.v1.PServer.PullTablesRows:input_type -> gtrain.v1.TablesRowsRequest
+	12, // 14: gtrain.v1.PServer.PushTablesRows:input_type -> gtrain.v1.TablesRowsPush
+	8,  // 15: gtrain.v1.PServer.ExportRows:input_type -> gtrain.v1.RowsRequest
+	1,  // 16: gtrain.v1.PServer.Push:output_type -> gtrain.v1.PushReply
+	3,  // 17: gtrain.v1.PServer.Pull:output_type -> gtrain.v1.ParamChunk
+	3,  // 18: gtrain.v1.PServer.PushPull:output_type -> gtrain.v1.ParamChunk
+	3,  // 19: gtrain.v1.PServer.PushPullRows:output_type -> gtrain.v1.ParamChunk
+	1,  // 20: gtrain.v1.PServer.PushWithRows:output_type -> gtrain.v1.PushReply
+	5,  // 21: gtrain.v1.PServer.Info:output_type -> gtrain.v1.InfoReply
+	7,  // 22: gtrain.v1.PServer.Restore:output_type -> gtrain.v1.RestoreReply
+	9,  // 23: gtrain.v1.PServer.PullRows:output_type -> gtrain.v1.RowsReply
+	1,  // 24: gtrain.v1.PServer.PushRows:output_type -> gtrain.v1.PushReply
+	11, // 25: gtrain.v1.PServer.PullTablesRows:output_type -> gtrain.v1.TablesRowsReply
+	1,  // 26: gtrain.v1.PServer.PushTablesRows:output_type -> gtrain.v1.PushReply
+	9,  // 27: gtrain.v1.PServer.ExportRows:output_type -> gtrain.v1.RowsReply
+	16, // [16:28] is the sub-list for method output_type
+	4,  // [4:16] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name

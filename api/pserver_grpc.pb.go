@@ -26,6 +26,7 @@ const (
 	PServer_Pull_FullMethodName           = "/gtrain.v1.PServer/Pull"
 	PServer_PushPull_FullMethodName       = "/gtrain.v1.PServer/PushPull"
 	PServer_PushPullRows_FullMethodName   = "/gtrain.v1.PServer/PushPullRows"
+	PServer_PushWithRows_FullMethodName   = "/gtrain.v1.PServer/PushWithRows"
 	PServer_Info_FullMethodName           = "/gtrain.v1.PServer/Info"
 	PServer_Restore_FullMethodName        = "/gtrain.v1.PServer/Restore"
 	PServer_PullRows_FullMethodName       = "/gtrain.v1.PServer/PullRows"
@@ -59,6 +60,12 @@ type PServerClient interface {
 	// answers Unimplemented having taken nothing (an older one would have
 	// ignored the field in a PushPull): the trainer then makes the two calls.
 	PushPullRows(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error)
+	// PushWithRows is Push for a micro-batch with embedding rows, whose first
+	// message carries them as PushPullRows's does: the push of a micro-batch
+	// whose step's others are not all in yet (pull_with_push false) makes one
+	// call where it made two. An older pserver answers Unimplemented having
+	// taken nothing, as for PushPullRows.
+	PushWithRows(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[PushChunk, PushReply], error)
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
@@ -150,6 +157,19 @@ func (c *pServerClient) PushPullRows(ctx context.Context, opts ...grpc.CallOptio
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PServer_PushPullRowsClient = grpc.BidiStreamingClient[PushChunk, ParamChunk]
 
+func (c *pServerClient) PushWithRows(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[PushChunk, PushReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[4], PServer_PushWithRows_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PushChunk, PushReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_PushWithRowsClient = grpc.ClientStreamingClient[PushChunk, PushReply]
+
 func (c *pServerClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(InfoReply)
@@ -212,7 +232,7 @@ func (c *pServerClient) PushTablesRows(ctx context.Context, in *TablesRowsPush, 
 
 func (c *pServerClient) ExportRows(ctx context.Context, in *RowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RowsReply], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[4], PServer_ExportRows_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &PServer_ServiceDesc.Streams[5], PServer_ExportRows_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +273,12 @@ type PServerServer interface {
 	// answers Unimplemented having taken nothing (an older one would have
 	// ignored the field in a PushPull): the trainer then makes the two calls.
 	PushPullRows(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error
+	// PushWithRows is Push for a micro-batch with embedding rows, whose first
+	// message carries them as PushPullRows's does: the push of a micro-batch
+	// whose step's others are not all in yet (pull_with_push false) makes one
+	// call where it made two. An older pserver answers Unimplemented having
+	// taken nothing, as for PushPullRows.
+	PushWithRows(grpc.ClientStreamingServer[PushChunk, PushReply]) error
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
 	// rollback); step 0 re-initialises from the seed. Waiting pulls are aborted.
@@ -297,6 +323,9 @@ func (UnimplementedPServerServer) PushPull(grpc.BidiStreamingServer[PushChunk, P
 }
 func (UnimplementedPServerServer) PushPullRows(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error {
 	return status.Error(codes.Unimplemented, "method PushPullRows not implemented")
+}
+func (UnimplementedPServerServer) PushWithRows(grpc.ClientStreamingServer[PushChunk, PushReply]) error {
+	return status.Error(codes.Unimplemented, "method PushWithRows not implemented")
 }
 func (UnimplementedPServerServer) Info(context.Context, *InfoRequest) (*InfoReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
@@ -371,6 +400,13 @@ func _PServer_PushPullRows_Handler(srv interface{}, stream grpc.ServerStream) er
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PServer_PushPullRowsServer = grpc.BidiStreamingServer[PushChunk, ParamChunk]
+
+func _PServer_PushWithRows_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PServerServer).PushWithRows(&grpc.GenericServerStream[PushChunk, PushReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PServer_PushWithRowsServer = grpc.ClientStreamingServer[PushChunk, PushReply]
 
 func _PServer_Info_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InfoRequest)
@@ -544,6 +580,11 @@ var PServer_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "PushPullRows",
 			Handler:       _PServer_PushPullRows_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PushWithRows",
+			Handler:       _PServer_PushWithRows_Handler,
 			ClientStreams: true,
 		},
 		{

@@ -13,9 +13,9 @@
 // table.go and tables.go (embedding tables, the sparse issue: rows keyed by
 // 64-bit ids, created on first update from (seed, table, id), updated
 // lazily; a sync micro-batch's rows come before its dense push, or in its
-// first message (PushPullRows), and are applied with it, in micro-batch
-// order; checkpoints copy them, mostly
-// only the rows changed since the previous checkpoint: rowdelta.go). The
+// first message (PushPullRows, PushWithRows), and are applied with it, in
+// micro-batch order; checkpoints copy them, mostly only the rows changed
+// since the previous checkpoint: rowdelta.go). The
 // Shard neither reads a clock nor blocks: a push that would change values a
 // snapshot has not saved is refused (ErrSnapshotUnsaved) until its caller
 // preserves them. driver.go is that caller's part, tested with the fake

@@ -2,6 +2,7 @@ package pserver
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -17,12 +18,23 @@ import (
 // answers Unimplemented having read nothing, as a pserver of a build
 // before the method.
 func (r *rowCalls) PushPullRows(stream api.PServer_PushPullRowsServer) error {
+	return r.ride("PushPullRows", &r.rides, &r.refusedRides, func() error { return r.Server.PushPullRows(stream) })
+}
+
+// PushWithRows is PushPullRows's count for a plain Push.
+func (r *rowCalls) PushWithRows(stream api.PServer_PushWithRowsServer) error {
+	return r.ride("PushWithRows", &r.pushRides, &r.refusedPushRides, func() error { return r.Server.PushWithRows(stream) })
+}
+
+// ride serves a push that carries rows, counted in rides, or, if older,
+// refuses it, counted in refused.
+func (r *rowCalls) ride(method string, rides, refused *atomic.Int64, serve func() error) error {
 	if r.older.Load() {
-		r.refusedRides.Add(1)
-		return status.Error(codes.Unimplemented, "unknown method PushPullRows")
+		refused.Add(1)
+		return status.Error(codes.Unimplemented, "unknown method "+method)
 	}
-	r.rides.Add(1)
-	return r.Server.PushPullRows(stream)
+	rides.Add(1)
+	return serve()
 }
 
 // TestRowsRideInThePushPull: a sync push with its micro-batch's rows
@@ -33,33 +45,61 @@ func (r *rowCalls) PushPullRows(stream api.PServer_PushPullRowsServer) error {
 // build refuse the first such push each (having taken nothing), then get
 // the rows in calls of their own before the PushPull: the same bits.
 func TestRowsRideInThePushPull(t *testing.T) {
+	rowsRideIn(t, func(int) bool { return false })
+}
+
+// TestRowsRideInThePush: the same, micro-batches 2 and 0 pushed by a plain
+// Push (a step whose other micro-batches are not all in: pull_with_push
+// false) and 1 by a PushPull: their rows ride in the first message of a
+// PushWithRows, or, to an older pserver, in calls of their own first.
+func TestRowsRideInThePush(t *testing.T) {
+	rowsRideIn(t, func(mb int) bool { return mb != 1 })
+}
+
+// rowsRideIn pushes micro-batches 2, 0 and 1 with their rows, by Push
+// where plain says so and by PushPull where not, to new pservers and to
+// older ones, and checks which calls carried the rows and the rows' bits.
+func rowsRideIn(t *testing.T, plain func(mb int) bool) {
 	tables, ids, uids := twoTables, twoTablesIDs, twoTablesUIDs
 	for _, older := range []bool{false, true} {
 		_, c, calls := rowsClusterOf(t, []TableConfig{movieTable, userTable}, older)
 		ctx := context.Background()
 		params := [][]float32{make([]float32, 4)}
-		var pushed [][][]uint64
+		var pushed, pulled, both [][][]uint64
 		for _, mb := range []int{2, 0, 1} {
 			b := &model.RecBatch{Fields: []model.RecField{{IDs: rowIDs[mb]}, {IDs: userIDs[mb]}}}
 			grads := [][]float32{{0.5, 0.5, 0.5, 0.5}}
 			rows := client.Rows(tables, b, [][]float32{rowGrads[mb], userGrads[mb]})
-			if _, err := c.PushPull(ctx, mb, 0, 0, rowRecs[mb], false, grads, params, nil, rows); err != nil {
+			var err error
+			if plain(mb) {
+				err = c.Push(ctx, mb, 0, 0, rowRecs[mb], false, grads, rows)
+				pushed = append(pushed, [][]uint64{rowIDs[mb], userIDs[mb]})
+			} else {
+				_, err = c.PushPull(ctx, mb, 0, 0, rowRecs[mb], false, grads, params, nil, rows)
+				pulled = append(pulled, [][]uint64{rowIDs[mb], userIDs[mb]})
+			}
+			if err != nil {
 				t.Fatalf("older build %v: push of micro-batch %d: %v", older, mb, err)
 			}
-			pushed = append(pushed, [][]uint64{rowIDs[mb], userIDs[mb]})
+			both = append(both, [][]uint64{rowIDs[mb], userIDs[mb]})
 		}
-		var rides, refused, ownCalls int64
+		var rides, pushRides, refused, ownCalls int64
 		for _, s := range calls {
-			rides, refused = rides+s.rides.Load(), refused+s.refusedRides.Load()
+			rides, pushRides = rides+s.rides.Load(), pushRides+s.pushRides.Load()
+			refused += s.refusedRides.Load() + s.refusedPushRides.Load()
 			ownCalls += s.tables.Load() + s.pushes.Load()
 		}
-		carrying, _, servers := rowCallsOf(pushed, tables, 2)
-		if !older && (rides != carrying || refused != 0 || ownCalls != 0) {
-			t.Fatalf("%d pushes carried their rows, %d refused, %d calls of rows of their own; want %d, 0, 0", rides, refused, ownCalls, carrying)
+		carrying, _, _ := rowCallsOf(pulled, tables, 2)
+		pushCarrying, _, _ := rowCallsOf(pushed, tables, 2)
+		if !older && (rides != carrying || pushRides != pushCarrying || refused != 0 || ownCalls != 0) {
+			t.Fatalf("%d PushPulls and %d Pushes carried their rows, %d refused, %d calls of rows of their own; want %d, %d, 0, 0",
+				rides, pushRides, refused, ownCalls, carrying, pushCarrying)
 		}
-		if older && (rides != 0 || refused != servers || ownCalls == 0) {
-			t.Fatalf("older build: %d pushes carried their rows, %d refused, %d calls of rows of their own; want 0, %d (once a pserver), some",
-				rides, refused, ownCalls, servers)
+		_, _, pullServers := rowCallsOf(pulled, tables, 2)
+		_, _, pushServers := rowCallsOf(pushed, tables, 2)
+		if older && (rides+pushRides != 0 || refused != pullServers+pushServers || ownCalls == 0) {
+			t.Fatalf("older build: %d pushes carried their rows, %d refused, %d calls of rows of their own; want 0, %d (once a pserver and method), some",
+				rides+pushRides, refused, ownCalls, pullServers+pushServers)
 		}
 		b := &model.RecBatch{Fields: []model.RecField{{IDs: ids}, {IDs: uids}}}
 		if err := c.PullBatchRows(ctx, tables, b, 1, 0); err != nil {

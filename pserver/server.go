@@ -82,6 +82,14 @@ func (s *Server) Push(stream api.PServer_PushServer) error {
 	return stream.SendAndClose(&api.PushReply{Step: step})
 }
 
+// PushWithRows is Push for a micro-batch with embedding rows, whose first
+// message carries the rows this pserver owns: every push takes a message's
+// rows before its gradient (receiveInto), so the method is Push's; as for
+// PushPullRows, its name tells a trainer that this pserver does.
+func (s *Server) PushWithRows(stream api.PServer_PushWithRowsServer) error {
+	return s.Push(stream)
+}
+
 // receiveAndPush receives a pushed gradient and hands it to the shard; it
 // returns what was pushed (the gradient's buffer goes back to the shard)
 // and the shard's step after the push.
@@ -110,7 +118,8 @@ type pushed struct {
 	region              *regionUse
 }
 
-// pushStream is the receiving side of Push, PushPull and PushPullRows.
+// pushStream is the receiving side of Push, PushWithRows, PushPull and
+// PushPullRows.
 type pushStream interface {
 	Recv() (*api.PushChunk, error)
 	RecvMsg(m any) error

@@ -76,6 +76,7 @@ type rowCalls struct {
 	older                          atomic.Bool
 	pulls, pushes, tables, refused atomic.Int64
 	rides, refusedRides            atomic.Int64 // PushPullRows (pushrows_test.go)
+	pushRides, refusedPushRides    atomic.Int64 // PushWithRows
 }
 
 func (r *rowCalls) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsReply, error) {

@@ -29,9 +29,10 @@ type Client struct {
 	byID    map[int]Block
 	regions []*regionSlot  // per pserver: nil unless reached through a local socket
 	older   []atomic.Int64 // per pserver: calls of several tables' rows to make a table at a time before trying again (rows.go)
-	// olderRows: per pserver, pushes with rows to make in two calls
-	// before trying PushPullRows again (pushrows.go)
-	olderRows []atomic.Int64
+	// olderRows and olderPushRows: per pserver, pushes with rows to make
+	// in two calls before trying PushPullRows, or PushWithRows, again
+	// (pushrows.go)
+	olderRows, olderPushRows []atomic.Int64
 }
 
 // NewClient dials the pservers at addrs (index order) with creds (zero:
@@ -49,7 +50,7 @@ func NewClient(addrs []string, blocks []Block, creds jobauth.Dial) (*Client, err
 // (Discover).
 func NewClientTo(targets []Target, blocks []Block, creds jobauth.Dial) (*Client, error) {
 	c := &Client{blocks: blocks, byID: map[int]Block{}, regions: newRegionSlots(targets), older: make([]atomic.Int64, len(targets)),
-		olderRows: make([]atomic.Int64, len(targets))}
+		olderRows: make([]atomic.Int64, len(targets)), olderPushRows: make([]atomic.Int64, len(targets))}
 	for _, b := range blocks {
 		c.byID[b.ID] = b
 	}

@@ -24,7 +24,7 @@ func (c *Client) Push(ctx context.Context, microBatch int, step, rollbackEpoch, 
 	if err := c.apply(&h, opts); err != nil {
 		return err
 	}
-	return c.eachServer(ctx, func(ctx context.Context, i int) error { return c.pushTo(ctx, i, c.servers[i], h, grads) })
+	return c.eachServer(ctx, func(ctx context.Context, i int) error { return c.pushTo(ctx, i, h, grads) })
 }
 
 // PushOption changes how a push sends.
@@ -94,7 +94,7 @@ type pushHeader struct {
 	onParams      func(param int, step int64)                                    // OnParams
 	answered      func(server int, step int64)                                   // a PushPull's: pserver server's parameters are all written
 	batch         *batchRows                                                     // Rows: nil without
-	carry         *api.TablesRowsPush                                            // the rows the first message carries (PushPullRows)
+	carry         *api.TablesRowsPush                                            // the rows the first message carries (PushPullRows, PushWithRows)
 }
 
 // chunk is one message of the push: data at offset within block (block -1
@@ -104,13 +104,35 @@ func (h pushHeader) chunk(block, offset int, data []float32) *api.PushChunk {
 		Block: int32(block), Offset: int64(offset), Data: model.Float32Bytes(data)}
 }
 
-// pushTo streams the blocks pserver i holds, after the rows it owns, if
-// the push has any (Rows).
-func (c *Client) pushTo(ctx context.Context, i int, srv api.PServerClient, h pushHeader, grads [][]float32) error {
-	if applied, err := c.pushRowsTo(ctx, i, h.rowCalls(i)); err != nil || applied {
+// pushTo streams the blocks pserver i holds. A push with rows (Rows)
+// carries that pserver's in its first message (PushWithRows) when they
+// ride (rowsRide); else they go first in calls of their own. A pserver
+// that answered PushWithRows Unimplemented took nothing: it gets the two
+// calls, for olderFor pushes.
+func (c *Client) pushTo(ctx context.Context, i int, h pushHeader, grads [][]float32) error {
+	calls := h.rowCalls(i)
+	if rowsRide(calls) && countDown(&c.olderPushRows[i]) {
+		hr := h
+		hr.carry = calls[0]
+		err := c.pushVia(ctx, i, c.servers[i].PushWithRows, hr, grads)
+		if status.Code(err) != codes.Unimplemented {
+			return err
+		}
+		c.olderPushRows[i].Store(olderFor)
+	}
+	if applied, err := c.pushRowsTo(ctx, i, calls); err != nil || applied {
 		return err
 	}
-	stream, err := srv.Push(ctx, grpc.ForceCodecV2(wire.Codec{})) // it lends (sendBlocks)
+	return c.pushVia(ctx, i, c.servers[i].Push, h, grads)
+}
+
+// pushOpener opens a Push or PushWithRows stream.
+type pushOpener func(ctx context.Context, opts ...grpc.CallOption) (api.PServer_PushClient, error)
+
+// pushVia streams the blocks pserver i holds through open (h.carry in the
+// first message).
+func (c *Client) pushVia(ctx context.Context, i int, open pushOpener, h pushHeader, grads [][]float32) error {
+	stream, err := open(ctx, grpc.ForceCodecV2(wire.Codec{})) // it lends (sendBlocks)
 	if err != nil {
 		return fmt.Errorf("push to pserver %d: %w", i, err)
 	}

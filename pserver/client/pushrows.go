@@ -16,11 +16,11 @@ import (
 
 // Rows makes a push carry a micro-batch's embedding row gradients (rows[i]
 // for id field i of b, table tables[i]): each pserver gets the rows it owns
-// before its dense push, as PushBatchRows would send them. A PushPull puts
-// a pserver's rows in its stream's first message (PServer.PushPullRows)
-// when they fit one call of wire.RowsCallBytes: one round trip a step
-// fewer. A pserver of an older build, rows past that, and a Push get calls
-// of their own first.
+// before its dense push, as PushBatchRows would send them. A push puts a
+// pserver's rows in its stream's first message (PServer.PushPullRows,
+// PServer.PushWithRows) when they fit one call of wire.RowsCallBytes: one
+// round trip a step fewer. A pserver of an older build and rows past that
+// get calls of their own first.
 func Rows(tables []model.RecTable, b *model.RecBatch, rows [][]float32) PushOption {
 	return func(h *pushHeader) { h.batch = &batchRows{tables: tables, b: b, rows: rows} }
 }
@@ -87,16 +87,14 @@ func (c *Client) pushRowsTo(ctx context.Context, s int, calls []*api.TablesRowsP
 	return false, nil
 }
 
-// pushPullRowsTo is pushPullTo for a push with rows (Rows): pserver i's
-// rows ride in the first message of a PushPullRows when they are one
-// call within wire.RowsCallBytes and the pserver takes them so; else they go first in calls of their
-// own, then the PushPull. A pserver that answered PushPullRows
+// pushPullRowsTo is the PushPull of a push with rows (Rows): pserver i's
+// rows ride in the first message of a PushPullRows when they ride
+// (rowsRide) and the pserver takes them so; else they go first in calls of
+// their own, then the PushPull. A pserver that answered PushPullRows
 // Unimplemented took nothing: it gets the two calls, for olderFor pushes.
 func (c *Client) pushPullRowsTo(ctx context.Context, i int, h pushHeader, grads, params [][]float32, ack func()) (int64, bool, error) {
 	calls := h.rowCalls(i)
-	// One call rides, unless it is a table past wire.RowsCallBytes alone
-	// (packCalls): with a message's data it could pass the message limit.
-	if len(calls) == 1 && proto.Size(calls[0]) <= wire.RowsCallBytes && countDown(&c.olderRows[i]) {
+	if rowsRide(calls) && countDown(&c.olderRows[i]) {
 		hr := h
 		hr.carry = calls[0]
 		step, got, err := c.pushPullVia(ctx, i, c.servers[i].PushPullRows, hr, grads, params, ack)
@@ -110,6 +108,13 @@ func (c *Client) pushPullRowsTo(ctx context.Context, i int, h pushHeader, grads,
 		return 0, false, err
 	}
 	return c.pushPullVia(ctx, i, c.servers[i].PushPull, h, grads, params, ack)
+}
+
+// rowsRide says whether a pserver's row calls may ride in its push's first
+// message: one call, unless it is a table past wire.RowsCallBytes alone
+// (packCalls), which with a message's data could pass the message limit.
+func rowsRide(calls []*api.TablesRowsPush) bool {
+	return len(calls) == 1 && proto.Size(calls[0]) <= wire.RowsCallBytes
 }
 
 // countDown says whether a pserver gets the newer call now: not while its
