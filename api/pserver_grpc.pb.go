@@ -61,10 +61,10 @@ type PServerClient interface {
 	// ignored the field in a PushPull): the trainer then makes the two calls.
 	PushPullRows(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PushChunk, ParamChunk], error)
 	// PushWithRows is Push for a micro-batch with embedding rows, whose first
-	// message carries them as PushPullRows's does: the push of a micro-batch
-	// whose step's others are not all in yet (pull_with_push false) makes one
-	// call where it made two. An older pserver answers Unimplemented having
-	// taken nothing, as for PushPullRows.
+	// message carries them as PushPullRows's does: a push that does not bring
+	// back the next step's parameters (a Push, not a PushPull) makes one call
+	// where it made two. An older pserver answers Unimplemented having taken
+	// nothing, as for PushPullRows.
 	PushWithRows(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[PushChunk, PushReply], error)
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode
@@ -274,10 +274,10 @@ type PServerServer interface {
 	// ignored the field in a PushPull): the trainer then makes the two calls.
 	PushPullRows(grpc.BidiStreamingServer[PushChunk, ParamChunk]) error
 	// PushWithRows is Push for a micro-batch with embedding rows, whose first
-	// message carries them as PushPullRows's does: the push of a micro-batch
-	// whose step's others are not all in yet (pull_with_push false) makes one
-	// call where it made two. An older pserver answers Unimplemented having
-	// taken nothing, as for PushPullRows.
+	// message carries them as PushPullRows's does: a push that does not bring
+	// back the next step's parameters (a Push, not a PushPull) makes one call
+	// where it made two. An older pserver answers Unimplemented having taken
+	// nothing, as for PushPullRows.
 	PushWithRows(grpc.ClientStreamingServer[PushChunk, PushReply]) error
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
 	// Restore puts the shard back at a complete global checkpoint (sync-mode

@@ -77,6 +77,7 @@ type rowCalls struct {
 	pulls, pushes, tables, refused atomic.Int64
 	rides, refusedRides            atomic.Int64 // PushPullRows (pushrows_test.go)
 	pushRides, refusedPushRides    atomic.Int64 // PushWithRows
+	carriedToOlder                 atomic.Int64 // messages with rows to an older Push or PushPull
 }
 
 func (r *rowCalls) PullRows(ctx context.Context, req *api.RowsRequest) (*api.RowsReply, error) {
