@@ -105,20 +105,14 @@ func (h pushHeader) chunk(block, offset int, data []float32) *api.PushChunk {
 }
 
 // pushTo streams the blocks pserver i holds. A push with rows (Rows)
-// carries that pserver's in its first message (PushWithRows) when they
-// ride (rowsRide); else they go first in calls of their own. A pserver
-// that answered PushWithRows Unimplemented took nothing: it gets the two
-// calls, for olderFor pushes.
+// carries that pserver's in its first message (PushWithRows, rideFirst);
+// else they go first in calls of their own.
 func (c *Client) pushTo(ctx context.Context, i int, h pushHeader, grads [][]float32) error {
 	calls := h.rowCalls(i)
-	if rowsRide(calls) && countDown(&c.olderPushRows[i]) {
-		hr := h
-		hr.carry = calls[0]
-		err := c.pushVia(ctx, i, c.servers[i].PushWithRows, hr, grads)
-		if status.Code(err) != codes.Unimplemented {
-			return err
-		}
-		c.olderPushRows[i].Store(olderFor)
+	if rode, err := rideFirst(&c.olderPushRows[i], h, calls, func(hr pushHeader) error {
+		return c.pushVia(ctx, i, c.servers[i].PushWithRows, hr, grads)
+	}); rode {
+		return err
 	}
 	if applied, err := c.pushRowsTo(ctx, i, calls); err != nil || applied {
 		return err

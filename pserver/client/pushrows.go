@@ -88,26 +88,39 @@ func (c *Client) pushRowsTo(ctx context.Context, s int, calls []*api.TablesRowsP
 }
 
 // pushPullRowsTo is the PushPull of a push with rows (Rows): pserver i's
-// rows ride in the first message of a PushPullRows when they ride
-// (rowsRide) and the pserver takes them so; else they go first in calls of
-// their own, then the PushPull. A pserver that answered PushPullRows
-// Unimplemented took nothing: it gets the two calls, for olderFor pushes.
-func (c *Client) pushPullRowsTo(ctx context.Context, i int, h pushHeader, grads, params [][]float32, ack func()) (int64, bool, error) {
+// rows ride in the first message of a PushPullRows (rideFirst); else they
+// go first in calls of their own, then the PushPull.
+func (c *Client) pushPullRowsTo(ctx context.Context, i int, h pushHeader, grads, params [][]float32, ack func()) (step int64, got bool, err error) {
 	calls := h.rowCalls(i)
-	if rowsRide(calls) && countDown(&c.olderRows[i]) {
-		hr := h
-		hr.carry = calls[0]
-		step, got, err := c.pushPullVia(ctx, i, c.servers[i].PushPullRows, hr, grads, params, ack)
-		if status.Code(err) != codes.Unimplemented {
-			return step, got, err
-		}
-		c.olderRows[i].Store(olderFor)
+	if rode, err := rideFirst(&c.olderRows[i], h, calls, func(hr pushHeader) (err error) {
+		step, got, err = c.pushPullVia(ctx, i, c.servers[i].PushPullRows, hr, grads, params, ack)
+		return err
+	}); rode {
+		return step, got, err
 	}
 	applied, err := c.pushRowsTo(ctx, i, calls)
 	if err != nil || applied {
 		return 0, false, err
 	}
 	return c.pushPullVia(ctx, i, c.servers[i].PushPull, h, grads, params, ack)
+}
+
+// rideFirst sends a push whose first message carries a pserver's row calls
+// (push, given h with them as its carry) when they ride (rowsRide) and the
+// pserver is not counted as older (older, countDown); rode says that push
+// answered, with err. A pserver that answered Unimplemented took nothing:
+// it is counted older for olderFor pushes, and the caller makes the two
+// calls.
+func rideFirst(older *atomic.Int64, h pushHeader, calls []*api.TablesRowsPush, push func(pushHeader) error) (rode bool, err error) {
+	if !rowsRide(calls) || !countDown(older) {
+		return false, nil
+	}
+	h.carry = calls[0]
+	if err := push(h); status.Code(err) != codes.Unimplemented {
+		return true, err
+	}
+	older.Store(olderFor)
+	return false, nil
 }
 
 // rowsRide says whether a pserver's row calls may ride in its push's first
